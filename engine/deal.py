@@ -1,0 +1,83 @@
+"""The deal: the one chance step of a hand, and the first dealer.
+
+Both come from the match seed through BLAKE2b, not from ``random``: the same
+seed gives the same cards on any Python version and platform, and the deal of
+hand ``h`` depends only on ``(seed, h)``, never on what happened earlier in the
+match, so duplicate deals give every seat rotation the same cards.
+
+The shuffle is a Fisher-Yates walk driven by one 512-bit number (log2(52!) is
+about 226 bits, so the bias is below 2**-280).  Cards are then dealt one at a
+time clockwise from the left of the dealer, the dead hand taking its turn
+after the dealer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Iterable, Sequence
+
+from engine.cards import CARDS, Card, cards_text
+from engine.errors import NewmarketError
+
+
+def _digest_int(label: str) -> int:
+    return int.from_bytes(hashlib.blake2b(label.encode(), digest_size=64).digest(), "little")
+
+
+def shuffled_deck(seed: int, hand_number: int) -> list[int]:
+    """The pack's order for hand ``hand_number`` (1-based) of the match with ``seed``."""
+    x = _digest_int(f"newmarket/deal/{seed}/{hand_number}")
+    deck = list(range(52))
+    for i in range(51, 0, -1):
+        x, j = divmod(x, i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
+
+
+def first_dealer(seed: int, players: int) -> int:
+    return _digest_int(f"newmarket/first-dealer/{seed}") % players
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Deal:
+    """A chance outcome: the cards of every seat (empty for seats out) and the dead hand."""
+
+    hands: tuple[tuple[Card, ...], ...]
+    dead: tuple[Card, ...]
+
+    @classmethod
+    def of(cls, hands: Sequence[Iterable[Card | str]], dead: Iterable[Card | str] | None = None) -> Deal:
+        """Build a deal from card texts; with ``dead=None`` every card not in a hand is dead."""
+        parsed = tuple(tuple(_card(c) for c in hand) for hand in hands)
+        held = {c for hand in parsed for c in hand}
+        if dead is None:
+            dead_cards = tuple(c for c in CARDS if c not in held)
+        else:
+            dead_cards = tuple(_card(c) for c in dead)
+        return cls(parsed, dead_cards)
+
+    def check(self, players: int, live: Sequence[bool]) -> None:
+        if len(self.hands) != players:
+            raise NewmarketError(f"deal: {len(self.hands)} hands for {players} seats")
+        seen: set[int] = set()
+        for seat, hand in enumerate(self.hands):
+            if hand and not live[seat]:
+                raise NewmarketError(f"deal: seat {seat} is out of the match but was dealt cards")
+            if live[seat] and not hand:
+                raise NewmarketError(f"deal: seat {seat} was dealt no cards")
+            for card in hand:
+                if card in seen:
+                    raise NewmarketError(f"deal: {card} is dealt twice")
+                seen.add(card)
+        for card in self.dead:
+            if card in seen:
+                raise NewmarketError(f"deal: {card} is dealt twice")
+            seen.add(card)
+        if len(seen) != 52:
+            missing = [c for c in CARDS if c not in seen]
+            raise NewmarketError(f"deal: cards missing from the deal: {cards_text(missing)}")
+
+
+def _card(value: Card | str) -> Card:
+    return value if isinstance(value, Card) else Card.parse(value)

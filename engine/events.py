@@ -1,0 +1,267 @@
+"""What happened in a match, as typed events, and who may see what.
+
+The state machine records each event as a small tuple (its kind first) so that
+the hot path of a hand allocates almost nothing; ``typed_events`` turns those
+tuples into the dataclasses below for one viewer.  This is, with
+``engine.observation``, the only door through which hidden cards leave the
+engine: a seat sees its own cards in ``CardsDealt`` and ``HandSwapped`` and
+everyone's only in ``HandEnded``; ``viewer=None`` is the referee's view.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from engine.cards import Card
+
+# Why a run stopped. Every cause is public: a card nobody plays is dead or played.
+STOP_TOP = "top"  # the Ace (aces high) or the King (aces low) was played
+STOP_DEAD = "dead"  # the next card is in the dead hand
+STOP_PLAYED = "played"  # the next card was played earlier in this hand
+
+# Raw event kinds, the first item of each event tuple.
+E_HAND_START = 0  # (kind, hand_number, dealer)
+E_ELIMINATED = 1  # (kind, seat, chips_at_elimination, ((seat, share), ...))
+E_STAKE = 2  # (kind, seat, amounts tuple, kitty chips)
+E_DEAL = 3  # (kind, hand masks tuple (position codes), dead mask)
+E_DEAD_HAND = 4  # (kind, dealer, choice value)
+E_BIDS = 5  # (kind, ((seat, chips), ...))
+E_SWAP = 6  # (kind, seat, price, paid_to, new hand mask); paid_to -1 is the kitty
+E_PLAY = 7  # (kind, seat, code, is_lead)
+E_BOODLE = 8  # (kind, seat, boodle index, chips)
+E_STOP = 9  # (kind, last code, cause, missing code or -1)
+E_PASS = 10  # (kind, from seat, to seat)
+E_BLOCKED = 11  # (kind,)
+E_OUT = 12  # (kind, seat)
+E_PAY = 13  # (kind, payer, payee, amount, owed); payee -1 is the blocked-hand pot
+E_SHARE = 14  # (kind, seat, amount): a share of the blocked-hand pot
+E_KITTY = 15  # (kind, seat, amount)
+E_HAND_END = 16  # (kind, hand masks tuple, dead mask, winners tuple)
+E_MATCH_END = 17  # (kind, places tuple, chips tuple, reason)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HandStarted:
+    hand: int
+    dealer: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PlayerEliminated:
+    """The seat could not pay its stake; its chips were divided among the rest."""
+
+    seat: int
+    chips: int
+    shares: tuple[tuple[int, int], ...]  # (seat, chips received)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StakePlaced:
+    seat: int
+    amounts: tuple[int, ...]  # per boodle card, in the order of Rules.boodle_cards
+    kitty: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CardsDealt:
+    """Hand sizes are public; a hand's cards are shown only to its holder (None otherwise)."""
+
+    hand_sizes: tuple[int, ...]
+    dead_hand_size: int
+    hands: tuple[tuple[Card, ...] | None, ...]
+    dead_hand: tuple[Card, ...] | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DeadHandDecided:
+    dealer: int
+    choice: str  # "keep", "exchange", "auction" or "buy"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BidsRevealed:
+    bids: tuple[tuple[int, int], ...]  # (seat, chips), in bidding order
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HandSwapped:
+    """The seat took the dead hand; its old hand became the dead hand."""
+
+    seat: int
+    price: int
+    paid_to: int | None  # the dealer who sold it, or None for the kitty / a free exchange
+    hand: tuple[Card, ...] | None  # the new hand, shown only to the seat itself
+    hand_size: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CardPlayed:
+    seat: int
+    card: Card
+    lead: bool  # True for a lead, False for a forced follow
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BoodleWon:
+    seat: int
+    card: Card  # the boodle card
+    chips: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunStopped:
+    card: Card  # the last card of the run
+    cause: str  # "top", "dead" or "played"
+    missing: Card | None  # the card that nobody could play (None after the top card)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LeadPassed:
+    """change_or_pass: the leader held only the suit just played."""
+
+    from_seat: int
+    to_seat: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HandBlocked:
+    """change_or_pass: nobody holds another suit; the hand ends without anyone going out."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WentOut:
+    seat: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChipsPaid:
+    payer: int
+    payee: int | None  # None: into the pot that equal blocked-hand winners divide
+    chips: int  # what was paid (less than owed when the payer ran out)
+    owed: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PotShared:
+    seat: int
+    chips: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KittyWon:
+    seat: int
+    chips: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HandEnded:
+    """Every hand and the dead hand are shown to all when a hand ends."""
+
+    hands: tuple[tuple[Card, ...], ...]
+    dead_hand: tuple[Card, ...]
+    winners: tuple[int, ...]  # who went out, or the blocked-hand winners; empty if none
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MatchEnded:
+    places: tuple[int, ...]
+    chips: tuple[int, ...]
+    reason: str  # "players_left" or "hand_limit"
+
+
+Event = (
+    HandStarted
+    | PlayerEliminated
+    | StakePlaced
+    | CardsDealt
+    | DeadHandDecided
+    | BidsRevealed
+    | HandSwapped
+    | CardPlayed
+    | BoodleWon
+    | RunStopped
+    | LeadPassed
+    | HandBlocked
+    | WentOut
+    | ChipsPaid
+    | PotShared
+    | KittyWon
+    | HandEnded
+    | MatchEnded
+)
+
+
+def _cards(mask: int, to_card: Sequence[Card]) -> tuple[Card, ...]:
+    return tuple(sorted(to_card[code] for code in range(52) if mask >> code & 1))
+
+
+def typed_event(
+    raw: tuple[Any, ...],
+    viewer: int | None,
+    to_card: Sequence[Card],
+    boodle_cards: Sequence[Card],
+) -> Event:
+    """One raw event as ``viewer`` sees it (``None``: the referee sees everything)."""
+    kind = raw[0]
+    if kind == E_PLAY:
+        return CardPlayed(raw[1], to_card[raw[2]], raw[3])
+    if kind == E_STOP:
+        missing = to_card[raw[3]] if raw[3] >= 0 else None
+        return RunStopped(to_card[raw[1]], raw[2], missing)
+    if kind == E_BOODLE:
+        return BoodleWon(raw[1], boodle_cards[raw[2]], raw[3])
+    if kind == E_HAND_START:
+        return HandStarted(raw[1], raw[2])
+    if kind == E_ELIMINATED:
+        return PlayerEliminated(raw[1], raw[2], raw[3])
+    if kind == E_STAKE:
+        return StakePlaced(raw[1], raw[2], raw[3])
+    if kind == E_DEAL:
+        masks: tuple[int, ...] = raw[1]
+        hands = tuple(
+            _cards(mask, to_card) if viewer is None or viewer == seat else None
+            for seat, mask in enumerate(masks)
+        )
+        dead = _cards(raw[2], to_card) if viewer is None else None
+        return CardsDealt(
+            tuple(m.bit_count() for m in masks), int(raw[2]).bit_count(), hands, dead
+        )
+    if kind == E_DEAD_HAND:
+        return DeadHandDecided(raw[1], raw[2])
+    if kind == E_BIDS:
+        return BidsRevealed(raw[1])
+    if kind == E_SWAP:
+        seat = raw[1]
+        new_hand = _cards(raw[4], to_card) if viewer is None or viewer == seat else None
+        paid_to = raw[3] if raw[3] >= 0 else None
+        return HandSwapped(seat, raw[2], paid_to, new_hand, int(raw[4]).bit_count())
+    if kind == E_PASS:
+        return LeadPassed(raw[1], raw[2])
+    if kind == E_BLOCKED:
+        return HandBlocked()
+    if kind == E_OUT:
+        return WentOut(raw[1])
+    if kind == E_PAY:
+        return ChipsPaid(raw[1], raw[2] if raw[2] >= 0 else None, raw[3], raw[4])
+    if kind == E_SHARE:
+        return PotShared(raw[1], raw[2])
+    if kind == E_KITTY:
+        return KittyWon(raw[1], raw[2])
+    if kind == E_HAND_END:
+        return HandEnded(
+            tuple(_cards(mask, to_card) for mask in raw[1]), _cards(raw[2], to_card), raw[3]
+        )
+    if kind == E_MATCH_END:
+        return MatchEnded(raw[1], raw[2], raw[3])
+    raise AssertionError(f"unknown raw event {raw!r}")
+
+
+def typed_events(
+    raws: Iterable[tuple[Any, ...]],
+    viewer: int | None,
+    to_card: Sequence[Card],
+    boodle_cards: Sequence[Card],
+) -> list[Event]:
+    return [typed_event(raw, viewer, to_card, boodle_cards) for raw in raws]

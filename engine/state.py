@@ -1,0 +1,893 @@
+"""The match state machine: the one file that owns every phase transition.
+
+A match is a session at one table.  Each hand goes through
+
+    eliminations -> stakes -> deal (chance) -> dead hand -> play -> settlement
+
+and the match ends when few enough players are left or the hand limit is
+reached.  The API is shaped like OpenSpiel's: ``current_seat`` says who must
+decide, ``legal_actions`` lists the choices (sorted, never empty while the
+match goes on), ``apply`` takes one, ``outcome`` gives the result.  Forced
+plays (following a run) are applied by the engine, since no choice exists.
+Chance (the first dealer and every deal) comes from the match seed, so the
+same seed and the same decisions give the same match, card for card.
+
+Hidden cards leave the engine only through ``observation(seat)`` and
+``events(viewer=seat)`` (see ``engine.events``).
+
+Inside, a card is a *position code* ``suit * 13 + position`` where position 0
+is the lowest card of the suit under the rank order in force, so "the next
+higher card" is always ``code + 1`` and a hand is a 52-bit mask.  Codes are
+turned back into ``Card``s only at the API boundary.  Speed matters here
+(search bots play millions of hands), so the hot path of a hand works on
+plain ints and lists and records events as small tuples, turned into typed
+events only when asked for.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from typing import Any
+
+from engine.actions import Action, Bid, Decision, DeadHandChoice, Stakes
+from engine.cards import CARDS, Card, RankOrder, Rank
+from engine.chips import clockwise_from, divide
+from engine.deal import Deal, first_dealer, shuffled_deck
+from engine.events import (
+    E_BIDS,
+    E_BLOCKED,
+    E_BOODLE,
+    E_DEAD_HAND,
+    E_DEAL,
+    E_ELIMINATED,
+    E_HAND_END,
+    E_HAND_START,
+    E_KITTY,
+    E_MATCH_END,
+    E_OUT,
+    E_PASS,
+    E_PAY,
+    E_PLAY,
+    E_SHARE,
+    E_STAKE,
+    E_STOP,
+    E_SWAP,
+    STOP_DEAD,
+    STOP_PLAYED,
+    STOP_TOP,
+    Event,
+    typed_events,
+)
+from engine.errors import IllegalActionError, MalformedActionError, MatchOverError, NewmarketError
+from engine.observation import Observation, observe
+from engine.outcome import Outcome
+from engine.rules import (
+    Ante,
+    BlockedHand,
+    DeadHandExchange,
+    Dealing,
+    LeadSuit,
+    Payment,
+    Rules,
+)
+
+MIN_PLAYERS = 3
+MAX_PLAYERS = 8
+
+# Where a card is, besides a seat number 0..7.
+DEAD = 8
+PLAYED = 9
+
+END_PLAYERS_LEFT = "players_left"
+END_HAND_LIMIT = "hand_limit"
+
+_PHASE_STAKE = 1
+_PHASE_DEAD_HAND = 2
+_PHASE_BID = 3
+_PHASE_LEAD = 4
+_PHASE_OVER = 5
+
+_DECISION_OF_PHASE = {
+    _PHASE_STAKE: Decision.STAKE,
+    _PHASE_DEAD_HAND: Decision.DEAD_HAND,
+    _PHASE_BID: Decision.BID,
+    _PHASE_LEAD: Decision.LEAD,
+}
+
+_SUIT_MASK = 0x1FFF
+# _LOWEST[m] is the lowest set bit's index of a 13-bit mask m (m > 0).
+_LOWEST: tuple[int, ...] = (-1, *(((m & -m).bit_length() - 1) for m in range(1, 1 << 13)))
+
+
+def _tables(order: RankOrder) -> tuple[tuple[int, ...], tuple[Card, ...]]:
+    to_pos = [0] * 52
+    for card in CARDS:
+        to_pos[card] = card.suit * 13 + order.position(Rank(card % 13))
+    to_card = [CARDS[0]] * 52
+    for card, pos in enumerate(to_pos):
+        to_card[pos] = CARDS[card]
+    return tuple(to_pos), tuple(to_card)
+
+
+_TABLES = {order: _tables(order) for order in RankOrder}
+
+
+@lru_cache(maxsize=64)
+def stake_placements(total: int, cards: int) -> tuple[Stakes, ...]:
+    """Every way to spread ``total`` chips over ``cards`` boodle cards, sorted."""
+
+    def spread(left: int, slots: int) -> Iterator[tuple[int, ...]]:
+        if slots == 1:
+            yield (left,)
+            return
+        for first in range(left + 1):
+            for rest in spread(left - first, slots - 1):
+                yield (first, *rest)
+
+    return tuple(Stakes(amounts) for amounts in spread(total, cards))
+
+
+class Match:
+    """One match at one table. See the module docstring."""
+
+    __slots__ = (
+        "_bid_order",
+        "_bids",
+        "_boodle_at",
+        "_chips",
+        "_counts",
+        "_dead",
+        "_dealer",
+        "_deals",
+        "_elimination",
+        "_end_reason",
+        "_hands",
+        "_hand_number",
+        "_hands_played",
+        "_kitty",
+        "_known_dead",
+        "_last_suit",
+        "_leader",
+        "_legal",
+        "_live",
+        "_log",
+        "_owner",
+        "_phase",
+        "_places",
+        "_players",
+        "_rules",
+        "_seed",
+        "_stake_order",
+        "_stakes",
+        "_stacks",
+        "_to_act",
+        "_to_card",
+        "_to_pos",
+    )
+
+    _rules: Rules
+    _players: int
+    _seed: int
+    _to_pos: tuple[int, ...]
+    _to_card: tuple[Card, ...]
+    _boodle_at: list[int]
+    _deals: tuple[Deal, ...]
+    _chips: list[int]
+    _live: list[bool]
+    _stacks: list[int]
+    _kitty: int
+    _dealer: int
+    _hand_number: int
+    _hands_played: int
+    _phase: int
+    _to_act: int
+    _owner: list[int]
+    _hands: list[int]
+    _counts: list[int]
+    _dead: int
+    _known_dead: list[int]
+    _leader: int
+    _last_suit: int
+    _legal: list[Any]
+    _stake_order: list[int]
+    _stakes: list[tuple[int, ...]]
+    _bid_order: list[int]
+    _bids: list[int]
+    _elimination: list[tuple[int, int, int]]
+    _places: tuple[int, ...]
+    _end_reason: str
+    _log: list[list[tuple[Any, ...]]]
+
+    def __init__(
+        self,
+        rules: Rules,
+        players: int,
+        seed: int,
+        *,
+        dealer: int | None = None,
+        deals: Sequence[Deal] = (),
+    ) -> None:
+        """Start a match; it runs until the first decision.
+
+        ``dealer`` overrides the seeded first dealer and ``deals`` the seeded
+        deals of the first hands (scripted tests); both default to the seed.
+        """
+        if not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise NewmarketError(f"players: a table seats 3 to 8 players, got {players!r}")
+        if rules.end_players >= players:
+            raise NewmarketError(
+                f"end_players: {rules.end_players} must be less than the number of players ({players})"
+            )
+        if dealer is not None and not 0 <= dealer < players:
+            raise NewmarketError(f"dealer: seat {dealer} is not at a table of {players}")
+        self._rules = rules
+        self._players = players
+        self._seed = seed
+        self._to_pos, self._to_card = _TABLES[rules.rank_order]
+        self._boodle_at = [-1] * 52
+        for index, card in enumerate(rules.boodle_cards):
+            self._boodle_at[self._to_pos[card]] = index
+        self._deals = tuple(deals)
+        self._chips = [rules.starting_chips] * players
+        self._live = [True] * players
+        self._stacks = [0] * len(rules.boodle_cards)
+        self._kitty = 0
+        # The hand before the first is dealt by the seat to the first dealer's right,
+        # so "the next live seat clockwise" gives the first dealer.
+        first = first_dealer(seed, players) if dealer is None else dealer
+        self._dealer = (first - 1) % players
+        self._hand_number = 0
+        self._hands_played = 0
+        self._phase = _PHASE_OVER
+        self._to_act = -1
+        self._owner = [DEAD] * 52
+        self._hands = [0] * players
+        self._counts = [0] * players
+        self._dead = 0
+        self._known_dead = [0] * players
+        self._leader = -1
+        self._last_suit = -1
+        self._legal = []
+        self._stake_order = []
+        self._stakes = []
+        self._bid_order = []
+        self._bids = []
+        self._elimination = []
+        self._places = ()
+        self._end_reason = ""
+        self._log = []
+        self._begin_hand()
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def rules(self) -> Rules:
+        return self._rules
+
+    @property
+    def players(self) -> int:
+        return self._players
+
+    @property
+    def seed(self) -> int:
+        return self._seed
+
+    @property
+    def is_over(self) -> bool:
+        return self._phase == _PHASE_OVER
+
+    def current_seat(self) -> int | None:
+        """The seat that must decide now, or None when the match is over."""
+        return None if self._phase == _PHASE_OVER else self._to_act
+
+    @property
+    def decision(self) -> Decision | None:
+        return _DECISION_OF_PHASE.get(self._phase)
+
+    def legal_actions(self) -> list[Any]:
+        """The choices of the seat to act, sorted; empty exactly when the match is over."""
+        if self._phase == _PHASE_STAKE:
+            return list(stake_placements(self._rules.stake_total, len(self._stacks)))
+        if self._phase == _PHASE_BID:
+            return [Bid(chips) for chips in range(self._chips[self._to_act] + 1)]
+        return list(self._legal)
+
+    @property
+    def hand_number(self) -> int:
+        """1 for the first hand; the hand being played (or the last one, when over)."""
+        return self._hand_number
+
+    @property
+    def hands_played(self) -> int:
+        return self._hands_played
+
+    @property
+    def dealer(self) -> int:
+        return self._dealer
+
+    @property
+    def chips(self) -> tuple[int, ...]:
+        return tuple(self._chips)
+
+    @property
+    def live(self) -> tuple[bool, ...]:
+        """True for seats still in the match (not eliminated)."""
+        return tuple(self._live)
+
+    @property
+    def boodle_stacks(self) -> tuple[int, ...]:
+        """Chips on each boodle card, in the order of ``rules.boodle_cards``."""
+        return tuple(self._stacks)
+
+    @property
+    def kitty(self) -> int:
+        return self._kitty
+
+    def total_chips(self) -> int:
+        """Players' chips + every boodle stack + the kitty: constant for the whole match."""
+        return sum(self._chips) + sum(self._stacks) + self._kitty
+
+    def hand_sizes(self) -> tuple[int, ...]:
+        return tuple(self._counts)
+
+    def hand_of(self, seat: int) -> tuple[Card, ...]:
+        """Omniscient: the cards a seat holds. Referees and tests only; bots use observation."""
+        return self._cards_of_mask(self._hands[seat])
+
+    def dead_hand(self) -> tuple[Card, ...]:
+        """Omniscient: the dead hand."""
+        return self._cards_of_mask(self._dead)
+
+    def played_cards(self) -> tuple[Card, ...]:
+        """Cards played so far in this hand, sorted."""
+        return tuple(
+            sorted(self._to_card[code] for code in range(52) if self._owner[code] == PLAYED)
+        )
+
+    def outcome(self) -> Outcome:
+        if self._phase != _PHASE_OVER:
+            raise NewmarketError("outcome: the match is not over")
+        return Outcome(
+            places=self._places,
+            chips=tuple(self._chips),
+            hands_played=self._hands_played,
+            reason=self._end_reason,
+            eliminated=tuple((seat, hand) for hand, seat, _chips in self._elimination),
+        )
+
+    # ------------------------------------------------------------------ actions
+
+    def apply(self, action: Action) -> None:
+        """Apply the decision of the seat to act. Bad actions raise and change nothing."""
+        phase = self._phase
+        if phase == _PHASE_LEAD:
+            if type(action) is not Card:
+                if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < 52:
+                    action = CARDS[action]
+                else:
+                    raise MalformedActionError(f"a lead must be a Card, got {action!r}")
+            if action not in self._legal:
+                raise IllegalActionError(self._illegal_lead_reason(action))
+            self._play_run(self._to_pos[action])
+        elif phase == _PHASE_STAKE:
+            self._apply_stake(action)
+        elif phase == _PHASE_DEAD_HAND:
+            self._apply_dead_hand_choice(action)
+        elif phase == _PHASE_BID:
+            self._apply_bid(action)
+        else:
+            raise MatchOverError("the match is over")
+
+    def clone(self) -> Match:
+        """An independent copy; finished hands' event lists are shared (never mutated)."""
+        other = Match.__new__(Match)
+        other._rules = self._rules
+        other._players = self._players
+        other._seed = self._seed
+        other._to_pos = self._to_pos
+        other._to_card = self._to_card
+        other._boodle_at = self._boodle_at
+        other._deals = self._deals
+        other._chips = self._chips[:]
+        other._live = self._live[:]
+        other._stacks = self._stacks[:]
+        other._kitty = self._kitty
+        other._dealer = self._dealer
+        other._hand_number = self._hand_number
+        other._hands_played = self._hands_played
+        other._phase = self._phase
+        other._to_act = self._to_act
+        other._owner = self._owner[:]
+        other._hands = self._hands[:]
+        other._counts = self._counts[:]
+        other._dead = self._dead
+        other._known_dead = self._known_dead[:]
+        other._leader = self._leader
+        other._last_suit = self._last_suit
+        other._legal = self._legal[:]
+        other._stake_order = self._stake_order
+        other._stakes = self._stakes[:]
+        other._bid_order = self._bid_order
+        other._bids = self._bids[:]
+        other._elimination = self._elimination[:]
+        other._places = self._places
+        other._end_reason = self._end_reason
+        log = self._log[:]
+        if log:
+            log[-1] = log[-1][:]
+        other._log = log
+        return other
+
+    def __copy__(self) -> Match:
+        return self.clone()
+
+    def redeal_hidden(self, seat: int, rng: random.Random) -> Match:
+        """A clone in which every card ``seat`` cannot see is dealt again at random.
+
+        Other hands and the dead hand keep their sizes, and cards the seat knows
+        to be dead (its own discards) stay dead.  The seat's observation of the
+        clone is the same as of this state; this is the determinization step of
+        Monte Carlo search.  The clone's event history keeps the original deal.
+        """
+        other = self.clone()
+        known = other._known_dead[seat]
+        holders = [s for s in range(self._players) if s != seat and other._counts[s]]
+        hidden = [code for code in range(52) if other._owner[code] in holders]
+        dead_free = [code for code in range(52) if other._owner[code] == DEAD and not known >> code & 1]
+        pool = hidden + dead_free
+        rng.shuffle(pool)
+        at = 0
+        for s in holders:
+            mask = 0
+            for code in pool[at : at + other._counts[s]]:
+                mask |= 1 << code
+                other._owner[code] = s
+            other._hands[s] = mask
+            at += other._counts[s]
+        dead = known
+        for code in pool[at:]:
+            dead |= 1 << code
+            other._owner[code] = DEAD
+        other._dead = dead
+        if other._phase == _PHASE_LEAD:
+            other._prepare_lead_for(other._to_act, pass_lead=False)
+        return other
+
+    # ------------------------------------------------------------------ events
+
+    def event_count(self) -> int:
+        return sum(len(segment) for segment in self._log)
+
+    def raw_events(self, since: int = 0) -> list[tuple[Any, ...]]:
+        """Omniscient raw event tuples from index ``since`` on (see engine.events)."""
+        out: list[tuple[Any, ...]] = []
+        start = 0
+        for segment in self._log:
+            end = start + len(segment)
+            if end > since:
+                out.extend(segment[max(0, since - start) :])
+            start = end
+        return out
+
+    def events(self, viewer: int | None = None, since: int = 0) -> list[Event]:
+        """Typed events from index ``since`` on, as ``viewer`` sees them (None: everything)."""
+        return typed_events(self.raw_events(since), viewer, self._to_card, self._rules.boodle_cards)
+
+    def observation(self, seat: int) -> Observation:
+        """What ``seat`` knows now: the only door, with ``events``, for hidden cards."""
+        return observe(self, seat)
+
+    # ------------------------------------------------------------------ the hand
+
+    def _record(self, event: tuple[Any, ...]) -> None:
+        self._log[-1].append(event)
+
+    def _next_live(self, seat: int) -> int:
+        live = self._live
+        n = self._players
+        for step in range(1, n + 1):
+            s = (seat + step) % n
+            if live[s]:
+                return s
+        raise NewmarketError("no live seat")
+
+    def _live_seats_from(self, start: int) -> list[int]:
+        """Live seats clockwise, beginning with ``start`` if live."""
+        n = self._players
+        return [(start + i) % n for i in range(n) if self._live[(start + i) % n]]
+
+    def _begin_hand(self) -> None:
+        self._log.append([])
+        rules = self._rules
+        if self._hands_played >= rules.hand_limit:
+            self._end_match(END_HAND_LIMIT)
+            return
+        self._dealer = self._next_live(self._dealer)
+        # Eliminations: a player who cannot pay the stake required of them for the
+        # coming hand is out before the deal (seed 000).  If the dealer is out, the
+        # deal passes on and the new dealer's larger stake is checked in turn.
+        while True:
+            dealer = self._dealer
+            out = [
+                s
+                for s in range(self._players)
+                if self._live[s] and self._chips[s] < rules.stake_required(s == dealer)
+            ]
+            if not out:
+                break
+            self._eliminate(out)
+            if sum(self._live) <= rules.end_players:
+                self._end_match(END_PLAYERS_LEFT)
+                return
+            if not self._live[dealer]:
+                self._dealer = self._next_live(dealer)
+        self._hand_number += 1
+        self._record((E_HAND_START, self._hand_number, self._dealer))
+        order = self._live_seats_from(self._dealer + 1)
+        if rules.ante is Ante.FREE:
+            self._phase = _PHASE_STAKE
+            self._stake_order = order
+            self._stakes = []
+            self._to_act = order[0]
+            return
+        per_card = rules.ante_per_card
+        dealer_per_card = rules.dealer_ante_per_card
+        cards = len(self._stacks)
+        for seat in order:
+            each = dealer_per_card if seat == self._dealer else per_card
+            self._pay_stake(seat, (each,) * cards)
+        self._deal()
+
+    def _eliminate(self, seats: list[int]) -> None:
+        for seat in seats:
+            self._live[seat] = False
+        survivors_exist = any(self._live)
+        for seat in seats:
+            chips = self._chips[seat]
+            self._elimination.append((self._hand_number + 1, seat, chips))
+            shares: list[tuple[int, int]] = []
+            if survivors_exist:
+                # seed 000: "his remaining chips are divided among the remaining players"
+                recipients = self._live_seats_from(seat + 1)
+                shares = [(s, c) for s, c in divide(chips, recipients) if c]
+                for s, c in shares:
+                    self._chips[s] += c
+                self._chips[seat] = 0
+            self._record((E_ELIMINATED, seat, chips, tuple(shares)))
+
+    def _pay_stake(self, seat: int, amounts: tuple[int, ...]) -> None:
+        for index, amount in enumerate(amounts):
+            self._stacks[index] += amount
+        kitty = self._rules.kitty_ante
+        self._kitty += kitty
+        self._chips[seat] -= sum(amounts) + kitty
+        self._record((E_STAKE, seat, amounts, kitty))
+
+    def _apply_stake(self, action: object) -> None:
+        cards = len(self._stacks)
+        if (
+            not isinstance(action, Stakes)
+            or not isinstance(action.amounts, tuple)
+            or len(action.amounts) != cards
+            or not all(type(a) is int and a >= 0 for a in action.amounts)
+        ):
+            raise MalformedActionError(
+                f"a stake must be Stakes with {cards} whole numbers >= 0, got {action!r}"
+            )
+        total = self._rules.stake_total
+        if sum(action.amounts) != total:
+            raise IllegalActionError(
+                f"stakes must total exactly {total} chips, got {sum(action.amounts)}"
+            )
+        self._stakes.append(action.amounts)
+        if len(self._stakes) < len(self._stake_order):
+            self._to_act = self._stake_order[len(self._stakes)]
+            return
+        # Stakes are sealed until everyone has placed, then revealed together.
+        for seat, amounts in zip(self._stake_order, self._stakes, strict=True):
+            self._pay_stake(seat, amounts)
+        self._deal()
+
+    def _deal(self) -> None:
+        n = self._players
+        rules = self._rules
+        to_pos = self._to_pos
+        owner = [DEAD] * 52
+        hands = [0] * n
+        index = self._hand_number - 1
+        if index < len(self._deals):
+            deal = self._deals[index]
+            deal.check(n, self._live)
+            for seat, cards in enumerate(deal.hands):
+                for card in cards:
+                    code = to_pos[card]
+                    owner[code] = seat
+                    hands[seat] |= 1 << code
+        else:
+            deck = shuffled_deck(self._seed, self._hand_number)
+            recipients = self._live_seats_from(self._dealer + 1)
+            if rules.dead_hand:
+                recipients.append(DEAD)
+            ways = len(recipients)
+            dealt = 52
+            if rules.dealing is Dealing.EQUAL_HANDS:
+                dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
+            for k in range(dealt):
+                holder = recipients[k % ways]
+                if holder != DEAD:
+                    code = to_pos[deck[k]]
+                    owner[code] = holder
+                    hands[holder] |= 1 << code
+        dead = 0
+        for code in range(52):
+            if owner[code] == DEAD:
+                dead |= 1 << code
+        self._owner = owner
+        self._hands = hands
+        self._counts = [h.bit_count() for h in hands]
+        self._dead = dead
+        self._known_dead = [0] * n
+        self._record((E_DEAL, tuple(hands), dead))
+        if rules.dead_hand_exchange is DeadHandExchange.OFF:
+            self._start_play()
+            return
+        self._phase = _PHASE_DEAD_HAND
+        self._to_act = self._dealer
+        self._legal = self._dead_hand_choices()
+
+    # -- the dead hand -------------------------------------------------------------
+
+    def _dead_hand_choices(self) -> list[DeadHandChoice]:
+        mode = self._rules.dead_hand_exchange
+        choices = [DeadHandChoice.KEEP]
+        if mode in (DeadHandExchange.EXCHANGE, DeadHandExchange.EXCHANGE_OR_AUCTION):
+            choices.append(DeadHandChoice.EXCHANGE)
+        if mode is DeadHandExchange.EXCHANGE_OR_AUCTION and any(
+            self._chips[s] > 0 for s in range(self._players) if self._live[s] and s != self._dealer
+        ):
+            choices.append(DeadHandChoice.AUCTION)
+        if mode is DeadHandExchange.PURCHASE and self._chips[self._dealer] >= self._rules.purchase_fee:
+            choices.append(DeadHandChoice.BUY)
+        return sorted(choices)
+
+    def _apply_dead_hand_choice(self, action: object) -> None:
+        if not isinstance(action, DeadHandChoice):
+            raise MalformedActionError(f"the dealer's choice must be a DeadHandChoice, got {action!r}")
+        if action not in self._legal:
+            allowed = ", ".join(c.value for c in self._legal)
+            raise IllegalActionError(f"{action.value} is not allowed here (allowed: {allowed})")
+        dealer = self._dealer
+        self._record((E_DEAD_HAND, dealer, action.value))
+        if action is DeadHandChoice.EXCHANGE:
+            self._swap_with_dead(dealer, 0, -1)
+        elif action is DeadHandChoice.BUY:
+            fee = self._rules.purchase_fee
+            self._chips[dealer] -= fee
+            self._kitty += fee  # seed 004 names no payee; the kitty keeps chips conserved
+            self._swap_with_dead(dealer, fee, -1)
+        elif action is DeadHandChoice.AUCTION:
+            self._bid_order = [s for s in self._live_seats_from(dealer + 1) if s != dealer]
+            self._bids = []
+            self._phase = _PHASE_BID
+            self._to_act = self._bid_order[0]
+            return
+        self._start_play()
+
+    def _apply_bid(self, action: object) -> None:
+        if not isinstance(action, Bid) or type(action.chips) is not int or action.chips < 0:
+            raise MalformedActionError(f"a bid must be Bid with whole chips >= 0, got {action!r}")
+        if action.chips > self._chips[self._to_act]:
+            raise IllegalActionError(
+                f"a bid of {action.chips} is more than the {self._chips[self._to_act]} chips held"
+            )
+        self._bids.append(action.chips)
+        if len(self._bids) < len(self._bid_order):
+            self._to_act = self._bid_order[len(self._bids)]
+            return
+        bids = tuple(zip(self._bid_order, self._bids, strict=True))
+        self._record((E_BIDS, bids))
+        best = max(self._bids)
+        if best > 0:
+            # Highest bid wins; equal bids go to the first bidder clockwise from the dealer.
+            buyer = self._bid_order[self._bids.index(best)]
+            self._chips[buyer] -= best
+            self._chips[self._dealer] += best
+            self._swap_with_dead(buyer, best, self._dealer)
+        self._start_play()
+
+    def _swap_with_dead(self, seat: int, price: int, paid_to: int) -> None:
+        """The seat takes the dead hand unseen; its own hand becomes the dead hand."""
+        old = self._hands[seat]
+        new = self._dead
+        for code in range(52):
+            bit = 1 << code
+            if old & bit:
+                self._owner[code] = DEAD
+            elif new & bit:
+                self._owner[code] = seat
+        self._hands[seat] = new
+        self._dead = old
+        self._counts[seat] = new.bit_count()
+        self._known_dead[seat] = old
+        self._record((E_SWAP, seat, price, paid_to, new))
+
+    # -- play ------------------------------------------------------------------------
+
+    def _start_play(self) -> None:
+        self._last_suit = -1
+        self._phase = _PHASE_LEAD
+        self._prepare_lead_for(self._next_live(self._dealer), pass_lead=True)
+
+    def _held_suits(self, seat: int) -> list[int]:
+        hand = self._hands[seat]
+        return [s for s in range(4) if (hand >> (13 * s)) & _SUIT_MASK]
+
+    def _prepare_lead_for(self, seat: int, pass_lead: bool) -> None:
+        """Make ``seat`` the leader (or pass the lead on) and list its legal leads."""
+        hand = self._hands[seat]
+        last = self._last_suit
+        rule = self._rules.lead_suit
+        suits = [s for s in range(4) if (hand >> (13 * s)) & _SUIT_MASK]
+        if last >= 0 and rule is not LeadSuit.ANY:
+            other = [s for s in suits if s != last]
+            if other:
+                suits = other
+            elif rule is LeadSuit.CHANGE_OR_PASS and pass_lead:
+                # seeds 002/003: with no other suit the lead passes to the left; if
+                # nobody holds another suit the hand is blocked (seed 000).
+                for step in range(1, self._players):
+                    nxt = (seat + step) % self._players
+                    if not self._live[nxt]:
+                        continue
+                    theirs = self._hands[nxt]
+                    if any((theirs >> (13 * s)) & _SUIT_MASK for s in range(4) if s != last):
+                        self._record((E_PASS, seat, nxt))
+                        self._prepare_lead_for(nxt, pass_lead=False)
+                        return
+                self._settle_blocked()
+                return
+        to_card = self._to_card
+        self._legal = [
+            to_card[13 * s + _LOWEST[(hand >> (13 * s)) & _SUIT_MASK]] for s in suits
+        ]
+        self._legal.sort()
+        self._leader = seat
+        self._to_act = seat
+
+    def _play_run(self, code: int) -> None:
+        """Lead ``code`` and play the forced follows until the run stops or someone goes out."""
+        owner = self._owner
+        hands = self._hands
+        counts = self._counts
+        boodle_at = self._boodle_at
+        log = self._log[-1]
+        seat = self._to_act
+        is_lead = True
+        while True:
+            owner[code] = PLAYED
+            hands[seat] ^= 1 << code
+            counts[seat] -= 1
+            log.append((E_PLAY, seat, code, is_lead))
+            index = boodle_at[code]
+            if index >= 0 and self._stacks[index]:
+                # "takes all the chips on that card" at once (every source)
+                won = self._stacks[index]
+                self._stacks[index] = 0
+                self._chips[seat] += won
+                log.append((E_BOODLE, seat, index, won))
+            if not counts[seat]:
+                self._settle_out(seat)
+                return
+            if code % 13 == 12:
+                log.append((E_STOP, code, STOP_TOP, -1))
+                break
+            nxt = owner[code + 1]
+            if nxt >= DEAD:
+                if nxt == DEAD:
+                    log.append((E_STOP, code, STOP_DEAD, code + 1))
+                else:
+                    log.append((E_STOP, code, STOP_PLAYED, code + 1))
+                break
+            code += 1
+            seat = nxt
+            is_lead = False
+        # The last player to play leads again (seeds 000/002/003/004).
+        self._last_suit = code // 13
+        self._prepare_lead_for(seat, pass_lead=True)
+
+    # -- settlement ------------------------------------------------------------------
+
+    def _settle_out(self, winner: int) -> None:
+        self._record((E_OUT, winner))
+        flat = self._rules.payment is Payment.FLAT
+        chips = self._chips
+        for seat in self._live_seats_from(winner + 1):
+            if seat == winner:
+                continue
+            owed = 1 if flat else self._counts[seat]
+            paid = min(owed, chips[seat])  # a player pays what they have; never below 0
+            chips[seat] -= paid
+            chips[winner] += paid
+            self._record((E_PAY, seat, winner, paid, owed))
+        if self._kitty:
+            chips[winner] += self._kitty
+            self._record((E_KITTY, winner, self._kitty))
+            self._kitty = 0
+        self._end_hand((winner,))
+
+    def _settle_blocked(self) -> None:
+        self._record((E_BLOCKED,))
+        mode = self._rules.blocked_hand
+        winners: tuple[int, ...] = ()
+        if mode is not BlockedHand.NOBODY_PAYS:
+            seats = self._live_seats_from(self._dealer + 1)
+            fewest = min(self._counts[s] for s in seats)
+            winners = tuple(s for s in seats if self._counts[s] == fewest)
+            pot = 0
+            single = winners[0] if len(winners) == 1 else -1
+            for seat in seats:
+                if seat in winners:
+                    continue
+                owed = 1 if mode is BlockedHand.FEWEST_FLAT else self._counts[seat] - fewest
+                paid = min(owed, self._chips[seat])
+                self._chips[seat] -= paid
+                pot += paid
+                self._record((E_PAY, seat, single, paid, owed))
+            if single >= 0:
+                self._chips[single] += pot
+            else:
+                # seed 002: "if two players are left with an equal number of fewest
+                # cards they divide the winnings"; remainder clockwise from the dealer's left.
+                for seat, share in divide(pot, list(winners)):
+                    self._chips[seat] += share
+                    self._record((E_SHARE, seat, share))
+        self._end_hand(winners)
+
+    def _end_hand(self, winners: tuple[int, ...]) -> None:
+        self._record((E_HAND_END, tuple(self._hands), self._dead, winners))
+        self._hands_played += 1
+        self._legal = []
+        self._begin_hand()
+
+    def _end_match(self, reason: str) -> None:
+        self._phase = _PHASE_OVER
+        self._to_act = -1
+        self._legal = []
+        self._end_reason = reason
+        self._places = self._compute_places()
+        self._record((E_MATCH_END, self._places, tuple(self._chips), reason))
+
+    def _compute_places(self) -> tuple[int, ...]:
+        """Survivors by chips, then the eliminated, later elimination first.
+
+        Eliminated at the same time: more chips at elimination is better.
+        Equal keys share a place (two seats both 2nd, none 3rd).
+        """
+        key: dict[int, tuple[int, int, int]] = {}
+        for seat in range(self._players):
+            if self._live[seat]:
+                key[seat] = (1, 1 << 30, self._chips[seat])
+        for hand, seat, chips in self._elimination:
+            key[seat] = (0, hand, chips)
+        places = []
+        for seat in range(self._players):
+            better = sum(1 for other in range(self._players) if key[other] > key[seat])
+            places.append(better + 1)
+        return tuple(places)
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _cards_of_mask(self, mask: int) -> tuple[Card, ...]:
+        to_card = self._to_card
+        return tuple(sorted(to_card[code] for code in range(52) if mask >> code & 1))
+
+    def _illegal_lead_reason(self, card: Card) -> str:
+        seat = self._to_act
+        code = self._to_pos[card]
+        allowed = " ".join(str(c) for c in self._legal)
+        if not self._hands[seat] >> code & 1:
+            return f"seat {seat} does not hold {card} (legal leads: {allowed})"
+        return f"{card} may not be led: a lead is the lowest card of a suit allowed now (legal leads: {allowed})"
+

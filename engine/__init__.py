@@ -1,5 +1,7 @@
 """The Newmarket rules engine: pure, standard library only.
 
+Example::
+
     from engine import Match, preset
     match = Match(preset("boodle"), players=4, seed=7)
     while not match.is_over:
@@ -8,7 +10,7 @@
 """
 
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
-from engine.cards import CARDS, Card, RankOrder, Rank, Suit, card_of, cards_text, parse_cards
+from engine.cards import CARDS, Card, Rank, RankOrder, Suit, card_of, cards_text, parse_cards
 from engine.deal import Deal
 from engine.errors import (
     IllegalActionError,
@@ -45,9 +47,9 @@ __all__ = [
     "Bid",
     "BlockedHand",
     "Card",
-    "Deal",
     "DeadHandChoice",
     "DeadHandExchange",
+    "Deal",
     "Dealing",
     "Decision",
     "Event",

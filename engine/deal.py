@@ -1,20 +1,26 @@
 """The deal: the one chance step of a hand, and the first dealer.
 
-Both come from the match seed through BLAKE2b, not from ``random``: the same
+Both come from the match seed through BLAKE2b and SHAKE-256, not from ``random``: the same
 seed gives the same cards on any Python version and platform, and the deal of
 hand ``h`` depends only on ``(seed, h)``, never on what happened earlier in the
 match, so duplicate deals give every seat rotation the same cards.
 
-The shuffle is a Fisher-Yates walk driven by one 512-bit number (log2(52!) is
-about 226 bits, so the bias is below 2**-280).  Cards are then dealt one at a
-time clockwise from the left of the dealer, the dead hand taking its turn
-after the dealer.
+The shuffle is a Fisher-Yates walk whose every step draws one 64-bit word of
+SHAKE-256 output (the modulo bias of a step is below 52 / 2**64).
+
+The rules deal one card at a time clockwise from the dealer's left, the dead
+hand taking its turn after the dealer, so the first hands from the dealer's
+left get the extra cards.  The engine computes the same thing the quick way:
+it writes down who receives the 1st, 2nd, ... 52nd card of that dealing order
+and shuffles that list over the 52 cards, which gives every seat a hand of the
+right size, uniformly at random, like dealing a shuffled pack.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import struct
 from collections.abc import Iterable, Sequence
 
 from engine.cards import CARDS, Card, cards_text
@@ -25,14 +31,23 @@ def _digest_int(label: str) -> int:
     return int.from_bytes(hashlib.blake2b(label.encode(), digest_size=64).digest(), "little")
 
 
+_WORDS = struct.Struct("<51Q")
+_STEPS = tuple((i, i + 1) for i in range(51, 0, -1))
+
+
+def shuffled(seed: int, hand_number: int, items: list[int]) -> list[int]:
+    """A copy of 52 ``items`` in the seeded random order of hand ``hand_number`` (1-based)."""
+    stream = hashlib.shake_256(f"newmarket/deal/{seed}/{hand_number}".encode()).digest(408)
+    out = items[:]
+    for (i, modulus), word in zip(_STEPS, _WORDS.unpack(stream), strict=True):
+        j = word % modulus
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
 def shuffled_deck(seed: int, hand_number: int) -> list[int]:
-    """The pack's order for hand ``hand_number`` (1-based) of the match with ``seed``."""
-    x = _digest_int(f"newmarket/deal/{seed}/{hand_number}")
-    deck = list(range(52))
-    for i in range(51, 0, -1):
-        x, j = divmod(x, i + 1)
-        deck[i], deck[j] = deck[j], deck[i]
-    return deck
+    """The pack's order for hand ``hand_number`` of the match with ``seed``."""
+    return shuffled(seed, hand_number, list(range(52)))
 
 
 def first_dealer(seed: int, players: int) -> int:
@@ -47,7 +62,9 @@ class Deal:
     dead: tuple[Card, ...]
 
     @classmethod
-    def of(cls, hands: Sequence[Iterable[Card | str]], dead: Iterable[Card | str] | None = None) -> Deal:
+    def of(
+        cls, hands: Sequence[Iterable[Card | str]], dead: Iterable[Card | str] | None = None
+    ) -> Deal:
         """Build a deal from card texts; with ``dead=None`` every card not in a hand is dead."""
         parsed = tuple(tuple(_card(c) for c in hand) for hand in hands)
         held = {c for hand in parsed for c in hand}

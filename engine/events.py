@@ -29,7 +29,7 @@ E_DEAL = 3  # (kind, hand masks tuple (position codes), dead mask)
 E_DEAD_HAND = 4  # (kind, dealer, choice value)
 E_BIDS = 5  # (kind, ((seat, chips), ...))
 E_SWAP = 6  # (kind, seat, price, paid_to, new hand mask); paid_to -1 is the kitty
-E_PLAY = 7  # (kind, seat, code, is_lead)
+E_RUN = 7  # (kind, first code, last code, first is a lead): cards played in a row
 E_BOODLE = 8  # (kind, seat, boodle index, chips)
 E_STOP = 9  # (kind, last code, cause, missing code or -1)
 E_PASS = 10  # (kind, from seat, to seat)
@@ -197,71 +197,109 @@ def _cards(mask: int, to_card: Sequence[Card]) -> tuple[Card, ...]:
     return tuple(sorted(to_card[code] for code in range(52) if mask >> code & 1))
 
 
-def typed_event(
-    raw: tuple[Any, ...],
-    viewer: int | None,
-    to_card: Sequence[Card],
-    boodle_cards: Sequence[Card],
-) -> Event:
-    """One raw event as ``viewer`` sees it (``None``: the referee sees everything)."""
-    kind = raw[0]
-    if kind == E_PLAY:
-        return CardPlayed(raw[1], to_card[raw[2]], raw[3])
-    if kind == E_STOP:
-        missing = to_card[raw[3]] if raw[3] >= 0 else None
-        return RunStopped(to_card[raw[1]], raw[2], missing)
-    if kind == E_BOODLE:
-        return BoodleWon(raw[1], boodle_cards[raw[2]], raw[3])
-    if kind == E_HAND_START:
-        return HandStarted(raw[1], raw[2])
-    if kind == E_ELIMINATED:
-        return PlayerEliminated(raw[1], raw[2], raw[3])
-    if kind == E_STAKE:
-        return StakePlaced(raw[1], raw[2], raw[3])
-    if kind == E_DEAL:
-        masks: tuple[int, ...] = raw[1]
-        hands = tuple(
-            _cards(mask, to_card) if viewer is None or viewer == seat else None
-            for seat, mask in enumerate(masks)
-        )
-        dead = _cards(raw[2], to_card) if viewer is None else None
-        return CardsDealt(
-            tuple(m.bit_count() for m in masks), int(raw[2]).bit_count(), hands, dead
-        )
-    if kind == E_DEAD_HAND:
-        return DeadHandDecided(raw[1], raw[2])
-    if kind == E_BIDS:
-        return BidsRevealed(raw[1])
-    if kind == E_SWAP:
-        seat = raw[1]
-        new_hand = _cards(raw[4], to_card) if viewer is None or viewer == seat else None
-        paid_to = raw[3] if raw[3] >= 0 else None
-        return HandSwapped(seat, raw[2], paid_to, new_hand, int(raw[4]).bit_count())
-    if kind == E_PASS:
-        return LeadPassed(raw[1], raw[2])
-    if kind == E_BLOCKED:
-        return HandBlocked()
-    if kind == E_OUT:
-        return WentOut(raw[1])
-    if kind == E_PAY:
-        return ChipsPaid(raw[1], raw[2] if raw[2] >= 0 else None, raw[3], raw[4])
-    if kind == E_SHARE:
-        return PotShared(raw[1], raw[2])
-    if kind == E_KITTY:
-        return KittyWon(raw[1], raw[2])
-    if kind == E_HAND_END:
-        return HandEnded(
-            tuple(_cards(mask, to_card) for mask in raw[1]), _cards(raw[2], to_card), raw[3]
-        )
-    if kind == E_MATCH_END:
-        return MatchEnded(raw[1], raw[2], raw[3])
-    raise AssertionError(f"unknown raw event {raw!r}")
+class SegmentReader:
+    """Turns the raw events of one hand into typed events for one viewer.
+
+    A run is stored as (first, last) codes; who played each card is the owner of
+    the card when the hand was dealt (after any swap), which this reader tracks
+    from the ``E_DEAL`` and ``E_SWAP`` events of the same hand.
+    """
+
+    def __init__(
+        self, viewer: int | None, to_card: Sequence[Card], boodle_cards: Sequence[Card]
+    ) -> None:
+        self.viewer = viewer
+        self.to_card = to_card
+        self.boodle_cards = boodle_cards
+        self.owner: list[int] = [-1] * 52
+
+    def read(self, raw: tuple[Any, ...]) -> list[Event]:
+        kind = raw[0]
+        to_card = self.to_card
+        viewer = self.viewer
+        if kind == E_RUN:
+            owner = self.owner
+            first, last, is_lead = raw[1], raw[2], raw[3]
+            return [
+                CardPlayed(owner[code], to_card[code], is_lead and code == first)
+                for code in range(first, last + 1)
+            ]
+        if kind == E_STOP:
+            missing = to_card[raw[3]] if raw[3] >= 0 else None
+            return [RunStopped(to_card[raw[1]], raw[2], missing)]
+        if kind == E_BOODLE:
+            return [BoodleWon(raw[1], self.boodle_cards[raw[2]], raw[3])]
+        if kind == E_HAND_START:
+            return [HandStarted(raw[1], raw[2])]
+        if kind == E_ELIMINATED:
+            return [PlayerEliminated(raw[1], raw[2], raw[3])]
+        if kind == E_STAKE:
+            return [StakePlaced(raw[1], raw[2], raw[3])]
+        if kind == E_DEAL:
+            masks: tuple[int, ...] = raw[1]
+            self.owner = [-1] * 52
+            for seat, mask in enumerate(masks):
+                for code in range(52):
+                    if mask >> code & 1:
+                        self.owner[code] = seat
+            hands = tuple(
+                _cards(mask, to_card) if viewer is None or viewer == seat else None
+                for seat, mask in enumerate(masks)
+            )
+            dead = _cards(raw[2], to_card) if viewer is None else None
+            sizes = tuple(m.bit_count() for m in masks)
+            return [CardsDealt(sizes, int(raw[2]).bit_count(), hands, dead)]
+        if kind == E_DEAD_HAND:
+            return [DeadHandDecided(raw[1], raw[2])]
+        if kind == E_BIDS:
+            return [BidsRevealed(raw[1])]
+        if kind == E_SWAP:
+            seat = raw[1]
+            for code in range(52):
+                if raw[4] >> code & 1:
+                    self.owner[code] = seat
+                elif self.owner[code] == seat:
+                    self.owner[code] = -1
+            new_hand = _cards(raw[4], to_card) if viewer is None or viewer == seat else None
+            paid_to = raw[3] if raw[3] >= 0 else None
+            return [HandSwapped(seat, raw[2], paid_to, new_hand, int(raw[4]).bit_count())]
+        if kind == E_PASS:
+            return [LeadPassed(raw[1], raw[2])]
+        if kind == E_BLOCKED:
+            return [HandBlocked()]
+        if kind == E_OUT:
+            return [WentOut(raw[1])]
+        if kind == E_PAY:
+            return [ChipsPaid(raw[1], raw[2] if raw[2] >= 0 else None, raw[3], raw[4])]
+        if kind == E_SHARE:
+            return [PotShared(raw[1], raw[2])]
+        if kind == E_KITTY:
+            return [KittyWon(raw[1], raw[2])]
+        if kind == E_HAND_END:
+            hands_end = tuple(_cards(mask, to_card) for mask in raw[1])
+            return [HandEnded(hands_end, _cards(raw[2], to_card), raw[3])]
+        if kind == E_MATCH_END:
+            return [MatchEnded(raw[1], raw[2], raw[3])]
+        raise AssertionError(f"unknown raw event {raw!r}")
 
 
 def typed_events(
-    raws: Iterable[tuple[Any, ...]],
+    segments: Iterable[Sequence[tuple[Any, ...]]],
     viewer: int | None,
     to_card: Sequence[Card],
     boodle_cards: Sequence[Card],
+    since: int = 0,
 ) -> list[Event]:
-    return [typed_event(raw, viewer, to_card, boodle_cards) for raw in raws]
+    """Typed events of every raw event from index ``since`` on (raw indices, across segments)."""
+    out: list[Event] = []
+    start = 0
+    for segment in segments:
+        end = start + len(segment)
+        if end > since:
+            reader = SegmentReader(viewer, to_card, boodle_cards)
+            for offset, raw in enumerate(segment):
+                typed = reader.read(raw)
+                if start + offset >= since:
+                    out.extend(typed)
+        start = end
+    return out

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.actions import Decision
 from engine.cards import Card, Suit
-from engine.events import E_PLAY, E_STOP
+from engine.events import CardPlayed, SegmentReader
 
 if TYPE_CHECKING:
     from engine.state import Match
@@ -49,13 +49,12 @@ def observe(match: Match, seat: int) -> Observation:
     to_card = m._to_card
     played: list[tuple[int, Card]] = []
     last_card: Card | None = None
+    reader = SegmentReader(seat, to_card, m._rules.boodle_cards)
     for raw in m._log[-1] if m._log else ():
-        if raw[0] == E_PLAY:
-            card = to_card[raw[2]]
-            played.append((raw[1], card))
-            last_card = card
-        elif raw[0] == E_STOP:
-            pass
+        for event in reader.read(raw):
+            if isinstance(event, CardPlayed):
+                played.append((event.seat, event.card))
+                last_card = event.card
     to_act = match.current_seat()
     legal = tuple(match.legal_actions()) if to_act == seat else ()
     stopped = Suit(m._last_suit) if m._last_suit >= 0 and not match.is_over else None

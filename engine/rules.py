@@ -96,7 +96,9 @@ class Rules:
     )
     kitty_ante: int = dataclasses.field(
         default=0,
-        metadata=_doc("chips each player puts in the kitty each hand; the one who goes out takes it"),
+        metadata=_doc(
+            "chips each player puts in the kitty each hand; the one who goes out takes it"
+        ),
     )
     starting_chips: int = dataclasses.field(
         default=40, metadata=_doc("chips each player has at the start of the match")
@@ -156,7 +158,9 @@ class Rules:
         for key, value in options.items():
             field = _FIELDS.get(key)
             if field is None:
-                raise RulesError(f"unknown rule option {key!r}; known options: {', '.join(_FIELDS)}")
+                raise RulesError(
+                    f"unknown rule option {key!r}; known options: {', '.join(_FIELDS)}"
+                )
             changes[key] = _coerce(key, field.type, value)
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
 
@@ -215,7 +219,7 @@ def _coerce(key: str, annotation: object, value: object) -> object:
     if key in _ENUMS:
         enum_type = _ENUMS[key]
         try:
-            return enum_type(value)
+            return enum_type(str(value))
         except ValueError:
             choices = ", ".join(member.value for member in enum_type)
             raise RulesError(f"{key}: {value!r} is not one of {choices}") from None
@@ -226,7 +230,7 @@ def _coerce(key: str, annotation: object, value: object) -> object:
         elif isinstance(value, list | tuple):
             items = list(value)
         else:
-            raise RulesError(f"boodle_cards: expected a list of cards such as 'AS,KH,QC,JD'")
+            raise RulesError("boodle_cards: expected a list of cards such as 'AS,KH,QC,JD'")
         try:
             return tuple(c if isinstance(c, Card) else Card.parse(str(c)) for c in items)
         except MalformedCardError as error:
@@ -275,19 +279,23 @@ def _validate(rules: Rules) -> None:
     if not isinstance(rules.dead_hand, bool):
         raise RulesError(f"dead_hand: must be true or false, got {rules.dead_hand!r}")
     if rules.end_players > 7:
-        raise RulesError(f"end_players: must be 1..7 (a table seats at most 8), got {rules.end_players}")
+        raise RulesError(
+            f"end_players: must be 1..7 (a table seats at most 8), got {rules.end_players}"
+        )
     if rules.dealing is Dealing.EQUAL_HANDS and not rules.dead_hand:
-        raise RulesError("dealing: equal_hands puts the over-cards in the dead hand, so it needs dead_hand=true")
+        raise RulesError(
+            "dealing: equal_hands puts the over-cards in the dead hand, so it needs dead_hand=true"
+        )
     if rules.dead_hand_exchange is not DeadHandExchange.OFF and not rules.dead_hand:
         raise RulesError(
-            f"dead_hand_exchange: {rules.dead_hand_exchange.value} needs a dead hand (dead_hand=true)"
+            f"dead_hand_exchange: {rules.dead_hand_exchange.value} needs a dead hand "
+            "(dead_hand=true)"
         )
-    if rules.starting_chips < rules.stake_required(is_dealer=True) and rules.starting_chips < rules.stake_required(
-        is_dealer=False
-    ):
+    largest_stake = max(rules.stake_required(is_dealer=True), rules.stake_required(is_dealer=False))
+    if rules.starting_chips < largest_stake:
         raise RulesError(
-            f"starting_chips: {rules.starting_chips} cannot pay even one stake of "
-            f"{rules.stake_required(is_dealer=False)}"
+            f"starting_chips: {rules.starting_chips} cannot pay the first hand's largest stake "
+            f"({largest_stake} chips)"
         )
 
 

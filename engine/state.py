@@ -31,10 +31,11 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
-from engine.actions import Action, Bid, Decision, DeadHandChoice, Stakes
-from engine.cards import CARDS, Card, RankOrder, Rank
-from engine.chips import clockwise_from, divide
-from engine.deal import Deal, first_dealer, shuffled_deck
+from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
+from engine.cards import CARDS, Card, Rank, RankOrder
+from engine.chips import divide
+from engine.deal import Deal, first_dealer, shuffled
+from engine.errors import IllegalActionError, MalformedActionError, MatchOverError, NewmarketError
 from engine.events import (
     E_BIDS,
     E_BLOCKED,
@@ -49,7 +50,7 @@ from engine.events import (
     E_OUT,
     E_PASS,
     E_PAY,
-    E_PLAY,
+    E_RUN,
     E_SHARE,
     E_STAKE,
     E_STOP,
@@ -60,7 +61,6 @@ from engine.events import (
     Event,
     typed_events,
 )
-from engine.errors import IllegalActionError, MalformedActionError, MatchOverError, NewmarketError
 from engine.observation import Observation, observe
 from engine.outcome import Outcome
 from engine.rules import (
@@ -76,9 +76,8 @@ from engine.rules import (
 MIN_PLAYERS = 3
 MAX_PLAYERS = 8
 
-# Where a card is, besides a seat number 0..7.
+# The owner of a card in the dead hand (seats are 0..7).
 DEAD = 8
-PLAYED = 9
 
 END_PLAYERS_LEFT = "players_left"
 END_HAND_LIMIT = "hand_limit"
@@ -106,12 +105,14 @@ def _tables(order: RankOrder) -> tuple[tuple[int, ...], tuple[Card, ...]]:
     for card in CARDS:
         to_pos[card] = card.suit * 13 + order.position(Rank(card % 13))
     to_card = [CARDS[0]] * 52
-    for card, pos in enumerate(to_pos):
-        to_card[pos] = CARDS[card]
+    for index, pos in enumerate(to_pos):
+        to_card[pos] = CARDS[index]
     return tuple(to_pos), tuple(to_card)
 
 
 _TABLES = {order: _tables(order) for order in RankOrder}
+_BIT: tuple[int, ...] = tuple(1 << code for code in range(52))
+_ALL_CARDS = (1 << 52) - 1
 
 
 @lru_cache(maxsize=64)
@@ -141,10 +142,12 @@ class Match:
         "_dead",
         "_dealer",
         "_deals",
+        "_due",
         "_elimination",
         "_end_reason",
-        "_hands",
+        "_fixed_ante",
         "_hand_number",
+        "_hands",
         "_hands_played",
         "_kitty",
         "_known_dead",
@@ -156,12 +159,13 @@ class Match:
         "_owner",
         "_phase",
         "_places",
+        "_played",
         "_players",
         "_rules",
         "_seed",
+        "_stacks",
         "_stake_order",
         "_stakes",
-        "_stacks",
         "_to_act",
         "_to_card",
         "_to_pos",
@@ -174,6 +178,8 @@ class Match:
     _to_card: tuple[Card, ...]
     _boodle_at: list[int]
     _deals: tuple[Deal, ...]
+    _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
+    _fixed_ante: tuple[tuple[int, ...], tuple[int, ...]]  # per card, (non-dealer, dealer)
     _chips: list[int]
     _live: list[bool]
     _stacks: list[int]
@@ -183,7 +189,8 @@ class Match:
     _hands_played: int
     _phase: int
     _to_act: int
-    _owner: list[int]
+    _owner: list[int]  # who was dealt each card (after any swap); static during play
+    _played: int  # mask of the cards played this hand
     _hands: list[int]
     _counts: list[int]
     _dead: int
@@ -218,7 +225,8 @@ class Match:
             raise NewmarketError(f"players: a table seats 3 to 8 players, got {players!r}")
         if rules.end_players >= players:
             raise NewmarketError(
-                f"end_players: {rules.end_players} must be less than the number of players ({players})"
+                f"end_players: {rules.end_players} must be less than the number of players "
+                f"({players})"
             )
         if dealer is not None and not 0 <= dealer < players:
             raise NewmarketError(f"dealer: seat {dealer} is not at a table of {players}")
@@ -230,6 +238,9 @@ class Match:
         for index, card in enumerate(rules.boodle_cards):
             self._boodle_at[self._to_pos[card]] = index
         self._deals = tuple(deals)
+        self._due = (rules.stake_required(False), rules.stake_required(True))
+        cards = len(rules.boodle_cards)
+        self._fixed_ante = ((rules.ante_per_card,) * cards, (rules.dealer_ante_per_card,) * cards)
         self._chips = [rules.starting_chips] * players
         self._live = [True] * players
         self._stacks = [0] * len(rules.boodle_cards)
@@ -243,6 +254,7 @@ class Match:
         self._phase = _PHASE_OVER
         self._to_act = -1
         self._owner = [DEAD] * 52
+        self._played = 0
         self._hands = [0] * players
         self._counts = [0] * players
         self._dead = 0
@@ -342,9 +354,7 @@ class Match:
 
     def played_cards(self) -> tuple[Card, ...]:
         """Cards played so far in this hand, sorted."""
-        return tuple(
-            sorted(self._to_card[code] for code in range(52) if self._owner[code] == PLAYED)
-        )
+        return tuple(sorted(self._to_card[code] for code in range(52) if self._played >> code & 1))
 
     def outcome(self) -> Outcome:
         if self._phase != _PHASE_OVER:
@@ -390,6 +400,8 @@ class Match:
         other._to_card = self._to_card
         other._boodle_at = self._boodle_at
         other._deals = self._deals
+        other._due = self._due
+        other._fixed_ante = self._fixed_ante
         other._chips = self._chips[:]
         other._live = self._live[:]
         other._stacks = self._stacks[:]
@@ -400,6 +412,7 @@ class Match:
         other._phase = self._phase
         other._to_act = self._to_act
         other._owner = self._owner[:]
+        other._played = self._played
         other._hands = self._hands[:]
         other._counts = self._counts[:]
         other._dead = self._dead
@@ -434,8 +447,9 @@ class Match:
         other = self.clone()
         known = other._known_dead[seat]
         holders = [s for s in range(self._players) if s != seat and other._counts[s]]
-        hidden = [code for code in range(52) if other._owner[code] in holders]
-        dead_free = [code for code in range(52) if other._owner[code] == DEAD and not known >> code & 1]
+        played = other._played
+        hidden = [c for c in range(52) if other._owner[c] in holders and not played >> c & 1]
+        dead_free = [c for c in range(52) if other._owner[c] == DEAD and not known >> c & 1]
         pool = hidden + dead_free
         rng.shuffle(pool)
         at = 0
@@ -473,7 +487,7 @@ class Match:
 
     def events(self, viewer: int | None = None, since: int = 0) -> list[Event]:
         """Typed events from index ``since`` on, as ``viewer`` sees them (None: everything)."""
-        return typed_events(self.raw_events(since), viewer, self._to_card, self._rules.boodle_cards)
+        return typed_events(self._log, viewer, self._to_card, self._rules.boodle_cards, since)
 
     def observation(self, seat: int) -> Observation:
         """What ``seat`` knows now: the only door, with ``events``, for hidden cards."""
@@ -508,12 +522,15 @@ class Match:
         # Eliminations: a player who cannot pay the stake required of them for the
         # coming hand is out before the deal (seed 000).  If the dealer is out, the
         # deal passes on and the new dealer's larger stake is checked in turn.
+        due, dealer_due = self._due
+        chips = self._chips
+        live = self._live
         while True:
             dealer = self._dealer
             out = [
                 s
                 for s in range(self._players)
-                if self._live[s] and self._chips[s] < rules.stake_required(s == dealer)
+                if live[s] and chips[s] < (dealer_due if s == dealer else due)
             ]
             if not out:
                 break
@@ -532,13 +549,21 @@ class Match:
             self._stakes = []
             self._to_act = order[0]
             return
-        per_card = rules.ante_per_card
-        dealer_per_card = rules.dealer_ante_per_card
-        cards = len(self._stacks)
+        ante, dealer_ante = self._fixed_ante
         for seat in order:
-            each = dealer_per_card if seat == self._dealer else per_card
-            self._pay_stake(seat, (each,) * cards)
+            self._pay_stake(seat, dealer_ante if seat == self._dealer else ante)
         self._deal()
+
+    def _holders_by_position(self) -> list[int]:
+        """Who receives the k-th card dealt: clockwise from the dealer's left, dead hand last."""
+        recipients = self._live_seats_from(self._dealer + 1)
+        if self._rules.dead_hand:
+            recipients.append(DEAD)
+        ways = len(recipients)
+        dealt = 52
+        if self._rules.dealing is Dealing.EQUAL_HANDS:
+            dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
+        return (recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt)
 
     def _eliminate(self, seats: list[int]) -> None:
         for seat in seats:
@@ -558,12 +583,13 @@ class Match:
             self._record((E_ELIMINATED, seat, chips, tuple(shares)))
 
     def _pay_stake(self, seat: int, amounts: tuple[int, ...]) -> None:
+        stacks = self._stacks
         for index, amount in enumerate(amounts):
-            self._stacks[index] += amount
+            stacks[index] += amount
         kitty = self._rules.kitty_ante
         self._kitty += kitty
         self._chips[seat] -= sum(amounts) + kitty
-        self._record((E_STAKE, seat, amounts, kitty))
+        self._log[-1].append((E_STAKE, seat, amounts, kitty))
 
     def _apply_stake(self, action: object) -> None:
         cards = len(self._stacks)
@@ -594,10 +620,10 @@ class Match:
         n = self._players
         rules = self._rules
         to_pos = self._to_pos
-        owner = [DEAD] * 52
-        hands = [0] * n
         index = self._hand_number - 1
         if index < len(self._deals):
+            owner = [DEAD] * 52
+            hands = [0] * n
             deal = self._deals[index]
             deal.check(n, self._live)
             for seat, cards in enumerate(deal.hands):
@@ -605,26 +631,18 @@ class Match:
                     code = to_pos[card]
                     owner[code] = seat
                     hands[seat] |= 1 << code
+            dead = _ALL_CARDS
+            for mask in hands:
+                dead ^= mask
         else:
-            deck = shuffled_deck(self._seed, self._hand_number)
-            recipients = self._live_seats_from(self._dealer + 1)
-            if rules.dead_hand:
-                recipients.append(DEAD)
-            ways = len(recipients)
-            dealt = 52
-            if rules.dealing is Dealing.EQUAL_HANDS:
-                dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
-            for k in range(dealt):
-                holder = recipients[k % ways]
-                if holder != DEAD:
-                    code = to_pos[deck[k]]
-                    owner[code] = holder
-                    hands[holder] |= 1 << code
-        dead = 0
-        for code in range(52):
-            if owner[code] == DEAD:
-                dead |= 1 << code
+            owner = shuffled(self._seed, self._hand_number, self._holders_by_position())
+            masks = [0] * (DEAD + 1)
+            for code, seat in enumerate(owner):
+                masks[seat] |= _BIT[code]
+            hands = masks[:n]
+            dead = masks[DEAD]
         self._owner = owner
+        self._played = 0
         self._hands = hands
         self._counts = [h.bit_count() for h in hands]
         self._dead = dead
@@ -648,13 +666,18 @@ class Match:
             self._chips[s] > 0 for s in range(self._players) if self._live[s] and s != self._dealer
         ):
             choices.append(DeadHandChoice.AUCTION)
-        if mode is DeadHandExchange.PURCHASE and self._chips[self._dealer] >= self._rules.purchase_fee:
+        if (
+            mode is DeadHandExchange.PURCHASE
+            and self._chips[self._dealer] >= self._rules.purchase_fee
+        ):
             choices.append(DeadHandChoice.BUY)
         return sorted(choices)
 
     def _apply_dead_hand_choice(self, action: object) -> None:
         if not isinstance(action, DeadHandChoice):
-            raise MalformedActionError(f"the dealer's choice must be a DeadHandChoice, got {action!r}")
+            raise MalformedActionError(
+                f"the dealer's choice must be a DeadHandChoice, got {action!r}"
+            )
         if action not in self._legal:
             allowed = ", ".join(c.value for c in self._legal)
             raise IllegalActionError(f"{action.value} is not allowed here (allowed: {allowed})")
@@ -720,79 +743,97 @@ class Match:
         self._phase = _PHASE_LEAD
         self._prepare_lead_for(self._next_live(self._dealer), pass_lead=True)
 
-    def _held_suits(self, seat: int) -> list[int]:
-        hand = self._hands[seat]
-        return [s for s in range(4) if (hand >> (13 * s)) & _SUIT_MASK]
-
     def _prepare_lead_for(self, seat: int, pass_lead: bool) -> None:
-        """Make ``seat`` the leader (or pass the lead on) and list its legal leads."""
+        """Make ``seat`` the leader (or pass the lead on) and list its legal leads.
+
+        A lead is the lowest card held in a suit (every source).  Legal leads come
+        out sorted because a suit's codes and its cards both sit in one block of 13.
+        """
         hand = self._hands[seat]
         last = self._last_suit
-        rule = self._rules.lead_suit
-        suits = [s for s in range(4) if (hand >> (13 * s)) & _SUIT_MASK]
-        if last >= 0 and rule is not LeadSuit.ANY:
-            other = [s for s in suits if s != last]
+        to_card = self._to_card
+        legal = []
+        if hand & 0x1FFF:
+            legal.append(to_card[_LOWEST[hand & 0x1FFF]])
+        if hand >> 13 & 0x1FFF:
+            legal.append(to_card[13 + _LOWEST[hand >> 13 & 0x1FFF]])
+        if hand >> 26 & 0x1FFF:
+            legal.append(to_card[26 + _LOWEST[hand >> 26 & 0x1FFF]])
+        if hand >> 39:
+            legal.append(to_card[39 + _LOWEST[hand >> 39]])
+        if last >= 0 and self._rules.lead_suit is not LeadSuit.ANY:
+            other = [card for card in legal if card // 13 != last]
             if other:
-                suits = other
-            elif rule is LeadSuit.CHANGE_OR_PASS and pass_lead:
+                legal = other
+            elif self._rules.lead_suit is LeadSuit.CHANGE_OR_PASS and pass_lead:
                 # seeds 002/003: with no other suit the lead passes to the left; if
                 # nobody holds another suit the hand is blocked (seed 000).
+                same_suit_only = _SUIT_MASK << (13 * last)
                 for step in range(1, self._players):
                     nxt = (seat + step) % self._players
-                    if not self._live[nxt]:
-                        continue
-                    theirs = self._hands[nxt]
-                    if any((theirs >> (13 * s)) & _SUIT_MASK for s in range(4) if s != last):
+                    if self._live[nxt] and self._hands[nxt] & ~same_suit_only:
                         self._record((E_PASS, seat, nxt))
                         self._prepare_lead_for(nxt, pass_lead=False)
                         return
                 self._settle_blocked()
                 return
-        to_card = self._to_card
-        self._legal = [
-            to_card[13 * s + _LOWEST[(hand >> (13 * s)) & _SUIT_MASK]] for s in suits
-        ]
-        self._legal.sort()
+        self._legal = legal
         self._leader = seat
         self._to_act = seat
 
     def _play_run(self, code: int) -> None:
-        """Lead ``code`` and play the forced follows until the run stops or someone goes out."""
+        """Lead ``code`` and play the forced follows until the run stops or someone goes out.
+
+        This is the hot loop of the engine.  A run is logged as one event
+        (first card, last card) rather than one per card: who played each card
+        is known from the owner table, so ``engine.events`` expands it later.
+        """
         owner = self._owner
         hands = self._hands
         counts = self._counts
         boodle_at = self._boodle_at
+        played = self._played
         log = self._log[-1]
         seat = self._to_act
+        lead = first = code
         is_lead = True
         while True:
-            owner[code] = PLAYED
-            hands[seat] ^= 1 << code
-            counts[seat] -= 1
-            log.append((E_PLAY, seat, code, is_lead))
-            index = boodle_at[code]
-            if index >= 0 and self._stacks[index]:
+            hands[seat] ^= _BIT[code]
+            left = counts[seat] - 1
+            counts[seat] = left
+            if boodle_at[code] >= 0 and self._stacks[boodle_at[code]]:
                 # "takes all the chips on that card" at once (every source)
+                log.append((E_RUN, first, code, is_lead))
+                first = code + 1
+                is_lead = False
+                index = boodle_at[code]
                 won = self._stacks[index]
                 self._stacks[index] = 0
                 self._chips[seat] += won
                 log.append((E_BOODLE, seat, index, won))
-            if not counts[seat]:
+            if not left:
+                if first <= code:
+                    log.append((E_RUN, first, code, is_lead))
+                self._played = played | ((2 << code) - (1 << lead))
                 self._settle_out(seat)
                 return
             if code % 13 == 12:
-                log.append((E_STOP, code, STOP_TOP, -1))
+                stop = (E_STOP, code, STOP_TOP, -1)
                 break
-            nxt = owner[code + 1]
-            if nxt >= DEAD:
-                if nxt == DEAD:
-                    log.append((E_STOP, code, STOP_DEAD, code + 1))
-                else:
-                    log.append((E_STOP, code, STOP_PLAYED, code + 1))
+            nxt = code + 1
+            if played >> nxt & 1:
+                stop = (E_STOP, code, STOP_PLAYED, nxt)
                 break
-            code += 1
-            seat = nxt
-            is_lead = False
+            holder = owner[nxt]
+            if holder == DEAD:
+                stop = (E_STOP, code, STOP_DEAD, nxt)
+                break
+            code = nxt
+            seat = holder
+        if first <= code:
+            log.append((E_RUN, first, code, is_lead))
+        log.append(stop)
+        self._played = played | ((2 << code) - (1 << lead))
         # The last player to play leads again (seeds 000/002/003/004).
         self._last_suit = code // 13
         self._prepare_lead_for(seat, pass_lead=True)
@@ -889,5 +930,7 @@ class Match:
         allowed = " ".join(str(c) for c in self._legal)
         if not self._hands[seat] >> code & 1:
             return f"seat {seat} does not hold {card} (legal leads: {allowed})"
-        return f"{card} may not be led: a lead is the lowest card of a suit allowed now (legal leads: {allowed})"
-
+        return (
+            f"{card} may not be led: a lead is the lowest card held in a suit that may be "
+            f"led now (legal leads: {allowed})"
+        )

@@ -55,7 +55,7 @@ def deal(*hands: str, dead: str | None = None) -> Deal:
     return Deal.of([hand.split() for hand in hands], dead=None if dead is None else dead.split())
 
 
-def rules(base: str = "boodle", **options: object) -> Rules:
+def rules(base: str = "boodle", /, **options: object) -> Rules:
     """A preset with options changed, e.g. ``rules(lead_suit="change_or_pass")``."""
     return preset(base).with_options(options)
 

@@ -439,18 +439,19 @@ class Match:
     def redeal_hidden(self, seat: int, rng: random.Random) -> Match:
         """A clone in which every card ``seat`` cannot see is dealt again at random.
 
-        Other hands and the dead hand keep their sizes, and cards the seat knows
-        to be dead (its own discards) stay dead.  The seat's observation of the
-        clone is the same as of this state; this is the determinization step of
-        Monte Carlo search.  The clone's event history keeps the original deal.
+        Other hands and the dead hand keep their sizes; cards the seat knows to
+        be dead stay dead: its own discards, and every card a stop showed to be
+        in the dead hand.  The seat's observation of the clone is the same as of
+        this state; this is the determinization step of Monte Carlo search.
+        (Finer inferences, such as "a lead is the leader's lowest card of that
+        suit", are left to the bot.)  The clone's event history keeps the
+        original deal.
         """
         other = self.clone()
-        known = other._known_dead[seat]
+        fixed_dead = other._known_dead[seat] | self._dead_shown_by_stops()
         holders = [s for s in range(self._players) if s != seat and other._counts[s]]
-        played = other._played
-        hidden = [c for c in range(52) if other._owner[c] in holders and not played >> c & 1]
-        dead_free = [c for c in range(52) if other._owner[c] == DEAD and not known >> c & 1]
-        pool = hidden + dead_free
+        pool = [c for s in holders for c in range(52) if other._hands[s] >> c & 1]
+        pool += [c for c in range(52) if (other._dead & ~fixed_dead) >> c & 1]
         rng.shuffle(pool)
         at = 0
         for s in holders:
@@ -460,7 +461,7 @@ class Match:
                 other._owner[code] = s
             other._hands[s] = mask
             at += other._counts[s]
-        dead = known
+        dead = other._dead & fixed_dead
         for code in pool[at:]:
             dead |= 1 << code
             other._owner[code] = DEAD
@@ -468,6 +469,14 @@ class Match:
         if other._phase == _PHASE_LEAD:
             other._prepare_lead_for(other._to_act, pass_lead=False)
         return other
+
+    def _dead_shown_by_stops(self) -> int:
+        """Cards of this hand that a stop proved to be in the dead hand (public knowledge)."""
+        mask = 0
+        for raw in self._log[-1] if self._log else ():
+            if raw[0] == E_STOP and raw[2] == STOP_DEAD:
+                mask |= 1 << raw[3]
+        return mask
 
     # ------------------------------------------------------------------ events
 

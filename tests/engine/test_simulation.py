@@ -679,14 +679,6 @@ def test_random_matches_keep_the_invariants(rules: Rules, matches: int) -> None:
     assert redeals > 10 and moved > redeals // 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "engine bug: before the first deal (free ante, stakes of hand 1) redeal_hidden puts "
-        "all 52 undealt cards in the dead hand, so the clone's observation has "
-        "dead_hand_size 52 where the original has 0"
-    ),
-)
 def test_redeal_before_the_first_deal_keeps_the_observation() -> None:
     match = Match(preset("new-market"), 4, seed=1)
     seat = match.current_seat()
@@ -695,14 +687,6 @@ def test_redeal_before_the_first_deal_keeps_the_observation() -> None:
     assert redealt.observation(seat) == match.observation(seat)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "engine bug: redeal_hidden keeps only the seat's own discards dead; a card that a stop "
-        "showed to be in the dead hand (RunStopped cause 'dead') is dealt into other hands, "
-        "so determinized deals contradict the public history"
-    ),
-)
 def test_redeal_keeps_cards_a_stop_showed_dead_in_the_dead_hand() -> None:
     rng = random.Random(5)
     checked = 0

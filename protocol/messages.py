@@ -169,7 +169,7 @@ class _BotMessage(
     """Sent by a bot. Unknown fields are a ``malformed`` fault: the referee is strict."""
 
 
-class Ready(_BotMessage, tag="ready", frozen=True):
+class Ready(_BotMessage, tag="ready", frozen=True, omit_defaults=True):
     """The bot's first line: who it is and which protocol version it speaks.
 
     ``token`` is required when the referee set one (TCP); ``version`` is free text.

@@ -26,7 +26,11 @@ class FaultKind(enum.StrEnum):
 DISQUALIFY_AT_ONCE: Final = frozenset(
     {FaultKind.STARTUP, FaultKind.CRASH, FaultKind.EOF, FaultKind.LINE_TOO_LONG}
 )
-"""Kinds after which the bot cannot go on: its stream is gone or out of step."""
+"""Kinds after which the bot cannot go on: its stream is gone or out of step.
+
+A ``protocol`` fault for a version mismatch in ``ready`` also ends the
+connection, but it is decided at the handshake, before any count matters.
+"""
 
 DEFAULT_MAX_FAULTS: Final = 3
 """A seat is disqualified at its third fault of a match (of any kinds)."""

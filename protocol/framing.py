@@ -85,7 +85,7 @@ class LineFramer:
         """True once a line was too long; every later ``feed`` raises again."""
         return self._error is not None
 
-    def feed(self, data: bytes) -> list[bytes]:
+    def feed(self, data: bytes | bytearray) -> list[bytes]:
         """Add ``data`` and return the lines it completed, without terminators.
 
         Raises ``LineTooLongError`` once the current line passes the cap (also

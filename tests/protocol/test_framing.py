@@ -156,3 +156,9 @@ def test_framing_errors_are_value_errors() -> None:
 def test_a_cap_below_one_is_refused() -> None:
     with pytest.raises(ValueError):
         LineFramer(max_line_bytes=0)
+
+
+def test_a_bytearray_from_a_stream_can_be_fed() -> None:
+    framer = LineFramer()
+    assert framer.feed(bytearray(b"a\nb")) == [b"a"]
+    assert framer.feed(bytearray(b"\n")) == [b"b"]

@@ -13,6 +13,7 @@ import pytest
 from engine import (
     CARDS,
     Bid,
+    Card,
     DeadHandChoice,
     Decision,
     IllegalActionError,
@@ -30,7 +31,18 @@ from engine.events import (
     WentOut,
 )
 
-from .scripted import cards, deal, lead, of_type, play_events, played, rules, start, stopped
+from .scripted import (
+    cards,
+    deal,
+    lead,
+    of_type,
+    play_events,
+    played,
+    rules,
+    start,
+    stopped,
+    won_boodle,
+)
 
 # -- dealing modes ---------------------------------------------------------------------
 
@@ -353,3 +365,59 @@ def test_no_dead_hand_decision_when_exchange_is_off() -> None:
     match = start(rules(), deal(*SWAP_DEAL), dealer=0)
     assert match.decision is Decision.LEAD
     assert of_type(match.events(), DeadHandDecided) == []
+
+
+def test_after_an_exchange_the_dealer_plays_the_cards_of_the_old_dead_hand() -> None:
+    match = start(rules(dead_hand_exchange="exchange"), deal("3C 9S", "2C 5D 4H", "7H 8H"))
+    match.apply(DeadHandChoice.EXCHANGE)
+    lead(match, "2C", "5D")  # 2C stops at the discarded 3C; 6D..AD are the dealer's now
+    assert play_events(match.events())[2:] == [
+        played(1, "5D", lead=True),
+        played(0, "6D"),
+        played(0, "7D"),
+        played(0, "8D"),
+        played(0, "9D"),
+        played(0, "TD"),
+        played(0, "JD"),
+        won_boodle(0, "JD", 4),
+        played(0, "QD"),
+        played(0, "KD"),
+        played(0, "AD"),
+        stopped("AD", "top"),
+    ]
+    assert match.current_seat() == 0
+    assert match.chips == (36, 36, 36)
+    # every seat is told who played: the same public events for all viewers
+    for viewer in (0, 1, 2):
+        assert play_events(match.events(viewer=viewer)) == play_events(match.events())
+    assert match.observation(2).played[2:4] == ((0, Card.parse("6D")), (0, Card.parse("7D")))
+
+
+def test_after_an_auction_the_buyer_plays_the_cards_it_bought() -> None:
+    match = auction_match()
+    match.apply(DeadHandChoice.AUCTION)
+    before = [match.events(viewer=v) for v in (None, 0, 1, 2)]
+    match.apply(Bid(1))
+    # the first bid is sealed: no viewer's events change
+    assert [match.events(viewer=v) for v in (None, 0, 1, 2)] == before
+    match.apply(Bid(2))  # seat 2 buys
+    lead(match, "2C")  # 3C is the dealer's; 4C..AC were dead and are now seat 2's
+    assert play_events(match.events()) == [
+        played(1, "2C", lead=True),
+        played(0, "3C"),
+        played(2, "4C"),
+        played(2, "5C"),
+        played(2, "6C"),
+        played(2, "7C"),
+        played(2, "8C"),
+        played(2, "9C"),
+        played(2, "TC"),
+        played(2, "JC"),
+        played(2, "QC"),
+        won_boodle(2, "QC", 4),
+        played(2, "KC"),
+        played(2, "AC"),
+        stopped("AC", "top"),
+    ]
+    assert match.chips == (32 + 2, 36, 36 - 2 + 4)
+    assert match.dead_hand() == cards("7H 8H")

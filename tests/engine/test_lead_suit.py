@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import Match, Suit
+from engine import DeadHandChoice, Decision, Match, Suit
 from engine.events import ChipsPaid, HandBlocked, HandEnded, LeadPassed, WentOut
 
 from .scripted import (
@@ -160,3 +160,35 @@ def test_other_modes_never_block(mode: str) -> None:
         ChipsPaid(2, 1, 1, 1),
         ChipsPaid(0, 1, 2, 2),
     ]
+
+
+# -- what a seat is told about the stopped suit ---------------------------------------
+
+
+def test_observation_stopped_suit_follows_the_runs() -> None:
+    match = match_with("change_or_pass", *MIXED)
+    assert match.observation(1).stopped_suit is None  # no run yet this hand
+    lead(match, "4H")
+    assert [match.observation(s).stopped_suit for s in range(3)] == [Suit.HEARTS] * 3
+    lead(match, "2C")  # 3C dead
+    assert match.observation(0).stopped_suit is Suit.CLUBS
+
+
+@pytest.mark.xfail(
+    reason="engine bug: Observation.stopped_suit keeps the previous hand's last stopped "
+    "suit during the next hand's stake / dead-hand decisions, before any run of that hand",
+    strict=True,
+)
+def test_observation_stopped_suit_is_none_before_the_first_run_of_a_hand() -> None:
+    # Hand 1: 4H stops (5H dead), seat 1 goes out with 2C.  Hand 2 begins with the
+    # dealer's dead-hand decision: no run has been played in hand 2.
+    first = deal("5D 6D", "4H 2C", "9D")
+    second = deal("4S", "5S", "3H 3C")
+    rule_set = rules(lead_suit="change_or_same", dead_hand_exchange="exchange")
+    match = start(rule_set, first, second, dealer=0)
+    match.apply(DeadHandChoice.KEEP)
+    lead(match, "4H", "2C")
+    assert match.hand_number == 2
+    assert match.decision is Decision.DEAD_HAND
+    assert match.observation(1).played == ()
+    assert match.observation(1).stopped_suit is None

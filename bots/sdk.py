@@ -428,7 +428,8 @@ class BotSession:
     >>> session.receive(b'{"type":"hello","protocol":1,"referee":"test"}')
     [b'{"type":"ready","name":"python-bot","protocol":1,"version":"0.1"}\\n']
 
-    ``finished`` turns true at ``shutdown``; ``exit_status`` is then 0.
+    ``finished`` turns true at ``shutdown`` (``exit_status`` 0) or at a ``hello``
+    of another protocol version (``exit_status`` 2, as SPEC.md asks).
     """
 
     def __init__(
@@ -497,11 +498,13 @@ class BotSession:
             return []
         self.greeted = True
         if version != PROTOCOL_VERSION:
-            # Answer anyway with the version we speak: the referee names the mismatch.
+            # SPEC.md, "Handshake": say why on stderr and exit with status 2.
             self.log(
                 f"newmarket sdk: the referee {referee!r} speaks protocol {version}, "
-                f"this SDK speaks {PROTOCOL_VERSION}"
+                f"this SDK speaks {PROTOCOL_VERSION}; exiting"
             )
+            self.finished, self.exit_status = True, 2
+            return []
         ready = Ready(
             name=self.bot.name[:64] or "python-bot",
             protocol=PROTOCOL_VERSION,
@@ -593,18 +596,17 @@ def serve(
     """Play over any byte stream until ``shutdown`` or its end; return the exit status.
 
     ``read`` returns the next bytes available (``b""`` at the end); ``write``
-    sends and flushes.  Exit status: 0 after ``shutdown``; 0 if the stream ends
-    between matches (the referee is gone, nothing is lost); 1 if it ends in a
-    match or the referee sends a line too long to frame.
+    sends and flushes.  Exit status (SPEC.md, "The process"): 0 after
+    ``shutdown`` or when the input ends; 2 if the referee speaks another
+    protocol version; 1 if it sends a line too long to frame.
     """
     session = BotSession(bot, token=token, log=log)
     framer = LineFramer()
     while not session.finished:
         data = read()
         if not data:
-            if session.in_match or not session.greeted:
-                log("newmarket sdk: the referee closed the connection before shutdown")
-                return 1
+            if session.in_match:
+                log("newmarket sdk: the referee closed the connection during a match")
             return 0
         try:
             lines = framer.feed(data)

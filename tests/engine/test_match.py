@@ -335,3 +335,51 @@ def test_the_same_seed_and_decisions_replay_card_for_card(name: str) -> None:
         replay.apply(action)
     assert replay.events() == match.events()
     assert replay.outcome() == match.outcome()
+
+
+def test_everybody_out_at_once_share_the_last_place_and_keep_nothing() -> None:
+    # 3 chips on each of 4 cards for everyone, dealer included, out of 12: all have 0.
+    # Hand 1 is blocked and nobody pays; nobody can stake for hand 2.
+    rule_set = rules(
+        ante_per_card=3, dealer_ante_per_card=3, starting_chips=12, lead_suit="change_or_pass"
+    )
+    match = start(rule_set, deal("JH QH", "4H 7H", "9H"), dealer=0)
+    assert match.chips == (0, 0, 0)
+    lead(match, "4H")
+    assert of_type(match.events(), PlayerEliminated) == [
+        PlayerEliminated(0, 0, ()),
+        PlayerEliminated(1, 0, ()),
+        PlayerEliminated(2, 0, ()),
+    ]
+    assert match.outcome() == Outcome(
+        places=(1, 1, 1),
+        chips=(0, 0, 0),
+        hands_played=1,
+        reason="players_left",
+        eliminated=((0, 2), (1, 2), (2, 2)),
+    )
+    assert match.boodle_stacks == (9, 9, 9, 9)
+
+
+def test_events_since_an_event_count_are_the_new_events() -> None:
+    match = start(rules(), deal("JC KC AC 4D", "9C 2D", "TC QC 3D"), dealer=0)
+    count = match.event_count()
+    seen = match.events()
+    lead(match, "9C")  # a run of 6 cards with a boodle capture in the middle
+    assert match.events(since=count) == match.events()[len(seen) :]
+    assert len(match.events(since=count)) == 8
+    for viewer in (0, 1, 2):
+        assert match.events(viewer=viewer, since=count) == match.events(viewer=viewer)[len(seen) :]
+    assert match.events(since=match.event_count()) == []
+
+
+def test_a_clone_is_independent() -> None:
+    match = start(rules(), deal("JC KC AC 4D", "9C 2D", "TC QC 3D"), dealer=0)
+    original = (match.events(), match.chips, match.hand_sizes(), match.current_seat())
+    other = match.clone()
+    lead(other, "9C")
+    assert (match.events(), match.chips, match.hand_sizes(), match.current_seat()) == original
+    assert other.chips == (32, 36, 40)
+    lead(match, "9C")
+    assert match.events() == other.events()
+    assert match.observation(0) == other.observation(0)

@@ -227,3 +227,24 @@ def test_unclaimed_boodle_chips_carry_over_and_new_stakes_stack_on_top() -> None
     assert match.boodle_stacks == (0, 9, 2, 8)
     assert match.chips == (25, 26, 50)
     assert match.total_chips() == 120
+
+
+def test_before_the_first_deal_a_seat_holds_no_cards() -> None:
+    match = start(rules(ante="free"), deal(*OUT_IN_ONE_RUN), dealer=0)
+    seen = match.observation(1)
+    assert (seen.hand, seen.hand_sizes, seen.dead_hand_size, seen.played) == ((), (0, 0, 0), 0, ())
+
+
+@pytest.mark.xfail(
+    reason="engine bug: while stakes are placed for hand 2 (before its deal), observations "
+    "still show hand 1's leftover cards as the seat's hand, with hand 1's hand sizes and "
+    "dead-hand size",
+    strict=True,
+)
+def test_before_a_later_deal_a_seat_holds_no_cards() -> None:
+    match = start(rules(ante="free"), deal(*OUT_IN_ONE_RUN), dealer=0)
+    stake_all(match, (6, 0, 0, 0), (6, 0, 0, 0), (6, 0, 0, 0))
+    lead(match, "2S")  # seat 2 goes out; seat 0 is left with 7D 5S 6S
+    assert (match.hand_number, match.decision) == (2, Decision.STAKE)
+    seen = match.observation(0)
+    assert (seen.hand, seen.hand_sizes, seen.dead_hand_size, seen.played) == ((), (0, 0, 0), 0, ())

@@ -19,6 +19,7 @@ from engine import (
     IllegalActionError,
     MalformedActionError,
     Match,
+    NewmarketError,
 )
 from engine.events import (
     BidsRevealed,
@@ -421,3 +422,31 @@ def test_after_an_auction_the_buyer_plays_the_cards_it_bought() -> None:
     ]
     assert match.chips == (32 + 2, 36, 36 - 2 + 4)
     assert match.dead_hand() == cards("7H 8H")
+
+
+# -- scripted deals are checked ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hands", "dead", "message"),
+    [
+        (("2C 3C", "2C", "4C"), None, "twice"),
+        (("2C", "3C"), None, "hands for 3 seats"),
+        (("2C", "", "4C"), None, "no cards"),
+        (("2C", "3C", "4C"), "5C 6C", "missing"),
+        (("2C", "3C", "4C"), " ".join(str(c) for c in CARDS[2:]), "twice"),
+    ],
+)
+def test_a_bad_scripted_deal_is_refused(
+    hands: tuple[str, ...], dead: str | None, message: str
+) -> None:
+    with pytest.raises(NewmarketError, match=message):
+        Match(rules(), 3, 0, dealer=0, deals=[deal(*hands, dead=dead)])
+
+
+def test_a_scripted_deal_with_an_explicit_dead_hand() -> None:
+    held = ("2C", "3C", "4C")
+    rest = " ".join(str(c) for c in CARDS if str(c) not in held)
+    match = Match(rules(), 3, 0, dealer=0, deals=[deal(*held, dead=rest)])
+    assert match.hand_sizes() == (1, 1, 1)
+    assert len(match.dead_hand()) == 49

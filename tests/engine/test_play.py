@@ -289,3 +289,24 @@ def test_the_leader_plays_the_card_led_not_another() -> None:
     assert play_events(match.events()) == [played(1, "2C", lead=True), stopped("2C", "dead", "3C")]
     assert match.hand_of(1) == cards("4H 7H")
     assert Card.parse("2C") in match.played_cards()
+
+
+def test_one_suit_boodle_cards_are_each_captured_in_one_run() -> None:
+    # seed 004's Michigan note: A K Q J of one suit; 4 chips on each.
+    rule_set = rules(boodle_cards="AH,KH,QH,JH", hand_limit=1)
+    match = start(rule_set, deal("QH 2D", "TH AH 3D", "JH KH 4D"), dealer=0)
+    lead(match, "TH")
+    assert play_events(match.events()) == [
+        played(1, "TH", lead=True),
+        played(2, "JH"),
+        won_boodle(2, "JH", 4),
+        played(0, "QH"),
+        won_boodle(0, "QH", 4),
+        played(2, "KH"),
+        won_boodle(2, "KH", 4),
+        played(1, "AH"),
+        won_boodle(1, "AH", 4),
+        stopped("AH", "top"),
+    ]
+    assert match.boodle_stacks == (0, 0, 0, 0)
+    assert match.chips == (36, 40, 44)

@@ -234,3 +234,16 @@ def test_a_blocked_hand_leaves_the_kitty_for_the_next_hand() -> None:
     assert ended[0].winners == (1, 2)
     assert match.kitty == 3 + 3
     assert match.total_chips() == 120
+
+
+def test_blocked_pot_too_small_for_every_winner_shares_zero_too() -> None:
+    # Four players; seats 1, 2, 3 hold 1 card each, seat 0 holds 2 and pays the pot of 1.
+    match = blocked("fewest_flat", "TH JH", "2H 7H", "8H", "9H")
+    assert play_events(match.events())[2:] == [
+        HandBlocked(),
+        ChipsPaid(0, None, 1, 1),
+        PotShared(1, 1),
+        PotShared(2, 0),
+        PotShared(3, 0),
+    ]
+    assert match.outcome().chips == (31, 37, 36, 36)

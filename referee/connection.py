@@ -1,0 +1,136 @@
+"""One bot connection: protocol lines over any ``trio.abc.Stream``.
+
+A process's stdio (stdin and stdout stapled together) and a TCP socket are
+both a ``trio.abc.Stream``, and so is the in-memory pair a test builds with
+``trio.testing.memory_stream_pair``: one class serves all three, so the
+referee's handling of a bot is the same code whatever carries the bytes, and
+the match logic can be tested on a virtual clock with no process at all.
+
+The class is a thin loop around ``protocol.framing.LineFramer`` (sans-IO):
+bytes in, lines out, never more than the framer's cap buffered.  Timeouts are
+the caller's: every method may be cancelled by the caller's cancel scope.  A
+cancelled receive loses nothing (trio's ``receive_some`` receives nothing when
+cancelled, and whole lines wait in ``_lines``).  A cancelled send may have
+written half a line, after which the stream cannot be trusted to start a line
+at a boundary, so the connection marks itself ``broken``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import deque
+from collections.abc import Iterable
+
+import trio
+
+from protocol.framing import MAX_LINE_BYTES, LineFramer, LineTooLongError
+
+RECEIVE_SIZE = 65536
+
+
+class ConnectionClosedError(Exception):
+    """The peer's side of the stream ended (or broke); ``leftover`` is an unterminated last line."""
+
+    def __init__(self, message: str, leftover: bytes | None = None) -> None:
+        super().__init__(message)
+        self.leftover = leftover
+
+
+class ConnectionBrokenError(Exception):
+    """Our side can no longer write: the peer stopped reading, closed, or a send was cut short."""
+
+
+class Connection:
+    """Protocol lines over a ``trio.abc.Stream``; see the module docstring."""
+
+    __slots__ = (
+        "_closed",
+        "_framer",
+        "_lines",
+        "_stream",
+        "broken",
+        "bytes_received",
+        "bytes_sent",
+    )
+
+    def __init__(self, stream: trio.abc.Stream, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self._stream = stream
+        self._framer = LineFramer(max_line_bytes)
+        self._lines: deque[bytes] = deque()
+        self._closed = False
+        self.broken = False
+        self.bytes_sent = 0
+        self.bytes_received = 0
+
+    @property
+    def stream(self) -> trio.abc.Stream:
+        return self._stream
+
+    async def send(self, data: bytes) -> None:
+        """Write ``data`` (whole lines) in one ``send_all``.
+
+        Raises ``ConnectionBrokenError`` if the peer cannot be written to; if
+        the caller's scope cancels the write, the connection is broken too.
+        """
+        if self.broken or self._closed:
+            raise ConnectionBrokenError("the connection is already broken")
+        try:
+            await self._stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
+            self.broken = True
+            raise ConnectionBrokenError(f"the bot's input is closed ({_reason(error)})") from None
+        except BaseException:
+            # Cancelled part-way: some bytes of a line may be out; the stream is out of step.
+            self.broken = True
+            raise
+        self.bytes_sent += len(data)
+
+    async def send_lines(self, lines: Iterable[bytes]) -> None:
+        await self.send(b"".join(lines))
+
+    def pending(self) -> bool:
+        """True if a whole line has been received and not yet taken."""
+        return bool(self._lines)
+
+    async def receive_line(self) -> bytes:
+        """The next line, without its terminator.
+
+        Raises ``ConnectionClosedError`` at the end of the stream and
+        ``LineTooLongError`` (from the framer) when a line passes the cap.
+        Lines that came whole before an over-long one are returned first.
+        """
+        while not self._lines:
+            if self._framer.failed:
+                self._framer.feed(b"")  # raises the framer's error again
+            try:
+                data = await self._stream.receive_some(RECEIVE_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
+                raise ConnectionClosedError(f"the connection broke ({_reason(error)})") from None
+            if not data:
+                leftover = self._framer.end() if not self._framer.failed else None
+                raise ConnectionClosedError("end of stream", leftover)
+            self.bytes_received += len(data)
+            try:
+                self._lines.extend(self._framer.feed(bytes(data)))
+            except LineTooLongError as error:
+                self._lines.extend(error.lines)
+                if not self._lines:
+                    raise
+        return self._lines.popleft()
+
+    async def aclose(self) -> None:
+        """Close our side; never raises and never waits on the peer."""
+        if self._closed:
+            return
+        self._closed = True
+        quiet = contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+        with trio.CancelScope(shield=True), trio.move_on_after(1), quiet:
+            await self._stream.aclose()
+
+
+def _reason(error: BaseException) -> str:
+    cause = error.__cause__ or error.__context__
+    text = str(error) or type(error).__name__
+    if cause is not None and str(cause):
+        text = f"{text}: {cause}"
+    return text

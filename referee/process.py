@@ -1,0 +1,247 @@
+"""A bot's process: started from an explicit argv into a clean environment, ended whole.
+
+Three rules shape this module, each one a way referees have been hurt:
+
+* Nothing of the referee's environment leaks into a bot by accident: the
+  environment is built from a short allow-list plus what the bot's spec asks
+  for, the argv is never given to a shell, and the working directory is
+  explicit.
+* The bot runs in its own session (``start_new_session``), so its process
+  group holds it and every child it forks; ending a bot signals the group
+  (SIGTERM, a short grace, then SIGKILL) and no grandchild survives it.
+* The referee never waits on a pipe: a stray grandchild can hold stdout or
+  stderr open for ever.  Exit is observed with ``Process.wait()`` (which
+  watches the process, not its pipes), and the stderr drain is cancelled,
+  not awaited to its end.
+
+stderr is the bot's own log.  It is always drained (a bot that fills a pipe
+nobody reads would hang) into a ``StderrBuffer`` that keeps the first and the
+last bytes up to a cap and counts what it dropped in between.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import trio
+
+from protocol.timing import DEFAULT_STDERR_CAP_BYTES
+
+# What a bot inherits from the referee's environment; everything else it must be given.
+INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "LOGNAME")
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+
+
+class StderrBuffer:
+    """The first and the last ``cap // 2`` bytes of a stream; what was between is counted."""
+
+    __slots__ = ("_half", "_head", "_tail", "cap", "dropped", "total")
+
+    def __init__(self, cap: int = DEFAULT_STDERR_CAP_BYTES) -> None:
+        self.cap = cap
+        self._half = max(1, cap // 2)
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.dropped = 0
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self._half - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self._tail += data
+        excess = len(self._tail) - self._half
+        if excess > 0:
+            del self._tail[:excess]
+            self.dropped += excess
+
+    def text(self) -> str:
+        """What was kept, as text; a marker line says how much was dropped in between."""
+        head = self._head.decode("utf-8", "replace")
+        tail = self._tail.decode("utf-8", "replace")
+        if self.dropped:
+            return f"{head}\n[... {self.dropped} bytes of stderr dropped ...]\n{tail}"
+        return head + tail
+
+    def last_line(self, limit: int = 200) -> str:
+        """The last non-empty line, shortened to ``limit`` characters (for one-line details)."""
+        for line in reversed(self.text().splitlines()):
+            line = line.strip()
+            if line:
+                return line if len(line) <= limit else line[: limit - 3] + "..."
+        return ""
+
+    def take(self) -> StderrBuffer:
+        """A copy of what was kept so far, and a fresh start for this buffer."""
+        copy = StderrBuffer(self.cap)
+        copy._head, copy._tail = self._head, self._tail
+        copy.dropped, copy.total = self.dropped, self.total
+        self._head, self._tail = bytearray(), bytearray()
+        self.dropped = self.total = 0
+        return copy
+
+
+def clean_environment(extra: Mapping[str, str] = {}) -> dict[str, str]:
+    """A short allow-list of the referee's environment, ``PATH`` always set, plus ``extra``."""
+    env = {key: os.environ[key] for key in INHERITED_ENV if key in os.environ}
+    env.setdefault("PATH", DEFAULT_PATH)
+    env.update(extra)
+    return env
+
+
+def describe_exit(returncode: int) -> str:
+    """``exited with status 3`` or ``killed by signal 11 (SIGSEGV)``."""
+    if returncode < 0:
+        number = -returncode
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            return f"killed by signal {number}"
+        return f"killed by signal {number} ({name})"
+    return f"exited with status {returncode}"
+
+
+class BotProcess:
+    """A started bot process: its pipes, its stderr, and how to end its whole tree.
+
+    The leader is not reaped until the tree has been killed: exit is seen on a
+    pidfd and its status read with ``waitid(WNOWAIT)``.  While the leader is
+    unreaped (a zombie at worst), its pid, which is also the process group's
+    id, cannot be reused, so the final SIGKILL to the group can only reach
+    this bot's own stragglers, never a stranger that got the number later.
+    """
+
+    def __init__(self, process: trio.Process, stderr: StderrBuffer) -> None:
+        self.process = process
+        self.pid = process.pid
+        self.pgid = process.pid  # start_new_session: the bot leads its own session and group
+        self.stderr = stderr
+        self.match_stderr = StderrBuffer(stderr.cap)
+        self.exited = trio.Event()
+        self.status: int | None = None  # as Popen.returncode: negative for a signal
+        self._ended = False
+        self._pidfd: int | None
+        try:
+            self._pidfd = os.pidfd_open(process.pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
+
+    def exit_text(self) -> str:
+        return "still running" if self.status is None else describe_exit(self.status)
+
+    def stdio(self) -> trio.StapledStream[trio.abc.SendStream, trio.abc.ReceiveStream]:
+        """The bot's stdin and stdout as one stream."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        return trio.StapledStream(self.process.stdin, self.process.stdout)
+
+    async def watch(self) -> None:
+        """Wait for the exit (never on a pipe), note its status, set ``exited``.
+
+        Run as a background task for the life of the process.
+        """
+        if self._pidfd is None:
+            self.status = await self.process.wait()
+        else:
+            # ClosedResourceError: ``end`` closed the pidfd after reaping.
+            with contextlib.suppress(trio.ClosedResourceError):
+                await trio.lowlevel.wait_readable(self._pidfd)
+            self.status = self._peek_status()
+        self.exited.set()
+
+    def _peek_status(self) -> int | None:
+        if self.status is not None:
+            return self.status
+        try:
+            info = os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG)
+        except ChildProcessError:
+            return None  # already reaped by ``end``, which records the status itself
+        if info is None:
+            return None
+        return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+    async def drain_stderr(self) -> None:
+        """Read stderr into the buffers until it ends; a background task, cancelled at the end."""
+        stream = self.process.stderr
+        if stream is None:
+            return
+        try:
+            while True:
+                data = await stream.receive_some(65536)
+                if not data:
+                    return
+                self.stderr.feed(bytes(data))
+                self.match_stderr.feed(bytes(data))
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            return
+
+    def signal_group(self, signum: int) -> None:
+        """Send ``signum`` to the bot's process group; a group already gone is fine."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, signum)
+
+    async def end(self, grace: float = TERM_GRACE) -> None:
+        """End the whole tree: SIGTERM to the group, ``grace`` seconds, then SIGKILL; reap.
+
+        The group is killed even when the leader has exited, because a child
+        may ignore SIGTERM or outlive its parent.  Idempotent, never raises,
+        and shielded from the caller's cancellation so a cancelled match cannot
+        leave a tree behind.
+        """
+        if self._ended:
+            return
+        self._ended = True
+        with trio.CancelScope(shield=True):
+            if not self.exited.is_set():
+                self.signal_group(signal.SIGTERM)
+                with trio.move_on_after(grace):
+                    await self.exited.wait()
+            self.signal_group(signal.SIGKILL)  # the leader is not reaped yet: see the class doc
+            status = await self.process.wait()
+            if self.status is None:
+                self.status = status
+            if self._pidfd is not None:
+                trio.lowlevel.notify_closing(self._pidfd)
+                os.close(self._pidfd)
+                self._pidfd = None
+            self.exited.set()
+            for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    with trio.move_on_after(0.1):
+                        await stream.aclose()
+
+
+async def start_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str],
+    stdio: bool,
+    stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
+) -> BotProcess:
+    """Start ``argv`` in its own session with a clean environment.
+
+    With ``stdio`` the bot's stdin and stdout are pipes to the referee;
+    otherwise (TCP) they are ``/dev/null``.  Raises ``OSError`` when the
+    program cannot be started (not found, not executable, bad directory).
+    """
+    pipe_or_null = subprocess.PIPE if stdio else subprocess.DEVNULL
+    process = await trio.lowlevel.open_process(
+        list(argv),
+        stdin=pipe_or_null,
+        stdout=pipe_or_null,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+    )
+    return BotProcess(process, StderrBuffer(stderr_cap))

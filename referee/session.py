@@ -1,0 +1,624 @@
+"""A bot session: one started, handshaken bot that plays many matches in a row.
+
+The protocol's lifecycle is hello/ready once, then any number of matches,
+then shutdown, so a league pays a bot's start-up once, not once per match.
+``open_bot`` is that lifecycle as an async context manager: entering starts
+the bot (a process over stdio, a process that connects over TCP, or a remote
+bot that connects by itself) and handshakes; leaving sends ``shutdown`` and
+ends the process tree whatever happened.
+
+A bot's failure is never an exception out of this module.  A bot that cannot
+be started, never says ``ready``, speaks another protocol version or sends a
+wrong token gives a session that is *dead* from the start, with the reason
+kept in ``death``; a bot that crashes mid-match makes its session dead from
+then on.  ``play_match`` gives every decision of a dead session the default
+policy and records the fault, so a league never has to catch anything.
+
+The session is also where the few facts that outlive one match live: the
+request-id counter (ids are never reused, so a reply that comes late, even
+in a later match, is recognised by its id and discarded) and stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import secrets
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import trio
+
+from protocol.faults import FaultKind
+from protocol.framing import LineTooLongError
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    Hello,
+    MalformedMessageError,
+    Ready,
+    Shutdown,
+    decode_bot_message,
+    encode,
+)
+from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS
+from protocol.transports import ENV_CONNECT, ENV_TOKEN
+from referee.bots import BotSpec
+from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.process import BotProcess, StderrBuffer, clean_environment, start_process
+from referee.timecontrol import TimeControl
+
+EXIT_GRACE = 0.2  # after the process exits, how long its last output may still take to arrive
+EOF_EXIT_WAIT = 0.5  # after end of stream, how long to wait for an exit (crash) before "eof"
+SHUTDOWN_GRACE = DEFAULT_SHUTDOWN_GRACE_MS / 1000
+MAX_PENDING_CONNECTIONS = 8  # TCP: handshakes in progress at once; more are refused
+LATE_IDS_KEPT = 256  # timed-out request ids whose late reply is still recognised
+
+
+def referee_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"newmarket {version('newmarket')}"
+    except PackageNotFoundError:
+        return "newmarket"
+
+
+class BotLostError(Exception):
+    """The bot cannot go on in this session; ``kind`` is the fault kind, ``detail`` why."""
+
+    def __init__(self, kind: FaultKind, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        self.detail = detail
+
+
+ListenCallback = Callable[[str, int, str], None]
+"""Called with (host, port, token) once a TCP session listens; for remote bots' operators."""
+
+
+class BotSession:
+    """A bot for many matches; see the module docstring.
+
+    Build one with ``open_bot`` (a spec) or ``open_stream_bot`` (any stream).
+    """
+
+    def __init__(self, spec: BotSpec, time_control: TimeControl) -> None:
+        self.spec = spec
+        self.time_control = time_control
+        self.connection: Connection | None = None
+        self.process: BotProcess | None = None
+        self.reported_name: str | None = None
+        self.reported_version: str | None = None
+        self.address: tuple[str, int] | None = None
+        self.death: BotLostError | None = None
+        self.startup_latency: float | None = None
+        self.last_request_id = 0
+        self.answered_through = 0  # every id <= this has been answered, faulted or discarded
+        self._late_ids: dict[int, None] = {}  # timed out, a late reply still expected
+        self._wait_scope: trio.CancelScope | None = None
+        self._refusals: list[str] = []
+        self._nursery: trio.Nursery | None = None
+
+    # ----------------------------------------------------------------- state
+
+    @property
+    def name(self) -> str:
+        """The display name (the spec's): results and standings use it."""
+        return self.spec.name
+
+    @property
+    def alive(self) -> bool:
+        return self.death is None
+
+    @property
+    def exited(self) -> bool:
+        return self.process is not None and self.process.exited.is_set()
+
+    @property
+    def pgid(self) -> int | None:
+        return None if self.process is None else self.process.pgid
+
+    def stderr_text(self) -> str:
+        return "" if self.process is None else self.process.stderr.text()
+
+    def take_match_stderr(self) -> StderrBuffer | None:
+        """The stderr written since the previous call (a match's worth), or None for no process."""
+        return None if self.process is None else self.process.match_stderr.take()
+
+    # ----------------------------------------------------------------- request ids
+
+    def new_request_id(self) -> int:
+        self.last_request_id += 1
+        return self.last_request_id
+
+    def settle(self, request_id: int, *, late_reply_possible: bool) -> None:
+        """The request ``request_id`` is over; after a timeout its late reply will be discarded."""
+        if late_reply_possible:
+            self._late_ids[request_id] = None
+            while len(self._late_ids) > LATE_IDS_KEPT:
+                del self._late_ids[next(iter(self._late_ids))]
+        self.answered_through = request_id
+
+    def classify_id(self, reply_id: int, pending: int | None) -> str:
+        """``pending``, ``late`` (its request timed out: discard), ``duplicate`` or ``unknown``."""
+        if reply_id == pending:
+            return "pending"
+        if reply_id in self._late_ids:
+            del self._late_ids[reply_id]  # a second late reply is a duplicate
+            return "late"
+        if reply_id <= self.last_request_id:
+            return "duplicate"
+        return "unknown"
+
+    # ----------------------------------------------------------------- I/O for matches
+
+    async def send(self, data: bytes, timeout: float) -> None:
+        """Write whole lines within ``timeout`` seconds, or raise ``BotLostError``.
+
+        A bot that does not read its input for that long is lost: the write
+        may have stopped half-way through a line.
+        """
+        connection = self._live_connection()
+        try:
+            with trio.fail_after(timeout):
+                await connection.send(data)
+        except trio.TooSlowError:
+            raise await self.lose(
+                FaultKind.TIMEOUT, f"did not read its input for {timeout:.3g} s"
+            ) from None
+        except ConnectionBrokenError as error:
+            if self.process is not None:
+                with trio.move_on_after(EOF_EXIT_WAIT):
+                    await self.process.exited.wait()
+                if self.exited:
+                    raise await self.lose(FaultKind.CRASH, self._exit_detail()) from None
+            raise await self.lose(FaultKind.EOF, f"stopped reading: {error}") from None
+
+    async def receive_line(self, deadline: float) -> bytes | None:
+        """The next line, or None when the absolute ``deadline`` (trio time) passes first.
+
+        Raises ``BotLostError`` when the stream ends (a ``crash`` if the process
+        exited, else ``eof``) or a line passes the length cap (``line_too_long``).
+        If the process exits while this waits, the wait is cut to ``EXIT_GRACE``.
+        """
+        connection = self._live_connection()
+        if connection.pending():
+            return await connection.receive_line()
+        if self.exited:
+            deadline = min(deadline, trio.current_time() + EXIT_GRACE)
+        with trio.CancelScope(deadline=deadline) as scope:
+            self._wait_scope = scope
+            try:
+                return await connection.receive_line()
+            except ConnectionClosedError as error:
+                raise await self._stream_ended(error) from None
+            except LineTooLongError as error:
+                raise await self.lose(FaultKind.LINE_TOO_LONG, str(error)) from None
+            finally:
+                self._wait_scope = None
+        if self.exited:
+            raise await self.lose(FaultKind.CRASH, self._exit_detail())
+        return None
+
+    async def lose(self, kind: FaultKind, detail: str) -> BotLostError:
+        """Mark the session dead for good and end its process tree; returns the error to raise."""
+        error = BotLostError(kind, detail)
+        if self.death is None:
+            self.death = error
+        await self._end_process()
+        return error
+
+    def _live_connection(self) -> Connection:
+        if self.death is not None:
+            raise self.death
+        assert self.connection is not None
+        return self.connection
+
+    async def _stream_ended(self, error: ConnectionClosedError) -> BotLostError:
+        if self.process is not None:
+            with trio.move_on_after(EOF_EXIT_WAIT):
+                await self.process.exited.wait()
+            if self.exited:
+                return await self.lose(FaultKind.CRASH, self._exit_detail())
+        what = "its output ended" if self.spec.transport == "stdio" else "it closed the connection"
+        if error.leftover is not None:
+            what += f" after an unterminated line ({len(error.leftover)} bytes)"
+        elif str(error) != "end of stream":
+            what = str(error)
+        return await self.lose(FaultKind.EOF, what)
+
+    def _exit_detail(self, when: str = "") -> str:
+        """``exited with status 1 before ready; stderr: <its last line>``."""
+        assert self.process is not None
+        text = self.process.exit_text() + (f" {when}" if when else "")
+        last = self.process.stderr.last_line()
+        return f"{text}; stderr: {last}" if last else text
+
+    # ----------------------------------------------------------------- start-up
+
+    async def _start(
+        self,
+        nursery: trio.Nursery,
+        *,
+        host: str,
+        port: int,
+        token: str | None,
+        on_listen: ListenCallback | None,
+        stream: trio.abc.Stream | None = None,
+    ) -> None:
+        """Start and handshake within ``startup_time``; any failure makes the session dead."""
+        self._nursery = nursery
+        started = trio.current_time()
+        deadline = started + self.time_control.startup_time
+        try:
+            if self.spec.unavailable is not None:
+                raise BotLostError(FaultKind.STARTUP, self.spec.unavailable)
+            if stream is not None:
+                connection = Connection(stream)
+                self.connection = connection
+                await self._handshake(connection, deadline, token)
+            elif self.spec.transport == "stdio":
+                await self._start_stdio(nursery, deadline)
+            else:
+                await self._start_tcp(nursery, deadline, host, port, token, on_listen)
+            self.startup_latency = trio.current_time() - started
+        except BotLostError as error:
+            if self.death is None:
+                self.death = error
+            await self._end_process()
+
+    async def _spawn(self, nursery: trio.Nursery, env: dict[str, str], stdio: bool) -> BotProcess:
+        spec = self.spec
+        try:
+            process = await start_process(
+                spec.command, cwd=spec.cwd, env=clean_environment(env), stdio=stdio
+            )
+        except OSError as error:
+            reason = error.strerror or str(error)
+            where = f" in {spec.cwd}" if spec.cwd is not None else ""
+            raise BotLostError(
+                FaultKind.STARTUP, f"cannot start {spec.command[0]!r}{where}: {reason}"
+            ) from None
+        self.process = process
+        nursery.start_soon(self._watch, process)
+        nursery.start_soon(process.drain_stderr)
+        return process
+
+    async def _watch(self, process: BotProcess) -> None:
+        await process.watch()
+        scope = self._wait_scope
+        if scope is not None:
+            scope.deadline = min(scope.deadline, trio.current_time() + EXIT_GRACE)
+
+    async def _start_stdio(self, nursery: trio.Nursery, deadline: float) -> None:
+        process = await self._spawn(nursery, dict(self.spec.env), stdio=True)
+        self.connection = Connection(process.stdio())
+        await self._handshake(self.connection, deadline, None)
+
+    async def _start_tcp(
+        self,
+        nursery: trio.Nursery,
+        deadline: float,
+        host: str,
+        port: int,
+        token: str | None,
+        on_listen: ListenCallback | None,
+    ) -> None:
+        token = token or secrets.token_urlsafe(24)
+        try:
+            listeners = await trio.open_tcp_listeners(port, host=host)
+        except OSError as error:
+            # The referee's own problem, but reported as this bot's start-up failure so
+            # that a match or league still finishes (and says why).
+            raise BotLostError(
+                FaultKind.STARTUP, f"cannot listen on {host}:{port}: {error}"
+            ) from None
+        listener = listeners[0]
+        for extra in listeners[1:]:
+            await extra.aclose()
+        try:
+            bound = listener.socket.getsockname()
+            self.address = (str(bound[0]), int(bound[1]))
+            connect = _connect_text(*self.address)
+            if on_listen is not None:
+                on_listen(self.address[0], self.address[1], token)
+            if not self.spec.remote:
+                env = dict(self.spec.env)
+                env[ENV_CONNECT] = connect
+                env[ENV_TOKEN] = token
+                await self._spawn(nursery, env, stdio=False)
+            stream = await self._accept(listener, deadline, token)
+        finally:
+            await listener.aclose()
+        self.connection = Connection(stream)
+
+    async def _accept(
+        self, listener: trio.SocketListener, deadline: float, token: str
+    ) -> trio.SocketStream:
+        """The first connection that completes the handshake with the right token.
+
+        Handshakes run side by side, so a connection that stalls cannot keep
+        the real bot waiting; at most ``MAX_PENDING_CONNECTIONS`` at once.
+        """
+        winner: list[trio.SocketStream] = []
+        pending = [0]
+
+        async def handshake(stream: trio.SocketStream, cancel: trio.CancelScope) -> None:
+            try:
+                await self._handshake(Connection(stream), deadline, token)
+            except BotLostError as error:
+                self._refusals.append(error.detail)
+                with trio.move_on_after(0.1):
+                    await stream.aclose()
+                return
+            finally:
+                pending[0] -= 1
+            if winner:
+                await stream.aclose()
+                return
+            winner.append(stream)
+            cancel.cancel()
+
+        with trio.CancelScope(deadline=deadline) as scope:
+            self._wait_scope = scope
+            try:
+                async with trio.open_nursery() as handshakes:
+                    while True:
+                        stream = await listener.accept()
+                        if pending[0] >= MAX_PENDING_CONNECTIONS:
+                            await stream.aclose()
+                            continue
+                        pending[0] += 1
+                        handshakes.start_soon(handshake, stream, scope)
+            finally:
+                self._wait_scope = None
+        if winner:
+            return winner[0]
+        if self.exited:
+            raise BotLostError(
+                FaultKind.STARTUP, self._exit_detail("before connecting to the referee")
+            )
+        refused = f" (refused: {self._refusals[-1]})" if self._refusals else ""
+        raise BotLostError(
+            FaultKind.STARTUP,
+            f"no connection with a ready within {self.time_control.startup_time:g} s{refused}",
+        )
+
+    async def _handshake(self, connection: Connection, deadline: float, token: str | None) -> None:
+        """Send hello, read ready; check the protocol version and (TCP) the token."""
+        hello = encode(Hello(protocol=PROTOCOL_VERSION, referee=referee_version()))
+        with trio.CancelScope(deadline=deadline) as scope:
+            if self.connection is connection:
+                self._wait_scope = scope
+            try:
+                await connection.send(hello)
+                line = await connection.receive_line()
+            except ConnectionBrokenError as error:
+                raise BotLostError(
+                    FaultKind.STARTUP, await self._startup_gone(str(error))
+                ) from None
+            except ConnectionClosedError:
+                raise BotLostError(
+                    FaultKind.STARTUP, await self._startup_gone("its output ended before ready")
+                ) from None
+            except LineTooLongError as error:
+                raise BotLostError(FaultKind.STARTUP, f"instead of ready: {error}") from None
+            finally:
+                self._wait_scope = None
+        if scope.cancelled_caught:
+            if self.exited:
+                raise BotLostError(FaultKind.STARTUP, self._exit_detail("before ready"))
+            raise BotLostError(
+                FaultKind.STARTUP, f"no ready within {self.time_control.startup_time:g} s"
+            )
+        try:
+            message = decode_bot_message(line)
+        except MalformedMessageError as error:
+            raise BotLostError(FaultKind.STARTUP, f"instead of ready: {error}") from None
+        if not isinstance(message, Ready):
+            raise BotLostError(
+                FaultKind.STARTUP, f"the first message must be ready, got {message_type(message)}"
+            )
+        if message.protocol != PROTOCOL_VERSION:
+            raise BotLostError(
+                FaultKind.STARTUP,
+                f"speaks protocol {message.protocol}; this referee speaks {PROTOCOL_VERSION}",
+            )
+        if token is not None and not hmac.compare_digest(
+            (message.token or "").encode(), token.encode()
+        ):
+            raise BotLostError(FaultKind.STARTUP, "wrong or missing token in ready")
+        self.reported_name = message.name
+        self.reported_version = message.version
+
+    async def _startup_gone(self, what: str) -> str:
+        if self.process is not None:
+            with trio.move_on_after(EOF_EXIT_WAIT):
+                await self.process.exited.wait()
+        if self.exited:
+            return self._exit_detail("before ready")
+        return what
+
+    # ----------------------------------------------------------------- the end
+
+    async def aclose(self, *, shutdown_grace: float = SHUTDOWN_GRACE) -> None:
+        """Send shutdown, give the bot ``shutdown_grace`` seconds to exit, end the tree."""
+        with trio.CancelScope(shield=True):
+            connection = self.connection
+            if self.death is None and connection is not None and not connection.broken:
+                with trio.move_on_after(min(1.0, shutdown_grace)):
+                    with contextlib.suppress(ConnectionBrokenError):
+                        await connection.send(encode(Shutdown()))
+                if self.process is not None:
+                    with trio.move_on_after(shutdown_grace):
+                        await self.process.exited.wait()
+            if self.death is None:
+                self.death = BotLostError(FaultKind.EOF, "the session is closed")
+            await self._end_process()
+
+    async def _end_process(self) -> None:
+        if self.process is not None:
+            await self.process.end()
+        if self.connection is not None:
+            await self.connection.aclose()
+
+
+def message_type(message: object) -> str:
+    config = getattr(type(message), "__struct_config__", None)
+    tag = getattr(config, "tag", None)
+    return str(tag) if tag is not None else type(message).__name__
+
+
+def _connect_text(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+@asynccontextmanager
+async def open_bots(
+    specs: Sequence[BotSpec],
+    time_control: TimeControl,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    tokens: Sequence[str | None] | None = None,
+    on_listen: Callable[[int, str, int, str], None] | None = None,
+    stderr_dir: Path | None = None,
+) -> AsyncIterator[list[BotSession]]:
+    """Start several bots side by side (start-up is paid in parallel); end them all on exit.
+
+    ``tokens`` gives each TCP bot its token (default: a fresh random one);
+    ``on_listen(index, host, port, token)`` is told each TCP address, so an
+    operator can pass it to a remote bot.  With ``stderr_dir`` each bot's
+    stderr (head and tail, capped) is saved there as ``<index>-<name>.stderr``.
+    """
+    sessions = [BotSession(spec, time_control) for spec in specs]
+    async with trio.open_nursery() as nursery:
+        try:
+            async with trio.open_nursery() as starters:
+                for index, session in enumerate(sessions):
+                    token = tokens[index] if tokens is not None else None
+                    listen = None
+                    if on_listen is not None:
+                        listen = _bind_index(on_listen, index)
+                    starters.start_soon(_start_one, session, nursery, host, port, token, listen)
+            yield sessions
+        finally:
+            with trio.CancelScope(shield=True):
+                async with trio.open_nursery() as closers:
+                    for session in sessions:
+                        closers.start_soon(_close_one, session)
+                if stderr_dir is not None:
+                    _save_stderr(sessions, stderr_dir)
+            nursery.cancel_scope.cancel()
+
+
+def _bind_index(callback: Callable[[int, str, int, str], None], index: int) -> ListenCallback:
+    def bound(host: str, port: int, token: str) -> None:
+        callback(index, host, port, token)
+
+    return bound
+
+
+async def _start_one(
+    session: BotSession,
+    nursery: trio.Nursery,
+    host: str,
+    port: int,
+    token: str | None,
+    on_listen: ListenCallback | None,
+) -> None:
+    await session._start(nursery, host=host, port=port, token=token, on_listen=on_listen)
+
+
+async def _close_one(session: BotSession) -> None:
+    await session.aclose()
+
+
+def _save_stderr(sessions: Sequence[BotSession], directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for index, session in enumerate(sessions):
+            if session.process is None:
+                continue
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.name)
+            (directory / f"{index}-{safe}.stderr").write_text(session.stderr_text())
+    except OSError:
+        pass  # a bot's log is a courtesy; losing it must not fail the match
+
+
+@asynccontextmanager
+async def open_bot(
+    spec: BotSpec,
+    time_control: TimeControl,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    token: str | None = None,
+    on_listen: ListenCallback | None = None,
+    stderr_path: Path | None = None,
+) -> AsyncIterator[BotSession]:
+    """Start one bot and handshake; on exit shut it down and end its process tree.
+
+    A start-up failure is not an exception: the session is dead (``alive`` is
+    False, ``death`` says why) and every decision of it in a match gets the
+    default policy with the fault recorded.
+    """
+    listen = None if on_listen is None else _drop_index(on_listen)
+    async with open_bots(
+        [spec], time_control, host=host, port=port, tokens=[token], on_listen=listen
+    ) as sessions:
+        try:
+            yield sessions[0]
+        finally:
+            if stderr_path is not None:
+                try:
+                    stderr_path.parent.mkdir(parents=True, exist_ok=True)
+                    stderr_path.write_text(sessions[0].stderr_text())
+                except OSError:
+                    pass
+
+
+def _drop_index(callback: ListenCallback) -> Callable[[int, str, int, str], None]:
+    def dropped(_index: int, host: str, port: int, token: str) -> None:
+        callback(host, port, token)
+
+    return dropped
+
+
+@asynccontextmanager
+async def open_stream_bot(
+    stream: trio.abc.Stream,
+    name: str,
+    time_control: TimeControl,
+    *,
+    token: str | None = None,
+) -> AsyncIterator[BotSession]:
+    """A session over a stream someone else opened (a test's memory stream, an accepted socket).
+
+    The handshake is the same as for a started bot; there is no process, so
+    an end of stream is always ``eof``, never ``crash``.
+    """
+    spec = BotSpec(name, (), transport="tcp")
+    session = BotSession(spec, time_control)
+    async with trio.open_nursery() as nursery:
+        try:
+            await session._start(
+                nursery, host="", port=0, token=token, on_listen=None, stream=stream
+            )
+            yield session
+        finally:
+            await session.aclose(shutdown_grace=0)
+            nursery.cancel_scope.cancel()
+
+
+def process_group_alive(pgid: int) -> bool:
+    """True if any process of group ``pgid`` still exists (zombies included)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

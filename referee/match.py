@@ -1,0 +1,738 @@
+"""``play_match``: one match between bot sessions, under time control, with every fault judged.
+
+The referee's loop is the engine's: ask ``current_seat()``, get a choice,
+``apply`` it.  Everything else here is about the choice coming from a program
+that may be slow, broken or hostile:
+
+* Each request carries the seat's time left (move time plus bank); the
+  referee waits that long plus the margin.  A reply is matched to its request
+  by id only: a reply to a request that timed out is *late* and discarded
+  (the session remembers timed-out ids across matches), never applied to a
+  later request.
+* Every fault is recorded with its kind and detail, told to the bot in a
+  ``fault`` message, and the request's ``default`` choice is applied, so the
+  table plays on.  A seat is disqualified at its ``max_faults``-th fault and
+  at once when its stream is gone or out of step (crash, eof, line_too_long,
+  a start-up failure, or input it stopped reading); from then on the default
+  policy plays for it.  Disqualified seats rank below all others.
+* Nothing a bot does raises out of ``play_match``: a lost bot is a dead
+  session (``BotLostError`` is caught at each await on a bot), and a session
+  dead before the match gets the default policy from the first decision.
+
+Each seat is told what happened in ``events`` messages built from
+``Match.events(viewer=seat)`` (the engine's one door for hidden cards), sent
+just before its own requests and at the end, one message per hand at most.
+The referee's own event, ``seat_disqualified``, is slotted into every seat's
+stream at the point it happened.
+
+The match log (``referee.matchlog``) records all of it; ``referee.replay``
+re-runs the engine from the log and checks it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import trio
+
+from engine import events as ev
+from engine.rules import Rules
+from engine.state import MAX_PLAYERS, MIN_PLAYERS, Match
+from protocol.events import Event, HandEnded, SeatDisqualified
+from protocol.faults import FaultKind, disqualifies
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    Choice,
+    Events,
+    Fault,
+    MalformedMessageError,
+    MatchEnd,
+    MatchStart,
+    Ready,
+    Reply,
+    Request,
+    decode_bot_message,
+    encode,
+)
+from referee.convert import (
+    apply_choice,
+    apply_default,
+    build_request,
+    log_event,
+    protocol_events,
+)
+from referee.matchlog import LOG_FORMAT, MatchLog
+from referee.session import BotLostError, BotSession, message_type, referee_version
+from referee.timecontrol import SeatClock, TimeControl
+
+Status = Literal["ok", "disqualified"]
+START_HAND = 0  # the ``hand`` of faults before the first hand (a bot dead at the start)
+
+
+@dataclasses.dataclass
+class FaultRecord:
+    """One fault: its kind (``protocol.faults.FaultKind``), the hand it happened in, and why."""
+
+    kind: str
+    hand: int
+    detail: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "hand": self.hand, "detail": self.detail}
+
+
+@dataclasses.dataclass
+class SeatResult:
+    """One seat's result. ``place`` 1 is best; equal places are shared.
+
+    ``net_chips`` is chips won or lost over the match; ``boodle_chips`` the
+    chips taken from boodle cards; ``hands_won`` the hands the seat went out
+    in or won (a share of) when blocked.  ``decisions`` counts the requests
+    the seat was asked, ``defaults`` the decisions the default policy made
+    for it, ``think_ms`` the total latency of its replies.
+    """
+
+    seat: int
+    name: str
+    place: int
+    chips: int
+    status: Status
+    faults: list[FaultRecord]
+    net_chips: int
+    boodle_chips: int
+    hands_won: int
+    decisions: int = 0
+    defaults: int = 0
+    think_ms: int = 0
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "seat": self.seat,
+            "name": self.name,
+            "place": self.place,
+            "chips": self.chips,
+            "status": self.status,
+            "faults": [fault.to_json() for fault in self.faults],
+            "net_chips": self.net_chips,
+            "boodle_chips": self.boodle_chips,
+            "hands_won": self.hands_won,
+            "decisions": self.decisions,
+            "defaults": self.defaults,
+            "think_ms": self.think_ms,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SeatResult:
+        faults = [FaultRecord(f["kind"], f["hand"], f["detail"]) for f in data["faults"]]
+        return cls(**{**data, "faults": faults})
+
+
+@dataclasses.dataclass
+class MatchResult:
+    """A played match as plain data; ``to_json`` is what ``newmarket match --json`` prints."""
+
+    match_id: str
+    seed: int
+    rules: dict[str, object]
+    hands: int
+    seats: list[SeatResult]
+    log_path: Path | None
+    reason: str = ""  # the engine's: "players_left" or "hand_limit"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "match_id": self.match_id,
+            "seed": self.seed,
+            "rules": self.rules,
+            "hands": self.hands,
+            "reason": self.reason,
+            "seats": [seat.to_json() for seat in self.seats],
+            "log_path": None if self.log_path is None else str(self.log_path),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MatchResult:
+        log_path = data.get("log_path")
+        return cls(
+            match_id=data["match_id"],
+            seed=data["seed"],
+            rules=data["rules"],
+            hands=data["hands"],
+            seats=[SeatResult.from_json(seat) for seat in data["seats"]],
+            log_path=None if log_path is None else Path(log_path),
+            reason=data.get("reason", ""),
+        )
+
+    @property
+    def places(self) -> list[int]:
+        return [seat.place for seat in self.seats]
+
+
+def final_places(engine_places: Sequence[int], disqualified: Sequence[bool]) -> list[int]:
+    """The engine's places with every disqualified seat ranked below every other seat.
+
+    Among themselves, both groups keep the engine's order; equal keys share a place.
+    """
+    keys = [(dq, place) for dq, place in zip(disqualified, engine_places, strict=True)]
+    return [1 + sum(1 for other in keys if other < key) for key in keys]
+
+
+class _Seat:
+    """One seat's state during a match."""
+
+    def __init__(self, index: int, session: BotSession, control: TimeControl) -> None:
+        self.index = index
+        self.session = session
+        self.clock = SeatClock(control)
+        self.faults: list[FaultRecord] = []
+        self.disqualified = False
+        self.cursor = 0  # raw engine events already sent to this seat
+        self.referee_cursor = 0  # referee events (seat_disqualified) already sent
+        self.decisions = 0
+        self.defaults = 0
+        self.think = 0.0
+        self.boodle_chips = 0
+        self.hands_won = 0
+
+    @property
+    def playing(self) -> bool:
+        """Asked for its decisions: not disqualified and its session alive."""
+        return not self.disqualified and self.session.alive
+
+
+class _Referee:
+    """The state of one ``play_match`` call; see the module docstring."""
+
+    def __init__(
+        self,
+        sessions: Sequence[BotSession],
+        rules: Rules,
+        seed: int,
+        control: TimeControl,
+        match_id: str,
+        log: MatchLog,
+    ) -> None:
+        self.rules = rules
+        self.seed = seed
+        self.control = control
+        self.match_id = match_id
+        self.log = log
+        self.match = Match(rules, len(sessions), seed)
+        self.seats = [_Seat(i, s, control) for i, s in enumerate(sessions)]
+        self.names = [s.name for s in sessions]
+        self.logged = 0  # raw engine events written to the log
+        self.logged_typed = 0  # typed events written (the ``n`` of event lines)
+        # (raw event count when it happened, event): slotted into every seat's stream
+        self.referee_events: list[tuple[int, Event]] = []
+
+    # ------------------------------------------------------------- the match
+
+    async def play(self) -> MatchResult:
+        self.write_header()
+        self.log_new_events()
+        for seat in self.seats:
+            session = seat.session
+            if not session.alive:
+                death = session.death
+                assert death is not None
+                detail = death.detail
+                if death.kind is not FaultKind.STARTUP:
+                    detail = f"lost before this match: {detail}"
+                await self.fault(seat, death.kind, detail, START_HAND, force_dq=True)
+        await self.start_all()
+        match = self.match
+        while not match.is_over:
+            seat = self.seats[match.current_seat()]  # type: ignore[index]
+            await self.decide(seat)
+            self.log_new_events()
+        result = self.result()
+        await self.finish_all(result)
+        for seat in self.seats:
+            stderr = seat.session.take_match_stderr()
+            if stderr is not None and stderr.total:
+                self.log.write(
+                    {
+                        "type": "stderr",
+                        "seat": seat.index,
+                        "text": stderr.text(),
+                        "bytes": stderr.total,
+                        "dropped": stderr.dropped,
+                    }
+                )
+        self.log.write({"type": "result", **result.to_json()})
+        self.log.flush()
+        return result
+
+    def write_header(self) -> None:
+        bots = []
+        for seat in self.seats:
+            session = seat.session
+            death = session.death
+            bots.append(
+                {
+                    "seat": seat.index,
+                    "name": session.name,
+                    "command": list(session.spec.command),
+                    "cwd": None if session.spec.cwd is None else str(session.spec.cwd),
+                    "transport": session.spec.transport,
+                    "reported_name": session.reported_name,
+                    "reported_version": session.reported_version,
+                    "alive": session.alive,
+                    "lost": None if death is None else {"kind": death.kind, "detail": death.detail},
+                }
+            )
+        self.log.write(
+            {
+                "type": "header",
+                "format": LOG_FORMAT,
+                "referee": referee_version(),
+                "protocol": PROTOCOL_VERSION,
+                "python": platform.python_version(),
+                "platform": sys.platform,
+                "started": datetime.now(UTC).isoformat(timespec="seconds"),
+                "match_id": self.match_id,
+                "seed": self.seed,
+                "players": len(self.seats),
+                "rules": self.rules.to_dict(),
+                "time_control": self.control.to_json(),
+                "bots": bots,
+            }
+        )
+
+    async def start_all(self) -> None:
+        """Send ``match_start`` to every live seat."""
+        rules = self.rules.to_dict()
+        for seat in self.seats:
+            if not seat.playing:
+                continue
+            message = MatchStart(
+                match_id=self.match_id,
+                seat=seat.index,
+                players=len(self.seats),
+                names=self.names,
+                rules=rules,  # type: ignore[arg-type]  # plain JSON values
+                chips=[self.rules.starting_chips] * len(self.seats),
+                move_time_ms=self.control.move_time_ms,
+                time_bank_ms=self.control.time_bank_ms,
+            )
+            try:
+                await seat.session.send(encode(message), self.control.startup_time)
+            except BotLostError as error:
+                await self.fault(seat, error.kind, error.detail, START_HAND, force_dq=True)
+
+    # ------------------------------------------------------------- one decision
+
+    async def decide(self, seat: _Seat) -> None:
+        match = self.match
+        hand = match.hand_number
+        if not seat.playing:
+            request = build_request(match, 0, time_left_ms=0, time_bank_ms=0)
+            self.apply_default(seat, request, hand)
+            return
+        session = seat.session
+        clock = seat.clock
+        request = build_request(
+            match,
+            session.new_request_id(),
+            time_left_ms=clock.time_left_ms,
+            time_bank_ms=clock.bank_ms,
+        )
+        seat.decisions += 1
+        self.log.write(
+            {
+                "type": "request",
+                "seat": seat.index,
+                "hand": hand,
+                "id": request.id,
+                "decision": request.decision,
+                "legal": request.legal,
+                "default": request.default,
+                "time_left_ms": request.time_left_ms,
+            }
+        )
+        self.log.flush()
+        choice = await self.ask(seat, request, hand)
+        if choice is not None:
+            fault = apply_choice(match, request, choice)
+            if fault is None:
+                self.log.write(
+                    {
+                        "type": "decision",
+                        "seat": seat.index,
+                        "hand": hand,
+                        "decision": request.decision,
+                        "choice": choice,
+                        "by": "bot",
+                    }
+                )
+                return
+            await self.fault(
+                seat, FaultKind(fault.kind), fault.detail, hand, request=request, resolves=True
+            )
+        self.apply_default(seat, request, hand)
+
+    def apply_default(self, seat: _Seat, request: Request, hand: int) -> None:
+        apply_default(self.match, request)
+        seat.defaults += 1
+        self.log.write(
+            {
+                "type": "decision",
+                "seat": seat.index,
+                "hand": hand,
+                "decision": request.decision,
+                "choice": request.default,
+                "by": "default",
+            }
+        )
+
+    async def ask(self, seat: _Seat, request: Request, hand: int) -> Choice | None:
+        """Send the request (after the seat's pending events) and wait for its reply.
+
+        Returns the reply's choice (not yet judged), or None when a fault was
+        recorded instead and the default must be applied.
+        """
+        session = seat.session
+        clock = seat.clock
+        limit = clock.deadline
+        data = b"".join(encode(message) for message in self.pending_events(seat))
+        try:
+            await session.send(data + encode(request), limit)
+        except BotLostError as error:
+            await self.fault(seat, error.kind, error.detail, hand, request=request, resolves=True)
+            return None
+        sent = trio.current_time()
+        deadline = sent + limit
+        while True:
+            try:
+                line = await session.receive_line(deadline)
+            except BotLostError as error:
+                await self.fault(
+                    seat, error.kind, error.detail, hand, request=request, resolves=True
+                )
+                return None
+            now = trio.current_time()
+            if line is None:
+                clock.expire()
+                session.settle(request.id, late_reply_possible=True)
+                await self.fault(
+                    seat,
+                    FaultKind.TIMEOUT,
+                    f"no reply to request {request.id} within {limit * 1000:.0f} ms "
+                    f"({request.time_left_ms} ms time left + {self.control.margin_ms} ms margin)",
+                    hand,
+                    request=request,
+                    resolves=True,
+                )
+                return None
+            resolved, choice = await self.read(seat, request, hand, line, now - sent)
+            if resolved:
+                return choice
+            if not seat.playing:  # disqualified by faults while waiting
+                session.settle(request.id, late_reply_possible=True)
+                return None
+
+    async def read(
+        self, seat: _Seat, request: Request, hand: int, line: bytes, elapsed: float
+    ) -> tuple[bool, Choice | None]:
+        """Handle one line received while ``request`` is pending.
+
+        Returns (True, choice) for its reply, (True, None) when a fault settled
+        the request, or (False, None) to keep waiting.
+        """
+        session = seat.session
+        try:
+            message = decode_bot_message(line)
+        except MalformedMessageError as error:
+            # A malformed line settles the pending request only if it names its id:
+            # a stray debug line must not cost the bot the decision it is still making.
+            answers = _line_id(line) == request.id
+            if answers:
+                seat.clock.charge(elapsed)
+                seat.think += elapsed
+                session.settle(request.id, late_reply_possible=False)
+            await self.fault(
+                seat,
+                FaultKind.MALFORMED,
+                f"{error} (line: {_excerpt(line)})",
+                hand,
+                request=request if answers else None,
+                resolves=answers,
+            )
+            return answers, None
+        if isinstance(message, Ready):
+            await self.fault(
+                seat, FaultKind.PROTOCOL, "unexpected ready: the handshake is over", hand
+            )
+            return False, None
+        assert isinstance(message, Reply)
+        verdict = session.classify_id(message.id, request.id)
+        if verdict == "pending":
+            seat.clock.charge(elapsed)
+            seat.think += elapsed
+            session.settle(request.id, late_reply_possible=False)
+            self.log.write(
+                {
+                    "type": "reply",
+                    "seat": seat.index,
+                    "id": message.id,
+                    "choice": message.choice,
+                    "latency_ms": round(elapsed * 1000, 3),
+                }
+            )
+            return True, message.choice
+        if verdict == "late":
+            self.log.write(
+                {"type": "late", "seat": seat.index, "id": message.id, "choice": message.choice}
+            )
+            return False, None
+        what = (
+            f"a second reply to request {message.id}"
+            if verdict == "duplicate"
+            else f"a reply to request {message.id}, which was never sent"
+        )
+        await self.fault(
+            seat,
+            FaultKind.PROTOCOL,
+            f"{what} (waiting for request {request.id})",
+            hand,
+            request_id=message.id,
+        )
+        return False, None
+
+    # ------------------------------------------------------------- faults
+
+    async def fault(
+        self,
+        seat: _Seat,
+        kind: FaultKind,
+        detail: str,
+        hand: int,
+        *,
+        request: Request | None = None,
+        request_id: int | None = None,
+        resolves: bool = False,
+        force_dq: bool = False,
+    ) -> None:
+        """Record a fault, tell the bot, and disqualify when the rule says so.
+
+        ``resolves``: the fault settles ``request`` and its default is applied.
+        """
+        seat.faults.append(FaultRecord(str(kind), hand, detail))
+        was_disqualified = seat.disqualified
+        disqualify = not was_disqualified and (
+            force_dq or disqualifies(kind, len(seat.faults), self.control.max_faults)
+        )
+        applied = request.default if request is not None and resolves else None
+        if request_id is None and request is not None:
+            request_id = request.id
+        self.log.write(
+            {
+                "type": "fault",
+                "seat": seat.index,
+                "hand": hand,
+                "kind": str(kind),
+                "detail": detail,
+                "id": request_id,
+                "applied": applied,
+                "count": len(seat.faults),
+                "disqualified": disqualify,
+            }
+        )
+        if disqualify:
+            seat.disqualified = True
+            self.referee_events.append(
+                (self.match.event_count(), SeatDisqualified(seat=seat.index, reason=str(kind)))
+            )
+        if seat.session.alive:
+            message = Fault(
+                id=request_id,
+                kind=str(kind),
+                detail=detail,
+                disqualified=seat.disqualified,
+                applied=applied,
+            )
+            try:
+                await seat.session.send(encode(message), self.control.move_time)
+            except BotLostError as error:
+                # The bot stopped reading while being told of a fault: that is lost too.
+                await self.fault(seat, error.kind, error.detail, hand, force_dq=True)
+
+    # ------------------------------------------------------------- events to seats
+
+    def pending_events(self, seat: _Seat) -> list[Events]:
+        """The seat's ``events`` messages since its cursor: one per hand at most."""
+        match = self.match
+        count = match.event_count()
+        events: list[Event]
+        if seat.referee_cursor == len(self.referee_events):
+            events = protocol_events(match.events(viewer=seat.index, since=seat.cursor))
+        else:
+            events = self.merged_events(seat, count)
+        seat.cursor = count
+        seat.referee_cursor = len(self.referee_events)
+        batches: list[Events] = []
+        start = 0
+        for index, event in enumerate(events):
+            if isinstance(event, HandEnded):
+                batches.append(Events(events=events[start : index + 1]))
+                start = index + 1
+        if start < len(events):
+            batches.append(Events(events=events[start:]))
+        return batches
+
+    def merged_events(self, seat: _Seat, count: int) -> list[Event]:
+        """Engine events with the referee's events slotted in where they happened (rare)."""
+        match = self.match
+        typed = match.events(viewer=seat.index, since=seat.cursor)
+        out: list[Event] = []
+        taken = 0
+        for position, event in self.referee_events[seat.referee_cursor :]:
+            # The typed events before ``position``: all those from the cursor minus
+            # those from ``position`` on.
+            before = len(typed) - len(match.events(viewer=seat.index, since=position))
+            out.extend(protocol_events(typed[taken:before]))
+            taken = max(taken, before)
+            out.append(event)
+        out.extend(protocol_events(typed[taken:]))
+        return out
+
+    def log_new_events(self) -> None:
+        """Write the engine's new events (and each deal's chance line) to the log."""
+        match = self.match
+        count = match.event_count()
+        if count == self.logged:
+            return
+        for event in match.events(viewer=None, since=self.logged):
+            if isinstance(event, ev.CardsDealt):
+                self.log.write(
+                    {
+                        "type": "chance",
+                        "hand": match.hand_number,
+                        "hands": [[str(c) for c in hand or ()] for hand in event.hands],
+                        "dead": [str(c) for c in event.dead_hand or ()],
+                    }
+                )
+            elif isinstance(event, ev.BoodleWon):
+                self.seats[event.seat].boodle_chips += event.chips
+            elif isinstance(event, ev.HandEnded):
+                for winner in event.winners:
+                    self.seats[winner].hands_won += 1
+            self.log.write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
+            self.logged_typed += 1
+        self.logged = count
+
+    # ------------------------------------------------------------- the end
+
+    def result(self) -> MatchResult:
+        outcome = self.match.outcome()
+        places = final_places(outcome.places, [seat.disqualified for seat in self.seats])
+        seats = [
+            SeatResult(
+                seat=seat.index,
+                name=seat.session.name,
+                place=places[seat.index],
+                chips=outcome.chips[seat.index],
+                status="disqualified" if seat.disqualified else "ok",
+                faults=list(seat.faults),
+                net_chips=outcome.chips[seat.index] - self.rules.starting_chips,
+                boodle_chips=seat.boodle_chips,
+                hands_won=seat.hands_won,
+                decisions=seat.decisions,
+                defaults=seat.defaults,
+                think_ms=round(seat.think * 1000),
+            )
+            for seat in self.seats
+        ]
+        return MatchResult(
+            match_id=self.match_id,
+            seed=self.seed,
+            rules=self.rules.to_dict(),
+            hands=outcome.hands_played,
+            seats=seats,
+            log_path=self.log.path,
+            reason=outcome.reason,
+        )
+
+    async def finish_all(self, result: MatchResult) -> None:
+        """Tell every live bot the rest of the events and the end, all at once."""
+        outcome = self.match.outcome()
+        disqualified = [seat.index for seat in self.seats if seat.disqualified]
+
+        async def finish(seat: _Seat) -> None:
+            end = MatchEnd(
+                match_id=self.match_id,
+                places=result.places,
+                chips=list(outcome.chips),
+                reason=outcome.reason,
+                hands_played=outcome.hands_played,
+                disqualified=disqualified,
+            )
+            data = b"".join(encode(message) for message in self.pending_events(seat))
+            try:
+                await seat.session.send(data + encode(end), self.control.startup_time)
+            except BotLostError as error:
+                self.log.write(
+                    {
+                        "type": "lost",
+                        "seat": seat.index,
+                        "kind": str(error.kind),
+                        "detail": error.detail,
+                    }
+                )
+
+        async with trio.open_nursery() as nursery:
+            for seat in self.seats:
+                if seat.session.alive:
+                    nursery.start_soon(finish, seat)
+
+
+def _line_id(line: bytes) -> object:
+    """The ``id`` of a line that is a JSON object, else None (for malformed replies)."""
+    try:
+        data = msgspec.json.decode(line)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    return data.get("id") if isinstance(data, dict) else None
+
+
+def _excerpt(line: bytes, limit: int = 80) -> str:
+    text = line.decode("utf-8", "replace")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+async def play_match(
+    bots: Sequence[BotSession],
+    rules: Rules,
+    seed: int,
+    *,
+    time_control: TimeControl,
+    match_id: str,
+    log_path: Path | None = None,
+) -> MatchResult:
+    """Play one match; ``bots[i]`` sits in seat ``i``.
+
+    Never raises for anything a bot does.  Raises ``ValueError`` for a table
+    of the wrong size or rules that cannot seat it, and ``OSError`` if the
+    log cannot be written.
+    """
+    if not MIN_PLAYERS <= len(bots) <= MAX_PLAYERS:
+        raise ValueError(f"bots: a table seats {MIN_PLAYERS} to {MAX_PLAYERS}, got {len(bots)}")
+    if len({id(bot) for bot in bots}) != len(bots):
+        raise ValueError("bots: one session cannot sit in two seats")
+    log = MatchLog(log_path)
+    try:
+        referee = _Referee(bots, rules, seed, time_control, match_id, log)
+        return await referee.play()
+    finally:
+        log.close()
+
+
+def message_name(message: object) -> str:
+    return message_type(message)

@@ -1,0 +1,106 @@
+"""The match log: one JSON object per line, the single source of truth about a match.
+
+A log is written as the match is played and read back by ``newmarket replay``,
+which re-runs the engine from it and checks every line.  Each line has a
+``type``; the first is always the ``header``, the last (of a finished match)
+the ``result``:
+
+``header``    format, versions (referee, protocol, Python), match_id, seed,
+              players, every rule option, the time control, and per seat the
+              bot's name, command, working directory, transport, the name and
+              version it reported, and whether it started.
+``chance``    a hand's deal (every hand and the dead hand): the match's chance
+              outcomes, written before the ``cards_dealt`` event they explain.
+``event``     one omniscient engine event (``referee.convert.log_event``), with
+              ``n``, its index among the match's events.
+``request``   seat, hand, id, decision, legal choices, default, time left.
+``reply``     seat, id, the choice as sent, latency in ms.
+``late``      a reply to a request that had timed out: discarded, never applied.
+``fault``     seat, hand, kind, detail, the request id, the choice applied,
+              the seat's fault count and whether it disqualified.
+``decision``  seat, hand, the decision, the choice applied, and ``by``:
+              ``bot``, or ``default`` (a fault, a disqualified or dead seat).
+``lost``      a bot lost after the result was decided (while told the end).
+``stderr``    what a bot wrote to stderr during the match (head and tail, capped).
+``result``    ``MatchResult.to_json()``.
+
+Lines are buffered per decision and flushed before the referee waits on a
+bot, so a killed referee leaves a readable prefix (at worst a last line cut
+short, which ``read_log`` reports as such) at one write per decision.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+LOG_FORMAT = 1
+"""The version of the layout above; replay refuses a log of another format."""
+
+_encoder = msgspec.json.Encoder()
+
+
+class LogError(ValueError):
+    """A log cannot be read or does not verify; the message names the line."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message if line is None else f"line {line}: {message}")
+        self.line = line
+        self.reason = message
+
+
+class MatchLog:
+    """Appends records to a JSONL file (or nowhere, with ``path=None``)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._file: io.BufferedWriter | None = None
+        self._buffer = bytearray()
+        self.lines = 0
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(path, "wb")  # noqa: SIM115 (closed by close())
+
+    def write(self, record: dict[str, Any]) -> None:
+        self.lines += 1
+        if self._file is not None:
+            self._buffer += _encoder.encode(record)
+            self._buffer += b"\n"
+
+    def flush(self) -> None:
+        if self._file is not None and self._buffer:
+            self._file.write(self._buffer)
+            self._file.flush()
+            self._buffer.clear()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self.flush()
+            self._file.close()
+            self._file = None
+
+
+def read_log(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` for each line; ``LogError`` naming the first bad line."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed below)
+    except OSError as error:
+        raise LogError(f"cannot read {path}: {error.strerror or error}") from None
+    with handle:
+        number = 0
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n"):
+                raise LogError("the last line is cut short (was the referee killed?)", number)
+            try:
+                record = msgspec.json.decode(raw)
+            except msgspec.DecodeError as error:
+                raise LogError(f"not JSON: {error}", number) from None
+            if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+                raise LogError('not a log record (an object with a "type")', number)
+            yield number, record
+        if number == 0:
+            raise LogError(f"{path} is empty")

@@ -1,0 +1,265 @@
+"""``newmarket match``: one match between bots, a result table, and a log to replay.
+
+    newmarket match --bot random --bot lowest --bot "python3 mybot.py" --seed 7
+
+Everything the referee itself needs is checked before any bot starts, and a
+mistake there is one line on stderr naming the argument, with exit code 2.
+After that nothing a bot does is an error of this command: a bot that cannot
+start, crashes or cheats is a fault in the result table, and the command
+exits 0 because the match was played to its end.  That split is what lets a
+script run this fifty times a day and trust the exit code.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import trio
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
+from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
+from referee.match import MatchResult, play_match
+from referee.session import open_bots
+from referee.timecontrol import TimeControl
+
+RUNS_DIR = Path("runs")
+
+
+class UsageError(ValueError):
+    """A bad argument: the message names it."""
+
+
+def fail(message: str) -> typer.Exit:
+    """Print one line on stderr; the caller raises the returned exit (code 2)."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=2)
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, str]:
+    """``["KEY=VALUE", ...]`` as a dict; ``UsageError`` naming the bad pair."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(
+                f"--option {pair!r}: expected KEY=VALUE, e.g. lead_suit=change_or_pass"
+            )
+        options[key.strip()] = value.strip()
+    return options
+
+
+def build_rules(name: str, options: Sequence[str], hands: int | None, players: int) -> Rules:
+    try:
+        rules = preset(name)
+    except NewmarketError as error:
+        raise UsageError(f"--rules: {error}") from None
+    changes: dict[str, object] = dict(parse_options(options))
+    if hands is not None:
+        if hands < 1:
+            raise UsageError(f"--hands: must be at least 1, got {hands}")
+        changes["hand_limit"] = hands
+    try:
+        rules = rules.with_options(changes)
+    except NewmarketError as error:
+        raise UsageError(f"--option: {error}") from None
+    if rules.end_players >= players:
+        raise UsageError(
+            f"--bot: {players} bots, but the rules end the match at {rules.end_players} "
+            f"players left (end_players); add bots or set --option end_players=N"
+        )
+    return rules
+
+
+def build_specs(texts: Sequence[str], transport: str) -> list[BotSpec]:
+    if not MIN_PLAYERS <= len(texts) <= MAX_PLAYERS:
+        raise UsageError(
+            f"--bot: a table seats {MIN_PLAYERS} to {MAX_PLAYERS} bots, got {len(texts)}"
+        )
+    if transport not in TRANSPORTS:
+        raise UsageError(f"--transport: {transport!r} is not stdio or tcp")
+    kind: Transport = "tcp" if transport == "tcp" else "stdio"
+    specs = []
+    for text in texts:
+        try:
+            specs.append(resolve_bot(text, transport=kind))
+        except ValueError as error:
+            raise UsageError(f"--bot: {error}") from None
+    return unique_names(specs)
+
+
+def unique_names(specs: list[BotSpec]) -> list[BotSpec]:
+    """The same bot twice at a table is ``random`` and ``random#2``."""
+    seen: dict[str, int] = {}
+    out = []
+    for spec in specs:
+        count = seen.get(spec.name, 0) + 1
+        seen[spec.name] = count
+        if count > 1:
+            spec = BotSpec(
+                f"{spec.name}#{count}",
+                spec.command,
+                spec.cwd,
+                spec.env,
+                spec.transport,
+                spec.unavailable,
+            )
+        out.append(spec)
+    return out
+
+
+def build_time_control(
+    move_time: float, time_bank: float, startup_time: float, margin: float, max_faults: int
+) -> TimeControl:
+    try:
+        return TimeControl(move_time, time_bank, startup_time, margin, max_faults)
+    except ValueError as error:
+        field, _, reason = str(error).partition(": ")
+        raise UsageError(f"--{field.replace('_', '-')}: {reason}") from None
+
+
+def writable_log(path: Path) -> Path:
+    """Check that the log can be written before any bot starts."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab"):
+            pass
+    except OSError as error:
+        raise UsageError(f"--log: cannot write {path}: {error.strerror or error}") from None
+    return path
+
+
+def result_table(result: MatchResult) -> Table:
+    """The places, chips and faults of a match, best first."""
+    table = Table(
+        title=f"Match {result.match_id} · seed {result.seed} · {result.hands} hands "
+        f"({result.reason.replace('_', ' ')})",
+        title_justify="left",
+    )
+    table.add_column("place", justify="right")
+    table.add_column("seat", justify="right")
+    table.add_column("bot", style="bold")
+    table.add_column("chips", justify="right")
+    table.add_column("net", justify="right")
+    table.add_column("boodle", justify="right")
+    table.add_column("hands won", justify="right")
+    table.add_column("status")
+    table.add_column("faults")
+    for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
+        kinds: dict[str, int] = {}
+        for fault in seat.faults:
+            kinds[fault.kind] = kinds.get(fault.kind, 0) + 1
+        faults = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in kinds.items())
+        status = "[red]disqualified[/red]" if seat.status == "disqualified" else "ok"
+        table.add_row(
+            str(seat.place),
+            str(seat.seat),
+            seat.name,
+            str(seat.chips),
+            f"{seat.net_chips:+d}",
+            str(seat.boodle_chips),
+            str(seat.hands_won),
+            status,
+            faults or "—",
+        )
+    return table
+
+
+def print_result(console: Console, result: MatchResult) -> None:
+    console.print(result_table(result))
+    for seat in result.seats:
+        for fault in seat.faults:
+            where = f"hand {fault.hand}" if fault.hand else "start"
+            console.print(
+                f"  {seat.name} (seat {seat.seat}), {where}: {fault.kind}: {fault.detail}",
+                markup=False,
+                highlight=False,
+            )
+
+
+async def run_match(
+    specs: list[BotSpec],
+    rules: Rules,
+    seed: int,
+    control: TimeControl,
+    match_id: str,
+    log_path: Path,
+) -> MatchResult:
+    async with open_bots(specs, control) as sessions:
+        return await play_match(
+            sessions, rules, seed, time_control=control, match_id=match_id, log_path=log_path
+        )
+
+
+def match_command(
+    bot: Annotated[
+        list[str],
+        typer.Option(
+            "--bot",
+            help="A bundled bot's name (see `newmarket bots`) or a command line; "
+            "one per seat, 3 to 8.",
+        ),
+    ],
+    rules_name: Annotated[
+        str, typer.Option("--rules", help="The rule preset (see `newmarket rules`).")
+    ] = DEFAULT_PRESET,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(help="A rule option KEY=VALUE over the preset; repeatable."),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="The deal seed (default: a random one, printed).")
+    ] = None,
+    hands: Annotated[
+        int | None, typer.Option(help="The hand limit (the rule option hand_limit).")
+    ] = None,
+    move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 1.0,
+    time_bank: Annotated[
+        float, typer.Option(help="Extra seconds per bot for the whole match.")
+    ] = 0.0,
+    startup_time: Annotated[
+        float, typer.Option(help="Seconds for a bot to start and say ready.")
+    ] = 10.0,
+    margin: Annotated[
+        float, typer.Option(help="Seconds added to every deadline for host jitter.")
+    ] = 0.05,
+    max_faults: Annotated[int, typer.Option(help="Faults that disqualify a bot.")] = 3,
+    transport: Annotated[
+        str, typer.Option(help="How bots talk to the referee: stdio or tcp.")
+    ] = "stdio",
+    log: Annotated[
+        Path | None,
+        typer.Option(help="Where to write the match log (default: runs/MATCH_ID.jsonl)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Play one match between bots and print the result; exit 0 whatever the bots did."""
+    try:
+        specs = build_specs(bot, transport)
+        rules = build_rules(rules_name, option or [], hands, len(specs))
+        control = build_time_control(move_time, time_bank, startup_time, margin, max_faults)
+        if seed is None:
+            seed = secrets.randbelow(1 << 31)
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        match_id = f"{stamp}-{seed}"
+        log_path = writable_log(log if log is not None else RUNS_DIR / f"{match_id}.jsonl")
+    except UsageError as error:
+        raise fail(str(error)) from None
+    console = Console(stderr=as_json)
+    if not as_json:
+        names = ", ".join(spec.name for spec in specs)
+        console.print(f"Playing {names} · seed {seed} · log {log_path}", highlight=False)
+    result = trio.run(run_match, specs, rules, seed, control, match_id, log_path)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+        return
+    print_result(console, result)
+    console.print(f"Log: {log_path}   (newmarket replay {log_path})", highlight=False)

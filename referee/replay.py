@@ -1,0 +1,455 @@
+"""Verifying a match log by playing it again, and printing it for people.
+
+A log is trusted only as far as the engine agrees with it.  ``verify_log``
+rebuilds the match from the header (rules, seed, players), applies each
+``decision`` line in turn, and checks every other line against what the
+engine does: each ``chance`` line against the seeded deal, each ``event``
+line field for field, each decision for its seat, legality and (for a
+default) the default policy, each fault's disqualification against the rule,
+and finally the ``result`` against one recomputed from the engine's outcome
+and the faults.  The first line that differs is the error, named by number,
+so a tampered or corrupted log fails loudly and precisely.
+
+Only decisions drive the replay; requests, replies and timings are the
+record of how each decision was reached and are checked for consistency
+(a bot's decision must be the choice it replied), not re-enacted.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from engine import events as ev
+from engine.errors import NewmarketError
+from engine.rules import Rules
+from engine.state import Match
+from protocol.faults import DISQUALIFY_AT_ONCE, FaultKind
+from protocol.messages import Choice
+from referee.convert import apply_choice, build_request, log_event
+from referee.match import FaultRecord, MatchResult, SeatResult, final_places
+from referee.matchlog import LOG_FORMAT, LogError, read_log
+
+# Result fields that record how the match was played rather than what happened in it.
+_UNCHECKED_SEAT_FIELDS = ("think_ms",)
+
+
+@dataclasses.dataclass
+class FaultLine:
+    seat: int
+    hand: int
+    kind: str
+    detail: str
+    applied: object
+    disqualified: bool
+
+
+@dataclasses.dataclass
+class Replay:
+    """A verified log: what it says, and the engine's events that confirm it."""
+
+    path: Path
+    header: dict[str, Any]
+    names: list[str]
+    rules: Rules
+    events: list[ev.Event]
+    faults: list[FaultLine]
+    result: MatchResult
+    lines: int
+    decisions: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "verified": True,
+            "log": str(self.path),
+            "match_id": self.header.get("match_id"),
+            "seed": self.header.get("seed"),
+            "lines": self.lines,
+            "events": len(self.events),
+            "decisions": self.decisions,
+            "bots": self.header.get("bots"),
+            "result": self.result.to_json(),
+            "hands": [
+                {"events": [log_event(event) for event in hand]} for hand in hands(self.events)
+            ],
+        }
+
+
+def hands(events: list[ev.Event]) -> Iterator[list[ev.Event]]:
+    """The events cut after each ``HandEnded`` (eliminations go with the hand that follows)."""
+    start = 0
+    for index, event in enumerate(events):
+        if isinstance(event, ev.HandEnded):
+            yield events[start : index + 1]
+            start = index + 1
+    if start < len(events):
+        yield events[start:]
+
+
+class _Verifier:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.match: Match | None = None
+        self.header: dict[str, Any] = {}
+        self.rules = Rules()
+        self.names: list[str] = []
+        self.max_faults = 3
+        self.events: list[ev.Event] = []  # the engine's, in order
+        self.raw = 0  # raw engine events turned into ``events``
+        self.checked = 0  # events confirmed by an ``event`` line
+        self.faults: list[FaultLine] = []
+        self.fault_counts: list[int] = []
+        self.disqualified: list[bool] = []
+        self.decisions: list[int] = []
+        self.defaults: list[int] = []
+        self.boodle: list[int] = []
+        self.won: list[int] = []
+        self.replies: dict[int, Choice] = {}
+        self.requested: set[int] = set()
+        self.result: MatchResult | None = None
+        self.lines = 0
+        self.decided = 0
+
+    # ------------------------------------------------------------- driving
+
+    def run(self) -> Replay:
+        handlers: dict[str, Callable[[int, dict[str, Any]], None]] = {
+            "header": self.on_header,
+            "chance": self.on_chance,
+            "event": self.on_event,
+            "request": self.on_request,
+            "reply": self.on_reply,
+            "late": self.on_ignored,
+            "fault": self.on_fault,
+            "decision": self.on_decision,
+            "lost": self.on_ignored,
+            "stderr": self.on_ignored,
+            "result": self.on_result,
+        }
+        for number, record in read_log(self.path):
+            self.lines = number
+            kind = record["type"]
+            if number == 1 and kind != "header":
+                raise LogError(f"the first line must be the header, got {kind!r}", number)
+            if self.result is not None:
+                raise LogError(f"a {kind!r} line after the result", number)
+            handler = handlers.get(kind)
+            if handler is None:
+                raise LogError(f"unknown record type {kind!r}", number)
+            try:
+                handler(number, record)
+            except LogError:
+                raise
+            except (KeyError, TypeError, ValueError, IndexError) as error:
+                raise LogError(
+                    f"a {kind!r} record that cannot be read: {error!r}", number
+                ) from None
+        if self.result is None:
+            raise LogError(
+                f"the log ends at line {self.lines} before the match's result "
+                "(the referee was stopped?)"
+            )
+        return Replay(
+            path=self.path,
+            header=self.header,
+            names=self.names,
+            rules=self.rules,
+            events=self.events,
+            faults=self.faults,
+            result=self.result,
+            lines=self.lines,
+            decisions=self.decided,
+        )
+
+    def engine(self, number: int) -> Match:
+        if self.match is None:
+            raise LogError("no header before this line", number)
+        return self.match
+
+    def sync(self) -> None:
+        """Bring ``events`` up to date with the engine."""
+        match = self.match
+        assert match is not None
+        count = match.event_count()
+        if count != self.raw:
+            self.events.extend(match.events(viewer=None, since=self.raw))
+            self.raw = count
+
+    # ------------------------------------------------------------- records
+
+    def on_header(self, number: int, record: dict[str, Any]) -> None:
+        if number != 1:
+            raise LogError("a second header", number)
+        if record.get("format") != LOG_FORMAT:
+            raise LogError(
+                f"log format {record.get('format')!r}; this replay reads format {LOG_FORMAT}",
+                number,
+            )
+        try:
+            self.rules = Rules.from_dict(record["rules"])
+            players = int(record["players"])
+            self.match = Match(self.rules, players, int(record["seed"]))
+        except NewmarketError as error:
+            raise LogError(f"the header cannot start a match: {error}", number) from None
+        bots = record["bots"]
+        if len(bots) != players:
+            raise LogError(f"{len(bots)} bots for {players} seats", number)
+        self.header = record
+        self.names = [str(bot["name"]) for bot in bots]
+        self.max_faults = int(record["time_control"]["max_faults"])
+        for counter in ("fault_counts", "decisions", "defaults", "boodle", "won"):
+            setattr(self, counter, [0] * players)
+        self.disqualified = [False] * players
+        self.sync()
+
+    def on_chance(self, number: int, record: dict[str, Any]) -> None:
+        self.engine(number)
+        upcoming = self.events[self.checked] if self.checked < len(self.events) else None
+        if not isinstance(upcoming, ev.CardsDealt):
+            raise LogError("a deal where the engine deals no cards", number)
+        hands_text = [[str(c) for c in hand or ()] for hand in upcoming.hands]
+        dead_text = [str(c) for c in upcoming.dead_hand or ()]
+        if record["hands"] != hands_text or record["dead"] != dead_text:
+            raise LogError(
+                f"the deal differs from the seed's: the log has {record['hands']} "
+                f"dead {record['dead']}, the engine deals {hands_text} dead {dead_text}",
+                number,
+            )
+
+    def on_event(self, number: int, record: dict[str, Any]) -> None:
+        self.engine(number)
+        if record["n"] != self.checked:
+            raise LogError(f"event number {record['n']}, expected {self.checked}", number)
+        if self.checked >= len(self.events):
+            raise LogError(f"an event the engine did not produce here: {record['event']}", number)
+        event = self.events[self.checked]
+        expected = log_event(event)
+        if record["event"] != expected:
+            raise LogError(
+                f"event {self.checked} differs: the log has {record['event']}, "
+                f"the engine gives {expected}",
+                number,
+            )
+        if isinstance(event, ev.BoodleWon):
+            self.boodle[event.seat] += event.chips
+        elif isinstance(event, ev.HandEnded):
+            for winner in event.winners:
+                self.won[winner] += 1
+        self.checked += 1
+
+    def on_request(self, number: int, record: dict[str, Any]) -> None:
+        seat = int(record["seat"])
+        self.decisions[seat] += 1
+        self.requested.add(seat)
+        self.replies.pop(seat, None)
+
+    def on_reply(self, number: int, record: dict[str, Any]) -> None:
+        self.replies[int(record["seat"])] = record["choice"]
+
+    def on_ignored(self, number: int, record: dict[str, Any]) -> None:
+        pass
+
+    def on_fault(self, number: int, record: dict[str, Any]) -> None:
+        seat = int(record["seat"])
+        if not 0 <= seat < len(self.disqualified):
+            raise LogError(f"a fault of seat {seat}, which is not at the table", number)
+        kind = str(record["kind"])
+        try:
+            fault_kind = FaultKind(kind)
+        except ValueError:
+            raise LogError(f"unknown fault kind {kind!r}", number) from None
+        self.fault_counts[seat] += 1
+        if int(record["count"]) != self.fault_counts[seat]:
+            raise LogError(
+                f"seat {seat}'s fault count is {record['count']}, "
+                f"but this is its fault number {self.fault_counts[seat]}",
+                number,
+            )
+        flagged = bool(record["disqualified"])
+        due = fault_kind in DISQUALIFY_AT_ONCE or self.fault_counts[seat] >= self.max_faults
+        if due and not self.disqualified[seat] and not flagged:
+            raise LogError(
+                f"seat {seat}'s {kind} fault (number {self.fault_counts[seat]}) disqualifies, "
+                "but the log does not say so",
+                number,
+            )
+        if flagged and self.disqualified[seat]:
+            raise LogError(f"seat {seat} is disqualified a second time", number)
+        if flagged:
+            self.disqualified[seat] = True
+        self.faults.append(
+            FaultLine(
+                seat, int(record["hand"]), kind, str(record["detail"]), record["applied"], flagged
+            )
+        )
+
+    def on_decision(self, number: int, record: dict[str, Any]) -> None:
+        match = self.engine(number)
+        self.sync()
+        if self.checked != len(self.events):
+            missing = log_event(self.events[self.checked])
+            raise LogError(
+                f"event {self.checked} is missing before this decision: {missing}", number
+            )
+        seat = match.current_seat()
+        if seat is None:
+            raise LogError("a decision after the match is over", number)
+        if int(record["seat"]) != seat:
+            raise LogError(
+                f"a decision of seat {record['seat']}, but seat {seat} is to act", number
+            )
+        request = build_request(match, 1, time_left_ms=0, time_bank_ms=0)
+        if record["decision"] != request.decision:
+            raise LogError(
+                f"a {record['decision']} decision, but the engine asks for {request.decision}",
+                number,
+            )
+        choice = record["choice"]
+        by = record["by"]
+        if by == "default":
+            if choice != request.default:
+                raise LogError(
+                    f"the default choice is {request.default!r}, the log applied {choice!r}", number
+                )
+            self.defaults[seat] += 1
+        elif by == "bot":
+            if self.replies.get(seat, _NO_REPLY) != choice:
+                raise LogError(
+                    f"seat {seat}'s decision {choice!r} is not the choice it replied "
+                    f"({self.replies.get(seat, 'no reply')!r})",
+                    number,
+                )
+        else:
+            raise LogError(f"a decision by {by!r} (expected bot or default)", number)
+        fault = apply_choice(match, request, choice)
+        if fault is not None:
+            raise LogError(
+                f"seat {seat}'s decision {choice!r} is {fault.kind}: {fault.detail}", number
+            )
+        self.replies.pop(seat, None)
+        self.decided += 1
+        self.sync()
+
+    def on_result(self, number: int, record: dict[str, Any]) -> None:
+        match = self.engine(number)
+        self.sync()
+        if not match.is_over:
+            raise LogError("the result comes before the match is over", number)
+        if self.checked != len(self.events):
+            missing = log_event(self.events[self.checked])
+            raise LogError(f"event {self.checked} is missing before the result: {missing}", number)
+        expected = self.recompute(record)
+        logged: dict[str, Any] = copy.deepcopy(record)
+        for key in ("type", "log_path"):
+            logged.pop(key, None)
+        want: dict[str, Any] = expected.to_json()
+        want.pop("log_path", None)
+        for seat in [*logged.get("seats", []), *want["seats"]]:
+            for field in _UNCHECKED_SEAT_FIELDS:
+                seat.pop(field, None)
+        if logged != want:
+            raise LogError(f"the result differs: {_first_difference(logged, want)}", number)
+        self.result = MatchResult.from_json(record)
+
+    def recompute(self, record: dict[str, Any]) -> MatchResult:
+        match = self.match
+        assert match is not None
+        outcome = match.outcome()
+        places = final_places(outcome.places, self.disqualified)
+        by_seat: list[list[FaultRecord]] = [[] for _ in self.names]
+        for fault in self.faults:
+            by_seat[fault.seat].append(FaultRecord(fault.kind, fault.hand, fault.detail))
+        seats = [
+            SeatResult(
+                seat=seat,
+                name=self.names[seat],
+                place=places[seat],
+                chips=outcome.chips[seat],
+                status="disqualified" if self.disqualified[seat] else "ok",
+                faults=by_seat[seat],
+                net_chips=outcome.chips[seat] - self.rules.starting_chips,
+                boodle_chips=self.boodle[seat],
+                hands_won=self.won[seat],
+                decisions=self.decisions[seat],
+                defaults=self.defaults[seat],
+            )
+            for seat in range(len(self.names))
+        ]
+        return MatchResult(
+            match_id=str(self.header["match_id"]),
+            seed=int(self.header["seed"]),
+            rules=self.rules.to_dict(),
+            hands=outcome.hands_played,
+            seats=seats,
+            log_path=None,
+            reason=outcome.reason,
+        )
+
+
+_NO_REPLY = object()
+
+
+def _first_difference(logged: Any, want: Any, where: str = "") -> str:
+    """Where two JSON values first differ, as ``seats[1].place: the log has 2, the engine 3``."""
+    if isinstance(logged, dict) and isinstance(want, dict):
+        for key in [*want, *(k for k in logged if k not in want)]:
+            if logged.get(key, _NO_REPLY) != want.get(key, _NO_REPLY):
+                return _first_difference(logged.get(key), want.get(key), f"{where}.{key}")
+    if isinstance(logged, list) and isinstance(want, list) and len(logged) == len(want):
+        for index, (a, b) in enumerate(zip(logged, want, strict=True)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{index}]")
+    return f"{where.lstrip('.') or 'the result'}: the log has {logged!r}, the replay gives {want!r}"
+
+
+def verify_log(path: Path) -> Replay:
+    """Re-run the engine from the log at ``path``; ``LogError`` names the first differing line."""
+    return _Verifier(path).run()
+
+
+def render_replay(replay: Replay) -> list[str]:
+    """The match for people: the table, then hand by hand with faults, then the result."""
+    from referee.render import render
+
+    header = replay.header
+    lines = [
+        f"Match {header.get('match_id')} · seed {header.get('seed')} · "
+        f"{header.get('players')} players · {header.get('referee')}",
+    ]
+    for bot in header.get("bots", []):
+        reported = bot.get("reported_name")
+        said = ""
+        if reported:
+            said = f" (reports {reported} {bot.get('reported_version') or ''}".rstrip() + ")"
+        command = " ".join(bot.get("command") or []) or "(remote)"
+        lines.append(
+            f"  seat {bot['seat']}: {bot['name']}{said} — {bot.get('transport')}: {command}"
+        )
+    lines.append("")
+    by_hand: dict[int, list[FaultLine]] = {}
+    for fault in replay.faults:
+        by_hand.setdefault(fault.hand, []).append(fault)
+    names = replay.names
+    for fault in by_hand.pop(0, []):
+        lines.append(_fault_line(fault, names))
+    boodle = replay.rules.boodle_cards
+    number = 0
+    for hand in hands(replay.events):
+        started = next((e for e in hand if isinstance(e, ev.HandStarted)), None)
+        if started is not None:
+            number = started.hand
+        lines.extend(render(hand, names, boodle))
+        for fault in by_hand.pop(number, []) if started is not None else []:
+            lines.append(_fault_line(fault, names))
+    for rest in by_hand.values():
+        lines.extend(_fault_line(fault, names) for fault in rest)
+    return lines
+
+
+def _fault_line(fault: FaultLine, names: list[str]) -> str:
+    applied = "" if fault.applied is None else f"; {fault.applied} applied"
+    dq = "; DISQUALIFIED" if fault.disqualified else ""
+    return f"  ! {names[fault.seat]}: {fault.kind} — {fault.detail}{applied}{dq}"

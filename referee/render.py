@@ -1,0 +1,269 @@
+"""Typed engine events as lines for people, hand by hand.
+
+    Hand 3 — dealer: seat 1
+      seat 2 leads 5♥ · seat 0 6♥ 7♥ · stop (8♥ dead)
+
+This is a pure function of a list of events and the seats' names: it does not
+know whether the events came from a live ``Match``, a saved log or a bot's
+view, so ``newmarket demo`` and a later ``newmarket replay`` print the same
+way.  A viewer's events hide other hands (``None`` in ``CardsDealt``); those
+lines are simply left out.  Runs are gathered into one line, because a run is
+one decision followed by forced plays; what a card won (a boodle stack) is
+told on the line after its run so the run stays readable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.cards import Card
+from engine.events import (
+    BidsRevealed,
+    BoodleWon,
+    CardPlayed,
+    CardsDealt,
+    ChipsPaid,
+    DeadHandDecided,
+    Event,
+    HandBlocked,
+    HandEnded,
+    HandStarted,
+    HandSwapped,
+    KittyWon,
+    LeadPassed,
+    MatchEnded,
+    PlayerEliminated,
+    PotShared,
+    RunStopped,
+    StakePlaced,
+    WentOut,
+)
+
+INDENT = "  "
+
+_STOP_REASONS = {
+    "top": "{card} is the top card",
+    "dead": "{missing} dead",
+    "played": "{missing} already played",
+}
+
+_DEAD_HAND_CHOICES = {
+    "keep": "keeps the hand dealt",
+    "exchange": "exchanges the hand, unseen, for the dead hand",
+    "auction": "auctions the dead hand",
+    "buy": "buys the dead hand",
+}
+
+_MATCH_END_REASONS = {
+    "players_left": "too few players left",
+    "hand_limit": "the hand limit was reached",
+}
+
+
+def seat_names(players: int) -> list[str]:
+    """The default names: ``seat 0`` .. ``seat n-1``."""
+    return [f"seat {seat}" for seat in range(players)]
+
+
+def cards(hand: Sequence[Card]) -> str:
+    """``5♥ 6♥ 10♠``; an empty hand is ``—``."""
+    return " ".join(card.pretty for card in hand) if hand else "—"
+
+
+def render(
+    events: Sequence[Event], names: Sequence[str], boodle_cards: Sequence[Card] = ()
+) -> list[str]:
+    """The events as lines: a heading per hand, then indented lines of what happened.
+
+    ``boodle_cards`` (in the order of ``Rules.boodle_cards``) lets stakes be told
+    per card; without it only their totals are.
+    """
+    return _Renderer(names, boodle_cards).render(events)
+
+
+def render_text(
+    events: Sequence[Event], names: Sequence[str], boodle_cards: Sequence[Card] = ()
+) -> str:
+    return "\n".join(render(events, names, boodle_cards))
+
+
+class _Renderer:
+    def __init__(self, names: Sequence[str], boodle_cards: Sequence[Card]) -> None:
+        self.names = names
+        self.boodle_cards = tuple(boodle_cards)
+        self.lines: list[str] = []
+        self.run: list[tuple[int, list[Card]]] = []  # (seat, cards) of the run being played
+        self.after_run: list[str] = []  # boodle captures, told after their run
+        self.payments: list[ChipsPaid] = []
+        self.stakes: list[StakePlaced] = []
+        self.dealer = -1
+        self.blocked = False  # the hand being told was blocked
+        self.dead_shown = False  # the dead hand was shown at the deal
+
+    def name(self, seat: int) -> str:
+        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
+
+    def say(self, text: str) -> None:
+        self.lines.append(INDENT + text)
+
+    def render(self, events: Sequence[Event]) -> list[str]:
+        for event in events:
+            self.event(event)
+        self.flush_run("")
+        self.flush_stakes()
+        self.flush_payments()
+        return self.lines
+
+    # -- grouped events ---------------------------------------------------------------
+
+    def flush_run(self, ending: str) -> None:
+        if not self.run:
+            return
+        parts = []
+        for index, (seat, played) in enumerate(self.run):
+            verb = " leads " if index == 0 else " "
+            parts.append(self.name(seat) + verb + cards(played))
+        if ending:
+            parts.append(ending)
+        self.say(" · ".join(parts))
+        self.run = []
+        for line in self.after_run:
+            self.say(line)
+        self.after_run = []
+
+    def flush_stakes(self) -> None:
+        if not self.stakes:
+            return
+        totals = [0] * len(self.stakes[0].amounts)
+        for stake in self.stakes:
+            for index, amount in enumerate(stake.amounts):
+                totals[index] += amount
+        kitty = sum(stake.kitty for stake in self.stakes)
+        who = ", ".join(
+            f"{self.name(s.seat)} {sum(s.amounts) + s.kitty}"
+            + (" (dealer)" if s.seat == self.dealer else "")
+            for s in self.stakes
+        )
+        self.say(f"stakes: {who}")
+        if len(self.boodle_cards) == len(totals):
+            spread = " · ".join(
+                f"{card.pretty} +{total}"
+                for card, total in zip(self.boodle_cards, totals, strict=True)
+            )
+            self.say(f"on the boodle: {spread}" + (f" · kitty +{kitty}" if kitty else ""))
+        elif kitty:
+            self.say(f"kitty +{kitty}")
+        self.stakes = []
+
+    def flush_payments(self) -> None:
+        if not self.payments:
+            return
+        payees = {p.payee for p in self.payments}
+        parts = []
+        for pay in self.payments:
+            short = f" of {pay.owed} owed" if pay.chips < pay.owed else ""
+            parts.append(f"{self.name(pay.payer)} {pay.chips}{short}")
+        if len(payees) == 1 and None not in payees:
+            (payee,) = payees
+            assert payee is not None
+            self.say(f"{self.name(payee)} collects: " + ", ".join(parts))
+        else:
+            self.say("into the pot: " + ", ".join(parts))
+        self.payments = []
+
+    # -- one event --------------------------------------------------------------------
+
+    def event(self, event: Event) -> None:
+        in_run = isinstance(event, CardPlayed | BoodleWon | RunStopped | WentOut)
+        if not in_run or (isinstance(event, CardPlayed) and event.lead):
+            self.flush_run("")
+        if not isinstance(event, StakePlaced):
+            self.flush_stakes()
+        if not isinstance(event, ChipsPaid):
+            self.flush_payments()
+
+        match event:
+            case HandStarted(hand, dealer):
+                self.dealer = dealer
+                if self.lines:
+                    self.lines.append("")
+                self.lines.append(f"Hand {hand} — dealer: {self.name(dealer)}")
+            case PlayerEliminated(seat, chips, shares):
+                given = ", ".join(f"{self.name(s)} +{c}" for s, c in shares)
+                tail = f"; {chips} chips shared: {given}" if given else ""
+                self.lines.append(f"{self.name(seat)} cannot pay the stake and is out{tail}")
+            case StakePlaced():
+                self.stakes.append(event)
+            case CardsDealt(sizes, dead_size, hands, dead):
+                sized = ", ".join(f"{self.name(s)} {n}" for s, n in enumerate(sizes) if n)
+                self.say(f"deal: {sized}; dead hand {dead_size}")
+                for seat, hand in enumerate(hands):
+                    if hand is not None and hand:
+                        self.say(f"{INDENT}{self.name(seat)}: {cards(hand)}")
+                if dead is not None and dead:
+                    self.say(f"{INDENT}dead hand: {cards(dead)}")
+                    self.dead_shown = True
+            case DeadHandDecided(dealer, choice):
+                what = _DEAD_HAND_CHOICES.get(choice, choice)
+                self.say(f"{self.name(dealer)} (dealer) {what}")
+            case BidsRevealed(bids):
+                self.say("bids: " + ", ".join(f"{self.name(s)} {c}" for s, c in bids))
+            case HandSwapped(seat, price, paid_to, hand, _size):
+                if price:  # a free exchange is already told by the dealer's decision
+                    to = self.name(paid_to) if paid_to is not None else "the kitty"
+                    self.say(
+                        f"{self.name(seat)} takes the dead hand for {price} chips, paid to {to}"
+                    )
+                if hand is not None:
+                    self.say(f"{INDENT}{self.name(seat)} now holds: {cards(hand)}")
+            case CardPlayed(seat, card, _lead):
+                if self.run and self.run[-1][0] == seat:
+                    self.run[-1][1].append(card)
+                else:
+                    self.run.append((seat, [card]))
+            case BoodleWon(seat, card, chips):
+                self.after_run.append(
+                    f"{self.name(seat)} wins the {card.pretty} boodle: {chips} chips"
+                )
+            case RunStopped(card, cause, missing):
+                reason = _STOP_REASONS.get(cause, cause).format(
+                    card=card.pretty, missing=missing.pretty if missing else "?"
+                )
+                self.flush_run(f"stop ({reason})")
+            case WentOut(seat):
+                self.flush_run(f"{self.name(seat)} is out of cards and wins the hand")
+            case LeadPassed(from_seat, to_seat):
+                self.say(
+                    f"{self.name(from_seat)} holds no other suit: the lead passes to "
+                    f"{self.name(to_seat)}"
+                )
+            case HandBlocked():
+                self.blocked = True
+                self.say("nobody can lead another suit: the hand is blocked")
+            case ChipsPaid():
+                self.payments.append(event)
+            case PotShared(seat, chips):
+                self.say(f"{self.name(seat)} takes {chips} from the pot")
+            case KittyWon(seat, chips):
+                self.say(f"{self.name(seat)} takes the kitty: {chips} chips")
+            case HandEnded(hands, dead, winners):
+                left = [f"{self.name(s)} {cards(h)}" for s, h in enumerate(hands) if h]
+                if left:
+                    self.say("left in hand: " + " · ".join(left))
+                if dead and not self.dead_shown:
+                    self.say(f"dead hand: {cards(dead)}")
+                if self.blocked:
+                    if winners:
+                        who = ", ".join(self.name(s) for s in winners)
+                        self.say(f"fewest cards: {who} {'wins' if len(winners) == 1 else 'win'}")
+                    else:
+                        self.say("nobody pays; the stakes stay on the boodle cards")
+                self.blocked = False
+                self.dead_shown = False
+            case MatchEnded(places, chips, reason):
+                self.lines.append("")
+                why = _MATCH_END_REASONS.get(reason, reason)
+                self.lines.append(f"Match over ({why}). Final places:")
+                order = sorted(range(len(places)), key=lambda seat: (places[seat], seat))
+                for seat in order:
+                    self.say(f"{places[seat]}. {self.name(seat)} — {chips[seat]} chips")

@@ -28,7 +28,7 @@ from typing import Final
 
 BOTS_DIR: Final = Path(__file__).resolve().parent
 
-__all__ = ["BUNDLED", "BotUnavailableError", "BundledBot", "c_cache_dir"]
+__all__ = ["BUNDLED", "BotUnavailableError", "BundledBot", "c_cache_dir", "resolve"]
 
 
 class BotUnavailableError(RuntimeError):
@@ -200,3 +200,8 @@ BUNDLED: Final[dict[str, BundledBot]] = {
     ),
 }
 """Every bundled bot by name, in the order ``newmarket bots`` lists them."""
+
+
+def resolve(name: str) -> BundledBot | None:
+    """The bundled bot called ``name``, or None if no bundled bot has that name."""
+    return BUNDLED.get(name)

@@ -1,0 +1,39 @@
+"""``newmarket bots``: the bundled bots, their language, and whether each can run here.
+
+The list is ``bots.registry.BUNDLED`` itself, so what this prints is exactly
+what ``--bot NAME`` accepts.  Whether a bot can run is asked of the bot
+(``available()``): the JavaScript bot needs ``node``, the C bot a C compiler
+(``cc``) unless it is built already, the bash bot ``bash``.  Nothing is
+started or compiled here.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from bots.registry import BUNDLED
+
+
+def bots_table() -> Table:
+    table = Table(title="Bundled bots", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("language", no_wrap=True)
+    table.add_column("runs here")
+    table.add_column("what it does")
+    for name, bot in BUNDLED.items():
+        ok, why = bot.available()
+        table.add_row(
+            name, bot.language, f"yes: {why}" if ok else f"[red]no[/red]: {why}", bot.description
+        )
+    return table
+
+
+def bots_command() -> None:
+    """List the bundled bots, their language, and whether each can run on this machine."""
+    console = Console()
+    console.print(bots_table())
+    console.print(
+        "Give a name to --bot (`--bot tracker`), or any command line "
+        '(`--bot "node bots/js/bot.js"`).'
+    )

@@ -1,0 +1,55 @@
+"""``newmarket demo``: a short match of the default rules, told hand by hand.
+
+Four random players play a few hands in this process and the whole log is
+printed through ``referee.render``, as a spectator would see it (every hand
+face up), ending with the final places and chips.  The match is the default preset with a
+hand limit, so it ends cleanly after the last hand with final places and chips
+instead of stopping in the middle of the next hand's stakes.  The seed is
+printed so that a demo worth a second look can be played again exactly.
+(Later this is where a small league of the bundled bots will play.)
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from typing import Annotated
+
+import typer
+
+from engine import DEFAULT_PRESET, Match, preset
+from referee.render import cards, render
+
+NAMES = ("Ann", "Bob", "Cat", "Dan")
+
+
+def demo_command(
+    seed: Annotated[
+        int | None, typer.Option(help="Seed of the deals and decisions; random if omitted.")
+    ] = None,
+    hands: Annotated[int, typer.Option(min=1, max=50, help="Hands to play (1..50).")] = 3,
+) -> None:
+    """Play a few hands of the default rules with random players and print them."""
+    if seed is None:
+        seed = secrets.randbelow(1_000_000)
+    rules = preset(DEFAULT_PRESET).with_options({"hand_limit": hands})
+    match = Match(rules, len(NAMES), seed)
+    pick = random.Random(seed).random
+    while not match.is_over:
+        legal = match.legal_actions()
+        match.apply(legal[int(pick() * len(legal))])
+
+    typer.echo(
+        f"Newmarket demo: {DEFAULT_PRESET} rules, {len(NAMES)} random players, "
+        f"{hands} hands, seed {seed} (again: newmarket demo --seed {seed} --hands {hands})"
+    )
+    typer.echo(f"boodle cards: {cards(rules.boodle_cards)}; {rules.starting_chips} chips each\n")
+    for line in render(match.events(), NAMES, rules.boodle_cards):
+        typer.echo(line)
+    left = [
+        f"{card.pretty} {chips}"
+        for card, chips in zip(rules.boodle_cards, match.boodle_stacks, strict=True)
+        if chips
+    ]
+    if left:
+        typer.echo(f"  left unclaimed on the boodle cards: {' · '.join(left)}")

@@ -29,7 +29,7 @@ E_DEAL = 3  # (kind, hand masks tuple (position codes), dead mask)
 E_DEAD_HAND = 4  # (kind, dealer, choice value)
 E_BIDS = 5  # (kind, ((seat, chips), ...))
 E_SWAP = 6  # (kind, seat, price, paid_to, new hand mask); paid_to -1 is the kitty
-E_RUN = 7  # (kind, first code, last code, first is a lead): cards played in a row
+E_RUN = 7  # (kind, first code, last code, first is a lead, owner table): cards in a row
 E_BOODLE = 8  # (kind, seat, boodle index, chips)
 E_STOP = 9  # (kind, last code, cause, missing code or -1)
 E_PASS = 10  # (kind, from seat, to seat)
@@ -200,9 +200,8 @@ def _cards(mask: int, to_card: Sequence[Card]) -> tuple[Card, ...]:
 class SegmentReader:
     """Turns the raw events of one hand into typed events for one viewer.
 
-    A run is stored as (first, last) codes; who played each card is the owner of
-    the card when the hand was dealt (after any swap), which this reader tracks
-    from the ``E_DEAL`` and ``E_SWAP`` events of the same hand.
+    A run is stored as (first, last) codes and the owner table it was played
+    from (who held each card), so a run expands to one ``CardPlayed`` per card.
     """
 
     def __init__(
@@ -211,15 +210,13 @@ class SegmentReader:
         self.viewer = viewer
         self.to_card = to_card
         self.boodle_cards = boodle_cards
-        self.owner: list[int] = [-1] * 52
 
     def read(self, raw: tuple[Any, ...]) -> list[Event]:
         kind = raw[0]
         to_card = self.to_card
         viewer = self.viewer
         if kind == E_RUN:
-            owner = self.owner
-            first, last, is_lead = raw[1], raw[2], raw[3]
+            first, last, is_lead, owner = raw[1], raw[2], raw[3], raw[4]
             return [
                 CardPlayed(owner[code], to_card[code], is_lead and code == first)
                 for code in range(first, last + 1)
@@ -237,11 +234,6 @@ class SegmentReader:
             return [StakePlaced(raw[1], raw[2], raw[3])]
         if kind == E_DEAL:
             masks: tuple[int, ...] = raw[1]
-            self.owner = [-1] * 52
-            for seat, mask in enumerate(masks):
-                for code in range(52):
-                    if mask >> code & 1:
-                        self.owner[code] = seat
             hands = tuple(
                 _cards(mask, to_card) if viewer is None or viewer == seat else None
                 for seat, mask in enumerate(masks)
@@ -255,11 +247,6 @@ class SegmentReader:
             return [BidsRevealed(raw[1])]
         if kind == E_SWAP:
             seat = raw[1]
-            for code in range(52):
-                if raw[4] >> code & 1:
-                    self.owner[code] = seat
-                elif self.owner[code] == seat:
-                    self.owner[code] = -1
             new_hand = _cards(raw[4], to_card) if viewer is None or viewer == seat else None
             paid_to = raw[3] if raw[3] >= 0 else None
             return [HandSwapped(seat, raw[2], paid_to, new_hand, int(raw[4]).bit_count())]

@@ -35,7 +35,13 @@ from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card, Rank, RankOrder
 from engine.chips import divide
 from engine.deal import Deal, first_dealer, shuffled
-from engine.errors import IllegalActionError, MalformedActionError, MatchOverError, NewmarketError
+from engine.errors import (
+    IllegalActionError,
+    MalformedActionError,
+    MatchOverError,
+    NewmarketError,
+    RulesError,
+)
 from engine.events import (
     E_BIDS,
     E_BLOCKED,
@@ -224,7 +230,7 @@ class Match:
         if not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise NewmarketError(f"players: a table seats 3 to 8 players, got {players!r}")
         if rules.end_players >= players:
-            raise NewmarketError(
+            raise RulesError(
                 f"end_players: {rules.end_players} must be less than the number of players "
                 f"({players})"
             )
@@ -374,10 +380,7 @@ class Match:
         phase = self._phase
         if phase == _PHASE_LEAD:
             if type(action) is not Card:
-                if isinstance(action, int) and not isinstance(action, bool) and 0 <= action < 52:
-                    action = CARDS[action]
-                else:
-                    raise MalformedActionError(f"a lead must be a Card, got {action!r}")
+                raise MalformedActionError(f"a lead must be a Card, got {action!r}")
             if action not in self._legal:
                 raise IllegalActionError(self._illegal_lead_reason(action))
             self._play_run(self._to_pos[action])
@@ -411,7 +414,7 @@ class Match:
         other._hands_played = self._hands_played
         other._phase = self._phase
         other._to_act = self._to_act
-        other._owner = self._owner[:]
+        other._owner = self._owner  # never changed in place once made (see _play_run)
         other._played = self._played
         other._hands = self._hands[:]
         other._counts = self._counts[:]
@@ -448,6 +451,7 @@ class Match:
         original deal.
         """
         other = self.clone()
+        other._owner = other._owner[:]
         fixed_dead = other._known_dead[seat] | self._dead_shown_by_stops()
         holders = [s for s in range(self._players) if s != seat and other._counts[s]]
         pool = [c for s in holders for c in range(52) if other._hands[s] >> c & 1]
@@ -733,12 +737,14 @@ class Match:
         """The seat takes the dead hand unseen; its own hand becomes the dead hand."""
         old = self._hands[seat]
         new = self._dead
+        owner = self._owner[:]  # a new table: clones may share the old one
         for code in range(52):
             bit = 1 << code
             if old & bit:
-                self._owner[code] = DEAD
+                owner[code] = DEAD
             elif new & bit:
-                self._owner[code] = seat
+                owner[code] = seat
+        self._owner = owner
         self._hands[seat] = new
         self._dead = old
         self._counts[seat] = new.bit_count()
@@ -794,8 +800,10 @@ class Match:
         """Lead ``code`` and play the forced follows until the run stops or someone goes out.
 
         This is the hot loop of the engine.  A run is logged as one event
-        (first card, last card) rather than one per card: who played each card
-        is known from the owner table, so ``engine.events`` expands it later.
+        (first card, last card, the owner table) rather than one per card: who
+        played each card is in the owner table, so ``engine.events`` expands it
+        later.  An owner table is never changed once a run refers to it (a new
+        hand or a redealt clone gets a new list).
         """
         owner = self._owner
         hands = self._hands
@@ -812,7 +820,7 @@ class Match:
             counts[seat] = left
             if boodle_at[code] >= 0 and self._stacks[boodle_at[code]]:
                 # "takes all the chips on that card" at once (every source)
-                log.append((E_RUN, first, code, is_lead))
+                log.append((E_RUN, first, code, is_lead, owner))
                 first = code + 1
                 is_lead = False
                 index = boodle_at[code]
@@ -822,7 +830,7 @@ class Match:
                 log.append((E_BOODLE, seat, index, won))
             if not left:
                 if first <= code:
-                    log.append((E_RUN, first, code, is_lead))
+                    log.append((E_RUN, first, code, is_lead, owner))
                 self._played = played | ((2 << code) - (1 << lead))
                 self._settle_out(seat)
                 return
@@ -840,7 +848,7 @@ class Match:
             code = nxt
             seat = holder
         if first <= code:
-            log.append((E_RUN, first, code, is_lead))
+            log.append((E_RUN, first, code, is_lead, owner))
         log.append(stop)
         self._played = played | ((2 << code) - (1 << lead))
         # The last player to play leads again (seeds 000/002/003/004).
@@ -899,6 +907,15 @@ class Match:
         self._record((E_HAND_END, tuple(self._hands), self._dead, winners))
         self._hands_played += 1
         self._legal = []
+        # The cards are shown and gathered: between hands nobody holds any.
+        n = self._players
+        self._hands = [0] * n
+        self._counts = [0] * n
+        self._dead = 0
+        self._played = 0
+        self._owner = [DEAD] * 52
+        self._known_dead = [0] * n
+        self._last_suit = -1
         self._begin_hand()
 
     def _end_match(self, reason: str) -> None:

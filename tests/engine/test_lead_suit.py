@@ -174,11 +174,6 @@ def test_observation_stopped_suit_follows_the_runs() -> None:
     assert match.observation(0).stopped_suit is Suit.CLUBS
 
 
-@pytest.mark.xfail(
-    reason="engine bug: Observation.stopped_suit keeps the previous hand's last stopped "
-    "suit during the next hand's stake / dead-hand decisions, before any run of that hand",
-    strict=True,
-)
 def test_observation_stopped_suit_is_none_before_the_first_run_of_a_hand() -> None:
     # Hand 1: 4H stops (5H dead), seat 1 goes out with 2C.  Hand 2 begins with the
     # dealer's dead-hand decision: no run has been played in hand 2.

@@ -406,12 +406,6 @@ def test_a_redealt_clone_keeps_what_the_seat_knows() -> None:
             assert other.total_chips() == match.total_chips()
 
 
-@pytest.mark.xfail(
-    reason="engine bug: after Match.redeal_hidden, the clone's events and observations "
-    "name the seat that held a card in the original deal, not the seat of the clone that "
-    "actually plays it (engine.events.SegmentReader takes owners from the E_DEAL event)",
-    strict=True,
-)
 def test_a_redealt_clone_reports_who_really_plays() -> None:
     match = start(rules(), deal("6H 4D 9S", "4H 2C 3S", "5H 3D 8S"), dealer=0)
     for k in range(50):

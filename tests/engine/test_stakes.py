@@ -235,12 +235,6 @@ def test_before_the_first_deal_a_seat_holds_no_cards() -> None:
     assert (seen.hand, seen.hand_sizes, seen.dead_hand_size, seen.played) == ((), (0, 0, 0), 0, ())
 
 
-@pytest.mark.xfail(
-    reason="engine bug: while stakes are placed for hand 2 (before its deal), observations "
-    "still show hand 1's leftover cards as the seat's hand, with hand 1's hand sizes and "
-    "dead-hand size",
-    strict=True,
-)
 def test_before_a_later_deal_a_seat_holds_no_cards() -> None:
     match = start(rules(ante="free"), deal(*OUT_IN_ONE_RUN), dealer=0)
     stake_all(match, (6, 0, 0, 0), (6, 0, 0, 0), (6, 0, 0, 0))

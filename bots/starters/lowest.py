@@ -7,6 +7,12 @@ suit (the Ace, or the King with aces low) always stops the run, which gives
 you the next lead.  So lead low cards while you can and keep high cards to
 stop runs later.
 
+Is it good?  Try it: in a league it loses to ``random``.  A low lead starts a
+long climb through the other players' cards, and whoever plays the card
+before the stop leads next, rarely us.  ``tracker`` shows the better idea:
+lead runs that stay in your own hand and come back to you.  What this bot
+is good for is showing how little a complete bot needs.
+
 It overrides one method, ``lead``.  Every other decision (stakes, the dead
 hand, bids) uses the SDK's default, which is the request's own ``default``:
 legal in every preset.  Run it with ``python -m bots.starters.lowest``.

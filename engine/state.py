@@ -71,13 +71,12 @@ from engine.observation import Observation, observe
 from engine.outcome import Outcome
 from engine.rules import (
     Ante,
-    BlockedHand,
     DeadHandExchange,
     Dealing,
     LeadSuit,
-    Payment,
     Rules,
 )
+from engine.settlement import blocked_hand_owed, owed_to_winner
 
 MIN_PLAYERS = 3
 MAX_PLAYERS = 8
@@ -859,12 +858,9 @@ class Match:
 
     def _settle_out(self, winner: int) -> None:
         self._record((E_OUT, winner))
-        flat = self._rules.payment is Payment.FLAT
         chips = self._chips
-        for seat in self._live_seats_from(winner + 1):
-            if seat == winner:
-                continue
-            owed = 1 if flat else self._counts[seat]
+        others = [(s, self._counts[s]) for s in self._live_seats_from(winner + 1) if s != winner]
+        for seat, owed in owed_to_winner(others, self._rules.payment):
             paid = min(owed, chips[seat])  # a player pays what they have; never below 0
             chips[seat] -= paid
             chips[winner] += paid
@@ -877,30 +873,23 @@ class Match:
 
     def _settle_blocked(self) -> None:
         self._record((E_BLOCKED,))
-        mode = self._rules.blocked_hand
-        winners: tuple[int, ...] = ()
-        if mode is not BlockedHand.NOBODY_PAYS:
-            seats = self._live_seats_from(self._dealer + 1)
-            fewest = min(self._counts[s] for s in seats)
-            winners = tuple(s for s in seats if self._counts[s] == fewest)
-            pot = 0
-            single = winners[0] if len(winners) == 1 else -1
-            for seat in seats:
-                if seat in winners:
-                    continue
-                owed = 1 if mode is BlockedHand.FEWEST_FLAT else self._counts[seat] - fewest
-                paid = min(owed, self._chips[seat])
-                self._chips[seat] -= paid
-                pot += paid
-                self._record((E_PAY, seat, single, paid, owed))
-            if single >= 0:
-                self._chips[single] += pot
-            else:
-                # seed 002: "if two players are left with an equal number of fewest
-                # cards they divide the winnings"; remainder clockwise from the dealer's left.
-                for seat, share in divide(pot, list(winners)):
-                    self._chips[seat] += share
-                    self._record((E_SHARE, seat, share))
+        held = [(s, self._counts[s]) for s in self._live_seats_from(self._dealer + 1)]
+        winners, owed = blocked_hand_owed(held, self._rules.blocked_hand)
+        single = winners[0] if len(winners) == 1 else -1
+        pot = 0
+        for seat, amount in owed:
+            paid = min(amount, self._chips[seat])
+            self._chips[seat] -= paid
+            pot += paid
+            self._record((E_PAY, seat, single, paid, amount))
+        if single >= 0:
+            self._chips[single] += pot
+        elif winners:
+            # seed 002: "if two players are left with an equal number of fewest
+            # cards they divide the winnings"; remainder clockwise from the dealer's left.
+            for seat, share in divide(pot, list(winners)):
+                self._chips[seat] += share
+                self._record((E_SHARE, seat, share))
         self._end_hand(winners)
 
     def _end_hand(self, winners: tuple[int, ...]) -> None:

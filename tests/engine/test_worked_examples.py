@@ -164,3 +164,27 @@ def test_seed_002_going_out_takes_one_chip_from_each() -> None:
         ChipsPaid(3, 1, 1, 1),
         ChipsPaid(0, 1, 1, 1),
     ]
+
+
+def test_seed_003_the_literal_example_on_the_settlement_arithmetic() -> None:
+    # "if David had three cards left at the end of the game and his rivals Stewart
+    # and Sharon each had five, they would both have to pay the victorious David two
+    # counters."  These counts cannot arise in a blocked hand (13 cards of the one
+    # suit still held), so the text's own numbers are checked on the function the
+    # engine settles with; the playable versions are the tests above.
+    from engine.rules import BlockedHand
+    from engine.settlement import blocked_hand_owed
+
+    david, stewart, sharon = 0, 1, 2
+    winners, owed = blocked_hand_owed(
+        [(david, 3), (stewart, 5), (sharon, 5)], BlockedHand.FEWEST_DIFFERENCE
+    )
+    assert winners == (david,)
+    assert owed == [(stewart, 2), (sharon, 2)]
+    # seed 002's rule with the same cards: one chip from each.
+    winners, owed = blocked_hand_owed(
+        [(david, 3), (stewart, 5), (sharon, 5)], BlockedHand.FEWEST_FLAT
+    )
+    assert winners == (david,) and owed == [(stewart, 1), (sharon, 1)]
+    # seed 000/001: play ends and nobody pays.
+    assert blocked_hand_owed([(david, 3), (stewart, 5)], BlockedHand.NOBODY_PAYS) == ((), [])

@@ -12,13 +12,13 @@ from typing import Any
 import msgspec
 import pytest
 
-from bots.sdk import Bot, BotSession
+from bots.sdk import Bot, BotSession, TableState
 from bots.starters.boodle import BoodleBot
 from bots.starters.longest import LongestBot
 from bots.starters.lowest import LowestBot
 from bots.starters.random import RandomBot
 from bots.starters.tracker import TrackerBot
-from protocol.messages import Choice, Reply, decode_bot_message
+from protocol.messages import Choice, Reply, Request, decode_bot_message
 from tests.bots.driver import (
     InProcessBot,
     Tally,
@@ -203,3 +203,61 @@ def test_random_is_repeatable_and_legal() -> None:
         for s in range(40)
     }
     assert bids == {0, 1, 2, 3}
+
+
+class Auditor(TrackerBot):
+    """Checks, at every request, that the table it tracked from events matches the request."""
+
+    def __init__(self) -> None:
+        self.seen: tuple[Any, ...] | None = None
+        self.checked = 0
+
+    def on_events(self, events: list[Any], state: TableState) -> None:
+        self.seen = self.snapshot(state)
+
+    @staticmethod
+    def snapshot(state: TableState) -> tuple[Any, ...]:
+        hand = sorted(state.hand)
+        return (list(state.chips), list(state.boodle), state.kitty, hand, list(state.hand_sizes))
+
+    def check(self, request: Request) -> None:
+        truth = (
+            request.chips,
+            request.boodle,
+            request.kitty,
+            sorted(request.hand),
+            request.hand_sizes,
+        )
+        assert self.seen == truth
+        self.checked += 1
+
+    def lead(self, request: Request, state: TableState) -> str:
+        self.check(request)
+        return super().lead(request, state)
+
+    def stake(self, request: Request, state: TableState) -> list[int]:
+        self.check(request)
+        return super().stake(request, state)
+
+    def dead_hand(self, request: Request, state: TableState) -> str:
+        self.check(request)
+        return super().dead_hand(request, state)
+
+    def bid(self, request: Request, state: TableState) -> int:
+        self.check(request)
+        return super().bid(request, state)
+
+
+def test_the_table_state_agrees_with_every_request() -> None:
+    """Chips, boodle stacks, kitty, hand and hand sizes, tracked from events alone."""
+    auditors = [Auditor() for _ in range(3)]
+    sessions = [BotSession(auditor) for auditor in auditors]
+    bots = [InProcessBot(session, label="auditor") for session in sessions]
+    for bot in bots:
+        handshake(bot)
+    for seed, (_label, rules) in enumerate(rule_sets()):
+        seats: list[Any] = [("a", bots[0]), ("b", bots[1]), auctioneer, ("c", bots[2])]
+        play_match(seats, rules, seed, Tally())
+    for auditor, bot in zip(auditors, bots, strict=True):
+        assert auditor.checked > 100
+        assert bot.log == []  # an assertion in a decision would have been logged as a fallback

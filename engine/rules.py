@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,6 +66,9 @@ class BlockedHand(enum.StrEnum):
 def _doc(text: str) -> Any:
     return {"doc": text}
 
+
+MAX_STAKE_PLACEMENTS = 20_000
+"""Free stakes: the most ways to spread stake_total over the boodle cards (10 over 4 is 286)."""
 
 DEFAULT_BOODLE: tuple[Card, ...] = tuple(Card.parse(t) for t in ("AS", "KH", "QC", "JD"))
 
@@ -291,6 +295,14 @@ def _validate(rules: Rules) -> None:
             f"dead_hand_exchange: {rules.dead_hand_exchange.value} needs a dead hand "
             "(dead_hand=true)"
         )
+    if rules.ante is Ante.FREE:
+        # legal_actions() lists every placement, as OpenSpiel does; keep that list usable.
+        placements = math.comb(rules.stake_total + len(cards) - 1, len(cards) - 1)
+        if placements > MAX_STAKE_PLACEMENTS:
+            raise RulesError(
+                f"stake_total: {rules.stake_total} chips over {len(cards)} boodle cards can be "
+                f"placed {placements:,} ways; at most {MAX_STAKE_PLACEMENTS:,} are supported"
+            )
     largest_stake = max(rules.stake_required(is_dealer=True), rules.stake_required(is_dealer=False))
     if rules.starting_chips < largest_stake:
         raise RulesError(

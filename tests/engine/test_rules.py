@@ -380,3 +380,13 @@ def test_unknown_preset_is_an_error_naming_it_and_the_presets() -> None:
         preset("chicago")
     for name in PRESETS:
         assert name in str(error.value)
+
+
+def test_free_stakes_with_too_many_placements_are_refused_naming_stake_total() -> None:
+    from engine import RulesError, preset
+
+    many_cards = "AS,KH,QC,JD,AH,KS,QD,JC"
+    with pytest.raises(RulesError, match=r"^stake_total: 20 chips over 8 boodle cards"):
+        preset("new-market").with_options({"stake_total": 20, "boodle_cards": many_cards})
+    # 40 over the usual four cards is 12,341 placements: allowed.
+    assert preset("new-market").with_options({"stake_total": 40}).stake_total == 40

@@ -88,6 +88,21 @@ class Connection:
     async def send_lines(self, lines: Iterable[bytes]) -> None:
         await self.send(b"".join(lines))
 
+    async def send_eof(self) -> None:
+        """Close our sending side only (the bot reads end of file), if the stream can."""
+        stream = self._stream
+        if isinstance(stream, trio.abc.HalfCloseableStream) and not self.broken:
+            try:
+                await stream.send_eof()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                self.broken = True
+            else:
+                self.broken = True  # nothing more can be sent
+
+    def take_line(self) -> bytes | None:
+        """A whole line already received, without waiting; None if there is none."""
+        return self._lines.popleft() if self._lines else None
+
     def pending(self) -> bool:
         """True if a whole line has been received and not yet taken."""
         return bool(self._lines)

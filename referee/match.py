@@ -243,15 +243,20 @@ class _Referee:
                 death = session.death
                 assert death is not None
                 detail = death.detail
-                if death.kind is not FaultKind.STARTUP:
+                if session.handshaken:
                     detail = f"lost before this match: {detail}"
                 await self.fault(seat, death.kind, detail, START_HAND, force_dq=True)
         await self.start_all()
         match = self.match
-        while not match.is_over:
-            seat = self.seats[match.current_seat()]  # type: ignore[index]
-            await self.decide(seat)
-            self.log_new_events()
+        while True:
+            to_act = match.current_seat()
+            if to_act is None:
+                break
+            hand = match.hand_number
+            await self.decide(self.seats[to_act])
+            hand_end = self.log_new_events()
+            if hand_end is not None and not match.is_over:
+                await self.deliver(hand_end, hand)
         result = self.result()
         await self.finish_all(result)
         for seat in self.seats:
@@ -400,6 +405,9 @@ class _Referee:
         """
         session = seat.session
         clock = seat.clock
+        await self.read_idle(seat, hand)
+        if not seat.playing:
+            return None
         limit = clock.deadline
         data = b"".join(encode(message) for message in self.pending_events(seat))
         try:
@@ -431,49 +439,62 @@ class _Referee:
                     resolves=True,
                 )
                 return None
-            resolved, choice = await self.read(seat, request, hand, line, now - sent)
+            resolved, choice = await self.read(seat, hand, line, request, now - sent)
             if resolved:
                 return choice
             if not seat.playing:  # disqualified by faults while waiting
                 session.settle(request.id, late_reply_possible=True)
                 return None
 
-    async def read(
-        self, seat: _Seat, request: Request, hand: int, line: bytes, elapsed: float
-    ) -> tuple[bool, Choice | None]:
-        """Handle one line received while ``request`` is pending.
+    async def read_idle(self, seat: _Seat, hand: int) -> None:
+        """Judge the lines that arrived while no request was waiting (SPEC.md 13).
 
-        Returns (True, choice) for its reply, (True, None) when a fault settled
-        the request, or (False, None) to keep waiting.
+        Only lines already read are known to have come before the next
+        request; bytes still in the pipe are read while it waits.
+        """
+        connection = seat.session.connection
+        while connection is not None and seat.session.alive:
+            line = connection.take_line()
+            if line is None:
+                return
+            await self.read(seat, hand, line, None, 0.0)
+
+    async def read(
+        self, seat: _Seat, hand: int, line: bytes, request: Request | None, elapsed: float
+    ) -> tuple[bool, Choice | None]:
+        """Judge one line from the bot; ``request`` is the one waiting, if any.
+
+        Returns (True, choice) for the waiting request's reply, (True, None)
+        when a fault settled that request, or (False, None) to keep waiting.
         """
         session = seat.session
         try:
             message = decode_bot_message(line)
         except MalformedMessageError as error:
-            # A malformed line settles the pending request only if it names its id:
-            # a stray debug line must not cost the bot the decision it is still making.
-            answers = _line_id(line) == request.id
-            if answers:
+            # SPEC.md 13: a malformed line resolves the waiting request at once; the
+            # bot's reply to it, if one follows, is then discarded like a late one.
+            if request is not None:
                 seat.clock.charge(elapsed)
                 seat.think += elapsed
-                session.settle(request.id, late_reply_possible=False)
+                session.settle(request.id, late_reply_possible=True)
             await self.fault(
                 seat,
                 FaultKind.MALFORMED,
                 f"{error} (line: {_excerpt(line)})",
                 hand,
-                request=request if answers else None,
-                resolves=answers,
+                request=request,
+                resolves=request is not None,
             )
-            return answers, None
+            return request is not None, None
         if isinstance(message, Ready):
             await self.fault(
                 seat, FaultKind.PROTOCOL, "unexpected ready: the handshake is over", hand
             )
             return False, None
         assert isinstance(message, Reply)
-        verdict = session.classify_id(message.id, request.id)
+        verdict = session.classify_id(message.id, None if request is None else request.id)
         if verdict == "pending":
+            assert request is not None
             seat.clock.charge(elapsed)
             seat.think += elapsed
             session.settle(request.id, late_reply_possible=False)
@@ -497,13 +518,8 @@ class _Referee:
             if verdict == "duplicate"
             else f"a reply to request {message.id}, which was never sent"
         )
-        await self.fault(
-            seat,
-            FaultKind.PROTOCOL,
-            f"{what} (waiting for request {request.id})",
-            hand,
-            request_id=message.id,
-        )
+        waiting = f" (waiting for request {request.id})" if request is not None else ""
+        await self.fault(seat, FaultKind.PROTOCOL, what + waiting, hand, request_id=message.id)
         return False, None
 
     # ------------------------------------------------------------- faults
@@ -523,11 +539,13 @@ class _Referee:
         """Record a fault, tell the bot, and disqualify when the rule says so.
 
         ``resolves``: the fault settles ``request`` and its default is applied.
+        A lost session (crash, eof, line_too_long, ...) is told if it still
+        can be, then its process tree is ended.
         """
         seat.faults.append(FaultRecord(str(kind), hand, detail))
-        was_disqualified = seat.disqualified
-        disqualify = not was_disqualified and (
-            force_dq or disqualifies(kind, len(seat.faults), self.control.max_faults)
+        lost = not seat.session.alive
+        disqualify = not seat.disqualified and (
+            force_dq or lost or disqualifies(kind, len(seat.faults), self.control.max_faults)
         )
         applied = request.default if request is not None and resolves else None
         if request_id is None and request is not None:
@@ -547,68 +565,107 @@ class _Referee:
         )
         if disqualify:
             seat.disqualified = True
+            # SPEC.md 9.18: before the first hand_started for a seat that failed to start.
+            position = 0 if hand == START_HAND else self.match.event_count()
             self.referee_events.append(
-                (self.match.event_count(), SeatDisqualified(seat=seat.index, reason=str(kind)))
+                (position, SeatDisqualified(seat=seat.index, reason=str(kind)))
             )
-        if seat.session.alive:
-            message = Fault(
+        message = encode(
+            Fault(
                 id=request_id,
                 kind=str(kind),
                 detail=detail,
                 disqualified=seat.disqualified,
                 applied=applied,
             )
-            try:
-                await seat.session.send(encode(message), self.control.move_time)
-            except BotLostError as error:
-                # The bot stopped reading while being told of a fault: that is lost too.
-                await self.fault(seat, error.kind, error.detail, hand, force_dq=True)
+        )
+        if lost:
+            await seat.session.tell(message)
+            await seat.session.end()
+            return
+        try:
+            await seat.session.send(message, self.control.move_time + self.control.margin)
+        except BotLostError as error:
+            # The bot stopped reading while being told of a fault: that is lost too.
+            await self.fault(seat, error.kind, error.detail, hand)
 
     # ------------------------------------------------------------- events to seats
 
-    def pending_events(self, seat: _Seat) -> list[Events]:
-        """The seat's ``events`` messages since its cursor: one per hand at most."""
+    def pending_events(self, seat: _Seat, until: int | None = None) -> list[Events]:
+        """The seat's ``events`` messages from its cursor to raw event ``until`` (default: now).
+
+        One message per hand at most (a ``hand_ended`` closes one), never an
+        empty one; ``seat_disqualified`` events are slotted in where they happened.
+        """
         match = self.match
         count = match.event_count()
+        end = count if until is None else until
+        start = seat.cursor
+        referee = self.referee_events[seat.referee_cursor :]
+        referee = [(position, event) for position, event in referee if position <= end]
+        if end <= start and not referee:
+            return []
+        typed = self.typed(seat.index, start, end, count)
         events: list[Event]
-        if seat.referee_cursor == len(self.referee_events):
-            events = protocol_events(match.events(viewer=seat.index, since=seat.cursor))
+        if not referee:
+            events = protocol_events(typed)
         else:
-            events = self.merged_events(seat, count)
-        seat.cursor = count
-        seat.referee_cursor = len(self.referee_events)
+            events = []
+            taken = 0
+            for position, event in referee:
+                before = len(typed) - len(self.typed(seat.index, max(position, start), end, count))
+                events.extend(protocol_events(typed[taken:before]))
+                taken = max(taken, before)
+                events.append(event)
+            events.extend(protocol_events(typed[taken:]))
+        seat.cursor = max(start, end)
+        seat.referee_cursor += len(referee)
         batches: list[Events] = []
-        start = 0
+        first = 0
         for index, event in enumerate(events):
             if isinstance(event, HandEnded):
-                batches.append(Events(events=events[start : index + 1]))
-                start = index + 1
-        if start < len(events):
-            batches.append(Events(events=events[start:]))
+                batches.append(Events(events=events[first : index + 1]))
+                first = index + 1
+        if first < len(events):
+            batches.append(Events(events=events[first:]))
         return batches
 
-    def merged_events(self, seat: _Seat, count: int) -> list[Event]:
-        """Engine events with the referee's events slotted in where they happened (rare)."""
-        match = self.match
-        typed = match.events(viewer=seat.index, since=seat.cursor)
-        out: list[Event] = []
-        taken = 0
-        for position, event in self.referee_events[seat.referee_cursor :]:
-            # The typed events before ``position``: all those from the cursor minus
-            # those from ``position`` on.
-            before = len(typed) - len(match.events(viewer=seat.index, since=position))
-            out.extend(protocol_events(typed[taken:before]))
-            taken = max(taken, before)
-            out.append(event)
-        out.extend(protocol_events(typed[taken:]))
-        return out
+    def typed(self, viewer: int, start: int, end: int, count: int) -> list[ev.Event]:
+        """The engine's typed events of raw events ``start`` to ``end`` as ``viewer`` sees them."""
+        if end <= start:
+            return []
+        events = self.match.events(viewer=viewer, since=start)
+        if end < count:
+            events = events[: len(events) - len(self.match.events(viewer=viewer, since=end))]
+        return events
 
-    def log_new_events(self) -> None:
-        """Write the engine's new events (and each deal's chance line) to the log."""
+    async def deliver(self, until: int, hand: int) -> None:
+        """SPEC.md 6.2: after each ``hand_ended`` every seat is told that hand's events."""
+        for seat in self.seats:
+            if not seat.session.alive:
+                continue
+            batches = self.pending_events(seat, until)
+            if not batches:
+                continue
+            data = b"".join(encode(message) for message in batches)
+            try:
+                await seat.session.send(data, self.control.move_time + self.control.margin)
+            except BotLostError as error:
+                await self.fault(seat, error.kind, error.detail, hand)
+
+    def log_new_events(self) -> int | None:
+        """Write the engine's new events (and each deal's chance line) to the log.
+
+        Returns the raw position just after the last ``hand_ended`` among them, if any.
+        """
         match = self.match
         count = match.event_count()
         if count == self.logged:
-            return
+            return None
+        hand_end = None
+        for offset, raw in enumerate(match.raw_events(since=self.logged)):
+            if raw[0] == ev.E_HAND_END:
+                hand_end = self.logged + offset + 1
         for event in match.events(viewer=None, since=self.logged):
             if isinstance(event, ev.CardsDealt):
                 self.log.write(
@@ -627,6 +684,7 @@ class _Referee:
             self.log.write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
             self.logged_typed += 1
         self.logged = count
+        return hand_end
 
     # ------------------------------------------------------------- the end
 

@@ -99,6 +99,28 @@ def clean_environment(extra: Mapping[str, str] = {}) -> dict[str, str]:
     return env
 
 
+def group_members(pgid: int) -> list[int]:
+    """The pids of live (not zombie) processes in group ``pgid``, from ``/proc`` (Linux).
+
+    ``killpg(pgid, 0)`` cannot answer this: it also succeeds for a zombie that
+    nobody has reaped yet, which no longer runs and holds nothing open.
+    """
+    members = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            members.append(int(entry.name))
+    return members
+
+
 def describe_exit(returncode: int) -> str:
     """``exited with status 3`` or ``killed by signal 11 (SIGSEGV)``."""
     if returncode < 0:

@@ -35,6 +35,7 @@ from protocol.faults import FaultKind
 from protocol.framing import LineTooLongError
 from protocol.messages import (
     PROTOCOL_VERSION,
+    Fault,
     Hello,
     MalformedMessageError,
     Ready,
@@ -51,6 +52,7 @@ from referee.timecontrol import TimeControl
 
 EXIT_GRACE = 0.2  # after the process exits, how long its last output may still take to arrive
 EOF_EXIT_WAIT = 0.5  # after end of stream, how long to wait for an exit (crash) before "eof"
+TELL_TIMEOUT = 0.5  # the most a last word to a lost bot may cost
 SHUTDOWN_GRACE = DEFAULT_SHUTDOWN_GRACE_MS / 1000
 MAX_PENDING_CONNECTIONS = 8  # TCP: handshakes in progress at once; more are refused
 LATE_IDS_KEPT = 256  # timed-out request ids whose late reply is still recognised
@@ -93,6 +95,7 @@ class BotSession:
         self.reported_version: str | None = None
         self.address: tuple[str, int] | None = None
         self.death: BotLostError | None = None
+        self.handshaken = False  # a valid ready was received: later deaths are not start-up's
         self.startup_latency: float | None = None
         self.last_request_id = 0
         self.answered_through = 0  # every id <= this has been answered, faulted or discarded
@@ -165,7 +168,7 @@ class BotSession:
             with trio.fail_after(timeout):
                 await connection.send(data)
         except trio.TooSlowError:
-            raise await self.lose(
+            raise self.lose(
                 FaultKind.TIMEOUT, f"did not read its input for {timeout:.3g} s"
             ) from None
         except ConnectionBrokenError as error:
@@ -173,8 +176,8 @@ class BotSession:
                 with trio.move_on_after(EOF_EXIT_WAIT):
                     await self.process.exited.wait()
                 if self.exited:
-                    raise await self.lose(FaultKind.CRASH, self._exit_detail()) from None
-            raise await self.lose(FaultKind.EOF, f"stopped reading: {error}") from None
+                    raise self.lose(FaultKind.CRASH, self._exit_detail()) from None
+            raise self.lose(FaultKind.EOF, f"stopped reading: {error}") from None
 
     async def receive_line(self, deadline: float) -> bytes | None:
         """The next line, or None when the absolute ``deadline`` (trio time) passes first.
@@ -195,20 +198,35 @@ class BotSession:
             except ConnectionClosedError as error:
                 raise await self._stream_ended(error) from None
             except LineTooLongError as error:
-                raise await self.lose(FaultKind.LINE_TOO_LONG, str(error)) from None
+                raise self.lose(FaultKind.LINE_TOO_LONG, str(error)) from None
             finally:
                 self._wait_scope = None
         if self.exited:
-            raise await self.lose(FaultKind.CRASH, self._exit_detail())
+            raise self.lose(FaultKind.CRASH, self._exit_detail())
         return None
 
-    async def lose(self, kind: FaultKind, detail: str) -> BotLostError:
-        """Mark the session dead for good and end its process tree; returns the error to raise."""
+    def lose(self, kind: FaultKind, detail: str) -> BotLostError:
+        """Mark the session dead for good; returns the error to raise.
+
+        The process is not ended here: the caller first tells the bot why, if
+        it still can (``tell``), then calls ``end``.
+        """
         error = BotLostError(kind, detail)
         if self.death is None:
             self.death = error
-        await self._end_process()
         return error
+
+    async def tell(self, data: bytes, timeout: float = TELL_TIMEOUT) -> None:
+        """Best effort: write ``data`` even to a dead session (a last ``fault``); never raises."""
+        connection = self.connection
+        if connection is None or connection.broken:
+            return
+        with trio.move_on_after(timeout), contextlib.suppress(ConnectionBrokenError):
+            await connection.send(data)
+
+    async def end(self) -> None:
+        """End the process tree and close the connection (idempotent)."""
+        await self._end_process()
 
     def _live_connection(self) -> Connection:
         if self.death is not None:
@@ -221,13 +239,13 @@ class BotSession:
             with trio.move_on_after(EOF_EXIT_WAIT):
                 await self.process.exited.wait()
             if self.exited:
-                return await self.lose(FaultKind.CRASH, self._exit_detail())
+                return self.lose(FaultKind.CRASH, self._exit_detail())
         what = "its output ended" if self.spec.transport == "stdio" else "it closed the connection"
         if error.leftover is not None:
             what += f" after an unterminated line ({len(error.leftover)} bytes)"
         elif str(error) != "end of stream":
             what = str(error)
-        return await self.lose(FaultKind.EOF, what)
+        return self.lose(FaultKind.EOF, what)
 
     def _exit_detail(self, when: str = "") -> str:
         """``exited with status 1 before ready; stderr: <its last line>``."""
@@ -267,6 +285,7 @@ class BotSession:
         except BotLostError as error:
             if self.death is None:
                 self.death = error
+            await self.tell(startup_fault(error))
             await self._end_process()
 
     async def _spawn(self, nursery: trio.Nursery, env: dict[str, str], stdio: bool) -> BotProcess:
@@ -346,12 +365,14 @@ class BotSession:
         pending = [0]
 
         async def handshake(stream: trio.SocketStream, cancel: trio.CancelScope) -> None:
+            connection = Connection(stream)
             try:
-                await self._handshake(Connection(stream), deadline, token)
+                await self._handshake(connection, deadline, token)
             except BotLostError as error:
                 self._refusals.append(error.detail)
-                with trio.move_on_after(0.1):
-                    await stream.aclose()
+                with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
+                    await connection.send(startup_fault(error))
+                await connection.aclose()
                 return
             finally:
                 pending[0] -= 1
@@ -376,14 +397,16 @@ class BotSession:
                 self._wait_scope = None
         if winner:
             return winner[0]
+        refused = f"refused: {self._refusals[-1]}" if self._refusals else ""
         if self.exited:
-            raise BotLostError(
-                FaultKind.STARTUP, self._exit_detail("before connecting to the referee")
-            )
-        refused = f" (refused: {self._refusals[-1]})" if self._refusals else ""
+            when = "before connecting to the referee"
+            if refused:
+                when = f"after its connection was {refused}"
+            raise BotLostError(FaultKind.STARTUP, self._exit_detail(when))
         raise BotLostError(
             FaultKind.STARTUP,
-            f"no connection with a ready within {self.time_control.startup_time:g} s{refused}",
+            f"no connection with a ready within {self.time_control.startup_time:g} s"
+            + (f" ({refused})" if refused else ""),
         )
 
     async def _handshake(self, connection: Connection, deadline: float, token: str | None) -> None:
@@ -422,9 +445,10 @@ class BotSession:
                 FaultKind.STARTUP, f"the first message must be ready, got {message_type(message)}"
             )
         if message.protocol != PROTOCOL_VERSION:
+            # SPEC.md 6.1: a version mismatch is a protocol fault that disqualifies at once.
             raise BotLostError(
-                FaultKind.STARTUP,
-                f"speaks protocol {message.protocol}; this referee speaks {PROTOCOL_VERSION}",
+                FaultKind.PROTOCOL,
+                f"this referee speaks protocol {PROTOCOL_VERSION}; ready says {message.protocol}",
             )
         if token is not None and not hmac.compare_digest(
             (message.token or "").encode(), token.encode()
@@ -432,6 +456,7 @@ class BotSession:
             raise BotLostError(FaultKind.STARTUP, "wrong or missing token in ready")
         self.reported_name = message.name
         self.reported_version = message.version
+        self.handshaken = True
 
     async def _startup_gone(self, what: str) -> str:
         if self.process is not None:
@@ -448,9 +473,10 @@ class BotSession:
         with trio.CancelScope(shield=True):
             connection = self.connection
             if self.death is None and connection is not None and not connection.broken:
-                with trio.move_on_after(min(1.0, shutdown_grace)):
+                with trio.move_on_after(TELL_TIMEOUT):
                     with contextlib.suppress(ConnectionBrokenError):
                         await connection.send(encode(Shutdown()))
+                        await connection.send_eof()  # SPEC.md 6.3: then your input ends
                 if self.process is not None:
                     with trio.move_on_after(shutdown_grace):
                         await self.process.exited.wait()
@@ -463,6 +489,13 @@ class BotSession:
             await self.process.end()
         if self.connection is not None:
             await self.connection.aclose()
+
+
+def startup_fault(error: BotLostError) -> bytes:
+    """The ``fault`` line that tells a bot why its session ended before it began."""
+    return encode(
+        Fault(id=None, kind=str(error.kind), detail=error.detail, disqualified=True, applied=None)
+    )
 
 
 def message_type(message: object) -> str:

@@ -1,0 +1,100 @@
+"""``newmarket match`` as a script sees it: exit codes, one-line errors, and the JSON result."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from referee.cli import app
+from referee.replay import verify_log
+
+runner = CliRunner()
+GOOD = f"{sys.executable} -m tests.referee.bots.good"
+
+
+def match(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["match", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_a_match_prints_one_json_object_and_writes_a_log_that_replays(tmp_path: Path) -> None:
+    log = tmp_path / "m.jsonl"
+    code, out, _err = match(
+        "--bot", "random", "--bot", "lowest", "--bot", GOOD,
+        "--seed", "9", "--hands", "3", "--log", str(log), "--json",
+    )  # fmt: skip
+    assert code == 0
+    data = json.loads(out)
+    assert data["seed"] == 9 and data["hands"] <= 3
+    assert data["rules"]["hand_limit"] == 3
+    assert [seat["name"] for seat in data["seats"]] == ["random", "lowest", "good"]
+    for seat in data["seats"]:
+        assert set(seat) >= {"seat", "name", "place", "chips", "status", "faults"}
+        assert seat["status"] == "ok" and seat["faults"] == []
+    assert verify_log(log).result.places == [seat["place"] for seat in data["seats"]]
+
+
+def test_a_table_prints_places_and_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "m.jsonl"
+    code, out, _err = match(
+        "--bot", "random", "--bot", "random", "--bot", "random",
+        "--rules", "stops", "--seed", "1", "--log", str(log),
+    )  # fmt: skip
+    assert code == 0
+    assert "random#2" in out and "random#3" in out
+    assert f"newmarket replay {log}" in out.replace("\n", "")
+
+
+def test_a_bot_that_cannot_start_is_its_fault_not_an_error(tmp_path: Path) -> None:
+    code, out, _err = match(
+        "--bot", "random", "--bot", "lowest", "--bot", "/no/such/bot", "--hands", "2",
+        "--log", str(tmp_path / "m.jsonl"), "--json",
+    )  # fmt: skip
+    assert code == 0
+    seat = json.loads(out)["seats"][2]
+    assert seat["status"] == "disqualified"
+    assert seat["faults"][0]["kind"] == "startup"
+    assert "No such file or directory" in seat["faults"][0]["detail"]
+
+
+THREE = ["--bot", "random"] * 3
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--bot", "random", "--bot", "random"], "--bot: a table seats 3 to 8 bots, got 2"),
+        ([*THREE, "--rules", "poker"], "--rules: unknown preset 'poker'"),
+        ([*THREE, "--option", "lead_suit"], "--option 'lead_suit': expected KEY=VALUE"),
+        ([*THREE, "--option", "lead_suit=up"], "--option: lead_suit: 'up' is not one of"),
+        ([*THREE, "--option", "colour=red"], "--option: unknown rule option 'colour'"),
+        ([*THREE, "--hands", "0"], "--hands: must be at least 1"),
+        ([*THREE, "--move-time", "0"], "--move-time: must be a number of seconds > 0"),
+        ([*THREE, "--time-bank", "-1"], "--time-bank: must be a number of seconds >= 0"),
+        ([*THREE, "--max-faults", "0"], "--max-faults: must be a whole number >= 1"),
+        ([*THREE, "--transport", "udp"], "--transport: 'udp' is not stdio or tcp"),
+        ([*THREE, "--bot", "'open"], '--bot: bot "\'open": No closing quotation'),
+        ([*THREE, "--option", "end_players=3"], "--bot: 3 bots, but the rules end the match at 3"),
+    ],
+)
+def test_bad_arguments_are_one_line_naming_the_argument(
+    tmp_path: Path, args: list[str], named: str
+) -> None:
+    code, out, err = match(*args, "--log", str(tmp_path / "m.jsonl"))
+    assert code == 2
+    assert out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert named in lines[0], lines[0]
+
+
+def test_an_unwritable_log_is_a_bad_argument(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, _out, err = match("--bot", "random", "--bot", "random", "--bot", "random",
+                            "--log", str(blocker / "m.jsonl"))  # fmt: skip
+    assert code == 2 and err.startswith("error: --log: cannot write")

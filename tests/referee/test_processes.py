@@ -1,0 +1,268 @@
+"""Real bot processes that crash, hang up, flood, hide behind grandchildren or refuse to start.
+
+What only a real process can show: exit statuses and signals, a grandchild
+holding the pipes open, SIGTERM ignored, stderr kept, and that no process of
+a bot's tree is left once its session ends.  The bots are the small scripts
+in ``tests/referee/bots/``.  Limits are generous (whole seconds) so a loaded
+machine cannot change a verdict: the faults these bots make are not close
+calls, and nothing here waits for a limit unless the test is about one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from engine import preset
+from referee.bots import BotSpec, Transport
+from referee.match import MatchResult, play_match
+from referee.matchlog import read_log
+from referee.process import group_members
+from referee.replay import verify_log
+from referee.session import open_bot, open_bots
+from referee.timecontrol import TimeControl
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
+
+REPO = Path(__file__).resolve().parents[2]
+RULES = preset("boodle").with_options({"hand_limit": 2})
+CONTROL = TimeControl(move_time=2.0, startup_time=10.0)
+
+
+def bot(
+    script: str,
+    *args: str,
+    name: str | None = None,
+    transport: Transport = "stdio",
+    env: dict[str, str] | None = None,
+) -> BotSpec:
+    command = (sys.executable, "-m", f"tests.referee.bots.{script}", *args)
+    return BotSpec(name or script, command, cwd=REPO, env=env or {}, transport=transport)
+
+
+def good(count: int = 2, transport: Transport = "stdio") -> list[BotSpec]:
+    return [
+        bot("good", name=f"good{i}", transport=transport, env={"TEST_BOT_SEED": str(i)})
+        for i in range(count)
+    ]
+
+
+async def play_one(
+    specs: Sequence[BotSpec],
+    tmp_path: Path,
+    control: TimeControl = CONTROL,
+) -> tuple[MatchResult, list[dict[str, Any]], list[int]]:
+    """One match; returns the result, the log's records, and each bot's process group."""
+    log = tmp_path / "match.jsonl"
+    async with open_bots(specs, control) as sessions:
+        groups = [s.pgid for s in sessions if s.pgid is not None]
+        result = await play_match(
+            sessions, RULES, 5, time_control=control, match_id="p", log_path=log
+        )
+    verify_log(log)
+    return result, [record for _, record in read_log(log)], groups
+
+
+def assert_gone(groups: Sequence[int]) -> None:
+    for pgid in groups:
+        assert group_members(pgid) == [], f"processes of group {pgid} outlived the session"
+
+
+def faults(result: MatchResult, seat: int = 0) -> list[tuple[str, str]]:
+    return [(fault.kind, fault.detail) for fault in result.seats[seat].faults]
+
+
+# ---------------------------------------------------------------- crashes
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("3", "exited with status 3; stderr: crash.py: dying on purpose"),
+        ("0", "exited with status 0; stderr: crash.py: dying on purpose"),
+        ("-9", "killed by signal 9 (SIGKILL); stderr: crash.py: dying on purpose"),
+    ],
+)
+async def test_a_crash_mid_match_is_reported_with_its_exit_and_disqualifies(
+    tmp_path: Path, code: str, expected: str
+) -> None:
+    result, records, groups = await play_one([bot("crash", "2", code), *good()], tmp_path)
+    assert faults(result) == [("crash", expected)]
+    assert result.seats[0].status == "disqualified"
+    assert result.seats[0].place == 3
+    stderr = [r for r in records if r["type"] == "stderr" and r["seat"] == 0]
+    assert "dying on purpose" in stderr[0]["text"]
+    assert_gone(groups)
+
+
+async def test_a_crash_is_seen_even_when_a_grandchild_holds_the_pipes(tmp_path: Path) -> None:
+    """The grandchild keeps stdout open, so no end of stream comes: the exit must be watched."""
+    control = TimeControl(move_time=30.0)  # a timeout would take 30 s: the verdict must not
+    started = trio.current_time()
+    result, _records, groups = await play_one(
+        [bot("grandchild", "crash"), *good()], tmp_path, control
+    )
+    assert faults(result)[0][0] == "crash"
+    assert faults(result)[0][1].startswith("exited with status 4")
+    assert trio.current_time() - started < 20
+    assert_gone(groups)
+
+
+async def test_closing_stdout_while_running_is_eof(tmp_path: Path) -> None:
+    result, _records, groups = await play_one([bot("eof"), *good()], tmp_path)
+    assert faults(result) == [("eof", "its output ended")]
+    assert result.seats[0].status == "disqualified"
+    assert_gone(groups)
+
+
+async def test_an_over_long_line_is_judged_at_once_and_the_bot_ended(tmp_path: Path) -> None:
+    started = trio.current_time()
+    result, _records, groups = await play_one([bot("longline", "1", "300000"), *good()], tmp_path)
+    [(kind, detail)] = faults(result)
+    assert kind == "line_too_long" and "the limit is 65536" in detail
+    assert trio.current_time() - started < 20  # not the 60 s the bot sleeps after the line
+    assert_gone(groups)
+
+
+# ---------------------------------------------------------------- misbehaviour over real pipes
+
+
+async def test_a_slow_process_times_out_and_its_late_replies_are_discarded(
+    tmp_path: Path,
+) -> None:
+    control = TimeControl(move_time=1.0)
+    result, records, groups = await play_one([bot("slow", "1", "2.5"), *good()], tmp_path, control)
+    kinds = [kind for kind, _ in faults(result)]
+    assert kinds and set(kinds) == {"timeout"}
+    assert faults(result)[0][1].startswith("no reply to request 1 within 1050 ms")
+    assert next(r["id"] for r in records if r["type"] == "late" and r["seat"] == 0) == 1
+    assert_gone(groups)
+
+
+@pytest.mark.parametrize(
+    ("script", "kinds"),
+    [
+        ("garbage", {"malformed"}),
+        ("twice", {"protocol"}),
+        ("illegal", {"illegal"}),
+        ("wrongshape", {"malformed"}),
+    ],
+)
+async def test_misbehaving_processes_get_their_faults_and_are_disqualified(
+    tmp_path: Path, script: str, kinds: set[str]
+) -> None:
+    result, _records, groups = await play_one([bot(script), *good()], tmp_path)
+    assert {kind for kind, _ in faults(result)} == kinds
+    assert len(faults(result)) == 3
+    assert result.seats[0].status == "disqualified"
+    assert [seat.status for seat in result.seats[1:]] == ["ok", "ok"]
+    assert_gone(groups)
+
+
+# ---------------------------------------------------------------- start-up
+
+
+async def test_start_up_failures_are_faults_not_errors(tmp_path: Path) -> None:
+    control = TimeControl(startup_time=1.5)
+    specs = [
+        bot("silent", name="silent"),
+        bot("silent", "exit", name="exits"),
+        BotSpec("missing", ("/nonexistent/bot",)),
+        *good(),
+    ]
+    result, _records, groups = await play_one(specs, tmp_path, control)
+    assert faults(result, 0) == [("startup", "no ready within 1.5 s")]
+    assert faults(result, 1) == [
+        ("startup", "exited with status 2 before ready; stderr: silent.py: no ready from me")
+    ]
+    assert faults(result, 2) == [
+        ("startup", "cannot start '/nonexistent/bot': No such file or directory")
+    ]
+    assert [seat.status for seat in result.seats] == ["disqualified"] * 3 + ["ok", "ok"]
+    assert sorted(seat.place for seat in result.seats[:3]) == [3, 4, 5]
+    assert_gone(groups)
+
+
+async def test_a_bot_survives_across_matches_and_exits_on_shutdown(tmp_path: Path) -> None:
+    async with open_bots(good(3), CONTROL) as sessions:
+        pids = [s.process.pid for s in sessions if s.process is not None]
+        for number in range(3):
+            result = await play_match(
+                sessions, RULES, number, time_control=CONTROL, match_id=f"m{number}"
+            )
+            assert all(seat.status == "ok" and not seat.faults for seat in result.seats)
+        assert [s.process.pid for s in sessions if s.process is not None] == pids
+    for session in sessions:
+        assert session.process is not None and session.process.status == 0
+    assert_gone(pids)
+
+
+async def test_a_tree_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
+    spec = bot("grandchild", "play", "term")
+    async with open_bot(spec, CONTROL) as session:
+        assert session.alive and session.pgid is not None
+        pgid = session.pgid
+        await trio.sleep(0.2)  # the grandchild is running by now
+        assert len(group_members(pgid)) == 2
+    assert_gone([pgid])
+
+
+# ---------------------------------------------------------------- TCP
+
+
+async def test_a_match_over_tcp(tmp_path: Path) -> None:
+    result, records, groups = await play_one(good(3, transport="tcp"), tmp_path)
+    assert all(seat.status == "ok" for seat in result.seats)
+    assert [bot["transport"] for bot in records[0]["bots"]] == ["tcp"] * 3
+    assert_gone(groups)
+
+
+async def test_a_wrong_token_is_refused(tmp_path: Path) -> None:
+    control = TimeControl(startup_time=2.0)
+    wrong = bot("good", transport="tcp", env={"TEST_BOT_TOKEN": "guess"}, name="guesser")
+    result, _records, groups = await play_one([wrong, *good(2, "tcp")], tmp_path, control)
+    [(kind, detail)] = faults(result)
+    assert kind == "startup"
+    # The bot gives up when its connection is closed, so it exits before the deadline.
+    assert "refused: wrong or missing token in ready" in detail
+    assert_gone(groups)
+
+
+async def test_a_remote_bot_connects_with_its_token(tmp_path: Path) -> None:
+    """A bot the referee did not start: the operator passes it the address and the token."""
+    addresses: list[tuple[str, int, str]] = []
+
+    def listening(host: str, port: int, token: str) -> None:
+        addresses.append((host, port, token))
+
+    processes: list[trio.Process] = []
+
+    async def start_remote() -> None:
+        while not addresses:
+            await trio.sleep(0.01)
+        host, port, token = addresses[0]
+        env = {**os.environ, "NEWMARKET_CONNECT": f"{host}:{port}", "NEWMARKET_TOKEN": token}
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "tests.referee.bots.good"], cwd=REPO, env=env
+        )
+        processes.append(process)
+
+    remote = BotSpec("remote", (), transport="tcp")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(start_remote)
+        async with open_bot(remote, CONTROL, on_listen=listening) as session:
+            assert session.alive, session.death
+            async with open_bots(good(2), CONTROL) as others:
+                result = await play_match(
+                    [session, *others], RULES, 3, time_control=CONTROL, match_id="r"
+                )
+    assert session.reported_name == "good"
+    assert all(seat.status == "ok" for seat in result.seats)
+    with trio.fail_after(10):
+        assert await processes[0].wait() == 0  # it read shutdown and exited

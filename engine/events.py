@@ -197,96 +197,82 @@ def _cards(mask: int, to_card: Sequence[Card]) -> tuple[Card, ...]:
     return tuple(sorted(to_card[code] for code in range(52) if mask >> code & 1))
 
 
-class SegmentReader:
-    """Turns the raw events of one hand into typed events for one viewer.
-
-    A run is stored as (first, last) codes and the owner table it was played
-    from (who held each card), so a run expands to one ``CardPlayed`` per card.
-    """
-
-    def __init__(
-        self, viewer: int | None, to_card: Sequence[Card], boodle_cards: Sequence[Card]
-    ) -> None:
-        self.viewer = viewer
-        self.to_card = to_card
-        self.boodle_cards = boodle_cards
-
-    def read(self, raw: tuple[Any, ...]) -> list[Event]:
-        kind = raw[0]
-        to_card = self.to_card
-        viewer = self.viewer
-        if kind == E_RUN:
-            first, last, is_lead, owner = raw[1], raw[2], raw[3], raw[4]
-            return [
-                CardPlayed(owner[code], to_card[code], is_lead and code == first)
-                for code in range(first, last + 1)
-            ]
-        if kind == E_STOP:
-            missing = to_card[raw[3]] if raw[3] >= 0 else None
-            return [RunStopped(to_card[raw[1]], raw[2], missing)]
-        if kind == E_BOODLE:
-            return [BoodleWon(raw[1], self.boodle_cards[raw[2]], raw[3])]
-        if kind == E_HAND_START:
-            return [HandStarted(raw[1], raw[2])]
-        if kind == E_ELIMINATED:
-            return [PlayerEliminated(raw[1], raw[2], raw[3])]
-        if kind == E_STAKE:
-            return [StakePlaced(raw[1], raw[2], raw[3])]
-        if kind == E_DEAL:
-            masks: tuple[int, ...] = raw[1]
-            hands = tuple(
-                _cards(mask, to_card) if viewer is None or viewer == seat else None
-                for seat, mask in enumerate(masks)
-            )
-            dead = _cards(raw[2], to_card) if viewer is None else None
-            sizes = tuple(m.bit_count() for m in masks)
-            return [CardsDealt(sizes, int(raw[2]).bit_count(), hands, dead)]
-        if kind == E_DEAD_HAND:
-            return [DeadHandDecided(raw[1], raw[2])]
-        if kind == E_BIDS:
-            return [BidsRevealed(raw[1])]
-        if kind == E_SWAP:
-            seat = raw[1]
-            new_hand = _cards(raw[4], to_card) if viewer is None or viewer == seat else None
-            paid_to = raw[3] if raw[3] >= 0 else None
-            return [HandSwapped(seat, raw[2], paid_to, new_hand, int(raw[4]).bit_count())]
-        if kind == E_PASS:
-            return [LeadPassed(raw[1], raw[2])]
-        if kind == E_BLOCKED:
-            return [HandBlocked()]
-        if kind == E_OUT:
-            return [WentOut(raw[1])]
-        if kind == E_PAY:
-            return [ChipsPaid(raw[1], raw[2] if raw[2] >= 0 else None, raw[3], raw[4])]
-        if kind == E_SHARE:
-            return [PotShared(raw[1], raw[2])]
-        if kind == E_KITTY:
-            return [KittyWon(raw[1], raw[2])]
-        if kind == E_HAND_END:
-            hands_end = tuple(_cards(mask, to_card) for mask in raw[1])
-            return [HandEnded(hands_end, _cards(raw[2], to_card), raw[3])]
-        if kind == E_MATCH_END:
-            return [MatchEnded(raw[1], raw[2], raw[3])]
-        raise AssertionError(f"unknown raw event {raw!r}")
-
-
-def typed_events(
-    segments: Iterable[Sequence[tuple[Any, ...]]],
+def typed(
+    raw: tuple[Any, ...],
     viewer: int | None,
     to_card: Sequence[Card],
     boodle_cards: Sequence[Card],
-    since: int = 0,
 ) -> list[Event]:
-    """Typed events of every raw event from index ``since`` on (raw indices, across segments)."""
+    """One raw event as ``viewer`` sees it (None: the referee sees everything).
+
+    A run is stored as (first, last) codes and the owner table it was played
+    from (who held each card), so it expands to one ``CardPlayed`` per card;
+    every other raw event is one typed event.
+    """
+    kind = raw[0]
+    if kind == E_RUN:
+        first, last, is_lead, owner = raw[1], raw[2], raw[3], raw[4]
+        return [
+            CardPlayed(owner[code], to_card[code], is_lead and code == first)
+            for code in range(first, last + 1)
+        ]
+    if kind == E_STOP:
+        missing = to_card[raw[3]] if raw[3] >= 0 else None
+        return [RunStopped(to_card[raw[1]], raw[2], missing)]
+    if kind == E_BOODLE:
+        return [BoodleWon(raw[1], boodle_cards[raw[2]], raw[3])]
+    if kind == E_HAND_START:
+        return [HandStarted(raw[1], raw[2])]
+    if kind == E_ELIMINATED:
+        return [PlayerEliminated(raw[1], raw[2], raw[3])]
+    if kind == E_STAKE:
+        return [StakePlaced(raw[1], raw[2], raw[3])]
+    if kind == E_DEAL:
+        masks: tuple[int, ...] = raw[1]
+        hands = tuple(
+            _cards(mask, to_card) if viewer is None or viewer == seat else None
+            for seat, mask in enumerate(masks)
+        )
+        dead = _cards(raw[2], to_card) if viewer is None else None
+        sizes = tuple(m.bit_count() for m in masks)
+        return [CardsDealt(sizes, int(raw[2]).bit_count(), hands, dead)]
+    if kind == E_DEAD_HAND:
+        return [DeadHandDecided(raw[1], raw[2])]
+    if kind == E_BIDS:
+        return [BidsRevealed(raw[1])]
+    if kind == E_SWAP:
+        seat = raw[1]
+        new_hand = _cards(raw[4], to_card) if viewer is None or viewer == seat else None
+        paid_to = raw[3] if raw[3] >= 0 else None
+        return [HandSwapped(seat, raw[2], paid_to, new_hand, int(raw[4]).bit_count())]
+    if kind == E_PASS:
+        return [LeadPassed(raw[1], raw[2])]
+    if kind == E_BLOCKED:
+        return [HandBlocked()]
+    if kind == E_OUT:
+        return [WentOut(raw[1])]
+    if kind == E_PAY:
+        return [ChipsPaid(raw[1], raw[2] if raw[2] >= 0 else None, raw[3], raw[4])]
+    if kind == E_SHARE:
+        return [PotShared(raw[1], raw[2])]
+    if kind == E_KITTY:
+        return [KittyWon(raw[1], raw[2])]
+    if kind == E_HAND_END:
+        hands_end = tuple(_cards(mask, to_card) for mask in raw[1])
+        return [HandEnded(hands_end, _cards(raw[2], to_card), raw[3])]
+    if kind == E_MATCH_END:
+        return [MatchEnded(raw[1], raw[2], raw[3])]
+    raise AssertionError(f"unknown raw event {raw!r}")
+
+
+def typed_events(
+    raws: Iterable[tuple[Any, ...]],
+    viewer: int | None,
+    to_card: Sequence[Card],
+    boodle_cards: Sequence[Card],
+) -> list[Event]:
+    """Typed events of raw events, as ``viewer`` sees them."""
     out: list[Event] = []
-    start = 0
-    for segment in segments:
-        end = start + len(segment)
-        if end > since:
-            reader = SegmentReader(viewer, to_card, boodle_cards)
-            for offset, raw in enumerate(segment):
-                typed = reader.read(raw)
-                if start + offset >= since:
-                    out.extend(typed)
-        start = end
+    for raw in raws:
+        out.extend(typed(raw, viewer, to_card, boodle_cards))
     return out

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.actions import Decision
 from engine.cards import Card, Suit
-from engine.events import CardPlayed, SegmentReader
+from engine.events import CardPlayed, typed
 
 if TYPE_CHECKING:
     from engine.state import Match
@@ -49,9 +49,8 @@ def observe(match: Match, seat: int) -> Observation:
     to_card = m._to_card
     played: list[tuple[int, Card]] = []
     last_card: Card | None = None
-    reader = SegmentReader(seat, to_card, m._rules.boodle_cards)
     for raw in m._log[-1] if m._log else ():
-        for event in reader.read(raw):
+        for event in typed(raw, seat, to_card, m._rules.boodle_cards):
             if isinstance(event, CardPlayed):
                 played.append((event.seat, event.card))
                 last_card = event.card

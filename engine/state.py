@@ -161,6 +161,7 @@ class Match:
         "_legal",
         "_live",
         "_log",
+        "_log_base",
         "_owner",
         "_phase",
         "_places",
@@ -210,7 +211,8 @@ class Match:
     _elimination: list[tuple[int, int, int]]
     _places: tuple[int, ...]
     _end_reason: str
-    _log: list[list[tuple[Any, ...]]]
+    _log: list[list[tuple[Any, ...]]]  # raw events, one list per hand
+    _log_base: int  # raw events in every list but the last
 
     def __init__(
         self,
@@ -275,6 +277,7 @@ class Match:
         self._places = ()
         self._end_reason = ""
         self._log = []
+        self._log_base = 0
         self._begin_hand()
 
     # ------------------------------------------------------------------ queries
@@ -433,6 +436,7 @@ class Match:
         if log:
             log[-1] = log[-1][:]
         other._log = log
+        other._log_base = self._log_base
         return other
 
     def __copy__(self) -> Match:
@@ -484,22 +488,25 @@ class Match:
     # ------------------------------------------------------------------ events
 
     def event_count(self) -> int:
-        return sum(len(segment) for segment in self._log)
+        """Raw events so far: a cursor for ``events(since=...)`` (a run is one raw event)."""
+        return self._log_base + len(self._log[-1])
 
     def raw_events(self, since: int = 0) -> list[tuple[Any, ...]]:
         """Omniscient raw event tuples from index ``since`` on (see engine.events)."""
+        start = self._log_base
+        index = len(self._log) - 1
+        while index > 0 and start > since:
+            index -= 1
+            start -= len(self._log[index])
         out: list[tuple[Any, ...]] = []
-        start = 0
-        for segment in self._log:
-            end = start + len(segment)
-            if end > since:
-                out.extend(segment[max(0, since - start) :])
-            start = end
+        for segment in self._log[index:]:
+            out.extend(segment[max(0, since - start) :])
+            start += len(segment)
         return out
 
     def events(self, viewer: int | None = None, since: int = 0) -> list[Event]:
         """Typed events from index ``since`` on, as ``viewer`` sees them (None: everything)."""
-        return typed_events(self._log, viewer, self._to_card, self._rules.boodle_cards, since)
+        return typed_events(self.raw_events(since), viewer, self._to_card, self._rules.boodle_cards)
 
     def observation(self, seat: int) -> Observation:
         """What ``seat`` knows now: the only door, with ``events``, for hidden cards."""
@@ -525,6 +532,8 @@ class Match:
         return [(start + i) % n for i in range(n) if self._live[(start + i) % n]]
 
     def _begin_hand(self) -> None:
+        if self._log:
+            self._log_base += len(self._log[-1])
         self._log.append([])
         rules = self._rules
         if self._hands_played >= rules.hand_limit:

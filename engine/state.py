@@ -773,17 +773,18 @@ class Match:
         out sorted because a suit's codes and its cards both sit in one block of 13.
         """
         hand = self._hands[seat]
-        last = self._last_suit
         to_card = self._to_card
+        lowest = _LOWEST
         legal = []
         if hand & 0x1FFF:
-            legal.append(to_card[_LOWEST[hand & 0x1FFF]])
+            legal.append(to_card[lowest[hand & 0x1FFF]])
         if hand >> 13 & 0x1FFF:
-            legal.append(to_card[13 + _LOWEST[hand >> 13 & 0x1FFF]])
+            legal.append(to_card[13 + lowest[hand >> 13 & 0x1FFF]])
         if hand >> 26 & 0x1FFF:
-            legal.append(to_card[26 + _LOWEST[hand >> 26 & 0x1FFF]])
+            legal.append(to_card[26 + lowest[hand >> 26 & 0x1FFF]])
         if hand >> 39:
-            legal.append(to_card[39 + _LOWEST[hand >> 39]])
+            legal.append(to_card[39 + lowest[hand >> 39]])
+        last = self._last_suit
         if last >= 0 and self._rules.lead_suit is not LeadSuit.ANY:
             other = [card for card in legal if card // 13 != last]
             if other:
@@ -820,10 +821,11 @@ class Match:
         played = self._played
         log = self._log[-1]
         seat = self._to_act
+        bit = _BIT
         lead = first = code
         is_lead = True
         while True:
-            hands[seat] ^= _BIT[code]
+            hands[seat] ^= bit[code]
             left = counts[seat] - 1
             counts[seat] = left
             if boodle_at[code] >= 0 and self._stacks[boodle_at[code]]:
@@ -850,7 +852,7 @@ class Match:
                 stop = (E_STOP, code, STOP_PLAYED, nxt)
                 break
             holder = owner[nxt]
-            if holder == DEAD:
+            if holder == 8:  # DEAD
                 stop = (E_STOP, code, STOP_DEAD, nxt)
                 break
             code = nxt

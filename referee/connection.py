@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import trio
 
@@ -51,6 +51,7 @@ class Connection:
         "broken",
         "bytes_received",
         "bytes_sent",
+        "on_send",
     )
 
     def __init__(self, stream: trio.abc.Stream, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
@@ -61,6 +62,8 @@ class Connection:
         self.broken = False
         self.bytes_sent = 0
         self.bytes_received = 0
+        # Told every chunk before it is sent (transcripts, benchmarks); must not raise.
+        self.on_send: Callable[[bytes], None] | None = None
 
     @property
     def stream(self) -> trio.abc.Stream:
@@ -74,6 +77,8 @@ class Connection:
         """
         if self.broken or self._closed:
             raise ConnectionBrokenError("the connection is already broken")
+        if self.on_send is not None:
+            self.on_send(data)
         try:
             await self._stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine import events as ev
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
-from engine.cards import Card
+from engine.cards import CARDS, Card
 from engine.errors import IllegalActionError, MalformedActionError, MalformedCardError
 from engine.state import Match
 from protocol.decisions import ChoiceFault, choice_fault, default_choice
@@ -53,77 +53,97 @@ from protocol.messages import Choice, DecisionKind, Request
 # ---------------------------------------------------------------- engine -> protocol
 
 
-def _text(cards: tuple[Card, ...] | None) -> list[str] | None:
-    return None if cards is None else [str(card) for card in cards]
+# Card texts by card number: ``str(card)`` without a method call, on the hot path.
+CARD_TEXT: tuple[str, ...] = tuple(str(card) for card in CARDS)
+
+
+def _texts(cards: Sequence[Card]) -> list[str]:
+    return [CARD_TEXT[card] for card in cards]
+
+
+def _texts_or_none(cards: Sequence[Card] | None) -> list[str] | None:
+    return None if cards is None else [CARD_TEXT[card] for card in cards]
+
+
+def _cards_dealt(event: ev.CardsDealt) -> CardsDealt:
+    # The viewer's own hand is the one not hidden (every hand for viewer=None,
+    # which is never sent to a bot).
+    own = next((hand for hand in event.hands if hand is not None), ())
+    return CardsDealt(
+        hand_sizes=list(event.hand_sizes), dead_hand_size=event.dead_hand_size, hand=_texts(own)
+    )
+
+
+def _run_stopped(event: ev.RunStopped) -> RunStopped:
+    missing = None if event.missing is None else CARD_TEXT[event.missing]
+    cause: Any = event.cause  # the engine's three causes are the protocol's
+    return RunStopped(card=CARD_TEXT[event.card], cause=cause, missing=missing)
+
+
+def _dead_hand_decided(event: ev.DeadHandDecided) -> DeadHandDecided:
+    choice: Any = event.choice  # the engine's four choices are the protocol's
+    return DeadHandDecided(dealer=event.dealer, choice=choice)
+
+
+def _hand_swapped(event: ev.HandSwapped) -> HandSwapped:
+    return HandSwapped(
+        seat=event.seat,
+        price=event.price,
+        paid_to=event.paid_to,
+        hand=_texts_or_none(event.hand),
+        hand_size=event.hand_size,
+    )
+
+
+def _hand_ended(event: ev.HandEnded) -> HandEnded:
+    return HandEnded(
+        hands=[_texts(hand) for hand in event.hands],
+        dead_hand=_texts(event.dead_hand),
+        winners=list(event.winners),
+    )
+
+
+# One converter per engine event type: a dictionary lookup, not a chain of patterns,
+# because this runs for every event, for every seat, in every match.
+_TO_PROTOCOL: dict[type[Any], Callable[[Any], Event | None]] = {
+    ev.CardPlayed: lambda e: CardPlayed(seat=e.seat, card=CARD_TEXT[e.card], lead=e.lead),
+    ev.RunStopped: _run_stopped,
+    ev.HandStarted: lambda e: HandStarted(hand_number=e.hand, dealer=e.dealer),
+    ev.PlayerEliminated: lambda e: PlayerEliminated(
+        seat=e.seat, chips=e.chips, shares=list(e.shares)
+    ),
+    ev.StakePlaced: lambda e: StakePlaced(seat=e.seat, amounts=list(e.amounts), kitty=e.kitty),
+    ev.CardsDealt: _cards_dealt,
+    ev.DeadHandDecided: _dead_hand_decided,
+    ev.BidsRevealed: lambda e: BidsRevealed(bids=list(e.bids)),
+    ev.HandSwapped: _hand_swapped,
+    ev.BoodleWon: lambda e: BoodleWon(seat=e.seat, card=CARD_TEXT[e.card], chips=e.chips),
+    ev.LeadPassed: lambda e: LeadPassed(from_seat=e.from_seat, to_seat=e.to_seat),
+    ev.HandBlocked: lambda e: HandBlocked(),
+    ev.WentOut: lambda e: WentOut(seat=e.seat),
+    ev.ChipsPaid: lambda e: ChipsPaid(payer=e.payer, payee=e.payee, chips=e.chips, owed=e.owed),
+    ev.PotShared: lambda e: PotShared(seat=e.seat, chips=e.chips),
+    ev.KittyWon: lambda e: KittyWon(seat=e.seat, chips=e.chips),
+    ev.HandEnded: _hand_ended,
+    # The match_end message carries the referee's result, which also ranks
+    # disqualified seats: the engine's MatchEnded is not sent as an event.
+    ev.MatchEnded: lambda e: None,
+}
 
 
 def protocol_event(event: ev.Event) -> Event | None:
-    """An engine event, already filtered for one viewer, as a protocol event.
-
-    ``MatchEnded`` gives None: the ``match_end`` message carries the referee's
-    result, which also ranks disqualified seats.
-    """
-    match event:
-        case ev.CardPlayed(seat, card, lead):
-            return CardPlayed(seat=seat, card=str(card), lead=lead)
-        case ev.RunStopped(card, cause, missing):
-            return RunStopped(
-                card=str(card),
-                cause=cause,  # type: ignore[arg-type]  # the engine's three causes
-                missing=None if missing is None else str(missing),
-            )
-        case ev.HandStarted(hand, dealer):
-            return HandStarted(hand_number=hand, dealer=dealer)
-        case ev.PlayerEliminated(seat, chips, shares):
-            return PlayerEliminated(seat=seat, chips=chips, shares=list(shares))
-        case ev.StakePlaced(seat, amounts, kitty):
-            return StakePlaced(seat=seat, amounts=list(amounts), kitty=kitty)
-        case ev.CardsDealt(hand_sizes, dead_hand_size, hands, _dead):
-            # The viewer's own hand is the one not hidden (every hand for viewer=None,
-            # which is never sent to a bot).
-            own = next((hand for hand in hands if hand is not None), ())
-            return CardsDealt(
-                hand_sizes=list(hand_sizes),
-                dead_hand_size=dead_hand_size,
-                hand=[str(card) for card in own],
-            )
-        case ev.DeadHandDecided(dealer, choice):
-            return DeadHandDecided(dealer=dealer, choice=choice)  # type: ignore[arg-type]
-        case ev.BidsRevealed(bids):
-            return BidsRevealed(bids=list(bids))
-        case ev.HandSwapped(seat, price, paid_to, hand, hand_size):
-            return HandSwapped(
-                seat=seat, price=price, paid_to=paid_to, hand=_text(hand), hand_size=hand_size
-            )
-        case ev.BoodleWon(seat, card, chips):
-            return BoodleWon(seat=seat, card=str(card), chips=chips)
-        case ev.LeadPassed(from_seat, to_seat):
-            return LeadPassed(from_seat=from_seat, to_seat=to_seat)
-        case ev.HandBlocked():
-            return HandBlocked()
-        case ev.WentOut(seat):
-            return WentOut(seat=seat)
-        case ev.ChipsPaid(payer, payee, chips, owed):
-            return ChipsPaid(payer=payer, payee=payee, chips=chips, owed=owed)
-        case ev.PotShared(seat, chips):
-            return PotShared(seat=seat, chips=chips)
-        case ev.KittyWon(seat, chips):
-            return KittyWon(seat=seat, chips=chips)
-        case ev.HandEnded(hands, dead_hand, winners):
-            return HandEnded(
-                hands=[[str(card) for card in hand] for hand in hands],
-                dead_hand=[str(card) for card in dead_hand],
-                winners=list(winners),
-            )
-        case ev.MatchEnded():
-            return None
-    raise AssertionError(f"no protocol event for {event!r}")
+    """An engine event, already filtered for one viewer, as a protocol event (None: not sent)."""
+    convert = _TO_PROTOCOL.get(type(event))
+    if convert is None:
+        raise AssertionError(f"no protocol event for {event!r}")
+    return convert(event)
 
 
 def protocol_events(events: Sequence[ev.Event]) -> list[Event]:
     out: list[Event] = []
+    table = _TO_PROTOCOL
     for event in events:
-        converted = protocol_event(event)
+        converted = table[type(event)](event)
         if converted is not None:
             out.append(converted)
     return out
@@ -131,7 +151,6 @@ def protocol_events(events: Sequence[ev.Event]) -> list[Event]:
 
 # ---------------------------------------------------------------- engine -> log
 
-_FIELDS: dict[type[Any], tuple[str, ...]] = {}
 _NAMES: dict[type[Any], str] = {}
 
 
@@ -146,10 +165,32 @@ def event_name(cls: type[Any]) -> str:
 
 def _plain(value: Any) -> Any:
     if isinstance(value, Card):
-        return str(value)
+        return CARD_TEXT[value]
     if isinstance(value, tuple | list):
         return [_plain(item) for item in value]
     return value
+
+
+def _generic_log_event(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
+    name = event_name(cls)
+    fields = tuple(field.name for field in dataclasses.fields(cls))
+
+    def convert(event: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": name}
+        for field in fields:
+            out[field] = _plain(getattr(event, field))
+        return out
+
+    return convert
+
+
+def _log_card_played(event: ev.CardPlayed) -> dict[str, Any]:
+    # The commonest event by far; the very dict the generic converter builds.
+    card = CARD_TEXT[event.card]
+    return {"type": "card_played", "seat": event.seat, "card": card, "lead": event.lead}
+
+
+_TO_LOG: dict[type[Any], Callable[[Any], dict[str, Any]]] = {ev.CardPlayed: _log_card_played}
 
 
 def log_event(event: ev.Event) -> dict[str, Any]:
@@ -159,14 +200,10 @@ def log_event(event: ev.Event) -> dict[str, Any]:
     lists; the match log's form, which replay compares line by line.
     """
     cls = type(event)
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        fields = tuple(field.name for field in dataclasses.fields(cls))
-        _FIELDS[cls] = fields
-    out: dict[str, Any] = {"type": event_name(cls)}
-    for name in fields:
-        out[name] = _plain(getattr(event, name))
-    return out
+    convert = _TO_LOG.get(cls)
+    if convert is None:
+        convert = _TO_LOG[cls] = _generic_log_event(cls)
+    return convert(event)
 
 
 # ---------------------------------------------------------------- requests

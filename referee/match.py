@@ -193,8 +193,8 @@ class _Seat:
         self.clock = SeatClock(control)
         self.faults: list[FaultRecord] = []
         self.disqualified = False
-        self.cursor = 0  # raw engine events already sent to this seat
-        self.referee_cursor = 0  # referee events (seat_disqualified) already sent
+        self.cursor = 0  # raw engine events already converted into ``outbox``
+        self.outbox: list[Event] = []  # events converted for this seat, not yet sent
         self.decisions = 0
         self.defaults = 0
         self.think = 0.0
@@ -206,9 +206,32 @@ class _Seat:
         """Asked for its decisions: not disqualified and its session alive."""
         return not self.disqualified and self.session.alive
 
+    def take_batches(self, through: int | None = None) -> list[Events]:
+        """The outbox as ``events`` messages, one per hand at most; emptied up to ``through``."""
+        events = self.outbox if through is None else self.outbox[:through]
+        self.outbox = [] if through is None else self.outbox[through:]
+        batches: list[Events] = []
+        first = 0
+        for index, event in enumerate(events):
+            if isinstance(event, HandEnded):
+                batches.append(Events(events=events[first : index + 1]))
+                first = index + 1
+        if first < len(events):
+            batches.append(Events(events=events[first:]))
+        return batches
+
 
 class _Referee:
-    """The state of one ``play_match`` call; see the module docstring."""
+    """The state of one ``play_match`` call; see the module docstring.
+
+    The work after a decision is split in two, for speed.  What the next seat
+    to act needs (its new events, its request) is done before the request is
+    written; the rest (the log's lines, the other seats' events) is done
+    right after, while that bot thinks, so on a machine with a core to spare
+    it costs the match nothing.  Hand ends are the exception: every seat is
+    sent its events just after each ``hand_ended`` (SPEC.md 6.2), before the
+    next request, so no bot's clock runs while another bot is written to.
+    """
 
     def __init__(
         self,
@@ -229,14 +252,12 @@ class _Referee:
         self.names = [s.name for s in sessions]
         self.logged = 0  # raw engine events written to the log
         self.logged_typed = 0  # typed events written (the ``n`` of event lines)
-        # (raw event count when it happened, event): slotted into every seat's stream
-        self.referee_events: list[tuple[int, Event]] = []
+        self.delivered_hand = 0  # every seat has been sent the events of hands before this
 
     # ------------------------------------------------------------- the match
 
     async def play(self) -> MatchResult:
         self.write_header()
-        self.log_new_events()
         for seat in self.seats:
             session = seat.session
             if not session.alive:
@@ -246,17 +267,16 @@ class _Referee:
                 if session.handshaken:
                     detail = f"lost before this match: {detail}"
                 await self.fault(seat, death.kind, detail, START_HAND, force_dq=True)
+        self.absorb()
         await self.start_all()
         match = self.match
+        self.delivered_hand = match.hand_number
         while True:
             to_act = match.current_seat()
             if to_act is None:
                 break
-            hand = match.hand_number
             await self.decide(self.seats[to_act])
-            hand_end = self.log_new_events()
-            if hand_end is not None and not match.is_over:
-                await self.deliver(hand_end, hand)
+        self.absorb()
         result = self.result()
         await self.finish_all(result)
         for seat in self.seats:
@@ -332,6 +352,65 @@ class _Referee:
             except BotLostError as error:
                 await self.fault(seat, error.kind, error.detail, START_HAND, force_dq=True)
 
+    # ------------------------------------------------------------- events
+
+    def update(self, seat: _Seat) -> None:
+        """Convert the engine's new events for this seat (``Match.events(viewer=seat)``: the
+        engine's one door for hidden cards) into its outbox."""
+        count = self.match.event_count()
+        if seat.cursor < count:
+            events = self.match.events(viewer=seat.index, since=seat.cursor)
+            seat.outbox.extend(protocol_events(events))
+            seat.cursor = count
+
+    def absorb(self) -> None:
+        """Bring the log and every seat's outbox up to date with the engine (idempotent)."""
+        self.log_new_events()
+        for seat in self.seats:
+            if seat.session.alive:
+                self.update(seat)
+
+    async def deliver_hand_ends(self, hand: int) -> None:
+        """SPEC.md 6.2: after each ``hand_ended`` every seat is sent that hand's events."""
+        self.absorb()
+        for seat in self.seats:
+            if not seat.session.alive:
+                continue
+            ends = [i for i, event in enumerate(seat.outbox) if isinstance(event, HandEnded)]
+            if not ends:
+                continue
+            data = b"".join(encode(message) for message in seat.take_batches(ends[-1] + 1))
+            try:
+                await seat.session.send(data, self.control.move_time + self.control.margin)
+            except BotLostError as error:
+                await self.fault(seat, error.kind, error.detail, hand)
+
+    def log_new_events(self) -> None:
+        """Write the engine's new events (and each deal's chance line) to the log."""
+        match = self.match
+        count = match.event_count()
+        if count == self.logged:
+            return
+        write = self.log.write
+        for event in match.events(viewer=None, since=self.logged):
+            if isinstance(event, ev.CardsDealt):
+                write(
+                    {
+                        "type": "chance",
+                        "hand": match.hand_number,
+                        "hands": [[str(c) for c in hand or ()] for hand in event.hands],
+                        "dead": [str(c) for c in event.dead_hand or ()],
+                    }
+                )
+            elif isinstance(event, ev.BoodleWon):
+                self.seats[event.seat].boodle_chips += event.chips
+            elif isinstance(event, ev.HandEnded):
+                for winner in event.winners:
+                    self.seats[winner].hands_won += 1
+            write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
+            self.logged_typed += 1
+        self.logged = count
+
     # ------------------------------------------------------------- one decision
 
     async def decide(self, seat: _Seat) -> None:
@@ -349,20 +428,6 @@ class _Referee:
             time_left_ms=clock.time_left_ms,
             time_bank_ms=clock.bank_ms,
         )
-        seat.decisions += 1
-        self.log.write(
-            {
-                "type": "request",
-                "seat": seat.index,
-                "hand": hand,
-                "id": request.id,
-                "decision": request.decision,
-                "legal": request.legal,
-                "default": request.default,
-                "time_left_ms": request.time_left_ms,
-            }
-        )
-        self.log.flush()
         choice = await self.ask(seat, request, hand)
         if choice is not None:
             fault = apply_choice(match, request, choice)
@@ -384,6 +449,7 @@ class _Referee:
         self.apply_default(seat, request, hand)
 
     def apply_default(self, seat: _Seat, request: Request, hand: int) -> None:
+        self.log_new_events()  # the log shows what came before each decision
         apply_default(self.match, request)
         seat.defaults += 1
         self.log.write(
@@ -406,17 +472,28 @@ class _Referee:
         session = seat.session
         clock = seat.clock
         await self.read_idle(seat, hand)
+        if self.match.hand_number != self.delivered_hand:
+            await self.deliver_hand_ends(hand - 1)
+            self.delivered_hand = self.match.hand_number
         if not seat.playing:
             return None
+        seat.decisions += 1
+        self.update(seat)
         limit = clock.deadline
-        data = b"".join(encode(message) for message in self.pending_events(seat))
+        data = b"".join(encode(message) for message in seat.take_batches())
         try:
             await session.send(data + encode(request), limit)
         except BotLostError as error:
+            self.absorb()
+            self.log_request(seat, request, hand)
             await self.fault(seat, error.kind, error.detail, hand, request=request, resolves=True)
             return None
         sent = trio.current_time()
         deadline = sent + limit
+        # While the bot thinks: the log and the other seats' events (see the class doc).
+        self.absorb()
+        self.log_request(seat, request, hand)
+        self.log.flush()
         while True:
             try:
                 line = await session.receive_line(deadline)
@@ -445,6 +522,20 @@ class _Referee:
             if not seat.playing:  # disqualified by faults while waiting
                 session.settle(request.id, late_reply_possible=True)
                 return None
+
+    def log_request(self, seat: _Seat, request: Request, hand: int) -> None:
+        self.log.write(
+            {
+                "type": "request",
+                "seat": seat.index,
+                "hand": hand,
+                "id": request.id,
+                "decision": request.decision,
+                "legal": request.legal,
+                "default": request.default,
+                "time_left_ms": request.time_left_ms,
+            }
+        )
 
     async def read_idle(self, seat: _Seat, hand: int) -> None:
         """Judge the lines that arrived while no request was waiting (SPEC.md 13).
@@ -542,6 +633,10 @@ class _Referee:
         A lost session (crash, eof, line_too_long, ...) is told if it still
         can be, then its process tree is ended.
         """
+        if hand != START_HAND:
+            # Every event before the fault is logged and in every outbox first, so
+            # the log reads in order and seat_disqualified lands where it happened.
+            self.absorb()
         seat.faults.append(FaultRecord(str(kind), hand, detail))
         lost = not seat.session.alive
         disqualify = not seat.disqualified and (
@@ -565,11 +660,11 @@ class _Referee:
         )
         if disqualify:
             seat.disqualified = True
-            # SPEC.md 9.18: before the first hand_started for a seat that failed to start.
-            position = 0 if hand == START_HAND else self.match.event_count()
-            self.referee_events.append(
-                (position, SeatDisqualified(seat=seat.index, reason=str(kind)))
-            )
+            # SPEC.md 9.18: every seat is told, at the point of the game where it
+            # happened (before the first hand_started for a seat that failed to start).
+            told = SeatDisqualified(seat=seat.index, reason=str(kind))
+            for other in self.seats:
+                other.outbox.append(told)
         message = encode(
             Fault(
                 id=request_id,
@@ -588,103 +683,6 @@ class _Referee:
         except BotLostError as error:
             # The bot stopped reading while being told of a fault: that is lost too.
             await self.fault(seat, error.kind, error.detail, hand)
-
-    # ------------------------------------------------------------- events to seats
-
-    def pending_events(self, seat: _Seat, until: int | None = None) -> list[Events]:
-        """The seat's ``events`` messages from its cursor to raw event ``until`` (default: now).
-
-        One message per hand at most (a ``hand_ended`` closes one), never an
-        empty one; ``seat_disqualified`` events are slotted in where they happened.
-        """
-        match = self.match
-        count = match.event_count()
-        end = count if until is None else until
-        start = seat.cursor
-        referee = self.referee_events[seat.referee_cursor :]
-        referee = [(position, event) for position, event in referee if position <= end]
-        if end <= start and not referee:
-            return []
-        typed = self.typed(seat.index, start, end, count)
-        events: list[Event]
-        if not referee:
-            events = protocol_events(typed)
-        else:
-            events = []
-            taken = 0
-            for position, event in referee:
-                before = len(typed) - len(self.typed(seat.index, max(position, start), end, count))
-                events.extend(protocol_events(typed[taken:before]))
-                taken = max(taken, before)
-                events.append(event)
-            events.extend(protocol_events(typed[taken:]))
-        seat.cursor = max(start, end)
-        seat.referee_cursor += len(referee)
-        batches: list[Events] = []
-        first = 0
-        for index, event in enumerate(events):
-            if isinstance(event, HandEnded):
-                batches.append(Events(events=events[first : index + 1]))
-                first = index + 1
-        if first < len(events):
-            batches.append(Events(events=events[first:]))
-        return batches
-
-    def typed(self, viewer: int, start: int, end: int, count: int) -> list[ev.Event]:
-        """The engine's typed events of raw events ``start`` to ``end`` as ``viewer`` sees them."""
-        if end <= start:
-            return []
-        events = self.match.events(viewer=viewer, since=start)
-        if end < count:
-            events = events[: len(events) - len(self.match.events(viewer=viewer, since=end))]
-        return events
-
-    async def deliver(self, until: int, hand: int) -> None:
-        """SPEC.md 6.2: after each ``hand_ended`` every seat is told that hand's events."""
-        for seat in self.seats:
-            if not seat.session.alive:
-                continue
-            batches = self.pending_events(seat, until)
-            if not batches:
-                continue
-            data = b"".join(encode(message) for message in batches)
-            try:
-                await seat.session.send(data, self.control.move_time + self.control.margin)
-            except BotLostError as error:
-                await self.fault(seat, error.kind, error.detail, hand)
-
-    def log_new_events(self) -> int | None:
-        """Write the engine's new events (and each deal's chance line) to the log.
-
-        Returns the raw position just after the last ``hand_ended`` among them, if any.
-        """
-        match = self.match
-        count = match.event_count()
-        if count == self.logged:
-            return None
-        hand_end = None
-        for offset, raw in enumerate(match.raw_events(since=self.logged)):
-            if raw[0] == ev.E_HAND_END:
-                hand_end = self.logged + offset + 1
-        for event in match.events(viewer=None, since=self.logged):
-            if isinstance(event, ev.CardsDealt):
-                self.log.write(
-                    {
-                        "type": "chance",
-                        "hand": match.hand_number,
-                        "hands": [[str(c) for c in hand or ()] for hand in event.hands],
-                        "dead": [str(c) for c in event.dead_hand or ()],
-                    }
-                )
-            elif isinstance(event, ev.BoodleWon):
-                self.seats[event.seat].boodle_chips += event.chips
-            elif isinstance(event, ev.HandEnded):
-                for winner in event.winners:
-                    self.seats[winner].hands_won += 1
-            self.log.write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
-            self.logged_typed += 1
-        self.logged = count
-        return hand_end
 
     # ------------------------------------------------------------- the end
 
@@ -732,7 +730,7 @@ class _Referee:
                 hands_played=outcome.hands_played,
                 disqualified=disqualified,
             )
-            data = b"".join(encode(message) for message in self.pending_events(seat))
+            data = b"".join(encode(message) for message in seat.take_batches())
             try:
                 await seat.session.send(data + encode(end), self.control.startup_time)
             except BotLostError as error:

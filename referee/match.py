@@ -195,6 +195,7 @@ class _Seat:
         self.disqualified = False
         self.cursor = 0  # raw engine events already converted into ``outbox``
         self.outbox: list[Event] = []  # events converted for this seat, not yet sent
+        self.delivering: trio.Event | None = None  # set when a background write is done
         self.decisions = 0
         self.defaults = 0
         self.think = 0.0
@@ -228,9 +229,12 @@ class _Referee:
     to act needs (its new events, its request) is done before the request is
     written; the rest (the log's lines, the other seats' events) is done
     right after, while that bot thinks, so on a machine with a core to spare
-    it costs the match nothing.  Hand ends are the exception: every seat is
-    sent its events just after each ``hand_ended`` (SPEC.md 6.2), before the
-    next request, so no bot's clock runs while another bot is written to.
+    it costs the match nothing.  After a ``hand_ended`` every seat is sent
+    that hand's events (SPEC.md 6.2); those writes are background tasks, one
+    per seat, so a bot that stops reading delays nobody but itself and the
+    other bots read their batch while the next one thinks.  Any later write
+    to a seat first waits for its background write (``settled``), so each
+    seat's stream stays in order.
     """
 
     def __init__(
@@ -253,6 +257,7 @@ class _Referee:
         self.logged = 0  # raw engine events written to the log
         self.logged_typed = 0  # typed events written (the ``n`` of event lines)
         self.delivered_hand = 0  # every seat has been sent the events of hands before this
+        self.nursery: trio.Nursery | None = None  # background writes (see the class doc)
 
     # ------------------------------------------------------------- the match
 
@@ -271,14 +276,16 @@ class _Referee:
         await self.start_all()
         match = self.match
         self.delivered_hand = match.hand_number
-        while True:
-            to_act = match.current_seat()
-            if to_act is None:
-                break
-            await self.decide(self.seats[to_act])
-        self.absorb()
-        result = self.result()
-        await self.finish_all(result)
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            while True:
+                to_act = match.current_seat()
+                if to_act is None:
+                    break
+                await self.decide(self.seats[to_act])
+            self.absorb()
+            result = self.result()
+            await self.finish_all(result)
         for seat in self.seats:
             stderr = seat.session.take_match_stderr()
             if stderr is not None and stderr.total:
@@ -370,20 +377,51 @@ class _Referee:
             if seat.session.alive:
                 self.update(seat)
 
-    async def deliver_hand_ends(self, hand: int) -> None:
-        """SPEC.md 6.2: after each ``hand_ended`` every seat is sent that hand's events."""
+    def deliver_hand_ends(self, hand: int, asked: _Seat | None = None) -> None:
+        """SPEC.md 6.2: after each ``hand_ended`` every seat is sent that hand's events.
+
+        ``asked`` had them with its request.  The writes are background tasks.
+        """
+        if self.match.hand_number == self.delivered_hand:
+            return
+        self.delivered_hand = self.match.hand_number
         self.absorb()
+        assert self.nursery is not None
         for seat in self.seats:
-            if not seat.session.alive:
+            if seat is asked or not seat.session.alive:
                 continue
             ends = [i for i, event in enumerate(seat.outbox) if isinstance(event, HandEnded)]
             if not ends:
                 continue
             data = b"".join(encode(message) for message in seat.take_batches(ends[-1] + 1))
-            try:
+            done = trio.Event()
+            previous, seat.delivering = seat.delivering, done
+            self.nursery.start_soon(self.write_later, seat, data, previous, done, hand)
+
+    async def write_later(
+        self,
+        seat: _Seat,
+        data: bytes,
+        previous: trio.Event | None,
+        done: trio.Event,
+        hand: int,
+    ) -> None:
+        try:
+            if previous is not None:
+                await previous.wait()
+            if seat.session.alive:
                 await seat.session.send(data, self.control.move_time + self.control.margin)
-            except BotLostError as error:
-                await self.fault(seat, error.kind, error.detail, hand)
+        except BotLostError as error:
+            await self.fault(seat, error.kind, error.detail, hand)
+        finally:
+            done.set()
+            if seat.delivering is done:
+                seat.delivering = None
+
+    async def settled(self, seat: _Seat) -> None:
+        """Wait for the seat's background write, so what follows comes after it."""
+        while seat.delivering is not None:
+            await seat.delivering.wait()
 
     def log_new_events(self) -> None:
         """Write the engine's new events (and each deal's chance line) to the log."""
@@ -417,6 +455,7 @@ class _Referee:
         match = self.match
         hand = match.hand_number
         if not seat.playing:
+            self.deliver_hand_ends(hand - 1)
             request = build_request(match, 0, time_left_ms=0, time_bank_ms=0)
             self.apply_default(seat, request, hand)
             return
@@ -472,11 +511,9 @@ class _Referee:
         session = seat.session
         clock = seat.clock
         await self.read_idle(seat, hand)
-        if self.match.hand_number != self.delivered_hand:
-            await self.deliver_hand_ends(hand - 1)
-            self.delivered_hand = self.match.hand_number
         if not seat.playing:
             return None
+        await self.settled(seat)
         seat.decisions += 1
         self.update(seat)
         limit = clock.deadline
@@ -491,6 +528,7 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
+        self.deliver_hand_ends(hand - 1, asked=seat)
         self.absorb()
         self.log_request(seat, request, hand)
         self.log.flush()
@@ -679,6 +717,7 @@ class _Referee:
             await seat.session.end()
             return
         try:
+            await self.settled(seat)
             await seat.session.send(message, self.control.move_time + self.control.margin)
         except BotLostError as error:
             # The bot stopped reading while being told of a fault: that is lost too.
@@ -730,6 +769,9 @@ class _Referee:
                 hands_played=outcome.hands_played,
                 disqualified=disqualified,
             )
+            await self.settled(seat)
+            if not seat.session.alive:
+                return
             data = b"".join(encode(message) for message in seat.take_batches())
             try:
                 await seat.session.send(data + encode(end), self.control.startup_time)

@@ -1,0 +1,268 @@
+"""The search bot: every decision by determinized Monte Carlo over the engine.
+
+It is an ordinary SDK bot (``bots.sdk.Bot``): the SDK speaks the protocol and
+hands it each request; ``Knowledge`` keeps what the events prove; for each
+decision with more than one sensible choice the bot lists a few candidates,
+scores them with ``bots.search.montecarlo.evaluate`` until its time is up and
+answers the best.
+
+Candidates per decision kind:
+
+* ``lead``: every legal lead (at most one per suit, so at most four);
+* ``dead_hand``: every legal choice (keep, exchange, auction, buy);
+* ``bid``: a handful of amounts from 0 up to what it can pay;
+* ``stake``: a few placements out of the hundreds possible (even, all on one
+  card, half on one card and the rest spread); the deal is unknown at that
+  point, so each determinization is a fresh deal seed.
+
+Time.  A request says ``time_left_ms``: this move's time plus the bank.  The
+bot spends at most ``TIME_FRACTION`` of the move time plus a small slice of
+the bank, never more than ``TIME_FRACTION`` of the time left, minus a fixed
+allowance for reading and writing the lines; a search cannot overrun by more
+than one determinization (well under a millisecond on this engine).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from bots.sdk import Bot, TableState
+from bots.search.knowledge import DEAD_SLOT, Knowledge
+from bots.search.montecarlo import Estimate, evaluate
+from bots.search.sampler import DealProblem, sample_deal
+from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
+from engine.cards import CARDS, Card
+from engine.position import Position
+from engine.rules import Rules
+from protocol.events import Event
+from protocol.messages import MatchStart, Request
+
+__all__ = ["TIME_FRACTION", "SearchBot", "think_time"]
+
+TIME_FRACTION = 0.75
+"""The share of the time allowed that the bot plans to use; the rest is its safety margin."""
+OVERHEAD_MS = 25
+"""Kept back from every decision for reading the request and writing the reply."""
+BANK_SLICE = 1 / 40
+"""Of the time bank, the share one decision may draw on."""
+BID_STEPS = (0, 1, 2, 3, 4, 6, 8, 12)
+
+
+def think_time(request: Request, move_time_ms: int, fraction: float = TIME_FRACTION) -> float:
+    """Seconds to search for this request (0 when there is no time to spare)."""
+    left = request.time_left_ms
+    planned = min(fraction * left, fraction * move_time_ms + BANK_SLICE * request.time_bank_ms)
+    return max(0.0, planned - OVERHEAD_MS) / 1000
+
+
+class SearchBot(Bot):
+    name = "search"
+    version = "1.0"
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        fraction: float = TIME_FRACTION,
+        max_samples: int | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.rng = random.Random(seed)
+        self.fraction = fraction
+        self.max_samples = max_samples
+        self.clock = clock
+        self.log = log if log is not None else _stderr
+        self.rules: Rules | None = None
+        self.knowledge: Knowledge | None = None
+        self.move_time_ms = 1000
+        self.decisions = 0
+        self.samples = 0
+
+    # -- the SDK's hooks ---------------------------------------------------------------------
+
+    def on_match_start(self, start: MatchStart, state: TableState) -> None:
+        self.rules = Rules().with_options(start.rules)
+        self.knowledge = Knowledge(start.seat, start.players, self.rules)
+        self.move_time_ms = start.move_time_ms
+
+    def on_events(self, events: list[Event], state: TableState) -> None:
+        if self.knowledge is not None:
+            for event in events:
+                self.knowledge.observe(event)
+
+    def on_match_end(self, end: object, state: TableState) -> None:
+        self.log(
+            f"search: {self.decisions} decisions searched, "
+            f"{self.samples / max(1, self.decisions):.0f} determinizations each"
+        )
+
+    # -- decisions ---------------------------------------------------------------------------
+
+    def lead(self, request: Request, state: TableState) -> str:
+        choice = self.decide(request, [Card.parse(text) for text in request.legal])
+        return str(choice)
+
+    def dead_hand(self, request: Request, state: TableState) -> str:
+        choice = self.decide(request, [DeadHandChoice(word) for word in request.legal])
+        assert isinstance(choice, DeadHandChoice)
+        return choice.value
+
+    def bid(self, request: Request, state: TableState) -> int:
+        low, high = request.min_bid or 0, request.max_bid or 0
+        amounts = sorted({min(high, max(low, step)) for step in BID_STEPS})
+        choice = self.decide(request, [Bid(amount) for amount in amounts])
+        assert isinstance(choice, Bid)
+        return choice.chips
+
+    def stake(self, request: Request, state: TableState) -> list[int]:
+        total = request.stake_total or 0
+        cards = len(request.boodle_cards or ())
+        choice = self.decide(request, [Stakes(a) for a in stake_candidates(total, cards)])
+        assert isinstance(choice, Stakes)
+        return list(choice.amounts)
+
+    # -- the search --------------------------------------------------------------------------
+
+    def decide(self, request: Request, candidates: Sequence[Action]) -> Action:
+        """The candidate with the best mean score; the first if there is no time to search."""
+        started = self.clock()
+        if len(candidates) == 1 or self.rules is None or self.knowledge is None:
+            return candidates[0]
+        deadline = started + think_time(request, self.move_time_ms, self.fraction)
+        sample = self.sampler(request)
+        estimates, samples = evaluate(
+            sample,
+            candidates,
+            self.knowledge.seat,
+            self.rng,
+            deadline=deadline,
+            max_samples=self.max_samples,
+            clock=self.clock,
+        )
+        self.decisions += 1
+        self.samples += samples
+        return best(estimates).action
+
+    def sampler(self, request: Request) -> Callable[[random.Random], Position]:
+        """A function drawing one determinization of the position this request is about."""
+        knowledge = self.knowledge
+        rules = self.rules
+        assert knowledge is not None and rules is not None
+        seat = knowledge.seat
+        players = knowledge.players
+        decision = Decision(request.decision)
+        hand = tuple(Card.parse(text) for text in request.hand)
+        live = tuple(s not in knowledge.eliminated for s in range(players))
+        order = [(knowledge.dealer + 1 + i) % players for i in range(players)]
+        order = [s for s in order if live[s]]
+        known_dead = tuple(_cards(knowledge.discarded) if s == seat else () for s in range(players))
+        base = Position(
+            rules=rules,
+            players=players,
+            chips=tuple(request.chips),
+            live=live,
+            dealer=knowledge.dealer,
+            hand_number=knowledge.hand_number,
+            boodle=tuple(request.boodle),
+            kitty=request.kitty,
+            hands=tuple(() for _ in range(players)),
+            dead_hand=(),
+            played=tuple(knowledge.played),
+            to_act=seat,
+            decision=decision,
+            known_dead=known_dead,
+            eliminated=tuple(knowledge.eliminations),
+        )
+        if decision is Decision.STAKE:
+            # Before the deal: others' sealed stakes are guessed even; the deal is the seed's.
+            even = Stakes(tuple(stake_candidates(rules.stake_total, len(rules.boodle_cards))[0]))
+            stakes = tuple(even for _ in order[: order.index(seat)])
+
+            def draw_stake(rng: random.Random) -> Position:
+                return dataclasses.replace(base, stakes=stakes, seed=rng.getrandbits(48))
+
+            return draw_stake
+        problem, slots = knowledge.deal_problem(hand, list(request.hand_sizes))
+        dead_known = _cards(knowledge.known_dead())
+        bidders = [s for s in order if s != knowledge.dealer]
+        earlier = bidders[: bidders.index(seat)] if decision is Decision.BID else []
+
+        def draw(rng: random.Random) -> Position:
+            hands, dead = sample_cards(problem, slots, seat, hand, dead_known, players, rng)
+            return dataclasses.replace(
+                base,
+                hands=hands,
+                dead_hand=dead,
+                bids=tuple(rng.randrange(3) for _ in earlier),
+                seed=rng.getrandbits(48),
+            )
+
+        return draw
+
+
+def sample_cards(
+    problem: DealProblem,
+    slots: Sequence[int],
+    seat: int,
+    hand: tuple[Card, ...],
+    dead_known: tuple[Card, ...],
+    players: int,
+    rng: random.Random,
+) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]:
+    """Every seat's hand and the dead hand, in one deal of the unseen cards."""
+    dealt = sample_deal(problem, rng)
+    hands: list[tuple[Card, ...]] = [() for _ in range(players)]
+    hands[seat] = hand
+    dead = dead_known
+    for slot, cards in zip(slots, dealt, strict=True):
+        if slot == DEAD_SLOT:
+            dead = dead + tuple(CARDS[card] for card in cards)
+        else:
+            hands[slot] = tuple(CARDS[card] for card in cards)
+    return tuple(hands), dead
+
+
+def best(estimates: Sequence[Estimate]) -> Estimate:
+    """The highest mean; ties (and no samples at all) go to the earliest candidate."""
+    top = estimates[0]
+    for estimate in estimates[1:]:
+        if estimate.mean > top.mean:
+            top = estimate
+    return top
+
+
+def stake_candidates(total: int, cards: int) -> list[tuple[int, ...]]:
+    """A few placements of ``total`` chips over ``cards`` boodle cards; the even spread first."""
+    if cards < 1:
+        return [()]
+    out: list[tuple[int, ...]] = [_spread(total, cards)]
+    for card in range(cards):
+        out.append(tuple(total if i == card else 0 for i in range(cards)))
+        if cards > 1:
+            half = (total + 1) // 2
+            rest = _spread(total - half, cards - 1)
+            others = iter(rest)
+            out.append(tuple(half if i == card else next(others) for i in range(cards)))
+    unique: list[tuple[int, ...]] = []
+    for amounts in out:
+        if amounts not in unique:
+            unique.append(amounts)
+    return unique
+
+
+def _spread(total: int, cards: int) -> tuple[int, ...]:
+    base, extra = divmod(total, cards)
+    return tuple(base + (1 if i < extra else 0) for i in range(cards))
+
+
+def _cards(mask: int) -> tuple[Card, ...]:
+    return tuple(CARDS[card] for card in range(52) if mask >> card & 1)
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

@@ -198,6 +198,12 @@ BUNDLED: Final[dict[str, BundledBot]] = {
         "bash",
         BOTS_DIR / "shell" / "bot.sh",
     ),
+    "search": PythonStarter(
+        "search",
+        "python",
+        "determinized Monte Carlo search over the engine; uses most of its move time",
+        "bots.search",
+    ),
 }
 """Every bundled bot by name, in the order ``newmarket bots`` lists them."""
 

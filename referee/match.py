@@ -43,6 +43,7 @@ import msgspec
 import trio
 
 from engine import events as ev
+from engine.deal import Deal
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS, Match
 from protocol.events import Event, HandEnded, SeatDisqualified
@@ -245,13 +246,15 @@ class _Referee:
         control: TimeControl,
         match_id: str,
         log: MatchLog,
+        dealer: int | None = None,
+        deals: Sequence[Deal] = (),
     ) -> None:
         self.rules = rules
         self.seed = seed
         self.control = control
         self.match_id = match_id
         self.log = log
-        self.match = Match(rules, len(sessions), seed)
+        self.match = Match(rules, len(sessions), seed, dealer=dealer, deals=deals)
         self.seats = [_Seat(i, s, control) for i, s in enumerate(sessions)]
         self.names = [s.name for s in sessions]
         self.logged = 0  # raw engine events written to the log
@@ -813,8 +816,14 @@ async def play_match(
     time_control: TimeControl,
     match_id: str,
     log_path: Path | None = None,
+    dealer: int | None = None,
+    deals: Sequence[Deal] = (),
 ) -> MatchResult:
     """Play one match; ``bots[i]`` sits in seat ``i``.
+
+    ``dealer`` and ``deals`` script the first dealer and the first hands'
+    deals (``engine.Match``'s arguments, for scenarios such as ``newmarket
+    check``); by default both come from the seed.
 
     Never raises for anything a bot does.  Raises ``ValueError`` for a table
     of the wrong size or rules that cannot seat it, and ``OSError`` if the
@@ -826,7 +835,7 @@ async def play_match(
         raise ValueError("bots: one session cannot sit in two seats")
     log = MatchLog(log_path)
     try:
-        referee = _Referee(bots, rules, seed, time_control, match_id, log)
+        referee = _Referee(bots, rules, seed, time_control, match_id, log, dealer, deals)
         return await referee.play()
     finally:
         log.close()

@@ -4,31 +4,35 @@
 
 A match between bot processes is a chain of round trips: the referee writes
 events and a request, the bot's process wakes, reads, answers, and the
-referee wakes.  Three figures, each the best of ``--rounds``:
+referee wakes.  Each round measures, back to back:
 
-* **match**: hands per second of one match of four bundled ``random`` bots
-  over stdio, the referee doing all its work (engine, time control, fault
-  checks, events per seat, the match log).
-* **floor**: a bare trio ping-pong with the same bots: fresh processes of the
-  same ``random`` bot are sent *the very bytes the referee sent in that match*,
-  in the same order, and each request waits for its reply line, with nothing
-  else done.  This is what talking to these bots costs on this machine; the
-  ratio match/floor is the share of the time the referee leaves to the bots
-  and the pipes (target: at least 80%).
-* **pipes**: the same round trips and byte counts to a process that only
-  reads a line and writes one (the cost of the IPC alone, for scale).
+* **match**: one match of four bundled ``random`` bots over stdio, the
+  referee doing all its work (engine, time control, fault checks, events per
+  seat, the match log), as hands per second.
+* **floor**: a bare trio ping-pong with the same kind of bot: other
+  processes of the same ``random`` bot are sent *the very bytes the referee
+  sent in that match*, in the same order, and each request waits for its
+  reply line, with nothing else done.  This is what talking to these bots
+  costs here; match/floor is the share of the time the referee leaves to the
+  bots and the pipes (target: at least 80%).
+* **pipes**: the same bytes to a process that only reads lines and answers
+  requests (the cost of the pipes and a Python wake-up alone, for scale).
+* **tcp**: the same match over TCP.
 
-The same match over TCP is reported against stdio.  Bot processes start
-once and play every round, as in a league (the protocol's lifecycle), so
-start-up is in no figure.  The match is long (``--hands``, and chips enough
-that nobody is eliminated), so each round times the steady state.
+The ratios are medians of ratios taken within each round, because on a
+shared host the load changes from second to second and best-against-best
+would compare different machines.  Bot processes start once and play every
+round (the protocol's lifecycle), so start-up is in no figure; matches are
+long (``--hands``, chips enough that nobody is eliminated).
 
-``--check`` exits with 1 when the match runs below 80% of the floor.
+``--check`` exits with 1 when the median match/floor is below 80%.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import subprocess
 import sys
 import time
@@ -46,7 +50,7 @@ from protocol.messages import PROTOCOL_VERSION, Hello, encode
 from referee.bots import BotSpec, Transport, resolve_bot
 from referee.match import play_match
 from referee.process import clean_environment
-from referee.session import open_bots
+from referee.session import BotSession, open_bots
 from referee.timecontrol import TimeControl
 
 TARGET_RATIO = 0.8
@@ -103,108 +107,161 @@ def recorder(writes: list[tuple[int, bytes]], seat: int) -> Callable[[bytes], No
     return record
 
 
-async def time_matches(transport: Transport, hands: int, rounds: int) -> list[Run]:
-    runs = []
-    async with open_bots(random_bots(transport), CONTROL) as sessions:
+class Table:
+    """Four bot sessions that play timed matches, recording every byte written to them."""
+
+    def __init__(self, sessions: list[BotSession]) -> None:
         dead = [f"{s.name}: {s.death}" for s in sessions if not s.alive]
         if dead:
             raise SystemExit(f"bots did not start: {'; '.join(dead)}")
-        writes: list[tuple[int, bytes]] = []
+        self.sessions = sessions
+        self.writes: list[tuple[int, bytes]] = []
         for seat, session in enumerate(sessions):
             assert session.connection is not None
-            session.connection.on_send = recorder(writes, seat)
-        # warm up: imports, caches, the first match's allocations
-        await play_match(sessions, rules(5), 0, time_control=CONTROL, match_id="warm-up")
-        for number in range(rounds):
-            writes.clear()
-            received = sum(s.connection.bytes_received for s in sessions if s.connection)
-            started = time.perf_counter()
-            result = await play_match(
-                sessions, rules(hands), number + 1, time_control=CONTROL, match_id=f"b{number}"
-            )
-            seconds = time.perf_counter() - started
-            faults = [f for seat in result.seats for f in seat.faults]
-            if faults:
-                raise SystemExit(f"a benchmark bot faulted: {faults[0]}")
-            received = sum(s.connection.bytes_received for s in sessions if s.connection) - received
-            round_trips = sum(seat.decisions for seat in result.seats)
-            runs.append(Run(seconds, result.hands, round_trips, list(writes), received))
-    return runs
+            session.connection.on_send = recorder(self.writes, seat)
 
-
-async def replay_writes(
-    command: list[str], env: dict[str, str], writes: list[tuple[int, bytes]], rounds: int
-) -> list[float]:
-    """Seconds to send ``writes`` to fresh bot processes, waiting for a line after each request."""
-    processes = [
-        await trio.lowlevel.open_process(
-            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+    async def play(self, hands: int, seed: int) -> Run:
+        self.writes.clear()
+        received = self.received()
+        started = time.perf_counter()
+        result = await play_match(
+            self.sessions, rules(hands), seed, time_control=CONTROL, match_id=f"bench-{seed}"
         )
-        for _ in range(PLAYERS)
-    ]
-    framers = [LineFramer() for _ in processes]
+        seconds = time.perf_counter() - started
+        faults = [f for seat in result.seats for f in seat.faults]
+        if faults:
+            raise SystemExit(f"a benchmark bot faulted: {faults[0]}")
+        round_trips = sum(seat.decisions for seat in result.seats)
+        return Run(
+            seconds, result.hands, round_trips, list(self.writes), self.received() - received
+        )
 
-    async def read_line(seat: int) -> None:
-        stdout = processes[seat].stdout
-        assert stdout is not None
-        while not framers[seat].feed(await stdout.receive_some(65536)):
-            pass
+    def received(self) -> int:
+        return sum(s.connection.bytes_received for s in self.sessions if s.connection)
 
-    times = []
-    try:
+
+class Replayer:
+    """Bot processes sent recorded bytes with nothing else done: the bare trio ping-pong."""
+
+    def __init__(self, processes: list[trio.Process]) -> None:
+        self.processes = processes
+        self.framers = [LineFramer() for _ in processes]
+
+    @classmethod
+    async def start(cls, command: list[str], env: dict[str, str]) -> Replayer:
+        processes = [
+            await trio.lowlevel.open_process(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+            )
+            for _ in range(PLAYERS)
+        ]
+        replayer = cls(processes)
         hello = encode(Hello(protocol=PROTOCOL_VERSION, referee="benchmark"))
         for seat, process in enumerate(processes):
             assert process.stdin is not None
             await process.stdin.send_all(hello)
-            await read_line(seat)  # ready
-        for _ in range(rounds + 1):  # the first round warms up
-            started = time.perf_counter()
-            for seat, data in writes:
-                stdin = processes[seat].stdin
-                assert stdin is not None
-                await stdin.send_all(data)
-                if REQUEST_MARK in data:
-                    await read_line(seat)
-            times.append(time.perf_counter() - started)
-    finally:
-        for process in processes:
+            await replayer.read_line(seat)  # ready
+        return replayer
+
+    async def read_line(self, seat: int) -> None:
+        stdout = self.processes[seat].stdout
+        assert stdout is not None
+        while not self.framers[seat].feed(await stdout.receive_some(65536)):
+            pass
+
+    async def replay(self, writes: list[tuple[int, bytes]]) -> float:
+        """Seconds to send ``writes`` in order, waiting for a line after each request."""
+        started = time.perf_counter()
+        for seat, data in writes:
+            stdin = self.processes[seat].stdin
+            assert stdin is not None
+            await stdin.send_all(data)
+            if REQUEST_MARK in data:
+                await self.read_line(seat)
+        return time.perf_counter() - started
+
+    async def stop(self) -> None:
+        for process in self.processes:
             process.kill()
             await process.wait()
-    return times[1:]
+
+
+@dataclass
+class Round:
+    match: Run
+    floor: float
+    pipes: float
+    tcp: Run
+
+
+async def measure(hands: int, rounds: int) -> list[Round]:
+    """Paired rounds: a match, then its bytes to the floor's and the pipes' processes, then TCP.
+
+    The machine's load changes from second to second (a shared host), so each
+    ratio is taken between figures measured back to back, not best against best.
+    """
+    bot = random_bots("stdio")[0]
+    env = clean_environment(bot.env)
+    async with (
+        open_bots(random_bots("stdio"), CONTROL) as stdio_sessions,
+        open_bots(random_bots("tcp"), CONTROL) as tcp_sessions,
+    ):
+        stdio, tcp = Table(stdio_sessions), Table(tcp_sessions)
+        floor = await Replayer.start(list(bot.command), env)
+        pipes = await Replayer.start([sys.executable, "-c", ECHO, "39"], env)
+        try:
+            warm = await stdio.play(5, 0)  # imports, caches, first allocations
+            await tcp.play(5, 0)
+            await floor.replay(warm.writes)
+            await pipes.replay(warm.writes)
+            results = []
+            for number in range(1, rounds + 1):
+                match = await stdio.play(hands, number)
+                results.append(
+                    Round(
+                        match,
+                        await floor.replay(match.writes),
+                        await pipes.replay(match.writes),
+                        await tcp.play(hands, number),
+                    )
+                )
+        finally:
+            await floor.stop()
+            await pipes.stop()
+    return results
 
 
 async def main_async(hands: int, rounds: int, check: bool) -> int:
-    stdio = await time_matches("stdio", hands, rounds)
-    best = max(stdio, key=lambda run: run.hands_per_second)
-    bot = random_bots("stdio")[0]
-    env = clean_environment(bot.env)
-    floor = min(await replay_writes(list(bot.command), env, best.writes, rounds))
-    reply_size = max(39, best.bytes_in // best.round_trips)
-    echo = [sys.executable, "-c", ECHO, str(reply_size)]
-    pipes = min(await replay_writes(echo, env, best.writes, rounds))
-    tcp = await time_matches("tcp", hands, rounds)
-    best_tcp = max(tcp, key=lambda run: run.hands_per_second)
+    results = await measure(hands, rounds)
+    best = max(results, key=lambda r: r.match.hands_per_second)
+    run = best.match
 
     def figure(seconds: float) -> str:
         return (
-            f"{best.hands / seconds:8.1f} hands/s  "
-            f"({best.round_trips / seconds:7,.0f} round trips/s)"
+            f"{run.hands / seconds:8.1f} hands/s  ({run.round_trips / seconds:7,.0f} round trips/s)"
         )
 
-    ratio = floor / best.seconds
+    ratios = sorted(r.floor / r.match.seconds for r in results)
+    tcp_ratios = sorted(r.tcp.hands_per_second / r.match.hands_per_second for r in results)
+    ratio = statistics.median(ratios)
     print(
-        f"python {sys.version.split()[0]}, trio {trio.__version__}; {PLAYERS} bundled random "
-        f"bots; {best.hands} hands, {best.round_trips} round trips, "
-        f"{best.bytes_out // best.round_trips} B out and {reply_size} B in per round trip; "
-        f"best of {rounds}"
+        f"python {sys.version.split()[0]}, trio {trio.__version__}, {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}; {PLAYERS} bundled random bots; "
+        f"{run.hands} hands, {run.round_trips} round trips, "
+        f"{run.bytes_out // run.round_trips} B out and {run.bytes_in // run.round_trips} B in "
+        f"per round trip; {rounds} paired rounds"
     )
-    print(f"match, stdio : {figure(best.seconds)}")
-    print(f"floor, stdio : {figure(floor)}  same bytes to the same bots, nothing else")
-    print(f"pipes, stdio : {figure(pipes)}  same bytes to a read-a-line, write-a-line process")
-    print(f"match / floor: {ratio:8.0%}   (target {TARGET_RATIO:.0%})")
+    print(f"match, stdio : {figure(run.seconds)}  best round")
+    print(f"floor, stdio : {figure(min(r.floor for r in results))}  same bytes, same bots")
+    print(f"pipes, stdio : {figure(min(r.pipes for r in results))}  same bytes, echo process")
     print(
-        f"match, tcp   : {figure(best_tcp.seconds)}  "
-        f"{best_tcp.hands_per_second / best.hands_per_second:.0%} of stdio"
+        f"match / floor: {ratio:8.0%}   median of rounds "
+        f"({', '.join(f'{x:.0%}' for x in ratios)}); target {TARGET_RATIO:.0%}"
+    )
+    tcp_best = max(r.tcp.hands_per_second for r in results)
+    print(
+        f"match, tcp   : {tcp_best:8.1f} hands/s  best round; tcp / stdio median "
+        f"{statistics.median(tcp_ratios):.0%} ({', '.join(f'{x:.0%}' for x in tcp_ratios)})"
     )
     if check and ratio < TARGET_RATIO:
         print(f"below the target: the match runs at {ratio:.0%} of the floor")
@@ -215,7 +272,7 @@ async def main_async(hands: int, rounds: int, check: bool) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--hands", type=int, default=300, help="hands per timed match")
-    parser.add_argument("--rounds", type=int, default=3, help="timed matches per figure")
+    parser.add_argument("--rounds", type=int, default=5, help="paired rounds")
     parser.add_argument("--check", action="store_true", help="exit 1 below the target")
     args = parser.parse_args()
     sys.exit(trio.run(main_async, args.hands, args.rounds, args.check))

@@ -286,7 +286,7 @@ class _Referee:
                 if to_act is None:
                     break
                 await self.decide(self.seats[to_act])
-            self.absorb()
+            self.absorb(outboxes=True)
             result = self.result()
             await self.finish_all(result)
         for seat in self.seats:
@@ -373,12 +373,18 @@ class _Referee:
             seat.outbox.extend(protocol_events(events))
             seat.cursor = count
 
-    def absorb(self) -> None:
-        """Bring the log and every seat's outbox up to date with the engine (idempotent)."""
+    def absorb(self, *, outboxes: bool = False) -> None:
+        """Bring the log (and with ``outboxes`` every seat's outbox) up to date (idempotent).
+
+        A seat's outbox is otherwise brought up to date only when something is
+        sent to it (its request, a hand's end): one engine call per seat per
+        hand rather than per decision.
+        """
         self.log_new_events()
-        for seat in self.seats:
-            if seat.session.alive:
-                self.update(seat)
+        if outboxes:
+            for seat in self.seats:
+                if seat.session.alive:
+                    self.update(seat)
 
     def deliver_hand_ends(self, hand: int, asked: _Seat | None = None) -> None:
         """SPEC.md 6.2: after each ``hand_ended`` every seat is sent that hand's events.
@@ -388,7 +394,7 @@ class _Referee:
         if self.match.hand_number == self.delivered_hand:
             return
         self.delivered_hand = self.match.hand_number
-        self.absorb()
+        self.absorb(outboxes=True)
         assert self.nursery is not None
         for seat in self.seats:
             if seat is asked or not seat.session.alive:
@@ -677,7 +683,7 @@ class _Referee:
         if hand != START_HAND:
             # Every event before the fault is logged and in every outbox first, so
             # the log reads in order and seat_disqualified lands where it happened.
-            self.absorb()
+            self.absorb(outboxes=True)
         seat.faults.append(FaultRecord(str(kind), hand, detail))
         lost = not seat.session.alive
         disqualify = not seat.disqualified and (

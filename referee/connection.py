@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import trio
 
@@ -89,9 +89,6 @@ class Connection:
             self.broken = True
             raise
         self.bytes_sent += len(data)
-
-    async def send_lines(self, lines: Iterable[bytes]) -> None:
-        await self.send(b"".join(lines))
 
     async def send_eof(self) -> None:
         """Close our sending side only (the bot reads end of file), if the stream can."""

@@ -11,19 +11,23 @@ that may be slow, broken or hostile:
   later request.
 * Every fault is recorded with its kind and detail, told to the bot in a
   ``fault`` message, and the request's ``default`` choice is applied, so the
-  table plays on.  A seat is disqualified at its ``max_faults``-th fault and
-  at once when its stream is gone or out of step (crash, eof, line_too_long,
-  a start-up failure, or input it stopped reading); from then on the default
-  policy plays for it.  Disqualified seats rank below all others.
+  table plays on (SPEC.md 13).  A seat is disqualified at its
+  ``max_faults``-th fault and at once when its stream is gone or out of step
+  (crash, eof, line_too_long, a start-up failure or protocol version
+  mismatch, or input it stopped reading); from then on the default policy
+  plays for it and it is sent no requests.  Disqualified seats rank below all
+  others.  A malformed line resolves the waiting request; a protocol fault
+  (a reply with a wrong id, a second ready) does not.
 * Nothing a bot does raises out of ``play_match``: a lost bot is a dead
   session (``BotLostError`` is caught at each await on a bot), and a session
   dead before the match gets the default policy from the first decision.
 
 Each seat is told what happened in ``events`` messages built from
 ``Match.events(viewer=seat)`` (the engine's one door for hidden cards), sent
-just before its own requests and at the end, one message per hand at most.
-The referee's own event, ``seat_disqualified``, is slotted into every seat's
-stream at the point it happened.
+just before its own requests, just after each hand's end and before
+``match_end``, one message per hand at most (SPEC.md 6.2).  The referee's own
+event, ``seat_disqualified``, goes into every seat's stream at the point it
+happened.
 
 The match log (``referee.matchlog``) records all of it; ``referee.replay``
 re-runs the engine from the log and checks it.
@@ -70,7 +74,7 @@ from referee.convert import (
     protocol_events,
 )
 from referee.matchlog import LOG_FORMAT, MatchLog
-from referee.session import BotLostError, BotSession, message_type, referee_version
+from referee.session import BotLostError, BotSession, referee_version
 from referee.timecontrol import SeatClock, TimeControl
 
 Status = Literal["ok", "disqualified"]
@@ -845,7 +849,3 @@ async def play_match(
         return await referee.play()
     finally:
         log.close()
-
-
-def message_name(message: object) -> str:
-    return message_type(message)

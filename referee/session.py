@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import os
 import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -643,14 +642,3 @@ async def open_stream_bot(
         finally:
             await session.aclose(shutdown_grace=0)
             nursery.cancel_scope.cancel()
-
-
-def process_group_alive(pgid: int) -> bool:
-    """True if any process of group ``pgid`` still exists (zombies included)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

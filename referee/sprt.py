@@ -1,0 +1,280 @@
+"""The statistics of ``newmarket sprt``: is a candidate bot better than a baseline, or not?
+
+Pure functions and one small accumulator, no matches and no I/O, so every
+number the command prints can be checked on synthetic data
+(``tests/search/test_sprt.py``).
+
+The model, chess engines' SPRT (cutechess, fastchess) carried over to a table
+of N players:
+
+* **A match's score.**  The candidate sits at a table with N-1 copies of the
+  baseline.  Its score is the fraction of those opponents it finished ahead
+  of, a tie counting half: ``(ahead + ties / 2) / (N - 1)``, from 0 to 1.
+  Bots of equal strength average 0.5.  For N = 2 this is the chess score.
+* **The observation.**  Matches are played in *rotation groups*: the
+  candidate once in every seat, N matches.  With duplicate deals the N
+  matches share one deal seed, so the candidate is dealt every seat's cards
+  in turn and most of the luck of the deal cancels; without, each match
+  draws its own seed.  The matches of a group are not independent (same
+  cards), the groups are, so the unit of the test is a group's mean score,
+  as fastchess's pentanomial model treats a game pair as one observation.
+* **Elo.**  A score ``s`` is read as the logistic Elo difference of one
+  candidate-baseline pair, ``elo = -400 log10(1/s - 1)``: 0 for equal bots,
+  +100 for a candidate that finishes ahead of a given opponent 64% of the
+  time.  ``elo0`` and ``elo1`` are turned into scores ``s0`` and ``s1`` the
+  same way.
+* **The test.**  H0: the mean group score is ``s0``; H1: it is ``s1``.  The
+  generalized SPRT with a normal approximation (Van den Bergh's GSPRT, what
+  fastchess calls the normalized model) gives the log-likelihood ratio after
+  ``n`` groups with mean ``x`` and variance ``v``::
+
+      LLR = n (s1 - s0) (2x - s0 - s1) / (2 v)
+
+  H1 is accepted when ``LLR >= log((1 - beta) / alpha)``, H0 when
+  ``LLR <= log(beta / (1 - alpha))``; in between, play on.
+* **The variance.**  ``v`` is the groups' sample variance, pulled towards
+  ``prior_variance`` by ``prior_weight`` pseudo-observations:
+  ``v = (sum of squared deviations + w * v0) / (n - 1 + w)``.  With many
+  groups the prior vanishes; with two identical groups it stops a zero
+  variance from deciding the test on nothing.  It can only make the test
+  slower to decide, never decide wrongly faster.
+
+The interval printed for the score is the normal one, ``x +- z sqrt(v / n)``,
+and the Elo interval is that interval mapped through the formula above.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+import random
+from collections.abc import Sequence
+from typing import Literal
+
+__all__ = [
+    "H0",
+    "H1",
+    "SprtConfig",
+    "SprtState",
+    "SprtSummary",
+    "elo_to_score",
+    "group_seed",
+    "match_score",
+    "score_to_elo",
+    "stopping_groups",
+]
+
+H0: Literal["H0"] = "H0"
+H1: Literal["H1"] = "H1"
+Decision = Literal["H0", "H1"]
+
+_SCORE_CLAMP = 1e-4  # scores of exactly 0 or 1 would be infinite Elo
+_Z95 = 1.959963984540054
+_MIN_VARIANCE = 1e-9  # without a prior, identical scores must not divide by zero
+
+
+def match_score(places: Sequence[int], seat: int) -> float:
+    """The fraction of the other seats that ``seat`` finished ahead of (ties count half).
+
+    ``places[i]`` is seat i's final place, 1 best, equal places shared.
+    """
+    if len(places) < 2:
+        raise ValueError("match_score: a match has at least two seats")
+    mine = places[seat]
+    points = 0.0
+    for other, place in enumerate(places):
+        if other == seat:
+            continue
+        if mine < place:
+            points += 1.0
+        elif mine == place:
+            points += 0.5
+    return points / (len(places) - 1)
+
+
+def elo_to_score(elo: float) -> float:
+    """The expected score of a pair ``elo`` points apart (logistic, 400-point scale)."""
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
+
+
+def score_to_elo(score: float) -> float:
+    """The Elo difference that gives ``score`` (clamped away from 0 and 1)."""
+    s = min(1.0 - _SCORE_CLAMP, max(_SCORE_CLAMP, score))
+    return -400.0 * math.log10(1.0 / s - 1.0)
+
+
+def group_seed(seed: int, group: int, match: int | None = None) -> int:
+    """The deal seed of a rotation group (or of one match of it, without duplicate deals).
+
+    SHA-256 of the labels: the same on every machine and Python, below 2**48
+    so JSON readers keep it exact.
+    """
+    label = f"newmarket/sprt/{seed}/{group}" + ("" if match is None else f"/{match}")
+    return int.from_bytes(hashlib.sha256(label.encode()).digest()[:6], "big")
+
+
+@dataclasses.dataclass(frozen=True)
+class SprtConfig:
+    """The hypotheses (in Elo), the error rates, and the variance prior."""
+
+    elo0: float = 0.0
+    elo1: float = 20.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    prior_variance: float = 0.05
+    prior_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.elo1 > self.elo0:
+            raise ValueError(f"elo1 ({self.elo1}) must be greater than elo0 ({self.elo0})")
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not 0.0 < value < 0.5:
+                raise ValueError(f"{name}: must be between 0 and 0.5, got {value}")
+        if self.prior_variance <= 0 or self.prior_weight < 0:
+            raise ValueError("prior_variance must be > 0 and prior_weight >= 0")
+
+    @property
+    def score0(self) -> float:
+        return elo_to_score(self.elo0)
+
+    @property
+    def score1(self) -> float:
+        return elo_to_score(self.elo1)
+
+    @property
+    def lower(self) -> float:
+        """Accept H0 at or below this LLR."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """Accept H1 at or above this LLR."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+
+@dataclasses.dataclass(frozen=True)
+class SprtSummary:
+    """Where the test stands: the estimate, its 95% interval, the LLR and its bounds."""
+
+    groups: int
+    score: float
+    score_low: float
+    score_high: float
+    elo: float
+    elo_low: float
+    elo_high: float
+    variance: float
+    llr: float
+    lower: float
+    upper: float
+    decision: Decision | None
+
+    def to_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+    def line(self) -> str:
+        """One line for people: score, Elo with interval, LLR within its bounds."""
+        verdict = f"  -> {self.decision} accepted" if self.decision else ""
+        return (
+            f"score {self.score:.3f} [{self.score_low:.3f}, {self.score_high:.3f}]  "
+            f"Elo {self.elo:+.0f} [{self.elo_low:+.0f}, {self.elo_high:+.0f}]  "
+            f"LLR {self.llr:+.2f} ({self.lower:+.2f}, {self.upper:+.2f}){verdict}"
+        )
+
+
+class SprtState:
+    """The running test: ``add`` one group score at a time, read ``summary()``.
+
+    Sums are kept with Welford's update, so a long test loses no precision.
+    Once decided, the decision stays (more data is still added to the estimate).
+    """
+
+    def __init__(self, config: SprtConfig | None = None) -> None:
+        self.config = config if config is not None else SprtConfig()
+        self.n = 0
+        self.mean = 0.0
+        self.squares = 0.0  # sum of squared deviations from the mean
+        self.decision: Decision | None = None
+
+    def add(self, score: float) -> Decision | None:
+        """Add one observation (a rotation group's mean score, 0..1); return the decision."""
+        if not 0.0 <= score <= 1.0:
+            raise ValueError(f"a score is between 0 and 1, got {score}")
+        self.n += 1
+        delta = score - self.mean
+        self.mean += delta / self.n
+        self.squares += delta * (score - self.mean)
+        if self.decision is None:
+            llr = self.llr()
+            if llr >= self.config.upper:
+                self.decision = H1
+            elif llr <= self.config.lower:
+                self.decision = H0
+        return self.decision
+
+    def variance(self) -> float:
+        """The sample variance of a group score, with the prior's pseudo-observations."""
+        c = self.config
+        pooled = (self.squares + c.prior_weight * c.prior_variance) / max(
+            1.0, self.n - 1 + c.prior_weight
+        )
+        return max(_MIN_VARIANCE, pooled)
+
+    def llr(self) -> float:
+        if self.n == 0:
+            return 0.0
+        s0, s1 = self.config.score0, self.config.score1
+        return self.n * (s1 - s0) * (2.0 * self.mean - s0 - s1) / (2.0 * self.variance())
+
+    def summary(self) -> SprtSummary:
+        c = self.config
+        variance = self.variance()
+        half = _Z95 * math.sqrt(variance / self.n) if self.n else 0.5
+        low, high = max(0.0, self.mean - half), min(1.0, self.mean + half)
+        return SprtSummary(
+            groups=self.n,
+            score=self.mean,
+            score_low=low,
+            score_high=high,
+            elo=score_to_elo(self.mean) if self.n else 0.0,
+            elo_low=score_to_elo(low),
+            elo_high=score_to_elo(high),
+            variance=variance,
+            llr=self.llr(),
+            lower=c.lower,
+            upper=c.upper,
+            decision=self.decision,
+        )
+
+
+def stopping_groups(
+    observations: Sequence[float],
+    config: SprtConfig,
+    *,
+    trials: int = 2000,
+    max_groups: int = 10_000,
+    seed: int = 0,
+) -> tuple[list[int], dict[str, int]]:
+    """How many groups the test needs, by resampling observed group scores (a bootstrap).
+
+    Each trial draws groups with replacement from ``observations`` and runs
+    the test until it decides or reaches ``max_groups``.  Returns each
+    trial's number of groups and how often each outcome ("H0", "H1",
+    "undecided") happened.  This is how the matches-needed figures in
+    docs/search.md were estimated from one batch of real matches.
+    """
+    if not observations:
+        raise ValueError("stopping_groups: no observations to resample")
+    rng = random.Random(seed)
+    lengths: list[int] = []
+    outcomes = {H0: 0, H1: 0, "undecided": 0}
+    for _ in range(trials):
+        state = SprtState(config)
+        decision: Decision | None = None
+        while decision is None and state.n < max_groups:
+            decision = state.add(rng.choice(observations))
+        lengths.append(state.n)
+        outcomes[decision if decision is not None else "undecided"] += 1
+    return lengths, outcomes

@@ -27,6 +27,9 @@ def _register() -> None:
     app.command("bots")(bots.bots_command)
     app.command("match")(match.match_command)
     app.command("replay")(replay.replay_command)
+    from referee.commands.sprt import sprt_command
+
+    app.command("sprt")(sprt_command)
 
 
 _register()

@@ -1,0 +1,322 @@
+"""``newmarket sprt``: play a candidate against copies of a baseline until a test decides.
+
+    newmarket sprt --candidate search --baseline tracker --elo0 0 --elo1 20 --move-time 0.5
+
+The question a bot writer asks after every change: is the new version
+better?  The command answers it the way chess engine testers do (cutechess,
+fastchess): it plays matches until a sequential probability ratio test
+accepts H1 (better by at least ``--elo1``) or H0 (no better than ``--elo0``),
+printing the running estimate after every group of matches.  The statistics
+and the model (score = the share of opponents finished ahead of; one
+observation per rotation group; Elo per candidate-baseline pair) are in
+``referee/sprt.py``, kept apart from this loop so they can be tested alone.
+
+A *group* is one match per seat: the candidate in seat 0, then 1, ..., the
+baseline's copies (separate processes) in the other seats.  With duplicate
+deals (the default) the group's matches share one deal seed, so the
+candidate plays every seat's cards; ``--no-duplicate`` gives every match its
+own seed, which is what the matches-needed comparison in docs/search.md
+measures.  The bots are started once and play every match on the same
+connections; ``--concurrency K`` runs K tables side by side, each with its
+own processes (groups then finish, and are counted, in the order they end).
+
+Exit status: 0 when H1 is accepted (the candidate is better), 1 when H0 is
+accepted, 2 when the match limit comes first; a bad argument is one line on
+stderr and exit 2 before any bot starts, as with every command.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import secrets
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, TextIO
+
+import trio
+import typer
+
+from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
+from referee.bots import BotSpec, resolve_bot
+from referee.commands.match import UsageError, build_time_control, fail, parse_options, unique_names
+from referee.match import MatchResult, play_match
+from referee.session import BotSession, open_bots
+from referee.sprt import H0, H1, SprtConfig, SprtState, SprtSummary, group_seed, match_score
+from referee.timecontrol import TimeControl
+
+EXIT_H1 = 0
+EXIT_H0 = 1
+EXIT_UNDECIDED = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class SprtSettings:
+    """Everything one test needs, checked before any bot starts."""
+
+    candidate: BotSpec
+    baseline: BotSpec
+    rules: Rules
+    players: int
+    config: SprtConfig
+    control: TimeControl
+    max_groups: int
+    seed: int
+    duplicate: bool = True
+    concurrency: int = 1
+    log_dir: Path | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupResult:
+    """One rotation group: per match (candidate in seat i), its seed, places and score."""
+
+    group: int
+    seeds: list[int]
+    places: list[list[int]]
+    scores: list[float]
+    faults: int  # faults of any bot in the group's matches
+
+    @property
+    def score(self) -> float:
+        return sum(self.scores) / len(self.scores)
+
+    def to_json(self) -> dict[str, object]:
+        return {**dataclasses.asdict(self), "score": self.score}
+
+
+async def play_group(
+    settings: SprtSettings, candidate: BotSession, baselines: list[BotSession], group: int
+) -> GroupResult:
+    """The candidate once in every seat; the baselines fill the other seats in turn."""
+    n = settings.players
+    seeds, places, scores, faults = [], [], [], 0
+    for seat in range(n):
+        seating = [candidate] * n
+        for index, session in enumerate(baselines):
+            seating[(seat + 1 + index) % n] = session
+        seed = group_seed(settings.seed, group, None if settings.duplicate else seat)
+        match_id = f"sprt-{settings.seed}-{group}-{seat}"
+        log_path = None if settings.log_dir is None else settings.log_dir / f"{match_id}.jsonl"
+        result: MatchResult = await play_match(
+            seating,
+            settings.rules,
+            seed,
+            time_control=settings.control,
+            match_id=match_id,
+            log_path=log_path,
+        )
+        seeds.append(seed)
+        places.append(result.places)
+        scores.append(match_score(result.places, seat))
+        faults += sum(len(s.faults) for s in result.seats)
+    return GroupResult(group, seeds, places, scores, faults)
+
+
+async def run_sprt(
+    settings: SprtSettings, report: Callable[[GroupResult, SprtSummary], None]
+) -> SprtSummary:
+    """Play groups until the test decides or ``max_groups`` are done; ``report`` each group."""
+    state = SprtState(settings.config)
+    groups = iter(range(settings.max_groups))
+    specs = unique_names([settings.candidate] + [settings.baseline] * (settings.players - 1))
+
+    async def table(cancel: trio.CancelScope) -> None:
+        async with open_bots(specs, settings.control) as sessions:
+            for group in groups:
+                result = await play_group(settings, sessions[0], sessions[1:], group)
+                state.add(result.score)
+                report(result, state.summary())
+                if state.decision is not None:
+                    cancel.cancel()
+                    return
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(settings.concurrency):
+            nursery.start_soon(table, nursery.cancel_scope)
+    return state.summary()
+
+
+def exit_code(summary: SprtSummary) -> int:
+    if summary.decision == H1:
+        return EXIT_H1
+    if summary.decision == H0:
+        return EXIT_H0
+    return EXIT_UNDECIDED
+
+
+def build_settings(
+    candidate: str,
+    baseline: str,
+    *,
+    rules_name: str,
+    options: list[str],
+    hands: int | None,
+    players: int,
+    config: SprtConfig,
+    control: TimeControl,
+    max_matches: int,
+    seed: int,
+    duplicate: bool,
+    concurrency: int,
+    log_dir: Path | None,
+) -> SprtSettings:
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise UsageError(f"--players: a table seats {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
+    try:
+        specs = [resolve_bot(candidate), resolve_bot(baseline)]
+    except ValueError as error:
+        raise UsageError(f"--candidate/--baseline: {error}") from None
+    try:
+        rules = preset(rules_name)
+    except NewmarketError as error:
+        raise UsageError(f"--rules: {error}") from None
+    changes: dict[str, object] = dict(parse_options(options))
+    if hands is not None:
+        if hands < 1:
+            raise UsageError(f"--hands: must be at least 1, got {hands}")
+        changes["hand_limit"] = hands
+    try:
+        rules = rules.with_options(changes)
+    except NewmarketError as error:
+        raise UsageError(f"--option: {error}") from None
+    if rules.end_players >= players:
+        raise UsageError(
+            f"--players: {players} players, but the rules end the match at "
+            f"{rules.end_players} players left (end_players); use more players"
+        )
+    if max_matches < players:
+        raise UsageError(f"--max-matches: at least one group of {players} matches is needed")
+    if concurrency < 1:
+        raise UsageError(f"--concurrency: must be at least 1, got {concurrency}")
+    if log_dir is not None:
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(f"--log-dir: cannot create {log_dir}: {error}") from None
+    return SprtSettings(
+        candidate=specs[0],
+        baseline=specs[1],
+        rules=rules,
+        players=players,
+        config=config,
+        control=control,
+        max_groups=max_matches // players,
+        seed=seed,
+        duplicate=duplicate,
+        concurrency=concurrency,
+        log_dir=log_dir,
+    )
+
+
+def header(settings: SprtSettings) -> str:
+    c = settings.config
+    deals = "duplicate deals" if settings.duplicate else "a fresh deal seed per match"
+    return (
+        f"SPRT {settings.candidate.name} vs {settings.players - 1}x {settings.baseline.name} · "
+        f"elo0 {c.elo0:g} elo1 {c.elo1:g} alpha {c.alpha:g} beta {c.beta:g} · "
+        f"LLR bounds ({c.lower:+.2f}, {c.upper:+.2f}) · {deals} · seed {settings.seed} · "
+        f"at most {settings.max_groups * settings.players} matches"
+    )
+
+
+def sprt_command(
+    candidate: Annotated[
+        str, typer.Option(help="The bot under test: a bundled name or a command line.")
+    ],
+    baseline: Annotated[
+        str, typer.Option(help="The bot to beat; its copies fill the other seats.")
+    ],
+    elo0: Annotated[
+        float, typer.Option(help="H0: the candidate is at most this much better.")
+    ] = 0.0,
+    elo1: Annotated[
+        float, typer.Option(help="H1: the candidate is at least this much better.")
+    ] = 20.0,
+    alpha: Annotated[float, typer.Option(help="The chance of accepting H1 when H0 holds.")] = 0.05,
+    beta: Annotated[float, typer.Option(help="The chance of accepting H0 when H1 holds.")] = 0.05,
+    rules_name: Annotated[
+        str, typer.Option("--rules", help="The rule preset (see `newmarket rules`).")
+    ] = DEFAULT_PRESET,
+    option: Annotated[
+        list[str] | None, typer.Option(help="A rule option KEY=VALUE over the preset; repeatable.")
+    ] = None,
+    hands: Annotated[int | None, typer.Option(help="The hand limit of each match.")] = None,
+    players: Annotated[int, typer.Option(help="Seats at the table (candidate included).")] = 4,
+    max_matches: Annotated[
+        int, typer.Option(help="Stop undecided (exit 2) after this many matches.")
+    ] = 2000,
+    move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 1.0,
+    time_bank: Annotated[float, typer.Option(help="Extra seconds per bot per match.")] = 0.0,
+    seed: Annotated[
+        int | None, typer.Option(help="The seed all deal seeds derive from (default: random).")
+    ] = None,
+    duplicate: Annotated[
+        bool, typer.Option(help="Share one deal seed within each rotation group.")
+    ] = True,
+    concurrency: Annotated[int, typer.Option(help="Tables played side by side.")] = 1,
+    log_dir: Annotated[
+        Path | None, typer.Option(help="Write every match log into this directory.")
+    ] = None,
+    results: Annotated[
+        Path | None, typer.Option(help="Append each group's scores to this JSONL file.")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the final summary as JSON on stdout.")
+    ] = False,
+) -> None:
+    """Play the candidate against copies of the baseline until an SPRT decides.
+
+    Exit 0: the candidate is better (H1); 1: it is not (H0); 2: undecided at --max-matches.
+    """
+    try:
+        try:
+            config = SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
+        except ValueError as error:
+            raise UsageError(f"--elo0/--elo1/--alpha/--beta: {error}") from None
+        control = build_time_control(move_time, time_bank, 10.0, 0.05, 3)
+        settings = build_settings(
+            candidate,
+            baseline,
+            rules_name=rules_name,
+            options=option or [],
+            hands=hands,
+            players=players,
+            config=config,
+            control=control,
+            max_matches=max_matches,
+            seed=secrets.randbelow(1 << 31) if seed is None else seed,
+            duplicate=duplicate,
+            concurrency=concurrency,
+            log_dir=log_dir,
+        )
+        sink: TextIO | None = open(results, "a") if results is not None else None  # noqa: SIM115
+    except UsageError as error:
+        raise fail(str(error)) from None
+    except OSError as error:
+        raise fail(f"--results: cannot write {results}: {error.strerror or error}") from None
+    out = sys.stderr if as_json else sys.stdout
+    print(header(settings), file=out, flush=True)
+
+    def report(group: GroupResult, summary: SprtSummary) -> None:
+        matches = summary.groups * settings.players
+        faults = f" · {group.faults} faults" if group.faults else ""
+        print(f"{matches:>5} matches · {summary.line()}{faults}", file=out, flush=True)
+        if sink is not None:
+            sink.write(json.dumps(group.to_json()) + "\n")
+            sink.flush()
+
+    try:
+        summary = trio.run(run_sprt, settings, report)
+    finally:
+        if sink is not None:
+            sink.close()
+    verdict = {
+        H1: f"H1 accepted: {settings.candidate.name} is better than {settings.baseline.name}",
+        H0: f"H0 accepted: {settings.candidate.name} is not better by {config.elo1:g} Elo",
+    }.get(summary.decision or "", f"undecided after {summary.groups * settings.players} matches")
+    print(verdict, file=out, flush=True)
+    if as_json:
+        sys.stdout.write(json.dumps({**summary.to_json(), "verdict": verdict}) + "\n")
+    raise typer.Exit(code=exit_code(summary))

@@ -30,6 +30,9 @@ def _register() -> None:
     from referee.commands.sprt import sprt_command
 
     app.command("sprt")(sprt_command)
+    from referee.commands.check import check_command
+
+    app.command("check")(check_command)
 
 
 _register()

@@ -257,7 +257,15 @@ def match_command(
     if not as_json:
         names = ", ".join(spec.name for spec in specs)
         console.print(f"Playing {names} · seed {seed} · log {log_path}", highlight=False)
-    result = trio.run(run_match, specs, rules, seed, control, match_id, log_path)
+    try:
+        result = trio.run(run_match, specs, rules, seed, control, match_id, log_path)
+    except (KeyboardInterrupt, BaseExceptionGroup) as error:
+        # Ctrl-C may arrive wrapped by a nursery.  The bots' process trees were
+        # ended on the way out (open_bots closes them shielded from cancellation).
+        if isinstance(error, BaseExceptionGroup) and error.subgroup(KeyboardInterrupt) is None:
+            raise
+        typer.echo(f"interrupted; the log so far is in {log_path}", err=True)
+        raise typer.Exit(code=130) from None
     if as_json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
         return

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.matchlog import LogError
 from referee.replay import verify_log
 
 runner = CliRunner()
@@ -98,3 +103,38 @@ def test_an_unwritable_log_is_a_bad_argument(tmp_path: Path) -> None:
     code, _out, err = match("--bot", "random", "--bot", "random", "--bot", "random",
                             "--log", str(blocker / "m.jsonl"))  # fmt: skip
     assert code == 2 and err.startswith("error: --log: cannot write")
+
+
+def test_ctrl_c_ends_every_bot_and_keeps_the_log(tmp_path: Path) -> None:
+    marker = f"marker-{os.getpid()}-{time.time_ns()}"
+    log = tmp_path / "m.jsonl"
+    bot = f"{GOOD} {marker}"
+    command = [sys.executable, "-m", "referee.cli", "match", "--bot", bot, "--bot", bot,
+               "--bot", bot, "--hands", "100000", "--option", "starting_chips=1000000",
+               "--log", str(log)]  # fmt: skip
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        # a shell's background job ignores SIGINT; this child must not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 30
+    while (not log.exists() or log.stat().st_size < 20_000) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert err.decode().strip().endswith(f"interrupted; the log so far is in {log}")
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and marker in _cmdline(pid)]
+    # the log is a readable prefix: every line whole, the result missing
+    with pytest.raises(LogError, match="before the match's result"):
+        verify_log(log)
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().decode(errors="replace")
+    except OSError:
+        return ""

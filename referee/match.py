@@ -339,6 +339,7 @@ class _Referee:
                 "match_id": self.match_id,
                 "seed": self.seed,
                 "players": len(self.seats),
+                "first_dealer": self.match.dealer,  # chance, from the seed (as every deal)
                 "rules": self.rules.to_dict(),
                 "time_control": self.control.to_json(),
                 "bots": bots,

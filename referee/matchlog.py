@@ -6,14 +6,17 @@ which re-runs the engine from it and checks every line.  Each line has a
 the ``result``:
 
 ``header``    format, versions (referee, protocol, Python), match_id, seed,
-              players, every rule option, the time control, and per seat the
+              players, the first dealer (the match's first chance outcome),
+              every rule option, the time control, and per seat the
               bot's name, command, working directory, transport, the name and
               version it reported, and whether it started.
 ``chance``    a hand's deal (every hand and the dead hand): the match's chance
               outcomes, written before the ``cards_dealt`` event they explain.
 ``event``     one omniscient engine event (``referee.convert.log_event``), with
               ``n``, its index among the match's events.
-``request``   seat, hand, id, decision, legal choices, default, time left.
+``request``   seat, hand, id, decision, legal choices, default, time left
+              (written just after the request itself, so after the events
+              that preceded it).
 ``reply``     seat, id, the choice as sent, latency in ms.
 ``late``      a reply to a request that had timed out: discarded, never applied.
 ``fault``     seat, hand, kind, detail, the request id, the choice applied,

@@ -194,6 +194,11 @@ class _Verifier:
             self.match = Match(self.rules, players, int(record["seed"]))
         except NewmarketError as error:
             raise LogError(f"the header cannot start a match: {error}", number) from None
+        if record.get("first_dealer") != self.match.dealer:
+            raise LogError(
+                f"first dealer {record.get('first_dealer')!r}; the seed gives {self.match.dealer}",
+                number,
+            )
         bots = record["bots"]
         if len(bots) != players:
             raise LogError(f"{len(bots)} bots for {players} seats", number)

@@ -525,9 +525,9 @@ class _Referee:
         session = seat.session
         clock = seat.clock
         await self.read_idle(seat, hand)
+        await self.settled(seat)  # its hand-end write may have lost it
         if not seat.playing:
             return None
-        await self.settled(seat)
         seat.decisions += 1
         self.update(seat)
         limit = clock.deadline

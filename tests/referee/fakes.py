@@ -127,13 +127,21 @@ async def fake_table(
     *,
     ready: Sequence[Message | None] | None = None,
     names: Sequence[str] | None = None,
+    lockstep: bool = False,
 ) -> AsyncIterator[tuple[list[BotSession], list[FakeWire]]]:
-    """Sessions for fake bots, one per policy, and each bot's wire (what it saw)."""
+    """Sessions for fake bots, one per policy, and each bot's wire (what it saw).
+
+    With ``lockstep`` a write completes only when the bot has read it, as if
+    pipes had no buffer: a bot that stops reading blocks the referee's writes.
+    """
     async with trio.open_nursery() as nursery, AsyncExitStack() as stack:
         sessions: list[BotSession] = []
         wires: list[FakeWire] = []
         for index, policy in enumerate(policies):
-            referee_end, bot_end = trio.testing.memory_stream_pair()
+            pair = (
+                trio.testing.lockstep_stream_pair if lockstep else trio.testing.memory_stream_pair
+            )
+            referee_end, bot_end = pair()
             wire = FakeWire(bot_end)
             wires.append(wire)
             line = ready[index] if ready is not None else None

@@ -442,6 +442,22 @@ async def test_a_closed_stream_is_eof_and_disqualifies(
     assert played.result.seats[0].status == "disqualified"
 
 
+async def test_a_bot_that_stops_reading_is_lost_when_a_write_cannot_finish(
+    autojump_clock: object, tmp_path: Path
+) -> None:
+    async def stop_reading(wire: FakeWire, request: Message) -> None:
+        await trio.sleep_forever()  # neither answers nor reads again
+
+    policies = [on_request(2, stop_reading), *good()]
+    async with fake_table(policies, CONTROL, lockstep=True) as (sessions, _wires):
+        result = await play_match(sessions, SHORT, 1, time_control=CONTROL, match_id="s")
+    faults = [(f.kind, f.detail) for f in result.seats[0].faults]
+    assert faults[0][0] == "timeout" and faults[0][1].startswith("no reply to request 2")
+    assert faults[1] == ("timeout", "did not read its input for 1.05 s")
+    assert result.seats[0].status == "disqualified"
+    assert [seat.status for seat in result.seats[1:]] == ["ok", "ok"]
+
+
 # ---------------------------------------------------------------- disqualification
 
 

@@ -77,6 +77,7 @@ class Run:
     round_trips: int
     writes: list[tuple[int, bytes]]  # (seat, bytes) of every write to a bot, in order
     bytes_in: int  # bots to referee
+    cpu: float  # the referee's own CPU seconds (this process)
 
     @property
     def hands_per_second(self) -> float:
@@ -123,18 +124,19 @@ class Table:
     async def play(self, hands: int, seed: int) -> Run:
         self.writes.clear()
         received = self.received()
+        cpu = time.process_time()
         started = time.perf_counter()
         result = await play_match(
             self.sessions, rules(hands), seed, time_control=CONTROL, match_id=f"bench-{seed}"
         )
         seconds = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         faults = [f for seat in result.seats for f in seat.faults]
         if faults:
             raise SystemExit(f"a benchmark bot faulted: {faults[0]}")
         round_trips = sum(seat.decisions for seat in result.seats)
-        return Run(
-            seconds, result.hands, round_trips, list(self.writes), self.received() - received
-        )
+        writes = list(self.writes)
+        return Run(seconds, result.hands, round_trips, writes, self.received() - received, cpu)
 
     def received(self) -> int:
         return sum(s.connection.bytes_received for s in self.sessions if s.connection)
@@ -263,6 +265,8 @@ async def main_async(hands: int, rounds: int, check: bool) -> int:
         f"match, tcp   : {tcp_best:8.1f} hands/s  best round; tcp / stdio median "
         f"{statistics.median(tcp_ratios):.0%} ({', '.join(f'{x:.0%}' for x in tcp_ratios)})"
     )
+    cpu = statistics.median(r.match.cpu / r.match.round_trips for r in results) * 1e6
+    print(f"referee CPU  : {cpu:8.0f} µs per round trip (median of rounds; its own process only)")
     if check and ratio < TARGET_RATIO:
         print(f"below the target: the match runs at {ratio:.0%} of the floor")
         return 1

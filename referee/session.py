@@ -97,11 +97,9 @@ class BotSession:
         self.handshaken = False  # a valid ready was received: later deaths are not start-up's
         self.startup_latency: float | None = None
         self.last_request_id = 0
-        self.answered_through = 0  # every id <= this has been answered, faulted or discarded
         self._late_ids: dict[int, None] = {}  # timed out, a late reply still expected
         self._wait_scope: trio.CancelScope | None = None
         self._refusals: list[str] = []
-        self._nursery: trio.Nursery | None = None
 
     # ----------------------------------------------------------------- state
 
@@ -141,7 +139,6 @@ class BotSession:
             self._late_ids[request_id] = None
             while len(self._late_ids) > LATE_IDS_KEPT:
                 del self._late_ids[next(iter(self._late_ids))]
-        self.answered_through = request_id
 
     def classify_id(self, reply_id: int, pending: int | None) -> str:
         """``pending``, ``late`` (its request timed out: discard), ``duplicate`` or ``unknown``."""
@@ -265,7 +262,6 @@ class BotSession:
         stream: trio.abc.Stream | None = None,
     ) -> None:
         """Start and handshake within ``startup_time``; any failure makes the session dead."""
-        self._nursery = nursery
         started = trio.current_time()
         deadline = started + self.time_control.startup_time
         try:

@@ -63,7 +63,13 @@ from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS
 from referee.bots import BotSpec
 from referee.match import MatchResult, play_match
 from referee.matchlog import read_log
-from referee.session import BotSession, open_bot, open_stream_bot, referee_version
+from referee.session import (
+    BotLostError,
+    BotSession,
+    open_bot,
+    open_stream_bot,
+    referee_version,
+)
 from referee.timecontrol import TimeControl
 
 Message = dict[str, Any]
@@ -399,7 +405,15 @@ def _scenarios() -> tuple[Scenario, ...]:
             deals=(deal({0: "QC KC QD KD AS 3S"}, "2S 4S", rest=(1, 2)),),
             expect=(
                 asked("lead", ["QC", "QD", "AS"]),
-                told("run_stopped", card="KC", cause="top", missing=None),
+                Expect(
+                    "a run stopped at the top of its suit by a king",
+                    lambda seen: any(
+                        e.get("type") == "run_stopped"
+                        and e.get("cause") == "top"
+                        and str(e.get("card", "")).startswith("K")
+                        for e in seen.events
+                    ),
+                ),
                 told("kitty_won", seat=0),
             ),
         ),
@@ -504,10 +518,16 @@ def build_transcript(
     Returns the lines and the index of the first fault among them (None if
     there is none).  Each ``request`` record is matched to the sent request
     line with its id, so what came before it on the wire is shown before it.
+    Once the seat is disqualified, the defaults the referee plays for it are
+    folded into one note: they are the consequence, not the evidence.
     """
     out: list[Line] = []
     first_fault: int | None = None
     at = 0
+    replies = 0
+    disqualified = False
+    resolving = False  # the disqualifying fault's own default is still to come
+    folded = 0
 
     def sent_through(request_id: object) -> None:
         nonlocal at
@@ -527,6 +547,7 @@ def build_transcript(
         if kind == "request":
             sent_through(record.get("id"))
         elif kind == "reply":
+            replies += 1
             reply = {"type": "reply", "id": record["id"], "choice": record["choice"]}
             out.append(Line(">", f"{_json(reply)}   ({record['latency_ms']:g} ms)"))
         elif kind == "late":
@@ -535,16 +556,39 @@ def build_transcript(
         elif kind == "fault":
             if first_fault is None:
                 first_fault = len(out)
-            request = f"request {record['id']}: " if record.get("id") is not None else ""
-            out.append(Line("!", f"{record['kind']} fault: {request}{record['detail']}"))
+            detail = str(record["detail"])
+            request_id = record.get("id")
+            if request_id is not None and f"request {request_id}" not in detail:
+                detail = f"request {request_id}: {detail}"
+            out.append(Line("!", f"{record['kind']} fault: {detail}"))
+            if record["kind"] == "crash" and not replies:
+                out.append(Line("#", CRASH_HINT))
+            if record.get("disqualified"):
+                disqualified = True
+                resolving = record.get("applied") is not None
         elif kind == "decision" and record.get("by") == "default":
-            out.append(Line("=", f"the referee applied the default {_json(record['choice'])}"))
+            if disqualified and not resolving:
+                folded += 1
+            else:
+                resolving = False
+                out.append(Line("=", f"the referee applied the default {_json(record['choice'])}"))
         elif kind == "lost":
             if first_fault is None:
                 first_fault = len(out)
             out.append(Line("!", f"{record['kind']}: {record['detail']}"))
     out.extend(Line("<", line.decode("utf-8", "replace")) for line in sent[at:])
+    if folded:
+        out.append(
+            Line("#", f"disqualified: the referee made the bot's {folded} other decision(s)")
+        )
     return out, first_fault
+
+
+CRASH_HINT: Final = (
+    "the process ended before it answered anything in this match: did it exit at the end "
+    "of the previous match, or at a message it did not expect? One process plays many "
+    "matches and ignores what it does not know (SPEC.md 2, 3.3)"
+)
 
 
 # ---------------------------------------------------------------- results
@@ -713,18 +757,18 @@ async def check_scenarios(
             continue
         tap.take()
         if session.exited or not session.alive:
-            why = session.death.detail if session.death is not None else _exit_text(session)
-            report.failure = Failure(
-                scenario.name,
-                f"the bot's process ended between matches ({why}); it must keep running "
-                "until shutdown (SPEC.md 3.3)",
-                stderr=session.stderr_text(),
+            ended = session.death.detail if session.death is not None else _exit_text(session)
+            why = (
+                f"the process ended between matches ({ended}); it must keep running until "
+                "shutdown (SPEC.md 3.3)"
             )
-            report.not_run.append(scenario.name)
+            report.failure = Failure(scenario.name, why, stderr=session.stderr_text())
+            report.add(Stage(scenario.name, scenario.about, False, why))
             continue
         if number == 2:
             # SPEC.md 6.2: after match_end, a message type the bot does not know may come.
-            with contextlib.suppress(Exception):
+            # A bot that stopped reading is lost here and faulted at the next match_start.
+            with contextlib.suppress(BotLostError):
                 await session.send(UNKNOWN_MESSAGE, control.move_time + control.margin)
         path = log_dir / f"{number:02d}-{scenario.name}.jsonl"
         async with scripted_table(session, scenario, control) as sessions:
@@ -966,6 +1010,11 @@ def _cut(text: str, width: int = WIDTH) -> str:
     return f"{text[: width - 24]}… ({len(text) - width + 24} more characters)"
 
 
+def _shown(line: Line) -> str:
+    """Wire lines are cut to ``WIDTH``; verdicts and notes are shown whole."""
+    return _cut(str(line)) if line.mark in "<>" else str(line)
+
+
 def render_transcript(lines: Sequence[Line], step: int | None) -> list[str]:
     """Numbered lines around the failing step (marked ``→``); the first two always show."""
     if not lines:
@@ -975,12 +1024,12 @@ def render_transcript(lines: Sequence[Line], step: int | None) -> list[str]:
     high = min(len(lines), focus + AFTER + 1)
     width = len(str(len(lines)))
     head = min(2, low)
-    shown = [f"  {index + 1:>{width}} {_cut(str(lines[index]))}" for index in range(head)]
+    shown = [f"  {index + 1:>{width}} {_shown(lines[index])}" for index in range(head)]
     if low > head:
         shown.append(f"  {'':>{width}} … {low - head} lines …")
     for index in range(low, high):
         pointer = "→" if index == step else " "
-        shown.append(f"{pointer} {index + 1:>{width}} {_cut(str(lines[index]))}")
+        shown.append(f"{pointer} {index + 1:>{width}} {_shown(lines[index])}")
     if high < len(lines):
         shown.append(f"  {'':>{width}} … {len(lines) - high} more lines …")
     return shown

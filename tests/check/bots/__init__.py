@@ -1,0 +1,1 @@
+"""Bots that each break one rule of SPEC.md, for ``newmarket check``'s tests."""

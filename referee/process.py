@@ -36,6 +36,7 @@ from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "LOGNAME")
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+KILL_WAIT = 2.0  # at most this long for SIGKILLed members of the group to be gone
 
 
 class StderrBuffer:
@@ -105,7 +106,9 @@ def group_members(pgid: int) -> list[int]:
     ``killpg(pgid, 0)`` cannot answer this: it also succeeds for a zombie that
     nobody has reaped yet, which no longer runs and holds nothing open.
     """
-    members = []
+    members: list[int] = []
+    if not os.path.isdir("/proc"):
+        return members  # not Linux: nothing to look at, so nothing to wait for
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -229,6 +232,11 @@ class BotProcess:
                     await self.exited.wait()
             self.signal_group(signal.SIGKILL)  # the leader is not reaped yet: see the class doc
             status = await self.process.wait()
+            # SIGKILL is delivered, not yet acted on, when killpg returns: wait (briefly)
+            # until no member of the group still runs, so "ended" means ended.
+            with trio.move_on_after(KILL_WAIT):
+                while group_members(self.pgid):
+                    await trio.sleep(0.01)
             if self.status is None:
                 self.status = status
             if self._pidfd is not None:

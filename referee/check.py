@@ -998,16 +998,20 @@ def check_bot(
 
 # ---------------------------------------------------------------- the report as text
 
-WIDTH: Final = 160  # transcript lines are cut here in text output (--json keeps them whole)
+WIDTH: Final = 180  # transcript lines are cut here in text output (--json keeps them whole)
 BEFORE: Final = 24  # transcript lines shown before the failing step
 AFTER: Final = 6  # ... and after it
 NAME_WIDTH: Final = max(len(name) for name in (*LIFECYCLE, *(s.name for s in SCENARIOS)))
 
 
 def _cut(text: str, width: int = WIDTH) -> str:
+    """A long line's start and end with the middle left out: a request's ``legal`` and
+    ``default`` lead it, and the last events of a batch (the stop) end it."""
     if len(text) <= width:
         return text
-    return f"{text[: width - 24]}… ({len(text) - width + 24} more characters)"
+    tail = width // 3
+    head = width - tail - 16
+    return f"{text[:head]} …{len(text) - head - tail:>5} chars… {text[-tail:]}"
 
 
 def _shown(line: Line) -> str:
@@ -1097,7 +1101,10 @@ def render_footer(report: CheckReport) -> str:
         failure.stderr.rstrip("\n").splitlines()[-STDERR_LINES:] if failure.stderr.strip() else []
     )
     if stderr:
-        out.append(f"The bot's stderr (last {len(stderr)} lines):")
+        whole = len(failure.stderr.rstrip("\n").splitlines()) == len(stderr)
+        out.append(
+            "The bot's stderr:" if whole else f"The bot's stderr (its last {len(stderr)} lines):"
+        )
         out.extend(f"  | {_cut(line)}" for line in stderr)
     else:
         out.append("The bot wrote nothing to stderr.")

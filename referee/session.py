@@ -99,7 +99,7 @@ class BotSession:
         self.last_request_id = 0
         self._late_ids: dict[int, None] = {}  # timed out, a late reply still expected
         self._wait_scope: trio.CancelScope | None = None
-        self._refusals: list[str] = []
+        self._refusal = ""  # why the last TCP connection was refused, for the fault's detail
 
     # ----------------------------------------------------------------- state
 
@@ -352,18 +352,21 @@ class BotSession:
     ) -> trio.SocketStream:
         """The first connection that completes the handshake with the right token.
 
-        Handshakes run side by side, so a connection that stalls cannot keep
-        the real bot waiting; at most ``MAX_PENDING_CONNECTIONS`` at once.
+        Connections are accepted until ``deadline``.  Handshakes run side by
+        side, so a connection that stalls cannot keep the real bot waiting; at
+        most ``MAX_PENDING_CONNECTIONS`` at once.  A remote bot's start-up limit
+        counts from its accepted connection (SPEC.md 6.1), a started bot's from
+        its start.
         """
         winner: list[trio.SocketStream] = []
         pending = [0]
 
-        async def handshake(stream: trio.SocketStream, cancel: trio.CancelScope) -> None:
+        async def handshake(stream: trio.SocketStream, until: float) -> None:
             connection = Connection(stream)
             try:
-                await self._handshake(connection, deadline, token)
+                await self._handshake(connection, until, token)
             except BotLostError as error:
-                self._refusals.append(error.detail)
+                self._refusal = error.detail
                 with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
                     await connection.send(startup_fault(error))
                 await connection.aclose()
@@ -374,24 +377,28 @@ class BotSession:
                 await stream.aclose()
                 return
             winner.append(stream)
-            cancel.cancel()
+            accepting.cancel()
+            handshakes.cancel_scope.cancel()  # the others lost the race
 
-        with trio.CancelScope(deadline=deadline) as scope:
-            self._wait_scope = scope
-            try:
-                async with trio.open_nursery() as handshakes:
+        async with trio.open_nursery() as handshakes:
+            with trio.CancelScope(deadline=deadline) as accepting:
+                self._wait_scope = accepting
+                try:
                     while True:
                         stream = await listener.accept()
                         if pending[0] >= MAX_PENDING_CONNECTIONS:
                             await stream.aclose()
                             continue
                         pending[0] += 1
-                        handshakes.start_soon(handshake, stream, scope)
-            finally:
-                self._wait_scope = None
+                        until = deadline
+                        if self.spec.remote:
+                            until = trio.current_time() + self.time_control.startup_time
+                        handshakes.start_soon(handshake, stream, until)
+                finally:
+                    self._wait_scope = None
         if winner:
             return winner[0]
-        refused = f"refused: {self._refusals[-1]}" if self._refusals else ""
+        refused = f"refused: {self._refusal}" if self._refusal else ""
         if self.exited:
             when = "before connecting to the referee"
             if refused:

@@ -10,6 +10,7 @@ calls, and nothing here waits for a limit unless the test is about one.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ import pytest
 import trio
 
 from engine import preset
+from protocol.framing import LineFramer
 from referee.bots import BotSpec, Transport
 from referee.match import MatchResult, play_match
 from referee.matchlog import read_log
@@ -266,3 +268,42 @@ async def test_a_remote_bot_connects_with_its_token(tmp_path: Path) -> None:
     assert all(seat.status == "ok" for seat in result.seats)
     with trio.fail_after(10):
         assert await processes[0].wait() == 0  # it read shutdown and exited
+
+
+async def test_a_stalled_or_wrong_connection_does_not_keep_the_real_bot_out() -> None:
+    """TCP: a connection that says nothing and one with a wrong token; then the real one."""
+    addresses: list[tuple[str, int, str]] = []
+    streams: list[trio.SocketStream] = []
+
+    async def ready(stream: trio.SocketStream, token: str) -> None:
+        framer = LineFramer()
+        while not framer.feed(await stream.receive_some(65536)):
+            pass  # hello
+        line = {"type": "ready", "name": "remote", "protocol": 1, "token": token}
+        await stream.send_all(json.dumps(line).encode() + b"\n")
+
+    async def connect() -> None:
+        while not addresses:
+            await trio.sleep(0.01)
+        host, port, token = addresses[0]
+        streams.append(await trio.open_tcp_stream(host, port))  # stalls: never speaks
+        wrong = await trio.open_tcp_stream(host, port)
+        streams.append(wrong)
+        await ready(wrong, "guess")
+        right = await trio.open_tcp_stream(host, port)
+        streams.append(right)
+        await ready(right, token)
+
+    remote = BotSpec("remote", (), transport="tcp")
+    control = TimeControl(startup_time=10.0)
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(connect)
+        async with open_bot(
+            remote, control, on_listen=lambda h, p, t: addresses.append((h, p, t))
+        ) as session:
+            assert session.alive, session.death
+            assert session.reported_name == "remote"
+            assert trio.current_time() - started < 5  # not held up by the stalled one
+    for stream in streams:
+        await stream.aclose()

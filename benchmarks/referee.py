@@ -78,6 +78,7 @@ class Run:
     writes: list[tuple[int, bytes]]  # (seat, bytes) of every write to a bot, in order
     bytes_in: int  # bots to referee
     cpu: float  # the referee's own CPU seconds (this process)
+    turnaround: float  # median seconds from a reply read to the next request written
 
     @property
     def hands_per_second(self) -> float:
@@ -101,11 +102,23 @@ def random_bots(transport: Transport) -> list[BotSpec]:
     ]
 
 
-def recorder(writes: list[tuple[int, bytes]], seat: int) -> Callable[[bytes], None]:
+def recorder(
+    writes: list[tuple[int, bytes]], seat: int, turns: list[float], last_in: list[float]
+) -> Callable[[bytes], None]:
     def record(data: bytes) -> None:
         writes.append((seat, data))
+        if REQUEST_MARK in data and last_in[0]:
+            turns.append(time.perf_counter() - last_in[0])  # reply read -> next request written
+            last_in[0] = 0.0
 
     return record
+
+
+def arrival(last_in: list[float]) -> Callable[[bytes], None]:
+    def note(_line: bytes) -> None:
+        last_in[0] = time.perf_counter()
+
+    return note
 
 
 class Table:
@@ -117,12 +130,16 @@ class Table:
             raise SystemExit(f"bots did not start: {'; '.join(dead)}")
         self.sessions = sessions
         self.writes: list[tuple[int, bytes]] = []
+        self.turns: list[float] = []  # the referee's turnaround of each decision
+        last_in = [0.0]
         for seat, session in enumerate(sessions):
             assert session.connection is not None
-            session.connection.on_send = recorder(self.writes, seat)
+            session.connection.on_send = recorder(self.writes, seat, self.turns, last_in)
+            session.connection.on_receive = arrival(last_in)
 
     async def play(self, hands: int, seed: int) -> Run:
         self.writes.clear()
+        self.turns.clear()
         received = self.received()
         cpu = time.process_time()
         started = time.perf_counter()
@@ -136,7 +153,10 @@ class Table:
             raise SystemExit(f"a benchmark bot faulted: {faults[0]}")
         round_trips = sum(seat.decisions for seat in result.seats)
         writes = list(self.writes)
-        return Run(seconds, result.hands, round_trips, writes, self.received() - received, cpu)
+        turn = statistics.median(self.turns)
+        return Run(
+            seconds, result.hands, round_trips, writes, self.received() - received, cpu, turn
+        )
 
     def received(self) -> int:
         return sum(s.connection.bytes_received for s in self.sessions if s.connection)
@@ -266,7 +286,11 @@ async def main_async(hands: int, rounds: int, check: bool) -> int:
         f"{statistics.median(tcp_ratios):.0%} ({', '.join(f'{x:.0%}' for x in tcp_ratios)})"
     )
     cpu = statistics.median(r.match.cpu / r.match.round_trips for r in results) * 1e6
-    print(f"referee CPU  : {cpu:8.0f} µs per round trip (median of rounds; its own process only)")
+    turn = statistics.median(r.match.turnaround for r in results) * 1e6
+    print(
+        f"referee      : {cpu:8.0f} µs of CPU per round trip; {turn:.0f} µs median from a "
+        f"reply read to the next request written (medians of rounds)"
+    )
     if check and ratio < TARGET_RATIO:
         print(f"below the target: the match runs at {ratio:.0%} of the floor")
         return 1

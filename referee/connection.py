@@ -51,6 +51,7 @@ class Connection:
         "broken",
         "bytes_received",
         "bytes_sent",
+        "on_receive",
         "on_send",
     )
 
@@ -62,8 +63,10 @@ class Connection:
         self.broken = False
         self.bytes_sent = 0
         self.bytes_received = 0
-        # Told every chunk before it is sent (transcripts, benchmarks); must not raise.
+        # Told every chunk before it is sent and every line as it is taken
+        # (transcripts, benchmarks); they must not raise.
         self.on_send: Callable[[bytes], None] | None = None
+        self.on_receive: Callable[[bytes], None] | None = None
 
     @property
     def stream(self) -> trio.abc.Stream:
@@ -103,7 +106,12 @@ class Connection:
 
     def take_line(self) -> bytes | None:
         """A whole line already received, without waiting; None if there is none."""
-        return self._lines.popleft() if self._lines else None
+        if not self._lines:
+            return None
+        line = self._lines.popleft()
+        if self.on_receive is not None:
+            self.on_receive(line)
+        return line
 
     def pending(self) -> bool:
         """True if a whole line has been received and not yet taken."""
@@ -133,7 +141,10 @@ class Connection:
                 self._lines.extend(error.lines)
                 if not self._lines:
                     raise
-        return self._lines.popleft()
+        line = self._lines.popleft()
+        if self.on_receive is not None:
+            self.on_receive(line)
+        return line
 
     async def aclose(self) -> None:
         """Close our side; never raises and never waits on the peer."""

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from bots.sdk import Bot, TableState
 from bots.search.knowledge import DEAD_SLOT, Knowledge
 from bots.search.montecarlo import Estimate, evaluate
-from bots.search.sampler import DealProblem, sample_deal
+from bots.search.sampler import DealError, DealProblem, sample_deal
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card
 from engine.position import Position
@@ -188,6 +188,13 @@ class SearchBot(Bot):
 
             return draw_stake
         problem, slots = knowledge.deal_problem(hand, list(request.hand_sizes))
+        try:
+            sample_deal(problem, random.Random(0))
+        except DealError as error:
+            # Only a bug in what we inferred (or events we never got) can cause this;
+            # a search over unconstrained deals still beats no search.
+            self.log(f"search: {error}; sampling without the inferred constraints")
+            problem = dataclasses.replace(problem, forbidden=(0,) * len(problem.room))
         dead_known = _cards(knowledge.known_dead())
         bidders = [s for s in order if s != knowledge.dealer]
         earlier = bidders[: bidders.index(seat)] if decision is Decision.BID else []

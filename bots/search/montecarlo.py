@@ -116,7 +116,13 @@ def rollout(match: Match, rng: random.Random, stake: Stakes) -> None:
 
 
 def utility(match: Match, seat: int) -> float:
-    """The seat's chips, plus an equal share of the chips still on the table."""
+    """The seat's chips, plus an equal share of the chips still on the table.
+
+    Plain chips: a place-aware score (the expected share of opponents
+    outlasted, ``c_i / (c_i + c_j)`` per opponent, as in gambler's ruin) was
+    tried and did no better against the starters (0.660 +- 0.040 against
+    0.675 +- 0.036 over the same 60 duplicate groups), so the simpler one stays.
+    """
     on_table = sum(match.boodle_stacks) + match.kitty
     return match.chips[seat] + on_table / max(1, sum(match.live))
 

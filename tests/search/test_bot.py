@@ -165,3 +165,13 @@ def test_stake_candidates_are_legal_and_few() -> None:
         assert candidates[0] == tuple(sorted(candidates[0], reverse=True))  # even spread first
         assert len(set(candidates)) == len(candidates) <= 2 * cards + 1 < MAX_STAKE_PLACEMENTS
         assert all(len(c) == cards and sum(c) == total and min(c) >= 0 for c in candidates)
+
+
+def test_contradictory_knowledge_falls_back_to_unconstrained_deals() -> None:
+    logged: list[str] = []
+    bot = SearchBot(max_samples=30, log=logged.append)
+    _match, request = scripted_lead(bot)
+    assert bot.knowledge is not None
+    bot.knowledge.forbidden[1] = (1 << 52) - 1  # "seat 1 holds no card at all": impossible
+    assert bot.lead(request, TableState()) == "AS"
+    assert any("without the inferred constraints" in line for line in logged)

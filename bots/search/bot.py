@@ -39,7 +39,7 @@ from engine.cards import CARDS, Card
 from engine.position import Position
 from engine.rules import Rules
 from protocol.events import Event
-from protocol.messages import MatchStart, Request
+from protocol.messages import MatchEnd, MatchStart, Request
 
 __all__ = ["TIME_FRACTION", "SearchBot", "think_time"]
 
@@ -89,15 +89,16 @@ class SearchBot(Bot):
         self.rules = Rules().with_options(start.rules)
         self.knowledge = Knowledge(start.seat, start.players, self.rules)
         self.move_time_ms = start.move_time_ms
+        self.decisions = self.samples = 0
 
     def on_events(self, events: list[Event], state: TableState) -> None:
         if self.knowledge is not None:
             for event in events:
                 self.knowledge.observe(event)
 
-    def on_match_end(self, end: object, state: TableState) -> None:
+    def on_match_end(self, end: MatchEnd, state: TableState) -> None:
         self.log(
-            f"search: {self.decisions} decisions searched, "
+            f"search: {end.match_id}: {self.decisions} decisions searched, "
             f"{self.samples / max(1, self.decisions):.0f} determinizations each"
         )
 

@@ -1,0 +1,479 @@
+"""A league's TOML file, read and checked completely before anything starts.
+
+An overnight league that dies at 3 a.m. on a typo is the failure this module
+exists to prevent, so every check that can be made without playing is made
+here: unknown keys, types, the preset and every rule option (through
+``Rules.with_options``, which names the option), the table size against the
+number of bots and the rules' ``end_players``, duplicate bot names, bundled
+bots that cannot run here, and programs or scripts that do not exist.  Each
+mistake is one ``ConfigError`` line, ``FILE: KEY: PROBLEM``, naming the key as
+it is spelled in the file (``bots[2].command``).
+
+``LeagueConfig.identity()`` is the league as written (with defaults filled
+in, paths as text) and is what the results database stores: a database
+refuses a league whose identity differs, whatever the file is called or
+wherever it moved.  ``--jobs`` and ``--db`` are not part of it: they change
+how a league runs, never its results.
+
+The file's shape (every key is optional unless marked)::
+
+    [league]  name, format ("round_robin" | "bankroll"), seed (required),
+              table_size (3..8), hand_limit, logs (a directory, or false;
+              default: beside the database)
+    [schedule]  kind ("auto" | "round_robin" | "balanced"), duplicate, cycles,
+                meetings, round_robin_limit                  (round_robin only)
+    [bankroll]  max_rounds                                    (bankroll only)
+    [rules]  preset, options = { option = value, ... }
+    [time_control]  move_time, time_bank, startup_time, margin, max_faults
+    [[bots]]  name, command (required: a bundled name, a command line or an
+              argv list), cwd, env = { KEY = "value" }, transport ("stdio" | "tcp")
+
+Relative paths (``cwd``, ``logs``, a command's program or script) are taken
+from the directory holding the TOML file, so a league file and its bots can
+move together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shlex
+import shutil
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, NoReturn
+
+from engine import RulesError, preset
+from engine.presets import DEFAULT_PRESET
+from engine.rules import Rules
+from engine.state import MAX_PLAYERS, MIN_PLAYERS
+from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
+from referee.league.schedule import AUTO, SCHEDULE_KINDS
+from referee.process import clean_environment
+from referee.timecontrol import TimeControl
+
+Format = Literal["round_robin", "bankroll"]
+FORMATS: tuple[Format, ...] = ("round_robin", "bankroll")
+
+# Arguments with these endings are scripts an interpreter runs: checked to exist.
+_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".sh", ".rb", ".pl", ".lua", ".php", ".jar")
+
+
+class ConfigError(ValueError):
+    """One mistake in a league file: ``FILE: KEY: PROBLEM`` on one line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ScheduleSettings:
+    kind: str = AUTO
+    duplicate: bool = True  # the seat rotations of a table share one deal seed
+    cycles: int = 1  # the whole schedule is played this many times, with fresh seeds
+    meetings: int = 1  # balanced: every pair of bots shares at least this many tables
+    round_robin_limit: int = 500  # auto: round robin up to this many tables, else balanced
+
+
+@dataclasses.dataclass(frozen=True)
+class BankrollSettings:
+    max_rounds: int = 100  # a bound, in case the bots never go broke
+
+
+@dataclasses.dataclass(frozen=True)
+class LeagueConfig:
+    """A checked league file. ``bots[i]`` is bot number i everywhere (schedule, database)."""
+
+    path: Path
+    name: str
+    format: Format
+    seed: int
+    table_size: int
+    rules: Rules  # the preset, the options and the hand limit
+    preset: str
+    options: Mapping[str, object]
+    time_control: TimeControl
+    schedule: ScheduleSettings
+    bankroll: BankrollSettings
+    bots: tuple[BotSpec, ...]
+    logs: Path | None  # None: beside the database (``log_dir``)
+    keep_logs: bool
+    raw_bots: tuple[Mapping[str, object], ...]  # as written, for the identity
+
+    def log_dir(self, db: Path) -> Path | None:
+        """Where match logs go: ``league.logs``, else ``<db name>-logs`` beside the database."""
+        if not self.keep_logs:
+            return None
+        return self.logs if self.logs is not None else db.with_name(f"{db.stem}-logs")
+
+    @property
+    def bot_names(self) -> list[str]:
+        return [bot.name for bot in self.bots]
+
+    def identity(self) -> dict[str, object]:
+        """The league as written, defaults filled in: what a database must match to resume."""
+        return {
+            "league": {
+                "name": self.name,
+                "format": self.format,
+                "seed": self.seed,
+                "table_size": self.table_size,
+                "hand_limit": self.rules.hand_limit,
+            },
+            "schedule": dataclasses.asdict(self.schedule),
+            "bankroll": dataclasses.asdict(self.bankroll),
+            "rules": self.rules.to_dict(),
+            "time_control": self.time_control.to_json(),
+            "bots": [dict(bot) for bot in self.raw_bots],
+        }
+
+
+def load_config(path: Path) -> LeagueConfig:
+    """Read and check a league file; raises ``ConfigError`` (one line) on the first mistake."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read the file: {error.strerror or error}") from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str, path: Path) -> LeagueConfig:
+    """Check the TOML ``text`` of the league file at ``path`` (its directory anchors paths)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    return _Reader(path).read(data)
+
+
+class _Section:
+    """One TOML table: typed reads by key, and a final check that no unknown key is left."""
+
+    def __init__(self, reader: _Reader, data: object, where: str) -> None:
+        self.reader = reader
+        self.where = where
+        if not isinstance(data, dict):
+            reader.fail(where, f"must be a table, got {_kind(data)}")
+        self.data: dict[str, Any] = data
+
+    def key(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def has(self, name: str) -> bool:
+        return name in self.data
+
+    def raw(self, name: str) -> object:
+        return self.data.get(name)
+
+    def integer(self, name: str, default: int | None, low: int, high: int | None = None) -> int:
+        value: object = self.data.get(name, default)
+        if value is None:
+            self.reader.fail(self.key(name), "is required (a whole number)")
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.reader.fail(self.key(name), f"must be a whole number, got {_kind(value)}")
+        if value < low or (high is not None and value > high):
+            bound = f"{low} to {high}" if high is not None else f"at least {low}"
+            self.reader.fail(self.key(name), f"must be {bound}, got {value}")
+        return value
+
+    def number(self, name: str, default: float) -> float:
+        value: object = self.data.get(name, default)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            self.reader.fail(self.key(name), f"must be a number of seconds, got {_kind(value)}")
+        return float(value)
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value: object = self.data.get(name, default)
+        if not isinstance(value, bool):
+            self.reader.fail(self.key(name), f"must be true or false, got {_kind(value)}")
+        return value
+
+    def text(self, name: str, default: str | None, choices: tuple[str, ...] = ()) -> str:
+        value: object = self.data.get(name, default)
+        if value is None:
+            self.reader.fail(self.key(name), "is required (a string)")
+        if not isinstance(value, str):
+            self.reader.fail(self.key(name), f"must be a string, got {_kind(value)}")
+        if choices and value not in choices:
+            self.reader.fail(
+                self.key(name), f"{value!r} is not one of {', '.join(map(repr, choices))}"
+            )
+        return value
+
+    def finish(self, known: tuple[str, ...]) -> None:
+        for name in self.data:
+            if name not in known:
+                self.reader.fail(
+                    self.key(name), f"unknown key; known keys here: {', '.join(known)}"
+                )
+
+
+class _Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.base = path.resolve().parent
+
+    def fail(self, key: str, problem: str) -> NoReturn:
+        problem = " ".join(problem.split())  # one line, whatever a library said
+        raise ConfigError(f"{self.path}: {key}: {problem}")
+
+    def read(self, data: dict[str, Any]) -> LeagueConfig:
+        top = _Section(self, data, "")
+        top.finish(("league", "schedule", "bankroll", "rules", "time_control", "bots"))
+
+        league = _Section(self, data.get("league", {}), "league")
+        name = league.text("name", self.path.stem)
+        fmt = league.text("format", "round_robin", FORMATS)
+        seed = league.integer("seed", None, 0)
+        table_size = league.integer("table_size", 4, MIN_PLAYERS, MAX_PLAYERS)
+        hand_limit = league.integer("hand_limit", 0, 1) if league.has("hand_limit") else None
+        keep_logs, logs = self.logs(league)
+        league.finish(("name", "format", "seed", "table_size", "hand_limit", "logs"))
+
+        schedule = self.schedule(data, fmt)
+        bankroll = self.bankroll(data, fmt)
+        preset_name, options, rules = self.rules(data, hand_limit)
+        time_control = self.time_control(data)
+        bots, raw_bots = self.bots(data)
+
+        if table_size > len(bots):
+            self.fail(
+                "league.table_size",
+                f"{table_size} is larger than the number of bots ({len(bots)})",
+            )
+        if rules.end_players >= table_size:
+            self.fail(
+                "league.table_size",
+                f"a table of {table_size} must seat more players than the rules' end_players "
+                f"({rules.end_players}), or no match could be played",
+            )
+        return LeagueConfig(
+            path=self.path,
+            name=name,
+            format=fmt,  # type: ignore[arg-type]  # checked against FORMATS above
+            seed=seed,
+            table_size=table_size,
+            rules=rules,
+            preset=preset_name,
+            options=options,
+            time_control=time_control,
+            schedule=schedule,
+            bankroll=bankroll,
+            bots=bots,
+            logs=logs,
+            keep_logs=keep_logs,
+            raw_bots=raw_bots,
+        )
+
+    def logs(self, league: _Section) -> tuple[bool, Path | None]:
+        value = league.raw("logs")
+        if value is None or value is True:
+            return True, None
+        if value is False:
+            return False, None
+        if not isinstance(value, str) or not value.strip():
+            self.fail("league.logs", f"must be a directory or false, got {_kind(value)}")
+        return True, self.base / Path(os.path.expanduser(value))
+
+    def schedule(self, data: dict[str, Any], fmt: str) -> ScheduleSettings:
+        if fmt != "round_robin":
+            if "schedule" in data:
+                self.fail("schedule", f"only a round_robin league has a schedule, not {fmt!r}")
+            return ScheduleSettings()
+        section = _Section(self, data.get("schedule", {}), "schedule")
+        settings = ScheduleSettings(
+            kind=section.text("kind", AUTO, SCHEDULE_KINDS),
+            duplicate=section.boolean("duplicate", True),
+            cycles=section.integer("cycles", 1, 1, 1000),
+            meetings=section.integer("meetings", 1, 1, 100),
+            round_robin_limit=section.integer("round_robin_limit", 500, 1),
+        )
+        section.finish(tuple(field.name for field in dataclasses.fields(ScheduleSettings)))
+        return settings
+
+    def bankroll(self, data: dict[str, Any], fmt: str) -> BankrollSettings:
+        if fmt != "bankroll":
+            if "bankroll" in data:
+                self.fail("bankroll", f"only a bankroll league has this table, not {fmt!r}")
+            return BankrollSettings()
+        section = _Section(self, data.get("bankroll", {}), "bankroll")
+        settings = BankrollSettings(max_rounds=section.integer("max_rounds", 100, 1, 100_000))
+        section.finish(tuple(field.name for field in dataclasses.fields(BankrollSettings)))
+        return settings
+
+    def rules(
+        self, data: dict[str, Any], hand_limit: int | None
+    ) -> tuple[str, dict[str, object], Rules]:
+        section = _Section(self, data.get("rules", {}), "rules")
+        name = section.text("preset", DEFAULT_PRESET)
+        options_section = _Section(self, section.raw("options") or {}, "rules.options")
+        options: dict[str, object] = dict(options_section.data)
+        section.finish(("preset", "options"))
+        try:
+            base = preset(name)
+        except RulesError as error:
+            self.fail("rules.preset", str(error))
+        if hand_limit is not None:
+            if "hand_limit" in options:
+                self.fail(
+                    "league.hand_limit",
+                    "also set as rules.options.hand_limit; give it in one place",
+                )
+            options["hand_limit"] = hand_limit
+        try:
+            rules = base.with_options(options)
+        except RulesError as error:
+            self.fail(*_option_key(str(error), options))
+        return name, options, rules
+
+    def time_control(self, data: dict[str, Any]) -> TimeControl:
+        section = _Section(self, data.get("time_control", {}), "time_control")
+        defaults = TimeControl()
+        values: dict[str, Any] = {}
+        for field in ("move_time", "time_bank", "startup_time", "margin"):
+            values[field] = section.number(field, getattr(defaults, field))
+        values["max_faults"] = section.integer("max_faults", defaults.max_faults, 1)
+        section.finish(("move_time", "time_bank", "startup_time", "margin", "max_faults"))
+        try:
+            return TimeControl(**values)
+        except ValueError as error:
+            message = str(error)
+            field, _, problem = message.partition(": ")
+            if field in values:
+                self.fail(f"time_control.{field}", problem)
+            self.fail("time_control", message)
+
+    def bots(
+        self, data: dict[str, Any]
+    ) -> tuple[tuple[BotSpec, ...], tuple[Mapping[str, object], ...]]:
+        entries: object = data.get("bots")
+        if entries is None:
+            self.fail("bots", "no bots: add [[bots]] tables with a name and a command")
+        if not isinstance(entries, list):
+            self.fail("bots", f"must be an array of tables ([[bots]]), got {_kind(entries)}")
+        specs: list[BotSpec] = []
+        raws: list[Mapping[str, object]] = []
+        first_index: dict[str, int] = {}
+        for index, entry in enumerate(entries):
+            spec, raw = self.bot(index, entry)
+            if spec.name in first_index:
+                self.fail(
+                    f"bots[{index}].name",
+                    f"{spec.name!r} is used twice (also bots[{first_index[spec.name]}]); "
+                    "every bot needs its own name",
+                )
+            first_index[spec.name] = index
+            specs.append(spec)
+            raws.append(raw)
+        if len(specs) < MIN_PLAYERS:
+            self.fail("bots", f"a league needs at least {MIN_PLAYERS} bots, got {len(specs)}")
+        return tuple(specs), tuple(raws)
+
+    def bot(self, index: int, entry: object) -> tuple[BotSpec, Mapping[str, object]]:
+        where = f"bots[{index}]"
+        section = _Section(self, entry, where)
+        section.finish(("name", "command", "cwd", "env", "transport"))
+        name = section.text("name", "") if section.has("name") else None
+        if name is not None and not name.strip():
+            self.fail(f"{where}.name", "must not be empty")
+        transport: Transport = section.text("transport", "stdio", TRANSPORTS)  # type: ignore[assignment]
+        cwd = self.base
+        if section.has("cwd"):
+            cwd = self.base / Path(os.path.expanduser(section.text("cwd", None)))
+            if not cwd.is_dir():
+                self.fail(f"{where}.cwd", f"directory {str(cwd)!r} does not exist")
+        env = self.env(section, where)
+        command = section.raw("command")
+        if command is None:
+            self.fail(f"{where}.command", "is required: a bundled bot's name or a command line")
+        spec = self.spec(where, command, name, transport)
+        spec = dataclasses.replace(spec, cwd=cwd, env=env)
+        self.check_command(f"{where}.command", spec)
+        raw: dict[str, object] = {
+            "name": spec.name,
+            "command": command,
+            "cwd": section.raw("cwd"),
+            "env": dict(env),
+            "transport": transport,
+        }
+        return spec, raw
+
+    def env(self, section: _Section, where: str) -> dict[str, str]:
+        value = section.raw("env")
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(f"{where}.env", f"must be a table of strings, got {_kind(value)}")
+        env: dict[str, str] = {}
+        for key, item in value.items():
+            if not isinstance(item, str):
+                self.fail(f"{where}.env.{key}", f"must be a string, got {_kind(item)}")
+            env[str(key)] = item
+        return env
+
+    def spec(self, where: str, command: object, name: str | None, transport: Transport) -> BotSpec:
+        key = f"{where}.command"
+        try:
+            if isinstance(command, str):
+                return resolve_bot(command, name, transport=transport)
+            if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
+                argv = tuple(command)
+                return resolve_bot(shlex.join(argv), name, transport=transport)
+        except ValueError as error:
+            self.fail(key, str(error))
+        self.fail(key, f"must be a string or a non-empty list of strings, got {_kind(command)}")
+
+    def check_command(self, key: str, spec: BotSpec) -> None:
+        """The program (and a script it is given) must exist; a bundled bot must be able to run."""
+        if spec.unavailable is not None:
+            self.fail(key, f"bundled bot cannot run here: {spec.unavailable}")
+        if not spec.command:
+            return  # a remote TCP bot, started by someone else
+        program = spec.command[0]
+        cwd = spec.cwd or self.base
+        if "/" in program:
+            path = cwd / os.path.expanduser(program)
+            if not path.is_file():
+                self.fail(key, f"program {program!r} does not exist (looked in {cwd})")
+            if not os.access(path, os.X_OK):
+                self.fail(key, f"program {program!r} is not executable")
+        else:
+            search = clean_environment(spec.env).get("PATH", os.defpath)
+            if shutil.which(program, path=search) is None:
+                self.fail(key, f"program {program!r} is not on PATH")
+        for argument in spec.command[1:]:
+            if argument.startswith("-"):
+                continue
+            if argument.endswith(_SCRIPT_SUFFIXES) and not (cwd / argument).is_file():
+                self.fail(key, f"script {argument!r} does not exist (looked in {cwd})")
+            break  # only the first argument can be the script an interpreter runs
+
+
+def _option_key(message: str, options: Mapping[str, object]) -> tuple[str, str]:
+    """The key of a rule option an engine ``RulesError`` names, and the problem without it."""
+    unknown = re.match(r"unknown rule option '([^']*)'(.*)", message)
+    if unknown:
+        return f"rules.options.{unknown.group(1)}", "unknown rule option" + unknown.group(2)
+    option, sep, problem = message.partition(": ")
+    if sep and re.fullmatch(r"[a-z_]+", option):
+        if option == "hand_limit" and "hand_limit" in options:
+            return "league.hand_limit", problem
+        if option in options:
+            return f"rules.options.{option}", problem
+        return f"rules ({option})", problem
+    return "rules", message
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int):
+        return f"a number ({value})"
+    if isinstance(value, float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    return type(value).__name__

@@ -1,0 +1,225 @@
+"""Standings: a pure function of the stored matches, printed for people or machines.
+
+Everything is recomputed from the database on every call (a league of a few
+thousand matches takes milliseconds), so ``newmarket standings`` shows the
+same numbers during a league, after a crash, or a year later, and there is
+no second copy of the truth to drift.  Matches are always taken in schedule
+order, which the ratings need (``referee.league.ratings``).
+
+Round robin standings sort by the rating's conservative estimate; bankroll
+standings by the bankroll ranking (survivors by chips, then the round each
+bot went out in) with the same statistics beside it.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.table import Table
+
+from referee.league import bankroll
+from referee.league.ratings import rate
+from referee.league.schedule import ScheduleError, build_schedule
+from referee.league.store import StoredMatch
+
+
+@dataclasses.dataclass
+class StandingRow:
+    rank: int
+    name: str
+    matches: int = 0
+    average_place: float | None = None
+    firsts: int = 0
+    net_chips: int = 0
+    boodle_chips: int = 0
+    hands_won: int = 0
+    faults: int = 0
+    disqualifications: int = 0
+    mu: float = 0.0
+    sigma: float = 0.0
+    rating: float = 0.0  # the conservative estimate, mu - 3 sigma
+    bankroll: int | None = None  # bankroll format only
+    out_round: int | None = None  # bankroll format: the round the bot went out in
+
+    def to_json(self) -> dict[str, object]:
+        row = dataclasses.asdict(self)
+        for key in ("average_place", "mu", "sigma", "rating"):
+            if row[key] is not None:
+                row[key] = round(row[key], 4)
+        return row
+
+
+@dataclasses.dataclass
+class Standings:
+    league: str
+    format: str
+    matches_done: int
+    matches_total: int | None  # None while a bankroll league is still running
+    finished: bool
+    rows: list[StandingRow]
+    note: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "league": self.league,
+            "format": self.format,
+            "matches_done": self.matches_done,
+            "matches_total": self.matches_total,
+            "finished": self.finished,
+            "note": self.note,
+            "standings": [row.to_json() for row in self.rows],
+        }
+
+    def to_csv(self) -> str:
+        out = io.StringIO()
+        fields = [field.name for field in dataclasses.fields(StandingRow)]
+        writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for row in self.rows:
+            writer.writerow({k: "" if v is None else v for k, v in row.to_json().items()})
+        return out.getvalue()
+
+    def table(self) -> Table:
+        done = f"{self.matches_done}" + (
+            f" of {self.matches_total}" if self.matches_total is not None else ""
+        )
+        state = "final" if self.finished else "so far"
+        title = f"{self.league}: standings {state} ({done} matches)"
+        table = Table(title=title, caption=self.note or None)
+        bankroll_format = self.format == "bankroll"
+        table.add_column("#", justify="right")
+        table.add_column("bot", no_wrap=True)
+        if bankroll_format:
+            table.add_column("bankroll", justify="right")
+            table.add_column("out in", justify="right")
+        table.add_column("rating", justify="right")
+        table.add_column("mu ± sigma", justify="right")
+        table.add_column("matches", justify="right")
+        table.add_column("avg place", justify="right")
+        table.add_column("1st", justify="right")
+        table.add_column("net chips", justify="right")
+        table.add_column("boodle", justify="right")
+        table.add_column("hands won", justify="right")
+        table.add_column("faults", justify="right")
+        table.add_column("DQ", justify="right")
+        for row in self.rows:
+            cells = [str(row.rank), row.name]
+            if bankroll_format:
+                cells.append(str(row.bankroll))
+                cells.append("survivor" if row.out_round is None else f"round {row.out_round}")
+            average = "-" if row.average_place is None else f"{row.average_place:.2f}"
+            cells += [
+                f"{row.rating:.2f}",
+                f"{row.mu:.2f} ± {row.sigma:.2f}",
+                str(row.matches),
+                average,
+                str(row.firsts),
+                f"{row.net_chips:+d}",
+                str(row.boodle_chips),
+                str(row.hands_won),
+                str(row.faults),
+                str(row.disqualifications),
+            ]
+            table.add_row(*cells)
+        return table
+
+
+def compute(
+    identity: Mapping[str, Any], names: Sequence[str], stored: Sequence[StoredMatch]
+) -> Standings:
+    """The standings of a league (its stored identity) after ``stored`` matches."""
+    league = identity["league"]
+    fmt = str(league["format"])
+    ordered = sorted(stored, key=lambda m: (m.key.round, m.key.ordinal, m.key.match_id))
+    rows = {name: StandingRow(rank=0, name=name) for name in names}
+    places: dict[str, list[int]] = {name: [] for name in names}
+    rated: list[tuple[list[str], list[int]]] = []
+    for match in ordered:
+        seat_names = [names[bot] for bot in match.key.bots]
+        for seat in match.result.seats:
+            name = seat_names[seat.seat]
+            row = rows[name]
+            row.matches += 1
+            places[name].append(seat.place)
+            row.firsts += seat.place == 1
+            row.net_chips += seat.net_chips
+            row.boodle_chips += seat.boodle_chips
+            row.hands_won += seat.hands_won
+            row.faults += len(seat.faults)
+            row.disqualifications += seat.status == "disqualified"
+        rated.append((seat_names, [seat.place for seat in match.result.seats]))
+    ratings = rate(names, rated)
+    for name, row in rows.items():
+        if places[name]:
+            row.average_place = sum(places[name]) / len(places[name])
+        row.mu, row.sigma = ratings[name].mu, ratings[name].sigma
+        row.rating = ratings[name].conservative
+    if fmt == "bankroll":
+        params = bankroll.params_from_identity(identity, len(names))
+        state = bankroll.replay(params, ordered)
+        order = [names[bot] for bot in bankroll.ranking(state)]
+        for bot, name in enumerate(names):
+            rows[name].bankroll = state.bankrolls[bot]
+            rows[name].out_round = state.out_round[bot]
+        total: int | None = len(ordered) if state.finished else None
+        finished = state.finished
+        note = _bankroll_note(state, len(names))
+    else:
+        order = sorted(
+            names,
+            key=lambda n: (
+                -rows[n].rating,
+                rows[n].average_place if rows[n].average_place is not None else 99.0,
+                n,
+            ),
+        )
+        total = _round_robin_total(identity, len(names))
+        finished = total is not None and len(ordered) >= total
+        note = ""
+    ranked = [rows[name] for name in order]
+    for rank, row in enumerate(ranked, start=1):
+        row.rank = rank
+    return Standings(
+        league=str(league["name"]),
+        format=fmt,
+        matches_done=len(ordered),
+        matches_total=total,
+        finished=finished,
+        rows=ranked,
+        note=note,
+    )
+
+
+def _round_robin_total(identity: Mapping[str, Any], bots: int) -> int | None:
+    league, schedule = identity["league"], identity["schedule"]
+    try:
+        return len(
+            build_schedule(
+                bots,
+                int(league["table_size"]),
+                int(league["seed"]),
+                kind=str(schedule["kind"]),
+                duplicate=bool(schedule["duplicate"]),
+                cycles=int(schedule["cycles"]),
+                meetings=int(schedule["meetings"]),
+                round_robin_limit=int(schedule["round_robin_limit"]),
+            )
+        )
+    except ScheduleError:
+        return None
+
+
+def _bankroll_note(state: bankroll.BankrollState, bots: int) -> str:
+    survivors = len(state.survivors)
+    if not state.finished:
+        return f"round {state.rounds_played + 1} in progress; {survivors} of {bots} bots left"
+    why = {
+        "survivors": "the rules' survivors are left",
+        "no_table": "too few survivors to fill a table",
+        "max_rounds": "the round limit was reached",
+    }.get(state.reason, state.reason)
+    return f"finished after {state.rounds_played} rounds: {why}; {survivors} survivors"

@@ -33,6 +33,10 @@ def _register() -> None:
     from referee.commands.check import check_command
 
     app.command("check")(check_command)
+    from referee.commands import league, standings
+
+    app.command("league")(league.league_command)
+    app.command("standings")(standings.standings_command)
 
 
 _register()

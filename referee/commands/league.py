@@ -1,0 +1,108 @@
+"""``newmarket league``: play a league from a TOML file, resumably, and print its standings.
+
+    newmarket league examples/league.toml --jobs 2
+
+Everything is checked before any bot starts (the file, the schedule, the
+database), and each mistake is one line on stderr with exit code 2.  Then
+the league runs with a progress bar on stderr; the standings go to stdout
+(a table, ``--json`` or ``--csv``).  Ctrl-C stops it cleanly with exit code
+130: finished matches are kept, and the same command resumes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import trio
+import typer
+from rich.console import Console
+
+from referee.league.config import ConfigError, LeagueConfig, load_config
+from referee.league.progress import RichReporter
+from referee.league.runner import LeagueRun, run_league
+from referee.league.schedule import ScheduleError
+from referee.league.standings import Standings, compute
+from referee.league.store import LeagueStore, StoreError
+
+
+def default_db(config_path: Path) -> Path:
+    """``leagues/spring.toml`` keeps its results in ``leagues/spring.db``."""
+    return config_path.with_suffix(".db")
+
+
+def check_schedule(config: LeagueConfig) -> None:
+    """Build the schedule once before anything starts, so its errors are config errors."""
+    from referee.league.runner import round_robin_jobs
+
+    if config.format != "round_robin":
+        return
+    try:
+        round_robin_jobs(config)
+    except ScheduleError as error:
+        key, _, problem = str(error).partition(": ")
+        raise ConfigError(f"{config.path}: schedule.{key}: {problem}") from None
+
+
+def open_store(config: LeagueConfig, db: Path) -> LeagueStore:
+    return LeagueStore.create_or_resume(
+        db, config.identity(), [spec.to_json() for spec in config.bots]
+    )
+
+
+def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> None:
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(standings.to_json()) + "\n")
+    elif as_csv:
+        sys.stdout.write(standings.to_csv())
+    else:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=200)  # a file or a pipe: no wrapping into narrow columns
+        console.print(standings.table())
+
+
+def league_command(
+    league_file: Annotated[Path, typer.Argument(help="The league's TOML file.")],
+    db: Annotated[
+        Path | None,
+        typer.Option(help="The results database (default: the TOML file's name with .db)."),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(help="Tables played at once (default: the number of cores).", min=1),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
+) -> None:
+    """Play a league (round robin or bankroll) and print its rated standings; resumable."""
+    db_path = db if db is not None else default_db(league_file)
+    try:
+        config = load_config(league_file)
+        check_schedule(config)
+        store = open_store(config, db_path)
+    except (ConfigError, StoreError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    reporter = RichReporter()
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
+    with store:
+        run: LeagueRun = trio.run(
+            lambda: run_league(
+                config, store, jobs=workers, reporter=reporter, logs=config.log_dir(db_path)
+            )
+        )
+        standings = compute(store.identity(), store.bot_names(), store.matches())
+    if run.stopped:
+        typer.echo(
+            f"stopped: {run.done} matches are finished and kept in {db_path}; "
+            "run the same command to resume",
+            err=True,
+        )
+    print_standings(standings, as_json=as_json, as_csv=as_csv)
+    if run.stopped:
+        raise typer.Exit(code=130)

@@ -1,0 +1,32 @@
+"""``newmarket standings --db FILE``: a league's standings from its database, at any time.
+
+The database is opened read-only, so this is safe while the league is still
+running (SQLite's WAL lets a reader see every committed match).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from referee.commands.league import print_standings
+from referee.league.standings import compute
+from referee.league.store import LeagueStore, StoreError
+
+
+def standings_command(
+    db: Annotated[Path, typer.Option(help="The league's results database.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
+) -> None:
+    """Print a league's standings from its database (also while it runs)."""
+    try:
+        store = LeagueStore.open_existing(db)
+    except StoreError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=2) from None
+    with store:
+        standings = compute(store.identity(), store.bot_names(), store.matches())
+    print_standings(standings, as_json=as_json, as_csv=as_csv)

@@ -1,0 +1,260 @@
+"""Real leagues in real processes: killed with SIGKILL at random moments, resumed, compared.
+
+The bots are the bundled deterministic ones (not ``random``, whose generator
+is seeded once per process and so would depend on which matches a process
+happened to play), with a move time far above what they need, so a result
+can only depend on the seed.  Every assertion holds wherever the kills land;
+the random moments change what is tested, never whether it passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BOTS = ("lowest", "longest", "boodle", "tracker", "c")
+
+
+def league_file(tmp_path: Path, tag: str, *, bankroll: bool = False) -> Path:
+    if bankroll:
+        head = """
+[league]
+name = "bankroll test"
+format = "bankroll"
+seed = 31
+table_size = 4
+hand_limit = 6
+
+[rules.options]
+starting_chips = 16
+"""
+        bots: tuple[str, ...] = (*BOTS, "lowest", "boodle")
+    else:
+        head = """
+[league]
+name = "resume test"
+seed = 17
+table_size = 3
+hand_limit = 12
+"""
+        bots = BOTS
+    text = head + "\n[time_control]\nmove_time = 30.0\nstartup_time = 60.0\n"
+    for index, command in enumerate(bots):
+        text += (
+            f'\n[[bots]]\nname = "{command}-{index}"\ncommand = "{command}"\n'
+            f'env = {{ LEAGUE_TEST_TAG = "{tag}" }}\n'
+        )
+    path = tmp_path / "league.toml"
+    path.write_text(text)
+    return path
+
+
+def command(config: Path, db: Path, jobs: int) -> list[str]:
+    league = [sys.executable, "-m", "referee.cli", "league", str(config)]
+    return [*league, "--db", str(db), "--jobs", str(jobs), "--json"]
+
+
+def finished(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as connection:
+            return int(connection.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
+    except sqlite3.Error:
+        return 0  # not created yet
+
+
+def run_to_end(config: Path, db: Path, jobs: int) -> dict[str, object]:
+    done = subprocess.run(
+        command(config, db, jobs), capture_output=True, text=True, cwd=REPO, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    standings: dict[str, object] = json.loads(done.stdout)
+    return standings
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Live processes whose environment carries ``tag`` (the league's bots)."""
+    needle = f"LEAGUE_TEST_TAG={tag}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                environ = handle.read()
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def wait_gone(tag: str, seconds: float = 15.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := tagged_processes(tag)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def kill_at_random_moments(config: Path, db: Path, rng: random.Random, kills: int) -> None:
+    """Start the league ``kills`` times and SIGKILL it each time at a random moment."""
+    for attempt in range(kills):
+        before = finished(db)
+        process = subprocess.Popen(
+            command(config, db, 2),
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        if attempt == 0:
+            time.sleep(rng.uniform(0.0, 1.5))  # anywhere, start-up included
+        else:
+            target = before + rng.randint(1, 4)
+            deadline = time.monotonic() + 60
+            while finished(db) < target and process.poll() is None:
+                assert time.monotonic() < deadline, "the league made no progress"
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.0, 0.4))  # a match may be half played here
+        process.kill()
+        process.wait()
+
+
+def test_round_robin_killed_at_random_moments_resumes_to_identical_standings(
+    tmp_path: Path,
+) -> None:
+    tag = uuid.uuid4().hex
+    config = league_file(tmp_path, tag)
+    expected = run_to_end(config, tmp_path / "straight.db", jobs=1)
+    assert expected["finished"] is True and expected["matches_done"] == 30
+
+    db = tmp_path / "killed.db"
+    kill_at_random_moments(config, db, random.Random(20240601), kills=3)
+    assert finished(db) < 30
+    resumed = run_to_end(config, db, jobs=2)
+    assert resumed == expected
+    with sqlite3.connect(db) as connection:
+        ids = [row[0] for row in connection.execute("SELECT match_id FROM matches")]
+    assert len(ids) == len(set(ids)) == 30
+    # A killed referee's bots see their stdin close and exit.
+    assert wait_gone(tag) == []
+
+
+def test_bankroll_league_runs_to_its_survivors_and_resumes_after_kill(tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex
+    config = league_file(tmp_path, tag, bankroll=True)
+    expected = run_to_end(config, tmp_path / "straight.db", jobs=2)
+    assert expected["finished"] is True
+    rows = expected["standings"]
+    assert isinstance(rows, list)
+    survivors = [row for row in rows if row["out_round"] is None]
+    out = [row for row in rows if row["out_round"] is not None]
+    assert 1 <= len(survivors) <= 2 and len(out) >= 5  # the rules' end_players is 2
+    # Survivors first by chips, then the rest by the round they went out in.
+    assert rows[: len(survivors)] == sorted(survivors, key=lambda r: -r["bankroll"])
+    rounds = [row["out_round"] for row in out]
+    assert rounds == sorted(rounds, reverse=True)
+    with sqlite3.connect(tmp_path / "straight.db") as connection:
+        tables = dict(
+            connection.execute("SELECT round, COUNT(*) FROM matches GROUP BY round").fetchall()
+        )
+    assert tables[1] == 2  # seven bots at tables of 4: a table of 4 and one of 3
+    assert tables[max(tables)] == 1  # rebalanced into one table as bots dropped out
+
+    db = tmp_path / "killed.db"
+    kill_at_random_moments(config, db, random.Random(7), kills=2)
+    assert run_to_end(config, db, jobs=2) == expected
+
+
+def test_ctrl_c_stops_cleanly_and_standings_can_be_read_while_it_runs(tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex
+    config = league_file(tmp_path, tag)
+    db = tmp_path / "league.db"
+    process = subprocess.Popen(
+        command(config, db, 2),
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while finished(db) < 3:
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    reading = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "standings", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert reading.returncode == 0, reading.stderr
+    midway = json.loads(reading.stdout)
+    assert midway["finished"] is False and 3 <= midway["matches_done"] < 30
+
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    kept = finished(db)
+    assert f"stopped: {kept} matches are finished and kept" in stderr
+    assert json.loads(stdout)["matches_done"] == kept
+    assert wait_gone(tag, seconds=5.0) == []  # every bot process tree was ended
+
+    resumed = run_to_end(config, db, jobs=2)
+    assert resumed["matches_done"] == 30 and resumed["finished"] is True
+
+
+@pytest.mark.trio
+async def test_a_bot_that_crashes_is_warned_about_and_disqualified(tmp_path: Path) -> None:
+    from referee.league.config import parse_config
+    from referee.league.runner import SilentReporter, run_league
+    from referee.league.standings import standings_of
+    from referee.league.store import LeagueStore
+
+    text = """
+[league]
+seed = 3
+table_size = 3
+hand_limit = 4
+logs = false
+
+[[bots]]
+name = "a"
+command = "lowest"
+
+[[bots]]
+name = "b"
+command = "longest"
+
+[[bots]]
+name = "dies"
+command = ["python3", "-c", "import sys; sys.exit(3)"]
+"""
+    path = tmp_path / "crash.toml"
+    path.write_text(text)
+    config = parse_config(text, path)
+    reporter = SilentReporter()
+    with LeagueStore.for_league(tmp_path / "crash.db", config) as store:
+        run = await run_league(config, store, jobs=1, reporter=reporter, handle_signals=False)
+        standings = standings_of(store)
+    assert run.done == run.total == 3
+    assert any(w.startswith("dies could not start") for w in reporter.warnings)
+    assert sum("dies disqualified" in w for w in reporter.warnings) == 3
+    rows = {row.name: row for row in standings.rows}
+    assert rows["dies"].disqualifications == 3 and rows["dies"].average_place == 3.0
+    assert standings.rows[-1].name == "dies"

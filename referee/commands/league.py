@@ -24,7 +24,7 @@ from referee.league.config import ConfigError, LeagueConfig, load_config
 from referee.league.progress import RichReporter
 from referee.league.runner import LeagueRun, run_league
 from referee.league.schedule import ScheduleError
-from referee.league.standings import Standings, compute
+from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore, StoreError
 
 
@@ -47,9 +47,7 @@ def check_schedule(config: LeagueConfig) -> None:
 
 
 def open_store(config: LeagueConfig, db: Path) -> LeagueStore:
-    return LeagueStore.create_or_resume(
-        db, config.identity(), [spec.to_json() for spec in config.bots]
-    )
+    return LeagueStore.for_league(db, config)
 
 
 def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> None:
@@ -96,7 +94,7 @@ def league_command(
                 config, store, jobs=workers, reporter=reporter, logs=config.log_dir(db_path)
             )
         )
-        standings = compute(store.identity(), store.bot_names(), store.matches())
+        standings = standings_of(store)
     if run.stopped:
         typer.echo(
             f"stopped: {run.done} matches are finished and kept in {db_path}; "

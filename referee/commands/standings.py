@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from referee.commands.league import print_standings
-from referee.league.standings import compute
+from referee.league.standings import standings_of
 from referee.league.store import LeagueStore, StoreError
 
 
@@ -28,5 +28,5 @@ def standings_command(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
     with store:
-        standings = compute(store.identity(), store.bot_names(), store.matches())
+        standings = standings_of(store)
     print_standings(standings, as_json=as_json, as_csv=as_csv)

@@ -164,7 +164,7 @@ def plan_round(
     """Seat the survivors of round ``number``; deterministic from the league seed and history."""
     rng = random.Random(derive_seed(params.seed, "bankroll-seating", number))
     best: list[list[int]] | None = None
-    best_cost = -1
+    best_cost = (0, 0)
     for _ in range(SEATINGS_TRIED):
         order = list(survivors)
         rng.shuffle(order)
@@ -172,8 +172,17 @@ def plan_round(
         for size in sizes:
             groups.append(order[at : at + size])
             at += size
-        cost = sum(
-            meetings[a][b] ** 2 for group in groups for a, b in itertools.combinations(group, 2)
+        # First who deals (each table's least-dealt bot takes the deal), then who meets whom.
+        deals = dict.fromkeys(survivors, 0)
+        for bot in survivors:
+            deals[bot] = first_deals[bot]
+        for group in groups:
+            deals[min(group, key=lambda bot: deals[bot])] += 1
+        cost = (
+            sum(count * count for count in deals.values()),
+            sum(
+                meetings[a][b] ** 2 for group in groups for a, b in itertools.combinations(group, 2)
+            ),
         )
         if best is None or cost < best_cost:
             best, best_cost = groups, cost

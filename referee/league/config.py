@@ -12,8 +12,8 @@ it is spelled in the file (``bots[2].command``).
 ``LeagueConfig.identity()`` is the league as written (with defaults filled
 in, paths as text) and is what the results database stores: a database
 refuses a league whose identity differs, whatever the file is called or
-wherever it moved.  ``--jobs`` and ``--db`` are not part of it: they change
-how a league runs, never its results.
+wherever it moved.  What cannot change a result is not part of it: the
+display name, where logs go, ``--jobs`` and ``--db``.
 
 The file's shape (every key is optional unless marked)::
 
@@ -113,7 +113,6 @@ class LeagueConfig:
         """The league as written, defaults filled in: what a database must match to resume."""
         return {
             "league": {
-                "name": self.name,
                 "format": self.format,
                 "seed": self.seed,
                 "table_size": self.table_size,

@@ -201,23 +201,24 @@ async def _play_bankroll(
 ) -> None:
     params = bankroll_params(config)
     reporter.begin(None, store.count(), f"{config.name}: bankroll")
+    played_round: int | None = None
     while True:
         state = bankroll.replay(params, store.matches())
-        if state.finished:
-            return
-        round_number = state.next_round[0].key.round
-        reporter.describe(
-            f"{config.name}: round {round_number}, {len(state.survivors)} bots "
-            f"at {len(state.next_round)} tables"
-        )
-        if round_number > 1:
+        if played_round is not None:
             gone = [
                 config.bots[bot].name
                 for bot, out in enumerate(state.out_round)
-                if out == round_number - 1
+                if out == played_round
             ]
             if gone:
-                reporter.warn(f"round {round_number - 1}: out of the league: {', '.join(gone)}")
+                reporter.warn(f"round {played_round}: out of the league: {', '.join(gone)}")
+        if state.finished:
+            return
+        played_round = state.next_round[0].key.round
+        reporter.describe(
+            f"{config.name}: round {played_round}, {len(state.survivors)} bots "
+            f"at {len(state.next_round)} tables"
+        )
         finished = store.finished_ids()
         pending = [
             TableJob(table.key, table.rules)

@@ -19,12 +19,13 @@ import io
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich import box
 from rich.table import Table
 
 from referee.league import bankroll
 from referee.league.ratings import rate
 from referee.league.schedule import ScheduleError, build_schedule
-from referee.league.store import StoredMatch
+from referee.league.store import LeagueStore, StoredMatch
 
 
 @dataclasses.dataclass
@@ -89,32 +90,42 @@ class Standings:
         )
         state = "final" if self.finished else "so far"
         title = f"{self.league}: standings {state} ({done} matches)"
-        table = Table(title=title, caption=self.note or None)
+        table = Table(
+            title=title,
+            caption=self.note or None,
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            caption_justify="left",
+        )
         bankroll_format = self.format == "bankroll"
-        table.add_column("#", justify="right")
-        table.add_column("bot", no_wrap=True)
+        columns = [("#", "right"), ("bot", "left")]
         if bankroll_format:
-            table.add_column("bankroll", justify="right")
-            table.add_column("out in", justify="right")
-        table.add_column("rating", justify="right")
-        table.add_column("mu ± sigma", justify="right")
-        table.add_column("matches", justify="right")
-        table.add_column("avg place", justify="right")
-        table.add_column("1st", justify="right")
-        table.add_column("net chips", justify="right")
-        table.add_column("boodle", justify="right")
-        table.add_column("hands won", justify="right")
-        table.add_column("faults", justify="right")
-        table.add_column("DQ", justify="right")
+            columns += [("bankroll", "right"), ("out", "right")]
+        columns += [
+            ("rating", "right"),  # mu - 3 sigma
+            ("mu", "right"),
+            ("sigma", "right"),
+            ("games", "right"),
+            ("avg pl", "right"),
+            ("1st", "right"),
+            ("net", "right"),
+            ("boodle", "right"),
+            ("won", "right"),
+            ("faults", "right"),
+            ("DQ", "right"),
+        ]
+        for header, justify in columns:
+            table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
         for row in self.rows:
             cells = [str(row.rank), row.name]
             if bankroll_format:
                 cells.append(str(row.bankroll))
-                cells.append("survivor" if row.out_round is None else f"round {row.out_round}")
+                cells.append("-" if row.out_round is None else f"r{row.out_round}")
             average = "-" if row.average_place is None else f"{row.average_place:.2f}"
             cells += [
                 f"{row.rating:.2f}",
-                f"{row.mu:.2f} ± {row.sigma:.2f}",
+                f"{row.mu:.2f}",
+                f"{row.sigma:.2f}",
                 str(row.matches),
                 average,
                 str(row.firsts),
@@ -129,7 +140,10 @@ class Standings:
 
 
 def compute(
-    identity: Mapping[str, Any], names: Sequence[str], stored: Sequence[StoredMatch]
+    identity: Mapping[str, Any],
+    names: Sequence[str],
+    stored: Sequence[StoredMatch],
+    title: str = "league",
 ) -> Standings:
     """The standings of a league (its stored identity) after ``stored`` matches."""
     league = identity["league"]
@@ -184,7 +198,7 @@ def compute(
     for rank, row in enumerate(ranked, start=1):
         row.rank = rank
     return Standings(
-        league=str(league["name"]),
+        league=title,
         format=fmt,
         matches_done=len(ordered),
         matches_total=total,
@@ -192,6 +206,11 @@ def compute(
         rows=ranked,
         note=note,
     )
+
+
+def standings_of(store: LeagueStore) -> Standings:
+    """The standings of the league in ``store``, as they are now."""
+    return compute(store.identity(), store.bot_names(), store.matches(), store.name())
 
 
 def _round_robin_total(identity: Mapping[str, Any], bots: int) -> int | None:

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from referee.league.config import LeagueConfig
 from referee.match import MatchResult
 
 SCHEMA_VERSION = 1
@@ -116,12 +117,17 @@ class LeagueStore:
 
     @classmethod
     def create_or_resume(
-        cls, path: Path, identity: Mapping[str, object], bots: Sequence[Mapping[str, object]]
+        cls,
+        path: Path,
+        identity: Mapping[str, object],
+        bots: Sequence[Mapping[str, object]],
+        name: str = "league",
     ) -> LeagueStore:
         """Open ``path`` for this league, creating it if new; refuse a different league.
 
         ``bots`` is each bot's spec as JSON, in league order (its names must
-        be unique).  Raises ``StoreError``.
+        be unique); ``name`` is the display name (not part of the identity).
+        Raises ``StoreError``.
         """
         identity_text = _canonical(identity)
         store = cls(path, _connect(path, readonly=False))
@@ -135,6 +141,7 @@ class LeagueStore:
                         [
                             ("schema_version", str(SCHEMA_VERSION)),
                             ("identity", identity_text),
+                            ("name", name),
                             ("created", _now()),
                         ],
                     )
@@ -153,10 +160,19 @@ class LeagueStore:
                     f"{path} holds a different league ({difference}); "
                     "use another --db, or the league file this database was made with"
                 )
+            with store._db:
+                store._db.execute("REPLACE INTO league (key, value) VALUES ('name', ?)", (name,))
             return store
         except BaseException:
             store.close()
             raise
+
+    @classmethod
+    def for_league(cls, path: Path, config: LeagueConfig) -> LeagueStore:
+        """``create_or_resume`` for a checked league file."""
+        return cls.create_or_resume(
+            path, config.identity(), [spec.to_json() for spec in config.bots], config.name
+        )
 
     @classmethod
     def open_existing(cls, path: Path) -> LeagueStore:
@@ -189,6 +205,9 @@ class LeagueStore:
         assert text is not None
         value: dict[str, Any] = json.loads(text)
         return value
+
+    def name(self) -> str:
+        return self._meta("name") or "league"
 
     def bot_names(self) -> list[str]:
         rows = self._db.execute("SELECT name FROM bots ORDER BY bot").fetchall()

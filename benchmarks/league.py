@@ -1,0 +1,170 @@
+"""League throughput: matches/s with --jobs 1 and --jobs 2, and the referee's memory per table.
+
+    .venv/bin/python benchmarks/league.py            # the figures for the README
+    .venv/bin/python benchmarks/league.py --quick    # a smaller league, for a smoke test
+
+Each measurement runs in a fresh child process (``--measure JOBS``) so that
+one run's memory and warm caches do not flatter the next.  The child plays a
+round robin of bundled Python bots (every table of 4 of 6 bots, every seat
+rotation: 60 matches; deterministic bots, so both runs play the same games)
+through ``run_league``, the code behind ``newmarket league``, and reports:
+
+* matches/s over the whole league, bot start-up included (paid once per bot
+  per table worker, as in a real league);
+* the referee's peak RSS, and the RSS of the bot processes it runs.
+
+Memory per table is the growth of the referee's peak RSS from one table
+worker to two (the second table's sessions, buffers and match state), and
+the bots' RSS divided by the tables (each table runs its own bot processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# This directory holds engine.py and referee.py benchmarks, which would shadow the packages.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import trio
+
+from referee.league.config import parse_config
+from referee.league.runner import SilentReporter, run_league
+from referee.league.store import LeagueStore
+
+BOTS = ("lowest", "longest", "boodle", "tracker", "lowest", "longest")
+TARGET_SPEEDUP = 1.7
+
+
+def league_toml(bots: int, hand_limit: int) -> str:
+    lines = [
+        "[league]",
+        'name = "benchmark"',
+        "seed = 99",
+        "table_size = 4",
+        f"hand_limit = {hand_limit}",
+        "logs = false",
+        "[time_control]",
+        "move_time = 10.0",
+    ]
+    for index in range(bots):
+        name = BOTS[index % len(BOTS)]
+        lines += ["[[bots]]", f'name = "{name}-{index}"', f'command = "{name}"']
+    return "\n".join(lines) + "\n"
+
+
+def _bots_rss_kib(root: int) -> int:
+    """The summed RSS of every descendant of ``root`` (the bot processes), from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as handle:
+                status = handle.read()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        pid, ppid = int(entry), int(fields.get("PPid", "0").strip())
+        children.setdefault(ppid, []).append(pid)
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) if "VmRSS" in fields else 0
+    total, stack = 0, list(children.get(root, []))
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="newmarket-bench-") as directory:
+        path = Path(directory) / "bench.toml"
+        path.write_text(league_toml(bots, hand_limit))
+        config = parse_config(path.read_text(), path)
+        store = LeagueStore.for_league(Path(directory) / "bench.db", config)
+        bots_rss = 0
+
+        async def sample() -> None:
+            nonlocal bots_rss
+            while True:
+                await trio.sleep(0.5)
+                bots_rss = max(bots_rss, _bots_rss_kib(os.getpid()))
+
+        async def main() -> float:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(sample)
+                started = time.perf_counter()
+                run = await run_league(
+                    config, store, jobs=jobs, reporter=SilentReporter(), handle_signals=False
+                )
+                elapsed = time.perf_counter() - started
+                nursery.cancel_scope.cancel()
+            assert run.done == run.total, run
+            return elapsed
+
+        elapsed = trio.run(main)
+        matches = store.count()
+        store.close()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {
+        "jobs": jobs,
+        "matches": matches,
+        "seconds": elapsed,
+        "matches_per_s": matches / elapsed,
+        "referee_peak_rss_kib": peak,
+        "bots_rss_kib": bots_rss,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller league")
+    parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--bots", type=int, default=6)
+    parser.add_argument("--hands", type=int, default=40, help="hand limit per match")
+    args = parser.parse_args()
+    bots, hands = (5, 10) if args.quick else (args.bots, args.hands)
+    if args.measure is not None:
+        print(json.dumps(measure(args.measure, bots, hands)))
+        return
+    results = {}
+    for jobs in (1, 2):
+        argv = [sys.executable, __file__, "--measure", str(jobs), "--bots", str(bots)]
+        argv += ["--hands", str(hands)]
+        child = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        results[jobs] = json.loads(child.stdout.strip().splitlines()[-1])
+    one, two = results[1], results[2]
+    speedup = two["matches_per_s"] / one["matches_per_s"]
+    per_table_referee = (two["referee_peak_rss_kib"] - one["referee_peak_rss_kib"]) / 1024
+    per_table_bots = two["bots_rss_kib"] / 2 / 1024
+    print(f"league: {one['matches']} matches, {bots} bots at tables of 4, hand limit {hands}")
+    for jobs in (1, 2):
+        r = results[jobs]
+        print(
+            f"--jobs {jobs}: {r['matches_per_s']:.2f} matches/s ({r['seconds']:.1f} s); "
+            f"referee peak RSS {r['referee_peak_rss_kib'] / 1024:.1f} MiB, "
+            f"bots {r['bots_rss_kib'] / 1024:.1f} MiB"
+        )
+    verdict = "meets" if speedup >= TARGET_SPEEDUP else "misses"
+    print(f"speed-up with 2 jobs: {speedup:.2f}x ({verdict} the {TARGET_SPEEDUP}x target)")
+    print(
+        f"memory per table: referee +{per_table_referee:.1f} MiB, "
+        f"its bot processes {per_table_bots:.1f} MiB"
+    )
+
+
+if __name__ == "__main__":
+    main()

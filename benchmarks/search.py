@@ -1,0 +1,237 @@
+"""How strong is the search bot, and how many matches does ``newmarket sprt`` need to show it?
+
+    python benchmarks/search.py league --bot search --bot tracker --bot boodle --bot random \\
+        --groups 40 --move-time 0.2 --seed 1
+    python benchmarks/search.py groups --candidate search --baseline random --groups 40 \\
+        --move-time 0.2 --seed 2 [--no-duplicate] --results runs/search-random.jsonl
+    python benchmarks/search.py asn runs/search-random.jsonl --elo0 0 --elo1 20
+
+Three measurements, all on the real referee (``play_match`` over bot processes):
+
+* ``league``: a duplicate league of one table.  Each group plays the table
+  once per cyclic rotation of the bots over the seats with one deal seed, so
+  every bot is dealt every seat's cards.  A bot's score in a match is the
+  share of the others it finished ahead of (ties half), as in
+  ``referee/sprt.py``; the standings give each bot's mean over groups with a
+  95% interval (groups are independent, the matches in a group are not), and
+  the head-to-head share of every pair with its interval.
+* ``groups``: ``newmarket sprt``'s rotation groups (candidate against copies
+  of the baseline), a fixed number of them, written as the JSONL lines that
+  ``newmarket sprt --results`` writes; with ``--no-duplicate`` every match
+  draws its own seed.
+* ``asn``: from such a file, how many matches the test needs (the average
+  sample number and its spread), by resampling the observed groups
+  (``referee.sprt.stopping_groups``).
+
+This is the harness behind the figures in docs/search.md; the league
+engineer's ``newmarket league`` (``referee/league/``) is the general tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+
+from engine import preset
+from referee.bots import BotSpec, resolve_bot
+from referee.commands.match import parse_options, unique_names
+from referee.commands.sprt import GroupResult, SprtSettings, play_group
+from referee.match import play_match
+from referee.session import open_bots
+from referee.sprt import SprtConfig, group_seed, match_score, stopping_groups
+from referee.timecontrol import TimeControl
+
+Z95 = 1.959963984540054
+
+
+def mean_interval(values: list[float]) -> tuple[float, float]:
+    """The mean and the half-width of its normal 95% interval."""
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return mean, math.inf
+    return mean, Z95 * statistics.stdev(values) / math.sqrt(len(values))
+
+
+# ---------------------------------------------------------------- league
+
+
+async def league(
+    specs: list[BotSpec], args: argparse.Namespace, control: TimeControl
+) -> list[list[list[int]]]:
+    """Per group, per rotation: the places of the bots (indexed by bot, not by seat)."""
+    rules = preset(args.rules).with_options(parse_options(args.option))
+    n = len(specs)
+    groups: list[list[list[int]]] = []
+    counter = iter(range(args.groups))
+    started = time.monotonic()
+
+    async def table() -> None:
+        async with open_bots(specs, control) as sessions:
+            for group in counter:
+                seed = group_seed(args.seed, group)
+                places_by_bot = []
+                for rotation in range(n):
+                    seating = [sessions[(seat + rotation) % n] for seat in range(n)]
+                    result = await play_match(
+                        seating,
+                        rules,
+                        seed,
+                        time_control=control,
+                        match_id=f"bench-{args.seed}-{group}-{rotation}",
+                    )
+                    by_bot = [0] * n
+                    for seat, place in enumerate(result.places):
+                        by_bot[(seat + rotation) % n] = place
+                    places_by_bot.append(by_bot)
+                groups.append(places_by_bot)
+                report_league(specs, groups, time.monotonic() - started)
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(args.concurrency):
+            nursery.start_soon(table)
+    return groups
+
+
+def report_league(specs: list[BotSpec], groups: list[list[list[int]]], elapsed: float) -> None:
+    n = len(specs)
+    matches = len(groups) * n
+    print(f"\n{len(groups)} groups, {matches} matches, {elapsed:.0f} s", flush=True)
+    rows = []
+    for bot in range(n):
+        per_group = [
+            statistics.fmean(match_score(places, bot) for places in group) for group in groups
+        ]
+        mean, half = mean_interval(per_group)
+        rows.append((mean, half, specs[bot].name))
+    for mean, half, name in sorted(rows, reverse=True):
+        print(f"  {name:<12} score {mean:.3f} ± {half:.3f}", flush=True)
+    print("  head to head (row finished ahead of column, share of matches):", flush=True)
+    for a in range(n):
+        cells = []
+        for b in range(n):
+            if a == b:
+                cells.append(f"{'—':>15}")
+                continue
+            per_group = [
+                statistics.fmean(
+                    1.0 if p[a] < p[b] else 0.5 if p[a] == p[b] else 0.0 for p in group
+                )
+                for group in groups
+            ]
+            mean, half = mean_interval(per_group)
+            cells.append(f"{mean:>8.3f}±{half:.3f}")
+        print(f"  {specs[a].name:<12}" + "".join(cells), flush=True)
+
+
+# ---------------------------------------------------------------- groups and asn
+
+
+async def fixed_groups(args: argparse.Namespace, control: TimeControl) -> None:
+    rules = preset(args.rules).with_options(parse_options(args.option))
+    settings = SprtSettings(
+        candidate=resolve_bot(args.candidate),
+        baseline=resolve_bot(args.baseline),
+        rules=rules,
+        players=args.players,
+        config=SprtConfig(),
+        control=control,
+        max_groups=args.groups,
+        seed=args.seed,
+        duplicate=args.duplicate,
+    )
+    specs = unique_names([settings.candidate] + [settings.baseline] * (args.players - 1))
+    counter = iter(range(args.groups))
+    scores: list[float] = []
+    out = open(args.results, "a") if args.results else None  # noqa: SIM115
+
+    async def table() -> None:
+        async with open_bots(specs, control) as sessions:
+            for group in counter:
+                result: GroupResult = await play_group(settings, sessions[0], sessions[1:], group)
+                scores.append(result.score)
+                mean, half = mean_interval(scores)
+                print(f"{len(scores):>4} groups · score {mean:.3f} ± {half:.3f}", flush=True)
+                if out is not None:
+                    out.write(json.dumps(result.to_json()) + "\n")
+                    out.flush()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            for _ in range(args.concurrency):
+                nursery.start_soon(table)
+    finally:
+        if out is not None:
+            out.close()
+
+
+def asn(args: argparse.Namespace) -> None:
+    scores, players = [], 0
+    for line in Path(args.results).read_text().splitlines():
+        data = json.loads(line)
+        scores.append(float(data["score"]))
+        players = len(data["scores"])
+    config = SprtConfig(elo0=args.elo0, elo1=args.elo1, alpha=args.alpha, beta=args.beta)
+    lengths, outcomes = stopping_groups(scores, config, trials=args.trials, seed=args.seed)
+    matches = sorted(length * players for length in lengths)
+    mean, half = mean_interval(scores)
+    print(f"{len(scores)} observed groups of {players} matches: score {mean:.3f} ± {half:.3f}")
+    print(
+        f"SPRT elo0 {config.elo0:g} elo1 {config.elo1:g} alpha {config.alpha:g} "
+        f"beta {config.beta:g}, {args.trials} resampled tests: {outcomes}"
+    )
+    quantiles = statistics.quantiles(matches, n=20)
+    print(
+        f"matches needed: mean {statistics.fmean(matches):.1f}, median "
+        f"{statistics.median(matches):.0f}, 5%-95% {quantiles[0]:.0f}-{quantiles[-1]:.0f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("league", "groups"):
+        sub = commands.add_parser(name)
+        sub.add_argument("--rules", default="boodle")
+        sub.add_argument("--option", action="append", default=[])
+        sub.add_argument("--groups", type=int, default=20)
+        sub.add_argument("--move-time", type=float, default=1.0)
+        sub.add_argument("--seed", type=int, default=1)
+        sub.add_argument("--concurrency", type=int, default=1)
+    commands.choices["league"].add_argument("--bot", action="append", required=True)
+    groups = commands.choices["groups"]
+    groups.add_argument("--candidate", required=True)
+    groups.add_argument("--baseline", required=True)
+    groups.add_argument("--players", type=int, default=4)
+    groups.add_argument("--duplicate", action=argparse.BooleanOptionalAction, default=True)
+    groups.add_argument("--results", type=Path)
+    sizes = commands.add_parser("asn")
+    sizes.add_argument("results", type=Path)
+    sizes.add_argument("--elo0", type=float, default=0.0)
+    sizes.add_argument("--elo1", type=float, default=20.0)
+    sizes.add_argument("--alpha", type=float, default=0.05)
+    sizes.add_argument("--beta", type=float, default=0.05)
+    sizes.add_argument("--trials", type=int, default=2000)
+    sizes.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if args.command == "asn":
+        asn(args)
+        return
+    control = TimeControl(move_time=args.move_time, startup_time=30.0, margin=0.1)
+    if args.command == "league":
+        specs = unique_names([resolve_bot(text) for text in args.bot])
+        trio.run(league, specs, args, control)
+    else:
+        trio.run(fixed_groups, args, control)
+
+
+if __name__ == "__main__":
+    main()

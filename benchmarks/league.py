@@ -61,26 +61,25 @@ def league_toml(bots: int, hand_limit: int) -> str:
 
 
 def _bots_rss_kib(root: int) -> int:
-    """The summed RSS of every descendant of ``root`` (the bot processes), from /proc."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as handle:
-                status = handle.read()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        pid, ppid = int(entry), int(fields.get("PPid", "0").strip())
-        children.setdefault(ppid, []).append(pid)
-        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) if "VmRSS" in fields else 0
-    total, stack = 0, list(children.get(root, []))
+    """The summed RSS of every descendant of ``root`` (the bot processes), from /proc.
+
+    Walks ``/proc/PID/task/TID/children`` rather than every process, so that
+    sampling costs the referee (this process) next to nothing.
+    """
+    total, stack = 0, [root]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
-        stack.extend(children.get(pid, []))
+        try:
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                    stack.extend(int(child) for child in handle.read().split())
+            if pid != root:
+                with open(f"/proc/{pid}/status") as handle:
+                    for line in handle:
+                        if line.startswith("VmRSS:"):
+                            total += int(line.split()[1])
+        except OSError:
+            continue  # it ended while we looked
     return total
 
 
@@ -95,7 +94,7 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
         async def sample() -> None:
             nonlocal bots_rss
             while True:
-                await trio.sleep(0.5)
+                await trio.sleep(1.0)
                 bots_rss = max(bots_rss, _bots_rss_kib(os.getpid()))
 
         async def main() -> float:

@@ -54,8 +54,9 @@ class RichReporter:
             MofNCompleteColumn(),
             _RateColumn(self),
             TimeElapsedColumn(),
-            TextColumn("left"),
+            TextColumn("elapsed,"),
             TimeRemainingColumn(),
+            TextColumn("left"),
             console=self.console,
             disable=not self.console.is_terminal,
         )

@@ -64,6 +64,17 @@ def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> Non
         console.print(standings.table())
 
 
+def _first_os_error(error: BaseException) -> OSError | None:
+    if isinstance(error, OSError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            found = _first_os_error(inner)
+            if found is not None:
+                return found
+    return None
+
+
 def league_command(
     league_file: Annotated[Path, typer.Argument(help="The league's TOML file.")],
     db: Annotated[
@@ -89,11 +100,20 @@ def league_command(
     reporter = RichReporter()
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     with store:
-        run: LeagueRun = trio.run(
-            lambda: run_league(
-                config, store, jobs=workers, reporter=reporter, logs=config.log_dir(db_path)
+        try:
+            run: LeagueRun = trio.run(
+                lambda: run_league(
+                    config, store, jobs=workers, reporter=reporter, logs=config.log_dir(db_path)
+                )
             )
-        )
+        except (OSError, BaseExceptionGroup) as error:
+            # The referee itself failed (a log that cannot be written); nurseries wrap it.
+            cause = _first_os_error(error)
+            if cause is None:
+                raise
+            reporter.end()
+            typer.echo(f"error: {cause}; finished matches are kept in {db_path}", err=True)
+            raise typer.Exit(code=1) from None
         standings = standings_of(store)
     if run.stopped:
         typer.echo(

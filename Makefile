@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/newmarket demo
+	$(BIN)/newmarket demo --league
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -28,8 +28,19 @@ def demo_command(
         int | None, typer.Option(help="Seed of the deals and decisions; random if omitted.")
     ] = None,
     hands: Annotated[int, typer.Option(min=1, max=50, help="Hands to play (1..50).")] = 3,
+    league: Annotated[
+        bool,
+        typer.Option(
+            "--league", help="Run a short league of the bundled bots instead (make demo)."
+        ),
+    ] = False,
 ) -> None:
     """Play a few hands of the default rules with random players and print them."""
+    if league:
+        from referee.league.demo import run_demo_league
+
+        run_demo_league()
+        return
     if seed is None:
         seed = secrets.randbelow(1_000_000)
     rules = preset(DEFAULT_PRESET).with_options({"hand_limit": hands})

@@ -2,22 +2,22 @@
 
 The shape follows from three promises of the issue:
 
-* **One bot process per bot per concurrent table.**  ``--jobs N`` runs N
-  *table workers*; each keeps its own session of every bot it has met, and
-  reuses it for every later match (the protocol's lifecycle: start-up is paid
-  once).  A session lives in its own small task (``_Keeper``), because trio
-  closes nurseries and cancel scopes in the order they were opened, and a
-  worker must be able to replace one crashed bot while keeping the others.
-  A session that died (a crash, an end of stream) is started afresh before
-  the worker's next match with that bot, so one crash costs one match, not
-  the rest of the league; a bot that cannot even start is tried twice per
-  worker, then left dead (every later match plays it by the default policy).
-* **Crash safety.**  A result reaches the database (one transaction) as
-  soon as its match ends, from the worker that played it.  Nothing else is
-  state: what to play next is the schedule minus the stored match ids.
-* **A clean stop.**  SIGINT and SIGTERM cancel the league: running matches
-  are dropped (they are replayed on resume), every bot process tree is ended
-  by ``open_bot``'s exit, and ``run_league`` returns with ``stopped`` set.
+* **Parallel tables, one bot process per bot per table.**  ``--jobs N`` starts
+  N *table workers* (``referee.league.worker``), each a process that referees
+  one table at a time and keeps a session of every bot it has met for the
+  next match (start-up is paid once).  Workers are processes, not tasks,
+  because refereeing costs about as much CPU as the bots themselves: in one
+  process it would be the bottleneck of every league on a multi-core machine.
+  This module hands out matches, one at a time, to whichever worker is free.
+* **Crash safety.**  Only this process writes the database: each result is
+  recorded (one transaction) the moment its worker reports it.  Nothing else
+  is state: what to play next is the schedule minus the stored match ids.
+* **A clean stop.**  SIGINT and SIGTERM cancel the league: every worker's
+  stdin is closed, which makes it drop its match in progress and end its
+  bots' process trees, and ``run_league`` returns with ``stopped`` set.
+  Workers ignore the terminal's Ctrl-C themselves and leave the decision to
+  this process.  If this process is killed outright, the workers see their
+  stdin end and do the same.
 
 The runner knows nothing of the two formats beyond "a list of tables to
 play": round robin hands it the whole schedule at once, bankroll one round
@@ -26,9 +26,13 @@ at a time (a round's seating depends on the previous round's results).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import math
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -43,11 +47,9 @@ from referee.league import bankroll
 from referee.league.config import LeagueConfig
 from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import LeagueStore, MatchKey
-from referee.match import MatchResult, play_match
-from referee.session import BotSession, open_bot
+from referee.league.worker import JsonLines, one_line, play_message, setup_message
+from referee.match import MatchResult
 from referee.timecontrol import TimeControl
-
-STARTUP_ATTEMPTS = 2  # per bot and worker; after that a bot that cannot start stays dead
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,13 +239,8 @@ def result_warnings(bots: Sequence[BotSpec], job: TableJob, result: MatchResult)
         fault = seat.faults[-1] if seat.faults else None
         why = f"{fault.kind} in hand {fault.hand}: {fault.detail}" if fault else "no fault recorded"
         name = bots[job.key.bots[seat.seat]].name
-        out.append(f"{result.match_id}: {name} disqualified ({_one_line(why)})")
+        out.append(f"{result.match_id}: {name} disqualified ({one_line(why)})")
     return out
-
-
-def _one_line(text: str, limit: int = 160) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 async def _watch_signals(scope: trio.CancelScope, stop_requested: trio.Event) -> None:
@@ -257,101 +254,51 @@ async def _watch_signals(scope: trio.CancelScope, stop_requested: trio.Event) ->
 
 # ---------------------------------------------------------------------- the pool
 
-
-class _Keeper:
-    """One bot session, held open by its own task until asked to close."""
-
-    def __init__(self) -> None:
-        self.close_requested = trio.Event()
-        self.closed = trio.Event()
-
-    async def run(
-        self,
-        spec: BotSpec,
-        control: TimeControl,
-        stderr_path: Path | None,
-        *,
-        task_status: trio.TaskStatus[BotSession] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        try:
-            async with open_bot(spec, control, stderr_path=stderr_path) as session:
-                task_status.started(session)
-                await self.close_requested.wait()
-        finally:
-            self.closed.set()
-
-    async def close(self) -> None:
-        self.close_requested.set()
-        await self.closed.wait()
+WORKER_EXIT_GRACE = 15.0  # seconds a worker gets to end its bots after its stdin closes
 
 
-class _Worker:
-    """One table's worth of bot sessions, reused match after match."""
+class _WorkerProcess:
+    """The league's side of one table worker process (``referee.league.worker``)."""
 
-    def __init__(self, pool: TablePool, number: int) -> None:
-        self.pool = pool
-        self.number = number
-        self.sessions: dict[int, tuple[_Keeper, BotSession]] = {}
-        self.failed_starts: dict[int, int] = {}
+    def __init__(self, process: trio.Process, warn: Callable[[str], None]) -> None:
+        self.process = process
+        self.warn = warn
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin = process.stdin
+        self.lines = JsonLines(process.stdout)
 
-    async def session(self, bot: int) -> BotSession:
-        held = self.sessions.get(bot)
-        if held is not None:
-            old_keeper, old = held
-            gave_up = self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS and not old.handshaken
-            if old.alive or gave_up:
-                return old
-            await old_keeper.close()  # dead: start it afresh for this match
-            del self.sessions[bot]
-        keeper = _Keeper()
-        spec = self.pool.bots[bot]
-        stderr = None
-        if self.pool.logs is not None:
-            stderr = self.pool.logs / "stderr" / f"{_safe(spec.name)}-{self.number}.stderr"
-        session: BotSession = await self.pool.nursery.start(
-            keeper.run, spec, self.pool.control, stderr
-        )
-        self.sessions[bot] = (keeper, session)
-        if not session.handshaken:
-            self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
-            death = session.death
-            why = "" if death is None else f": {_one_line(death.detail)}"
-            self.pool.warn(f"{spec.name} could not start{why}")
-        return session
+    async def send(self, message: dict[str, object]) -> None:
+        await self.stdin.send_all(json.dumps(message).encode() + b"\n")
 
     async def play(self, job: TableJob) -> MatchResult:
-        sessions: list[BotSession | None] = [None] * len(job.key.bots)
+        await self.send(play_message(job.key, job.rules))
+        while True:
+            message = await self.lines.next()
+            if message is None:
+                code = await self.process.wait()
+                raise RuntimeError(f"a table worker ended unexpectedly (exit code {code})")
+            if message["type"] == "warn":
+                self.warn(str(message["text"]))
+            elif message["type"] == "result":
+                return MatchResult.from_json(message["result"])
 
-        async def get(seat: int, bot: int) -> None:
-            sessions[seat] = await self.session(bot)
-
-        missing = [(s, b) for s, b in enumerate(job.key.bots) if b not in self.sessions]
-        async with trio.open_nursery() as starting:  # start-ups are paid in parallel
-            for seat, bot in missing:
-                starting.start_soon(get, seat, bot)
-        for seat, bot in enumerate(job.key.bots):
-            if sessions[seat] is None:
-                sessions[seat] = await self.session(bot)
-        ready = [session for session in sessions if session is not None]
-        log_path = None
-        if self.pool.logs is not None:
-            log_path = self.pool.logs / f"{job.key.match_id}.jsonl"
-        return await play_match(
-            ready,
-            job.rules,
-            job.key.seed,
-            time_control=self.pool.control,
-            match_id=job.key.match_id,
-            log_path=log_path,
-        )
+    async def close(self) -> None:
+        """End the worker (it ends its bots first); shielded, so a stop cannot skip it."""
+        with trio.CancelScope(shield=True):
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self.stdin.aclose()
+            with trio.move_on_after(WORKER_EXIT_GRACE):
+                await self.process.wait()
+            if self.process.returncode is None:
+                self.process.kill()
+                await self.process.wait()
 
 
 class TablePool:
-    """``jobs`` table workers; ``play`` runs a list of tables on them and records each result."""
+    """``jobs`` table worker processes; ``play`` runs tables on them and records each result."""
 
     def __init__(
         self,
-        nursery: trio.Nursery,
         bots: Sequence[BotSpec],
         control: TimeControl,
         jobs: int,
@@ -359,19 +306,31 @@ class TablePool:
         logs: Path | None,
         warn: Callable[[str], None],
     ) -> None:
-        self.nursery = nursery
-        self.bots = bots
+        self.bots = list(bots)
         self.control = control
-        self.workers = [_Worker(self, number) for number in range(max(1, jobs))]
+        self.jobs = max(1, jobs)
         self.on_result = on_result
         self.logs = logs
         self.warn = warn
+        self.workers: list[_WorkerProcess] = []
+
+    async def _start_workers(self, count: int) -> None:
+        while len(self.workers) < min(count, self.jobs):
+            process = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "referee.league.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            worker = _WorkerProcess(process, self.warn)
+            self.workers.append(worker)
+            await worker.send(setup_message(self.bots, self.control, self.logs, len(self.workers)))
 
     async def play(self, jobs: Sequence[TableJob]) -> None:
         if not jobs:
             return
         if self.logs is not None:
             self.logs.mkdir(parents=True, exist_ok=True)
+        await self._start_workers(len(jobs))
         send, receive = trio.open_memory_channel[TableJob](math.inf)
         for job in jobs:
             send.send_nowait(job)
@@ -381,11 +340,19 @@ class TablePool:
                 nursery.start_soon(self._work, worker, receive.clone())
         receive.close()
 
-    async def _work(self, worker: _Worker, receive: trio.MemoryReceiveChannel[TableJob]) -> None:
+    async def _work(
+        self, worker: _WorkerProcess, receive: trio.MemoryReceiveChannel[TableJob]
+    ) -> None:
         async with receive:
             async for job in receive:
                 result = await worker.play(job)
                 self.on_result(job, result)
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for worker in self.workers:
+                    nursery.start_soon(worker.close)
 
 
 @asynccontextmanager
@@ -397,14 +364,9 @@ async def open_pool(
     logs: Path | None,
     warn: Callable[[str], None] | None = None,
 ) -> AsyncIterator[TablePool]:
-    """A pool of table workers; leaving it ends every bot process it started."""
-    async with trio.open_nursery() as nursery:
-        pool = TablePool(nursery, bots, control, jobs, on_result, logs, warn or (lambda _: None))
-        try:
-            yield pool
-        finally:
-            nursery.cancel_scope.cancel()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    """A pool of table workers; leaving it ends every worker and bot process it started."""
+    pool = TablePool(bots, control, jobs, on_result, logs, warn or (lambda _: None))
+    try:
+        yield pool
+    finally:
+        await pool.aclose()

@@ -1,0 +1,282 @@
+"""A table worker: one process that referees one table's matches, one after another.
+
+Why a process per table: refereeing is Python work (the engine, the
+protocol, the log), about as much CPU per match as all the bots at the table
+together, so one referee process for every table would be the bottleneck of
+``--jobs N`` long before the cores are.  A worker per table lets the tables
+run on separate cores; the league process only hands out matches and writes
+the results (SQLite is written by one process only, so there are no write
+locks to contend for).
+
+The worker keeps one session per bot it has met and reuses it for every
+later match (the protocol's lifecycle).  A session lives in its own small
+task (``_Keeper``), because trio closes nurseries and cancel scopes in the
+order they were opened, and a crashed bot must be replaceable while the
+others stay open.  A session that died is started afresh before the next
+match with that bot, so one crash costs one match; a bot that cannot even
+start is tried twice per worker, then left dead (the default policy plays
+for it, and every such match records its fault).
+
+The conversation with the league process is JSON lines on stdin/stdout::
+
+    league -> worker   {"type": "setup", "bots": [...], "time_control": {...},
+                        "logs": DIR | null, "number": N}
+                       {"type": "play", "key": {...}, "rules": {...}}
+    worker -> league   {"type": "result", "result": {...}}    (MatchResult.to_json)
+                       {"type": "warn", "text": "..."}
+
+The worker stops when its stdin ends (the league process finished, was
+stopped, or was killed with SIGKILL) or on SIGTERM: the match in progress is
+dropped, and every bot process tree is ended on the way out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from engine.rules import Rules
+from referee.bots import BotSpec
+from referee.league.store import MatchKey
+from referee.match import MatchResult, play_match
+from referee.session import BotSession, open_bot
+from referee.timecontrol import TimeControl
+
+STARTUP_ATTEMPTS = 2  # per bot and worker; after that a bot that cannot start stays dead
+
+
+# ---------------------------------------------------------------- messages
+
+
+def setup_message(
+    bots: list[BotSpec], control: TimeControl, logs: Path | None, number: int
+) -> dict[str, object]:
+    return {
+        "type": "setup",
+        "bots": [spec.to_json() for spec in bots],
+        "time_control": control.to_json(),
+        "logs": None if logs is None else str(logs),
+        "number": number,
+    }
+
+
+def play_message(key: MatchKey, rules: Rules) -> dict[str, object]:
+    return {"type": "play", "key": dataclasses.asdict(key), "rules": rules.to_dict()}
+
+
+def spec_from_json(data: dict[str, Any]) -> BotSpec:
+    return BotSpec(
+        name=data["name"],
+        command=tuple(data["command"]),
+        cwd=None if data["cwd"] is None else Path(data["cwd"]),
+        env=dict(data["env"]),
+        transport=data["transport"],
+        unavailable=data.get("unavailable"),
+    )
+
+
+def key_from_json(data: dict[str, Any]) -> MatchKey:
+    return MatchKey(
+        **{**data, "bots": tuple(data["bots"]), "start_chips": tuple(data["start_chips"])}
+    )
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------- sessions
+
+
+class _Keeper:
+    """One bot session, held open by its own task until asked to close."""
+
+    def __init__(self) -> None:
+        self.close_requested = trio.Event()
+        self.closed = trio.Event()
+
+    async def run(
+        self,
+        spec: BotSpec,
+        control: TimeControl,
+        stderr_path: Path | None,
+        *,
+        task_status: trio.TaskStatus[BotSession] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        try:
+            async with open_bot(spec, control, stderr_path=stderr_path) as session:
+                task_status.started(session)
+                await self.close_requested.wait()
+        finally:
+            self.closed.set()
+
+    async def close(self) -> None:
+        self.close_requested.set()
+        await self.closed.wait()
+
+
+class TableSessions:
+    """One table's worth of bot sessions, reused match after match."""
+
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        bots: list[BotSpec],
+        control: TimeControl,
+        logs: Path | None,
+        number: int,
+        warn: Any,
+    ) -> None:
+        self.nursery = nursery
+        self.bots = bots
+        self.control = control
+        self.logs = logs
+        self.number = number
+        self.warn = warn
+        self.sessions: dict[int, tuple[_Keeper, BotSession]] = {}
+        self.failed_starts: dict[int, int] = {}
+
+    async def session(self, bot: int) -> BotSession:
+        held = self.sessions.get(bot)
+        if held is not None:
+            old_keeper, old = held
+            gave_up = self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS and not old.handshaken
+            if old.alive or gave_up:
+                return old
+            await old_keeper.close()  # dead: start it afresh for this match
+            del self.sessions[bot]
+        keeper = _Keeper()
+        spec = self.bots[bot]
+        stderr = None
+        if self.logs is not None:
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name)
+            stderr = self.logs / "stderr" / f"{safe}-{self.number}.stderr"
+        session: BotSession = await self.nursery.start(keeper.run, spec, self.control, stderr)
+        self.sessions[bot] = (keeper, session)
+        if not session.handshaken:
+            self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
+            death = session.death
+            why = "" if death is None else f": {one_line(death.detail)}"
+            self.warn(f"{spec.name} could not start{why}")
+        return session
+
+    async def play(self, key: MatchKey, rules: Rules) -> MatchResult:
+        sessions: list[BotSession | None] = [None] * len(key.bots)
+
+        async def get(seat: int, bot: int) -> None:
+            sessions[seat] = await self.session(bot)
+
+        async with trio.open_nursery() as starting:  # start-ups are paid in parallel
+            for seat, bot in enumerate(key.bots):
+                if bot not in self.sessions:
+                    starting.start_soon(get, seat, bot)
+        for seat, bot in enumerate(key.bots):
+            if sessions[seat] is None:
+                sessions[seat] = await self.session(bot)
+        ready = [session for session in sessions if session is not None]
+        log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
+        return await play_match(
+            ready,
+            rules,
+            key.seed,
+            time_control=self.control,
+            match_id=key.match_id,
+            log_path=log_path,
+        )
+
+
+# ---------------------------------------------------------------- the process
+
+
+async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> None:
+    """Play the matches the league process sends until stdin ends."""
+    lines = JsonLines(stdin)
+    setup = await lines.next()
+    if setup is None:
+        return
+    if setup.get("type") != "setup":
+        raise SystemExit(f"table worker: expected setup, got {setup.get('type')!r}")
+    bots = [spec_from_json(spec) for spec in setup["bots"]]
+    control = TimeControl(**setup["time_control"])
+    logs = None if setup["logs"] is None else Path(setup["logs"])
+    send_lock = trio.Lock()
+
+    async def send(message: dict[str, object]) -> None:
+        async with send_lock:
+            await stdout.send_all(json.dumps(message).encode() + b"\n")
+
+    pending_warnings: list[str] = []
+    plays_in, plays_out = trio.open_memory_channel[dict[str, Any]](1)
+
+    async def read(scope: trio.CancelScope) -> None:
+        # Always reading, so that the end of stdin stops even a match in progress.
+        while (message := await lines.next()) is not None:
+            await plays_in.send(message)
+        scope.cancel()  # the league process is done, stopped or gone
+
+    async with trio.open_nursery() as nursery:
+        with trio.CancelScope() as scope:
+            nursery.start_soon(read, scope)
+            nursery.start_soon(_stop_on_sigterm, scope)
+            table = TableSessions(
+                nursery, bots, control, logs, int(setup["number"]), pending_warnings.append
+            )
+            async for message in plays_out:
+                if message.get("type") != "play":
+                    raise SystemExit(f"table worker: unexpected {message.get('type')!r}")
+                key = key_from_json(message["key"])
+                rules = Rules.from_dict(message["rules"])
+                result = await table.play(key, rules)
+                for text in pending_warnings:
+                    await send({"type": "warn", "text": text})
+                pending_warnings.clear()
+                await send({"type": "result", "result": result.to_json()})
+        nursery.cancel_scope.cancel()  # ends every session (bot processes) and the helpers
+
+
+class JsonLines:
+    """JSON messages, one per line, from a byte stream."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self.stream = stream
+        self.buffer = bytearray()
+
+    async def next(self) -> dict[str, Any] | None:
+        while b"\n" not in self.buffer:
+            data = await self.stream.receive_some(65536)
+            if not data:
+                return None
+            self.buffer += data
+        line, _, rest = bytes(self.buffer).partition(b"\n")
+        self.buffer = bytearray(rest)
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+
+async def _stop_on_sigterm(scope: trio.CancelScope) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _signal in signals:
+            scope.cancel()
+
+
+async def _main() -> None:
+    stdin = trio.lowlevel.FdStream(sys.stdin.fileno())
+    stdout = trio.lowlevel.FdStream(sys.stdout.fileno())
+    await serve(stdin, stdout)
+
+
+def main() -> None:
+    # Ctrl-C in a terminal reaches the whole process group; the league process decides.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    trio.run(_main)
+
+
+if __name__ == "__main__":
+    main()

@@ -22,7 +22,7 @@ from rich.console import Console
 
 from referee.league.config import ConfigError, LeagueConfig, load_config
 from referee.league.progress import RichReporter
-from referee.league.runner import LeagueRun, run_league
+from referee.league.runner import LeagueError, LeagueRun, run_league
 from referee.league.schedule import ScheduleError
 from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore, StoreError
@@ -64,12 +64,12 @@ def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> Non
         console.print(standings.table())
 
 
-def _first_os_error(error: BaseException) -> OSError | None:
-    if isinstance(error, OSError):
+def _first_failure(error: BaseException) -> Exception | None:
+    if isinstance(error, OSError | LeagueError):
         return error
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:
-            found = _first_os_error(inner)
+            found = _first_failure(inner)
             if found is not None:
                 return found
     return None
@@ -106,9 +106,9 @@ def league_command(
                     config, store, jobs=workers, reporter=reporter, logs=config.log_dir(db_path)
                 )
             )
-        except (OSError, BaseExceptionGroup) as error:
+        except (OSError, LeagueError, BaseExceptionGroup) as error:
             # The referee itself failed (a log that cannot be written); nurseries wrap it.
-            cause = _first_os_error(error)
+            cause = _first_failure(error)
             if cause is None:
                 raise
             reporter.end()

@@ -52,6 +52,10 @@ from referee.match import MatchResult
 from referee.timecontrol import TimeControl
 
 
+class LeagueError(Exception):
+    """The referee side of a league failed (not a bot): a worker could not write its log."""
+
+
 @dataclasses.dataclass(frozen=True)
 class TableJob:
     """A match to play: where it sits in the league, and its rules."""
@@ -276,7 +280,9 @@ class _WorkerProcess:
             message = await self.lines.next()
             if message is None:
                 code = await self.process.wait()
-                raise RuntimeError(f"a table worker ended unexpectedly (exit code {code})")
+                raise LeagueError(f"a table worker ended unexpectedly (exit code {code})")
+            if message["type"] == "error":
+                raise LeagueError(str(message["text"]))
             if message["type"] == "warn":
                 self.warn(str(message["text"]))
             elif message["type"] == "result":

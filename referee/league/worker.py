@@ -24,6 +24,7 @@ The conversation with the league process is JSON lines on stdin/stdout::
                        {"type": "play", "key": {...}, "rules": {...}}
     worker -> league   {"type": "result", "result": {...}}    (MatchResult.to_json)
                        {"type": "warn", "text": "..."}
+                       {"type": "error", "text": "..."}   (then it exits)
 
 The worker stops when its stdin ends (the league process finished, was
 stopped, or was killed with SIGKILL) or on SIGTERM: the match in progress is
@@ -233,7 +234,12 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
                     raise SystemExit(f"table worker: unexpected {message.get('type')!r}")
                 key = key_from_json(message["key"])
                 rules = Rules.from_dict(message["rules"])
-                result = await table.play(key, rules)
+                try:
+                    result = await table.play(key, rules)
+                except (OSError, ValueError) as error:
+                    # The referee's own failure (a log it cannot write): tell the league, stop.
+                    await send({"type": "error", "text": f"{key.match_id}: {error}"})
+                    break
                 for text in pending_warnings:
                     await send({"type": "warn", "text": text})
                 pending_warnings.clear()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from protocol import timing
 from protocol.faults import DEFAULT_MAX_FAULTS
 from protocol.timing import charge, deadline_ms, time_left_ms
 
@@ -32,10 +33,11 @@ class TimeControl:
     to absorb host jitter; ``max_faults`` is the fault count that disqualifies.
     """
 
-    move_time: float = 1.0
-    time_bank: float = 0.0
-    startup_time: float = 10.0
-    margin: float = 0.05
+    # The defaults are SPEC.md's (section 12), from protocol.timing: one source.
+    move_time: float = timing.DEFAULT_MOVE_TIME_MS / 1000
+    time_bank: float = timing.DEFAULT_TIME_BANK_MS / 1000
+    startup_time: float = timing.DEFAULT_STARTUP_MS / 1000
+    margin: float = timing.DEFAULT_MARGIN_MS / 1000
     max_faults: int = DEFAULT_MAX_FAULTS
 
     def __post_init__(self) -> None:

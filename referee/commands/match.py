@@ -224,13 +224,13 @@ def match_command(
     move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 1.0,
     time_bank: Annotated[
         float, typer.Option(help="Extra seconds per bot for the whole match.")
-    ] = 0.0,
+    ] = TimeControl.time_bank,
     startup_time: Annotated[
         float, typer.Option(help="Seconds for a bot to start and say ready.")
     ] = 10.0,
     margin: Annotated[
         float, typer.Option(help="Seconds added to every deadline for host jitter.")
-    ] = 0.05,
+    ] = TimeControl.margin,
     max_faults: Annotated[int, typer.Option(help="Faults that disqualify a bot.")] = 3,
     transport: Annotated[
         str, typer.Option(help="How bots talk to the referee: stdio or tcp.")

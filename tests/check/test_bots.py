@@ -30,7 +30,7 @@ from referee.timecontrol import TimeControl
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
 REPO = Path(__file__).resolve().parents[2]
-CONTROL = TimeControl(move_time=1.0, startup_time=10.0, margin=0.1)
+CONTROL = TimeControl(move_time=1.0, time_bank=0.0, startup_time=10.0, margin=0.1)
 GRACE = 1.0  # the shutdown grace for these tests (newmarket check uses SPEC.md's 2 s)
 
 

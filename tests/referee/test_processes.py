@@ -138,7 +138,7 @@ async def test_an_over_long_line_is_judged_at_once_and_the_bot_ended(tmp_path: P
 async def test_a_slow_process_times_out_and_its_late_replies_are_discarded(
     tmp_path: Path,
 ) -> None:
-    control = TimeControl(move_time=1.0)
+    control = TimeControl(move_time=1.0, time_bank=0.0, margin=0.05)
     result, records, groups = await play_one([bot("slow", "1", "2.5"), *good()], tmp_path, control)
     kinds = [kind for kind, _ in faults(result)]
     assert kinds and set(kinds) == {"timeout"}

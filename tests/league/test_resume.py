@@ -196,13 +196,19 @@ def test_ctrl_c_stops_cleanly_and_standings_can_be_read_while_it_runs(tmp_path: 
     while finished(db) < 3:
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)
-    reading = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "standings", "--db", str(db), "--json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=False,
-    )
+    # Freeze the league (and its bots) while the standings are read, so a quick
+    # machine cannot finish all 30 matches before the reader has started.
+    os.killpg(process.pid, signal.SIGSTOP)
+    try:
+        reading = subprocess.run(
+            [sys.executable, "-m", "referee.cli", "standings", "--db", str(db), "--json"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=False,
+        )
+    finally:
+        os.killpg(process.pid, signal.SIGCONT)
     assert reading.returncode == 0, reading.stderr
     midway = json.loads(reading.stdout)
     assert midway["finished"] is False and 3 <= midway["matches_done"] < 30

@@ -79,7 +79,7 @@ class Reporter(Protocol):
 
 
 class SilentReporter:
-    """A reporter that keeps the warnings in a list (tests, ``--json`` without a terminal)."""
+    """A reporter that keeps the warnings and results in lists (tests, benchmarks)."""
 
     def __init__(self) -> None:
         self.warnings: list[str] = []

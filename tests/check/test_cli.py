@@ -56,7 +56,9 @@ def test_json_reports_the_failure_with_its_whole_transcript(
     failure = report["failure"]
     assert failure["stage"] == "boodle" and failure["check_bug"] is False
     step = failure["transcript"][failure["step"] - 1]
-    assert step == "! protocol fault: a second reply to request 2"
+    # The second reply may arrive before or after request 3 is sent; the detail then
+    # adds "(waiting for request 3)". Either way the fault and its request are named.
+    assert step.startswith("! protocol fault: a second reply to request 2")
     assert report["stages"][0]["name"] == "handshake" and report["stages"][0]["ok"]
 
 

@@ -98,7 +98,13 @@ def evaluate(
 
 
 def rollout(match: Match, rng: random.Random, stake: Stakes) -> None:
-    """Play on to the end of the match (the search's match ends with the hand)."""
+    """Play on to the end of the match (the search's match ends with the hand).
+
+    Leads are uniformly random.  A greedy playout (lead where one's own run is
+    longest) was tried for every seat and did no better at the same number of
+    samples (+1.64 and +1.82 against +1.93 chips a hand over ``tracker``, each
+    within about 1.2), and it costs more per playout.
+    """
     draw = rng.random
     while not match.is_over:
         decision = match.decision

@@ -70,6 +70,7 @@ H1: Literal["H1"] = "H1"
 Decision = Literal["H0", "H1"]
 
 _SCORE_CLAMP = 1e-4  # scores of exactly 0 or 1 would be infinite Elo
+_ELO_LIMIT = 1599.0  # |Elo| at the clamp (1600): printed as infinite
 _Z95 = 1.959963984540054
 _MIN_VARIANCE = 1e-9  # without a prior, identical scores must not divide by zero
 
@@ -177,9 +178,13 @@ class SprtSummary:
     def line(self) -> str:
         """One line for people: score, Elo with interval, LLR within its bounds."""
         verdict = f"  -> {self.decision} accepted" if self.decision else ""
+
+        def elo(value: float) -> str:  # a score interval reaching 0 or 1 has no Elo bound
+            return f"{value:+.0f}" if abs(value) < _ELO_LIMIT else ("+inf" if value > 0 else "-inf")
+
         return (
             f"score {self.score:.3f} [{self.score_low:.3f}, {self.score_high:.3f}]  "
-            f"Elo {self.elo:+.0f} [{self.elo_low:+.0f}, {self.elo_high:+.0f}]  "
+            f"Elo {elo(self.elo)} [{elo(self.elo_low)}, {elo(self.elo_high)}]  "
             f"LLR {self.llr:+.2f} ({self.lower:+.2f}, {self.upper:+.2f}){verdict}"
         )
 

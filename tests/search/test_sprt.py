@@ -148,3 +148,11 @@ def test_group_seeds_are_stable_and_distinct() -> None:
     seeds = {group_seed(1, g) for g in range(100)} | {group_seed(1, 0, m) for m in range(4)}
     assert len(seeds) == 104
     assert all(0 <= s < 2**48 for s in seeds)
+
+
+def test_an_interval_reaching_a_perfect_score_prints_an_infinite_elo_bound() -> None:
+    state = SprtState()
+    for score in (1.0, 0.9):
+        state.add(score)
+    line = state.summary().line()
+    assert "+inf]" in line and "1600" not in line

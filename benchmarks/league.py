@@ -11,6 +11,9 @@ through ``run_league``, the code behind ``newmarket league``, and reports:
 
 * matches/s over the whole league, bot start-up included (paid once per bot
   per table worker, as in a real league);
+* the cores it kept busy (CPU seconds of the league process, its workers and
+  their bots, over the wall time), so that a run on a machine busy with other
+  work can be told from a league that does not scale;
 * the peak RSS of the league process, of its table workers (each table's
   referee is one worker process) and of the bots they run.
 
@@ -97,6 +100,7 @@ def _rss_tree_kib(root: int) -> tuple[int, int]:
 
 
 def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="newmarket-bench-") as directory:
         path = Path(directory) / "bench.toml"
         path.write_text(league_toml(bots, hand_limit))
@@ -127,11 +131,21 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
         matches = store.count()
         store.close()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    # CPU of this process, its workers and (waited for by the workers) every bot.
+    cpu = sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
+    )
     return {
         "jobs": jobs,
         "matches": matches,
         "seconds": elapsed,
         "matches_per_s": matches / elapsed,
+        "cores_busy": cpu / elapsed,
+        "load_before": load_before,
         "league_peak_rss_kib": peak,
         "workers_rss_kib": workers_rss,
         "bots_rss_kib": bots_rss,
@@ -168,12 +182,15 @@ def main() -> None:
     for jobs in (1, 2):
         r = results[jobs]
         print(
-            f"--jobs {jobs}: {r['matches_per_s']:.2f} matches/s ({r['seconds']:.1f} s); "
+            f"--jobs {jobs}: {r['matches_per_s']:.2f} matches/s ({r['seconds']:.1f} s, "
+            f"{r['cores_busy']:.2f} cores busy; load average {r['load_before']:.2f}); "
             f"RSS: league process {r['league_peak_rss_kib'] / 1024:.1f} MiB, "
             f"table workers {r['workers_rss_kib'] / 1024:.1f} MiB, "
             f"bots {r['bots_rss_kib'] / 1024:.1f} MiB"
         )
     verdict = "meets" if speedup >= TARGET_SPEEDUP else "misses"
+    if two["cores_busy"] < 1.5 and os.cpu_count() == 2:
+        print("note: --jobs 2 got under 1.5 of the 2 cores: other processes were using the rest")
     print(f"speed-up with 2 jobs: {speedup:.2f}x ({verdict} the {TARGET_SPEEDUP}x target)")
     print(
         f"memory per table: its referee (a table worker) {per_table_referee:.1f} MiB, "

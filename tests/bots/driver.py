@@ -32,10 +32,10 @@ from typing import Any, NoReturn
 import msgspec
 
 from bots.sdk import BotSession
-from engine import PRESETS, Bid, Card, DeadHandChoice, Match, Rules, Stakes, preset
+from engine import PRESETS, DeadHandChoice, Match, Rules, preset
 from engine import events as ev
 from protocol import events as pe
-from protocol.decisions import DEAD_HAND_CHOICES, choice_fault, default_choice
+from protocol.decisions import choice_fault
 from protocol.framing import LineFramer
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -53,6 +53,7 @@ from protocol.messages import (
     decode_bot_message,
     encode,
 )
+from referee import convert
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLY_TIMEOUT_S = 20.0
@@ -366,120 +367,27 @@ def _with_noise(request: Request) -> bytes:
 
 
 def build_request(match: Match, seat: int, request_id: int) -> Request:
-    """The request SPEC.md describes, for the seat to act now."""
-    decision = match.decision
-    assert decision is not None
-    rules = match.rules
-    kind = decision.value
-    observation = match.observation(seat)
-    legal: list[str] = []
-    if kind == "lead":
-        legal = [str(card) for card in match.legal_actions()]
-    elif kind == "dead_hand":
-        allowed = {choice.value for choice in match.legal_actions()}
-        legal = [word for word in DEAD_HAND_CHOICES if word in allowed]
-    extra: dict[str, Any] = {}
-    if kind == "bid":
-        extra = {"min_bid": 0, "max_bid": match.chips[seat]}
-    elif kind == "stake":
-        extra = {
-            "stake_total": rules.stake_total,
-            "boodle_cards": [str(card) for card in rules.boodle_cards],
-        }
-    default = default_choice(
-        kind,  # type: ignore[arg-type]
-        legal,
-        stake_total=rules.stake_total,
-        boodle_cards=len(rules.boodle_cards),
-    )
-    return Request(
-        id=request_id,
-        decision=kind,  # type: ignore[arg-type]
-        legal=legal,
-        default=default,
-        hand=[str(card) for card in observation.hand],
-        hand_sizes=list(observation.hand_sizes),
-        chips=list(match.chips),
-        boodle=list(match.boodle_stacks),
-        kitty=match.kitty,
-        time_left_ms=MOVE_TIME_MS + TIME_BANK_MS,
-        time_bank_ms=TIME_BANK_MS,
-        **extra,
+    """The request the referee sends the seat to act now (``referee.convert`` builds it)."""
+    if match.current_seat() != seat:
+        raise AssertionError(f"seat {seat} is not the seat to act")
+    return convert.build_request(
+        match, request_id, time_left_ms=MOVE_TIME_MS + TIME_BANK_MS, time_bank_ms=TIME_BANK_MS
     )
 
 
 def to_action(decision: str, choice: Choice) -> Any:
-    if decision == "lead":
-        assert isinstance(choice, str)
-        return Card.parse(choice)
-    if decision == "dead_hand":
-        assert isinstance(choice, str)
-        return DeadHandChoice(choice)
-    if decision == "bid":
-        assert isinstance(choice, int)
-        return Bid(choice)
-    assert isinstance(choice, list)
-    return Stakes(tuple(choice))
-
-
-def _cards(cards: Sequence[Card] | None) -> list[str]:
-    return [str(card) for card in cards or ()]
+    """A reply's choice as the engine action, as the referee converts it."""
+    return convert.to_action(decision, choice)  # type: ignore[arg-type]
 
 
 def to_protocol_event(event: ev.Event, viewer: int) -> pe.Event | None:
-    """One engine event as the protocol sends it to ``viewer`` (None: not sent as an event)."""
-    match event:
-        case ev.HandStarted(hand=number, dealer=dealer):
-            return pe.HandStarted(hand_number=number, dealer=dealer)
-        case ev.PlayerEliminated(seat=seat, chips=chips, shares=shares):
-            return pe.PlayerEliminated(seat=seat, chips=chips, shares=list(shares))
-        case ev.StakePlaced(seat=seat, amounts=amounts, kitty=kitty):
-            return pe.StakePlaced(seat=seat, amounts=list(amounts), kitty=kitty)
-        case ev.CardsDealt(hand_sizes=sizes, dead_hand_size=dead, hands=hands):
-            return pe.CardsDealt(
-                hand_sizes=list(sizes), dead_hand_size=dead, hand=_cards(hands[viewer])
-            )
-        case ev.DeadHandDecided(dealer=dealer, choice=choice):
-            return pe.DeadHandDecided(dealer=dealer, choice=choice)  # type: ignore[arg-type]
-        case ev.BidsRevealed(bids=bids):
-            return pe.BidsRevealed(bids=list(bids))
-        case ev.HandSwapped(seat=seat, price=price, paid_to=paid_to, hand=hand, hand_size=size):
-            return pe.HandSwapped(
-                seat=seat,
-                price=price,
-                paid_to=paid_to,
-                hand=None if hand is None else _cards(hand),
-                hand_size=size,
-            )
-        case ev.CardPlayed(seat=seat, card=card, lead=lead):
-            return pe.CardPlayed(seat=seat, card=str(card), lead=lead)
-        case ev.BoodleWon(seat=seat, card=card, chips=chips):
-            return pe.BoodleWon(seat=seat, card=str(card), chips=chips)
-        case ev.RunStopped(card=card, cause=cause, missing=missing):
-            return pe.RunStopped(
-                card=str(card),
-                cause=cause,  # type: ignore[arg-type]
-                missing=None if missing is None else str(missing),
-            )
-        case ev.LeadPassed(from_seat=from_seat, to_seat=to_seat):
-            return pe.LeadPassed(from_seat=from_seat, to_seat=to_seat)
-        case ev.HandBlocked():
-            return pe.HandBlocked()
-        case ev.WentOut(seat=seat):
-            return pe.WentOut(seat=seat)
-        case ev.ChipsPaid(payer=payer, payee=payee, chips=chips, owed=owed):
-            return pe.ChipsPaid(payer=payer, payee=payee, chips=chips, owed=owed)
-        case ev.PotShared(seat=seat, chips=chips):
-            return pe.PotShared(seat=seat, chips=chips)
-        case ev.KittyWon(seat=seat, chips=chips):
-            return pe.KittyWon(seat=seat, chips=chips)
-        case ev.HandEnded(hands=hands, dead_hand=dead, winners=winners):
-            return pe.HandEnded(
-                hands=[_cards(hand) for hand in hands],
-                dead_hand=_cards(dead),
-                winners=list(winners),
-            )
-    return None  # MatchEnded: the match_end message carries it
+    """One engine event, already filtered for ``viewer``, as the referee sends it.
+
+    ``viewer`` documents whose view ``event`` is: the referee's conversion
+    reads the one hand the filtered event still shows.
+    """
+    del viewer
+    return convert.protocol_event(event)
 
 
 def rule_sets() -> list[tuple[str, Rules]]:

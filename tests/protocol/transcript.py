@@ -10,37 +10,16 @@ SPEC.md differs from what this module produces.  Print the block with::
 This module plays the referee's part for one seat in the simplest way (every
 reply instant, no faults).  It is a test helper and the one place in
 ``tests/protocol`` that imports the engine; ``protocol/`` itself never does.
-The event conversion below is the one the referee needs too.
+Events and requests are converted by ``referee.convert``, exactly as the
+referee converts them, so the transcript is what a bot really reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
-from engine import Bid, Card, DeadHandChoice, Decision, Match, Rules, Stakes, preset
-from engine import events as ev
-from protocol.decisions import default_choice
-from protocol.events import (
-    BidsRevealed,
-    BoodleWon,
-    CardPlayed,
-    CardsDealt,
-    ChipsPaid,
-    DeadHandDecided,
-    Event,
-    HandBlocked,
-    HandEnded,
-    HandStarted,
-    HandSwapped,
-    KittyWon,
-    LeadPassed,
-    PlayerEliminated,
-    PotShared,
-    RunStopped,
-    StakePlaced,
-    WentOut,
-)
+from engine import Match, Rules, preset
+from protocol.events import Event, HandEnded
 from protocol.messages import (
     PROTOCOL_VERSION,
     BotMessage,
@@ -56,6 +35,7 @@ from protocol.messages import (
     Shutdown,
     encode,
 )
+from referee.convert import build_request, protocol_event, to_action
 
 SEED = 2
 PLAYERS = 3
@@ -78,120 +58,11 @@ def example_rules() -> Rules:
     )
 
 
-def _text(cards: tuple[Card, ...] | None) -> list[str] | None:
-    return None if cards is None else [str(card) for card in cards]
-
-
-def convert_event(event: ev.Event) -> Event | None:
-    """An engine event, already filtered for one viewer, as a protocol event.
-
-    ``MatchEnded`` gives None: the ``match_end`` message carries the result.
-    """
-    match event:
-        case ev.HandStarted(hand, dealer):
-            return HandStarted(hand_number=hand, dealer=dealer)
-        case ev.PlayerEliminated(seat, chips, shares):
-            return PlayerEliminated(seat=seat, chips=chips, shares=list(shares))
-        case ev.StakePlaced(seat, amounts, kitty):
-            return StakePlaced(seat=seat, amounts=list(amounts), kitty=kitty)
-        case ev.CardsDealt(hand_sizes, dead_hand_size, hands, _dead):
-            own = next((hand for hand in hands if hand is not None), ())
-            return CardsDealt(
-                hand_sizes=list(hand_sizes), dead_hand_size=dead_hand_size, hand=_text(own) or []
-            )
-        case ev.DeadHandDecided(dealer, choice):
-            return DeadHandDecided(dealer=dealer, choice=choice)  # type: ignore[arg-type]
-        case ev.BidsRevealed(bids):
-            return BidsRevealed(bids=list(bids))
-        case ev.HandSwapped(seat, price, paid_to, hand, hand_size):
-            return HandSwapped(
-                seat=seat, price=price, paid_to=paid_to, hand=_text(hand), hand_size=hand_size
-            )
-        case ev.CardPlayed(seat, card, lead):
-            return CardPlayed(seat=seat, card=str(card), lead=lead)
-        case ev.BoodleWon(seat, card, chips):
-            return BoodleWon(seat=seat, card=str(card), chips=chips)
-        case ev.RunStopped(card, cause, missing):
-            return RunStopped(
-                card=str(card),
-                cause=cause,  # type: ignore[arg-type]
-                missing=None if missing is None else str(missing),
-            )
-        case ev.LeadPassed(from_seat, to_seat):
-            return LeadPassed(from_seat=from_seat, to_seat=to_seat)
-        case ev.HandBlocked():
-            return HandBlocked()
-        case ev.WentOut(seat):
-            return WentOut(seat=seat)
-        case ev.ChipsPaid(payer, payee, chips, owed):
-            return ChipsPaid(payer=payer, payee=payee, chips=chips, owed=owed)
-        case ev.PotShared(seat, chips):
-            return PotShared(seat=seat, chips=chips)
-        case ev.KittyWon(seat, chips):
-            return KittyWon(seat=seat, chips=chips)
-        case ev.HandEnded(hands, dead_hand, winners):
-            return HandEnded(
-                hands=[[str(c) for c in hand] for hand in hands],
-                dead_hand=[str(c) for c in dead_hand],
-                winners=list(winners),
-            )
-        case ev.MatchEnded():
-            return None
-    raise AssertionError(f"no protocol event for {event!r}")
-
-
-def build_request(match: Match, request_id: int) -> Request:
+def _request(match: Match, request_id: int) -> Request:
     """The request the seat to act gets now (with every reply instant, the bank stays full)."""
-    seat = match.current_seat()
-    assert seat is not None
-    decision = match.decision
-    rules = match.rules
-    observation = match.observation(seat)
-    legal: list[str] = []
-    extra: dict[str, Any] = {}
-    if decision is Decision.LEAD:
-        legal = [str(card) for card in match.legal_actions()]
-    elif decision is Decision.DEAD_HAND:
-        legal = [choice.value for choice in match.legal_actions()]
-    elif decision is Decision.BID:
-        extra = {"min_bid": 0, "max_bid": match.chips[seat]}
-    else:
-        extra = {
-            "stake_total": rules.stake_total,
-            "boodle_cards": [str(card) for card in rules.boodle_cards],
-        }
-    before_deal = decision is Decision.STAKE  # the cards of this hand are not dealt yet
-    assert decision is not None
-    return Request(
-        id=request_id,
-        decision=decision.value,
-        legal=legal,
-        default=default_choice(
-            decision.value,
-            legal,
-            stake_total=rules.stake_total,
-            boodle_cards=len(rules.boodle_cards),
-        ),
-        hand=[] if before_deal else [str(card) for card in observation.hand],
-        hand_sizes=[0] * match.players if before_deal else list(observation.hand_sizes),
-        chips=list(match.chips),
-        boodle=list(match.boodle_stacks),
-        kitty=match.kitty,
-        time_left_ms=MOVE_TIME_MS + TIME_BANK_MS,
-        time_bank_ms=TIME_BANK_MS,
-        **extra,
+    return build_request(
+        match, request_id, time_left_ms=MOVE_TIME_MS + TIME_BANK_MS, time_bank_ms=TIME_BANK_MS
     )
-
-
-def to_action(decision: Decision, choice: Choice) -> Any:
-    """A reply's choice as the engine action (the choice is already judged legal)."""
-    if decision is Decision.LEAD:
-        return Card.parse(str(choice))
-    if decision is Decision.DEAD_HAND:
-        return DeadHandChoice(str(choice))
-    if decision is Decision.BID:
-        return Bid(int(choice))  # type: ignore[arg-type]
-    return Stakes(tuple(choice))  # type: ignore[arg-type]
 
 
 Policy = Callable[[Request], Choice]
@@ -255,7 +126,7 @@ def play(
         # Deliver new events, one batch per hand at most: a hand_ended closes a batch.
         count = match.event_count()
         for event in match.events(viewer=seat, since=cursor):
-            converted = convert_event(event)
+            converted = protocol_event(event)
             if converted is not None:
                 pending.append(converted)
             if isinstance(converted, HandEnded):
@@ -268,13 +139,13 @@ def play(
         if to_act == seat:
             yield from flush()
             request_id += 1
-            request = build_request(match, request_id)
+            request = _request(match, request_id)
             yield "<", request
             choice = mine(request)
             yield ">", Reply(id=request_id, choice=choice)
         else:
-            choice = others(build_request(match, 1))  # other seats' ids are not on this wire
-        match.apply(to_action(match.decision, choice))
+            choice = others(_request(match, 1))  # other seats' ids are not on this wire
+        match.apply(to_action(match.decision.value, choice))
     yield from flush()
     outcome = match.outcome()
     yield (

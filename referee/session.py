@@ -22,7 +22,6 @@ in a later match, is recognised by its id and discarded) and stderr.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import secrets
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -47,13 +46,13 @@ from protocol.transports import ENV_CONNECT, ENV_TOKEN
 from referee.bots import BotSpec
 from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
 from referee.process import BotProcess, StderrBuffer, clean_environment, start_process
+from referee.tcp_guard import MAX_PENDING_CONNECTIONS, PendingConnections, token_matches
 from referee.timecontrol import TimeControl
 
 EXIT_GRACE = 0.2  # after the process exits, how long its last output may still take to arrive
 EOF_EXIT_WAIT = 0.5  # after end of stream, how long to wait for an exit (crash) before "eof"
 TELL_TIMEOUT = 0.5  # the most a last word to a lost bot may cost
 SHUTDOWN_GRACE = DEFAULT_SHUTDOWN_GRACE_MS / 1000
-MAX_PENDING_CONNECTIONS = 8  # TCP: handshakes in progress at once; more are refused
 LATE_IDS_KEPT = 256  # timed-out request ids whose late reply is still recognised
 
 
@@ -353,26 +352,32 @@ class BotSession:
         """The first connection that completes the handshake with the right token.
 
         Connections are accepted until ``deadline``.  Handshakes run side by
-        side, so a connection that stalls cannot keep the real bot waiting; at
-        most ``MAX_PENDING_CONNECTIONS`` at once.  A remote bot's start-up limit
-        counts from its accepted connection (SPEC.md 6.1), a started bot's from
-        its start.
+        side, so a connection that stalls cannot keep the real bot waiting,
+        each under the start-up limit as its deadline (a remote bot's counts
+        from its accepted connection, SPEC.md 6.1; a started bot's from its
+        start).  At most ``MAX_PENDING_CONNECTIONS`` are pending at once; one
+        more evicts the oldest (``referee.tcp_guard``).  A refused connection
+        is told why and closed, and the seat keeps waiting for the right one.
         """
         winner: list[trio.SocketStream] = []
-        pending = [0]
+        pending = PendingConnections(MAX_PENDING_CONNECTIONS)
 
         async def handshake(stream: trio.SocketStream, until: float) -> None:
             connection = Connection(stream)
-            try:
-                await self._handshake(connection, until, token)
-            except BotLostError as error:
+            error: BotLostError | None = None
+            with pending.admit() as admission:
+                try:
+                    await self._handshake(connection, until, token)
+                except BotLostError as lost:
+                    error = lost
+            if admission.refusal is not None:
+                error = BotLostError(FaultKind.STARTUP, admission.refusal)
+            if error is not None:
                 self._refusal = error.detail
                 with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
                     await connection.send(startup_fault(error))
                 await connection.aclose()
                 return
-            finally:
-                pending[0] -= 1
             if winner:
                 await stream.aclose()
                 return
@@ -386,10 +391,6 @@ class BotSession:
                 try:
                     while True:
                         stream = await listener.accept()
-                        if pending[0] >= MAX_PENDING_CONNECTIONS:
-                            await stream.aclose()
-                            continue
-                        pending[0] += 1
                         until = deadline
                         if self.spec.remote:
                             until = trio.current_time() + self.time_control.startup_time
@@ -451,9 +452,7 @@ class BotSession:
                 FaultKind.PROTOCOL,
                 f"this referee speaks protocol {PROTOCOL_VERSION}; ready says {message.protocol}",
             )
-        if token is not None and not hmac.compare_digest(
-            (message.token or "").encode(), token.encode()
-        ):
+        if token is not None and not token_matches(message.token, token):
             raise BotLostError(FaultKind.STARTUP, "wrong or missing token in ready")
         self.reported_name = message.name
         self.reported_version = message.version

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from tests.hostile.protocol_harness import play_hostile, proto_bot, table_mates
+from tests.hostile.protocol_harness import REPO, play_hostile, proto_bot, table_mates
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -128,3 +128,86 @@ async def test_a_flood_of_valid_lines_costs_a_fault_count_not_memory(tmp_path: P
     first = played.of_type("reply")[0]["id"]
     assert played.faults()[0][1].startswith(f"a second reply to request {first}")
     assert len(played.of_type("reply")) == 1  # only the first line was ever applied
+
+
+def tagged_processes(tag: str) -> list[int]:
+    """Live processes whose environment holds ``HOSTILE_TAG=<tag>`` (this test's bots)."""
+    needle = f"HOSTILE_TAG={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                stat = (entry / "stat").read_text()
+                if stat.rpartition(")")[2].split()[0] != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_league_of_hostile_bots_finishes_with_every_result_saved(tmp_path: Path) -> None:
+    from referee.league.config import parse_config
+    from referee.league.runner import SilentReporter, run_league
+    from referee.league.store import LeagueStore
+
+    tag = f"league-{tmp_path.name}"
+    bots = [("good", ""), ("silent", ""), ("garbage", ""), ("huge_line", "300"), ("flood", "")]
+    tables = "\n".join(
+        f"""
+[[bots]]
+name = "{name}"
+command = ["{sys.executable}", "-m", "tests.hostile.proto_bots.{name}"{f', "{arg}"' if arg else ""}]
+cwd = "{REPO}"
+env = {{ HOSTILE_TAG = "{tag}" }}
+"""
+        for name, arg in bots
+    )
+    text = f"""
+[league]
+seed = 7
+table_size = 3
+hand_limit = 1
+logs = "logs"
+
+[schedule]
+kind = "balanced"
+duplicate = false
+
+[time_control]
+move_time = 1.0
+time_bank = 0.0
+margin = 0.5
+startup_time = 20.0
+{tables}
+"""
+    path = tmp_path / "hostile.toml"
+    path.write_text(text)
+    config = parse_config(text, path)
+    reporter = SilentReporter()
+    with LeagueStore.for_league(tmp_path / "hostile.db", config) as store:
+        run = await run_league(
+            config, store, jobs=2, reporter=reporter, logs=tmp_path / "logs", handle_signals=False
+        )
+        stored = store.matches()
+    assert not run.stopped and run.total is not None
+    assert run.done == run.total == len(stored) == len(reporter.results)
+    # Each hostile bot got only its own kind of fault, and was disqualified for it at
+    # least once (a seat asked little in a one-hand match may not reach three faults);
+    # the good bot never had a fault.
+    kinds = {"good": set(), "silent": {"timeout"}, "garbage": {"malformed"}}
+    # The flood bot stops reading while it writes: telling it of a fault can time out.
+    kinds |= {"huge_line": {"line_too_long"}, "flood": {"protocol", "timeout"}}
+    disqualified = set()
+    for match in stored:
+        for seat, bot in enumerate(match.key.bots):
+            name, result = bots[bot][0], match.result.seats[seat]
+            assert {fault.kind for fault in result.faults} <= kinds[name], (name, result)
+            if result.status == "disqualified":
+                disqualified.add(name)
+    assert disqualified == {"silent", "garbage", "huge_line", "flood"}
+    huge = [w for w in reporter.warnings if "huge_line disqualified" in w]
+    assert huge and all("(line_too_long in hand 1: line too long" in w for w in huge)
+    assert len(list((tmp_path / "logs").glob("*.jsonl"))) == run.total
+    assert tagged_processes(tag) == []

@@ -1,0 +1,185 @@
+"""Hostile bots over TCP: they never connect, guess the token, connect twice, hold a
+connection open saying nothing, or send their ready one byte a second.
+
+The first five are real processes that the referee starts with
+``NEWMARKET_CONNECT`` (``play_hostile`` checks the match finished, the result
+is saved, no process is left and memory stayed bounded).  The last tests are
+strangers on the loopback reaching a remote seat's listener, in-process: what
+a pending connection receives, and that flooding the pending limit cannot
+lock the real bot out.  Start-up limits are real seconds, a few of them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from protocol.framing import LineFramer
+from referee.bots import BotSpec
+from referee.session import open_bot
+from referee.tcp_guard import EVICTED_DETAIL, MAX_PENDING_CONNECTIONS
+from referee.timecontrol import TimeControl
+from tests.hostile.protocol_harness import CONTROL, play_hostile, proto_bot, table_mates
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
+
+STARTUP = TimeControl(move_time=2.0, time_bank=0.0, startup_time=3.0, margin=0.5)
+
+
+async def test_a_bot_that_never_connects_is_a_startup_fault(tmp_path: Path) -> None:
+    spec = proto_bot("never_connect", transport="tcp")
+    played = await play_hostile([spec, *table_mates()], tmp_path, control=STARTUP)
+    assert played.faults() == [("startup", "no connection with a ready within 3 s")]
+    assert played.status == ["disqualified", "ok", "ok"]
+
+
+async def test_a_wrong_token_is_refused_and_is_a_startup_fault(tmp_path: Path) -> None:
+    spec = proto_bot("good", name="guesser", transport="tcp", env={"HOSTILE_TOKEN": "guess"})
+    played = await play_hostile([spec, *table_mates()], tmp_path, control=STARTUP)
+    [(kind, detail)] = played.faults()
+    assert kind == "startup"
+    # The bot exits when its refused connection closes, or the deadline comes first.
+    assert detail in (
+        "exited with status 0 after its connection was refused: wrong or missing token in ready",
+        "no connection with a ready within 3 s (refused: wrong or missing token in ready)",
+    )
+    assert played.status == ["disqualified", "ok", "ok"]
+
+
+async def test_a_second_connection_for_the_same_seat_learns_nothing(tmp_path: Path) -> None:
+    report = tmp_path / "second.jsonl"
+    spec = proto_bot("second_connection", transport="tcp", env={"HOSTILE_REPORT": str(report)})
+    played = await play_hostile([spec, *table_mates()], tmp_path)
+    # The seat plays on one connection, without a fault.
+    assert played.status == ["ok", "ok", "ok"] and not played.faults()
+    assert played.result.seats[0].decisions > 0
+    # The other was closed having been sent hello and nothing else (or, if the listener
+    # closed before accepting it, nothing at all).
+    [closed] = [json.loads(line) for line in report.read_text().splitlines()]
+    assert closed["closed"] in (["hello"], [])
+
+
+async def test_a_half_open_connection_is_closed_at_the_handshake_deadline(
+    tmp_path: Path,
+) -> None:
+    spec = proto_bot("half_open", transport="tcp")
+    played = await play_hostile([spec, *table_mates()], tmp_path, control=STARTUP)
+    assert played.faults() == [
+        ("startup", "no connection with a ready within 3 s (refused: no ready within 3 s)")
+    ]
+    assert played.status == ["disqualified", "ok", "ok"]
+
+
+async def test_one_byte_a_second_is_ended_by_the_handshake_deadline(tmp_path: Path) -> None:
+    started = trio.current_time()
+    spec = proto_bot("slowloris", transport="tcp")
+    played = await play_hostile([spec, *table_mates()], tmp_path, control=STARTUP)
+    assert played.faults() == [
+        ("startup", "no connection with a ready within 3 s (refused: no ready within 3 s)")
+    ]
+    # Its ready would take about a minute at this pace; the deadline ended it.
+    assert trio.current_time() - started < 40
+
+
+# ---------------------------------------------------------------- strangers at a remote seat
+
+
+async def read_all(stream: trio.SocketStream, seconds: float = 10.0) -> list[dict[str, Any]]:
+    """Every line the referee sends on ``stream`` until it closes it."""
+    framer = LineFramer()
+    lines: list[bytes] = []
+    with trio.fail_after(seconds):
+        while data := await stream.receive_some(65536):
+            lines.extend(framer.feed(data))
+    return [json.loads(line) for line in lines]
+
+
+async def send_ready(stream: trio.SocketStream, token: str) -> None:
+    line = {"type": "ready", "name": "remote", "protocol": 1, "token": token}
+    await stream.send_all(json.dumps(line).encode() + b"\n")
+
+
+async def test_a_refused_connection_is_sent_hello_and_why_and_nothing_about_a_match() -> None:
+    addresses: list[tuple[str, int, str]] = []
+    seen: list[list[dict[str, Any]]] = []
+
+    async def strangers() -> None:
+        while not addresses:
+            await trio.sleep(0.01)
+        host, port, token = addresses[0]
+        wrong = await trio.open_tcp_stream(host, port)
+        await send_ready(wrong, "guess")
+        seen.append(await read_all(wrong))
+        old = await trio.open_tcp_stream(host, port)
+        await old.send_all(b'{"type":"ready","name":"old","protocol":2}\n')
+        seen.append(await read_all(old))
+        right = await trio.open_tcp_stream(host, port)
+        await send_ready(right, token)
+        await right.receive_some(65536)  # hello
+        await right.aclose()
+
+    remote = BotSpec("remote", (), transport="tcp")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(strangers)
+        async with open_bot(
+            remote, CONTROL, on_listen=lambda h, p, t: addresses.append((h, p, t))
+        ) as session:
+            assert session.alive, session.death
+    hello = {"type": "hello", "protocol": 1}
+    for lines, detail in zip(
+        seen,
+        ["wrong or missing token in ready", "this referee speaks protocol 1; ready says 2"],
+        strict=True,
+    ):
+        assert [line["type"] for line in lines] == ["hello", "fault"]
+        assert lines[0].items() >= hello.items() and set(lines[0]) == {
+            "type",
+            "protocol",
+            "referee",
+        }
+        assert lines[1]["detail"] == detail and lines[1]["disqualified"] is True
+
+
+async def test_a_flood_of_idle_connections_cannot_lock_the_real_bot_out() -> None:
+    """More idle connections than the pending limit, then the real bot: it still gets in.
+
+    Refusing connections beyond the limit would let these idle ones hold the
+    seat until its start-up limit; evicting the oldest lets the real one in.
+    """
+    addresses: list[tuple[str, int, str]] = []
+    idle: list[trio.SocketStream] = []
+    evicted: list[list[dict[str, Any]]] = []
+
+    async def attack() -> None:
+        while not addresses:
+            await trio.sleep(0.01)
+        host, port, token = addresses[0]
+        for _ in range(3 * MAX_PENDING_CONNECTIONS):
+            idle.append(await trio.open_tcp_stream(host, port))
+        await trio.sleep(0.5)  # every idle one is accepted and pending
+        right = await trio.open_tcp_stream(host, port)
+        await send_ready(right, token)
+        await right.receive_some(65536)  # hello
+        evicted.append(await read_all(idle[0]))
+        await right.aclose()
+
+    remote = BotSpec("remote", (), transport="tcp")
+    control = TimeControl(startup_time=20.0)
+    started = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(attack)
+        async with open_bot(
+            remote, control, on_listen=lambda h, p, t: addresses.append((h, p, t))
+        ) as session:
+            assert session.alive, session.death
+            assert trio.current_time() - started < 15  # not held until the start-up limit
+    [lines] = evicted
+    assert [line["type"] for line in lines] == ["hello", "fault"]
+    assert lines[1]["detail"] == EVICTED_DETAIL
+    for stream in idle:
+        await stream.aclose()

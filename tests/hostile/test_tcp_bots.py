@@ -22,7 +22,13 @@ import trio
 from protocol.framing import LineFramer
 from referee.bots import BotSpec
 from referee.session import open_bot
-from referee.tcp_guard import EVICTED_DETAIL, MAX_PENDING_CONNECTIONS
+from referee.tcp_guard import (
+    EVICTED_DETAIL,
+    MAX_PENDING_CONNECTIONS,
+    PendingConnections,
+    find_token,
+    token_matches,
+)
 from referee.timecontrol import TimeControl
 from tests.hostile.protocol_harness import CONTROL, play_hostile, proto_bot, table_mates
 
@@ -184,3 +190,42 @@ async def test_a_flood_of_idle_connections_cannot_lock_the_real_bot_out() -> Non
     assert lines[1]["detail"] == EVICTED_DETAIL
     for stream in idle:
         await stream.aclose()
+
+
+# ---------------------------------------------------------------- the guard's pieces
+
+
+def test_tokens_match_exactly_and_only_then() -> None:
+    assert token_matches("c2c7e1f0a9", "c2c7e1f0a9")
+    for given in (None, "", "c2c7e1f0a", "c2c7e1f0a9 ", "C2C7E1F0A9", "x" * 1000):
+        assert not token_matches(given, "c2c7e1f0a9")
+    tokens = {"alpha-token": "alpha", "beta-token": "beta", "": "nobody"}
+    assert find_token("beta-token", tokens) == "beta"
+    assert find_token("gamma", tokens) is None
+    assert find_token("", tokens) is None and find_token(None, tokens) is None
+
+
+async def test_the_pending_limit_evicts_the_oldest_and_deadlines_expire(
+    autojump_clock: object,
+) -> None:
+    pending = PendingConnections(limit=2)
+    outcomes: dict[str, str | None] = {}
+
+    async def handshake(name: str, deadline: float, takes: float) -> None:
+        with pending.admit(deadline) as admission:
+            await trio.sleep(takes)
+        outcomes[name] = admission.refusal
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(handshake, "oldest", trio.current_time() + 100, 50)
+        await trio.sleep(1)
+        nursery.start_soon(handshake, "slow", trio.current_time() + 5, 50)
+        await trio.sleep(1)
+        assert len(pending) == 2
+        nursery.start_soon(handshake, "quick", trio.current_time() + 100, 1)
+    assert outcomes == {
+        "oldest": EVICTED_DETAIL,
+        "slow": "no ready before the handshake deadline",
+        "quick": None,
+    }
+    assert pending.evictions == 1 and len(pending) == 0

@@ -75,6 +75,13 @@ def _first_failure(error: BaseException) -> Exception | None:
     return None
 
 
+def _cluster_refused(error: Exception) -> bool:
+    """The cluster cannot play this league (unreachable, a bot missing on a worker)."""
+    from referee.league.cluster import ClusterError
+
+    return isinstance(error, ClusterError)
+
+
 def league_command(
     league_file: Annotated[Path, typer.Argument(help="The league's TOML file.")],
     db: Annotated[
@@ -85,11 +92,21 @@ def league_command(
         int | None,
         typer.Option(help="Tables played at once (default: the number of cores).", min=1),
     ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            help="Play the matches on a Dask cluster: a scheduler's address "
+            "(tcp://HOST:8786) or local:N for N worker processes here. See docs/cluster.md.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable."""
     db_path = db if db is not None else default_db(league_file)
+    if cluster is not None and jobs is not None:
+        typer.echo("error: --jobs and --cluster: give one (local:N sets the workers)", err=True)
+        raise typer.Exit(code=2)
     try:
         config = load_config(league_file)
         check_schedule(config)
@@ -103,7 +120,12 @@ def league_command(
         try:
             run: LeagueRun = trio.run(
                 lambda: run_league(
-                    config, store, jobs=workers, reporter=reporter, logs=config.log_dir(db_path)
+                    config,
+                    store,
+                    jobs=workers,
+                    reporter=reporter,
+                    logs=config.log_dir(db_path),
+                    cluster=cluster,
                 )
             )
         except (OSError, LeagueError, BaseExceptionGroup) as error:
@@ -112,6 +134,10 @@ def league_command(
             if cause is None:
                 raise
             reporter.end()
+            if cluster is not None and _cluster_refused(cause):
+                for line in str(cause).splitlines():  # one line per worker and bot
+                    typer.echo(f"error: {line}", err=True)
+                raise typer.Exit(code=2) from None
             typer.echo(f"error: {cause}; finished matches are kept in {db_path}", err=True)
             raise typer.Exit(code=1) from None
         standings = standings_of(store)

@@ -37,7 +37,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -50,6 +50,9 @@ from referee.league.store import LeagueStore, MatchKey
 from referee.league.worker import JsonLines, one_line, play_message, setup_message
 from referee.match import MatchResult
 from referee.timecontrol import TimeControl
+
+if TYPE_CHECKING:
+    from referee.league.cluster import ClusterPool
 
 
 class LeagueError(Exception):
@@ -160,10 +163,13 @@ async def run_league(
     reporter: Reporter,
     logs: Path | None = None,
     handle_signals: bool = True,
+    cluster: str | None = None,
 ) -> LeagueRun:
     """Play what is left of the league; returns when it is complete or stopped.
 
     Match logs go to ``logs`` (None: no logs); see ``LeagueConfig.log_dir``.
+    ``cluster`` (a Dask scheduler's address or ``local:N``) plays the tables
+    on a Dask cluster instead of ``jobs`` local table workers.
     """
     started = time.monotonic()
     played = 0
@@ -184,7 +190,7 @@ async def run_league(
                 # In the outer nursery: signals that come during the clean-up are still caught.
                 outer.start_soon(_watch_signals, league_scope, stop_requested)
             async with open_pool(
-                config.bots, config.time_control, jobs, record, logs, reporter.warn
+                config.bots, config.time_control, jobs, record, logs, reporter.warn, cluster
             ) as pool:
                 if config.format == "bankroll":
                     await _play_bankroll(config, store, pool, reporter)
@@ -203,7 +209,7 @@ async def run_league(
 
 
 async def _play_bankroll(
-    config: LeagueConfig, store: LeagueStore, pool: TablePool, reporter: Reporter
+    config: LeagueConfig, store: LeagueStore, pool: MatchPool, reporter: Reporter
 ) -> None:
     params = bankroll_params(config)
     reporter.begin(None, store.count(), f"{config.name}: bankroll")
@@ -300,6 +306,12 @@ class _WorkerProcess:
                 await self.process.wait()
 
 
+class MatchPool(Protocol):
+    """What a league needs of a pool: play these tables, recording each result as it ends."""
+
+    async def play(self, jobs: Sequence[TableJob]) -> None: ...
+
+
 class TablePool:
     """``jobs`` table worker processes; ``play`` runs tables on them and records each result."""
 
@@ -369,9 +381,25 @@ async def open_pool(
     on_result: Callable[[TableJob, MatchResult], None],
     logs: Path | None,
     warn: Callable[[str], None] | None = None,
-) -> AsyncIterator[TablePool]:
-    """A pool of table workers; leaving it ends every worker and bot process it started."""
-    pool = TablePool(bots, control, jobs, on_result, logs, warn or (lambda _: None))
+    cluster: str | None = None,
+) -> AsyncIterator[MatchPool]:
+    """A pool of table workers; leaving it ends every worker and bot process it started.
+
+    With ``cluster`` the tables are Dask tasks (``referee.league.cluster``),
+    imported only then: Dask is slow to import and a local league needs none of it.
+    """
+    pool: TablePool | ClusterPool
+    if cluster is not None:
+        from referee.league.cluster import ClusterPool
+
+        pool = ClusterPool(cluster, bots, control, on_result, logs, warn or (lambda _: None))
+        try:
+            await pool.start()
+        except BaseException:
+            await pool.aclose()
+            raise
+    else:
+        pool = TablePool(bots, control, jobs, on_result, logs, warn or (lambda _: None))
     try:
         yield pool
     finally:

@@ -1,0 +1,433 @@
+"""Playing a league's tables on a Dask distributed cluster (``newmarket league --cluster``).
+
+The same three promises as ``referee.league.runner``, over many machines:
+
+* **One writer.**  The league process (the *coordinator*) submits every match
+  as a Dask task and records each result the moment its future completes, by
+  match id and at most once; workers only play and return ``MatchResult``
+  JSON.  SQLite never leaves this process.
+* **Bot processes reused.**  Each Dask worker holds a ``TableHost`` (a worker
+  plugin) that keeps one table worker process (``referee.league.worker``,
+  the very program ``--jobs`` uses, spoken to over its JSON-lines protocol)
+  per worker thread.  A table worker keeps a session of every bot it has met,
+  so a bot starts once per worker thread, not once per match.
+* **Nothing lost, nothing twice.**  A worker that dies takes its table worker
+  and bots with it (their stdin ends); the scheduler gives the match to
+  another worker (Dask's ``allowed-failures``, 3 by default, before it gives
+  up on that match), and the coordinator records whichever copy finishes
+  first and ignores any other.  Matches are independent and seeded, so the
+  standings are those of a local run of the same league.
+
+Bots must exist at the same paths on every worker.  Before any match is
+submitted, every worker checks every bot (the program resolves, the script
+and the directory exist: what the league file's own check asks on this
+machine), and the league stops with one line per worker and bot that fails.
+A worker that joins later checks when it joins and refuses to play if a bot
+cannot start there, which ends the league with the same line.
+
+``--cluster local:N`` starts a ``LocalCluster`` of N worker processes with
+one thread each, for this machine's cores and for tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import trio
+from distributed import Client, Future, LocalCluster, WorkerPlugin, get_worker
+from distributed.client import FutureCancelledError
+from distributed.scheduler import KilledWorker
+from distributed.worker import Worker
+
+from referee.bots import BotSpec
+from referee.league.runner import WORKER_EXIT_GRACE, LeagueError, TableJob
+from referee.league.worker import play_message, setup_message
+from referee.match import MatchResult
+from referee.process import clean_environment
+from referee.timecontrol import TimeControl
+
+LOCAL_PREFIX = "local:"
+CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler
+WORKER_WAIT = 60.0  # seconds to wait for the first worker to join a scheduler that has none
+CLOSE_TIMEOUT = 60.0  # seconds for the workers to end their bots when the league is done
+# The same suffixes ``referee.league.config`` takes a command's first argument as a script by.
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".sh", ".rb", ".pl", ".lua", ".php", ".jar")
+
+
+class ClusterError(LeagueError):
+    """The cluster cannot play this league; one problem per line (e.g. per worker and bot)."""
+
+    @property
+    def lines(self) -> list[str]:
+        return str(self).splitlines()
+
+
+def local_workers(address: str) -> int | None:
+    """N for ``local:N``, None for a scheduler's address; raises ``ClusterError`` on a bad N."""
+    if not address.startswith(LOCAL_PREFIX):
+        return None
+    count = address[len(LOCAL_PREFIX) :]
+    if not count.isdigit() or int(count) < 1:
+        raise ClusterError(f"--cluster {address}: local:N needs a whole number of workers >= 1")
+    return int(count)
+
+
+# ------------------------------------------------------------------ the workers' side
+
+
+def bot_problems(bots: Sequence[BotSpec]) -> list[str]:
+    """Why each bot cannot start on this machine (one line per bot), as the league file's check.
+
+    Bots that cannot run anywhere (``unavailable``) or are not started by the
+    referee (remote TCP bots) are the league file's business, not a worker's.
+    """
+    problems = []
+    for spec in bots:
+        if spec.unavailable is not None or spec.remote:
+            continue
+        why = _cannot_start(spec)
+        if why is not None:
+            problems.append(f"bot {spec.name}: {why}")
+    return problems
+
+
+def _cannot_start(spec: BotSpec) -> str | None:
+    cwd = spec.cwd or Path.cwd()
+    if not cwd.is_dir():
+        return f"directory {str(cwd)!r} does not exist"
+    program = spec.command[0]
+    if "/" in program:
+        path = cwd / os.path.expanduser(program)
+        if not path.is_file():
+            return f"program {program!r} does not exist (looked in {cwd})"
+        if not os.access(path, os.X_OK):
+            return f"program {program!r} is not executable"
+    elif shutil.which(program, path=clean_environment(spec.env).get("PATH", os.defpath)) is None:
+        return f"program {program!r} is not on PATH"
+    for argument in spec.command[1:]:
+        if argument.startswith("-"):
+            continue
+        if argument.endswith(SCRIPT_SUFFIXES) and not (cwd / argument).is_file():
+            return f"script {argument!r} does not exist (looked in {cwd})"
+        break  # only the first argument can be the script an interpreter runs
+    return None
+
+
+class _Table:
+    """One table worker process on a Dask worker, spoken to synchronously from a task thread."""
+
+    def __init__(self, setup: dict[str, object]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "referee.league.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        self.send(setup)
+
+    def send(self, message: dict[str, object]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.flush()
+
+    def play(self, message: dict[str, object]) -> dict[str, Any]:
+        """The match's result and warnings; raises ``LeagueError`` if the table worker failed."""
+        assert self.process.stdout is not None
+        self.send(message)
+        warnings: list[str] = []
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                code = self.process.wait()
+                raise LeagueError(f"a table worker ended unexpectedly (exit code {code})")
+            reply = json.loads(line)
+            if reply["type"] == "error":
+                raise LeagueError(str(reply["text"]))
+            if reply["type"] == "warn":
+                warnings.append(str(reply["text"]))
+            elif reply["type"] == "result":
+                return {"result": reply["result"], "warnings": warnings}
+
+    def close(self) -> None:
+        """Close its stdin (it ends its bots) and wait for it; kill it after the grace."""
+        with contextlib.suppress(OSError):
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+
+    def wait(self) -> None:
+        try:
+            self.process.wait(WORKER_EXIT_GRACE)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class TableHost(WorkerPlugin):
+    """A Dask worker's tables for one league: table workers kept across matches.
+
+    Pickled by the coordinator and set up on every worker (also ones that
+    join later); ``teardown`` (the league is done) ends every table worker and
+    so every bot process it started.
+    """
+
+    def __init__(
+        self, bots: list[BotSpec], control: TimeControl, logs: Path | None, name: str
+    ) -> None:
+        self.bots = bots
+        self.control = control
+        self.logs = logs
+        self.name = name  # Dask's plugin name, unique per league run
+
+    def setup(self, worker: Worker) -> None:
+        self.lock = threading.Lock()
+        self.idle: list[_Table] = []
+        self.tables: list[_Table] = []
+        self.closed = False
+        self.problems = bot_problems(self.bots)
+        if self.logs is not None:
+            try:
+                self.logs.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                self.problems.append(f"log directory {str(self.logs)!r}: {error.strerror}")
+
+    async def teardown(self, worker: Worker) -> None:
+        await asyncio.to_thread(self.close)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            tables = list(self.tables)
+        for table in tables:
+            table.close()
+        for table in tables:
+            table.wait()
+
+    def _take(self) -> _Table:
+        with self.lock:
+            if self.closed:
+                raise LeagueError("the league is over on this worker")
+            if self.idle:
+                return self.idle.pop()
+            # A number unique on this machine, for the bots' stderr file names.
+            number = os.getpid() * 1000 + len(self.tables) + 1
+            table = _Table(setup_message(self.bots, self.control, self.logs, number))
+            self.tables.append(table)
+            return table
+
+    def play(self, message: dict[str, object]) -> dict[str, Any]:
+        if self.problems:
+            raise ClusterError(
+                "\n".join(f"worker {get_worker().address}: {line}" for line in self.problems)
+            )
+        table = self._take()
+        try:
+            outcome = table.play(message)
+        except BaseException:
+            with self.lock:
+                self.tables.remove(table)
+            table.close()  # it failed or was interrupted: never reuse it
+            raise
+        with self.lock:
+            self.idle.append(table)
+        return outcome
+
+
+def play_on_worker(plugin: str, message: dict[str, object]) -> dict[str, Any]:
+    """The Dask task: play one match on this worker's tables."""
+    host: TableHost = get_worker().plugins[plugin]  # type: ignore[assignment]
+    return host.play(message)
+
+
+def worker_problems(plugin: str, dask_worker: Worker) -> list[str]:
+    """The bot check's findings on one worker (run on every worker by ``Client.run``)."""
+    host = dask_worker.plugins.get(plugin)
+    return list(host.problems) if isinstance(host, TableHost) else []
+
+
+# ------------------------------------------------------------------ the coordinator's side
+
+
+class ClusterPool:
+    """The league's tables as Dask tasks; ``play`` submits them and records each result."""
+
+    def __init__(
+        self,
+        address: str,
+        bots: Sequence[BotSpec],
+        control: TimeControl,
+        on_result: Callable[[TableJob, MatchResult], None],
+        logs: Path | None,
+        warn: Callable[[str], None],
+    ) -> None:
+        self.address = address
+        self.bots = list(bots)
+        self.control = control
+        self.on_result = on_result
+        self.logs = logs
+        self.warn = warn
+        self.plugin = f"newmarket-league-{uuid.uuid4().hex}"
+        self.cluster: LocalCluster | None = None
+        self.client: Client | None = None
+        self.recorded: set[str] = set()
+        self.outstanding: list[Future[Any]] = []
+
+    async def start(self) -> None:
+        """Connect (or start ``local:N``), set the tables up on every worker, check the bots."""
+        remote = [spec.name for spec in self.bots if spec.remote]
+        if remote:
+            raise ClusterError(
+                f"remote bots cannot play on a cluster (they connect to one referee): "
+                f"{', '.join(remote)}"
+            )
+        await trio.to_thread.run_sync(self._connect)
+
+    def _connect(self) -> None:
+        workers = local_workers(self.address)
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        try:
+            if workers is not None:
+                self.cluster = _untyped(LocalCluster)(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
+                self.client = _untyped(Client)(self.cluster)
+            else:
+                self.client = _untyped(Client)(self.address, timeout=CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as error:
+            raise ClusterError(
+                f"cannot reach the Dask scheduler at {self.address}: {error}"
+            ) from None
+        try:
+            self.client.wait_for_workers(1, timeout=WORKER_WAIT)
+        except TimeoutError:
+            raise ClusterError(
+                f"no Dask worker joined the scheduler at {self.address} in {WORKER_WAIT:.0f} s"
+            ) from None
+        host = TableHost(self.bots, self.control, self.logs, self.plugin)
+        self.client.register_plugin(host, name=self.plugin)
+        found: dict[str, list[str]] = self.client.run(worker_problems, self.plugin)
+        lines = [
+            f"worker {address}: {problem}"
+            for address, problems in sorted(found.items())
+            for problem in problems
+        ]
+        if lines:
+            raise ClusterError("\n".join(lines))
+
+    @property
+    def workers(self) -> int:
+        assert self.client is not None
+        return len(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    async def play(self, jobs: Sequence[TableJob]) -> None:
+        if not jobs:
+            return
+        client = self.client
+        assert client is not None
+        if self.logs is not None:
+            self.logs.mkdir(parents=True, exist_ok=True)
+        token = trio.lowlevel.current_trio_token()
+        send, receive = trio.open_memory_channel[Future[Any]](math.inf)
+
+        def arrived(future: Future[Any]) -> None:
+            # Dask calls this in its own callback thread, once per future.
+            with contextlib.suppress(trio.RunFinishedError, trio.ClosedResourceError):
+                trio.from_thread.run_sync(send.send_nowait, future, trio_token=token)
+
+        by_key: dict[Any, TableJob] = {}
+
+        def submit() -> None:
+            for job in jobs:
+                future = client.submit(
+                    play_on_worker,
+                    self.plugin,
+                    play_message(job.key, job.rules),
+                    key=f"{job.key.match_id}-{self.plugin}",
+                    pure=False,
+                )
+                by_key[future.key] = job
+                self.outstanding.append(future)
+                untyped: Any = future  # distributed's Future is only partly typed
+                untyped.add_done_callback(arrived)
+
+        try:
+            await trio.to_thread.run_sync(submit)
+            for _ in range(len(jobs)):
+                future = await receive.receive()
+                job = by_key[future.key]
+                outcome = await trio.to_thread.run_sync(_outcome, future, job)
+                for text in outcome["warnings"]:
+                    self.warn(text)
+                if job.key.match_id in self.recorded:
+                    continue  # a second copy of a match: it is recorded once
+                self.recorded.add(job.key.match_id)
+                self.on_result(job, MatchResult.from_json(outcome["result"]))
+        finally:
+            send.close()
+            with trio.CancelScope(shield=True):
+                await self._cancel_outstanding()
+
+    async def _cancel_outstanding(self) -> None:
+        pending = [future for future in self.outstanding if not _done(future)]
+        self.outstanding = []
+        if pending and self.client is not None:
+            with trio.move_on_after(CLOSE_TIMEOUT):
+                await trio.to_thread.run_sync(self.client.cancel, pending, abandon_on_cancel=True)
+
+    async def aclose(self) -> None:
+        """End every table worker (and bot) on every worker, then the client and ``local:N``."""
+        with trio.CancelScope(shield=True):
+            await self._cancel_outstanding()
+            with trio.move_on_after(CLOSE_TIMEOUT):
+                await trio.to_thread.run_sync(self._close, abandon_on_cancel=True)
+
+    def _close(self) -> None:
+        if self.client is not None:
+            client: Any = self.client  # distributed's Client is only partly typed
+            with contextlib.suppress(Exception):  # a worker that is gone has nothing to end
+                client.unregister_worker_plugin(self.plugin)
+            client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def _untyped(function: Any) -> Any:
+    """``function`` for mypy --strict, where distributed leaves a signature untyped."""
+    return function
+
+
+def _done(future: Future[Any]) -> bool:
+    untyped: Any = future
+    return bool(untyped.done())
+
+
+def _outcome(future: Future[Any], job: TableJob) -> dict[str, Any]:
+    """A finished future's result; a failure becomes one ``LeagueError`` naming the match."""
+    try:
+        outcome: dict[str, Any] = future.result()
+    except LeagueError:
+        raise
+    except KilledWorker as error:
+        raise LeagueError(
+            f"{job.key.match_id}: every worker that played it died ({error})"
+        ) from None
+    except FutureCancelledError:
+        raise LeagueError(f"{job.key.match_id}: cancelled on the cluster") from None
+    except Exception as error:
+        raise LeagueError(f"{job.key.match_id}: {type(error).__name__}: {error}") from None
+    return outcome

@@ -11,8 +11,9 @@ properties.  Cases are run in rounds of ``--round`` per property, each round
 with its own hypothesis seed derived from ``--seed`` (printed, so a run can
 be repeated), which keeps hypothesis's memory flat over a long run.
 
-Prints the count per property, the time, the load, and every failure with
-hypothesis's falsifying example; exits with 1 if any property failed.
+Prints the count per property (a failure's shrinking runs count too), the
+time, the load, and every failure with hypothesis's falsifying example;
+exits with 1 if any property failed.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def run_round(prop: Property, examples: int, round_seed: int) -> None:
             max_examples=examples,
             deadline=None,
             database=None,
-            verbosity=Verbosity.quiet,
+            verbosity=Verbosity.normal,  # prints the falsifying example of a failure
+            report_multiple_bugs=False,
             suppress_health_check=list(HealthCheck),
         )(given(prop.strategy)(counted))
     )

@@ -1,0 +1,194 @@
+"""Leagues on a Dask cluster: the same standings as a local run, a killed worker loses nothing.
+
+A ``LocalCluster`` of two worker processes stands in for machines; the bots
+are the bundled deterministic ones (``random`` is seeded once per process,
+so its games would depend on which matches a process happened to play),
+with move times far above what they need, so a result depends on the seed
+alone and the standings must be equal, not close.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import distributed
+import pytest
+import trio
+
+from referee.bots import BotSpec
+from referee.league.cluster import ClusterError, bot_problems
+from referee.league.config import LeagueConfig, load_config
+from referee.league.runner import SilentReporter, TableJob, run_league
+from referee.league.standings import standings_of
+from referee.league.store import LeagueStore
+from referee.match import MatchResult
+
+REPO = Path(__file__).resolve().parents[2]
+DASK: Any = distributed  # its LocalCluster and Client are untyped
+BOTS = ("lowest", "longest", "boodle", "tracker", "boodle")
+LEAGUE_TIMEOUT = 600  # seconds: two cores shared with other work
+
+
+def league_file(directory: Path, extra_bot: str = "") -> Path:
+    text = """
+[league]
+name = "cluster test"
+seed = 23
+table_size = 3
+hand_limit = 6
+logs = false
+
+[time_control]
+move_time = 30.0
+startup_time = 60.0
+"""
+    for index, command in enumerate(BOTS):
+        text += f'\n[[bots]]\nname = "{command}-{index}"\ncommand = "{command}"\n'
+    path = directory / "league.toml"
+    path.write_text(text + extra_bot)
+    return path
+
+
+def play(config: LeagueConfig, db: Path, **how: Any) -> dict[str, object]:
+    with LeagueStore.for_league(db, config) as store:
+        run = trio.run(
+            lambda: run_league(config, store, reporter=how.pop("reporter", SilentReporter()), **how)
+        )
+        assert not run.stopped
+        assert run.done == run.total
+        return standings_of(store).to_json()
+
+
+@pytest.fixture(scope="module")
+def local_standings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """The league played without Dask, by ``--jobs 2`` table workers."""
+    directory = tmp_path_factory.mktemp("local")
+    return play(load_config(league_file(directory)), directory / "local.db", jobs=2)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Any]:
+    """Two worker processes (one thread each) and a client of our own to watch and kill them."""
+    with (
+        DASK.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as local,
+        DASK.Client(local) as client,
+    ):
+        yield client
+
+
+class KillOnce(SilentReporter):
+    """After the first result, SIGKILLs a worker process that is playing a match."""
+
+    def __init__(self, client: Any) -> None:
+        super().__init__()
+        self.client = client
+        self.pids: dict[str, int] = client.run(os.getpid)
+        self.killed_match: str | None = None
+
+    def finished(self, job: TableJob, result: MatchResult) -> None:
+        super().finished(job, result)
+        if self.killed_match is not None:
+            return
+        for address, keys in self.client.processing().items():
+            if keys and address in self.pids:
+                os.kill(self.pids[address], signal.SIGKILL)
+                self.killed_match = str(keys[0]).split("-newmarket-league-")[0]
+                return
+
+
+def test_a_worker_killed_mid_league_loses_nothing_and_standings_match_a_local_run(
+    tmp_path: Path, cluster: Any, local_standings: dict[str, object]
+) -> None:
+    config = load_config(league_file(tmp_path))
+    reporter = KillOnce(cluster)
+    address = cluster.scheduler.address
+    standings = play(config, tmp_path / "cluster.db", jobs=1, cluster=address, reporter=reporter)
+
+    assert reporter.killed_match is not None, "no worker was playing a match to kill"
+    # The killed worker's match was played again elsewhere and recorded once.
+    recorded = [result.match_id for result in reporter.results]
+    assert recorded.count(reporter.killed_match) == 1
+    assert len(recorded) == len(set(recorded))
+    assert standings == local_standings
+    # The nanny started a new worker process in the killed one's place.
+    assert set(cluster.run(os.getpid).values()) != set(reporter.pids.values())
+
+
+def test_a_bot_missing_on_the_workers_is_named_per_worker_before_any_match(
+    tmp_path: Path, cluster: Any
+) -> None:
+    script = tmp_path / "mine.py"
+    script.write_text("print('never started')\n")
+    extra = f'\n[[bots]]\nname = "mine"\ncommand = "{sys.executable} mine.py"\n'
+    config = load_config(league_file(tmp_path, extra))
+    script.unlink()  # present where the league file was read, missing where it would run
+
+    with pytest.raises((ClusterError, BaseExceptionGroup)) as caught:
+        play(config, tmp_path / "missing.db", jobs=1, cluster=cluster.scheduler.address)
+    error = caught.value
+    while isinstance(error, BaseExceptionGroup):
+        error = error.exceptions[0]
+    assert isinstance(error, ClusterError)
+    workers = cluster.run(os.getpid).keys()
+    assert sorted(error.lines) == sorted(
+        f"worker {address}: bot mine: script 'mine.py' does not exist (looked in {tmp_path})"
+        for address in workers
+    )
+    with LeagueStore.for_league(tmp_path / "missing.db", config) as store:
+        assert store.count() == 0
+
+
+def test_bot_problems_names_a_missing_program_and_passes_the_bundled_bots(
+    tmp_path: Path,
+) -> None:
+    config = load_config(league_file(tmp_path))
+    assert bot_problems(config.bots) == []
+    gone = [BotSpec("gone", (str(tmp_path / "no-such-bot"),))]
+    assert bot_problems(gone) == [
+        f"bot gone: program '{tmp_path / 'no-such-bot'}' does not exist (looked in {Path.cwd()})"
+    ]
+
+
+def newmarket(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "referee.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=LEAGUE_TIMEOUT,
+    )
+
+
+def test_newmarket_league_cluster_local_2_prints_the_local_standings(
+    tmp_path: Path, local_standings: dict[str, object]
+) -> None:
+    path = league_file(tmp_path)
+    done = newmarket("league", str(path), "--cluster", "local:2", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == local_standings
+
+
+def test_newmarket_league_refuses_a_bad_cluster_option(tmp_path: Path) -> None:
+    path = league_file(tmp_path)
+    done = newmarket("league", str(path), "--cluster", "local:zero")
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "error: --cluster local:zero: local:N needs a whole number of workers >= 1"
+    )
+    both = newmarket("league", str(path), "--cluster", "local:2", "--jobs", "2")
+    assert both.returncode == 2
+    assert "--jobs and --cluster" in both.stderr

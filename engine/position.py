@@ -113,6 +113,9 @@ class Position:
     """Hands finished so far; None means ``hand_number - 1`` (every earlier hand was played)."""
     seed: int = 0
     """Deals every later hand (and this one, in the stake phase)."""
+    starting_chips: tuple[int, ...] | None = None
+    """Each seat's chips at the start of the match, for net chips in the outcome (None: the
+    rules' ``starting_chips`` for every seat)."""
 
     @property
     def stopped_suit(self) -> Suit | None:
@@ -139,6 +142,8 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._seed = position.seed
     match._deals = ()
     match._chips = list(position.chips)
+    if position.starting_chips is not None:
+        match._start = tuple(position.starting_chips)
     match._live = list(position.live)
     match._stacks = list(position.boodle)
     match._kitty = position.kitty
@@ -263,6 +268,7 @@ def position_of(match: Match) -> Position:
         eliminated=tuple((seat, hand, chips) for hand, seat, chips in match._elimination),
         hands_played=match.hands_played,
         seed=match.seed,
+        starting_chips=match.starting_chips,
     )
 
 
@@ -349,6 +355,8 @@ def _check(p: Position) -> None:
     for name in ("chips", "live", "hands"):
         if len(getattr(p, name)) != n:
             raise PositionError(f"{name}: {len(getattr(p, name))} entries for {n} seats")
+    if p.starting_chips is not None and len(p.starting_chips) != n:
+        raise PositionError(f"starting_chips: {len(p.starting_chips)} entries for {n} seats")
     if p.known_dead and len(p.known_dead) != n:
         raise PositionError(f"known_dead: {len(p.known_dead)} entries for {n} seats")
     if len(p.boodle) != len(rules.boodle_cards):

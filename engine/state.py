@@ -135,6 +135,20 @@ def stake_placements(total: int, cards: int) -> tuple[Stakes, ...]:
     return tuple(Stakes(amounts) for amounts in spread(total, cards))
 
 
+def _checked_chips(chips: Sequence[int], players: int) -> tuple[int, ...]:
+    """``chips=`` as a tuple, or a NewmarketError naming the argument and the bad entry."""
+    if isinstance(chips, (str, bytes)) or not isinstance(chips, Sequence):
+        raise NewmarketError(f"chips: a sequence of {players} whole numbers, got {chips!r}")
+    if len(chips) != players:
+        raise NewmarketError(f"chips: {len(chips)} entries for {players} seats")
+    for seat, value in enumerate(chips):
+        if type(value) is not int or value < 0:
+            raise NewmarketError(
+                f"chips: seat {seat} must start with a whole number >= 0 of chips, got {value!r}"
+            )
+    return tuple(chips)
+
+
 class Match:
     """One match at one table. See the module docstring."""
 
@@ -172,6 +186,7 @@ class Match:
         "_stacks",
         "_stake_order",
         "_stakes",
+        "_start",
         "_to_act",
         "_to_card",
         "_to_pos",
@@ -186,6 +201,7 @@ class Match:
     _deals: tuple[Deal, ...]
     _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
     _fixed_ante: tuple[tuple[int, ...], tuple[int, ...]]  # per card, (non-dealer, dealer)
+    _start: tuple[int, ...]  # each seat's chips at the start of the match
     _chips: list[int]
     _live: list[bool]
     _stacks: list[int]
@@ -222,11 +238,17 @@ class Match:
         *,
         dealer: int | None = None,
         deals: Sequence[Deal] = (),
+        chips: Sequence[int] | None = None,
     ) -> None:
         """Start a match; it runs until the first decision.
 
         ``dealer`` overrides the seeded first dealer and ``deals`` the seeded
         deals of the first hands (scripted tests); both default to the seed.
+        ``chips`` gives each seat its own starting chips (a bankroll league
+        carries each bot's chips from table to table); the default is
+        ``rules.starting_chips`` for every seat.  A seat that starts with fewer
+        chips than its first stake is eliminated before the first deal, as any
+        seat that cannot pay is (its chips are divided among the others).
         """
         if not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise NewmarketError(f"players: a table seats 3 to 8 players, got {players!r}")
@@ -237,6 +259,9 @@ class Match:
             )
         if dealer is not None and not 0 <= dealer < players:
             raise NewmarketError(f"dealer: seat {dealer} is not at a table of {players}")
+        start = (
+            (rules.starting_chips,) * players if chips is None else _checked_chips(chips, players)
+        )
         self._rules = rules
         self._players = players
         self._seed = seed
@@ -248,7 +273,8 @@ class Match:
         self._due = (rules.stake_required(False), rules.stake_required(True))
         cards = len(rules.boodle_cards)
         self._fixed_ante = ((rules.ante_per_card,) * cards, (rules.dealer_ante_per_card,) * cards)
-        self._chips = [rules.starting_chips] * players
+        self._start = start
+        self._chips = list(start)
         self._live = [True] * players
         self._stacks = [0] * len(rules.boodle_cards)
         self._kitty = 0
@@ -332,6 +358,11 @@ class Match:
         return tuple(self._chips)
 
     @property
+    def starting_chips(self) -> tuple[int, ...]:
+        """Each seat's chips at the start of the match (``chips=`` or the rules' default)."""
+        return self._start
+
+    @property
     def live(self) -> tuple[bool, ...]:
         """True for seats still in the match (not eliminated)."""
         return tuple(self._live)
@@ -370,6 +401,7 @@ class Match:
         return Outcome(
             places=self._places,
             chips=tuple(self._chips),
+            starting_chips=self._start,
             hands_played=self._hands_played,
             reason=self._end_reason,
             eliminated=tuple((seat, hand) for hand, seat, _chips in self._elimination),
@@ -407,6 +439,7 @@ class Match:
         other._deals = self._deals
         other._due = self._due
         other._fixed_ante = self._fixed_ante
+        other._start = self._start
         other._chips = self._chips[:]
         other._live = self._live[:]
         other._stacks = self._stacks[:]

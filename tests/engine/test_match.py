@@ -154,6 +154,7 @@ def test_the_match_ends_when_end_players_are_left_simultaneous_eliminations_shar
     assert match.outcome() == Outcome(
         places=(2, 1, 3, 3),
         chips=(13, 47, 0, 0),
+        starting_chips=(20, 20, 20, 20),
         hands_played=1,
         reason="players_left",
         eliminated=((2, 2), (3, 2)),
@@ -188,6 +189,7 @@ def test_later_elimination_places_better() -> None:
     assert match.outcome() == Outcome(
         places=(3, 1, 4, 2),
         chips=(0, 24, 0, 20),
+        starting_chips=(20, 20, 20, 20),
         hands_played=2,
         reason="players_left",
         eliminated=((2, 2), (0, 3)),
@@ -224,6 +226,7 @@ def test_the_match_ends_at_the_hand_limit_ranked_by_chips_ties_share() -> None:
     assert match.outcome() == Outcome(
         places=(4, 1, 1, 1),
         chips=(32, 36, 36, 36),
+        starting_chips=(40, 40, 40, 40),
         hands_played=1,
         reason="hand_limit",
         eliminated=(),
@@ -244,6 +247,7 @@ def test_the_hand_limit_counts_hands() -> None:
     assert match.outcome() == Outcome(
         places=(3, 2, 1),
         chips=(26, 29, 33),
+        starting_chips=(40, 40, 40),
         hands_played=2,
         reason="hand_limit",
         eliminated=(),
@@ -355,6 +359,7 @@ def test_everybody_out_at_once_share_the_last_place_and_keep_nothing() -> None:
     assert match.outcome() == Outcome(
         places=(1, 1, 1),
         chips=(0, 0, 0),
+        starting_chips=(12, 12, 12),
         hands_played=1,
         reason="players_left",
         eliminated=((0, 2), (1, 2), (2, 2)),

@@ -11,8 +11,10 @@ lock the real bot out.  Start-up limits are real seconds, a few of them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +99,10 @@ async def test_one_byte_a_second_is_ended_by_the_handshake_deadline(tmp_path: Pa
 
 
 async def read_all(stream: trio.SocketStream, seconds: float = 10.0) -> list[dict[str, Any]]:
-    """Every line the referee sends on ``stream`` until it closes it."""
+    """Every line the referee sends on ``stream`` until it closes it (or resets it)."""
     framer = LineFramer()
     lines: list[bytes] = []
-    with trio.fail_after(seconds):
+    with trio.fail_after(seconds), contextlib.suppress(trio.BrokenResourceError):
         while data := await stream.receive_some(65536):
             lines.extend(framer.feed(data))
     return [json.loads(line) for line in lines]
@@ -150,6 +152,57 @@ async def test_a_refused_connection_is_sent_hello_and_why_and_nothing_about_a_ma
             "referee",
         }
         assert lines[1]["detail"] == detail and lines[1]["disqualified"] is True
+
+
+async def test_junk_before_ready_is_refused_without_buffering_it() -> None:
+    """A stranger's megabyte without a newline, or garbage, instead of ready: refused, named."""
+    # Made before tracing starts: the test's own megabyte is not the referee's.
+    junks = [b"x" * (1 << 20), b"\xff not json\n", b'{"type":"reply","id":1,"choice":0}\n']
+    addresses: list[tuple[str, int, str]] = []
+    seen: list[list[dict[str, Any]]] = []
+
+    async def strangers() -> None:
+        while not addresses:
+            await trio.sleep(0.01)
+        host, port, token = addresses[0]
+        for junk in junks:
+            stream = await trio.open_tcp_stream(host, port)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_send_quietly, stream, junk)
+                seen.append(await read_all(stream))
+        right = await trio.open_tcp_stream(host, port)
+        await send_ready(right, token)
+        await right.receive_some(65536)  # hello
+        await right.aclose()
+
+    remote = BotSpec("remote", (), transport="tcp")
+    tracemalloc.start()
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(strangers)
+            async with open_bot(
+                remote, CONTROL, on_listen=lambda h, p, t: addresses.append((h, p, t))
+            ) as session:
+                assert session.alive, session.death
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Closing a socket with the rest of the megabyte unread resets it, and a reset may
+    # discard what the stranger had not read yet: what it got is a prefix.
+    megabyte, garbage, reply = seen
+    assert [line["type"] for line in megabyte] in (["hello", "fault"], ["hello"], [])
+    if len(megabyte) == 2:
+        assert megabyte[1]["detail"].startswith("instead of ready: line too long: ")
+    assert [line["type"] for line in garbage] == ["hello", "fault"]
+    assert garbage[1]["detail"] == "instead of ready: not JSON: invalid character (byte 0)"
+    assert [line["type"] for line in reply] == ["hello", "fault"]
+    assert reply[1]["detail"] == "the first message must be ready, got reply"
+    assert peak < 1 << 20  # the stranger's megabyte was never held
+
+
+async def _send_quietly(stream: trio.SocketStream, data: bytes) -> None:
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        await stream.send_all(data)
 
 
 async def test_a_flood_of_idle_connections_cannot_lock_the_real_bot_out() -> None:

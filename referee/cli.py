@@ -37,6 +37,9 @@ def _register() -> None:
 
     app.command("league")(league.league_command)
     app.command("standings")(standings.standings_command)
+    from referee.commands.report import report_command
+
+    app.command("report")(report_command)
 
 
 _register()

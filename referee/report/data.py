@@ -1,0 +1,222 @@
+"""What the report shows, read from a league's database and its match logs.
+
+The database is opened read-only (``LeagueStore.open_existing``), so a report
+can be made while the league is still writing.  Standings come from
+``referee.league.standings.compute``, the very function ``newmarket
+standings`` prints, so the two always agree; the rating chart replays the
+same openskill updates match by match, in the same schedule order, and keeps
+every step.
+
+Match logs are found where the league wrote them (the path stored with each
+match), or in ``--logs DIR`` when the site is built elsewhere.  A league run
+with ``logs = false`` has none: its pages say so and show what the database
+holds (results and fault details).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from openskill.models import PlackettLuce
+
+from referee.league.ratings import MU, SIGMA, Rating
+from referee.league.standings import Standings, compute
+from referee.league.store import LeagueStore, StoredMatch
+from referee.matchlog import LogError, read_log
+from referee.replay import verify_log
+from referee.report.frames import Frame, build_frames
+
+STDERR_EXCERPT = 4000  # characters of a bot's stderr shown per match and per file
+TRANSCRIPT_REQUESTS = 3  # a fault's transcript starts this many of the seat's requests back
+
+
+@dataclasses.dataclass
+class League:
+    db: Path
+    name: str
+    bots: list[str]
+    matches: list[StoredMatch]  # schedule order: the order ratings are computed in
+    standings: Standings
+    history: list[dict[str, Rating]]  # ratings after each match of ``matches``
+    log_dir: Path | None  # where ``--logs`` says, or None: the paths stored with the matches
+
+
+def load_league(db: Path, log_dir: Path | None = None) -> League:
+    """Everything the database holds (``StoreError`` if it is not a league database)."""
+    with LeagueStore.open_existing(db) as store:
+        identity = store.identity()
+        names = store.bot_names()
+        stored = store.matches()
+        title = store.name()
+    ordered = sorted(stored, key=lambda m: (m.key.round, m.key.ordinal, m.key.match_id))
+    standings = compute(identity, names, ordered, title)
+    return League(db, title, names, ordered, standings, rating_history(names, ordered), log_dir)
+
+
+def rating_history(names: Sequence[str], ordered: Sequence[StoredMatch]) -> list[dict[str, Rating]]:
+    """The ratings after each match, exactly as ``referee.league.ratings.rate`` updates them."""
+    model = PlackettLuce(mu=MU, sigma=SIGMA)
+    ratings = {name: model.rating(mu=MU, sigma=SIGMA, name=name) for name in names}
+    history = []
+    for match in ordered:
+        seated = [names[bot] for bot in match.key.bots]
+        places = [float(seat.place) for seat in match.result.seats]
+        updated = model.rate([[ratings[name]] for name in seated], ranks=places)
+        for name, team in zip(seated, updated, strict=True):
+            ratings[name] = team[0]
+        history.append({name: Rating(r.mu, r.sigma) for name, r in ratings.items()})
+    return history
+
+
+def log_path_of(league: League, match: StoredMatch) -> Path | None:
+    """The match's log file if it exists: in ``--logs``, where it was written, or beside the db."""
+    candidates = []
+    if league.log_dir is not None:
+        candidates.append(league.log_dir / f"{match.key.match_id}.jsonl")
+    if match.result.log_path is not None:
+        stored = Path(match.result.log_path)
+        candidates.append(stored if stored.is_absolute() else league.db.parent / stored)
+    candidates.append(league.db.with_name(f"{league.db.stem}-logs") / f"{match.key.match_id}.jsonl")
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def stderr_files(league: League, bot_name: str) -> list[Path]:
+    """The table workers' whole-session stderr files of a bot (``LOGS/stderr/NAME-N.stderr``)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot_name)
+    dirs = set()
+    if league.log_dir is not None:
+        dirs.add(league.log_dir / "stderr")
+    for match in league.matches:
+        path = log_path_of(league, match)
+        if path is not None:
+            dirs.add(path.parent / "stderr")
+            break
+    found: list[Path] = []
+    for directory in sorted(dirs):
+        if directory.is_dir():
+            found += sorted(directory.glob(f"{safe}-*.stderr"))
+    return found
+
+
+def excerpt(text: str, limit: int = STDERR_EXCERPT) -> str:
+    """Head and tail of a long text, with what was left out said in the middle."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - limit} characters left out ...]\n{text[-half:]}"
+
+
+@dataclasses.dataclass
+class FaultTranscript:
+    seat: int
+    hand: int
+    kind: str
+    detail: str
+    lines: list[tuple[str, str]]  # (mark, text): "<" sent, ">" replied, "!" fault, "=" applied
+
+
+@dataclasses.dataclass
+class MatchLog:
+    """What a match page and the bot pages need from one log."""
+
+    path: Path
+    header: dict[str, Any]
+    frames: list[Frame]
+    transcripts: list[FaultTranscript]
+    stderr: dict[int, str]  # seat -> what it wrote during the match (excerpt)
+    verified: str | None  # None when the log verifies, else why not
+    error: str | None = None  # the log could not be read at all
+
+
+def read_match_log(path: Path, start_chips: Sequence[int], verify: bool = True) -> MatchLog:
+    """Read a match log into frames, fault transcripts and stderr; never raises for a bad log."""
+    records: list[dict[str, Any]] = []
+    error = None
+    try:
+        records = [record for _, record in read_log(path)]
+    except LogError as problem:
+        error = str(problem)
+    header = records[0] if records and records[0].get("type") == "header" else {}
+    bots = header.get("bots") if isinstance(header.get("bots"), list) else []
+    names = [str(bot.get("name", f"seat {i}")) for i, bot in enumerate(bots or [])]
+    rules = header.get("rules") if isinstance(header.get("rules"), dict) else {}
+    boodle_cards = [str(card) for card in (rules or {}).get("boodle_cards", [])]
+    chips = list(start_chips) if len(start_chips) == len(names) else [0] * len(names)
+    frames: list[Frame] = []
+    try:
+        frames = build_frames(names, chips, boodle_cards, records)
+    except (KeyError, TypeError, ValueError, IndexError) as problem:
+        error = error or f"the log's events cannot be followed: {problem!r}"
+    verified: str | None = None
+    if verify and error is None:
+        try:
+            verify_log(path)
+        except LogError as problem:
+            verified = str(problem)
+    stderr: dict[int, str] = {}
+    for record in records:
+        if record.get("type") == "stderr" and isinstance(record.get("seat"), int):
+            stderr[record["seat"]] = excerpt(str(record.get("text", "")))
+    return MatchLog(path, header, frames, transcripts(records), stderr, verified, error)
+
+
+def transcripts(records: Sequence[dict[str, Any]]) -> list[FaultTranscript]:
+    """For each fault, the seat's own lines around it: its last requests, replies and decisions."""
+    out = []
+    for index, record in enumerate(records):
+        if record.get("type") != "fault":
+            continue
+        seat = record.get("seat")
+        mine = [
+            (i, r)
+            for i, r in enumerate(records)
+            if r.get("seat") == seat
+            and r.get("type") in ("request", "reply", "late", "fault", "decision")
+        ]
+        position = next(p for p, (i, _) in enumerate(mine) if i == index)
+        start = position
+        requests = 0
+        while start > 0 and requests < TRANSCRIPT_REQUESTS:
+            start -= 1
+            requests += mine[start][1].get("type") == "request"
+        end = position + 1
+        while end < len(mine) and mine[end][1].get("type") != "request":
+            end += 1
+        lines = [_transcript_line(r) for _, r in mine[start:end]]
+        out.append(
+            FaultTranscript(
+                seat=int(seat) if isinstance(seat, int) else -1,
+                hand=int(record.get("hand") or 0),
+                kind=str(record.get("kind")),
+                detail=str(record.get("detail")),
+                lines=lines,
+            )
+        )
+    return out
+
+
+def _transcript_line(record: dict[str, Any]) -> tuple[str, str]:
+    kind = record.get("type")
+    if kind == "request":
+        legal = " ".join(str(c) for c in record.get("legal") or [])
+        return (
+            "<",
+            f"request {record.get('id')}: {record.get('decision')} (hand {record.get('hand')}); "
+            f"legal: {legal or '-'}; default {record.get('default')}; "
+            f"{record.get('time_left_ms')} ms left",
+        )
+    if kind == "reply":
+        return (
+            ">",
+            f"reply {record.get('id')}: {record.get('choice')!r} ({record.get('latency_ms')} ms)",
+        )
+    if kind == "late":
+        return (">", f"late reply {record.get('id')}: {record.get('choice')!r} (discarded)")
+    if kind == "fault":
+        dq = "; disqualified" if record.get("disqualified") else ""
+        return ("!", f"{record.get('kind')} fault: {record.get('detail')}{dq}")
+    by = record.get("by")
+    return ("=", f"{record.get('decision')}: {record.get('choice')!r} applied (by {by})")

@@ -1,0 +1,373 @@
+"""A match log as the replay viewer's steps: what happened, and the table after it.
+
+The viewer in the browser only draws; every number it shows is computed here,
+from the log's omniscient ``event`` lines, so that a Python test can hold the
+page's cards and chips against the engine's own state.  A *frame* is one step
+of the viewer: the events since the previous frame (a deal, one run up to its
+stop, a player going out, a hand's payments, an elimination...) and the table
+after them: each seat's cards and chips, the chips on each boodle card, the
+kitty and the pot of a blocked hand, and who is still in the match.
+
+Chips follow the engine's bookkeeping exactly: a stake leaves the player's
+chips when it is placed and sits on its boodle card (or the kitty) until a
+card, the kitty or a hand's end wins it.
+
+Nothing here trusts the log's text: card names that do not parse are shown
+as they are (escaped by the page), never interpreted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+_SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+
+# A frame ends after each of these events: each is a step a person wants to see on its own.
+_CLOSING = frozenset(
+    {
+        "cards_dealt",
+        "dead_hand_decided",
+        "bids_revealed",
+        "hand_swapped",
+        "run_stopped",
+        "went_out",
+        "lead_passed",
+        "hand_blocked",
+        "hand_ended",
+        "player_eliminated",
+        "match_ended",
+    }
+)
+
+_STOP_CAUSES = {
+    "top": "{card} is the top card",
+    "dead": "{missing} is in the dead hand",
+    "played": "{missing} was played earlier",
+}
+
+_DEAD_HAND_CHOICES = {
+    "keep": "keeps the hand dealt",
+    "exchange": "exchanges the hand, unseen, for the dead hand",
+    "auction": "auctions the dead hand",
+    "buy": "buys the dead hand",
+}
+
+
+def pretty(card: object) -> str:
+    """``QH`` as ``Q♥``, ``TS`` as ``10♠``; anything else as it is."""
+    text = str(card)
+    if len(text) == 2 and text[1] in _SUITS:
+        rank = "10" if text[0] == "T" else text[0]
+        return rank + _SUITS[text[1]]
+    return text
+
+
+@dataclasses.dataclass
+class Frame:
+    """One step of the viewer; ``events`` is how many event lines it has consumed in all."""
+
+    hand: int
+    kind: str  # the closing event's type (or "start")
+    lines: list[str]
+    chips: list[int]
+    hands: list[list[str]]
+    dead: list[str]
+    boodle: list[int]
+    kitty: int
+    pot: int
+    status: list[str]  # "in", "out" (eliminated) or "dq" (disqualified)
+    played: list[tuple[int, str]]  # (seat, card) this hand, in order
+    fresh: list[str]  # the cards played in this step
+    events: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "hand": self.hand,
+            "kind": self.kind,
+            "lines": self.lines,
+            "chips": self.chips,
+            "hands": self.hands,
+            "dead": self.dead,
+            "boodle": self.boodle,
+            "kitty": self.kitty,
+            "pot": self.pot,
+            "status": self.status,
+            "played": [[seat, card] for seat, card in self.played],
+            "fresh": self.fresh,
+            "events": self.events,
+        }
+
+
+class _Table:
+    """The running state of the table, event by event."""
+
+    def __init__(
+        self, names: Sequence[str], start_chips: Sequence[int], boodle_cards: Sequence[str]
+    ) -> None:
+        players = len(names)
+        self.names = list(names)
+        self.boodle_cards = list(boodle_cards)
+        self.chips = list(start_chips)
+        self.hands: list[list[str]] = [[] for _ in range(players)]
+        self.dead: list[str] = []
+        self.boodle = [0] * len(boodle_cards)
+        self.kitty = 0
+        self.pot = 0
+        self.status = ["in"] * players
+        self.played: list[tuple[int, str]] = []
+        self.hand = 0
+        self.dealer = -1
+        # The frame being gathered.
+        self.lines: list[str] = []
+        self.fresh: list[str] = []
+        self.run: list[str] = []  # "seat leads 5♥", "seat 6♥ 7♥": the run being played
+        self.run_seat = -1
+        self.payments: list[str] = []
+        self.stakes: list[str] = []
+
+    def name(self, seat: object) -> str:
+        if isinstance(seat, int) and 0 <= seat < len(self.names):
+            return self.names[seat]
+        return f"seat {seat}"
+
+    def flush_text(self) -> None:
+        if self.stakes:
+            self.lines.append("stakes: " + ", ".join(self.stakes))
+            self.stakes = []
+        if self.run:
+            self.lines.append(" · ".join(self.run))
+            self.run = []
+            self.run_seat = -1
+        if self.payments:
+            self.lines.append("chips paid: " + ", ".join(self.payments))
+            self.payments = []
+
+    def frame(self, kind: str, events: int) -> Frame:
+        self.flush_text()
+        frame = Frame(
+            hand=self.hand,
+            kind=kind,
+            lines=self.lines,
+            chips=list(self.chips),
+            hands=[list(hand) for hand in self.hands],
+            dead=list(self.dead),
+            boodle=list(self.boodle),
+            kitty=self.kitty,
+            pot=self.pot,
+            status=list(self.status),
+            played=list(self.played),
+            fresh=self.fresh,
+            events=events,
+        )
+        self.lines = []
+        self.fresh = []
+        return frame
+
+    def event(self, event: Mapping[str, Any]) -> None:
+        kind = event.get("type")
+        # A run's own events (and the stop or going out that ends it) join the run's line.
+        if kind not in ("card_played", "boodle_won", "run_stopped", "went_out"):
+            self.flush_text()
+        handler = getattr(self, f"on_{kind}", None)
+        if handler is None:
+            self.lines.append(f"(an event this viewer does not know: {kind})")
+        else:
+            handler(event)
+
+    # ------------------------------------------------------------------ events
+
+    def on_hand_started(self, e: Mapping[str, Any]) -> None:
+        self.hand = int(e["hand"])
+        self.dealer = int(e["dealer"])
+        self.played = []
+        self.hands = [[] for _ in self.hands]
+        self.dead = []
+        self.lines.append(f"Hand {self.hand}: {self.name(self.dealer)} deals")
+
+    def on_player_eliminated(self, e: Mapping[str, Any]) -> None:
+        seat = int(e["seat"])
+        given = []
+        for receiver, chips in e["shares"]:
+            self.chips[int(receiver)] += int(chips)
+            given.append(f"{self.name(receiver)} +{chips}")
+        self.chips[seat] = 0
+        self.status[seat] = "out"
+        tail = f"; their {e['chips']} chips are shared: {', '.join(given)}" if given else ""
+        self.lines.append(f"{self.name(seat)} cannot pay the stake and is out{tail}")
+
+    def on_stake_placed(self, e: Mapping[str, Any]) -> None:
+        seat = int(e["seat"])
+        amounts = [int(a) for a in e["amounts"]]
+        kitty = int(e["kitty"])
+        for index, amount in enumerate(amounts):
+            if index < len(self.boodle):
+                self.boodle[index] += amount
+        self.kitty += kitty
+        self.chips[seat] -= sum(amounts) + kitty
+        self.stakes.append(f"{self.name(seat)} {sum(amounts) + kitty}")
+
+    def on_cards_dealt(self, e: Mapping[str, Any]) -> None:
+        self.hands = [list(hand or []) for hand in e["hands"]]
+        self.dead = list(e.get("dead_hand") or [])
+        sizes = ", ".join(
+            f"{self.name(seat)} {size}" for seat, size in enumerate(e["hand_sizes"]) if size
+        )
+        self.lines.append(f"deal: {sizes}; dead hand {e['dead_hand_size']}")
+
+    def on_dead_hand_decided(self, e: Mapping[str, Any]) -> None:
+        choice = str(e["choice"])
+        what = _DEAD_HAND_CHOICES.get(choice, choice)
+        self.lines.append(f"{self.name(e['dealer'])} (dealer) {what}")
+
+    def on_bids_revealed(self, e: Mapping[str, Any]) -> None:
+        bids = ", ".join(f"{self.name(seat)} {chips}" for seat, chips in e["bids"])
+        self.lines.append(f"bids: {bids}")
+
+    def on_hand_swapped(self, e: Mapping[str, Any]) -> None:
+        seat = int(e["seat"])
+        price = int(e["price"])
+        old = self.hands[seat]
+        self.hands[seat] = list(e["hand"] or [])
+        self.dead = old
+        if price:
+            self.chips[seat] -= price
+            paid_to = e.get("paid_to")
+            if paid_to is None:
+                self.kitty += price
+                to = "the kitty"
+            else:
+                self.chips[int(paid_to)] += price
+                to = self.name(paid_to)
+            self.lines.append(
+                f"{self.name(seat)} takes the dead hand for {price} chips, paid to {to}"
+            )
+        else:
+            self.lines.append(f"{self.name(seat)} takes the dead hand")
+
+    def on_card_played(self, e: Mapping[str, Any]) -> None:
+        seat = int(e["seat"])
+        card = str(e["card"])
+        if card in self.hands[seat]:
+            self.hands[seat].remove(card)
+        self.played.append((seat, card))
+        self.fresh.append(card)
+        if e.get("lead") or not self.run:
+            self.flush_text()
+            self.run = [f"{self.name(seat)} leads {pretty(card)}"]
+        elif seat == self.run_seat:
+            self.run[-1] += f" {pretty(card)}"
+        else:
+            self.run.append(f"{self.name(seat)} {pretty(card)}")
+        self.run_seat = seat
+
+    def on_boodle_won(self, e: Mapping[str, Any]) -> None:
+        seat = int(e["seat"])
+        card = str(e["card"])
+        chips = int(e["chips"])
+        if card in self.boodle_cards:
+            self.boodle[self.boodle_cards.index(card)] = 0
+        self.chips[seat] += chips
+        self.run.append(f"{self.name(seat)} wins the {pretty(card)} boodle: {chips} chips")
+
+    def on_run_stopped(self, e: Mapping[str, Any]) -> None:
+        cause = str(e["cause"])
+        reason = _STOP_CAUSES.get(cause, cause).format(
+            card=pretty(e["card"]), missing=pretty(e.get("missing") or "?")
+        )
+        self.run.append(f"stop: {reason}")
+
+    def on_lead_passed(self, e: Mapping[str, Any]) -> None:
+        self.lines.append(
+            f"{self.name(e['from_seat'])} holds no other suit: "
+            f"the lead passes to {self.name(e['to_seat'])}"
+        )
+
+    def on_hand_blocked(self, e: Mapping[str, Any]) -> None:
+        self.lines.append("nobody can lead another suit: the hand is blocked")
+
+    def on_went_out(self, e: Mapping[str, Any]) -> None:
+        self.run.append(f"{self.name(e['seat'])} is out of cards and wins the hand")
+
+    def on_chips_paid(self, e: Mapping[str, Any]) -> None:
+        payer = int(e["payer"])
+        chips = int(e["chips"])
+        payee = e.get("payee")
+        self.chips[payer] -= chips
+        if payee is None:
+            self.pot += chips
+            to = "the pot"
+        else:
+            self.chips[int(payee)] += chips
+            to = self.name(payee)
+        short = f" (of {e['owed']} owed)" if chips < int(e["owed"]) else ""
+        self.payments.append(f"{self.name(payer)} → {to} {chips}{short}")
+
+    def on_pot_shared(self, e: Mapping[str, Any]) -> None:
+        chips = int(e["chips"])
+        self.pot -= chips
+        self.chips[int(e["seat"])] += chips
+        self.lines.append(f"{self.name(e['seat'])} takes {chips} from the pot")
+
+    def on_kitty_won(self, e: Mapping[str, Any]) -> None:
+        chips = int(e["chips"])
+        self.kitty -= chips
+        self.chips[int(e["seat"])] += chips
+        self.lines.append(f"{self.name(e['seat'])} takes the kitty: {chips} chips")
+
+    def on_hand_ended(self, e: Mapping[str, Any]) -> None:
+        self.hands = [list(hand) for hand in e["hands"]]
+        self.dead = list(e["dead_hand"])
+        winners = [self.name(seat) for seat in e["winners"]]
+        self.lines.append(
+            f"hand {self.hand} ends" + (f": won by {', '.join(winners)}" if winners else "")
+        )
+
+    def on_match_ended(self, e: Mapping[str, Any]) -> None:
+        order = sorted(range(len(e["places"])), key=lambda seat: (e["places"][seat], seat))
+        places = ", ".join(f"{e['places'][seat]}. {self.name(seat)}" for seat in order)
+        self.lines.append(f"match over ({e['reason']}): {places}")
+
+
+def build_frames(
+    names: Sequence[str],
+    start_chips: Sequence[int],
+    boodle_cards: Sequence[str],
+    records: Iterable[Mapping[str, Any]],
+) -> list[Frame]:
+    """The viewer's steps for a log's records (``event`` and ``fault`` lines; others ignored).
+
+    The first frame is the table before anything happened.  A fault is told
+    in the step in which it happened, and a disqualification marks the seat
+    from that step on.
+    """
+    table = _Table(names, start_chips, boodle_cards)
+    frames = [table.frame("start", 0)]
+    frames[0].lines = ["the players sit down"]
+    count = 0
+    for record in records:
+        kind = record.get("type")
+        if kind == "fault":
+            seat = record.get("seat")
+            applied = record.get("applied")
+            text = f"fault: {table.name(seat)}: {record.get('kind')}: {record.get('detail')}"
+            if applied is not None:
+                text += f"; the default {applied} is applied"
+            if record.get("disqualified"):
+                text += "; disqualified"
+                if isinstance(seat, int) and 0 <= seat < len(table.status):
+                    table.status[seat] = "dq"
+            table.flush_text()
+            table.lines.append(text)
+        elif kind == "event":
+            event = record.get("event")
+            if not isinstance(event, Mapping):
+                continue
+            table.event(event)
+            count += 1
+            if event.get("type") in _CLOSING:
+                frames.append(table.frame(str(event.get("type")), count))
+    if table.lines or table.run or table.payments or table.stakes:
+        frames.append(table.frame("end", count))
+    return frames

@@ -1,0 +1,91 @@
+"""Building HTML where every string is text unless it is explicitly markup.
+
+Bots are untrusted: a bot may call itself ``<script>``, and its stderr is
+whatever it wrote.  So pages are built from ``el(tag, attrs, *children)``,
+which escapes every ``str`` child and attribute value; only ``Markup``
+(made by ``el`` itself, or by code here that has escaped its input) passes
+through unchanged.  Data for scripts goes in ``<script type="application/json">``
+with ``<``, ``>`` and ``&`` written as JSON escapes, so no text can close the
+script element or open a comment in it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Mapping
+
+_VOID = frozenset({"meta", "link", "br", "hr", "img", "input"})
+
+
+class Markup(str):
+    """A string that is already HTML: never escaped again."""
+
+    __slots__ = ()
+
+
+Child = "str | int | float | Markup | None | Iterable[Child]"
+
+
+def esc(text: object) -> Markup:
+    return Markup(html.escape(str(text), quote=True))
+
+
+def render(child: object) -> Markup:
+    """A child as HTML: markup as is, text escaped, lists joined, None nothing."""
+    if child is None:
+        return Markup("")
+    if isinstance(child, Markup):
+        return child
+    if isinstance(child, str | int | float):
+        return esc(child)
+    if isinstance(child, Iterable):
+        return Markup("".join(render(item) for item in child))
+    raise TypeError(f"cannot render {type(child).__name__} as HTML")
+
+
+def el(tag: str, attrs: Mapping[str, object] | None = None, *children: object) -> Markup:
+    """``<tag attr="value">children</tag>``; attribute values and text are escaped."""
+    parts = [tag]
+    for name, value in (attrs or {}).items():
+        if value is None or value is False:
+            continue
+        parts.append(name if value is True else f'{name}="{esc(value)}"')
+    opening = f"<{' '.join(parts)}>"
+    if tag in _VOID:
+        return Markup(opening)
+    return Markup(f"{opening}{render(children)}</{tag}>")
+
+
+def json_script(element_id: str, value: object) -> Markup:
+    """Data for the page's script, safe whatever strings it holds."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(f'<script type="application/json" id="{esc(element_id)}">{text}</script>')
+
+
+def page(title: str, body: object, *, root: str, scripts: Iterable[str] = ()) -> str:
+    """A whole page; ``root`` is the relative path to the site's top ("", "../")."""
+    head = [
+        Markup('<meta charset="utf-8">'),
+        el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
+        # No network: the site must open from disk, and a page fetches nothing from anywhere.
+        el(
+            "meta",
+            {
+                "http-equiv": "Content-Security-Policy",
+                "content": "default-src 'none'; style-src 'self'; script-src 'self'",
+            },
+        ),
+        el("title", None, title),
+        el("link", {"rel": "stylesheet", "href": f"{root}assets/site.css"}),
+    ]
+    tail = [el("script", {"src": f"{root}assets/{name}"}) for name in scripts]
+    nav = el(
+        "nav",
+        None,
+        el("a", {"href": f"{root}index.html"}, "Standings"),
+    )
+    document = el("html", {"lang": "en"}, el("head", None, head), el("body", None, nav, body, tail))
+    return "<!DOCTYPE html>\n" + document + "\n"

@@ -1,0 +1,193 @@
+"""Writing the site, and swapping it into place so that no reader ever sees half of it.
+
+A site is built whole in a fresh directory beside ``--out`` and then put in
+its place: on Linux the two directories are exchanged in one step
+(``renameat2(RENAME_EXCHANGE)``), so ``OUT`` always holds one complete site;
+elsewhere the old site is renamed away and the new one renamed in, which
+leaves a moment with no ``OUT`` at all but never a mixed one.
+
+``SiteBuilder`` keeps, between builds, what it read from each match log
+(keyed by the log's size and modification time): a finished match's log does
+not change, so ``--watch`` reads each log once and copies its match page
+from the previous site (a hard link where possible) instead of writing it again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+
+from referee.report.data import League, MatchLog, load_league, log_path_of, read_match_log
+from referee.report.pages import bot_file, bot_page, index_page, match_file, match_page
+
+ASSETS = ("site.css", "replay.js")
+
+Signature = tuple[str, int, int]  # (log path, size, mtime_ns)
+
+
+class SiteBuilder:
+    """Builds the site for one database into ``out``; call ``build`` again to refresh it."""
+
+    def __init__(self, db: Path, out: Path, logs: Path | None = None, verify: bool = True) -> None:
+        self.db = db
+        self.out = out
+        self.logs = logs
+        self.verify = verify
+        self._logs: dict[str, tuple[Signature | None, MatchLog | None]] = {}
+        self.last_count = -1
+
+    def _match_log(self, league: League, match_id: str) -> tuple[MatchLog | None, bool]:
+        """The match's log (None without one) and whether it is the one read last time."""
+        match = next(m for m in league.matches if m.key.match_id == match_id)
+        path = log_path_of(league, match)
+        signature: Signature | None = None
+        if path is not None:
+            stat = path.stat()
+            signature = (str(path), stat.st_size, stat.st_mtime_ns)
+        cached = self._logs.get(match_id)
+        if cached is not None and cached[0] == signature:
+            return cached[1], True
+        log = None
+        if path is not None:
+            log = read_match_log(path, match.key.start_chips, verify=self.verify)
+        self._logs[match_id] = (signature, log)
+        return log, False
+
+    def build(self) -> League:
+        """Write the whole site to a new directory and swap it in for ``out``."""
+        league = load_league(self.db, self.logs)
+        parent = self.out.resolve().parent
+        parent.mkdir(parents=True, exist_ok=True)
+        fresh = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.new-", dir=parent))
+        fresh.chmod(0o755)  # mkdtemp makes it private; a published site is for everyone
+        try:
+            self._write(league, fresh)
+            publish(fresh, self.out)
+        except BaseException:
+            shutil.rmtree(fresh, ignore_errors=True)
+            raise
+        self.last_count = len(league.matches)
+        return league
+
+    def _write(self, league: League, site: Path) -> None:
+        (site / "assets").mkdir()
+        (site / "bots").mkdir()
+        (site / "matches").mkdir()
+        static = resources.files("referee.report") / "static"
+        for name in ASSETS:
+            (site / "assets" / name).write_bytes((static / name).read_bytes())
+        logs: dict[str, MatchLog | None] = {}
+        for match in league.matches:
+            match_id = match.key.match_id
+            log, unchanged = self._match_log(league, match_id)
+            logs[match_id] = log
+            target = site / match_file(match_id)
+            previous = self.out / match_file(match_id)
+            if unchanged and previous.is_file() and _link_or_copy(previous, target):
+                continue
+            target.write_text(match_page(league, match, log), encoding="utf-8")
+        for index in range(len(league.bots)):
+            (site / bot_file(index)).write_text(bot_page(league, index, logs), encoding="utf-8")
+        (site / "index.html").write_text(index_page(league), encoding="utf-8")
+
+
+def _link_or_copy(source: Path, target: Path) -> bool:
+    """Reuse a page of the previous site; False if it cannot be had (then it is written anew)."""
+    try:
+        os.link(source, target)
+        return True
+    except OSError:
+        try:
+            shutil.copyfile(source, target)
+            return True
+        except OSError:
+            return False
+
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories in one step (Linux renameat2); False where that is not available."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError, TypeError):
+        return False
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    renameat2.restype = ctypes.c_int
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(code, f"cannot put the new site in place of {b}", str(b))
+
+
+def publish(fresh: Path, out: Path) -> None:
+    """Put the complete site in ``fresh`` where ``out`` is; the old site is deleted."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise OSError(errno.ENOTDIR, f"{out} exists and is not a directory", str(out))
+    if not out.exists():
+        fresh.rename(out)
+        return
+    if _exchange(fresh, out):
+        shutil.rmtree(fresh, ignore_errors=True)  # ``fresh`` now holds the old site
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.resolve().parent))
+    old.rmdir()
+    out.rename(old)
+    fresh.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def finished_matches(db: Path) -> int:
+    """How many matches the database holds now (a cheap poll; -1 if it cannot be read)."""
+    try:
+        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return -1
+    try:
+        return int(connection.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
+    except sqlite3.Error:
+        return -1
+    finally:
+        connection.close()
+
+
+def watch(
+    builder: SiteBuilder,
+    *,
+    interval: float,
+    on_build: Callable[[League], None],
+    should_stop: Callable[[], bool] = lambda: False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Rebuild whenever the number of finished matches changes, until ``should_stop`` (or Ctrl-C).
+
+    Only finished matches are ever written to the database, each in one
+    transaction, so a change of the count is exactly "a match finished".
+    """
+    while not should_stop():
+        count = finished_matches(builder.db)
+        if count != builder.last_count and count >= 0:
+            with contextlib.suppress(sqlite3.OperationalError):  # busy: try at the next poll
+                on_build(builder.build())
+        sleep(interval)

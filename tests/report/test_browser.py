@@ -1,0 +1,199 @@
+"""The site in a real headless browser: Debian's chromium, driven by Playwright.
+
+Playwright's Python wheel brings its own driver; the browser is the system's
+``/usr/bin/chromium`` (no browser download: there is no internet here).  The
+tests skip, saying why, where either is missing.  Screenshots of each page
+type are saved to ``tests/report/artifacts/`` (ignored by git); the path is
+printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.rules import Rules
+from engine.state import Match
+from referee.convert import apply_choice, build_request
+from referee.matchlog import read_log
+from referee.report.data import load_league, log_path_of
+from referee.report.site import SiteBuilder
+from tests.report.conftest import BOTS, MISCHIEF
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install '.[test]')"
+)
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.is_file(),
+    reason="no /usr/bin/chromium: apt-get install chromium chromium-driver",
+)
+
+
+@pytest.fixture(scope="module")
+def site(league_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report-site") / "site"
+    SiteBuilder(league_db, out).build()
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        # Playwright gives each launch a fresh temporary profile (its --user-data-dir).
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, timeout=120_000
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1100, "height": 1200})
+    opened = context.new_page()
+    opened.set_default_timeout(60_000)
+    dialogs: list[str] = []
+    errors: list[str] = []
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    opened.on("dialog", on_dialog)
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    opened.dialogs = dialogs
+    opened.errors = errors
+    yield opened
+    context.close()
+    assert not dialogs, f"a bot's text ran as script: {dialogs}"
+    assert not errors, f"script errors on the page: {errors}"
+
+
+def _screenshot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+    assert path.stat().st_size > 1000
+
+
+def test_the_standings_page_shows_every_bot(site: Path, page: Any) -> None:
+    page.goto((site / "index.html").as_uri())
+    shown = page.locator("table.standings a.bot").all_inner_texts()
+    assert sorted(shown) == sorted(BOTS)
+    assert page.locator("svg.chart polyline").count() == len(BOTS)
+    _screenshot(page, "standings")
+
+
+def test_a_bot_page_shows_faults_and_stderr_as_text(site: Path, page: Any) -> None:
+    page.goto((site / "bots" / f"{BOTS.index(MISCHIEF)}.html").as_uri())
+    assert page.locator("h1").inner_text() == MISCHIEF
+    assert page.locator(".fault").count() > 0
+    assert "illegal fault" in page.locator(".fault pre").first.inner_text()
+    assert "</pre><b>nobody</b> notices" in page.locator("pre.stderr").first.inner_text()
+    _screenshot(page, "bot")
+
+
+def _engine_states(log: Path) -> dict[int, tuple[list[int], list[list[str]]]]:
+    """The engine's chips and hands at every decision, replayed from the log's decisions."""
+    records = [record for _, record in read_log(log)]
+    header = records[0]
+    match = Match(Rules.from_dict(header["rules"]), int(header["players"]), int(header["seed"]))
+    states = {}
+
+    def snapshot() -> None:
+        hands = [sorted(str(c) for c in match.hand_of(s)) for s in range(match.players)]
+        states[len(match.events(viewer=None))] = (list(match.chips), hands)
+
+    snapshot()
+    for record in records:
+        if record["type"] == "decision":
+            request = build_request(match, 1, time_left_ms=0, time_bank_ms=0)
+            assert apply_choice(match, request, record["choice"]) is None
+            snapshot()
+    return states
+
+
+def _shown(page: Any) -> tuple[list[int], list[list[str]]]:
+    rows = page.locator("#table tr[data-seat]")
+    chips, hands = [], []
+    for index in range(rows.count()):
+        row = rows.nth(index)
+        chips.append(int(row.locator("td.chips").inner_text()))
+        hands.append(
+            sorted(
+                row.locator("td.hand .card").evaluate_all(
+                    "cards => cards.map(card => card.dataset.card)"
+                )
+            )
+        )
+    return chips, hands
+
+
+def test_stepping_the_replay_shows_the_cards_and_chips_of_the_log(
+    league_db: Path, site: Path, page: Any
+) -> None:
+    league = load_league(league_db)
+    mischief = BOTS.index(MISCHIEF)
+    match = next(m for m in league.matches if mischief in m.key.bots and m.result.hands >= 3)
+    log = log_path_of(league, match)
+    assert log is not None
+    states = _engine_states(log)
+    page_file = site / "matches" / f"{match.key.match_id}.html"
+    data_text = re.search(
+        r'<script type="application/json" id="match-data">(.*?)</script>',
+        page_file.read_text(),
+        re.S,
+    )
+    assert data_text is not None
+    frames = json.loads(data_text.group(1))["frames"]
+    page.goto(page_file.as_uri())
+    assert (
+        page.locator("#table tr[data-seat] td.name")
+        .nth(match.key.bots.index(mischief))
+        .inner_text()
+        .startswith(MISCHIEF)
+    )
+    compared = 0
+    seen_hands = set()
+    for step, frame in enumerate(frames):
+        if step:
+            page.keyboard.press("ArrowRight")
+        assert page.locator("#replay").get_attribute("data-step") == str(step)
+        chips, hands = _shown(page)
+        seen_hands.add(json.dumps(hands))
+        expected = states.get(frame["events"])
+        if expected is not None and frame["kind"] not in ("hand_ended", "match_ended"):
+            assert (chips, hands) == expected, f"step {step}: {frame['lines']}"
+            compared += 1
+        if step == 6:
+            _screenshot(page, "match")
+    assert compared >= 10
+    assert len(seen_hands) > 10  # the shown cards really change as the replay steps
+    final = [seat.chips for seat in match.result.seats]
+    assert _shown(page)[0] == final  # the last step shows the result's chips
+    before = _shown(page)
+    page.keyboard.press("ArrowLeft")
+    assert page.locator("#replay").get_attribute("data-step") == str(len(frames) - 2)
+    page.keyboard.press("ArrowRight")
+    assert _shown(page) == before

@@ -11,9 +11,12 @@ from collections.abc import Sequence
 
 from referee.league.store import StoredMatch
 from referee.report.chart import rating_chart
-from referee.report.data import League, MatchLog, excerpt
+from referee.report.data import League, MatchLog, excerpt, stderr_files
 from referee.report.frames import pretty
 from referee.report.html import Markup, el, json_script, page
+
+MAX_FAULTS_SHOWN = 100  # a bot that times out on every move would make a page of megabytes
+MAX_STDERR_MATCHES = 20
 
 
 def match_file(match_id: str) -> str:
@@ -172,8 +175,27 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
                     el("pre", {"class": "stderr"}, log.stderr[seat_no]),
                 )
             )
-    from referee.report.data import stderr_files
-
+    shown_faults = faults[:MAX_FAULTS_SHOWN]
+    if len(faults) > MAX_FAULTS_SHOWN:
+        shown_faults.append(
+            el(
+                "p",
+                {"class": "meta"},
+                f"... and {len(faults) - MAX_FAULTS_SHOWN} more faults, "
+                "listed in the results above and told in each match's replay",
+            )
+        )
+    recent_stderr = stderr_parts[-MAX_STDERR_MATCHES:]
+    if len(stderr_parts) > MAX_STDERR_MATCHES:
+        recent_stderr.insert(
+            0,
+            el(
+                "p",
+                {"class": "meta"},
+                f"The last {MAX_STDERR_MATCHES} matches with stderr; "
+                "each match page shows its own.",
+            ),
+        )
     files: list[Markup] = []
     for path in stderr_files(league, name):
         try:
@@ -215,11 +237,11 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
             "results",
         ),
         el("h2", None, f"Faults ({len(faults)})"),
-        faults or el("p", {"class": "meta"}, "none"),
+        shown_faults or el("p", {"class": "meta"}, "none"),
         el("h2", None, "stderr"),
         el("p", {"class": "meta"}, "What the bot wrote to its standard error (head and tail)."),
         files,
-        stderr_parts,
+        recent_stderr,
         None if files or stderr_parts else el("p", {"class": "meta"}, "nothing kept"),
     )
     return page(f"{name}: bot", body, root="../")

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+from referee.league.store import StoredMatch
 from referee.report.data import League, MatchLog, load_league, log_path_of, read_match_log
 from referee.report.pages import bot_file, bot_page, index_page, match_file, match_page
 
@@ -46,9 +47,13 @@ class SiteBuilder:
         self._logs: dict[str, tuple[Signature | None, MatchLog | None]] = {}
         self.last_count = -1
 
-    def _match_log(self, league: League, match_id: str) -> tuple[MatchLog | None, bool]:
-        """The match's log (None without one) and whether it is the one read last time."""
-        match = next(m for m in league.matches if m.key.match_id == match_id)
+    def _match_log(self, league: League, match: StoredMatch) -> tuple[MatchLog | None, bool]:
+        """The match's log (None without one) and whether it is unchanged since the last build.
+
+        An unchanged log comes from the cache without its frames (only the
+        bot pages' parts are kept between builds, to keep a long watch small).
+        """
+        match_id = match.key.match_id
         path = log_path_of(league, match)
         signature: Signature | None = None
         if path is not None:
@@ -89,13 +94,19 @@ class SiteBuilder:
         logs: dict[str, MatchLog | None] = {}
         for match in league.matches:
             match_id = match.key.match_id
-            log, unchanged = self._match_log(league, match_id)
+            log, unchanged = self._match_log(league, match)
             logs[match_id] = log
             target = site / match_file(match_id)
             previous = self.out / match_file(match_id)
             if unchanged and previous.is_file() and _link_or_copy(previous, target):
                 continue
+            if unchanged and log is not None:  # the page is gone: read the log again
+                self._logs.pop(match_id)
+                log, _ = self._match_log(league, match)
+                logs[match_id] = log
             target.write_text(match_page(league, match, log), encoding="utf-8")
+            if log is not None:
+                log.frames = []  # written; the bot pages need the rest only
         for index in range(len(league.bots)):
             (site / bot_file(index)).write_text(bot_page(league, index, logs), encoding="utf-8")
         (site / "index.html").write_text(index_page(league), encoding="utf-8")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 from referee.report.data import load_league
 from referee.report.site import SiteBuilder, watch
@@ -74,19 +77,7 @@ def test_a_rebuild_replaces_the_site_whole(league_db: Path, tmp_path: Path) -> N
 def test_watch_rebuilds_when_a_match_finishes(league_db: Path, tmp_path: Path) -> None:
     db = tmp_path / "league.db"
     shutil.copy(league_db, db)
-    # Hide the last match, as if it were still being played.
-    with sqlite3.connect(db) as connection:
-        last = connection.execute(
-            "SELECT match_id FROM matches ORDER BY round DESC, ordinal DESC LIMIT 1"
-        ).fetchone()[0]
-        saved = {
-            table: connection.execute(
-                f"SELECT * FROM {table} WHERE match_id = ?", (last,)
-            ).fetchall()
-            for table in ("matches", "seats", "faults")
-        }
-        for table in ("faults", "seats", "matches"):
-            connection.execute(f"DELETE FROM {table} WHERE match_id = ?", (last,))
+    last, saved = _hide_last_match(db)
     out = tmp_path / "site"
     builder = SiteBuilder(db, out, logs=league_db.parent / "logs")
     built: list[int] = []
@@ -96,11 +87,7 @@ def test_watch_rebuilds_when_a_match_finishes(league_db: Path, tmp_path: Path) -
         nonlocal polls
         polls += 1
         if polls == 2:  # the match finishes while the report watches
-            with sqlite3.connect(db) as connection:
-                for table in ("matches", "seats", "faults"):
-                    for row in saved[table]:
-                        marks = ", ".join("?" * len(row))
-                        connection.execute(f"INSERT INTO {table} VALUES ({marks})", row)
+            _finish(db, saved)
 
     watch(
         builder,
@@ -118,3 +105,88 @@ def test_a_bad_database_is_one_line_and_exit_2(tmp_path: Path) -> None:
     done = _newmarket("report", "--db", str(tmp_path / "none.db"), "--out", str(tmp_path / "s"))
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "no such league database" in done.stderr
+
+
+def _hide_last_match(db: Path) -> tuple[str, dict[str, list[Any]]]:
+    """Take the last match out of the database, as if it were still being played."""
+    with sqlite3.connect(db) as connection:
+        last = str(
+            connection.execute(
+                "SELECT match_id FROM matches ORDER BY round DESC, ordinal DESC LIMIT 1"
+            ).fetchone()[0]
+        )
+        saved = {
+            table: connection.execute(
+                f"SELECT * FROM {table} WHERE match_id = ?", (last,)
+            ).fetchall()
+            for table in ("matches", "seats", "faults")
+        }
+        for table in ("faults", "seats", "matches"):
+            connection.execute(f"DELETE FROM {table} WHERE match_id = ?", (last,))
+    return last, saved
+
+
+def _finish(db: Path, saved: dict[str, list[Any]]) -> None:
+    with sqlite3.connect(db) as connection:
+        for table in ("matches", "seats", "faults"):
+            for row in saved[table]:
+                marks = ", ".join("?" * len(row))
+                connection.execute(f"INSERT INTO {table} VALUES ({marks})", row)
+
+
+def test_the_watch_command_follows_the_league_and_stops_on_ctrl_c(
+    league_db: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "league.db"
+    shutil.copy(league_db, db)
+    last, saved = _hide_last_match(db)
+    out = tmp_path / "site"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "referee.cli",
+            "report",
+            "--db",
+            str(db),
+            "--out",
+            str(out),
+            "--watch",
+            "--interval",
+            "0.2",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120  # a loaded machine: generous
+        while not (out / "index.html").is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (out / "index.html").is_file()
+        assert not (out / "matches" / f"{last}.html").exists()
+        _finish(db, saved)
+        while not (out / "matches" / f"{last}.html").is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert (out / "matches" / f"{last}.html").is_file()
+    finally:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "stopped" in stderr
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")]  # no half site
+
+
+def test_a_league_without_logs_says_so(league_db: Path, tmp_path: Path) -> None:
+    db = tmp_path / "nologs.db"
+    shutil.copy(league_db, db)
+    with sqlite3.connect(db) as connection:
+        connection.execute(
+            "UPDATE matches SET log_path = NULL, result = json_set(result, '$.log_path', NULL)"
+        )
+    out = tmp_path / "site"
+    SiteBuilder(db, out).build()
+    match_page = next((out / "matches").iterdir()).read_text()
+    assert "No log was kept for this match" in match_page
+    bot_page = (out / "bots" / f"{BOTS.index(MISCHIEF)}.html").read_text()
+    assert "kept no match logs" in bot_page
+    assert "illegal" in bot_page  # the faults the database holds

@@ -70,7 +70,7 @@ def observe(match: Match, seat: int) -> Observation:
         boodle=tuple(zip(m._rules.boodle_cards, m._stacks, strict=True)),
         kitty=m._kitty,
         hand=m._cards_of_mask(m._hands[seat]),
-        hand_sizes=tuple(m._counts),
+        hand_sizes=match.hand_sizes(),
         dead_hand_size=int(m._dead).bit_count(),
         played=tuple(played),
         last_card=last_card,

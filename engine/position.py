@@ -210,7 +210,6 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._owner = owner
     match._played = played
     match._hands = hands
-    match._counts = [mask.bit_count() for mask in hands]
     match._dead = dead
     match._known_dead = known_dead
     match._last_suit = -1

@@ -116,6 +116,23 @@ def _tables(order: RankOrder) -> tuple[tuple[int, ...], tuple[Card, ...]]:
 
 
 _TABLES = {order: _tables(order) for order in RankOrder}
+# The top card of each suit (Ace or King): a run always stops after it.
+_TOPS = sum(1 << (13 * suit + 12) for suit in range(4))
+
+
+def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[Card, ...]:
+    """Indexed by ``suit << 13 | m`` for a suit's 13-bit mask m > 0: its lowest card.
+
+    One lookup per suit lists a leader's legal leads (entries with m == 0 are never read).
+    """
+    lows: list[Card] = []
+    for suit in range(4):
+        lows.append(to_card[0])
+        lows.extend(map(to_card[13 * suit : 13 * suit + 13].__getitem__, _LOWEST[1:]))
+    return tuple(lows)
+
+
+_LOWS = {order: _lowest_cards(_TABLES[order][1]) for order in RankOrder}
 _BIT: tuple[int, ...] = tuple(1 << code for code in range(52))
 _ALL_CARDS = (1 << 52) - 1
 
@@ -156,8 +173,8 @@ class Match:
         "_bid_order",
         "_bids",
         "_boodle_at",
+        "_boodle_mask",
         "_chips",
-        "_counts",
         "_dead",
         "_dealer",
         "_deals",
@@ -171,11 +188,13 @@ class Match:
         "_kitty",
         "_known_dead",
         "_last_suit",
+        "_lead_any",
         "_leader",
         "_legal",
         "_live",
         "_log",
         "_log_base",
+        "_lows",
         "_owner",
         "_phase",
         "_places",
@@ -198,6 +217,9 @@ class Match:
     _to_pos: tuple[int, ...]
     _to_card: tuple[Card, ...]
     _boodle_at: list[int]
+    _boodle_mask: int  # the boodle cards' codes
+    _lows: tuple[Card, ...]  # see _lowest_cards
+    _lead_any: bool  # rules.lead_suit is ANY: no pass, no steering away from a suit
     _deals: tuple[Deal, ...]
     _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
     _fixed_ante: tuple[tuple[int, ...], tuple[int, ...]]  # per card, (non-dealer, dealer)
@@ -214,7 +236,6 @@ class Match:
     _owner: list[int]  # who was dealt each card (after any swap); static during play
     _played: int  # mask of the cards played this hand
     _hands: list[int]
-    _counts: list[int]
     _dead: int
     _known_dead: list[int]
     _leader: int
@@ -267,8 +288,12 @@ class Match:
         self._seed = seed
         self._to_pos, self._to_card = _TABLES[rules.rank_order]
         self._boodle_at = [-1] * 52
+        self._boodle_mask = 0
         for index, card in enumerate(rules.boodle_cards):
             self._boodle_at[self._to_pos[card]] = index
+            self._boodle_mask |= 1 << self._to_pos[card]
+        self._lows = _LOWS[rules.rank_order]
+        self._lead_any = rules.lead_suit is LeadSuit.ANY
         self._deals = tuple(deals)
         self._due = (rules.stake_required(False), rules.stake_required(True))
         cards = len(rules.boodle_cards)
@@ -289,7 +314,6 @@ class Match:
         self._owner = [DEAD] * 52
         self._played = 0
         self._hands = [0] * players
-        self._counts = [0] * players
         self._dead = 0
         self._known_dead = [0] * players
         self._leader = -1
@@ -334,6 +358,8 @@ class Match:
 
     def legal_actions(self) -> list[Any]:
         """The choices of the seat to act, sorted; empty exactly when the match is over."""
+        if self._phase == _PHASE_LEAD:
+            return self._legal[:]
         if self._phase == _PHASE_STAKE:
             return list(stake_placements(self._rules.stake_total, len(self._stacks)))
         if self._phase == _PHASE_BID:
@@ -381,7 +407,7 @@ class Match:
         return sum(self._chips) + sum(self._stacks) + self._kitty
 
     def hand_sizes(self) -> tuple[int, ...]:
-        return tuple(self._counts)
+        return tuple(h.bit_count() for h in self._hands)
 
     def hand_of(self, seat: int) -> tuple[Card, ...]:
         """Omniscient: the cards a seat holds. Referees and tests only; bots use observation."""
@@ -436,6 +462,9 @@ class Match:
         other._to_pos = self._to_pos
         other._to_card = self._to_card
         other._boodle_at = self._boodle_at
+        other._boodle_mask = self._boodle_mask
+        other._lows = self._lows
+        other._lead_any = self._lead_any
         other._deals = self._deals
         other._due = self._due
         other._fixed_ante = self._fixed_ante
@@ -452,7 +481,6 @@ class Match:
         other._owner = self._owner  # never changed in place once made (see _play_run)
         other._played = self._played
         other._hands = self._hands[:]
-        other._counts = self._counts[:]
         other._dead = self._dead
         other._known_dead = self._known_dead[:]
         other._leader = self._leader
@@ -489,18 +517,19 @@ class Match:
         other = self.clone()
         other._owner = other._owner[:]
         fixed_dead = other._known_dead[seat] | self._dead_shown_by_stops()
-        holders = [s for s in range(self._players) if s != seat and other._counts[s]]
+        counts = [h.bit_count() for h in other._hands]
+        holders = [s for s in range(self._players) if s != seat and counts[s]]
         pool = [c for s in holders for c in range(52) if other._hands[s] >> c & 1]
         pool += [c for c in range(52) if (other._dead & ~fixed_dead) >> c & 1]
         rng.shuffle(pool)
         at = 0
         for s in holders:
             mask = 0
-            for code in pool[at : at + other._counts[s]]:
+            for code in pool[at : at + counts[s]]:
                 mask |= 1 << code
                 other._owner[code] = s
             other._hands[s] = mask
-            at += other._counts[s]
+            at += counts[s]
         dead = other._dead & fixed_dead
         for code in pool[at:]:
             dead |= 1 << code
@@ -698,7 +727,6 @@ class Match:
         self._owner = owner
         self._played = 0
         self._hands = hands
-        self._counts = [h.bit_count() for h in hands]
         self._dead = dead
         self._known_dead = [0] * n
         self._record((E_DEAL, tuple(hands), dead))
@@ -788,7 +816,6 @@ class Match:
         self._owner = owner
         self._hands[seat] = new
         self._dead = old
-        self._counts[seat] = new.bit_count()
         self._known_dead[seat] = old
         self._record((E_SWAP, seat, price, paid_to, new))
 
@@ -806,17 +833,16 @@ class Match:
         out sorted because a suit's codes and its cards both sit in one block of 13.
         """
         hand = self._hands[seat]
-        to_card = self._to_card
-        lowest = _LOWEST
+        lows = self._lows
         legal = []
         if hand & 0x1FFF:
-            legal.append(to_card[lowest[hand & 0x1FFF]])
+            legal.append(lows[hand & 0x1FFF])
         if hand >> 13 & 0x1FFF:
-            legal.append(to_card[13 + lowest[hand >> 13 & 0x1FFF]])
+            legal.append(lows[hand >> 13 & 0x1FFF | 0x2000])
         if hand >> 26 & 0x1FFF:
-            legal.append(to_card[26 + lowest[hand >> 26 & 0x1FFF]])
+            legal.append(lows[hand >> 26 & 0x1FFF | 0x4000])
         if hand >> 39:
-            legal.append(to_card[39 + lowest[hand >> 39]])
+            legal.append(lows[hand >> 39 | 0x6000])
         last = self._last_suit
         if last >= 0 and self._rules.lead_suit is not LeadSuit.ANY:
             other = [card for card in legal if card // 13 != last]
@@ -846,44 +872,48 @@ class Match:
         played each card is in the owner table, so ``engine.events`` expands it
         later.  An owner table is never changed once a run refers to it (a new
         hand or a redealt clone gets a new list).
+
+        Most cards of a run need only "who holds the next card?": ``rare`` marks
+        the cards after which something else may happen (a boodle card, the top
+        of a suit, a next card already played: none of those change during a run,
+        which plays only cards above the ones played before it), so the common
+        card costs one bit test.
         """
         owner = self._owner
         hands = self._hands
-        counts = self._counts
-        boodle_at = self._boodle_at
         played = self._played
         log = self._log[-1]
         seat = self._to_act
         bit = _BIT
         lead = first = code
         is_lead = True
+        rare = (played >> 1) | _TOPS | self._boodle_mask
+        stop: tuple[Any, ...] | None = None
         while True:
-            hands[seat] ^= bit[code]
-            left = counts[seat] - 1
-            counts[seat] = left
-            if boodle_at[code] >= 0 and self._stacks[boodle_at[code]]:
-                # "takes all the chips on that card" at once (every source)
-                log.append((E_RUN, first, code, is_lead, owner))
-                first = code + 1
-                is_lead = False
-                index = boodle_at[code]
-                won = self._stacks[index]
-                self._stacks[index] = 0
-                self._chips[seat] += won
-                log.append((E_BOODLE, seat, index, won))
-            if not left:
-                if first <= code:
+            hand = hands[seat] ^ bit[code]
+            hands[seat] = hand
+            if rare >> code & 1:
+                index = self._boodle_at[code]
+                if index >= 0 and self._stacks[index]:
+                    # "takes all the chips on that card" at once (every source)
                     log.append((E_RUN, first, code, is_lead, owner))
-                self._played = played | ((2 << code) - (1 << lead))
-                self._settle_out(seat)
-                return
-            if code % 13 == 12:
-                stop = (E_STOP, code, STOP_TOP, -1)
+                    first = code + 1
+                    is_lead = False
+                    won = self._stacks[index]
+                    self._stacks[index] = 0
+                    self._chips[seat] += won
+                    log.append((E_BOODLE, seat, index, won))
+                if not hand:
+                    break
+                if code % 13 == 12:
+                    stop = (E_STOP, code, STOP_TOP, -1)
+                    break
+                if played >> (code + 1) & 1:
+                    stop = (E_STOP, code, STOP_PLAYED, code + 1)
+                    break
+            elif not hand:
                 break
             nxt = code + 1
-            if played >> nxt & 1:
-                stop = (E_STOP, code, STOP_PLAYED, nxt)
-                break
             holder = owner[nxt]
             if holder == 8:  # DEAD
                 stop = (E_STOP, code, STOP_DEAD, nxt)
@@ -892,18 +922,40 @@ class Match:
             seat = holder
         if first <= code:
             log.append((E_RUN, first, code, is_lead, owner))
-        log.append(stop)
         self._played = played | ((2 << code) - (1 << lead))
+        if stop is None:  # the seat played its last card
+            self._settle_out(seat)
+            return
+        log.append(stop)
         # The last player to play leads again (seeds 000/002/003/004).
         self._last_suit = code // 13
-        self._prepare_lead_for(seat, pass_lead=True)
+        if not self._lead_any:
+            self._prepare_lead_for(seat, pass_lead=True)
+            return
+        # _prepare_lead_for inlined for the common rule (any suit may be led).
+        lows = self._lows
+        legal = []
+        if hand := hands[seat] & 0x1FFF:
+            legal.append(lows[hand])
+        if hand := hands[seat] >> 13 & 0x1FFF:
+            legal.append(lows[hand | 0x2000])
+        if hand := hands[seat] >> 26 & 0x1FFF:
+            legal.append(lows[hand | 0x4000])
+        if hand := hands[seat] >> 39:
+            legal.append(lows[hand | 0x6000])
+        self._legal = legal
+        self._leader = seat
+        self._to_act = seat
 
     # -- settlement ------------------------------------------------------------------
 
     def _settle_out(self, winner: int) -> None:
         self._record((E_OUT, winner))
         chips = self._chips
-        others = [(s, self._counts[s]) for s in self._live_seats_from(winner + 1) if s != winner]
+        hands = self._hands
+        others = [
+            (s, hands[s].bit_count()) for s in self._live_seats_from(winner + 1) if s != winner
+        ]
         for seat, owed in owed_to_winner(others, self._rules.payment):
             paid = min(owed, chips[seat])  # a player pays what they have; never below 0
             chips[seat] -= paid
@@ -917,7 +969,7 @@ class Match:
 
     def _settle_blocked(self) -> None:
         self._record((E_BLOCKED,))
-        held = [(s, self._counts[s]) for s in self._live_seats_from(self._dealer + 1)]
+        held = [(s, self._hands[s].bit_count()) for s in self._live_seats_from(self._dealer + 1)]
         winners, owed = blocked_hand_owed(held, self._rules.blocked_hand)
         single = winners[0] if len(winners) == 1 else -1
         pot = 0
@@ -943,7 +995,6 @@ class Match:
         # The cards are shown and gathered: between hands nobody holds any.
         n = self._players
         self._hands = [0] * n
-        self._counts = [0] * n
         self._dead = 0
         self._played = 0
         self._owner = [DEAD] * 52

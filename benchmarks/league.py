@@ -19,6 +19,15 @@ through ``run_league``, the code behind ``newmarket league``, and reports:
 
 Memory per table is one table worker's RSS and its bots' RSS (with ``--jobs
 2``, halved); the league process itself is the same whatever ``--jobs``.
+
+    .venv/bin/python benchmarks/league.py --cluster  # Dask: --cluster local:2 vs --jobs 2
+
+``--cluster`` plays the same league with ``--jobs 2`` and on a Dask
+``LocalCluster`` of 2 worker processes (``--cluster local:2``), and reports
+the matches/s of both, the cluster's set-up and tear-down time, and the
+per-match overhead Dask adds: the extra wall time per match once set-up is
+taken out, and the round trip of an empty task through the same scheduler
+(submit, run on a worker, result back), which a match pays at least once.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 # This directory holds engine.py and referee.py benchmarks, which would shadow the packages.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -152,16 +162,119 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
     }
 
 
+def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float]:
+    """A league on ``--cluster local:N``, the pool's set-up time and an empty task's trip."""
+    from referee.league.cluster import ClusterPool
+
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="newmarket-bench-") as directory:
+        path = Path(directory) / "bench.toml"
+        path.write_text(league_toml(bots, hand_limit))
+        config = parse_config(path.read_text(), path)
+        store = LeagueStore.for_league(Path(directory) / "bench.db", config)
+
+        async def setup_and_round_trip() -> tuple[float, float]:
+            started = time.perf_counter()
+            pool = ClusterPool(
+                f"local:{workers}", config.bots, config.time_control, lambda *_: None, None, print
+            )
+            await pool.start()
+            set_up = time.perf_counter() - started
+            client: Any = pool.client
+            trips = 50
+
+            def empty_tasks() -> float:
+                begun = time.perf_counter()
+                for _ in range(trips):
+                    client.submit(int, 0, pure=False).result()
+                return (time.perf_counter() - begun) / trips
+
+            round_trip = await trio.to_thread.run_sync(empty_tasks)
+            started = time.perf_counter()
+            await pool.aclose()
+            return set_up + time.perf_counter() - started, round_trip
+
+        set_up, round_trip = trio.run(setup_and_round_trip)
+        started = time.perf_counter()
+        run = trio.run(
+            lambda: run_league(
+                config,
+                store,
+                jobs=1,
+                reporter=SilentReporter(),
+                handle_signals=False,
+                cluster=f"local:{workers}",
+            )
+        )
+        elapsed = time.perf_counter() - started
+        assert run.done == run.total, run
+        matches = store.count()
+        store.close()
+    return {
+        "matches": matches,
+        "seconds": elapsed,
+        "matches_per_s": matches / elapsed,
+        "set_up_s": set_up,
+        "round_trip_s": round_trip,
+        "load_before": load_before,
+    }
+
+
+def cluster_main(bots: int, hands: int) -> None:
+    """--jobs 2 against --cluster local:2, each in a fresh child process."""
+    common = ["--bots", str(bots), "--hands", str(hands)]
+    local = subprocess.run(
+        [sys.executable, __file__, "--measure", "2", *common],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dask = subprocess.run(
+        [sys.executable, __file__, "--measure-cluster", "2", *common],
+        stdout=subprocess.PIPE,  # its stderr stays visible: a failure says why
+        text=True,
+        check=True,
+    )
+    jobs = json.loads(local.stdout.strip().splitlines()[-1])
+    cluster = json.loads(dask.stdout.strip().splitlines()[-1])
+    matches = cluster["matches"]
+    played = max(cluster["seconds"] - cluster["set_up_s"], 1e-9)
+    extra = (played - jobs["seconds"]) / matches
+    print(f"league: {matches} matches, {bots} bots at tables of 4, hand limit {hands}")
+    print(
+        f"--jobs 2:          {jobs['matches_per_s']:.2f} matches/s ({jobs['seconds']:.1f} s; "
+        f"load average {jobs['load_before']:.2f})"
+    )
+    print(
+        f"--cluster local:2: {cluster['matches_per_s']:.2f} matches/s ({cluster['seconds']:.1f} s, "
+        f"of which about {cluster['set_up_s']:.1f} s starting and ending the cluster; "
+        f"load average {cluster['load_before']:.2f})"
+    )
+    print(
+        f"Dask's overhead per match: {extra * 1000:+.0f} ms of wall time beyond --jobs 2 "
+        f"(set-up taken out; 2 matches at once), an empty task's round trip "
+        f"{cluster['round_trip_s'] * 1000:.1f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smaller league")
     parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--measure-cluster", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--cluster", action="store_true", help="--cluster local:2 vs --jobs 2")
     parser.add_argument("--bots", type=int, default=6)
     parser.add_argument("--hands", type=int, default=40, help="hand limit per match")
     args = parser.parse_args()
     bots, hands = (5, 10) if args.quick else (args.bots, args.hands)
     if args.measure is not None:
         print(json.dumps(measure(args.measure, bots, hands)))
+        return
+    if args.measure_cluster is not None:
+        print(json.dumps(measure_cluster(args.measure_cluster, bots, hands)))
+        return
+    if args.cluster:
+        cluster_main(bots, hands)
         return
     results = {}
     for jobs in (1, 2):

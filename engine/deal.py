@@ -35,14 +35,32 @@ _WORDS = struct.Struct("<51Q")
 _STEPS = tuple((i, i + 1) for i in range(51, 0, -1))
 
 
-def shuffled(seed: int, hand_number: int, items: list[int]) -> list[int]:
+def shuffled(seed: int, hand_number: int, items: Sequence[int]) -> list[int]:
     """A copy of 52 ``items`` in the seeded random order of hand ``hand_number`` (1-based)."""
     stream = hashlib.shake_256(f"newmarket/deal/{seed}/{hand_number}".encode()).digest(408)
-    out = items[:]
+    out = list(items)
     for (i, modulus), word in zip(_STEPS, _WORDS.unpack(stream), strict=True):
         j = word % modulus
         out[i], out[j] = out[j], out[i]
     return out
+
+
+# _ONE_SEAT[s] maps holder byte s to ASCII "1" and every other holder to "0".
+_ONE_SEAT = tuple(
+    bytes.maketrans(bytes(range(9)), bytes(49 if k == seat else 48 for k in range(9)))
+    for seat in range(9)
+)
+
+
+def holder_masks(owner: list[int], holders: Sequence[int]) -> list[int]:
+    """For each of ``holders``, the 52-bit mask of the positions ``owner`` gives it.
+
+    Done as text: the owner table (one byte per position, position 51 first)
+    becomes a string of 0s and 1s per holder, read back as a binary number:
+    a few C calls per holder instead of a Python loop over the 52 positions.
+    """
+    text = bytes(owner)[::-1]
+    return [int(text.translate(_ONE_SEAT[seat]), 2) for seat in holders]
 
 
 def shuffled_deck(seed: int, hand_number: int) -> list[int]:

@@ -34,7 +34,7 @@ from typing import Any
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card, Rank, RankOrder
 from engine.chips import divide
-from engine.deal import Deal, first_dealer, shuffled
+from engine.deal import Deal, first_dealer, holder_masks, shuffled
 from engine.errors import (
     IllegalActionError,
     MalformedActionError,
@@ -137,6 +137,25 @@ _BIT: tuple[int, ...] = tuple(1 << code for code in range(52))
 _ALL_CARDS = (1 << 52) - 1
 
 
+@lru_cache(maxsize=1024)
+def _holders_by_position(
+    live: tuple[bool, ...], dealer: int, dead_hand: bool, dealing: Dealing
+) -> tuple[int, ...]:
+    """Who receives the k-th card dealt: clockwise from the dealer's left, dead hand last.
+
+    Cached: a table has few (live seats, dealer) combinations and every hand needs one.
+    """
+    n = len(live)
+    recipients = [(dealer + 1 + i) % n for i in range(n) if live[(dealer + 1 + i) % n]]
+    if dead_hand:
+        recipients.append(DEAD)
+    ways = len(recipients)
+    dealt = 52
+    if dealing is Dealing.EQUAL_HANDS:
+        dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
+    return tuple((recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt))
+
+
 @lru_cache(maxsize=64)
 def stake_placements(total: int, cards: int) -> tuple[Stakes, ...]:
     """Every way to spread ``total`` chips over ``cards`` boodle cards, sorted."""
@@ -201,6 +220,7 @@ class Match:
         "_played",
         "_players",
         "_rules",
+        "_seats_and_dead",
         "_seed",
         "_stacks",
         "_stake_order",
@@ -214,6 +234,7 @@ class Match:
     _rules: Rules
     _players: int
     _seed: int
+    _seats_and_dead: tuple[int, ...]  # 0..players-1, then DEAD
     _to_pos: tuple[int, ...]
     _to_card: tuple[Card, ...]
     _boodle_at: list[int]
@@ -286,6 +307,7 @@ class Match:
         self._rules = rules
         self._players = players
         self._seed = seed
+        self._seats_and_dead = (*range(players), DEAD)
         self._to_pos, self._to_card = _TABLES[rules.rank_order]
         self._boodle_at = [-1] * 52
         self._boodle_mask = 0
@@ -459,6 +481,7 @@ class Match:
         other._rules = self._rules
         other._players = self._players
         other._seed = self._seed
+        other._seats_and_dead = self._seats_and_dead
         other._to_pos = self._to_pos
         other._to_card = self._to_card
         other._boodle_at = self._boodle_at
@@ -637,17 +660,6 @@ class Match:
             self._pay_stake(seat, dealer_ante if seat == self._dealer else ante)
         self._deal()
 
-    def _holders_by_position(self) -> list[int]:
-        """Who receives the k-th card dealt: clockwise from the dealer's left, dead hand last."""
-        recipients = self._live_seats_from(self._dealer + 1)
-        if self._rules.dead_hand:
-            recipients.append(DEAD)
-        ways = len(recipients)
-        dealt = 52
-        if self._rules.dealing is Dealing.EQUAL_HANDS:
-            dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
-        return (recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt)
-
     def _eliminate(self, seats: list[int]) -> None:
         for seat in seats:
             self._live[seat] = False
@@ -718,12 +730,12 @@ class Match:
             for mask in hands:
                 dead ^= mask
         else:
-            owner = shuffled(self._seed, self._hand_number, self._holders_by_position())
-            masks = [0] * (DEAD + 1)
-            for code, seat in enumerate(owner):
-                masks[seat] |= _BIT[code]
-            hands = masks[:n]
-            dead = masks[DEAD]
+            holders = _holders_by_position(
+                tuple(self._live), self._dealer, rules.dead_hand, rules.dealing
+            )
+            owner = shuffled(self._seed, self._hand_number, holders)
+            hands = holder_masks(owner, self._seats_and_dead)
+            dead = hands.pop()
         self._owner = owner
         self._played = 0
         self._hands = hands

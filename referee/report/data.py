@@ -144,7 +144,12 @@ def read_match_log(path: Path, start_chips: Sequence[int], verify: bool = True) 
     names = [str(bot.get("name", f"seat {i}")) for i, bot in enumerate(bots or [])]
     rules = header.get("rules") if isinstance(header.get("rules"), dict) else {}
     boodle_cards = [str(card) for card in (rules or {}).get("boodle_cards", [])]
+    # The chips the engine started each seat with: the header's, as replay reads them.
     chips = list(start_chips) if len(start_chips) == len(names) else [0] * len(names)
+    if isinstance(header.get("chips"), list) and len(header["chips"]) == len(names):
+        chips = [int(c) for c in header["chips"]]
+    elif isinstance((rules or {}).get("starting_chips"), int):
+        chips = [int((rules or {})["starting_chips"])] * len(names)
     frames: list[Frame] = []
     try:
         frames = build_frames(names, chips, boodle_cards, records)

@@ -8,9 +8,12 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from referee.report.data import load_league
 from referee.report.site import SiteBuilder, watch
@@ -190,3 +193,37 @@ def test_a_league_without_logs_says_so(league_db: Path, tmp_path: Path) -> None:
     bot_page = (out / "bots" / f"{BOTS.index(MISCHIEF)}.html").read_text()
     assert "kept no match logs" in bot_page
     assert "illegal" in bot_page  # the faults the database holds
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the one-step swap is Linux's renameat2")
+def test_a_reader_never_finds_the_site_missing_or_half_written(
+    league_db: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    builder = SiteBuilder(league_db, out, verify=False)
+    builder.build()
+    pages = sorted(str(p.relative_to(out)) for p in out.rglob("*.html"))
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def rebuild() -> None:
+        try:
+            for _ in range(4):
+                builder.build()
+        except BaseException as error:
+            failures.append(error)
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=rebuild)
+    thread.start()
+    reads = 0
+    try:
+        while not done.is_set():
+            for name in pages:  # every page is there, and whole, at every moment
+                assert (out / name).read_text().endswith("</html>\n"), name
+                reads += 1
+    finally:
+        thread.join(timeout=300)
+    assert reads > 0
+    assert not failures

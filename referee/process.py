@@ -9,6 +9,10 @@ Three rules shape this module, each one a way referees have been hurt:
 * The bot runs in its own session (``start_new_session``), so its process
   group holds it and every child it forks; ending a bot signals the group
   (SIGTERM, a short grace, then SIGKILL) and no grandchild survives it.
+* A bot started under a sandbox (``referee.sandbox``) also has rlimits, its
+  own cgroups and no network, as the level and the machine allow; its
+  cgroups are how a grandchild that left the process group is still ended,
+  and how its CPU time is measured.
 * The referee never waits on a pipe: a stray grandchild can hold stdout or
   stderr open for ever.  Exit is observed with ``Process.wait()`` (which
   watches the process, not its pipes), and the stderr drain is cancelled,
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -31,6 +36,7 @@ from pathlib import Path
 import trio
 
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
+from referee.sandbox import BotCgroups, Sandbox
 
 # What a bot inherits from the referee's environment; everything else it must be given.
 INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "LOGNAME")
@@ -146,8 +152,12 @@ class BotProcess:
     this bot's own stragglers, never a stranger that got the number later.
     """
 
-    def __init__(self, process: trio.Process, stderr: StderrBuffer) -> None:
+    def __init__(
+        self, process: trio.Process, stderr: StderrBuffer, cgroups: BotCgroups | None = None
+    ) -> None:
         self.process = process
+        self.cgroups = cgroups
+        self._cpu_seen: float | None = None
         self.pid = process.pid
         self.pgid = process.pid  # start_new_session: the bot leads its own session and group
         self.stderr = stderr
@@ -155,6 +165,7 @@ class BotProcess:
         self.exited = trio.Event()
         self.status: int | None = None  # as Popen.returncode: negative for a signal
         self._ended = False
+        self._reaped = False  # after this, the group's id may be reused: no /proc look
         self._pidfd: int | None
         try:
             self._pidfd = os.pidfd_open(process.pid)
@@ -162,7 +173,29 @@ class BotProcess:
             self._pidfd = None
 
     def exit_text(self) -> str:
-        return "still running" if self.status is None else describe_exit(self.status)
+        text = "still running" if self.status is None else describe_exit(self.status)
+        if self.cgroups is not None and self.cgroups.oom_killed():
+            text += " (its memory limit was reached)"
+        return text
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time (user + system) the bot's tree has used since its start, or None.
+
+        From the bot's cgroup where it has one: that counts every process that
+        ever ran in it, grandchildren and processes already gone included.
+        Otherwise from ``/proc``: the live members of the process group, each
+        with its reaped children (``cutime``/``cstime``); a child that exited
+        unreaped, or that left the group, is missed.  (``wait4``'s rusage
+        would count only at the very end, and a session plays many matches.)
+        The last value seen is kept, so it can still be read once the tree
+        is gone.
+        """
+        value = self.cgroups.cpu_seconds() if self.cgroups is not None else None
+        if value is None and not self._reaped:
+            value = group_cpu_seconds(self.pgid)
+        if value is not None and (self._cpu_seen is None or value > self._cpu_seen):
+            self._cpu_seen = value
+        return self._cpu_seen
 
     def stdio(self) -> trio.StapledStream[trio.abc.SendStream, trio.abc.ReceiveStream]:
         """The bot's stdin and stdout as one stream."""
@@ -230,13 +263,24 @@ class BotProcess:
                 self.signal_group(signal.SIGTERM)
                 with trio.move_on_after(grace):
                     await self.exited.wait()
+            self.cpu_seconds()  # the last look, while the leader is still there to read
             self.signal_group(signal.SIGKILL)  # the leader is not reaped yet: see the class doc
+            if self.cgroups is not None:
+                self.cgroups.kill()  # members that left the group (setsid) are still here
             status = await self.process.wait()
+            self._reaped = True
             # SIGKILL is delivered, not yet acted on, when killpg returns: wait (briefly)
             # until no member of the group still runs, so "ended" means ended.
             with trio.move_on_after(KILL_WAIT):
-                while group_members(self.pgid):
+                while group_members(self.pgid) or (
+                    self.cgroups is not None and self.cgroups.members()
+                ):
+                    if self.cgroups is not None:
+                        self.cgroups.kill()  # a fork that raced the first kill
                     await trio.sleep(0.01)
+            if self.cgroups is not None:
+                self.cpu_seconds()
+                self.cgroups.remove()
             if self.status is None:
                 self.status = status
             if self._pidfd is not None:
@@ -257,21 +301,81 @@ async def start_process(
     env: Mapping[str, str],
     stdio: bool,
     stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
+    sandbox: Sandbox | None = None,
 ) -> BotProcess:
-    """Start ``argv`` in its own session with a clean environment.
+    """Start ``argv`` in its own session with a clean environment, under ``sandbox``.
 
     With ``stdio`` the bot's stdin and stdout are pipes to the referee;
     otherwise (TCP) they are ``/dev/null``.  Raises ``OSError`` when the
-    program cannot be started (not found, not executable, bad directory).
+    program cannot be started (not found, not executable, bad directory, or
+    its cgroup cannot be made).
     """
     pipe_or_null = subprocess.PIPE if stdio else subprocess.DEVNULL
-    process = await trio.lowlevel.open_process(
-        list(argv),
-        stdin=pipe_or_null,
-        stdout=pipe_or_null,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=dict(env),
-        start_new_session=True,
-    )
-    return BotProcess(process, StderrBuffer(stderr_cap))
+    command = list(argv)
+    cgroups: BotCgroups | None = None
+    if sandbox is not None and sandbox.level != "none":
+        # The wrappers exec the program, so a missing one would only show as the
+        # wrapper's exit status: find it first and fail as an unwrapped start would.
+        check_program(command[0], cwd, env)
+        procs: list[Path] = []
+        if sandbox.uses_cgroups:
+            cgroups = BotCgroups(sandbox)
+            try:
+                procs = cgroups.create()
+            except OSError as error:
+                raise OSError(
+                    error.errno, f"cannot create the bot's cgroup: {error.strerror or error}"
+                ) from None
+        command = sandbox.wrap(command, stdio=stdio, cgroup_procs=procs)
+    try:
+        process = await trio.lowlevel.open_process(
+            command,
+            stdin=pipe_or_null,
+            stdout=pipe_or_null,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+        )
+    except OSError:
+        if cgroups is not None:
+            cgroups.remove()
+        raise
+    return BotProcess(process, StderrBuffer(stderr_cap), cgroups)
+
+
+def check_program(program: str, cwd: Path | None, env: Mapping[str, str]) -> None:
+    """Raise the ``OSError`` that starting ``program`` would raise, if it cannot run."""
+    if "/" in program:
+        path = Path(program) if cwd is None else cwd / program
+        if not path.is_file():
+            raise FileNotFoundError(2, "No such file or directory", program)
+        if not os.access(path, os.X_OK):
+            raise PermissionError(13, "Permission denied", program)
+        return
+    if shutil.which(program, path=env.get("PATH", DEFAULT_PATH)) is None:
+        raise FileNotFoundError(2, "No such file or directory", program)
+
+
+def group_cpu_seconds(pgid: int) -> float | None:
+    """User + system CPU of the live members of group ``pgid`` and their reaped children."""
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0
+    found = False
+    if not os.path.isdir("/proc"):
+        return None
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        # state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+        # cutime cstime: fields[2] is pgrp, fields[11:15] the times
+        if len(fields) > 14 and int(fields[2]) == pgid:
+            found = True
+            total += sum(int(value) for value in fields[11:15])
+    return total / ticks if found else None

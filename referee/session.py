@@ -46,6 +46,7 @@ from protocol.transports import ENV_CONNECT, ENV_TOKEN
 from referee.bots import BotSpec
 from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
 from referee.process import BotProcess, StderrBuffer, clean_environment, start_process
+from referee.sandbox import Sandbox
 from referee.tcp_guard import MAX_PENDING_CONNECTIONS, PendingConnections, token_matches
 from referee.timecontrol import TimeControl
 
@@ -84,9 +85,12 @@ class BotSession:
     Build one with ``open_bot`` (a spec) or ``open_stream_bot`` (any stream).
     """
 
-    def __init__(self, spec: BotSpec, time_control: TimeControl) -> None:
+    def __init__(
+        self, spec: BotSpec, time_control: TimeControl, sandbox: Sandbox | None = None
+    ) -> None:
         self.spec = spec
         self.time_control = time_control
+        self.sandbox = sandbox  # the limits and isolation its process starts under
         self.connection: Connection | None = None
         self.process: BotProcess | None = None
         self.reported_name: str | None = None
@@ -118,6 +122,10 @@ class BotSession:
     @property
     def pgid(self) -> int | None:
         return None if self.process is None else self.process.pgid
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the bot's process tree has used so far (None: no process of ours)."""
+        return None if self.process is None else self.process.cpu_seconds()
 
     def stderr_text(self) -> str:
         return "" if self.process is None else self.process.stderr.text()
@@ -285,7 +293,11 @@ class BotSession:
         spec = self.spec
         try:
             process = await start_process(
-                spec.command, cwd=spec.cwd, env=clean_environment(env), stdio=stdio
+                spec.command,
+                cwd=spec.cwd,
+                env=clean_environment(env),
+                stdio=stdio,
+                sandbox=self.sandbox,
             )
         except OSError as error:
             reason = error.strerror or str(error)
@@ -518,6 +530,7 @@ async def open_bots(
     tokens: Sequence[str | None] | None = None,
     on_listen: Callable[[int, str, int, str], None] | None = None,
     stderr_dir: Path | None = None,
+    sandbox: Sandbox | None = None,
 ) -> AsyncIterator[list[BotSession]]:
     """Start several bots side by side (start-up is paid in parallel); end them all on exit.
 
@@ -525,8 +538,10 @@ async def open_bots(
     ``on_listen(index, host, port, token)`` is told each TCP address, so an
     operator can pass it to a remote bot.  With ``stderr_dir`` each bot's
     stderr (head and tail, capped) is saved there as ``<index>-<name>.stderr``.
+    ``sandbox`` (``referee.sandbox.resolve``) is what every bot process starts
+    under; None is the process group alone.
     """
-    sessions = [BotSession(spec, time_control) for spec in specs]
+    sessions = [BotSession(spec, time_control, sandbox) for spec in specs]
     async with trio.open_nursery() as nursery:
         try:
             async with trio.open_nursery() as starters:
@@ -591,6 +606,7 @@ async def open_bot(
     token: str | None = None,
     on_listen: ListenCallback | None = None,
     stderr_path: Path | None = None,
+    sandbox: Sandbox | None = None,
 ) -> AsyncIterator[BotSession]:
     """Start one bot and handshake; on exit shut it down and end its process tree.
 
@@ -600,7 +616,13 @@ async def open_bot(
     """
     listen = None if on_listen is None else _drop_index(on_listen)
     async with open_bots(
-        [spec], time_control, host=host, port=port, tokens=[token], on_listen=listen
+        [spec],
+        time_control,
+        host=host,
+        port=port,
+        tokens=[token],
+        on_listen=listen,
+        sandbox=sandbox,
     ) as sessions:
         try:
             yield sessions[0]

@@ -284,6 +284,8 @@ def match_page(league: League, match: StoredMatch, log: MatchLog | None) -> str:
         return page(f"match {match.key.match_id}", el("main", None, parts), root="../")
     if log.error is not None:
         parts.append(el("p", {"class": "warning"}, f"The log cannot be read whole: {log.error}"))
+        if len(log.frames) < 2:  # nothing to step through
+            return page(f"match {match.key.match_id}", el("main", None, parts), root="../")
     elif log.verified is not None:
         parts.append(
             el(

@@ -227,3 +227,38 @@ def test_a_reader_never_finds_the_site_missing_or_half_written(
         thread.join(timeout=300)
     assert reads > 0
     assert not failures
+
+
+def test_a_damaged_log_is_named_on_its_match_page(league_db: Path, tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    shutil.copytree(league_db.parent / "logs", logs)
+    first, second = sorted(logs.glob("*.jsonl"))[:2]
+    first.write_bytes(first.read_bytes()[:-40])  # cut short, as by a kill -9
+    lines = second.read_text().splitlines(keepends=True)
+    lines[5] = lines[5].replace('"seat":0', '"seat":1', 1) if '"seat":0' in lines[5] else "{}\n"
+    second.write_text("".join(lines))
+    out = tmp_path / "site"
+    done = _newmarket("report", "--db", str(league_db), "--out", str(out), "--logs", str(logs))
+    assert done.returncode == 0, done.stderr
+    cut = (out / "matches" / f"{first.stem}.html").read_text()
+    assert "The log cannot be read whole: line" in cut and "cut short" in cut
+    changed = (out / "matches" / f"{second.stem}.html").read_text()
+    assert "does not verify" in changed or "cannot be read whole" in changed
+    assert (
+        "The log verifies"
+        in (out / "matches" / f"{sorted(logs.glob('*.jsonl'))[2].stem}.html").read_text()
+    )
+
+
+def test_a_missing_logs_directory_is_one_line_and_exit_2(league_db: Path, tmp_path: Path) -> None:
+    done = _newmarket(
+        "report",
+        "--db",
+        str(league_db),
+        "--out",
+        str(tmp_path / "s"),
+        "--logs",
+        str(tmp_path / "x"),
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --logs:") and done.stderr.count("\n") == 1

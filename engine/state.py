@@ -135,6 +135,9 @@ def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[Card, ...]:
 _LOWS = {order: _lowest_cards(_TABLES[order][1]) for order in RankOrder}
 _BIT: tuple[int, ...] = tuple(1 << code for code in range(52))
 _ALL_CARDS = (1 << 52) - 1
+# The owner table between hands.  Owner tables are never changed in place (see
+# _play_run), so every match shares this one.
+_NO_OWNER = [DEAD] * 52
 
 
 @lru_cache(maxsize=1024)
@@ -333,7 +336,7 @@ class Match:
         self._hands_played = 0
         self._phase = _PHASE_OVER
         self._to_act = -1
-        self._owner = [DEAD] * 52
+        self._owner = _NO_OWNER
         self._played = 0
         self._hands = [0] * players
         self._dead = 0
@@ -647,7 +650,7 @@ class Match:
             if not self._live[dealer]:
                 self._dealer = self._next_live(dealer)
         self._hand_number += 1
-        self._record((E_HAND_START, self._hand_number, self._dealer))
+        self._log[-1].append((E_HAND_START, self._hand_number, self._dealer))
         order = self._live_seats_from(self._dealer + 1)
         if rules.ante is Ante.FREE:
             self._phase = _PHASE_STAKE
@@ -655,9 +658,24 @@ class Match:
             self._stakes = []
             self._to_act = order[0]
             return
+        # Fixed antes, _pay_stake for every seat at once: each seat pays its due
+        # (the ante plus any kitty ante) and each boodle card gets every seat's ante.
         ante, dealer_ante = self._fixed_ante
+        kitty = rules.kitty_ante
+        dealer = self._dealer
+        log = self._log[-1]
         for seat in order:
-            self._pay_stake(seat, dealer_ante if seat == self._dealer else ante)
+            if seat == dealer:
+                chips[seat] -= dealer_due
+                log.append((E_STAKE, seat, dealer_ante, kitty))
+            else:
+                chips[seat] -= due
+                log.append((E_STAKE, seat, ante, kitty))
+        self._kitty += kitty * len(order)
+        stacks = self._stacks
+        others = len(order) - 1
+        for index in range(len(stacks)):
+            stacks[index] += ante[index] * others + dealer_ante[index]
         self._deal()
 
     def _eliminate(self, seats: list[int]) -> None:
@@ -740,8 +758,8 @@ class Match:
         self._played = 0
         self._hands = hands
         self._dead = dead
-        self._known_dead = [0] * n
-        self._record((E_DEAL, tuple(hands), dead))
+        # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
+        self._log[-1].append((E_DEAL, tuple(hands), dead))
         if rules.dead_hand_exchange is DeadHandExchange.OFF:
             self._start_play()
             return
@@ -962,20 +980,22 @@ class Match:
     # -- settlement ------------------------------------------------------------------
 
     def _settle_out(self, winner: int) -> None:
-        self._record((E_OUT, winner))
+        log = self._log[-1]
+        log.append((E_OUT, winner))
         chips = self._chips
         hands = self._hands
         others = [
             (s, hands[s].bit_count()) for s in self._live_seats_from(winner + 1) if s != winner
         ]
         for seat, owed in owed_to_winner(others, self._rules.payment):
-            paid = min(owed, chips[seat])  # a player pays what they have; never below 0
-            chips[seat] -= paid
+            held = chips[seat]
+            paid = owed if owed <= held else held  # a player pays what they have; never below 0
+            chips[seat] = held - paid
             chips[winner] += paid
-            self._record((E_PAY, seat, winner, paid, owed))
+            log.append((E_PAY, seat, winner, paid, owed))
         if self._kitty:
             chips[winner] += self._kitty
-            self._record((E_KITTY, winner, self._kitty))
+            log.append((E_KITTY, winner, self._kitty))
             self._kitty = 0
         self._end_hand((winner,))
 
@@ -1001,7 +1021,7 @@ class Match:
         self._end_hand(winners)
 
     def _end_hand(self, winners: tuple[int, ...]) -> None:
-        self._record((E_HAND_END, tuple(self._hands), self._dead, winners))
+        self._log[-1].append((E_HAND_END, tuple(self._hands), self._dead, winners))
         self._hands_played += 1
         self._legal = []
         # The cards are shown and gathered: between hands nobody holds any.
@@ -1009,7 +1029,7 @@ class Match:
         self._hands = [0] * n
         self._dead = 0
         self._played = 0
-        self._owner = [DEAD] * 52
+        self._owner = _NO_OWNER
         self._known_dead = [0] * n
         self._last_suit = -1
         self._begin_hand()

@@ -204,6 +204,10 @@ def main() -> None:
         sub.add_argument("--option", action="append", default=[])
         sub.add_argument("--groups", type=int, default=20)
         sub.add_argument("--move-time", type=float, default=1.0)
+        # No bank by default, as in `newmarket sprt`: the search bot spends 1/40 of any
+        # bank on every decision, so a bank would quietly make it think longer than
+        # --move-time says (the 10 s default bank adds 0.25 s per decision).
+        sub.add_argument("--time-bank", type=float, default=0.0)
         sub.add_argument("--seed", type=int, default=1)
         sub.add_argument("--concurrency", type=int, default=1)
     commands.choices["league"].add_argument("--bot", action="append", required=True)
@@ -225,7 +229,9 @@ def main() -> None:
     if args.command == "asn":
         asn(args)
         return
-    control = TimeControl(move_time=args.move_time, startup_time=30.0, margin=0.1)
+    control = TimeControl(
+        move_time=args.move_time, time_bank=args.time_bank, startup_time=30.0, margin=0.05
+    )
     if args.command == "league":
         specs = unique_names([resolve_bot(text) for text in args.bot])
         trio.run(league, specs, args, control)

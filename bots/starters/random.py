@@ -5,8 +5,11 @@ kind, each picking at random among the choices the request allows.  It is the
 baseline every other bot should beat.
 
 Run it with ``python -m bots.starters.random``.  Set ``NEWMARKET_RANDOM_SEED``
-to an integer to make its choices repeatable (the default seed is 0, so two
-runs of the same matches play the same way).
+to an integer to vary its play (the default seed is 0).  Its generator is
+reseeded at every ``match_start`` from that seed, the match id and its seat,
+so a match plays the same way whichever process plays it and whatever that
+process played before: a league gives the same games with any ``--jobs`` and
+after a resume.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 import random
 
 from bots.sdk import Bot, TableState, run
-from protocol.messages import Request
+from protocol.messages import MatchStart, Request
 
 
 class RandomBot(Bot):
@@ -26,7 +29,14 @@ class RandomBot(Bot):
     def __init__(self, seed: int = 0) -> None:
         # One private generator, never the global one: the bot's choices then
         # depend on its seed and the requests it sees, and nothing else.
+        self.seed = seed
         self.rng = random.Random(seed)
+
+    def on_match_start(self, start: MatchStart, state: TableState) -> None:
+        # Reseed per match from what the referee sends at match start.  A
+        # string seed goes through SHA-512 in random.Random, so it does not
+        # depend on PYTHONHASHSEED: every process derives the same generator.
+        self.rng = random.Random(f"{self.seed}/{start.match_id}/{start.seat}")
 
     def lead(self, request: Request, state: TableState) -> str:
         # request.legal lists every card you may lead now (the lowest card you

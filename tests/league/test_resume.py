@@ -1,9 +1,8 @@
 """Real leagues in real processes: killed with SIGKILL at random moments, resumed, compared.
 
-The bots are the bundled deterministic ones (not ``random``, whose generator
-is seeded once per process and so would depend on which matches a process
-happened to play), with a move time far above what they need, so a result
-can only depend on the seed.  Every assertion holds wherever the kills land;
+The bots are the bundled deterministic ones (``random`` is deterministic per
+match too, tested in test_reproducible.py), with a move time far above what
+they need, so a result can only depend on the seed.  Every assertion holds wherever the kills land;
 the random moments change what is tested, never whether it passes.
 """
 

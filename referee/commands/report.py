@@ -42,7 +42,9 @@ def report_command(
     if logs is not None and not logs.is_dir():
         typer.echo(f"error: --logs: {logs} is not a directory", err=True)
         raise typer.Exit(code=2)
-    builder = SiteBuilder(db, out, logs, verify=not no_verify)
+    # Under --watch the standings page of an unfinished league reloads itself.
+    refresh = max(5, round(interval * 5)) if watch_db else None
+    builder = SiteBuilder(db, out, logs, verify=not no_verify, refresh=refresh)
 
     def built(league: League) -> None:
         print(

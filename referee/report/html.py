@@ -65,10 +65,22 @@ def json_script(element_id: str, value: object) -> Markup:
     return Markup(f'<script type="application/json" id="{esc(element_id)}">{text}</script>')
 
 
-def page(title: str, body: object, *, root: str, scripts: Iterable[str] = ()) -> str:
-    """A whole page; ``root`` is the relative path to the site's top ("", "../")."""
+def page(
+    title: str,
+    body: object,
+    *,
+    root: str,
+    scripts: Iterable[str] = (),
+    refresh: int | None = None,
+) -> str:
+    """A whole page; ``root`` is the relative path to the site's top ("", "../").
+
+    ``refresh`` (seconds) makes the browser reload the page by itself: the
+    standings of a league that is still being played, under ``--watch``.
+    """
     head = [
         Markup('<meta charset="utf-8">'),
+        el("meta", {"http-equiv": "refresh", "content": str(refresh)}) if refresh else None,
         el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
         # No network: the site must open from disk, and a page fetches nothing from anywhere.
         el(

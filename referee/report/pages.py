@@ -8,6 +8,7 @@ league's own ids, made safe all the same.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from referee.league.store import StoredMatch
 from referee.report.chart import rating_chart
@@ -37,10 +38,13 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], cls: str = 
     )
 
 
-def index_page(league: League) -> str:
+def index_page(league: League, refresh: int | None = None) -> str:
     s = league.standings
     bot_index = {name: i for i, name in enumerate(league.bots)}
     done = f"{s.matches_done}" + (f" of {s.matches_total}" if s.matches_total is not None else "")
+    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+    if s.finished:
+        refresh = None  # nothing more will come
     state = "final" if s.finished else "so far"
     headers = ["#", "bot"]
     if s.format == "bankroll":
@@ -82,7 +86,12 @@ def index_page(league: League) -> str:
         "main",
         None,
         el("h1", None, league.name),
-        el("p", {"class": "meta"}, f"Standings {state}: {done} matches ({s.format})."),
+        el(
+            "p",
+            {"class": "meta"},
+            f"Standings {state}: {done} matches ({s.format}). Made {made} UTC"
+            + (f", reloads every {refresh} s while the league runs." if refresh else "."),
+        ),
         el("p", {"class": "note"}, s.note) if s.note else None,
         _table(headers, rows, "standings"),
         el(
@@ -96,7 +105,7 @@ def index_page(league: League) -> str:
         el("h2", None, "Matches"),
         _match_list(league, league.matches),
     )
-    return page(f"{league.name}: standings", body, root="")
+    return page(f"{league.name}: standings", body, root="", refresh=refresh)
 
 
 def _match_list(league: League, matches: Sequence[StoredMatch], root: str = "") -> Markup:

@@ -39,11 +39,19 @@ Signature = tuple[str, int, int]  # (log path, size, mtime_ns)
 class SiteBuilder:
     """Builds the site for one database into ``out``; call ``build`` again to refresh it."""
 
-    def __init__(self, db: Path, out: Path, logs: Path | None = None, verify: bool = True) -> None:
+    def __init__(
+        self,
+        db: Path,
+        out: Path,
+        logs: Path | None = None,
+        verify: bool = True,
+        refresh: int | None = None,
+    ) -> None:
         self.db = db
         self.out = out
         self.logs = logs
         self.verify = verify
+        self.refresh = refresh  # seconds: the standings page reloads itself (--watch)
         self._logs: dict[str, tuple[Signature | None, MatchLog | None]] = {}
         self.last_count = -1
 
@@ -109,7 +117,7 @@ class SiteBuilder:
                 log.frames = []  # written; the bot pages need the rest only
         for index in range(len(league.bots)):
             (site / bot_file(index)).write_text(bot_page(league, index, logs), encoding="utf-8")
-        (site / "index.html").write_text(index_page(league), encoding="utf-8")
+        (site / "index.html").write_text(index_page(league, self.refresh), encoding="utf-8")
 
 
 def _link_or_copy(source: Path, target: Path) -> bool:

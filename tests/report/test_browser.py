@@ -197,3 +197,11 @@ def test_stepping_the_replay_shows_the_cards_and_chips_of_the_log(
     assert page.locator("#replay").get_attribute("data-step") == str(len(frames) - 2)
     page.keyboard.press("ArrowRight")
     assert _shown(page) == before
+    page.keyboard.press("Home")
+    assert page.locator("#replay").get_attribute("data-step") == "0"
+    page.keyboard.press("PageDown")  # the first step of the next hand
+    step = int(page.locator("#replay").get_attribute("data-step"))
+    assert frames[step]["hand"] != frames[step - 1]["hand"]
+    assert page.locator("#position").inner_text().startswith(f"hand {frames[step]['hand']} ")
+    page.keyboard.press("End")
+    assert page.locator("#replay").get_attribute("data-step") == str(len(frames) - 1)

@@ -167,10 +167,13 @@ def test_the_watch_command_follows_the_league_and_stops_on_ctrl_c(
             time.sleep(0.1)
         assert (out / "index.html").is_file()
         assert not (out / "matches" / f"{last}.html").exists()
+        # The league is not finished: its standings reload themselves in the browser.
+        assert 'http-equiv="refresh"' in (out / "index.html").read_text()
         _finish(db, saved)
         while not (out / "matches" / f"{last}.html").is_file() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert (out / "matches" / f"{last}.html").is_file()
+        assert 'http-equiv="refresh"' not in (out / "index.html").read_text()  # final
     finally:
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)

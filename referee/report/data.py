@@ -27,7 +27,7 @@ from referee.league.standings import Standings, compute
 from referee.league.store import LeagueStore, StoredMatch
 from referee.matchlog import LogError, read_log
 from referee.replay import verify_log
-from referee.report.frames import Frame, build_frames
+from referee.report.frames import Frame, Narrator, build_frames
 
 STDERR_EXCERPT = 4000  # characters of a bot's stderr shown per match and per file
 TRANSCRIPT_REQUESTS = 3  # a fault's transcript starts this many of the seat's requests back
@@ -190,7 +190,7 @@ def transcripts(records: Sequence[dict[str, Any]]) -> list[FaultTranscript]:
         end = position + 1
         while end < len(mine) and mine[end][1].get("type") != "request":
             end += 1
-        lines = [_transcript_line(r) for _, r in mine[start:end]]
+        lines = _with_table_events(records, [i for i, _ in mine[start:end]])
         out.append(
             FaultTranscript(
                 seat=int(seat) if isinstance(seat, int) else -1,
@@ -201,6 +201,43 @@ def transcripts(records: Sequence[dict[str, Any]]) -> list[FaultTranscript]:
             )
         )
     return out
+
+
+TABLE_LINES = 6  # of what happened at the table between two of the seat's lines, the last few
+
+
+def _with_table_events(
+    records: Sequence[dict[str, Any]], indices: Sequence[int]
+) -> list[tuple[str, str]]:
+    """The seat's lines at ``indices``, each after what the table did since the previous one."""
+    header = records[0] if records else {}
+    bots = header.get("bots") if isinstance(header.get("bots"), list) else []
+    names = [str(bot.get("name", f"seat {i}")) for i, bot in enumerate(bots or [])]
+    rules = header.get("rules") if isinstance(header.get("rules"), dict) else {}
+    narrator = Narrator(names, [str(c) for c in (rules or {}).get("boodle_cards", [])])
+    # Start at the run (or hand) in progress before the first line, so that its lead is told.
+    cursor = indices[0]
+    while cursor > 1 and not _starts_a_run(records[cursor]):
+        cursor -= 1
+    lines: list[tuple[str, str]] = []
+    for index in indices:
+        for record in records[cursor:index]:
+            if record.get("type") == "event" and isinstance(record.get("event"), dict):
+                narrator.event(record["event"])
+        cursor = index + 1
+        told = narrator.take()
+        if len(told) > TABLE_LINES:
+            told = ["...", *told[-TABLE_LINES:]]
+        lines += [("#", line) for line in told]
+        lines.append(_transcript_line(records[index]))
+    return lines
+
+
+def _starts_a_run(record: dict[str, Any]) -> bool:
+    event = record.get("event")
+    if record.get("type") != "event" or not isinstance(event, dict):
+        return False
+    return bool(event.get("type") == "hand_started" or event.get("lead"))
 
 
 def _transcript_line(record: dict[str, Any]) -> tuple[str, str]:

@@ -167,8 +167,9 @@ class _Table:
 
     def event(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")
-        # A run's own events (and the stop or going out that ends it) join the run's line.
-        if kind not in ("card_played", "boodle_won", "run_stopped", "went_out"):
+        # A run's own events (and the stop or going out that ends it) join the run's line,
+        # and a hand's stakes are told together.
+        if kind not in ("card_played", "boodle_won", "run_stopped", "went_out", "stake_placed"):
             self.flush_text()
         handler = getattr(self, f"on_{kind}", None)
         if handler is None:
@@ -328,6 +329,25 @@ class _Table:
         order = sorted(range(len(e["places"])), key=lambda seat: (e["places"][seat], seat))
         places = ", ".join(f"{e['places'][seat]}. {self.name(seat)}" for seat in order)
         self.lines.append(f"match over ({e['reason']}): {places}")
+
+
+class Narrator:
+    """Events as the viewer's lines, with no table to keep (the fault transcripts' ``#`` lines)."""
+
+    def __init__(self, names: Sequence[str], boodle_cards: Sequence[str]) -> None:
+        self._table = _Table(names, [0] * len(names), boodle_cards)
+
+    def event(self, event: Mapping[str, Any]) -> None:
+        try:
+            self._table.event(event)
+        except (KeyError, TypeError, ValueError, IndexError):
+            self._table.lines.append(f"(an event that cannot be read: {event.get('type')})")
+
+    def take(self) -> list[str]:
+        """The lines told since the last call."""
+        self._table.flush_text()
+        lines, self._table.lines = self._table.lines, []
+        return lines
 
 
 def build_frames(

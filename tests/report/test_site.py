@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from referee.report.data import load_league
+from referee.report.data import load_league, log_path_of, read_match_log
 from referee.report.site import SiteBuilder, watch
 from tests.report.conftest import BOTS, MISCHIEF
 
@@ -265,3 +265,28 @@ def test_a_missing_logs_directory_is_one_line_and_exit_2(league_db: Path, tmp_pa
     )
     assert done.returncode == 2
     assert done.stderr.startswith("error: --logs:") and done.stderr.count("\n") == 1
+
+
+def test_each_fault_has_its_transcript_with_the_table_around_it(league_db: Path) -> None:
+    league = load_league(league_db)
+    mischief = BOTS.index(MISCHIEF)
+    checked = 0
+    for match in league.matches:
+        if mischief not in match.key.bots:
+            continue
+        seat = match.key.bots.index(mischief)
+        path = log_path_of(league, match)
+        assert path is not None
+        log = read_match_log(path, match.key.start_chips, verify=False)
+        mine = [t for t in log.transcripts if t.seat == seat]
+        assert [(t.kind, t.hand, t.detail) for t in mine] == [
+            (f.kind, f.hand, f.detail) for f in match.result.seats[seat].faults
+        ]
+        for transcript in mine:
+            marks = [mark for mark, _ in transcript.lines]
+            fault = marks.index("!")
+            assert marks[fault - 2 : fault + 2] == ["<", ">", "!", "="]  # asked, replied, judged
+            assert "#" in marks[: fault - 2]  # what the table did before the request
+            assert transcript.detail in transcript.lines[fault][1]
+            checked += 1
+    assert checked > 0

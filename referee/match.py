@@ -101,7 +101,11 @@ class SeatResult:
     chips taken from boodle cards; ``hands_won`` the hands the seat went out
     in or won (a share of) when blocked.  ``decisions`` counts the requests
     the seat was asked, ``defaults`` the decisions the default policy made
-    for it, ``think_ms`` the total latency of its replies.
+    for it, ``think_ms`` the total latency of its replies (wall time), and
+    ``cpu_ms`` the CPU time the bot's whole process tree used during the
+    match (None for a bot with no process of ours): a timeout with ``cpu_ms``
+    near the wall time it waited is a slow bot; with little ``cpu_ms``, a
+    bot that was not computing, or a host too loaded to run it.
     """
 
     seat: int
@@ -116,6 +120,7 @@ class SeatResult:
     decisions: int = 0
     defaults: int = 0
     think_ms: int = 0
+    cpu_ms: int | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -131,6 +136,7 @@ class SeatResult:
             "decisions": self.decisions,
             "defaults": self.defaults,
             "think_ms": self.think_ms,
+            "cpu_ms": self.cpu_ms,
         }
 
     @classmethod
@@ -150,6 +156,7 @@ class MatchResult:
     seats: list[SeatResult]
     log_path: Path | None
     reason: str = ""  # the engine's: "players_left" or "hand_limit"
+    wall_ms: int = 0  # the match's wall time, next to each seat's ``cpu_ms``
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -160,6 +167,7 @@ class MatchResult:
             "reason": self.reason,
             "seats": [seat.to_json() for seat in self.seats],
             "log_path": None if self.log_path is None else str(self.log_path),
+            "wall_ms": self.wall_ms,
         }
 
     @classmethod
@@ -173,6 +181,7 @@ class MatchResult:
             seats=[SeatResult.from_json(seat) for seat in data["seats"]],
             log_path=None if log_path is None else Path(log_path),
             reason=data.get("reason", ""),
+            wall_ms=data.get("wall_ms", 0),
         )
 
     @property
@@ -206,6 +215,7 @@ class _Seat:
         self.think = 0.0
         self.boodle_chips = 0
         self.hands_won = 0
+        self.cpu_at_start = session.cpu_seconds()
 
     @property
     def playing(self) -> bool:
@@ -269,6 +279,7 @@ class _Referee:
     # ------------------------------------------------------------- the match
 
     async def play(self) -> MatchResult:
+        self.started = trio.current_time()
         self.write_header()
         for seat in self.seats:
             session = seat.session
@@ -342,9 +353,17 @@ class _Referee:
                 "first_dealer": self.match.dealer,  # chance, from the seed (as every deal)
                 "rules": self.rules.to_dict(),
                 "time_control": self.control.to_json(),
+                "sandbox": self.sandbox_json(),
                 "bots": bots,
             }
         )
+
+    def sandbox_json(self) -> dict[str, object]:
+        """The protections the bots run under (``referee.sandbox``); all seats share one."""
+        for seat in self.seats:
+            if seat.session.sandbox is not None:
+                return seat.session.sandbox.to_json()
+        return {"level": "none", "active": ["process group"], "missing": [], "limits": None}
 
     async def start_all(self) -> None:
         """Send ``match_start`` to every live seat."""
@@ -756,6 +775,7 @@ class _Referee:
                 decisions=seat.decisions,
                 defaults=seat.defaults,
                 think_ms=round(seat.think * 1000),
+                cpu_ms=cpu_ms(seat),
             )
             for seat in self.seats
         ]
@@ -767,6 +787,7 @@ class _Referee:
             seats=seats,
             log_path=self.log.path,
             reason=outcome.reason,
+            wall_ms=round((trio.current_time() - self.started) * 1000),
         )
 
     async def finish_all(self, result: MatchResult) -> None:
@@ -803,6 +824,14 @@ class _Referee:
             for seat in self.seats:
                 if seat.session.alive:
                     nursery.start_soon(finish, seat)
+
+
+def cpu_ms(seat: _Seat) -> int | None:
+    """The CPU time the seat's bot used since the match began, in ms (None: unmeasured)."""
+    now = seat.session.cpu_seconds()
+    if now is None:
+        return None
+    return round((now - (seat.cpu_at_start or 0.0)) * 1000)
 
 
 def _line_id(line: bytes) -> object:

@@ -9,7 +9,9 @@ the ``result``:
               players, the first dealer (the match's first chance outcome),
               every rule option, the time control, and per seat the
               bot's name, command, working directory, transport, the name and
-              version it reported, and whether it started.
+              version it reported, and whether it started; ``sandbox``: the
+              level, the protections active and those missing on this
+              machine, and the limits (``referee.sandbox``).
 ``chance``    a hand's deal (every hand and the dead hand): the match's chance
               outcomes, written before the ``cards_dealt`` event they explain.
 ``event``     one omniscient engine event (``referee.convert.log_event``), with
@@ -25,7 +27,8 @@ the ``result``:
               ``bot``, or ``default`` (a fault, a disqualified or dead seat).
 ``lost``      a bot lost after the result was decided (while told the end).
 ``stderr``    what a bot wrote to stderr during the match (head and tail, capped).
-``result``    ``MatchResult.to_json()``.
+``result``    ``MatchResult.to_json()``: with the match's ``wall_ms`` and each
+              seat's ``cpu_ms`` (its process tree's CPU time in the match).
 
 Lines are buffered per decision and flushed before the referee waits on a
 bot, so a killed referee leaves a readable prefix (at worst a last line cut

@@ -34,7 +34,7 @@ from referee.match import FaultRecord, MatchResult, SeatResult, final_places
 from referee.matchlog import LOG_FORMAT, LogError, read_log
 
 # Result fields that record how the match was played rather than what happened in it.
-_UNCHECKED_SEAT_FIELDS = ("think_ms",)
+_UNCHECKED_SEAT_FIELDS = ("think_ms", "cpu_ms")  # measured, not derived from the game
 
 
 @dataclasses.dataclass
@@ -348,10 +348,11 @@ class _Verifier:
             raise LogError(f"event {self.checked} is missing before the result: {missing}", number)
         expected = self.recompute(record)
         logged: dict[str, Any] = copy.deepcopy(record)
-        for key in ("type", "log_path"):
+        for key in ("type", "log_path", "wall_ms"):
             logged.pop(key, None)
         want: dict[str, Any] = expected.to_json()
         want.pop("log_path", None)
+        want.pop("wall_ms", None)
         for seat in [*logged.get("seats", []), *want["seats"]]:
             for field in _UNCHECKED_SEAT_FIELDS:
                 seat.pop(field, None)

@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import json
 import os
 import shutil
 import signal
@@ -59,6 +60,11 @@ LEVELS: tuple[Level, ...] = ("none", "basic", "strict", "auto")
 DEFAULT_LEVEL: Level = "auto"
 
 MIB = 1 << 20
+
+ENV_SANDBOX = "NEWMARKET_SANDBOX"
+"""How a league hands its sandbox setting to its table workers (local or Dask):
+``{"level": ..., "limits": {...}}`` as JSON, or just a level.  Each worker
+resolves it on its own machine, since that is where the bots run."""
 
 # The shell prelude that puts the bot into its cgroups before anything of it runs.
 # Arguments: the cgroup.procs files, then "--", then the rest of the argv.
@@ -562,3 +568,31 @@ class BotCgroups:
         for path in self.dirs.values():
             with contextlib.suppress(OSError):
                 path.rmdir()
+
+
+# ---------------------------------------------------------------- a setting in the environment
+
+
+def setting_to_env(level: str, limits: Limits) -> str:
+    return json.dumps({"level": level, "limits": limits.to_json()})
+
+
+def setting_from_env(text: str | None = None) -> tuple[str, Limits]:
+    """The level and limits in ``NEWMARKET_SANDBOX`` (default: auto, the default limits)."""
+    if text is None:
+        text = os.environ.get(ENV_SANDBOX, "")
+    text = text.strip()
+    if not text:
+        return DEFAULT_LEVEL, Limits()
+    if not text.startswith("{"):
+        return text, Limits()
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise SandboxError(f"{ENV_SANDBOX}: not JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise SandboxError(f"{ENV_SANDBOX}: must be a level or a JSON object")
+    limits = data.get("limits") or {}
+    if not isinstance(limits, dict):
+        raise SandboxError(f"{ENV_SANDBOX}: limits must be an object")
+    return str(data.get("level", DEFAULT_LEVEL)), Limits.from_json(limits)

@@ -26,6 +26,7 @@ from referee.league.runner import LeagueError, LeagueRun, run_league
 from referee.league.schedule import ScheduleError
 from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore, StoreError
+from referee.sandbox import ENV_SANDBOX, LEVELS, SandboxError, resolve, setting_to_env
 
 
 def default_db(config_path: Path) -> Path:
@@ -101,6 +102,14 @@ def league_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
+    sandbox_level: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            help=f"Limits and isolation for the bots: {', '.join(LEVELS)} "
+            "(default: the file's [sandbox] level, else auto; see docs/hardening.md).",
+        ),
+    ] = None,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable."""
     db_path = db if db is not None else default_db(league_file)
@@ -110,10 +119,18 @@ def league_command(
     try:
         config = load_config(league_file)
         check_schedule(config)
+        level = sandbox_level if sandbox_level is not None else config.sandbox_level
+        try:
+            sandbox = resolve(level, config.sandbox_limits)
+        except SandboxError as error:
+            raise ConfigError(f"--sandbox: {error}") from None
         store = open_store(config, db_path)
     except (ConfigError, StoreError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
+    typer.echo(sandbox.describe(), err=True)
+    # The table workers (and Dask workers started here) read the setting from here.
+    os.environ[ENV_SANDBOX] = setting_to_env(level, config.sandbox_limits)
     reporter = RichReporter()
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     with store:

@@ -28,6 +28,7 @@ from rich.table import Table
 from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.match import MatchResult, play_match
+from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
 from referee.session import open_bots
 from referee.timecontrol import TimeControl
 
@@ -192,8 +193,9 @@ async def run_match(
     control: TimeControl,
     match_id: str,
     log_path: Path,
+    sandbox: Sandbox | None = None,
 ) -> MatchResult:
-    async with open_bots(specs, control) as sessions:
+    async with open_bots(specs, control, sandbox=sandbox) as sessions:
         return await play_match(
             sessions, rules, seed, time_control=control, match_id=match_id, log_path=log_path
         )
@@ -240,6 +242,13 @@ def match_command(
         typer.Option(help="Where to write the match log (default: runs/MATCH_ID.jsonl)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    sandbox_level: Annotated[
+        str,
+        typer.Option(
+            "--sandbox",
+            help=f"Limits and isolation for the bots: {', '.join(LEVELS)} (see docs/hardening.md).",
+        ),
+    ] = DEFAULT_LEVEL,
 ) -> None:
     """Play one match between bots and print the result; exit 0 whatever the bots did."""
     try:
@@ -251,14 +260,19 @@ def match_command(
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         match_id = f"{stamp}-{seed}"
         log_path = writable_log(log if log is not None else RUNS_DIR / f"{match_id}.jsonl")
+        try:
+            sandbox = resolve(sandbox_level)
+        except SandboxError as error:
+            raise UsageError(f"--sandbox: {error}") from None
     except UsageError as error:
         raise fail(str(error)) from None
     console = Console(stderr=as_json)
+    console.print(sandbox.describe(), highlight=False, markup=False)
     if not as_json:
         names = ", ".join(spec.name for spec in specs)
         console.print(f"Playing {names} · seed {seed} · log {log_path}", highlight=False)
     try:
-        result = trio.run(run_match, specs, rules, seed, control, match_id, log_path)
+        result = trio.run(run_match, specs, rules, seed, control, match_id, log_path, sandbox)
     except (KeyboardInterrupt, BaseExceptionGroup) as error:
         # Ctrl-C may arrive wrapped by a nursery.  The bots' process trees were
         # ended on the way out (open_bots closes them shielded from cancellation).

@@ -186,9 +186,11 @@ class TableHost(WorkerPlugin):
         self, bots: list[BotSpec], control: TimeControl, logs: Path | None, name: str
     ) -> None:
         self.bots = bots
-        self.control = control
         self.logs = logs
         self.name = name  # Dask's plugin name, unique per league run
+        # Built here, on the coordinator, so that every worker gets the league's own
+        # settings (those setup_message reads from this process), not its machine's.
+        self.setup_template = setup_message(bots, control, logs, 0)
 
     def setup(self, worker: Worker) -> None:
         self.lock = threading.Lock()
@@ -222,7 +224,7 @@ class TableHost(WorkerPlugin):
                 return self.idle.pop()
             # A number unique on this machine, for the bots' stderr file names.
             number = os.getpid() * 1000 + len(self.tables) + 1
-            table = _Table(setup_message(self.bots, self.control, self.logs, number))
+            table = _Table({**self.setup_template, "number": number})
             self.tables.append(table)
             return table
 
@@ -281,7 +283,8 @@ class ClusterPool:
         self.cluster: LocalCluster | None = None
         self.client: Client | None = None
         self.recorded: set[str] = set()
-        self.outstanding: list[Future[Any]] = []
+        # Futures not yet recorded, by key; dropping one lets Dask free its result.
+        self.outstanding: dict[Any, Future[Any]] = {}
 
     async def start(self) -> None:
         """Connect (or start ``local:N``), set the tables up on every worker, check the bots."""
@@ -329,11 +332,6 @@ class ClusterPool:
         if lines:
             raise ClusterError("\n".join(lines))
 
-    @property
-    def workers(self) -> int:
-        assert self.client is not None
-        return len(self.client.scheduler_info(n_workers=-1)["workers"])
-
     async def play(self, jobs: Sequence[TableJob]) -> None:
         if not jobs:
             return
@@ -361,7 +359,7 @@ class ClusterPool:
                     pure=False,
                 )
                 by_key[future.key] = job
-                self.outstanding.append(future)
+                self.outstanding[future.key] = future
                 untyped: Any = future  # distributed's Future is only partly typed
                 untyped.add_done_callback(arrived)
 
@@ -369,8 +367,9 @@ class ClusterPool:
             await trio.to_thread.run_sync(submit)
             for _ in range(len(jobs)):
                 future = await receive.receive()
-                job = by_key[future.key]
+                job = by_key.pop(future.key)
                 outcome = await trio.to_thread.run_sync(_outcome, future, job)
+                del self.outstanding[future.key], future  # its result can leave the worker
                 for text in outcome["warnings"]:
                     self.warn(text)
                 if job.key.match_id in self.recorded:
@@ -383,8 +382,8 @@ class ClusterPool:
                 await self._cancel_outstanding()
 
     async def _cancel_outstanding(self) -> None:
-        pending = [future for future in self.outstanding if not _done(future)]
-        self.outstanding = []
+        pending = [future for future in self.outstanding.values() if not _done(future)]
+        self.outstanding = {}
         if pending and self.client is not None:
             with trio.move_on_after(CLOSE_TIMEOUT):
                 await trio.to_thread.run_sync(self.client.cancel, pending, abandon_on_cancel=True)

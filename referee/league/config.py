@@ -27,6 +27,11 @@ The file's shape (every key is optional unless marked)::
     [time_control]  move_time, time_bank, startup_time, margin, max_faults
     [[bots]]  name, command (required: a bundled name, a command line or an
               argv list), cwd, env = { KEY = "value" }, transport ("stdio" | "tcp")
+    [sandbox]  level ("none" | "basic" | "strict" | "auto"), cpu_seconds,
+               open_files, file_size_mb, processes, memory_mb, address_space_mb
+               (each a whole number or false for no limit; docs/hardening.md).
+               Not part of the identity: like --jobs, it is the host's
+               protection, and a league may resume on another machine.
 
 Relative paths (``cwd``, ``logs``, a command's program or script) are taken
 from the directory holding the TOML file, so a league file and its bots can
@@ -52,6 +57,7 @@ from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.schedule import AUTO, SCHEDULE_KINDS
 from referee.process import clean_environment
+from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
 from referee.timecontrol import TimeControl
 
 Format = Literal["round_robin", "bankroll"]
@@ -98,6 +104,8 @@ class LeagueConfig:
     logs: Path | None  # None: beside the database (``log_dir``)
     keep_logs: bool
     raw_bots: tuple[Mapping[str, object], ...]  # as written, for the identity
+    sandbox_level: str = DEFAULT_LEVEL
+    sandbox_limits: Limits = dataclasses.field(default_factory=Limits)
 
     def log_dir(self, db: Path) -> Path | None:
         """Where match logs go: ``league.logs``, else ``<db name>-logs`` beside the database."""
@@ -217,7 +225,7 @@ class _Reader:
 
     def read(self, data: dict[str, Any]) -> LeagueConfig:
         top = _Section(self, data, "")
-        top.finish(("league", "schedule", "bankroll", "rules", "time_control", "bots"))
+        top.finish(("league", "schedule", "bankroll", "rules", "time_control", "bots", "sandbox"))
 
         league = _Section(self, data.get("league", {}), "league")
         name = league.text("name", self.path.stem)
@@ -233,6 +241,7 @@ class _Reader:
         preset_name, options, rules = self.rules(data, hand_limit)
         time_control = self.time_control(data)
         bots, raw_bots = self.bots(data)
+        sandbox_level, sandbox_limits = self.sandbox(data)
 
         if table_size > len(bots):
             self.fail(
@@ -261,6 +270,8 @@ class _Reader:
             logs=logs,
             keep_logs=keep_logs,
             raw_bots=raw_bots,
+            sandbox_level=sandbox_level,
+            sandbox_limits=sandbox_limits,
         )
 
     def logs(self, league: _Section) -> tuple[bool, Path | None]:
@@ -323,6 +334,39 @@ class _Reader:
         except RulesError as error:
             self.fail(*_option_key(str(error), options))
         return name, options, rules
+
+    def sandbox(self, data: dict[str, Any]) -> tuple[str, Limits]:
+        section = _Section(self, data.get("sandbox", {}), "sandbox")
+        level = section.text("level", DEFAULT_LEVEL, LEVELS)
+        defaults = Limits()
+        values: dict[str, int | None] = {}
+        for name, field, unit in (
+            ("cpu_seconds", "cpu_seconds", 1),
+            ("open_files", "open_files", 1),
+            ("file_size_mb", "file_size_bytes", MIB),
+            ("processes", "processes", 1),
+            ("memory_mb", "memory_bytes", MIB),
+            ("address_space_mb", "address_space_bytes", MIB),
+        ):
+            default: int | None = getattr(defaults, field)
+            if section.raw(name) is False:
+                values[field] = None  # false: no limit
+            elif section.has(name):
+                values[field] = section.integer(name, None, 1) * unit
+            else:
+                values[field] = default
+        section.finish(
+            (
+                "level",
+                "cpu_seconds",
+                "open_files",
+                "file_size_mb",
+                "processes",
+                "memory_mb",
+                "address_space_mb",
+            )
+        )
+        return level, Limits(**values)
 
     def time_control(self, data: dict[str, Any]) -> TimeControl:
         section = _Section(self, data.get("time_control", {}), "time_control")

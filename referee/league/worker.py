@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -46,6 +47,7 @@ from engine.rules import Rules
 from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult, play_match
+from referee.sandbox import ENV_SANDBOX, Sandbox, SandboxError, resolve, setting_from_env
 from referee.session import BotSession, open_bot
 from referee.timecontrol import TimeControl
 
@@ -64,6 +66,9 @@ def setup_message(
         "time_control": control.to_json(),
         "logs": None if logs is None else str(logs),
         "number": number,
+        # The league's --sandbox / [sandbox] setting, which ``newmarket league`` puts in
+        # the environment (so Dask workers started by it inherit it too).
+        "sandbox": os.environ.get(ENV_SANDBOX, ""),
     }
 
 
@@ -108,11 +113,14 @@ class _Keeper:
         spec: BotSpec,
         control: TimeControl,
         stderr_path: Path | None,
+        sandbox: Sandbox | None = None,
         *,
         task_status: trio.TaskStatus[BotSession] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         try:
-            async with open_bot(spec, control, stderr_path=stderr_path) as session:
+            async with open_bot(
+                spec, control, stderr_path=stderr_path, sandbox=sandbox
+            ) as session:
                 task_status.started(session)
                 await self.close_requested.wait()
         finally:
@@ -134,7 +142,9 @@ class TableSessions:
         logs: Path | None,
         number: int,
         warn: Any,
+        sandbox: Sandbox | None = None,
     ) -> None:
+        self.sandbox = sandbox
         self.nursery = nursery
         self.bots = bots
         self.control = control
@@ -159,7 +169,9 @@ class TableSessions:
         if self.logs is not None:
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name)
             stderr = self.logs / "stderr" / f"{safe}-{self.number}.stderr"
-        session: BotSession = await self.nursery.start(keeper.run, spec, self.control, stderr)
+        session: BotSession = await self.nursery.start(
+            keeper.run, spec, self.control, stderr, self.sandbox
+        )
         self.sessions[bot] = (keeper, session)
         if not session.handshaken:
             self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
@@ -213,6 +225,13 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
         async with send_lock:
             await stdout.send_all(json.dumps(message).encode() + b"\n")
 
+    try:
+        # Resolved here, on the machine where the bots run.
+        sandbox = resolve(*setting_from_env(setup.get("sandbox") or None))
+    except SandboxError as error:
+        await send({"type": "error", "text": f"sandbox: {error}"})
+        return
+
     pending_warnings: list[str] = []
     plays_in, plays_out = trio.open_memory_channel[dict[str, Any]](1)
 
@@ -227,7 +246,13 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
             nursery.start_soon(read, scope)
             nursery.start_soon(_stop_on_sigterm, scope)
             table = TableSessions(
-                nursery, bots, control, logs, int(setup["number"]), pending_warnings.append
+                nursery,
+                bots,
+                control,
+                logs,
+                int(setup["number"]),
+                pending_warnings.append,
+                sandbox,
             )
             async for message in plays_out:
                 if message.get("type") != "play":

@@ -118,9 +118,7 @@ class _Keeper:
         task_status: trio.TaskStatus[BotSession] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         try:
-            async with open_bot(
-                spec, control, stderr_path=stderr_path, sandbox=sandbox
-            ) as session:
+            async with open_bot(spec, control, stderr_path=stderr_path, sandbox=sandbox) as session:
                 task_status.started(session)
                 await self.close_requested.wait()
         finally:

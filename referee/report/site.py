@@ -24,14 +24,11 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 
 from referee.league.store import StoredMatch
 from referee.report.data import League, MatchLog, load_league, log_path_of, read_match_log
 from referee.report.pages import bot_file, bot_page, index_page, match_file, match_page
-
-ASSETS = ("site.css", "replay.js")
 
 Signature = tuple[str, int, int]  # (log path, size, mtime_ns)
 
@@ -93,12 +90,8 @@ class SiteBuilder:
         return league
 
     def _write(self, league: League, site: Path) -> None:
-        (site / "assets").mkdir()
         (site / "bots").mkdir()
         (site / "matches").mkdir()
-        static = resources.files("referee.report") / "static"
-        for name in ASSETS:
-            (site / "assets" / name).write_bytes((static / name).read_bytes())
         logs: dict[str, MatchLog | None] = {}
         for match in league.matches:
             match_id = match.key.match_id

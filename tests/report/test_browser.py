@@ -102,6 +102,9 @@ def test_the_standings_page_shows_every_bot(site: Path, page: Any) -> None:
     shown = page.locator("table.standings a.bot").all_inner_texts()
     assert sorted(shown) == sorted(BOTS)
     assert page.locator("svg.chart polyline").count() == len(BOTS)
+    # The page's own stylesheet applies (allowed by its hash; nothing else may load).
+    nav = page.locator("nav").evaluate("nav => getComputedStyle(nav).backgroundColor")
+    assert nav == "rgb(27, 58, 43)"
     _screenshot(page, "standings")
 
 

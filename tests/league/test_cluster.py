@@ -1,10 +1,10 @@
 """Leagues on a Dask cluster: the same standings as a local run, a killed worker loses nothing.
 
 A ``LocalCluster`` of two worker processes stands in for machines; the bots
-are the bundled deterministic ones (``random`` is seeded once per process,
-so its games would depend on which matches a process happened to play),
-with move times far above what they need, so a result depends on the seed
-alone and the standings must be equal, not close.
+are bundled ones whose moves depend on the seed and what they are told
+(``random`` reseeds at every match from the seed and the match id), with
+move times far above what they need, so a result depends on the seed alone
+and the standings must be equal, not close.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from referee.match import MatchResult
 
 REPO = Path(__file__).resolve().parents[2]
 DASK: Any = distributed  # its LocalCluster and Client are untyped
-BOTS = ("lowest", "longest", "boodle", "tracker", "boodle")
+BOTS = ("lowest", "longest", "boodle", "tracker", "random")
 LEAGUE_TIMEOUT = 600  # seconds: two cores shared with other work
 
 

@@ -76,6 +76,7 @@ class SiteBuilder:
     def build(self) -> League:
         """Write the whole site to a new directory and swap it in for ``out``."""
         league = load_league(self.db, self.logs)
+        check_out(self.out)  # before any work: a mistaken --out fails at once
         parent = self.out.resolve().parent
         parent.mkdir(parents=True, exist_ok=True)
         fresh = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.new-", dir=parent))
@@ -90,6 +91,9 @@ class SiteBuilder:
         return league
 
     def _write(self, league: League, site: Path) -> None:
+        (site / MARKER).write_text(
+            "A site written by `newmarket report`; it replaces this folder whole.\n"
+        )
         (site / "bots").mkdir()
         (site / "matches").mkdir()
         logs: dict[str, MatchLog | None] = {}
@@ -153,10 +157,30 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, f"cannot put the new site in place of {b}", str(b))
 
 
+MARKER = ".newmarket-report"  # in every site: only such a directory is ever replaced
+
+
+def check_out(out: Path) -> None:
+    """Refuse an ``--out`` that is not ours to replace: a file, or a directory with other things.
+
+    Replacing ``--out`` deletes what was there; ``--out ~/Documents`` must
+    not.  An empty directory, or a site this command made (its marker file),
+    may be replaced.
+    """
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise OSError(errno.ENOTDIR, "exists and is not a directory", str(out))
+    if out.is_dir() and not (out / MARKER).is_file() and any(out.iterdir()):
+        raise OSError(
+            errno.EEXIST,
+            f"holds files that are not a site made by newmarket report (no {MARKER}); "
+            "choose another directory, or empty this one",
+            str(out),
+        )
+
+
 def publish(fresh: Path, out: Path) -> None:
     """Put the complete site in ``fresh`` where ``out`` is; the old site is deleted."""
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise OSError(errno.ENOTDIR, f"{out} exists and is not a directory", str(out))
+    check_out(out)
     if not out.exists():
         fresh.rename(out)
         return

@@ -290,3 +290,19 @@ def test_each_fault_has_its_transcript_with_the_table_around_it(league_db: Path)
             assert transcript.detail in transcript.lines[fault][1]
             checked += 1
     assert checked > 0
+
+
+def test_a_directory_that_is_not_a_site_is_never_replaced(league_db: Path, tmp_path: Path) -> None:
+    precious = tmp_path / "documents"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    done = _newmarket("report", "--db", str(league_db), "--out", str(precious))
+    assert done.returncode == 2
+    assert "not a site made by newmarket report" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert [p.name for p in precious.iterdir()] == ["thesis.tex"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["documents"]  # nothing left behind
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert _newmarket("report", "--db", str(league_db), "--out", str(empty)).returncode == 0
+    assert (empty / "index.html").is_file()

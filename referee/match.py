@@ -262,13 +262,14 @@ class _Referee:
         log: MatchLog,
         dealer: int | None = None,
         deals: Sequence[Deal] = (),
+        chips: Sequence[int] | None = None,
     ) -> None:
         self.rules = rules
         self.seed = seed
         self.control = control
         self.match_id = match_id
         self.log = log
-        self.match = Match(rules, len(sessions), seed, dealer=dealer, deals=deals)
+        self.match = Match(rules, len(sessions), seed, dealer=dealer, deals=deals, chips=chips)
         self.seats = [_Seat(i, s, control) for i, s in enumerate(sessions)]
         self.names = [s.name for s in sessions]
         self.logged = 0  # raw engine events written to the log
@@ -350,6 +351,7 @@ class _Referee:
                 "match_id": self.match_id,
                 "seed": self.seed,
                 "players": len(self.seats),
+                "chips": list(self.match.starting_chips),  # each seat's own (a bankroll league)
                 "first_dealer": self.match.dealer,  # chance, from the seed (as every deal)
                 "rules": self.rules.to_dict(),
                 "time_control": self.control.to_json(),
@@ -377,7 +379,7 @@ class _Referee:
                 players=len(self.seats),
                 names=self.names,
                 rules=rules,  # type: ignore[arg-type]  # plain JSON values
-                chips=[self.rules.starting_chips] * len(self.seats),
+                chips=list(self.match.starting_chips),
                 move_time_ms=self.control.move_time_ms,
                 time_bank_ms=self.control.time_bank_ms,
             )
@@ -769,7 +771,7 @@ class _Referee:
                 chips=outcome.chips[seat.index],
                 status="disqualified" if seat.disqualified else "ok",
                 faults=list(seat.faults),
-                net_chips=outcome.chips[seat.index] - self.rules.starting_chips,
+                net_chips=outcome.net_chips[seat.index],
                 boodle_chips=seat.boodle_chips,
                 hands_won=seat.hands_won,
                 decisions=seat.decisions,
@@ -858,12 +860,15 @@ async def play_match(
     log_path: Path | None = None,
     dealer: int | None = None,
     deals: Sequence[Deal] = (),
+    chips: Sequence[int] | None = None,
 ) -> MatchResult:
     """Play one match; ``bots[i]`` sits in seat ``i``.
 
     ``dealer`` and ``deals`` script the first dealer and the first hands'
     deals (``engine.Match``'s arguments, for scenarios such as ``newmarket
-    check``); by default both come from the seed.
+    check``); by default both come from the seed.  ``chips`` gives each seat
+    its own starting chips (a bankroll league); by default every seat starts
+    with the rules' ``starting_chips``.  The log's header records them.
 
     Never raises for anything a bot does.  Raises ``ValueError`` for a table
     of the wrong size or rules that cannot seat it, and ``OSError`` if the
@@ -875,7 +880,7 @@ async def play_match(
         raise ValueError("bots: one session cannot sit in two seats")
     log = MatchLog(log_path)
     try:
-        referee = _Referee(bots, rules, seed, time_control, match_id, log, dealer, deals)
+        referee = _Referee(bots, rules, seed, time_control, match_id, log, dealer, deals, chips)
         return await referee.play()
     finally:
         log.close()

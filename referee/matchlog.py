@@ -6,7 +6,8 @@ which re-runs the engine from it and checks every line.  Each line has a
 the ``result``:
 
 ``header``    format, versions (referee, protocol, Python), match_id, seed,
-              players, the first dealer (the match's first chance outcome),
+              players, each seat's starting chips (``chips``), the first
+              dealer (the match's first chance outcome),
               every rule option, the time control, and per seat the
               bot's name, command, working directory, transport, the name and
               version it reported, and whether it started; ``sandbox``: the

@@ -191,7 +191,9 @@ class _Verifier:
         try:
             self.rules = Rules.from_dict(record["rules"])
             players = int(record["players"])
-            self.match = Match(self.rules, players, int(record["seed"]))
+            # Logs from before per-seat chips have no "chips": every seat had the rules'.
+            chips = record.get("chips")
+            self.match = Match(self.rules, players, int(record["seed"]), chips=chips)
         except NewmarketError as error:
             raise LogError(f"the header cannot start a match: {error}", number) from None
         if record.get("first_dealer") != self.match.dealer:
@@ -376,7 +378,7 @@ class _Verifier:
                 chips=outcome.chips[seat],
                 status="disqualified" if self.disqualified[seat] else "ok",
                 faults=by_seat[seat],
-                net_chips=outcome.chips[seat] - self.rules.starting_chips,
+                net_chips=outcome.net_chips[seat],
                 boodle_chips=self.boodle[seat],
                 hands_won=self.won[seat],
                 decisions=self.decisions[seat],

@@ -200,6 +200,7 @@ class TableSessions:
             time_control=self.control,
             match_id=key.match_id,
             log_path=log_path,
+            chips=key.start_chips,  # each seat its own (a bankroll league carries bankrolls)
         )
 
 

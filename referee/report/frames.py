@@ -69,6 +69,7 @@ class Frame:
     """One step of the viewer; ``events`` is how many event lines it has consumed in all."""
 
     hand: int
+    dealer: int  # -1 before the first hand
     kind: str  # the closing event's type (or "start")
     lines: list[str]
     chips: list[int]
@@ -85,6 +86,7 @@ class Frame:
     def to_json(self) -> dict[str, object]:
         return {
             "hand": self.hand,
+            "dealer": self.dealer,
             "kind": self.kind,
             "lines": self.lines,
             "chips": self.chips,
@@ -148,6 +150,7 @@ class _Table:
         self.flush_text()
         frame = Frame(
             hand=self.hand,
+            dealer=self.dealer,
             kind=kind,
             lines=self.lines,
             chips=list(self.chips),

@@ -44,6 +44,13 @@
       var who = cell(row, name, "name");
       if (frame.status[seat] === "out") who.textContent = name + " (out)";
       if (frame.status[seat] === "dq") who.textContent = name + " (disqualified)";
+      if (frame.dealer === seat) {
+        var mark = document.createElement("span");
+        mark.className = "dealer";
+        mark.title = "the dealer of this hand";
+        mark.textContent = " D";
+        who.appendChild(mark);
+      }
       cell(row, String(frame.chips[seat]), "chips");
       var change = frame.chips[seat] - previous.chips[seat];
       cell(row, change ? (change > 0 ? "+" : "") + change : "", change > 0 ? "gain" : "loss");

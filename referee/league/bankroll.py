@@ -8,15 +8,13 @@ meets whom (of a few seeded seatings, the one whose tables repeat the fewest
 earlier meetings) and who deals (the seat the engine's first dealer falls on,
 ``engine.deal.first_dealer``, goes to the bot that has dealt first least).
 
-**Stacks.**  The engine starts every seat of a match with the same chips, so
-a table plays for the *effective stack*: its poorest bot's whole bankroll,
-which every bot at the table puts in front of it; richer bots keep the rest
-aside.  After the match each bot's bankroll is what it kept aside plus what
-it ends the match with, so the chips each bot ends a round with carry into
-the next.  Chips left on the boodle cards or in the kitty when a match ends
-belong to nobody and leave play, as at the end of any match.  (With
-per-seat starting chips in the engine and ``play_match`` the whole bankroll
-could go on the table; ``table_stacks`` is the one place to change.)
+**Stacks.**  Every bot brings its whole bankroll to its table: each seat
+starts the match with its own bot's chips (``MatchKey.start_chips``, passed
+to ``play_match(chips=)``), so a rich bot can win or lose more than a poor
+one.  After the match a bot's bankroll is what it ends the match with, so
+the chips each bot ends a round with carry into the next.  Chips left on the
+boodle cards or in the kitty when a match ends belong to nobody and leave
+play, as at the end of any match.
 
 **Elimination.**  A bot whose bankroll cannot pay the largest stake of a
 hand (the dealer's) after a round is out of the league, in that round.  The
@@ -115,9 +113,8 @@ def table_sizes(survivors: int, table_size: int, smallest: int) -> list[int]:
 
 
 def table_stacks(bankrolls: Sequence[int]) -> list[int]:
-    """The chips each seat of a table starts with: the effective stack (see the docstring)."""
-    stack = min(bankrolls)
-    return [stack] * len(bankrolls)
+    """The chips each seat of a table starts with: its own bot's whole bankroll."""
+    return list(bankrolls)
 
 
 def replay(params: BankrollParams, stored: Sequence[StoredMatch]) -> BankrollState:
@@ -207,8 +204,8 @@ def plan_round(
             bots=tuple(seats),
             start_chips=tuple(stacks),
         )
-        rules = params.rules.with_options({"starting_chips": stacks[0]})
-        tables.append(BankrollTable(key, rules))
+        # The rules stay the league's: each seat's chips travel in key.start_chips.
+        tables.append(BankrollTable(key, params.rules))
     return tables
 
 

@@ -14,11 +14,12 @@ def result(
     places: Sequence[int],
     chips: Sequence[int] | None = None,
     *,
-    start: int = 40,
+    start: int | Sequence[int] = 40,
     disqualified: Sequence[int] = (),
     seed: int = 1,
 ) -> MatchResult:
-    final = list(chips) if chips is not None else [start] * len(names)
+    starts = [start] * len(names) if isinstance(start, int) else list(start)
+    final = list(chips) if chips is not None else starts
     seats = [
         SeatResult(
             seat=seat,
@@ -27,7 +28,7 @@ def result(
             chips=final[seat],
             status="disqualified" if seat in disqualified else "ok",
             faults=[FaultRecord("crash", 3, "exit code 1")] if seat in disqualified else [],
-            net_chips=final[seat] - start,
+            net_chips=final[seat] - starts[seat],
             boodle_chips=seat,
             hands_won=2 if place == 1 else 0,
         )

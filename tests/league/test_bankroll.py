@@ -34,7 +34,7 @@ def play_round(state: BankrollState, final: Mapping[int, int]) -> list[StoredMat
         chips = [final[bot] for bot in table.key.bots]
         places = [1 + sum(1 for other in chips if other > mine) for mine in chips]
         names = [f"bot{bot}" for bot in table.key.bots]
-        start = table.key.start_chips[0]
+        start = table.key.start_chips
         out.append(
             StoredMatch(table.key, result(table.key.match_id, names, places, chips, start=start))
         )
@@ -75,31 +75,37 @@ def test_chips_carry_and_bots_that_cannot_pay_the_stake_are_out(tmp_path: Path) 
     state = replay(params, [])
     assert not state.finished and state.bankrolls == [20] * 7
     assert sorted(len(t.key.bots) for t in state.next_round) == [3, 4]
-    assert all(t.rules.starting_chips == 20 for t in state.next_round)
+    assert all(t.key.start_chips == (20,) * len(t.key.bots) for t in state.next_round)
     # Round 1: bots 0 and 1 go broke or below the stake, the rest carry their chips.
     stored = play_round(state, {0: 0, 1: 7, 2: 30, 3: 25, 4: 20, 5: 33, 6: 20})
     state = replay(params, stored)
     assert state.bankrolls == [0, 7, 30, 25, 20, 33, 20]
     assert state.out_round[:2] == [1, 1] and state.survivors == [2, 3, 4, 5, 6]
-    # Rebalanced: five survivors at tables of 4 play one table of 5, for the poorest's stack.
+    # Rebalanced: five survivors at tables of 4 play one table of 5, each seat starting
+    # with its own bot's whole bankroll (not the poorest bot's).
     assert [len(t.key.bots) for t in state.next_round] == [5]
     table = state.next_round[0]
-    assert table.key.start_chips == (20,) * 5 and table.key.round == 2
-    # Round 2 at effective stacks of 20: bankroll = kept aside + what the match ends with.
-    stored += play_round(state, {2: 40, 3: 0, 4: 10, 5: 30, 6: 15})
+    assert table.key.round == 2
+    assert table.key.start_chips == tuple(state.bankrolls[bot] for bot in table.key.bots)
+    assert sorted(table.key.start_chips) == [20, 20, 25, 30, 33]
+    assert table.rules == params.rules  # the chips travel per seat, not in the rules
+    # Round 2: a bot's bankroll is what it ends the match with (3 chips left on the cards).
+    stored += play_round(state, {2: 60, 3: 0, 4: 10, 5: 40, 6: 15})
     state = replay(params, stored)
-    assert state.bankrolls[2:] == [50, 5, 10, 43, 15]
+    assert state.bankrolls[2:] == [60, 0, 10, 40, 15]
     assert state.out_round == [1, 1, None, 2, None, None, None]
-    # Round 3: four survivors at one table for 10 chips; two go out, the rules' 2 remain.
+    # Round 3: four survivors at one table; the rich bot 2 keeps its 60 chips at the table.
     assert [len(t.key.bots) for t in state.next_round] == [4]
-    assert state.next_round[0].key.start_chips == (10,) * 4
-    stored += play_round(state, {2: 40, 4: 0, 5: 40, 6: 0})
+    table = state.next_round[0]
+    stacks = dict(zip(table.key.bots, table.key.start_chips, strict=True))
+    assert stacks == {2: 60, 4: 10, 5: 40, 6: 15}
+    stored += play_round(state, {2: 80, 4: 0, 5: 45, 6: 0})
     state = replay(params, stored)
     assert state.finished and state.reason == "survivors"
     assert state.survivors == [2, 5]
-    assert state.bankrolls == [0, 7, 80, 5, 0, 73, 5]
-    # Survivors by chips; then out in round 3 (by chips), round 2, round 1 (7 before 0).
-    assert ranking(state) == [2, 5, 6, 4, 3, 1, 0]
+    assert state.bankrolls == [0, 7, 80, 0, 0, 45, 0]
+    # Survivors by chips; then out in round 3 (a tie on chips: by bot), round 2, round 1.
+    assert ranking(state) == [2, 5, 4, 6, 3, 1, 0]
 
 
 def test_seating_is_deterministic_and_rotates_the_first_deal(tmp_path: Path) -> None:
@@ -132,3 +138,62 @@ def test_a_round_limit_ends_a_league_of_bots_that_never_go_broke(tmp_path: Path)
         state = replay(params, stored)
     assert state.reason == "max_rounds" and state.rounds_played == 3
     assert len(state.survivors) == 7
+
+
+@pytest.mark.trio
+async def test_a_real_bankroll_league_seats_each_bot_with_its_own_bankroll(tmp_path: Path) -> None:
+    """Round 2's tables start each seat with its bot's round-1 chips; the logs replay."""
+    from referee.league.runner import SilentReporter, run_league
+    from referee.league.store import LeagueStore
+    from referee.replay import verify_log
+
+    text = """
+[league]
+format = "bankroll"
+seed = 11
+table_size = 3
+hand_limit = 4
+
+[time_control]
+move_time = 30.0
+startup_time = 60.0
+
+[rules.options]
+starting_chips = 30
+"""
+    text += "".join(
+        f'\n[[bots]]\nname = "{name}-{i}"\ncommand = "{name}"\n'
+        for i, name in enumerate(("lowest", "longest", "boodle", "tracker", "lowest", "boodle"))
+    )
+    config = config_of(tmp_path, text)
+    db = tmp_path / "bankroll.db"
+    logs = config.log_dir(db)
+    assert logs is not None
+    with LeagueStore.for_league(db, config) as store:
+        await run_league(
+            config,
+            store,
+            jobs=2,
+            reporter=SilentReporter(),
+            handle_signals=False,
+            logs=logs,
+        )
+        stored = store.matches()
+    bankrolls = [30] * 6
+    uneven = False
+    for round_number in sorted({match.key.round for match in stored}):
+        matches = [match for match in stored if match.key.round == round_number]
+        for match in matches:
+            starts = [bankrolls[bot] for bot in match.key.bots]
+            assert list(match.key.start_chips) == starts
+            uneven = uneven or len(set(starts)) > 1
+            replayed = verify_log(
+                logs / f"{match.key.match_id}.jsonl"
+            )  # the header's chips re-run the match, line by line
+            assert replayed.header["chips"] == starts
+            for seat in match.result.seats:
+                assert seat.net_chips == seat.chips - starts[seat.seat]
+        for match in matches:
+            for seat in match.result.seats:
+                bankrolls[match.key.bots[seat.seat]] = seat.chips
+    assert uneven, "no table had bots with different bankrolls: the test proved nothing"

@@ -89,7 +89,7 @@ from protocol.messages import (
     decode_referee_message,
     encode,
 )
-from protocol.transports import ENV_TOKEN, connect_address
+from protocol.transports import ENV_TOKEN, connect_address, parse_connect
 
 __all__ = [
     "RANKS",
@@ -621,12 +621,22 @@ def serve(
     return session.exit_status
 
 
-def run(bot: Bot, environ: Mapping[str, str] | None = None) -> NoReturn:
-    """Play ``bot`` on stdio, or over TCP when ``NEWMARKET_CONNECT`` is set; then exit."""
+def run(
+    bot: Bot,
+    environ: Mapping[str, str] | None = None,
+    *,
+    connect: str | None = None,
+    token: str | None = None,
+) -> NoReturn:
+    """Play ``bot`` on stdio, or over TCP when ``NEWMARKET_CONNECT`` is set; then exit.
+
+    ``connect="host:port"`` and ``token`` join a league directly (a remote bot
+    of ``newmarket league``), whatever the environment says.
+    """
     env = os.environ if environ is None else environ
-    token = env.get(ENV_TOKEN) or None
+    token = token or env.get(ENV_TOKEN) or None
     try:
-        address = connect_address(env)
+        address = parse_connect(connect) if connect else connect_address(env)
     except ValueError as error:
         _log(f"newmarket sdk: {error}")
         sys.exit(2)

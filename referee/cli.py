@@ -40,6 +40,11 @@ def _register() -> None:
     from referee.commands.report import report_command
 
     app.command("report")(report_command)
+    from referee.commands.connect import connect_command
+    from referee.commands.tokens import tokens_command
+
+    app.command("tokens")(tokens_command)
+    app.command("connect")(connect_command)
 
 
 _register()

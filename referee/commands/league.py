@@ -11,6 +11,7 @@ the league runs with a progress bar on stderr; the standings go to stdout
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -83,6 +84,16 @@ def _cluster_refused(error: Exception) -> bool:
     return isinstance(error, ClusterError)
 
 
+def with_listen_address(config: LeagueConfig, host: str | None, port: int | None) -> LeagueConfig:
+    """The league with ``--host`` / ``--port`` (where remote bots connect) applied."""
+    remote = config.remote
+    if host is not None:
+        remote = dataclasses.replace(remote, host=host)
+    if port is not None:
+        remote = dataclasses.replace(remote, port=port)
+    return dataclasses.replace(config, remote=remote)
+
+
 def league_command(
     league_file: Annotated[Path, typer.Argument(help="The league's TOML file.")],
     db: Annotated[
@@ -110,6 +121,14 @@ def league_command(
             "(default: the file's [sandbox] level, else auto; see docs/hardening.md).",
         ),
     ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(help="Remote bots connect to this address (default: [remote] host)."),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(help="Remote bots connect to this port (default: [remote] port).", min=0),
+    ] = None,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable."""
     db_path = db if db is not None else default_db(league_file)
@@ -119,6 +138,7 @@ def league_command(
     try:
         config = load_config(league_file)
         check_schedule(config)
+        config = with_listen_address(config, host, port)
         level = sandbox_level if sandbox_level is not None else config.sandbox_level
         try:
             sandbox = resolve(level, config.sandbox_limits)

@@ -26,7 +26,12 @@ The file's shape (every key is optional unless marked)::
     [rules]  preset, options = { option = value, ... }
     [time_control]  move_time, time_bank, startup_time, margin, max_faults
     [[bots]]  name, command (required: a bundled name, a command line or an
-              argv list), cwd, env = { KEY = "value" }, transport ("stdio" | "tcp")
+              argv list), cwd, env = { KEY = "value" }, transport ("stdio" | "tcp"),
+              remote = true (instead of a command: the bot connects by itself
+              with a token from ``newmarket tokens``; see ``referee.remote``)
+    [remote]  host, port, wait (seconds a registered bot may be absent before its
+              matches are played without it), tokens (file; default
+              ``<league file stem>.tokens.json`` beside the league file)
     [sandbox]  level ("none" | "basic" | "strict" | "auto"), cpu_seconds,
                open_files, file_size_mb, processes, memory_mb, address_space_mb
                (each a whole number or false for no limit; docs/hardening.md).
@@ -86,6 +91,16 @@ class BankrollSettings:
 
 
 @dataclasses.dataclass(frozen=True)
+class RemoteSettings:
+    """Where a league with remote bots listens, and how long it waits for an absent one."""
+
+    host: str = "127.0.0.1"
+    port: int = 7464
+    wait: float = 300.0  # seconds from the start (or from a drop) before playing without it
+    tokens: Path | None = None  # None: ``<league file stem>.tokens.json`` beside the file
+
+
+@dataclasses.dataclass(frozen=True)
 class LeagueConfig:
     """A checked league file. ``bots[i]`` is bot number i everywhere (schedule, database)."""
 
@@ -104,6 +119,7 @@ class LeagueConfig:
     logs: Path | None  # None: beside the database (``log_dir``)
     keep_logs: bool
     raw_bots: tuple[Mapping[str, object], ...]  # as written, for the identity
+    remote: RemoteSettings = RemoteSettings()  # not in the identity: cannot change a result
     sandbox_level: str = DEFAULT_LEVEL
     sandbox_limits: Limits = dataclasses.field(default_factory=Limits)
 
@@ -112,6 +128,13 @@ class LeagueConfig:
         if not self.keep_logs:
             return None
         return self.logs if self.logs is not None else db.with_name(f"{db.stem}-logs")
+
+    @property
+    def tokens_path(self) -> Path:
+        """Where ``newmarket tokens`` keeps the remote bots' tokens for this league."""
+        if self.remote.tokens is not None:
+            return self.remote.tokens
+        return self.path.resolve().parent / f"{self.path.stem}.tokens.json"
 
     @property
     def bot_names(self) -> list[str]:
@@ -225,7 +248,9 @@ class _Reader:
 
     def read(self, data: dict[str, Any]) -> LeagueConfig:
         top = _Section(self, data, "")
-        top.finish(("league", "schedule", "bankroll", "rules", "time_control", "bots", "sandbox"))
+        top.finish(
+            ("league", "schedule", "bankroll", "rules", "time_control", "bots", "remote", "sandbox")
+        )
 
         league = _Section(self, data.get("league", {}), "league")
         name = league.text("name", self.path.stem)
@@ -241,6 +266,7 @@ class _Reader:
         preset_name, options, rules = self.rules(data, hand_limit)
         time_control = self.time_control(data)
         bots, raw_bots = self.bots(data)
+        remote = self.remote(data)
         sandbox_level, sandbox_limits = self.sandbox(data)
 
         if table_size > len(bots):
@@ -270,9 +296,28 @@ class _Reader:
             logs=logs,
             keep_logs=keep_logs,
             raw_bots=raw_bots,
+            remote=remote,
             sandbox_level=sandbox_level,
             sandbox_limits=sandbox_limits,
         )
+
+    def remote(self, data: dict[str, Any]) -> RemoteSettings:
+        section = _Section(self, data.get("remote", {}), "remote")
+        defaults = RemoteSettings()
+        tokens = None
+        if section.has("tokens"):
+            tokens = self.base / Path(os.path.expanduser(section.text("tokens", None)))
+        wait = section.number("wait", defaults.wait)
+        if wait <= 0:
+            self.fail("remote.wait", f"must be a positive number of seconds, got {wait:g}")
+        settings = RemoteSettings(
+            host=section.text("host", defaults.host),
+            port=section.integer("port", defaults.port, 0, 65535),
+            wait=wait,
+            tokens=tokens,
+        )
+        section.finish(("host", "port", "wait", "tokens"))
+        return settings
 
     def logs(self, league: _Section) -> tuple[bool, Path | None]:
         value = league.raw("logs")
@@ -414,10 +459,12 @@ class _Reader:
     def bot(self, index: int, entry: object) -> tuple[BotSpec, Mapping[str, object]]:
         where = f"bots[{index}]"
         section = _Section(self, entry, where)
-        section.finish(("name", "command", "cwd", "env", "transport"))
+        section.finish(("name", "command", "cwd", "env", "transport", "remote"))
         name = section.text("name", "") if section.has("name") else None
         if name is not None and not name.strip():
             self.fail(f"{where}.name", "must not be empty")
+        if section.boolean("remote", False):
+            return self.remote_bot(section, where, name)
         transport: Transport = section.text("transport", "stdio", TRANSPORTS)  # type: ignore[assignment]
         cwd = self.base
         if section.has("cwd"):
@@ -439,6 +486,19 @@ class _Reader:
             "transport": transport,
         }
         return spec, raw
+
+    def remote_bot(
+        self, section: _Section, where: str, name: str | None
+    ) -> tuple[BotSpec, Mapping[str, object]]:
+        """A bot that connects by itself with its token: a name and nothing to start."""
+        for key in ("command", "cwd", "env"):
+            if section.has(key):
+                self.fail(f"{where}.{key}", "a remote bot is started by its owner; remove this key")
+        if section.text("transport", "tcp") != "tcp":
+            self.fail(f"{where}.transport", "a remote bot connects over tcp")
+        if name is None:
+            self.fail(f"{where}.name", "is required for a remote bot (its token is issued by name)")
+        return BotSpec(name, (), transport="tcp"), {"name": name, "remote": True}
 
     def env(self, section: _Section, where: str) -> dict[str, str]:
         value = section.raw("env")

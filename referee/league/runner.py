@@ -189,9 +189,7 @@ async def run_league(
             if handle_signals:
                 # In the outer nursery: signals that come during the clean-up are still caught.
                 outer.start_soon(_watch_signals, league_scope, stop_requested)
-            async with open_pool(
-                config.bots, config.time_control, jobs, record, logs, reporter.warn, cluster
-            ) as pool:
+            async with _league_pool(config, jobs, record, logs, reporter.warn, cluster) as pool:
                 if config.format == "bankroll":
                     await _play_bankroll(config, store, pool, reporter)
                 else:
@@ -371,6 +369,35 @@ class TablePool:
             async with trio.open_nursery() as nursery:
                 for worker in self.workers:
                     nursery.start_soon(worker.close)
+
+
+def _league_pool(
+    config: LeagueConfig,
+    jobs: int,
+    record: Callable[[TableJob, MatchResult], None],
+    logs: Path | None,
+    warn: Callable[[str], None],
+    cluster: str | None,
+) -> contextlib.AbstractAsyncContextManager[MatchPool]:
+    """Table workers, a cluster, or (with remote bots) tables played in this process."""
+    if any(bot.remote for bot in config.bots):
+        if cluster is not None:
+            raise LeagueError("--cluster: a league with remote bots plays in the league process")
+        from referee.league.remote_pool import open_remote_pool
+
+        remote = config.remote
+        return open_remote_pool(
+            config.bots,
+            config.time_control,
+            record,
+            logs,
+            warn,
+            host=remote.host,
+            port=remote.port,
+            wait=remote.wait,
+            tokens_path=config.tokens_path,
+        )
+    return open_pool(config.bots, config.time_control, jobs, record, logs, warn, cluster)
 
 
 @asynccontextmanager

@@ -1,0 +1,129 @@
+"""``newmarket connect HOST:PORT --token T -- COMMAND...``: join a league from your machine.
+
+A bridge between a stdio bot and a league's socket, so a participant's bot
+needs no TCP code at all: the bot is started with ``COMMAND`` (its stderr
+stays on this terminal), its output goes to the league and the league's
+lines go to its input, byte for byte, except for one thing: the bot's first
+line, its ``ready``, gets ``"token": T`` added (a bot that sets a token of
+its own has it replaced), so a bot written for stdio joins unchanged.
+
+The bridge ends when either side does: the league's end of the connection
+(after ``shutdown``, or a refusal) closes the bot's input, which is how a bot
+knows to exit (SPEC.md 6.3); the bot's exit closes the connection, which the
+league records as this bot's dropped connection.  The exit status is the
+bot's (1 if the league could not be reached).  Run the same command again
+to reconnect: the league gives a reconnected bot the matches still to come.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+from typing import Annotated
+
+import trio
+import typer
+
+from protocol.framing import MAX_LINE_BYTES
+from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
+
+BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
+DRAIN_GRACE = 2.0  # after the bot exits, how long the league's last lines may take
+
+
+def with_token(line: bytes, token: str) -> bytes:
+    """``line`` with ``"token": token`` set if it is a JSON ``ready`` object, else unchanged."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(message, dict) or message.get("type") != "ready":
+        return line
+    message["token"] = token
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+async def bridge(host: str, port: int, token: str, command: list[str]) -> int:
+    """Run ``command`` with its stdio joined to ``host:port``; returns the bot's exit status."""
+    try:
+        stream = await trio.open_tcp_stream(host, port)
+    except OSError as error:
+        typer.echo(f"error: cannot connect to {host}:{port}: {error}", err=True)
+        return 1
+    env = {key: value for key, value in os.environ.items() if key not in (ENV_CONNECT, ENV_TOKEN)}
+    try:
+        process = await trio.lowlevel.open_process(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
+    except OSError as error:
+        await stream.aclose()
+        typer.echo(f"error: cannot start {command[0]!r}: {error.strerror or error}", err=True)
+        return 1
+    typer.echo(f"connected to {host}:{port}; running {' '.join(command)}", err=True)
+    assert process.stdin is not None and process.stdout is not None
+    bot_in, bot_out = process.stdin, process.stdout
+
+    async def league_to_bot(done: trio.CancelScope) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            async for data in stream:
+                await bot_in.send_all(data)
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await bot_in.aclose()  # the bot's input ends: it exits (SPEC.md 6.3)
+        with trio.move_on_after(BOT_EXIT_GRACE):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+        done.cancel()
+
+    async def bot_to_league(done: trio.CancelScope) -> None:
+        first: bytes | None = b""
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            async for data in bot_out:
+                if first is not None:
+                    first += data
+                    if b"\n" not in first and len(first) <= MAX_LINE_BYTES:
+                        continue
+                    line, newline, rest = first.partition(b"\n")
+                    data = (with_token(line + newline, token) if newline else line) + rest
+                    first = None
+                await stream.send_all(data)
+            if first:
+                await stream.send_all(first)
+            with contextlib.suppress(AttributeError, OSError):
+                await stream.send_eof()
+        await process.wait()
+        await trio.sleep(DRAIN_GRACE)  # the league's last lines, if any, still go to the bot
+        done.cancel()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(league_to_bot, nursery.cancel_scope)
+            nursery.start_soon(bot_to_league, nursery.cancel_scope)
+    finally:
+        with trio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            await stream.aclose()
+    return process.returncode if process.returncode is not None else 1
+
+
+def connect_command(
+    address: Annotated[str, typer.Argument(metavar="HOST:PORT", help="The league's address.")],
+    command: Annotated[
+        list[str], typer.Argument(metavar="-- COMMAND...", help="How to start your bot.")
+    ],
+    token: Annotated[str, typer.Option(help="Your bot's token, from the organiser.")],
+) -> None:
+    """Join a league: run a stdio bot and bridge it to the league's HOST:PORT with a token."""
+    try:
+        host, port = parse_connect(address)
+    except ValueError as error:
+        typer.echo(f"error: HOST:PORT: {str(error).split(': ', 1)[-1]}", err=True)
+        raise typer.Exit(code=2) from None
+    if not token.strip():
+        typer.echo("error: --token: must not be empty", err=True)
+        raise typer.Exit(code=2)
+    raise typer.Exit(code=trio.run(bridge, host, port, token, list(command)))

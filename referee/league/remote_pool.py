@@ -1,0 +1,147 @@
+"""Playing a league's tables when some bots are remote: in the league process, around absences.
+
+A remote bot's connection is accepted by the league process (``referee.remote``)
+and cannot be handed to a table worker process, so a league with remote bots
+plays its tables here, one at a time (a remote bot has one connection, so it
+can sit at one table at a time anyway; ``--jobs`` does not apply).  Local bots
+at those tables are started and kept exactly as a table worker keeps them
+(``referee.league.worker.TableSessions``).
+
+Scheduling around absent bots: the next table played is the first, in schedule
+order, whose remote bots are all connected.  When every table left needs an
+absent bot, the pool waits until one connects or the earliest absence
+deadline passes (``remote.wait`` seconds after the start, or after a drop);
+then the first table is played with the absent bots' decisions made by the
+default policy, each such match recording the bot's ``startup`` fault (a
+no-show, or a drop without reconnect).  A bot that connects later plays the
+tables still to come.  Results are recorded as each match ends, as always,
+so a stopped league resumes by match id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import trio
+
+from referee.bots import BotSpec
+from referee.league.worker import TableSessions
+from referee.match import MatchResult, play_match
+from referee.remote import RemoteLobby, TokenFileError, league_tokens, open_lobby
+from referee.session import BotSession
+from referee.timecontrol import TimeControl
+
+if TYPE_CHECKING:
+    from referee.league.runner import TableJob
+
+
+class RemotePool:
+    """Tables with remote bots, played in this process; ``play`` records each result."""
+
+    def __init__(
+        self,
+        bots: Sequence[BotSpec],
+        control: TimeControl,
+        lobby: RemoteLobby,
+        local: TableSessions,
+        on_result: Callable[[TableJob, MatchResult], None],
+        logs: Path | None,
+        warn: Callable[[str], None],
+    ) -> None:
+        self.bots = list(bots)
+        self.control = control
+        self.lobby = lobby
+        self.local = local
+        self.on_result = on_result
+        self.logs = logs
+        self.warn = warn
+        self._absence_warned: set[tuple[int, float]] = set()
+
+    def _absent(self, job: TableJob) -> list[int]:
+        return [
+            bot for bot in job.key.bots if self.bots[bot].remote and self.lobby.live(bot) is None
+        ]
+
+    async def play(self, jobs: Sequence[TableJob]) -> None:
+        if self.logs is not None:
+            self.logs.mkdir(parents=True, exist_ok=True)
+        pending = list(jobs)
+        while pending:
+            job = next((job for job in pending if not self._absent(job)), None)
+            if job is None:
+                deadline = min(self.lobby.absent_deadline(bot) for bot in self._absent(pending[0]))
+                if trio.current_time() < deadline:
+                    await self.lobby.wait_for_change(deadline)
+                    continue
+                job = pending[0]
+            pending.remove(job)
+            result = await self._play_one(job)
+            self.on_result(job, result)
+
+    async def _play_one(self, job: TableJob) -> MatchResult:
+        sessions: list[BotSession] = []
+        for bot in job.key.bots:
+            if self.bots[bot].remote:
+                session = self.lobby.live(bot)
+                if session is None:
+                    session = self.lobby.absent_session(bot)
+                    assert session.death is not None
+                    self.warn(f"{job.key.match_id}: {self.bots[bot].name} {session.death.detail}")
+                sessions.append(session)
+            else:
+                sessions.append(await self.local.session(bot))
+        log_path = None if self.logs is None else self.logs / f"{job.key.match_id}.jsonl"
+        return await play_match(
+            sessions,
+            job.rules,
+            job.key.seed,
+            time_control=self.control,
+            match_id=job.key.match_id,
+            log_path=log_path,
+        )
+
+
+@asynccontextmanager
+async def open_remote_pool(
+    bots: Sequence[BotSpec],
+    control: TimeControl,
+    on_result: Callable[[TableJob, MatchResult], None],
+    logs: Path | None,
+    warn: Callable[[str], None],
+    *,
+    host: str,
+    port: int,
+    wait: float,
+    tokens_path: Path,
+) -> AsyncIterator[RemotePool]:
+    """Listen for the remote bots and play tables in this process; ends every session on exit.
+
+    Raises ``TokenFileError`` (a remote bot without a token) or ``OSError``
+    (the port cannot be listened on) before anything is played.
+    """
+    from referee.league.runner import LeagueError
+
+    try:
+        tokens = league_tokens(tokens_path, bots)
+    except TokenFileError as error:
+        raise LeagueError(str(error)) from None
+    async with open_lobby(
+        bots, tokens, control, host=host, port=port, wait=wait, warn=warn
+    ) as lobby:
+        assert lobby.address is not None
+        warn(
+            f"listening for {len(tokens)} remote bots on {lobby.address[0]}:{lobby.address[1]}"
+            f" (absent bots are waited for {wait:g} s)"
+        )
+        async with trio.open_nursery() as nursery:
+            local = TableSessions(nursery, list(bots), control, logs, 0, warn)
+            try:
+                yield RemotePool(bots, control, lobby, local, on_result, logs, warn)
+            finally:
+                with trio.CancelScope(shield=True):
+                    for keeper, _session in list(local.sessions.values()):
+                        await keeper.close()
+                nursery.cancel_scope.cancel()

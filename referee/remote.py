@@ -1,0 +1,322 @@
+"""The lobby of a league with remote bots: one listener, every registered bot's token.
+
+A remote bot is one the organiser does not start: its owner runs it on their
+own machine and it connects to the league's host and port (``newmarket
+connect`` bridges any stdio bot; the Python SDK connects by itself).  The
+lobby is the league-wide listener they connect to:
+
+* **Identified by token.**  Each registered bot has its own token
+  (``newmarket tokens``); the ``ready`` of a connection names the bot by its
+  token alone, looked up with ``referee.tcp_guard.find_token`` (constant time,
+  every token compared).  A wrong token, a second connection of a bot that is
+  connected, or a connection too slow to say ``ready`` is refused with one
+  ``fault`` line and closed; nothing about the league goes to it first.
+* **Pending connections are guarded** by ``tcp_guard.PendingConnections``: a
+  deadline per handshake, at most eight pending, one more evicts the oldest.
+* **Absence has a deadline.**  A bot that has not connected since the league
+  started, or since its connection dropped, is *absent*; ``absent_deadline``
+  is when the league stops waiting for it (``wait`` seconds later).  What to
+  do about it is the pool's business (``referee.league.remote_pool``).
+* **A reconnect replaces a dead session.**  A dropped connection makes that
+  bot's session dead (a fault in the match it was in, for that bot only); its
+  next connection with the same token becomes its new session.
+
+The lobby owns the sessions it accepted and closes them (``shutdown``) when
+it is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import secrets
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import trio
+
+from protocol.faults import FaultKind
+from protocol.framing import LineTooLongError
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    Hello,
+    MalformedMessageError,
+    Ready,
+    decode_bot_message,
+    encode,
+)
+from referee.bots import BotSpec
+from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.session import (
+    TELL_TIMEOUT,
+    BotLostError,
+    BotSession,
+    message_type,
+    referee_version,
+    startup_fault,
+)
+from referee.tcp_guard import PendingConnections, find_token
+from referee.timecontrol import TimeControl
+
+TOKEN_BYTES = 24  # 192 random bits, 32 characters of URL-safe base64
+
+
+class TokenFileError(ValueError):
+    """The tokens file cannot be read or does not fit the league: one line, naming the file."""
+
+
+# ---------------------------------------------------------------------- tokens
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def read_tokens(path: Path) -> dict[str, str]:
+    """The tokens file: ``{"tokens": {"bot name": "token", ...}}`` (JSON, written by us)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TokenFileError(
+            f"{path}: no tokens file; issue the remote bots' tokens with `newmarket tokens`"
+        ) from None
+    except (OSError, ValueError) as error:
+        raise TokenFileError(f"{path}: cannot read the tokens: {error}") from None
+    tokens = data.get("tokens") if isinstance(data, dict) else None
+    if not isinstance(tokens, dict) or not all(
+        isinstance(name, str) and isinstance(token, str) and token for name, token in tokens.items()
+    ):
+        raise TokenFileError(f'{path}: expected {{"tokens": {{"bot name": "token", ...}}}}')
+    return dict(tokens)
+
+
+def write_tokens(path: Path, tokens: Mapping[str, str]) -> None:
+    """Write the tokens readable by the owner only (they are the bots' passwords)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps({"tokens": dict(tokens)}, indent=2) + "\n"
+    temporary = path.with_name(path.name + ".tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)
+    os.replace(temporary, path)
+
+
+def issue_tokens(path: Path, names: Sequence[str], *, renew: Sequence[str] = ()) -> dict[str, str]:
+    """Every name's token, keeping those already in ``path`` (except ``renew``); saved there."""
+    existing: dict[str, str] = {}
+    if path.exists():
+        existing = read_tokens(path)
+    tokens = {
+        name: existing[name] if name in existing and name not in renew else new_token()
+        for name in names
+    }
+    if tokens != existing:
+        write_tokens(path, tokens)
+    return tokens
+
+
+def league_tokens(path: Path, bots: Sequence[BotSpec]) -> dict[int, str]:
+    """The token of every remote bot (by index); ``TokenFileError`` if one has none."""
+    tokens = read_tokens(path)
+    out: dict[int, str] = {}
+    for index, spec in enumerate(bots):
+        if not spec.remote:
+            continue
+        token = tokens.get(spec.name)
+        if token is None:
+            raise TokenFileError(
+                f"{path}: no token for remote bot {spec.name!r}; run `newmarket tokens` again"
+            )
+        out[index] = token
+    return out
+
+
+# ---------------------------------------------------------------------- the lobby
+
+
+class RemoteLobby:
+    """The listener remote bots connect to; see the module docstring."""
+
+    def __init__(
+        self,
+        bots: Sequence[BotSpec],
+        tokens: Mapping[int, str],
+        control: TimeControl,
+        *,
+        wait: float,
+        warn: Callable[[str], None] = lambda _text: None,
+    ) -> None:
+        self.bots = list(bots)
+        self.control = control
+        self.wait = wait
+        self.warn = warn
+        self._by_token = {token: bot for bot, token in tokens.items()}
+        self.sessions: dict[int, BotSession] = {}
+        self._absent_since: dict[int, float] = {}
+        self._changed = trio.Event()
+        self.pending = PendingConnections()
+        self.address: tuple[str, int] | None = None
+
+    @property
+    def registered(self) -> list[int]:
+        return sorted(self._by_token.values())
+
+    def start_clock(self) -> None:
+        """From now on, an absent bot has ``wait`` seconds to connect."""
+        now = trio.current_time()
+        for bot in self.registered:
+            self._absent_since.setdefault(bot, now)
+
+    def live(self, bot: int) -> BotSession | None:
+        """The bot's session if it is connected and alive; notes the time it was lost."""
+        session = self.sessions.get(bot)
+        if session is not None and session.alive:
+            return session
+        if session is not None and bot not in self._absent_since:
+            self._absent_since[bot] = trio.current_time()
+        return None
+
+    def absent_deadline(self, bot: int) -> float:
+        """When the league stops waiting for ``bot`` (trio time); -inf if it is connected."""
+        if self.live(bot) is not None:
+            return -math.inf
+        return self._absent_since.get(bot, trio.current_time()) + self.wait
+
+    def ever_connected(self, bot: int) -> bool:
+        return bot in self.sessions
+
+    async def wait_for_change(self, deadline: float) -> None:
+        """Until a bot connects or ``deadline`` passes, whichever is first."""
+        with trio.move_on_at(deadline):
+            await self._changed.wait()
+
+    async def serve(
+        self,
+        host: str,
+        port: int,
+        *,
+        task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Listen on ``host:port`` and admit connections until cancelled."""
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        sockname = listeners[0].socket.getsockname()
+        self.address = (str(sockname[0]), int(sockname[1]))
+        task_status.started(self.address)
+        async with trio.open_nursery() as nursery:
+            for listener in listeners:
+                nursery.start_soon(self._accept, listener, nursery)
+
+    async def _accept(self, listener: trio.SocketListener, nursery: trio.Nursery) -> None:
+        async with listener:
+            while True:
+                stream = await listener.accept()
+                nursery.start_soon(self._admit, stream)
+
+    async def _admit(self, stream: trio.SocketStream) -> None:
+        connection = Connection(stream)
+        line: bytes | None = None
+        deadline = trio.current_time() + self.control.startup_time
+        with (
+            self.pending.admit(deadline) as admission,
+            contextlib.suppress(ConnectionBrokenError, ConnectionClosedError, LineTooLongError),
+        ):
+            await connection.send(
+                encode(Hello(protocol=PROTOCOL_VERSION, referee=referee_version()))
+            )
+            line = await connection.receive_line()
+        try:
+            bot, ready = self._identify(line, admission.refusal)
+        except BotLostError as error:
+            with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
+                await connection.send(startup_fault(error))
+            await connection.aclose()
+            return
+        spec = self.bots[bot]
+        session = BotSession(spec, self.control)
+        session.connection = connection
+        session.reported_name = ready.name
+        session.reported_version = ready.version
+        session.handshaken = True
+        with contextlib.suppress(OSError):
+            peer = stream.socket.getpeername()
+            session.address = (str(peer[0]), int(peer[1]))
+        self.sessions[bot] = session
+        self._absent_since.pop(bot, None)
+        where = "" if session.address is None else f" from {session.address[0]}"
+        self.warn(f"{spec.name} connected{where}")
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def _identify(self, line: bytes | None, refusal: str | None) -> tuple[int, Ready]:
+        if refusal is not None:
+            raise BotLostError(FaultKind.STARTUP, refusal)
+        if line is None:
+            raise BotLostError(FaultKind.STARTUP, "the connection ended before ready")
+        try:
+            message = decode_bot_message(line)
+        except MalformedMessageError as error:
+            raise BotLostError(FaultKind.STARTUP, f"instead of ready: {error}") from None
+        if not isinstance(message, Ready):
+            raise BotLostError(
+                FaultKind.STARTUP, f"the first message must be ready, got {message_type(message)}"
+            )
+        if message.protocol != PROTOCOL_VERSION:
+            raise BotLostError(
+                FaultKind.PROTOCOL,
+                f"this referee speaks protocol {PROTOCOL_VERSION}; ready says {message.protocol}",
+            )
+        bot = find_token(message.token, self._by_token)
+        if bot is None:
+            raise BotLostError(FaultKind.STARTUP, "wrong or missing token in ready")
+        current = self.sessions.get(bot)
+        if current is not None and current.alive:
+            raise BotLostError(
+                FaultKind.STARTUP, f"{self.bots[bot].name} is already connected to this league"
+            )
+        return bot, message
+
+    def absent_session(self, bot: int) -> BotSession:
+        """A dead session for a match ``bot`` misses: default decisions, a fault recorded."""
+        session = BotSession(self.bots[bot], self.control)
+        if self.ever_connected(bot):
+            detail = f"lost its connection and did not reconnect within {self.wait:g} s"
+        else:
+            detail = f"did not connect within {self.wait:g} s (no-show)"
+        session.death = BotLostError(FaultKind.STARTUP, detail)
+        return session
+
+    async def aclose(self) -> None:
+        with trio.CancelScope(shield=True):
+            async with trio.open_nursery() as nursery:
+                for session in self.sessions.values():
+                    nursery.start_soon(_close_session, session)
+
+
+async def _close_session(session: BotSession) -> None:
+    await session.aclose(shutdown_grace=0)
+
+
+@asynccontextmanager
+async def open_lobby(
+    bots: Sequence[BotSpec],
+    tokens: Mapping[int, str],
+    control: TimeControl,
+    *,
+    host: str,
+    port: int,
+    wait: float,
+    warn: Callable[[str], None] = lambda _text: None,
+) -> AsyncIterator[RemoteLobby]:
+    """A lobby listening on ``host:port`` (``OSError`` if it cannot); closed on the way out."""
+    lobby = RemoteLobby(bots, tokens, control, wait=wait, warn=warn)
+    async with trio.open_nursery() as nursery:
+        try:
+            await nursery.start(lobby.serve, host, port)
+            lobby.start_clock()
+            yield lobby
+        finally:
+            await lobby.aclose()
+            nursery.cancel_scope.cancel()

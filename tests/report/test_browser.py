@@ -121,7 +121,12 @@ def _engine_states(log: Path) -> dict[int, tuple[list[int], list[list[str]]]]:
     """The engine's chips and hands at every decision, replayed from the log's decisions."""
     records = [record for _, record in read_log(log)]
     header = records[0]
-    match = Match(Rules.from_dict(header["rules"]), int(header["players"]), int(header["seed"]))
+    match = Match(
+        Rules.from_dict(header["rules"]),
+        int(header["players"]),
+        int(header["seed"]),
+        chips=header.get("chips"),  # each seat's own (bankroll leagues); else the rules'
+    )
     states = {}
 
     def snapshot() -> None:

@@ -23,9 +23,11 @@ _SHOWS_LEFTOVERS = {"hand_ended", "match_ended", "player_eliminated", "end"}
 Snapshot = tuple[list[int], list[list[str]], list[int], int, list[bool]]
 
 
-def _play(rules_name: str, players: int, seed: int) -> tuple[Match, dict[int, Snapshot]]:
+def _play(
+    rules_name: str, players: int, seed: int, chips: list[int] | None = None
+) -> tuple[Match, dict[int, Snapshot]]:
     rules = preset(rules_name).with_options({"hand_limit": 12})
-    match = Match(rules, players, seed)
+    match = Match(rules, players, seed, chips=chips)
     rng = random.Random(seed)
     snapshots: dict[int, Snapshot] = {}
     while True:
@@ -79,3 +81,18 @@ def test_pretty_cards() -> None:
     assert pretty("TS") == "10♠"
     assert pretty("QH") == "Q♥"
     assert pretty("<b>") == "<b>"
+
+
+def test_frames_start_from_each_seats_own_chips() -> None:
+    """A bankroll league seats bots with different chips; the log header says how many."""
+    chips = [12, 40, 75, 23]
+    for seed in range(4):
+        match, snapshots = _play("boodle", 4, seed, chips)
+        events = [{"type": "event", "event": log_event(e)} for e in match.events(viewer=None)]
+        boodle = [str(card) for card in match.rules.boodle_cards]
+        frames = build_frames([f"bot{s}" for s in range(4)], chips, boodle, events)
+        assert frames[0].chips == chips
+        for frame in frames:
+            if frame.events in snapshots:
+                assert frame.chips == snapshots[frame.events][0]
+        assert frames[-1].chips == list(match.outcome().chips)

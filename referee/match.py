@@ -303,6 +303,10 @@ class _Referee:
                     break
                 await self.decide(self.seats[to_act])
             self.absorb(outboxes=True)
+            for seat in self.seats:
+                # A background write can still end in a fault (a bot that stopped
+                # reading): it belongs in the result, which the log's fault lines replay.
+                await self.settled(seat)
             result = self.result()
             await self.finish_all(result)
         for seat in self.seats:

@@ -38,6 +38,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -183,9 +184,16 @@ class TableHost(WorkerPlugin):
     """
 
     def __init__(
-        self, bots: list[BotSpec], control: TimeControl, logs: Path | None, name: str
+        self,
+        bots: list[BotSpec],
+        control: TimeControl,
+        logs: Path | None,
+        name: str,
+        *,
+        local: bool = False,
     ) -> None:
         self.bots = bots
+        self.local = local  # a worker process of this league's own local:N cluster
         self.logs = logs
         self.name = name  # Dask's plugin name, unique per league run
         # Built here, on the coordinator, so that every worker gets the league's own
@@ -193,6 +201,10 @@ class TableHost(WorkerPlugin):
         self.setup_template = setup_message(bots, control, logs, 0)
 
     def setup(self, worker: Worker) -> None:
+        if self.local and threading.current_thread() is threading.main_thread():
+            # Ctrl-C in the terminal reaches local:N's worker processes too; the league
+            # process decides what a stop means (as its table workers leave it to it).
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         self.lock = threading.Lock()
         self.idle: list[_Table] = []
         self.tables: list[_Table] = []
@@ -248,8 +260,14 @@ class TableHost(WorkerPlugin):
 
 def play_on_worker(plugin: str, message: dict[str, object]) -> dict[str, Any]:
     """The Dask task: play one match on this worker's tables."""
-    host: TableHost = get_worker().plugins[plugin]  # type: ignore[assignment]
-    return host.play(message)
+    worker = get_worker()
+    host: TableHost = worker.plugins[plugin]  # type: ignore[assignment]
+    try:
+        return host.play(message)
+    except ClusterError:
+        raise  # its lines name the worker already
+    except LeagueError as error:
+        raise LeagueError(f"worker {worker.address}: {error}") from None
 
 
 def worker_problems(plugin: str, dask_worker: Worker) -> list[str]:
@@ -321,7 +339,7 @@ class ClusterPool:
             raise ClusterError(
                 f"no Dask worker joined the scheduler at {self.address} in {WORKER_WAIT:.0f} s"
             ) from None
-        host = TableHost(self.bots, self.control, self.logs, self.plugin)
+        host = TableHost(self.bots, self.control, self.logs, self.plugin, local=workers is not None)
         self.client.register_plugin(host, name=self.plugin)
         found: dict[str, list[str]] = self.client.run(worker_problems, self.plugin)
         lines = [

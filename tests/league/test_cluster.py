@@ -13,8 +13,10 @@ import json
 import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,14 +39,17 @@ BOTS = ("lowest", "longest", "boodle", "tracker", "random")
 LEAGUE_TIMEOUT = 600  # seconds: two cores shared with other work
 
 
-def league_file(directory: Path, extra_bot: str = "") -> Path:
-    text = """
+def league_file(directory: Path, extra_bot: str = "", cycles: int = 1) -> Path:
+    text = f"""
 [league]
 name = "cluster test"
 seed = 23
 table_size = 3
 hand_limit = 6
 logs = false
+
+[schedule]
+cycles = {cycles}
 
 [time_control]
 move_time = 30.0
@@ -192,3 +197,52 @@ def test_newmarket_league_refuses_a_bad_cluster_option(tmp_path: Path) -> None:
     both = newmarket("league", str(path), "--cluster", "local:2", "--jobs", "2")
     assert both.returncode == 2
     assert "--jobs and --cluster" in both.stderr
+
+
+def test_ctrl_c_stops_a_local_cluster_league_cleanly_and_it_resumes(tmp_path: Path) -> None:
+    path = league_file(tmp_path, cycles=3)  # 90 matches: still running when stopped
+    db = tmp_path / "league.db"
+    league = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "league", str(path), "--cluster", "local:2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches
+    )
+    try:
+        deadline = time.monotonic() + LEAGUE_TIMEOUT
+        while finished(db) < 1:
+            assert league.poll() is None, league.communicate()
+            assert time.monotonic() < deadline, "no match finished"
+            time.sleep(0.2)
+        os.killpg(league.pid, signal.SIGINT)
+        _, stderr = league.communicate(timeout=LEAGUE_TIMEOUT)
+    finally:
+        if league.poll() is None:
+            os.killpg(league.pid, signal.SIGKILL)
+            league.wait()
+    assert league.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "run the same command to resume" in stderr
+    kept = finished(db)
+    assert 1 <= kept < 90
+
+    resumed = newmarket("league", str(path), "--jobs", "2", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["matches_done"] == 90
+
+
+def finished(db: Path) -> int:
+    """Matches recorded so far, read as ``newmarket standings`` reads a running league."""
+    if not db.exists():
+        return 0
+    try:
+        connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            (count,) = connection.execute("SELECT COUNT(*) FROM matches").fetchone()
+        finally:
+            connection.close()
+    except sqlite3.OperationalError:
+        return 0  # not created yet
+    return int(count)

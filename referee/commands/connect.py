@@ -11,13 +11,15 @@ The bridge ends when either side does: the league's end of the connection
 (after ``shutdown``, or a refusal) closes the bot's input, which is how a bot
 knows to exit (SPEC.md 6.3); the bot's exit closes the connection, which the
 league records as this bot's dropped connection.  The exit status is the
-bot's (1 if the league could not be reached).  Run the same command again
+bot's (1 if the league could not be reached within ``--wait`` seconds: a
+participant may start before the organiser).  Run the same command again
 to reconnect: the league gives a reconnected bot the matches still to come.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import subprocess
@@ -31,6 +33,7 @@ from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
 DRAIN_GRACE = 2.0  # after the bot exits, how long the league's last lines may take
+RETRY_EVERY = 1.0  # seconds between attempts while the league is not listening yet
 
 
 def with_token(line: bytes, token: str) -> bytes:
@@ -45,10 +48,26 @@ def with_token(line: bytes, token: str) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
-async def bridge(host: str, port: int, token: str, command: list[str]) -> int:
+async def open_with_retries(host: str, port: int, wait: float) -> trio.SocketStream:
+    """Connect, trying again every second for ``wait`` seconds (the league may start later)."""
+    deadline = trio.current_time() + wait
+    told = False
+    while True:
+        try:
+            return await trio.open_tcp_stream(host, port)
+        except OSError:
+            if trio.current_time() + RETRY_EVERY > deadline:
+                raise
+            if not told:
+                typer.echo(f"waiting for the league at {host}:{port} ...", err=True)
+                told = True
+            await trio.sleep(RETRY_EVERY)
+
+
+async def bridge(host: str, port: int, token: str, command: list[str], *, wait: float = 0.0) -> int:
     """Run ``command`` with its stdio joined to ``host:port``; returns the bot's exit status."""
     try:
-        stream = await trio.open_tcp_stream(host, port)
+        stream = await open_with_retries(host, port, wait)
     except OSError as error:
         typer.echo(f"error: cannot connect to {host}:{port}: {error}", err=True)
         return 1
@@ -116,6 +135,10 @@ def connect_command(
         list[str], typer.Argument(metavar="-- COMMAND...", help="How to start your bot.")
     ],
     token: Annotated[str, typer.Option(help="Your bot's token, from the organiser.")],
+    wait: Annotated[
+        float,
+        typer.Option(help="Seconds to keep trying while the league is not listening yet.", min=0),
+    ] = 60.0,
 ) -> None:
     """Join a league: run a stdio bot and bridge it to the league's HOST:PORT with a token."""
     try:
@@ -126,4 +149,5 @@ def connect_command(
     if not token.strip():
         typer.echo("error: --token: must not be empty", err=True)
         raise typer.Exit(code=2)
-    raise typer.Exit(code=trio.run(bridge, host, port, token, list(command)))
+    status = trio.run(functools.partial(bridge, host, port, token, list(command), wait=wait))
+    raise typer.Exit(code=status)

@@ -232,8 +232,12 @@ class Match:
         "_to_act",
         "_to_card",
         "_to_pos",
+        "is_over",
     )
 
+    is_over: bool
+    """True once the match is over.  A plain attribute, not a property: a playout
+    reads it before every decision (read it, never set it)."""
     _rules: Rules
     _players: int
     _seed: int
@@ -335,6 +339,7 @@ class Match:
         self._hand_number = 0
         self._hands_played = 0
         self._phase = _PHASE_OVER
+        self.is_over = False
         self._to_act = -1
         self._owner = _NO_OWNER
         self._played = 0
@@ -368,10 +373,6 @@ class Match:
     @property
     def seed(self) -> int:
         return self._seed
-
-    @property
-    def is_over(self) -> bool:
-        return self._phase == _PHASE_OVER
 
     def current_seat(self) -> int | None:
         """The seat that must decide now, or None when the match is over."""
@@ -503,6 +504,7 @@ class Match:
         other._hand_number = self._hand_number
         other._hands_played = self._hands_played
         other._phase = self._phase
+        other.is_over = self.is_over
         other._to_act = self._to_act
         other._owner = self._owner  # never changed in place once made (see _play_run)
         other._played = self._played
@@ -963,16 +965,17 @@ class Match:
             self._prepare_lead_for(seat, pass_lead=True)
             return
         # _prepare_lead_for inlined for the common rule (any suit may be led).
+        # ``hand`` is the leader's hand: the last card played was its own.
         lows = self._lows
         legal = []
-        if hand := hands[seat] & 0x1FFF:
-            legal.append(lows[hand])
-        if hand := hands[seat] >> 13 & 0x1FFF:
-            legal.append(lows[hand | 0x2000])
-        if hand := hands[seat] >> 26 & 0x1FFF:
-            legal.append(lows[hand | 0x4000])
-        if hand := hands[seat] >> 39:
-            legal.append(lows[hand | 0x6000])
+        if suit := hand & 0x1FFF:
+            legal.append(lows[suit])
+        if suit := hand >> 13 & 0x1FFF:
+            legal.append(lows[suit | 0x2000])
+        if suit := hand >> 26 & 0x1FFF:
+            legal.append(lows[suit | 0x4000])
+        if suit := hand >> 39:
+            legal.append(lows[suit | 0x6000])
         self._legal = legal
         self._leader = seat
         self._to_act = seat
@@ -1036,6 +1039,7 @@ class Match:
 
     def _end_match(self, reason: str) -> None:
         self._phase = _PHASE_OVER
+        self.is_over = True
         self._to_act = -1
         self._legal = []
         self._end_reason = reason

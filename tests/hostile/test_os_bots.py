@@ -431,13 +431,20 @@ memory_mb = 256
         stored = store.matches()
     assert not run.stopped and run.total is not None
     assert run.done == run.total == len(stored) >= 4  # every 3 of the 4 bots met
+    # Each bot got only its own kind of fault; the crashing ones crashed at least once
+    # (a seat never asked in a one-hand match has nothing to crash at); the fork bomb,
+    # tamed by its process limit, and the good bot never had a fault.
     kinds = {"good": set(), "fork_bomb": set(), "crash_mid": {"crash"}, "grandchild": {"crash"}}
+    crashed = set()
     for match in stored:
         for seat, bot in enumerate(match.key.bots):
             name, result = bots[bot][0], match.result.seats[seat]
-            assert {fault.kind for fault in result.faults} == kinds[name], (name, result)
-            assert (result.status == "disqualified") == (name in ("crash_mid", "grandchild"))
+            assert {fault.kind for fault in result.faults} <= kinds[name], (name, result)
+            assert (result.status == "disqualified") == bool(result.faults), (name, result)
             assert result.cpu_ms is not None
+            if result.faults:
+                crashed.add(name)
+    assert crashed == {"crash_mid", "grandchild"}
     logs = sorted((tmp_path / "logs").glob("*.jsonl"))
     assert len(logs) == run.total
     header = next(read_log(logs[0]))[1]

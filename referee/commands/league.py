@@ -19,7 +19,6 @@ from typing import Annotated
 
 import trio
 import typer
-from rich.console import Console
 
 from referee.league.config import ConfigError, LeagueConfig, load_config
 from referee.league.progress import RichReporter
@@ -27,6 +26,7 @@ from referee.league.runner import LeagueError, LeagueRun, run_league
 from referee.league.schedule import ScheduleError
 from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore, StoreError
+from referee.league.tables import print_whole
 from referee.sandbox import ENV_SANDBOX, LEVELS, SandboxError, resolve, setting_to_env
 
 
@@ -60,10 +60,7 @@ def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> Non
     elif as_csv:
         sys.stdout.write(standings.to_csv())
     else:
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=200)  # a file or a pipe: no wrapping into narrow columns
-        console.print(standings.table())
+        print_whole(standings.table())  # a file or a pipe gets every column, uncut
 
 
 def _first_failure(error: BaseException) -> Exception | None:

@@ -22,6 +22,7 @@ from referee.league.progress import RichReporter
 from referee.league.runner import run_league
 from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore
+from referee.league.tables import print_whole
 
 DEMO_BOTS = ("random", "lowest", "longest", "boodle", "tracker")
 
@@ -69,5 +70,5 @@ def run_demo_league(console: Console | None = None, jobs: int | None = None) -> 
 
             trio.run(play)
             standings = standings_of(store)
-    console.print(standings.table())
+    print_whole(standings.table(), console)  # piped (make demo | less): every column, uncut
     return standings

@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from referee.league.demo import DEMO_BOTS, run_demo_league
 
 
-def test_the_demo_league_plays_every_match_and_prints_the_standings() -> None:
-    out = io.StringIO()
-    standings = run_demo_league(Console(file=out, width=120), jobs=2)
+def test_the_demo_league_plays_every_match_and_prints_the_standings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = io.StringIO()  # not a terminal, as in make demo | tee: rich would cut to 80 columns
+    standings = run_demo_league(Console(file=out), jobs=2)
     assert standings.finished and standings.matches_done == standings.matches_total == 20
     assert sorted(row.name for row in standings.rows) == sorted(DEMO_BOTS)
     assert all(row.disqualifications == 0 for row in standings.rows)
     text = out.getvalue()
     assert "standings final (20 of 20 matches)" in text
     assert standings.rows[0].name in text
+    # The whole table: every column's header on one line, nothing cut with an ellipsis.
+    header = next(line for line in text.splitlines() if " DQ" in line)
+    assert header.split()[-4:] == ["boodle", "won", "faults", "DQ"]
+    assert "…" not in text

@@ -19,7 +19,11 @@ lobby is the league-wide listener they connect to:
   do about it is the pool's business (``referee.league.remote_pool``).
 * **A reconnect replaces a dead session.**  A dropped connection makes that
   bot's session dead (a fault in the match it was in, for that bot only); its
-  next connection with the same token becomes its new session.
+  next connection with the same token becomes its new session.  A bot that
+  restarts between matches may reconnect before the league has noticed the
+  old connection is gone, so a new connection with the token of a bot that is
+  *not playing* replaces its old one; one that comes while the bot plays a
+  match (``busy``) is refused, and the match goes on.
 
 The lobby owns the sessions it accepted and closes them (``shutdown``) when
 it is left.
@@ -158,6 +162,7 @@ class RemoteLobby:
         self._absent_since: dict[int, float] = {}
         self._changed = trio.Event()
         self.pending = PendingConnections()
+        self.busy: set[int] = set()  # bots in a match now: a second connection is refused
         self.address: tuple[str, int] | None = None
 
     @property
@@ -235,6 +240,10 @@ class RemoteLobby:
             await connection.aclose()
             return
         spec = self.bots[bot]
+        old = self.sessions.get(bot)
+        if old is not None and old.alive:
+            old.lose(FaultKind.EOF, "replaced by a new connection with its token")
+            await old.end()
         session = BotSession(spec, self.control)
         session.connection = connection
         session.reported_name = ready.name
@@ -272,9 +281,10 @@ class RemoteLobby:
         if bot is None:
             raise BotLostError(FaultKind.STARTUP, "wrong or missing token in ready")
         current = self.sessions.get(bot)
-        if current is not None and current.alive:
+        if current is not None and current.alive and bot in self.busy:
             raise BotLostError(
-                FaultKind.STARTUP, f"{self.bots[bot].name} is already connected to this league"
+                FaultKind.STARTUP,
+                f"{self.bots[bot].name} is already connected and playing a match in this league",
             )
         return bot, message
 

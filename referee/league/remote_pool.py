@@ -94,14 +94,19 @@ class RemotePool:
             else:
                 sessions.append(await self.local.session(bot))
         log_path = None if self.logs is None else self.logs / f"{job.key.match_id}.jsonl"
-        return await play_match(
-            sessions,
-            job.rules,
-            job.key.seed,
-            time_control=self.control,
-            match_id=job.key.match_id,
-            log_path=log_path,
-        )
+        seated = {bot for bot in job.key.bots if self.bots[bot].remote}
+        self.lobby.busy |= seated
+        try:
+            return await play_match(
+                sessions,
+                job.rules,
+                job.key.seed,
+                time_control=self.control,
+                match_id=job.key.match_id,
+                log_path=log_path,
+            )
+        finally:
+            self.lobby.busy -= seated
 
 
 @asynccontextmanager

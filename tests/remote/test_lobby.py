@@ -79,16 +79,24 @@ async def test_a_bot_is_known_by_its_token_and_a_wrong_one_is_refused() -> None:
         await bob.aclose()
 
 
-async def test_a_second_connection_of_a_connected_bot_is_refused() -> None:
+async def test_a_second_connection_is_refused_during_a_match_and_replaces_an_idle_one() -> None:
     async with open_lobby(BOTS, TOKENS, CONTROL, host="127.0.0.1", port=0, wait=60) as lobby:
         first, _ = await join(lobby, "alice-secret")
         await until_connected(lobby, 0)
         session = lobby.live(0)
+        lobby.busy.add(0)  # as the pool marks a bot at a table
         second, _ = await join(lobby, "alice-secret")
         refusal = json.loads(await read_line(second))
-        assert "already connected" in refusal["detail"]
+        assert "already connected and playing" in refusal["detail"]
         assert lobby.live(0) is session
-        await first.aclose()
+        lobby.busy.discard(0)
+        third, _ = await join(lobby, "alice-secret")
+        with trio.fail_after(30):
+            while lobby.live(0) is session:
+                await lobby.wait_for_change(math.inf)
+        assert session is not None and not session.alive
+        assert await first.receive_some(100) == b""  # the old connection is closed
+        await third.aclose()
 
 
 async def test_a_bot_whose_session_died_reconnects_with_its_token() -> None:

@@ -1,0 +1,248 @@
+"""``--sandbox``: each level, what a machine without a protection gets, and saying so plainly.
+
+``referee.sandbox.detect`` finds what this machine supports by trying it;
+these tests replace its answer (a ``Support`` with pieces missing) to check
+the paths this machine does not take: a level that cannot be had is refused
+with the reason, ``auto`` names every protection it could not apply, and a
+bot still runs, unprotected in exactly the ways reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from engine import preset
+from referee import sandbox as sandbox_module
+from referee.bots import BotSpec
+from referee.cli import app
+from referee.league.config import ConfigError, parse_config
+from referee.match import play_match
+from referee.matchlog import read_log
+from referee.process import group_members
+from referee.sandbox import (
+    MIB,
+    Limits,
+    SandboxError,
+    Support,
+    detect,
+    resolve,
+    setting_from_env,
+    setting_to_env,
+)
+from referee.session import open_bots
+from referee.timecontrol import TimeControl
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
+
+REPO = Path(__file__).resolve().parents[2]
+RULES = preset("boodle").with_options({"hand_limit": 1})
+CONTROL = TimeControl(move_time=3.0, time_bank=0.0, startup_time=30.0, margin=1.0)
+
+NOTHING = Support(
+    prlimit=None,
+    prlimit_why="the prlimit program (util-linux) is not installed",
+    cgroup_v1={},
+    cgroup_v2=None,
+    cgroup_why="cannot create a cgroup in /sys/fs/cgroup/memory: Permission denied",
+    netns=None,
+    netns_why="unshare --net: Operation not permitted; bubblewrap is not installed",
+    root=True,
+)
+EVERYTHING = Support(
+    prlimit="/usr/bin/prlimit",
+    prlimit_why="",
+    cgroup_v1={
+        "memory": Path("/cg/memory/me"),
+        "pids": Path("/cg/pids"),
+        "cpuacct": Path("/cg/cpuacct"),
+    },
+    cgroup_v2=Path("/cg/unified"),
+    cgroup_why="",
+    netns=("/usr/bin/unshare", "--net", "--"),
+    netns_why="",
+    root=True,
+)
+
+
+def os_bot(script: str, *args: str, name: str | None = None) -> BotSpec:
+    command = (sys.executable, "-m", f"tests.hostile.os_bots.{script}", *args)
+    return BotSpec(name or script, command, cwd=REPO)
+
+
+# ---------------------------------------------------------------- levels and what is missing
+
+
+def test_auto_on_a_bare_machine_says_what_it_cannot_do() -> None:
+    sandbox = resolve("auto", support=NOTHING)
+    assert sandbox.active() == ["process group"]
+    text = sandbox.describe()
+    assert text.startswith("sandbox auto: process group; NOT active: ")
+    for piece in (
+        "rlimits: the prlimit program (util-linux) is not installed",
+        "memory limit: no memory cgroup (cannot create a cgroup in /sys/fs/cgroup/memory",
+        "process count limit: no pids cgroup",
+        "no-network: unshare --net: Operation not permitted; bubblewrap is not installed",
+    ):
+        assert piece in text
+
+
+def test_strict_is_refused_where_its_protections_are_missing() -> None:
+    with pytest.raises(SandboxError) as caught:
+        resolve("strict", support=NOTHING)
+    message = str(caught.value)
+    assert message.startswith("--sandbox strict is not possible on this machine: ")
+    assert "no-network: unshare --net: Operation not permitted" in message
+    assert "use --sandbox auto" in message
+    # With everything there, strict is what auto would be, named strict.
+    assert resolve("strict", support=EVERYTHING).missing == ()
+
+
+def test_basic_as_root_says_the_process_count_is_not_limited() -> None:
+    sandbox = resolve("basic", support=dataclasses.replace(NOTHING, prlimit="/usr/bin/prlimit"))
+    assert sandbox.rlimits and not sandbox.uses_cgroups and sandbox.netns is None
+    assert sandbox.missing == (
+        "process count: RLIMIT_NPROC is not enforced for root (level basic)",
+    )
+
+
+def test_an_unknown_level_is_named() -> None:
+    with pytest.raises(SandboxError, match="'tight' is not one of none, basic, strict, auto"):
+        resolve("tight", support=EVERYTHING)
+
+
+def test_the_wrapped_command_joins_the_cgroups_first_then_drops_the_network_then_limits() -> None:
+    sandbox = resolve("auto", Limits(cpu_seconds=5, processes=9), support=EVERYTHING)
+    procs = [Path("/cg/pids/b/cgroup.procs"), Path("/cg/unified/b/cgroup.procs")]
+    argv = sandbox.wrap(["bot", "--fast"], stdio=True, cgroup_procs=procs)
+    assert argv[:2] == ["/bin/sh", "-c"]
+    separator = argv.index("--")
+    assert argv[4:separator] == [str(path) for path in procs]
+    rest = argv[separator + 1 :]
+    assert rest[:3] == ["/usr/bin/unshare", "--net", "--"]
+    assert rest[3] == "/usr/bin/prlimit" and "--cpu=5:6" in rest and "--core=0:0" in rest
+    assert not any(option.startswith("--nproc") for option in rest)  # the pids cgroup does it
+    assert rest[-3:] == ["--", "bot", "--fast"]
+    # A TCP bot needs the network to reach the referee; level none changes nothing.
+    assert "/usr/bin/unshare" not in sandbox.wrap(["bot"], stdio=False, cgroup_procs=procs)
+    assert resolve("none", support=EVERYTHING).wrap(["bot"], stdio=True, cgroup_procs=[]) == ["bot"]
+
+
+def test_the_setting_travels_to_the_workers_intact() -> None:
+    limits = Limits(cpu_seconds=None, memory_bytes=64 * MIB)
+    assert setting_from_env(setting_to_env("basic", limits)) == ("basic", limits)
+    assert setting_from_env("strict") == ("strict", Limits())
+    assert setting_from_env("") == ("auto", Limits())
+    with pytest.raises(SandboxError, match="unknown limit 'gpu'"):
+        setting_from_env(json.dumps({"level": "auto", "limits": {"gpu": 1}}))
+
+
+def test_a_league_file_sets_the_level_and_limits(tmp_path: Path) -> None:
+    bots = "\n".join(f'[[bots]]\ncommand = "random"\nname = "r{i}"\n' for i in range(3))
+    text = f"""
+[league]
+seed = 1
+table_size = 3
+
+[sandbox]
+level = "basic"
+memory_mb = 64
+cpu_seconds = false
+{bots}"""
+    config = parse_config(text, tmp_path / "l.toml")
+    assert config.sandbox_level == "basic"
+    assert config.sandbox_limits.memory_bytes == 64 * MIB
+    assert config.sandbox_limits.cpu_seconds is None
+    assert config.sandbox_limits.open_files == Limits().open_files
+    with pytest.raises(ConfigError, match=r"sandbox\.level: 'tight' is not one of"):
+        parse_config(text.replace('"basic"', '"tight"'), tmp_path / "l.toml")
+    with pytest.raises(ConfigError, match=r"sandbox\.memory: unknown key"):
+        parse_config(text.replace("memory_mb", "memory"), tmp_path / "l.toml")
+
+
+# ---------------------------------------------------------------- real bots, protections missing
+
+
+async def test_without_cgroups_or_network_isolation_a_bot_runs_and_the_log_says_so(
+    tmp_path: Path,
+) -> None:
+    bare = dataclasses.replace(NOTHING, prlimit=detect().prlimit, prlimit_why=detect().prlimit_why)
+    sandbox = resolve("auto", support=bare)
+    log = tmp_path / "m.jsonl"
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        port = str(listener.getsockname()[1])
+        specs = [os_bot("network", port), os_bot("good", name="g1"), os_bot("good", name="g2")]
+        async with open_bots(specs, CONTROL, sandbox=sandbox) as sessions:
+            groups = [s.pgid for s in sessions if s.pgid is not None]
+            assert all(s.process is not None and s.process.cgroups is None for s in sessions)
+            result = await play_match(
+                sessions, RULES, 3, time_control=CONTROL, match_id="bare", log_path=log
+            )
+        stderr = sessions[0].stderr_text()
+    # Reported missing, and really missing: the bot reached the network.
+    assert "connect: succeeded" in stderr
+    header = next(read_log(log))[1]
+    assert any(line.startswith("no-network: ") for line in header["sandbox"]["missing"])
+    assert header["sandbox"]["active"][0] == "process group"
+    # CPU time still measured, from /proc, without a cgroup; the tree still ended.
+    assert all(seat.cpu_ms is not None for seat in result.seats)
+    assert all(group_members(pgid) == [] for pgid in groups)
+
+
+async def test_a_missing_program_under_the_sandbox_is_named_as_without_it(
+    tmp_path: Path,
+) -> None:
+    spec = BotSpec("ghost", ("no-such-bot-program",), cwd=REPO)
+    details = []
+    for sandbox in (None, resolve("auto")):
+        async with open_bots([spec], CONTROL, sandbox=sandbox) as (session,):
+            pass
+        assert session.death is not None and session.death.kind == "startup"
+        details.append(session.death.detail)
+    # The wrappers would only have exited 127: the program is looked for first.
+    assert details[1] == details[0]
+    assert details[0] == f"cannot start 'no-such-bot-program' in {REPO}: No such file or directory"
+
+
+# ---------------------------------------------------------------- the command line
+
+
+runner = CliRunner()
+
+
+def test_match_prints_the_protections_and_refuses_an_impossible_level(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "m.jsonl"
+    args = ["match", "--bot", "random", "--bot", "random", "--bot", "random", "--hands", "1"]
+    done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "tight"])
+    assert done.exit_code == 2
+    assert "--sandbox: 'tight' is not one of none, basic, strict, auto" in done.output
+    monkeypatch.setattr(sandbox_module, "detect", lambda: NOTHING)
+    done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "strict"])
+    assert done.exit_code == 2
+    assert "--sandbox strict is not possible on this machine" in done.output
+    done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "auto"])
+    assert done.exit_code == 0, done.output
+    assert "sandbox auto: process group; NOT active: rlimits:" in done.output
+    assert next(read_log(log))[1]["sandbox"]["level"] == "auto"
+
+
+def test_detection_on_this_machine_is_consistent_with_what_auto_applies() -> None:
+    support = detect()
+    sandbox = resolve("auto")
+    assert sandbox.rlimits == (support.prlimit is not None)
+    assert sandbox.uses_cgroups == bool(support.cgroup_v1 or support.cgroup_v2)
+    assert (sandbox.netns is None) == any(m.startswith("no-network") for m in sandbox.missing)
+    # Every protection is either active or named as missing.
+    for controller, name in (("memory", "memory cgroup"), ("pids", "pids cgroup")):
+        active = any(line.startswith(name) for line in sandbox.active())
+        assert active == (controller in support.cgroup_v1)

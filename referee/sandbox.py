@@ -71,6 +71,11 @@ resolves it on its own machine, since that is where the bots run."""
 _JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
 
+# bubblewrap with the whole filesystem as it is and only the network taken away; the bot
+# dies with bwrap (which stays as its parent, in the same process group).
+BWRAP_NO_NETWORK = ("--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--")
+
+
 class SandboxError(ValueError):
     """A level this machine cannot give (``strict`` without cgroups, say), or bad limits."""
 
@@ -271,7 +276,7 @@ def _detect_netns() -> tuple[tuple[str, ...] | None, str]:
     if bwrap is None:
         problems.append("bubblewrap is not installed")
     else:
-        prefix = (bwrap, "--dev-bind", "/", "/", "--unshare-net", "--die-with-parent", "--")
+        prefix = (bwrap, *BWRAP_NO_NETWORK)
         why = _runs([*prefix, "true"])
         if not why:
             return prefix, ""

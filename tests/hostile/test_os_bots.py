@@ -344,7 +344,7 @@ async def test_a_stdio_bot_cannot_open_a_network_connection(tmp_path: Path) -> N
         listener.accept()[0].close()
         # ... and with it, the connection fails and nothing reaches the listener.
         played = await play_os_bot([os_bot("network", port), *mates()], tmp_path / "auto")
-        assert "connect: failed: [Errno 101] Network is unreachable" in played.stderr
+        assert "connect: failed: " in played.stderr
         with pytest.raises(BlockingIOError):
             listener.accept()
     assert played.faults() == [] and played.seat.status == "ok"

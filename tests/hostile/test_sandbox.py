@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 import socket
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ from referee.match import play_match
 from referee.matchlog import read_log
 from referee.process import group_members
 from referee.sandbox import (
+    BWRAP_NO_NETWORK,
     MIB,
     Limits,
     SandboxError,
@@ -194,6 +196,34 @@ async def test_without_cgroups_or_network_isolation_a_bot_runs_and_the_log_says_
     assert header["sandbox"]["active"][0] == "process group"
     # CPU time still measured, from /proc, without a cgroup; the tree still ended.
     assert all(seat.cpu_ms is not None for seat in result.seats)
+    assert all(group_members(pgid) == [] for pgid in groups)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+async def test_bubblewrap_alone_also_takes_the_network_away(tmp_path: Path) -> None:
+    # Where unshare is not permitted (not root), detection falls back to bubblewrap.
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    support = dataclasses.replace(NOTHING, netns=(bwrap, *BWRAP_NO_NETWORK), netns_why="")
+    sandbox = resolve("auto", support=support)
+    assert "no network for stdio bots (bubblewrap)" in sandbox.active()
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        port = str(listener.getsockname()[1])
+        specs = [os_bot("network", port), os_bot("good", name="g1"), os_bot("good", name="g2")]
+        async with open_bots(specs, CONTROL, sandbox=sandbox) as sessions:
+            groups = [s.pgid for s in sessions if s.pgid is not None]
+            result = await play_match(
+                sessions, RULES, 3, time_control=CONTROL, match_id="bwrap", log_path=None
+            )
+        stderr = sessions[0].stderr_text()
+        listener.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing reached the referee's side
+    # bwrap brings up a loopback of its own (refused there); unshare leaves none (unreachable).
+    assert "connect: failed: " in stderr
+    assert [seat.faults for seat in result.seats] == [[], [], []]
     assert all(group_members(pgid) == [] for pgid in groups)
 
 

@@ -252,10 +252,14 @@ class RemoteLobby:
         with contextlib.suppress(OSError):
             peer = stream.socket.getpeername()
             session.address = (str(peer[0]), int(peer[1]))
+        self.seat(bot, session)
+
+    def seat(self, bot: int, session: BotSession) -> None:
+        """``session`` (handshaken) is ``bot`` from now on; wakes whoever waits for a change."""
         self.sessions[bot] = session
         self._absent_since.pop(bot, None)
         where = "" if session.address is None else f" from {session.address[0]}"
-        self.warn(f"{spec.name} connected{where}")
+        self.warn(f"{self.bots[bot].name} connected{where}")
         self._changed.set()
         self._changed = trio.Event()
 

@@ -65,6 +65,10 @@ class RemotePool:
             bot for bot in job.key.bots if self.bots[bot].remote and self.lobby.live(bot) is None
         ]
 
+    def _overdue_at(self, job: TableJob) -> float:
+        """When the league stops waiting for the last absent bot of ``job`` (trio time)."""
+        return max(self.lobby.absent_deadline(bot) for bot in self._absent(job))
+
     async def play(self, jobs: Sequence[TableJob]) -> None:
         if self.logs is not None:
             self.logs.mkdir(parents=True, exist_ok=True)
@@ -72,11 +76,13 @@ class RemotePool:
         while pending:
             job = next((job for job in pending if not self._absent(job)), None)
             if job is None:
-                deadline = min(self.lobby.absent_deadline(bot) for bot in self._absent(pending[0]))
-                if trio.current_time() < deadline:
-                    await self.lobby.wait_for_change(deadline)
+                # Each table can go ahead once the last of its absent bots is overdue.
+                ready_at = [self._overdue_at(job) for job in pending]
+                soonest = min(ready_at)
+                if trio.current_time() < soonest:
+                    await self.lobby.wait_for_change(soonest)
                     continue
-                job = pending[0]
+                job = pending[ready_at.index(soonest)]
             pending.remove(job)
             result = await self._play_one(job)
             self.on_result(job, result)

@@ -156,6 +156,8 @@ def detect() -> Support:
     prlimit = shutil.which("prlimit")
     prlimit_why = "" if prlimit else "the prlimit program (util-linux) is not installed"
     v1, v2, cgroup_why = _detect_cgroups()
+    for parent in [*v1.values(), *([v2] if v2 is not None else [])]:
+        sweep_stale(parent)
     netns, netns_why = _detect_netns()
     return Support(prlimit, prlimit_why, v1, v2, cgroup_why, netns, netns_why, os.geteuid() == 0)
 
@@ -246,6 +248,39 @@ def _v2_has_kill(parent: Path) -> bool:
     finally:
         with contextlib.suppress(OSError):
             probe.rmdir()
+
+
+def sweep_stale(parent: Path) -> None:
+    """Remove the cgroups a referee that is gone left behind, ending any bot still in one.
+
+    A referee killed with SIGKILL cannot remove its bots' cgroups (nor end
+    their trees): the next referee on the machine does, for each
+    ``newmarket-<pid>-<n>`` whose ``<pid>`` no longer runs.
+    """
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            parts = entry.name.split("-")
+            if len(parts) != 3 or parts[0] != "newmarket" or not parts[1].isdigit():
+                continue
+            if _pid_runs(int(parts[1])):
+                continue
+            path = Path(entry.path)
+            with contextlib.suppress(OSError, ValueError):
+                for pid in (path / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(int(pid), signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                path.rmdir()  # EBUSY while a killed member is still exiting: next time
+
+
+def _pid_runs(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _runs(argv: Sequence[str]) -> str:

@@ -12,8 +12,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import signal
 import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -29,6 +32,7 @@ from referee.matchlog import read_log
 from referee.process import group_members
 from referee.sandbox import (
     BWRAP_NO_NETWORK,
+    ENV_SANDBOX,
     MIB,
     Limits,
     SandboxError,
@@ -37,6 +41,7 @@ from referee.sandbox import (
     resolve,
     setting_from_env,
     setting_to_env,
+    sweep_stale,
 )
 from referee.session import open_bots
 from referee.timecontrol import TimeControl
@@ -276,3 +281,49 @@ def test_detection_on_this_machine_is_consistent_with_what_auto_applies() -> Non
     for controller, name in (("memory", "memory cgroup"), ("pids", "pids cgroup")):
         active = any(line.startswith(name) for line in sandbox.active())
         assert active == (controller in support.cgroup_v1)
+
+
+@pytest.mark.skipif("pids" not in detect().cgroup_v1, reason="no pids cgroup can be made here")
+def test_the_cgroup_of_a_referee_that_was_killed_is_swept_with_its_bot() -> None:
+    parent = detect().cgroup_v1["pids"]
+    dead_referee = subprocess.Popen(["true"])
+    dead_referee.wait()
+    stale = parent / f"newmarket-{dead_referee.pid}-1"
+    stale.mkdir()
+    orphan = subprocess.Popen(["sleep", "600"])
+    try:
+        (stale / "cgroup.procs").write_text(str(orphan.pid))
+        sweep_stale(parent)
+        assert orphan.wait(timeout=10) == -signal.SIGKILL
+        for _ in range(100):  # rmdir waits until the killed member has left
+            sweep_stale(parent)
+            if not stale.exists():
+                break
+            time.sleep(0.05)
+        assert not stale.exists()
+    finally:
+        orphan.kill()
+        orphan.wait()
+        if stale.exists():
+            stale.rmdir()
+
+
+def test_league_prints_the_protections_and_hands_its_setting_to_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(ENV_SANDBOX, "")  # restored afterwards: the command sets it
+    bots = "\n".join(f'[[bots]]\ncommand = "random"\nname = "r{i}"\n' for i in range(3))
+    league = tmp_path / "tiny.toml"
+    league.write_text(
+        f'[league]\nseed = 3\ntable_size = 3\nhand_limit = 1\n\n[sandbox]\nlevel = "basic"\n'
+        f"memory_mb = 300\n{bots}"
+    )
+    done = runner.invoke(app, ["league", str(league), "--sandbox", "tight"])
+    assert done.exit_code == 2
+    assert "--sandbox: 'tight' is not one of none, basic, strict, auto" in done.output
+    done = runner.invoke(app, ["league", str(league), "--jobs", "1"])
+    assert done.exit_code == 0, done.output
+    assert "sandbox basic: process group, rlimits (" in done.output  # the file's level
+    assert setting_from_env() == ("basic", Limits(memory_bytes=300 * MIB))
+    logs = sorted((tmp_path / "tiny-logs").glob("*.jsonl"))
+    assert logs and all(next(read_log(log))[1]["sandbox"]["level"] == "basic" for log in logs)

@@ -28,7 +28,7 @@ import pytest
 from referee.league.store import LeagueStore
 
 ROOT = Path(__file__).resolve().parents[2]
-WAIT = 25  # seconds an absent bot is waited for: the no-show costs the league this much
+WAIT = 45  # seconds an absent bot is waited for: the no-show costs the league this much
 NEWMARKET = [sys.executable, "-m", "referee.cli"]
 
 QUITTING_BOT = """

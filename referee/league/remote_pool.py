@@ -88,6 +88,15 @@ class RemotePool:
             self.on_result(job, result)
 
     async def _play_one(self, job: TableJob) -> MatchResult:
+        # Busy from the moment its session is picked: a reconnect must not replace it mid-match.
+        seated = {bot for bot in job.key.bots if self.bots[bot].remote}
+        self.lobby.busy |= seated
+        try:
+            return await self._play_seated(job)
+        finally:
+            self.lobby.busy -= seated
+
+    async def _play_seated(self, job: TableJob) -> MatchResult:
         sessions: list[BotSession] = []
         for bot in job.key.bots:
             if self.bots[bot].remote:
@@ -100,19 +109,14 @@ class RemotePool:
             else:
                 sessions.append(await self.local.session(bot))
         log_path = None if self.logs is None else self.logs / f"{job.key.match_id}.jsonl"
-        seated = {bot for bot in job.key.bots if self.bots[bot].remote}
-        self.lobby.busy |= seated
-        try:
-            return await play_match(
-                sessions,
-                job.rules,
-                job.key.seed,
-                time_control=self.control,
-                match_id=job.key.match_id,
-                log_path=log_path,
-            )
-        finally:
-            self.lobby.busy -= seated
+        return await play_match(
+            sessions,
+            job.rules,
+            job.key.seed,
+            time_control=self.control,
+            match_id=job.key.match_id,
+            log_path=log_path,
+        )
 
 
 @asynccontextmanager

@@ -198,18 +198,19 @@ class RemoteLobby:
         with trio.move_on_at(deadline):
             await self._changed.wait()
 
-    async def serve(
-        self,
-        host: str,
-        port: int,
-        *,
-        task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """Listen on ``host:port`` and admit connections until cancelled."""
-        listeners = await trio.open_tcp_listeners(port, host=host)
+    async def listen(self, host: str, port: int) -> list[trio.SocketListener]:
+        """Bind ``host:port``; a plain ``OSError`` naming the address if it cannot."""
+        try:
+            listeners = await trio.open_tcp_listeners(port, host=host)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            raise OSError(f"cannot listen for remote bots on {host}:{port}: {reason}") from None
         sockname = listeners[0].socket.getsockname()
         self.address = (str(sockname[0]), int(sockname[1]))
-        task_status.started(self.address)
+        return listeners
+
+    async def serve(self, listeners: Sequence[trio.SocketListener]) -> None:
+        """Admit connections on ``listeners`` until cancelled."""
         async with trio.open_nursery() as nursery:
             for listener in listeners:
                 nursery.start_soon(self._accept, listener, nursery)
@@ -326,9 +327,10 @@ async def open_lobby(
 ) -> AsyncIterator[RemoteLobby]:
     """A lobby listening on ``host:port`` (``OSError`` if it cannot); closed on the way out."""
     lobby = RemoteLobby(bots, tokens, control, wait=wait, warn=warn)
+    listeners = await lobby.listen(host, port)  # outside the nursery: a plain OSError
     async with trio.open_nursery() as nursery:
         try:
-            await nursery.start(lobby.serve, host, port)
+            nursery.start_soon(lobby.serve, listeners)
             lobby.start_clock()
             yield lobby
         finally:

@@ -170,3 +170,13 @@ def test_the_league_file_declares_remote_bots_and_where_to_listen(tmp_path: Path
         parse_config(LEAGUE.replace("remote = true", 'remote = true\ncommand = "x"'), tmp_path)
     with pytest.raises(ConfigError, match=r"remote\.wait: must be a positive"):
         parse_config(LEAGUE.replace("wait = 30", "wait = 0"), tmp_path / "cup.toml")
+
+
+async def test_a_port_in_use_is_one_clear_error_before_anything_is_played() -> None:
+    with trio.socket.socket() as taken:
+        await taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(OSError, match=rf"cannot listen for remote bots on 127.0.0.1:{port}: "):
+            async with open_lobby(BOTS, TOKENS, CONTROL, host="127.0.0.1", port=port, wait=60):
+                pass

@@ -21,6 +21,7 @@ import trio
 import typer
 
 from referee.league.config import ConfigError, LeagueConfig, load_config
+from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
 from referee.league.runner import LeagueError, LeagueRun, run_league
 from referee.league.schedule import ScheduleError
@@ -64,7 +65,7 @@ def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> Non
 
 
 def _first_failure(error: BaseException) -> Exception | None:
-    if isinstance(error, OSError | LeagueError):
+    if isinstance(error, OSError | LeagueError | StoreError):
         return error
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:
@@ -141,8 +142,10 @@ def league_command(
             sandbox = resolve(level, config.sandbox_limits)
         except SandboxError as error:
             raise ConfigError(f"--sandbox: {error}") from None
+        # Before any bot starts: the database's and the logs' places can be written.
+        check_league_paths(db_path, config.log_dir(db_path))
         store = open_store(config, db_path)
-    except (ConfigError, StoreError) as error:
+    except (ConfigError, StoreError, PreflightError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
     typer.echo(sandbox.describe(), err=True)
@@ -162,7 +165,7 @@ def league_command(
                     cluster=cluster,
                 )
             )
-        except (OSError, LeagueError, BaseExceptionGroup) as error:
+        except (OSError, LeagueError, StoreError, BaseExceptionGroup) as error:
             # The referee itself failed (a log that cannot be written); nurseries wrap it.
             cause = _first_failure(error)
             if cause is None:
@@ -172,7 +175,11 @@ def league_command(
                 for line in str(cause).splitlines():  # one line per worker and bot
                     typer.echo(f"error: {line}", err=True)
                 raise typer.Exit(code=2) from None
-            typer.echo(f"error: {cause}; finished matches are kept in {db_path}", err=True)
+            typer.echo(
+                f"error: {cause}; finished matches are kept in {db_path}; "
+                "run the same command to resume once this is fixed",
+                err=True,
+            )
             raise typer.Exit(code=1) from None
         standings = standings_of(store)
     if run.stopped:

@@ -536,18 +536,22 @@ class _Reader:
         if "/" in program:
             path = cwd / os.path.expanduser(program)
             if not path.is_file():
-                self.fail(key, f"program {program!r} does not exist (looked in {cwd})")
+                self.fail(
+                    key, f"program {program!r} does not exist (looked in {cwd}; bot {spec.name!r})"
+                )
             if not os.access(path, os.X_OK):
-                self.fail(key, f"program {program!r} is not executable")
+                self.fail(key, f"program {program!r} is not executable (bot {spec.name!r})")
         else:
             search = clean_environment(spec.env).get("PATH", os.defpath)
             if shutil.which(program, path=search) is None:
-                self.fail(key, f"program {program!r} is not on PATH")
+                self.fail(key, f"program {program!r} is not on PATH (bot {spec.name!r})")
         for argument in spec.command[1:]:
             if argument.startswith("-"):
                 continue
             if argument.endswith(_SCRIPT_SUFFIXES) and not (cwd / argument).is_file():
-                self.fail(key, f"script {argument!r} does not exist (looked in {cwd})")
+                self.fail(
+                    key, f"script {argument!r} does not exist (looked in {cwd}; bot {spec.name!r})"
+                )
             break  # only the first argument can be the script an interpreter runs
 
 

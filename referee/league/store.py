@@ -163,6 +163,9 @@ class LeagueStore:
             with store._db:
                 store._db.execute("REPLACE INTO league (key, value) VALUES ('name', ?)", (name,))
             return store
+        except sqlite3.Error as error:  # a full disk, a read-only file: one line, no traceback
+            store.close()
+            raise StoreError(f"{path}: cannot write the league database: {error}") from None
         except BaseException:
             store.close()
             raise
@@ -249,9 +252,20 @@ class LeagueStore:
     # ------------------------------------------------------------------ writing
 
     def record(self, key: MatchKey, result: MatchResult) -> None:
-        """Write one finished match, its seats and faults, in one transaction."""
+        """Write one finished match, its seats and faults, in one transaction.
+
+        Raises ``StoreError`` if the database cannot be written (a full disk, a
+        file made read-only): the transaction is rolled back whole, so the
+        match is simply not finished and a resumed league plays it again.
+        """
         if len(key.bots) != len(result.seats) or len(key.start_chips) != len(result.seats):
             raise ValueError(f"{key.match_id}: {len(result.seats)} seats, {len(key.bots)} bots")
+        try:
+            self._insert(key, result)
+        except sqlite3.OperationalError as error:  # not IntegrityError: recording twice is a bug
+            raise StoreError(f"{self.path}: cannot record match {key.match_id}: {error}") from None
+
+    def _insert(self, key: MatchKey, result: MatchResult) -> None:
         with self._db:
             self._db.execute(
                 "INSERT INTO matches (match_id, ordinal, round, table_no, rotation, seed, hands, "

@@ -1,0 +1,190 @@
+"""The operator's side: what a league cannot write or start is said before it starts, in one
+line naming what and where; a disk that fills mid-league stops it cleanly, and it resumes.
+
+Tests run as root, for whom permission bits stop nothing, so an unwritable place is a
+directory that is really a regular file, and a full disk is a small tmpfs filled up (the
+tests that need a mount are skipped, saying why, where mounting is not allowed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BOTS = ("lowest", "longest", "boodle", "tracker", "lowest")
+
+
+def league_file(tmp_path: Path, *, logs: str = "false", extra_bot: str = "") -> Path:
+    text = f"""
+[league]
+name = "operator test"
+seed = 23
+table_size = 3
+hand_limit = 10
+logs = {logs}
+
+[time_control]
+move_time = 30.0
+startup_time = 60.0
+"""
+    for index, command in enumerate(BOTS):
+        text += f'\n[[bots]]\nname = "{command}-{index}"\ncommand = "{command}"\n'
+    path = tmp_path / "league.toml"
+    path.write_text(text + extra_bot)
+    return path
+
+
+def league(config: Path, db: Path) -> list[str]:
+    return [sys.executable, "-m", "referee.cli", "league", str(config), "--db", str(db)]
+
+
+def run(config: Path, db: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*league(config, db), "--jobs", "2", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+        timeout=600,
+    )
+
+
+def error_line(stderr: str) -> str:
+    """The run's one error line (the sandbox line before it is informational)."""
+    errors = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, stderr
+    assert "Traceback" not in stderr, stderr
+    return errors[0]
+
+
+def finished(db: Path) -> int:
+    try:
+        with sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True) as connection:
+            return int(connection.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs, unmounted afterwards; skipped where this process cannot mount."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {done.stderr.strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+def fill(disk: Path) -> None:
+    """Write zeros into ``disk`` until it is full (unbuffered: nothing left to flush later)."""
+    with open(disk / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
+        while True:
+            filler.write(b"\0" * 65536)
+
+
+def test_a_database_under_a_regular_file_is_refused_before_the_league_starts(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "results").write_text("not a directory")
+    db = tmp_path / "results" / "league.db"
+    done = run(league_file(tmp_path), db)
+    assert done.returncode == 2
+    line = error_line(done.stderr)
+    assert line == (
+        f"error: database directory {db.parent}: {tmp_path / 'results'} is a file, not a directory"
+    )
+
+
+def test_a_log_directory_under_a_regular_file_is_refused_before_the_league_starts(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "blocked").write_text("not a directory")
+    logs = tmp_path / "blocked" / "logs"
+    db = tmp_path / "league.db"
+    done = run(league_file(tmp_path, logs=json.dumps(str(logs))), db)
+    assert done.returncode == 2
+    assert error_line(done.stderr) == (
+        f"error: log directory {logs}: {tmp_path / 'blocked'} is a file, not a directory"
+    )
+    assert not db.exists()  # nothing started, nothing written
+
+
+def test_a_missing_bot_binary_is_named_with_its_path_before_the_league_starts(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "bin" / "my-bot"
+    extra = f'\n[[bots]]\nname = "mine"\ncommand = ["{missing}", "--fast"]\n'
+    db = tmp_path / "league.db"
+    done = run(league_file(tmp_path, extra_bot=extra), db)
+    assert done.returncode == 2
+    line = error_line(done.stderr)
+    assert "bots[5].command" in line and "'mine'" in line and str(missing) in line
+    assert "does not exist" in line
+    assert not db.exists()
+
+
+def test_a_full_disk_is_refused_before_the_league_starts(tmp_path: Path, small_disk: Path) -> None:
+    fill(small_disk)
+    db = small_disk / "league.db"
+    done = run(league_file(tmp_path), db)
+    assert done.returncode == 2
+    assert error_line(done.stderr) == (
+        f"error: database directory {small_disk}: cannot write there: No space left on device"
+    )
+
+
+def test_a_disk_that_fills_mid_league_stops_it_cleanly_and_it_resumes(
+    tmp_path: Path, small_disk: Path
+) -> None:
+    config = league_file(tmp_path)
+    expected = run(config, tmp_path / "straight.db")
+    assert expected.returncode == 0, expected.stderr
+    total = json.loads(expected.stdout)["matches_done"]
+    assert total == 30
+
+    db = small_disk / "league.db"
+    process = subprocess.Popen(
+        [*league(config, db), "--jobs", "2", "--json"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while finished(db) < 2:
+        assert process.poll() is None and time.monotonic() < deadline, "no progress"
+        time.sleep(0.02)
+    fill(small_disk)  # the next match's transaction finds no room
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1, stderr
+    line = error_line(stderr)
+    assert line.startswith(f"error: {db}: cannot record match ")
+    assert "full" in line and f"finished matches are kept in {db}" in line
+
+    kept = finished(db)
+    assert 2 <= kept < total
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    (small_disk / "filler").unlink()  # the operator makes room and runs the same command
+    resumed = run(config, db)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout) == json.loads(expected.stdout)

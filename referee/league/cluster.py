@@ -383,17 +383,27 @@ class ClusterPool:
 
         try:
             await trio.to_thread.run_sync(submit)
-            for _ in range(len(jobs)):
-                future = await receive.receive()
-                job = by_key.pop(future.key)
-                outcome = await trio.to_thread.run_sync(_outcome, future, job)
-                del self.outstanding[future.key], future  # its result can leave the worker
-                for text in outcome["warnings"]:
-                    self.warn(text)
-                if job.key.match_id in self.recorded:
-                    continue  # a second copy of a match: it is recorded once
-                self.recorded.add(job.key.match_id)
-                self.on_result(job, MatchResult.from_json(outcome["result"]))
+            left = len(jobs)
+            while left:
+                # Every future that has finished meanwhile, fetched in one round trip: the
+                # coordinator must keep up with hundreds of tables.
+                batch = [await receive.receive()]
+                with contextlib.suppress(trio.WouldBlock):
+                    while True:
+                        batch.append(receive.receive_nowait())
+                left -= len(batch)
+                batch_jobs = [by_key.pop(future.key) for future in batch]
+                outcomes = await trio.to_thread.run_sync(_outcomes, client, batch, batch_jobs)
+                for future in batch:
+                    del self.outstanding[future.key]  # its result can leave the worker
+                del batch
+                for job, outcome in zip(batch_jobs, outcomes, strict=True):
+                    for text in outcome["warnings"]:
+                        self.warn(text)
+                    if job.key.match_id in self.recorded:
+                        continue  # a second copy of a match: it is recorded once
+                    self.recorded.add(job.key.match_id)
+                    self.on_result(job, MatchResult.from_json(outcome["result"]))
         finally:
             send.close()
             with trio.CancelScope(shield=True):
@@ -431,6 +441,21 @@ def _untyped(function: Any) -> Any:
 def _done(future: Future[Any]) -> bool:
     untyped: Any = future
     return bool(untyped.done())
+
+
+def _outcomes(
+    client: Client, futures: list[Future[Any]], jobs: list[TableJob]
+) -> list[dict[str, Any]]:
+    """Finished futures' results in one gather; a failed one raises as ``_outcome`` says."""
+    for future, job in zip(futures, jobs, strict=True):
+        untyped: Any = future
+        if untyped.status != "finished":
+            _outcome(future, job)  # raises the failure, naming the match
+    try:
+        gathered: list[dict[str, Any]] = _untyped(client.gather)(futures)
+    except Exception:
+        return [_outcome(future, job) for future, job in zip(futures, jobs, strict=True)]
+    return gathered
 
 
 def _outcome(future: Future[Any], job: TableJob) -> dict[str, Any]:

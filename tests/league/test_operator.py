@@ -1,5 +1,6 @@
 """The operator's side: what a league cannot write or start is said before it starts, in one
-line naming what and where; a disk that fills mid-league stops it cleanly, and it resumes.
+line naming what and where; a disk that fills mid-league (under the database or under the
+match logs) stops it cleanly with every finished match intact, and it resumes.
 
 Tests run as root, for whom permission bits stop nothing, so an unwritable place is a
 directory that is really a regular file, and a full disk is a small tmpfs filled up (the
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from referee.replay import verify_log
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = ("lowest", "longest", "boodle", "tracker", "lowest")
@@ -74,13 +77,13 @@ def finished(db: Path) -> int:
         return 0
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs, unmounted afterwards; skipped where this process cannot mount."""
-    mount_point = tmp_path / "disk"
+@contextlib.contextmanager
+def tmpfs(mount_point: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` at ``mount_point``, unmounted afterwards; the test is skipped where
+    this process cannot mount."""
     mount_point.mkdir()
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)],
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)],
         capture_output=True,
         text=True,
         check=False,
@@ -91,6 +94,20 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         yield mount_point
     finally:
         subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """2 MiB: room for the database of the test league, not for its logs."""
+    with tmpfs(tmp_path / "disk", "2m") as disk:
+        yield disk
+
+
+@pytest.fixture
+def log_disk(tmp_path: Path) -> Iterator[Path]:
+    """8 MiB: room for every log of the test league (about 2.4 MiB) once it is emptied."""
+    with tmpfs(tmp_path / "logdisk", "8m") as disk:
+        yield disk
 
 
 def fill(disk: Path) -> None:
@@ -185,6 +202,48 @@ def test_a_disk_that_fills_mid_league_stops_it_cleanly_and_it_resumes(
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     (small_disk / "filler").unlink()  # the operator makes room and runs the same command
+    resumed = run(config, db)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout) == json.loads(expected.stdout)
+
+
+def test_a_log_disk_that_fills_mid_league_stops_it_cleanly_and_it_resumes(
+    tmp_path: Path, log_disk: Path
+) -> None:
+    expected = run(league_file(tmp_path), tmp_path / "straight.db")  # no logs: same league
+    assert expected.returncode == 0, expected.stderr
+    logs = log_disk / "logs"
+    config = league_file(tmp_path, logs=json.dumps(str(logs)))
+
+    db = tmp_path / "league.db"
+    process = subprocess.Popen(
+        [*league(config, db), "--jobs", "2", "--json"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while finished(db) < 2:
+        assert process.poll() is None and time.monotonic() < deadline, "no progress"
+        time.sleep(0.02)
+    fill(log_disk)  # the next match log's write finds no room
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1, stderr
+    line = error_line(stderr)
+    assert "No space left on device" in line, line
+    assert str(logs) in line, line  # the operator is told where
+    assert f"finished matches are kept in {db}" in line
+
+    kept = finished(db)
+    assert 2 <= kept < json.loads(expected.stdout)["matches_total"]
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        recorded = [row[0] for row in connection.execute("SELECT log_path FROM matches")]
+    for path in recorded:  # every recorded match has its whole log, and it replays
+        verify_log(Path(path))
+
+    (log_disk / "filler").unlink()
     resumed = run(config, db)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout) == json.loads(expected.stdout)

@@ -480,10 +480,9 @@ class BotSession:
                 return [encode(Reply(id=message.id, choice=self._decide(message)))]
             case Fault(kind=kind, detail=detail, id=request_id, applied=applied):
                 state.faults.append(message)
-                self.log(
-                    f"newmarket sdk: fault {kind} (request {request_id}): {detail}"
-                    f"; the referee applied {applied!r}"
-                )
+                about = "" if request_id is None else f" (request {request_id})"
+                then = "" if applied is None else f"; the referee applied {applied!r}"
+                self.log(f"newmarket sdk: fault {kind}{about}: {detail}{then}")
                 self._hook(bot.on_fault, message)
             case MatchEnd():
                 self.in_match = False

@@ -11,8 +11,11 @@ The bridge ends when either side does: the league's end of the connection
 (after ``shutdown``, or a refusal) closes the bot's input, which is how a bot
 knows to exit (SPEC.md 6.3); the bot's exit closes the connection, which the
 league records as this bot's dropped connection.  The exit status is the
-bot's (1 if the league could not be reached within ``--wait`` seconds: a
-participant may start before the organiser).  Run the same command again
+bot's, or 1 if the league could not be reached within ``--wait`` seconds (a
+participant may start before the organiser) or refused the connection: a
+refusal (a wrong token, a second connection while the bot plays a match) is
+a ``fault`` before any ``match_start``, and the bridge says it on stderr, so
+a bot that prints nothing of what it reads still tells its owner why.  Run the same command again
 to reconnect: the league gives a reconnected bot the matches still to come.
 """
 
@@ -34,6 +37,46 @@ from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
 DRAIN_GRACE = 2.0  # after the bot exits, how long the league's last lines may take
 RETRY_EVERY = 1.0  # seconds between attempts while the league is not listening yet
+
+
+class RefusalWatch:
+    """Reads the league's lines up to the first ``match_start`` for a refusal.
+
+    SPEC.md 3.2: a connection the league will not seat gets ``hello``, one
+    ``fault`` saying why, and its end; a seated one gets ``match_start``.
+    Only those first few short lines are looked at (at most one line's worth
+    is kept); everything after is passed on without a look.
+    """
+
+    def __init__(self) -> None:
+        self.refusal: str | None = None
+        self.watching = True
+        self._partial = b""
+
+    def feed(self, data: bytes | bytearray) -> None:
+        if not self.watching:
+            return
+        self._partial += data
+        while self.watching and b"\n" in self._partial:
+            line, _, self._partial = self._partial.partition(b"\n")
+            self._judge(line)
+        if len(self._partial) > MAX_LINE_BYTES:
+            self.watching = False
+        if not self.watching:
+            self._partial = b""
+
+    def _judge(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict):
+            return
+        if message.get("type") == "match_start":
+            self.watching = False
+        elif message.get("type") == "fault":
+            self.refusal = str(message.get("detail", "no reason given"))
+            self.watching = False
 
 
 def with_token(line: bytes, token: str) -> bytes:
@@ -84,9 +127,12 @@ async def bridge(host: str, port: int, token: str, command: list[str], *, wait: 
     assert process.stdin is not None and process.stdout is not None
     bot_in, bot_out = process.stdin, process.stdout
 
+    watch = RefusalWatch()
+
     async def league_to_bot(done: trio.CancelScope) -> None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             async for data in stream:
+                watch.feed(data)
                 await bot_in.send_all(data)
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await bot_in.aclose()  # the bot's input ends: it exits (SPEC.md 6.3)
@@ -126,6 +172,11 @@ async def bridge(host: str, port: int, token: str, command: list[str], *, wait: 
                 process.kill()
                 await process.wait()
             await stream.aclose()
+    if watch.refusal is not None:
+        typer.echo(
+            f"error: the league at {host}:{port} refused this bot: {watch.refusal}", err=True
+        )
+        return 1
     return process.returncode if process.returncode is not None else 1
 
 

@@ -117,6 +117,26 @@ def fill(disk: Path) -> None:
             filler.write(b"\0" * 65536)
 
 
+def fill_mid_league(config: Path, db: Path, disk: Path) -> str:
+    """Start the league, fill ``disk`` once two matches are recorded; the league must stop
+    with exit 1 and one error line, which is returned."""
+    process = subprocess.Popen(
+        [*league(config, db), "--jobs", "2", "--json"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while finished(db) < 2:
+        assert process.poll() is None and time.monotonic() < deadline, "no progress"
+        time.sleep(0.02)
+    fill(disk)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 1, stderr
+    return error_line(stderr)
+
+
 def test_a_database_under_a_regular_file_is_refused_before_the_league_starts(
     tmp_path: Path,
 ) -> None:
@@ -178,21 +198,7 @@ def test_a_disk_that_fills_mid_league_stops_it_cleanly_and_it_resumes(
     assert total == 30
 
     db = small_disk / "league.db"
-    process = subprocess.Popen(
-        [*league(config, db), "--jobs", "2", "--json"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while finished(db) < 2:
-        assert process.poll() is None and time.monotonic() < deadline, "no progress"
-        time.sleep(0.02)
-    fill(small_disk)  # the next match's transaction finds no room
-    _, stderr = process.communicate(timeout=300)
-    assert process.returncode == 1, stderr
-    line = error_line(stderr)
+    line = fill_mid_league(config, db, small_disk)  # the next match's transaction finds no room
     assert line.startswith(f"error: {db}: cannot record match ")
     assert "full" in line and f"finished matches are kept in {db}" in line
 
@@ -216,21 +222,7 @@ def test_a_log_disk_that_fills_mid_league_stops_it_cleanly_and_it_resumes(
     config = league_file(tmp_path, logs=json.dumps(str(logs)))
 
     db = tmp_path / "league.db"
-    process = subprocess.Popen(
-        [*league(config, db), "--jobs", "2", "--json"],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 120
-    while finished(db) < 2:
-        assert process.poll() is None and time.monotonic() < deadline, "no progress"
-        time.sleep(0.02)
-    fill(log_disk)  # the next match log's write finds no room
-    _, stderr = process.communicate(timeout=300)
-    assert process.returncode == 1, stderr
-    line = error_line(stderr)
+    line = fill_mid_league(config, db, log_disk)  # the next match log's write finds no room
     assert "No space left on device" in line, line
     assert str(logs) in line, line  # the operator is told where
     assert f"finished matches are kept in {db}" in line

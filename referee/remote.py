@@ -151,12 +151,12 @@ class RemoteLobby:
         control: TimeControl,
         *,
         wait: float,
-        warn: Callable[[str], None] = lambda _text: None,
+        note: Callable[[str], None] = lambda _text: None,
     ) -> None:
         self.bots = list(bots)
         self.control = control
         self.wait = wait
-        self.warn = warn
+        self.note = note  # what the organiser is told as it happens (a bot connected)
         self._by_token = {token: bot for bot, token in tokens.items()}
         self.sessions: dict[int, BotSession] = {}
         self._absent_since: dict[int, float] = {}
@@ -260,7 +260,7 @@ class RemoteLobby:
         self.sessions[bot] = session
         self._absent_since.pop(bot, None)
         where = "" if session.address is None else f" from {session.address[0]}"
-        self.warn(f"{self.bots[bot].name} connected{where}")
+        self.note(f"{self.bots[bot].name} connected{where}")
         self._changed.set()
         self._changed = trio.Event()
 
@@ -323,10 +323,10 @@ async def open_lobby(
     host: str,
     port: int,
     wait: float,
-    warn: Callable[[str], None] = lambda _text: None,
+    note: Callable[[str], None] = lambda _text: None,
 ) -> AsyncIterator[RemoteLobby]:
     """A lobby listening on ``host:port`` (``OSError`` if it cannot); closed on the way out."""
-    lobby = RemoteLobby(bots, tokens, control, wait=wait, warn=warn)
+    lobby = RemoteLobby(bots, tokens, control, wait=wait, note=note)
     listeners = await lobby.listen(host, port)  # outside the nursery: a plain OSError
     async with trio.open_nursery() as nursery:
         try:

@@ -69,7 +69,7 @@ class RichReporter:
         self.progress.start()
         self.task = self.progress.add_task(description, total=total, completed=done)
         if done:
-            self.warn(f"resuming: {done} matches already finished are kept")
+            self.note(f"resuming: {done} matches already finished are kept")
 
     def describe(self, description: str, total: int | None = None) -> None:
         if self.task is not None:
@@ -82,7 +82,13 @@ class RichReporter:
 
     def warn(self, text: str) -> None:
         # Text, not markup: a bot's fault detail may hold brackets.
-        self.console.print(Text.assemble(("warning: ", "yellow"), text), highlight=False)
+        # soft_wrap: one line each, whatever the width, so a log of stderr can be grepped.
+        self.console.print(
+            Text.assemble(("warning: ", "yellow"), text), highlight=False, soft_wrap=True
+        )
+
+    def note(self, text: str) -> None:
+        self.console.print(Text(text), highlight=False, soft_wrap=True)
 
     def end(self) -> None:
         self.progress.stop()

@@ -126,6 +126,7 @@ async def open_remote_pool(
     on_result: Callable[[TableJob, MatchResult], None],
     logs: Path | None,
     warn: Callable[[str], None],
+    note: Callable[[str], None],
     *,
     host: str,
     port: int,
@@ -144,10 +145,10 @@ async def open_remote_pool(
     except TokenFileError as error:
         raise LeagueError(str(error)) from None
     async with open_lobby(
-        bots, tokens, control, host=host, port=port, wait=wait, warn=warn
+        bots, tokens, control, host=host, port=port, wait=wait, note=note
     ) as lobby:
         assert lobby.address is not None
-        warn(
+        note(
             f"listening for {len(tokens)} remote bots on {lobby.address[0]}:{lobby.address[1]}"
             f" (absent bots are waited for {wait:g} s)"
         )

@@ -78,6 +78,9 @@ class Reporter(Protocol):
 
     def warn(self, text: str) -> None: ...
 
+    def note(self, text: str) -> None:
+        """Something the person watching wants to know that is not a problem."""
+
     def end(self) -> None: ...
 
 
@@ -86,6 +89,7 @@ class SilentReporter:
 
     def __init__(self) -> None:
         self.warnings: list[str] = []
+        self.notes: list[str] = []
         self.results: list[MatchResult] = []
 
     def begin(self, total: int | None, done: int, description: str) -> None:
@@ -99,6 +103,9 @@ class SilentReporter:
 
     def warn(self, text: str) -> None:
         self.warnings.append(text)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def end(self) -> None:
         pass
@@ -189,7 +196,7 @@ async def run_league(
             if handle_signals:
                 # In the outer nursery: signals that come during the clean-up are still caught.
                 outer.start_soon(_watch_signals, league_scope, stop_requested)
-            async with _league_pool(config, jobs, record, logs, reporter.warn, cluster) as pool:
+            async with _league_pool(config, jobs, record, logs, reporter, cluster) as pool:
                 if config.format == "bankroll":
                     await _play_bankroll(config, store, pool, reporter)
                 else:
@@ -376,7 +383,7 @@ def _league_pool(
     jobs: int,
     record: Callable[[TableJob, MatchResult], None],
     logs: Path | None,
-    warn: Callable[[str], None],
+    reporter: Reporter,
     cluster: str | None,
 ) -> contextlib.AbstractAsyncContextManager[MatchPool]:
     """Table workers, a cluster, or (with remote bots) tables played in this process."""
@@ -391,13 +398,14 @@ def _league_pool(
             config.time_control,
             record,
             logs,
-            warn,
+            reporter.warn,
+            reporter.note,
             host=remote.host,
             port=remote.port,
             wait=remote.wait,
             tokens_path=config.tokens_path,
         )
-    return open_pool(config.bots, config.time_control, jobs, record, logs, warn, cluster)
+    return open_pool(config.bots, config.time_control, jobs, record, logs, reporter.warn, cluster)
 
 
 @asynccontextmanager

@@ -214,3 +214,10 @@ remote = true
             if names.index(name) in match.key.bots:
                 assert faults(index, name) == [], faults(index, name)
     assert "ghost" in stderr and "no-show" in stderr
+    # The organiser is told where the league listens and who connected, as news, not warnings.
+    lines = stderr.splitlines()
+    listening = f"listening for 4 remote bots on 127.0.0.1:{port} (absent bots are waited for"
+    assert f"{listening} {WAIT} s)" in lines
+    for name in ("js", "c", "py"):
+        assert f"{name} connected from 127.0.0.1" in lines
+    assert not any(line.startswith("warning:") and "connected" in line for line in lines)

@@ -27,6 +27,7 @@ from rich.table import Table
 
 from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
+from referee.league.tables import print_whole
 from referee.match import MatchResult, play_match
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
 from referee.session import open_bots
@@ -175,7 +176,7 @@ def result_table(result: MatchResult) -> Table:
 
 
 def print_result(console: Console, result: MatchResult) -> None:
-    console.print(result_table(result))
+    print_whole(result_table(result), console)  # a file or a pipe gets every column, uncut
     for seat in result.seats:
         for fault in seat.faults:
             where = f"hand {fault.hand}" if fault.hand else "start"
@@ -183,6 +184,7 @@ def print_result(console: Console, result: MatchResult) -> None:
                 f"  {seat.name} (seat {seat.seat}), {where}: {fault.kind}: {fault.detail}",
                 markup=False,
                 highlight=False,
+                soft_wrap=True,
             )
 
 
@@ -267,10 +269,12 @@ def match_command(
     except UsageError as error:
         raise fail(str(error)) from None
     console = Console(stderr=as_json)
-    console.print(sandbox.describe(), highlight=False, markup=False)
+    console.print(sandbox.describe(), highlight=False, markup=False, soft_wrap=True)
     if not as_json:
         names = ", ".join(spec.name for spec in specs)
-        console.print(f"Playing {names} · seed {seed} · log {log_path}", highlight=False)
+        console.print(
+            f"Playing {names} · seed {seed} · log {log_path}", highlight=False, soft_wrap=True
+        )
     try:
         result = trio.run(run_match, specs, rules, seed, control, match_id, log_path, sandbox)
     except (KeyboardInterrupt, BaseExceptionGroup) as error:
@@ -284,4 +288,6 @@ def match_command(
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
         return
     print_result(console, result)
-    console.print(f"Log: {log_path}   (newmarket replay {log_path})", highlight=False)
+    console.print(
+        f"Log: {log_path}   (newmarket replay {log_path})", highlight=False, soft_wrap=True
+    )

@@ -43,7 +43,7 @@ def replay_command(
         return
     console = Console()
     for line in render_replay(replay):
-        console.print(line, markup=False, highlight=False)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print("")
     print_result(console, replay.result)
     console.print(

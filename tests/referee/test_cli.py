@@ -51,7 +51,21 @@ def test_a_table_prints_places_and_the_log(tmp_path: Path) -> None:
     )  # fmt: skip
     assert code == 0
     assert "random#2" in out and "random#3" in out
-    assert f"newmarket replay {log}" in out.replace("\n", "")
+    # Off a terminal nothing is wrapped at 80 columns or cut: a script can read each line.
+    assert f"Log: {log}   (newmarket replay {log})" in out.splitlines()
+
+
+def test_a_table_in_a_pipe_keeps_every_word_and_each_line_whole(tmp_path: Path) -> None:
+    log = tmp_path / ("a-long-directory-name-" * 3) / "m.jsonl"
+    code, out, _err = match(
+        "--bot", "random", "--bot", "lowest", "--bot", "/no/such/bot", "--hands", "2",
+        "--seed", "4", "--log", str(log),
+    )  # fmt: skip
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("sandbox ") and lines[1].endswith(f"log {log}")
+    assert "…" not in out
+    assert any("disqualified" in line and "startup" in line for line in lines)
 
 
 def test_a_bot_that_cannot_start_is_its_fault_not_an_error(tmp_path: Path) -> None:

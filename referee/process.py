@@ -357,6 +357,37 @@ def check_program(program: str, cwd: Path | None, env: Mapping[str, str]) -> Non
         raise FileNotFoundError(2, "No such file or directory", program)
 
 
+# Arguments with these endings are scripts an interpreter runs: the first one must exist.
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".sh", ".rb", ".pl", ".lua", ".php", ".jar")
+
+
+def why_cannot_start(command: Sequence[str], cwd: Path, extra_env: Mapping[str, str]) -> str | None:
+    """Why ``command`` could not start in ``cwd`` (one line), or None if it looks able to.
+
+    Asked before a league plays (by the league file's check, and on every
+    cluster worker): ``check_program``'s answer in words, plus the first
+    script argument an interpreter would be given, which ``start_process``
+    cannot see fail (the interpreter starts, then exits).
+    """
+    if not cwd.is_dir():
+        return f"directory {str(cwd)!r} does not exist"
+    program = command[0]
+    try:
+        check_program(os.path.expanduser(program), cwd, clean_environment(extra_env))
+    except FileNotFoundError:
+        missing = f"does not exist (looked in {cwd})" if "/" in program else "is not on PATH"
+        return f"program {program!r} {missing}"
+    except PermissionError:
+        return f"program {program!r} is not executable"
+    for argument in command[1:]:
+        if argument.startswith("-"):
+            continue
+        if argument.endswith(SCRIPT_SUFFIXES) and not (cwd / argument).is_file():
+            return f"script {argument!r} does not exist (looked in {cwd})"
+        break  # only the first argument can be the script an interpreter runs
+    return None
+
+
 def tree_cpu_seconds(pid: int, limit: int = 4096) -> float | None:
     """User + system CPU of ``pid`` and its descendants, each with its reaped children.
 

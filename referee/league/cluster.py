@@ -37,7 +37,6 @@ import json
 import logging
 import math
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -57,15 +56,13 @@ from referee.bots import BotSpec
 from referee.league.runner import WORKER_EXIT_GRACE, LeagueError, TableJob
 from referee.league.worker import play_message, setup_message
 from referee.match import MatchResult
-from referee.process import clean_environment
+from referee.process import why_cannot_start
 from referee.timecontrol import TimeControl
 
 LOCAL_PREFIX = "local:"
 CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler
 WORKER_WAIT = 60.0  # seconds to wait for the first worker to join a scheduler that has none
 CLOSE_TIMEOUT = 60.0  # seconds for the workers to end their bots when the league is done
-# The same suffixes ``referee.league.config`` takes a command's first argument as a script by.
-SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".sh", ".rb", ".pl", ".lua", ".php", ".jar")
 
 
 class ClusterError(LeagueError):
@@ -99,32 +96,10 @@ def bot_problems(bots: Sequence[BotSpec]) -> list[str]:
     for spec in bots:
         if spec.unavailable is not None or spec.remote:
             continue
-        why = _cannot_start(spec)
+        why = why_cannot_start(spec.command, spec.cwd or Path.cwd(), spec.env)
         if why is not None:
             problems.append(f"bot {spec.name}: {why}")
     return problems
-
-
-def _cannot_start(spec: BotSpec) -> str | None:
-    cwd = spec.cwd or Path.cwd()
-    if not cwd.is_dir():
-        return f"directory {str(cwd)!r} does not exist"
-    program = spec.command[0]
-    if "/" in program:
-        path = cwd / os.path.expanduser(program)
-        if not path.is_file():
-            return f"program {program!r} does not exist (looked in {cwd})"
-        if not os.access(path, os.X_OK):
-            return f"program {program!r} is not executable"
-    elif shutil.which(program, path=clean_environment(spec.env).get("PATH", os.defpath)) is None:
-        return f"program {program!r} is not on PATH"
-    for argument in spec.command[1:]:
-        if argument.startswith("-"):
-            continue
-        if argument.endswith(SCRIPT_SUFFIXES) and not (cwd / argument).is_file():
-            return f"script {argument!r} does not exist (looked in {cwd})"
-        break  # only the first argument can be the script an interpreter runs
-    return None
 
 
 class _Table:

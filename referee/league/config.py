@@ -49,7 +49,6 @@ import dataclasses
 import os
 import re
 import shlex
-import shutil
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -61,15 +60,12 @@ from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.schedule import AUTO, SCHEDULE_KINDS
-from referee.process import clean_environment
+from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
 from referee.timecontrol import TimeControl
 
 Format = Literal["round_robin", "bankroll"]
 FORMATS: tuple[Format, ...] = ("round_robin", "bankroll")
-
-# Arguments with these endings are scripts an interpreter runs: checked to exist.
-_SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".sh", ".rb", ".pl", ".lua", ".php", ".jar")
 
 
 class ConfigError(ValueError):
@@ -531,28 +527,9 @@ class _Reader:
             self.fail(key, f"bundled bot cannot run here: {spec.unavailable}")
         if not spec.command:
             return  # a remote TCP bot, started by someone else
-        program = spec.command[0]
-        cwd = spec.cwd or self.base
-        if "/" in program:
-            path = cwd / os.path.expanduser(program)
-            if not path.is_file():
-                self.fail(
-                    key, f"program {program!r} does not exist (looked in {cwd}; bot {spec.name!r})"
-                )
-            if not os.access(path, os.X_OK):
-                self.fail(key, f"program {program!r} is not executable (bot {spec.name!r})")
-        else:
-            search = clean_environment(spec.env).get("PATH", os.defpath)
-            if shutil.which(program, path=search) is None:
-                self.fail(key, f"program {program!r} is not on PATH (bot {spec.name!r})")
-        for argument in spec.command[1:]:
-            if argument.startswith("-"):
-                continue
-            if argument.endswith(_SCRIPT_SUFFIXES) and not (cwd / argument).is_file():
-                self.fail(
-                    key, f"script {argument!r} does not exist (looked in {cwd}; bot {spec.name!r})"
-                )
-            break  # only the first argument can be the script an interpreter runs
+        why = why_cannot_start(spec.command, spec.cwd or self.base, spec.env)
+        if why is not None:
+            self.fail(key, f"{why}, for bot {spec.name!r}")
 
 
 def _option_key(message: str, options: Mapping[str, object]) -> tuple[str, str]:

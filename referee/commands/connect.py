@@ -15,8 +15,9 @@ bot's, or 1 if the league could not be reached within ``--wait`` seconds (a
 participant may start before the organiser) or refused the connection: a
 refusal (a wrong token, a second connection while the bot plays a match) is
 a ``fault`` before any ``match_start``, and the bridge says it on stderr, so
-a bot that prints nothing of what it reads still tells its owner why.  Run the same command again
-to reconnect: the league gives a reconnected bot the matches still to come.
+a bot that prints nothing of what it reads still tells its owner why.  Run
+the same command again to reconnect: the league gives a reconnected bot the
+matches still to come.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from typing import Annotated
 import trio
 import typer
 
-from protocol.framing import MAX_LINE_BYTES
+from protocol.framing import MAX_LINE_BYTES, LineFramer, LineTooLongError
+from protocol.messages import Fault, MalformedMessageError, MatchStart, decode_referee_message
 from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
@@ -44,39 +46,33 @@ class RefusalWatch:
 
     SPEC.md 3.2: a connection the league will not seat gets ``hello``, one
     ``fault`` saying why, and its end; a seated one gets ``match_start``.
-    Only those first few short lines are looked at (at most one line's worth
-    is kept); everything after is passed on without a look.
+    Only those first few lines are decoded (as a bot would decode them);
+    everything after is passed on without a look.
     """
 
     def __init__(self) -> None:
         self.refusal: str | None = None
         self.watching = True
-        self._partial = b""
+        self._framer = LineFramer()
 
     def feed(self, data: bytes | bytearray) -> None:
         if not self.watching:
             return
-        self._partial += data
-        while self.watching and b"\n" in self._partial:
-            line, _, self._partial = self._partial.partition(b"\n")
-            self._judge(line)
-        if len(self._partial) > MAX_LINE_BYTES:
-            self.watching = False
-        if not self.watching:
-            self._partial = b""
-
-    def _judge(self, line: bytes) -> None:
         try:
-            message = json.loads(line)
-        except ValueError:
+            lines = self._framer.feed(data)
+        except LineTooLongError:
+            self.watching = False  # not the league's short first lines: stop looking
             return
-        if not isinstance(message, dict):
-            return
-        if message.get("type") == "match_start":
-            self.watching = False
-        elif message.get("type") == "fault":
-            self.refusal = str(message.get("detail", "no reason given"))
-            self.watching = False
+        for line in lines:
+            try:
+                message = decode_referee_message(line)
+            except MalformedMessageError:
+                continue  # the bot will say what it makes of it
+            if isinstance(message, Fault):
+                self.refusal = message.detail
+            if isinstance(message, Fault | MatchStart):
+                self.watching = False
+                return
 
 
 def with_token(line: bytes, token: str) -> bytes:

@@ -27,7 +27,7 @@ from referee.league.runner import LeagueError, LeagueRun, run_league
 from referee.league.schedule import ScheduleError
 from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore, StoreError
-from referee.league.tables import print_whole
+from referee.printing import print_whole
 from referee.sandbox import ENV_SANDBOX, LEVELS, SandboxError, resolve, setting_to_env
 
 

@@ -27,8 +27,8 @@ from rich.table import Table
 
 from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
-from referee.league.tables import print_whole
 from referee.match import MatchResult, play_match
+from referee.printing import print_line, print_whole
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
 from referee.session import open_bots
 from referee.timecontrol import TimeControl
@@ -180,11 +180,8 @@ def print_result(console: Console, result: MatchResult) -> None:
     for seat in result.seats:
         for fault in seat.faults:
             where = f"hand {fault.hand}" if fault.hand else "start"
-            console.print(
-                f"  {seat.name} (seat {seat.seat}), {where}: {fault.kind}: {fault.detail}",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
+            print_line(
+                console, f"  {seat.name} (seat {seat.seat}), {where}: {fault.kind}: {fault.detail}"
             )
 
 
@@ -269,12 +266,10 @@ def match_command(
     except UsageError as error:
         raise fail(str(error)) from None
     console = Console(stderr=as_json)
-    console.print(sandbox.describe(), highlight=False, markup=False, soft_wrap=True)
+    print_line(console, sandbox.describe())
     if not as_json:
         names = ", ".join(spec.name for spec in specs)
-        console.print(
-            f"Playing {names} · seed {seed} · log {log_path}", highlight=False, soft_wrap=True
-        )
+        print_line(console, f"Playing {names} · seed {seed} · log {log_path}")
     try:
         result = trio.run(run_match, specs, rules, seed, control, match_id, log_path, sandbox)
     except (KeyboardInterrupt, BaseExceptionGroup) as error:
@@ -288,6 +283,4 @@ def match_command(
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
         return
     print_result(console, result)
-    console.print(
-        f"Log: {log_path}   (newmarket replay {log_path})", highlight=False, soft_wrap=True
-    )
+    print_line(console, f"Log: {log_path}   (newmarket replay {log_path})")

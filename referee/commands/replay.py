@@ -16,6 +16,7 @@ from rich.console import Console
 
 from referee.commands.match import print_result
 from referee.matchlog import LogError
+from referee.printing import print_line
 from referee.replay import render_replay, verify_log
 
 
@@ -43,11 +44,11 @@ def replay_command(
         return
     console = Console()
     for line in render_replay(replay):
-        console.print(line, markup=False, highlight=False, soft_wrap=True)
+        print_line(console, line)
     console.print("")
     print_result(console, replay.result)
-    console.print(
+    print_line(
+        console,
         f"Verified: {replay.lines} lines, {len(replay.events)} events and "
         f"{replay.decisions} decisions agree with the engine.",
-        highlight=False,
     )

@@ -22,7 +22,7 @@ from referee.league.progress import RichReporter
 from referee.league.runner import run_league
 from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore
-from referee.league.tables import print_whole
+from referee.printing import print_whole
 
 DEMO_BOTS = ("random", "lowest", "longest", "boodle", "tracker")
 

@@ -27,6 +27,7 @@ from rich.text import Text
 
 from referee.league.runner import TableJob
 from referee.match import MatchResult
+from referee.printing import print_line
 
 
 class _RateColumn(ProgressColumn):
@@ -81,14 +82,10 @@ class RichReporter:
             self.progress.advance(self.task)
 
     def warn(self, text: str) -> None:
-        # Text, not markup: a bot's fault detail may hold brackets.
-        # soft_wrap: one line each, whatever the width, so a log of stderr can be grepped.
-        self.console.print(
-            Text.assemble(("warning: ", "yellow"), text), highlight=False, soft_wrap=True
-        )
+        print_line(self.console, Text.assemble(("warning: ", "yellow"), text))
 
     def note(self, text: str) -> None:
-        self.console.print(Text(text), highlight=False, soft_wrap=True)
+        print_line(self.console, text)
 
     def end(self) -> None:
         self.progress.stop()

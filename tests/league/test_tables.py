@@ -17,7 +17,7 @@ from rich.console import Console
 
 from referee.league.standings import StandingRow, Standings
 from referee.league.store import LeagueStore
-from referee.league.tables import print_whole
+from referee.printing import print_whole
 
 from .results import key, result
 from .test_store import config_of

@@ -422,13 +422,9 @@ def _outcomes(
     client: Client, futures: list[Future[Any]], jobs: list[TableJob]
 ) -> list[dict[str, Any]]:
     """Finished futures' results in one gather; a failed one raises as ``_outcome`` says."""
-    for future, job in zip(futures, jobs, strict=True):
-        untyped: Any = future
-        if untyped.status != "finished":
-            _outcome(future, job)  # raises the failure, naming the match
     try:
         gathered: list[dict[str, Any]] = _untyped(client.gather)(futures)
-    except Exception:
+    except Exception:  # one of them failed: find it, and name its match
         return [_outcome(future, job) for future, job in zip(futures, jobs, strict=True)]
     return gathered
 

@@ -73,6 +73,7 @@ from referee.convert import (
     log_event,
     protocol_events,
 )
+from referee.failures import first_instance
 from referee.matchlog import LOG_FORMAT, MatchLog
 from referee.session import BotLostError, BotSession, referee_version
 from referee.timecontrol import SeatClock, TimeControl
@@ -886,5 +887,12 @@ async def play_match(
     try:
         referee = _Referee(bots, rules, seed, time_control, match_id, log, dealer, deals, chips)
         return await referee.play()
+    except BaseExceptionGroup as group:
+        # The referee's nursery wraps a log write that failed mid-match; callers were
+        # promised the OSError itself (a league reports it in one line and stops).
+        log_failure = first_instance(group, OSError)
+        if log_failure is None or group.split(OSError)[1] is not None:
+            raise  # something else too (a cancellation, Ctrl-C): not ours to simplify
+        raise log_failure from None
     finally:
         log.close()

@@ -38,6 +38,7 @@ short, which ``read_log`` reports as such) at one write per decision.
 
 from __future__ import annotations
 
+import contextlib
 import io
 from collections.abc import Iterator
 from pathlib import Path
@@ -80,15 +81,26 @@ class MatchLog:
 
     def flush(self) -> None:
         if self._file is not None and self._buffer:
-            self._file.write(self._buffer)
-            self._file.flush()
+            try:
+                self._file.write(self._buffer)
+                self._file.flush()
+            except OSError as error:
+                # A full disk: name the file, as open() would, so whoever reports it says where.
+                # What did not fit is dropped: the match ends with this error, unrecorded.
+                self._buffer.clear()
+                raise OSError(error.errno, error.strerror, str(self.path)) from None
             self._buffer.clear()
 
     def close(self) -> None:
-        if self._file is not None:
+        file = self._file
+        if file is None:
+            return
+        try:
             self.flush()
-            self._file.close()
+        finally:
             self._file = None
+            with contextlib.suppress(OSError):  # a failed flush has said it, naming the file
+                file.close()
 
 
 def read_log(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

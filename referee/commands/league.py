@@ -20,6 +20,7 @@ from typing import Annotated
 import trio
 import typer
 
+from referee.failures import first_instance
 from referee.league.config import ConfigError, LeagueConfig, load_config
 from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
@@ -62,17 +63,6 @@ def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> Non
         sys.stdout.write(standings.to_csv())
     else:
         print_whole(standings.table())  # a file or a pipe gets every column, uncut
-
-
-def _first_failure(error: BaseException) -> Exception | None:
-    if isinstance(error, OSError | LeagueError | StoreError):
-        return error
-    if isinstance(error, BaseExceptionGroup):
-        for inner in error.exceptions:
-            found = _first_failure(inner)
-            if found is not None:
-                return found
-    return None
 
 
 def _cluster_refused(error: Exception) -> bool:
@@ -167,7 +157,7 @@ def league_command(
             )
         except (OSError, LeagueError, StoreError, BaseExceptionGroup) as error:
             # The referee itself failed (a log that cannot be written); nurseries wrap it.
-            cause = _first_failure(error)
+            cause = first_instance(error, (OSError, LeagueError, StoreError))
             if cause is None:
                 raise
             reporter.end()

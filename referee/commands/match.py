@@ -27,6 +27,7 @@ from rich.table import Table
 
 from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
+from referee.failures import first_instance
 from referee.match import MatchResult, play_match
 from referee.printing import print_line, print_whole
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
@@ -272,13 +273,17 @@ def match_command(
         print_line(console, f"Playing {names} · seed {seed} · log {log_path}")
     try:
         result = trio.run(run_match, specs, rules, seed, control, match_id, log_path, sandbox)
-    except (KeyboardInterrupt, BaseExceptionGroup) as error:
-        # Ctrl-C may arrive wrapped by a nursery.  The bots' process trees were
-        # ended on the way out (open_bots closes them shielded from cancellation).
-        if isinstance(error, BaseExceptionGroup) and error.subgroup(KeyboardInterrupt) is None:
+    except (KeyboardInterrupt, OSError, BaseExceptionGroup) as error:
+        # Ctrl-C, or a log that could not be written, may arrive wrapped by a nursery.  The
+        # bots' process trees were ended on the way out (open_bots closes them shielded).
+        if first_instance(error, KeyboardInterrupt) is not None:
+            typer.echo(f"interrupted; the log so far is in {log_path}", err=True)
+            raise typer.Exit(code=130) from None
+        log_failure = first_instance(error, OSError)
+        if log_failure is None:
             raise
-        typer.echo(f"interrupted; the log so far is in {log_path}", err=True)
-        raise typer.Exit(code=130) from None
+        typer.echo(f"error: the match stopped: {log_failure}", err=True)
+        raise typer.Exit(code=1) from None
     if as_json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
         return

@@ -93,11 +93,6 @@ def key_from_json(data: dict[str, Any]) -> MatchKey:
     )
 
 
-def error_path(error: Exception) -> bool:
-    """Whether an error already names its file (an OSError from open() does, write() not)."""
-    return isinstance(error, OSError) and error.filename is not None
-
-
 def one_line(text: str, limit: int = 160) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
@@ -267,8 +262,7 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
                     result = await table.play(key, rules)
                 except (OSError, ValueError) as error:
                     # The referee's own failure (a log it cannot write): tell the league, stop.
-                    where = "" if error_path(error) or logs is None else f" (writing in {logs})"
-                    await send({"type": "error", "text": f"{key.match_id}: {error}{where}"})
+                    await send({"type": "error", "text": f"{key.match_id}: {error}"})
                     break
                 for text in pending_warnings:
                     await send({"type": "warn", "text": text})

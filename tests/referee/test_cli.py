@@ -111,6 +111,18 @@ def test_bad_arguments_are_one_line_naming_the_argument(
     assert named in lines[0], lines[0]
 
 
+def test_a_log_that_fills_the_disk_mid_match_is_one_error_line() -> None:
+    code, _out, err = match(
+        "--bot", "random", "--bot", "lowest", "--bot", "boodle", "--hands", "2",
+        "--log", "/dev/full",
+    )  # fmt: skip
+    assert code == 1
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == (
+        "error: the match stopped: [Errno 28] No space left on device: '/dev/full'"
+    )
+
+
 def test_an_unwritable_log_is_a_bad_argument(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from engine import preset
 from referee.cli import app
 from referee.match import play_match
-from referee.matchlog import LogError, read_log
+from referee.matchlog import LogError, MatchLog, read_log
 from referee.replay import render_replay, verify_log
 from referee.timecontrol import TimeControl
 from tests.referee.fakes import FakeWire, Message, fake_table, randomly
@@ -195,3 +195,27 @@ async def test_newmarket_replay_exit_codes(log: Path, tmp_path: Path) -> None:
     bad = runner.invoke(app, ["replay", str(log), "--json"])
     assert bad.exit_code == 1
     assert json.loads(bad.output)["verified"] is False
+
+
+def test_a_log_that_cannot_be_written_names_its_file() -> None:
+    """A full disk during a match is the referee's error, and it says which file (not just
+    'No space left on device'); /dev/full fails every write as a full disk does."""
+    log = MatchLog(Path("/dev/full"))
+    log.write({"type": "header"})
+    with pytest.raises(OSError) as caught:
+        log.flush()
+    assert caught.value.filename == "/dev/full"
+    assert "No space left on device" in str(caught.value)
+    log.close()  # what did not fit was dropped with the error: closing raises nothing more
+
+
+async def test_a_full_disk_mid_match_is_one_oserror_naming_the_log(autojump_clock: object) -> None:
+    """play_match's promise: a log it cannot write is an ``OSError`` (not a nursery's group),
+    so a league's table worker can report it in one line and stop cleanly."""
+    control = TimeControl()
+    async with fake_table([randomly(1), randomly(2), randomly(3)], control) as (sessions, _w):
+        with pytest.raises(OSError) as caught:
+            await play_match(
+                sessions, RULES, 42, time_control=control, match_id="t", log_path=Path("/dev/full")
+            )
+    assert caught.value.filename == "/dev/full"

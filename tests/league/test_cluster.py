@@ -32,6 +32,7 @@ from referee.league.runner import SilentReporter, TableJob, run_league
 from referee.league.standings import standings_of
 from referee.league.store import LeagueStore
 from referee.match import MatchResult
+from tests.league.files import write_league_file
 
 REPO = Path(__file__).resolve().parents[2]
 DASK: Any = distributed  # its LocalCluster and Client are untyped
@@ -40,26 +41,10 @@ LEAGUE_TIMEOUT = 600  # seconds: two cores shared with other work
 
 
 def league_file(directory: Path, extra_bot: str = "", cycles: int = 1) -> Path:
-    text = f"""
-[league]
-name = "cluster test"
-seed = 23
-table_size = 3
-hand_limit = 6
-logs = false
-
-[schedule]
-cycles = {cycles}
-
-[time_control]
-move_time = 30.0
-startup_time = 60.0
-"""
-    for index, command in enumerate(BOTS):
-        text += f'\n[[bots]]\nname = "{command}-{index}"\ncommand = "{command}"\n'
-    path = directory / "league.toml"
-    path.write_text(text + extra_bot)
-    return path
+    schedule = f"\n[schedule]\ncycles = {cycles}\n"
+    return write_league_file(
+        directory, BOTS, name="cluster test", hand_limit=6, sections=schedule, extra_bot=extra_bot
+    )
 
 
 def play(config: LeagueConfig, db: Path, **how: Any) -> dict[str, object]:

@@ -21,29 +21,16 @@ from pathlib import Path
 import pytest
 
 from referee.replay import verify_log
+from tests.league.files import write_league_file
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = ("lowest", "longest", "boodle", "tracker", "lowest")
 
 
 def league_file(tmp_path: Path, *, logs: str = "false", extra_bot: str = "") -> Path:
-    text = f"""
-[league]
-name = "operator test"
-seed = 23
-table_size = 3
-hand_limit = 10
-logs = {logs}
-
-[time_control]
-move_time = 30.0
-startup_time = 60.0
-"""
-    for index, command in enumerate(BOTS):
-        text += f'\n[[bots]]\nname = "{command}-{index}"\ncommand = "{command}"\n'
-    path = tmp_path / "league.toml"
-    path.write_text(text + extra_bot)
-    return path
+    return write_league_file(
+        tmp_path, BOTS, name="operator test", hand_limit=10, logs=logs, extra_bot=extra_bot
+    )
 
 
 def league(config: Path, db: Path) -> list[str]:

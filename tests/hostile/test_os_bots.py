@@ -379,11 +379,26 @@ async def test_a_league_with_os_level_hostile_bots_finishes_with_their_faults(
     from referee.sandbox import ENV_SANDBOX, setting_to_env
 
     tag = f"os-league-{os.getpid()}-{tmp_path.name}"
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    with socket.socket() as probe:  # a port nobody listens on, for the network bot
+        probe.bind(("127.0.0.1", 0))
+        closed_port = str(probe.getsockname()[1])
+    # Every OS-level behaviour whose verdict comes at once; left out are those that cost
+    # their full limits by design (slow start, busy loop, SIGSTOP, unread input, a stderr
+    # flood while never reading): each of those has its match test above.
     bots = [
         ("good", ()),
         ("crash_mid", ()),
         ("grandchild", ()),
         ("fork_bomb", ("400",)),
+        ("crash_early", ()),
+        ("exit_zero", ()),
+        ("close_stdout", ()),
+        ("ignore_sigterm", ()),
+        ("eat_memory", ("512",)),
+        ("fill_disk", (str(scratch), "64")),
+        ("network", (closed_port,)),
     ]
     tables = "\n".join(
         f"""
@@ -403,6 +418,7 @@ hand_limit = 1
 logs = "logs"
 
 [schedule]
+kind = "balanced"
 duplicate = false
 
 [time_control]
@@ -430,11 +446,24 @@ memory_mb = 256
         )
         stored = store.matches()
     assert not run.stopped and run.total is not None
-    assert run.done == run.total == len(stored) >= 4  # every 3 of the 4 bots met
+    assert run.done == run.total == len(stored) >= 4  # every pair of bots met
     # Each bot got only its own kind of fault; the crashing ones crashed at least once
-    # (a seat never asked in a one-hand match has nothing to crash at); the fork bomb,
-    # tamed by its process limit, and the good bot never had a fault.
-    kinds = {"good": set(), "fork_bomb": set(), "crash_mid": {"crash"}, "grandchild": {"crash"}}
+    # (a seat never asked in a one-hand match has nothing to crash at); the bots a limit
+    # tames (fork bomb, disk filler, network), the one ignoring SIGTERM and the good bot
+    # never had a fault. The memory eater crashes where a memory cgroup limits it.
+    kinds: dict[str, set[str]] = {
+        "good": set(),
+        "fork_bomb": set(),
+        "crash_mid": {"crash"},
+        "grandchild": {"crash"},
+        "crash_early": {"startup"},
+        "exit_zero": {"crash"},
+        "close_stdout": {"eof"},
+        "ignore_sigterm": set(),
+        "eat_memory": {"crash"} if HAS_MEMORY else set(),
+        "fill_disk": set(),
+        "network": set(),
+    }
     crashed = set()
     for match in stored:
         for seat, bot in enumerate(match.key.bots):
@@ -444,7 +473,8 @@ memory_mb = 256
             assert result.cpu_ms is not None
             if result.faults:
                 crashed.add(name)
-    assert crashed == {"crash_mid", "grandchild"}
+    assert {"crash_mid", "grandchild"} <= crashed
+    assert crashed == {name for name, kind in kinds.items() if kind}
     logs = sorted((tmp_path / "logs").glob("*.jsonl"))
     assert len(logs) == run.total
     header = next(read_log(logs[0]))[1]

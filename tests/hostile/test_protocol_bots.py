@@ -153,8 +153,9 @@ async def test_a_league_of_hostile_bots_finishes_with_every_result_saved(tmp_pat
     from referee.league.store import LeagueStore
 
     tag = f"league-{tmp_path.name}"
-    # No silent bot: its timeouts would make this slow, and a test above has it.
+    # No silent or late bot: their timeouts would make this slow, and tests above have them.
     bots = [("good", ""), ("twice", ""), ("garbage", ""), ("huge_line", "300"), ("flood", "")]
+    bots += [("wrong_shape", ""), ("illegal", "")]
     tables = "\n".join(
         f"""
 [[bots]]
@@ -198,16 +199,21 @@ startup_time = 20.0
     # least once (a seat asked little in a one-hand match may not reach three faults);
     # the good bot never had a fault.
     kinds = {"good": set(), "twice": {"protocol"}, "garbage": {"malformed"}}
+    kinds |= {"wrong_shape": {"malformed"}, "illegal": {"illegal"}}
     # The flood bot stops reading while it writes: telling it of a fault can time out.
     kinds |= {"huge_line": {"line_too_long"}, "flood": {"protocol", "timeout"}}
-    disqualified = set()
+    disqualified, faulted = set(), set()
     for match in stored:
         for seat, bot in enumerate(match.key.bots):
             name, result = bots[bot][0], match.result.seats[seat]
             assert {fault.kind for fault in result.faults} <= kinds[name], (name, result)
+            if result.faults:
+                faulted.add(name)
             if result.status == "disqualified":
                 disqualified.add(name)
-    assert disqualified == {"twice", "garbage", "huge_line", "flood"}
+    assert faulted == {name for name, kind in kinds.items() if kind}
+    assert {"twice", "garbage", "huge_line", "flood"} <= disqualified
+    assert disqualified <= {name for name, kind in kinds.items() if kind}
     huge = [w for w in reporter.warnings if "huge_line disqualified" in w]
     assert huge and all("(line_too_long in hand " in w and "line too long: " in w for w in huge)
     assert len(list((tmp_path / "logs").glob("*.jsonl"))) == run.total

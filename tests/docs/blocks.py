@@ -88,7 +88,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
+        shown = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
+        return f"{shown}:{self.line}"
 
     @property
     def marked(self) -> bool:

@@ -329,3 +329,22 @@ def test_a_directory_that_is_not_a_site_is_never_replaced(league_db: Path, tmp_p
     empty.mkdir()
     assert _newmarket("report", "--db", str(league_db), "--out", str(empty)).returncode == 0
     assert (empty / "index.html").is_file()
+
+
+def test_view_names_a_bad_log_and_refuses_a_directory_it_did_not_make(tmp_path: Path) -> None:
+    missing = _newmarket("view", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("error: LOG:") and missing.stderr.count("\n") == 1
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("this is not a match log\n")
+    done = _newmarket("view", str(garbage))
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "garbage-view" / "index.html").read_text()
+    assert "The log cannot be read whole" in page
+    assert "the log has a problem" in done.stdout
+    precious = tmp_path / "documents"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    refused = _newmarket("view", str(garbage), "--out", str(precious))
+    assert refused.returncode == 2 and refused.stderr.startswith("error: --out:")
+    assert (precious / "thesis.tex").read_text() == "years of work"

@@ -56,6 +56,17 @@ _DEAD_HAND_CHOICES = {
 }
 
 
+_MATCH_END_REASONS = {
+    "players_left": "too few players left",
+    "hand_limit": "the hand limit was reached",
+}
+
+
+def match_end_reason(reason: object) -> str:
+    """Why a match ended, in words, as ``newmarket replay`` says it (an unknown reason as is)."""
+    return _MATCH_END_REASONS.get(str(reason), str(reason))
+
+
 def pretty(card: object) -> str:
     """``QH`` as ``Q♥``, ``TS`` as ``10♠``; anything else as it is.
 
@@ -361,7 +372,7 @@ class _Table:
     def on_match_ended(self, e: Mapping[str, Any]) -> None:
         order = sorted(range(len(e["places"])), key=lambda seat: (e["places"][seat], seat))
         places = ", ".join(f"{e['places'][seat]}. {self.name(seat)}" for seat in order)
-        self.lines.append(f"match over ({e['reason']}): {places}")
+        self.lines.append(f"match over ({match_end_reason(e['reason'])}): {places}")
 
 
 class Narrator:

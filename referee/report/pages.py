@@ -14,7 +14,7 @@ from referee.league.store import StoredMatch
 from referee.match import MatchResult
 from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
-from referee.report.frames import plural, pretty, pretty_text
+from referee.report.frames import match_end_reason, plural, pretty, pretty_text
 from referee.report.html import Markup, el, json_script, page
 
 MAX_FAULTS_SHOWN = 100  # a bot that times out on every move would make a page of megabytes
@@ -389,7 +389,8 @@ def match_view(
             el(
                 "p",
                 {"class": "meta"},
-                f"seed {seed} · {plural(result.hands, 'hand')} · ended: {result.reason}",
+                f"seed {seed} · {plural(result.hands, 'hand')} · ended: "
+                f"{match_end_reason(result.reason)}",
             )
         )
         parts.append(

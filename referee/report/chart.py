@@ -7,6 +7,7 @@ Each line ends in a labelled dot; hovering a line shows the bot's name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from referee.league.ratings import MU, SIGMA, Rating, Z
@@ -136,6 +137,13 @@ def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> 
     )
 
 
+def _nice_step(span: int) -> int:
+    """A step of 1, 2 or 5 times a power of ten that cuts ``span`` into about four parts."""
+    rough = max(1.0, span / 4)
+    power = 10 ** math.floor(math.log10(rough))
+    return int(next(m * power for m in (1, 2, 5, 10) if m * power >= rough))
+
+
 PLACE_COLOURS = {1: "#2ca02c", 2: "#1f77b4"}  # first and second stand out; the rest are grey
 RESULTS_HEIGHT = 220
 
@@ -151,9 +159,11 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
     totals = [0]
     for _, _, _, net in results:
         totals.append(totals[-1] + net)
-    low, high = min(totals), max(totals)
+    step = _nice_step(max(totals) - min(totals))
+    low = math.floor(min(totals) / step) * step
+    high = math.ceil(max(totals) / step) * step
     if high == low:
-        low, high = low - 1, high + 1
+        high = low + step
     steps = max(1, len(results))
     height = RESULTS_HEIGHT
     right = 24
@@ -166,8 +176,7 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
         return TOP + plot_h * (high - value) / (high - low)
 
     parts: list[Markup] = []
-    for tick in range(5):
-        value = low + (high - low) * tick / 4
+    for value in range(low, high + 1, step):
         parts.append(
             el(
                 "line",
@@ -176,7 +185,7 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
                     "x2": LEFT + plot_w,
                     "y1": f"{y(value):.1f}",
                     "y2": f"{y(value):.1f}",
-                    "class": "grid",
+                    "class": "grid zero" if value == 0 else "grid",
                 },
             )
         )
@@ -184,7 +193,7 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
             el(
                 "text",
                 {"x": LEFT - 6, "y": f"{y(value) + 4:.1f}", "class": "tick", "text-anchor": "end"},
-                f"{value:+.0f}",
+                f"{value:+d}" if value else "0",
             )
         )
     parts.append(

@@ -72,7 +72,12 @@ EXPECTED: dict[str, Callable[[str, Path], None]] = {
 def test_the_page_runs_as_pasted(page: Path, tmp_path: Path) -> None:
     page_blocks = md.blocks(page, page.read_text().replace(DOC_PORT, str(free_port())))
     text = "\n".join(c for b in page_blocks if b.runs for c in b.commands())
-    needs = [tool for tool in ("node", "cc") if re.search(rf"(^|[\s\"]){tool}\s", text)]
+    # node and a C compiler: named outright, or needed by the bundled js and c bots.
+    needs = [
+        tool
+        for tool, bundled in (("node", "js"), ("cc", "c"))
+        if re.search(rf"(^|[\s\"]){tool}\s|--bot {bundled}\b", text)
+    ]
     missing = [tool for tool in needs if shutil.which(tool) is None]
     if missing:
         pytest.skip(f"{page.name} runs {' and '.join(missing)}, not installed here")

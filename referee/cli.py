@@ -40,6 +40,9 @@ def _register() -> None:
     from referee.commands.report import report_command
 
     app.command("report")(report_command)
+    from referee.commands.view import view_command
+
+    app.command("view")(view_command)
     from referee.commands.connect import connect_command
     from referee.commands.tokens import tokens_command
 

@@ -17,6 +17,7 @@ import typer
 
 from referee.league.store import StoreError
 from referee.report.data import League
+from referee.report.frames import plural
 from referee.report.site import SiteBuilder, watch
 
 
@@ -48,7 +49,8 @@ def report_command(
 
     def built(league: League) -> None:
         print(
-            f"{out / 'index.html'}: {len(league.matches)} matches, {len(league.bots)} bots",
+            f"{out / 'index.html'}: {plural(len(league.matches), 'match')}, "
+            f"{plural(len(league.bots), 'bot')}",
             file=sys.stderr,
             flush=True,
         )

@@ -7,6 +7,7 @@ Each line ends in a labelled dot; hovering a line shows the bot's name.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from referee.league.ratings import MU, SIGMA, Rating, Z
@@ -131,6 +132,103 @@ def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> 
             "class": "chart",
             "role": "img",
             "aria-label": "ratings over the league",
+        },
+        parts,
+    )
+
+
+def _nice_step(span: int) -> int:
+    """A step of 1, 2 or 5 times a power of ten that cuts ``span`` into about four parts."""
+    rough = max(1.0, span / 4)
+    power = 10 ** math.floor(math.log10(rough))
+    return int(next(m * power for m in (1, 2, 5, 10) if m * power >= rough))
+
+
+PLACE_COLOURS = {1: "#2ca02c", 2: "#1f77b4"}  # first and second stand out; the rest are grey
+RESULTS_HEIGHT = 220
+
+
+def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
+    """One bot's results over the league: its running net chips, a dot per match.
+
+    ``results`` is ``(match id, place, players at the table, net chips)`` in
+    schedule order.  The line is the bot's total net chips after each match;
+    each dot is coloured by the place it took (hover: the match, the place and
+    the chips), so a reader sees at a glance whether it won steadily or by luck.
+    """
+    totals = [0]
+    for _, _, _, net in results:
+        totals.append(totals[-1] + net)
+    step = _nice_step(max(totals) - min(totals))
+    low = math.floor(min(totals) / step) * step
+    high = math.ceil(max(totals) / step) * step
+    if high == low:
+        high = low + step
+    steps = max(1, len(results))
+    height = RESULTS_HEIGHT
+    right = 24
+    plot_w, plot_h = WIDTH - LEFT - right, height - TOP - BOTTOM
+
+    def x(step: int) -> float:
+        return LEFT + plot_w * step / steps
+
+    def y(value: float) -> float:
+        return TOP + plot_h * (high - value) / (high - low)
+
+    parts: list[Markup] = []
+    for value in range(low, high + 1, step):
+        parts.append(
+            el(
+                "line",
+                {
+                    "x1": LEFT,
+                    "x2": LEFT + plot_w,
+                    "y1": f"{y(value):.1f}",
+                    "y2": f"{y(value):.1f}",
+                    "class": "grid zero" if value == 0 else "grid",
+                },
+            )
+        )
+        parts.append(
+            el(
+                "text",
+                {"x": LEFT - 6, "y": f"{y(value) + 4:.1f}", "class": "tick", "text-anchor": "end"},
+                f"{value:+d}" if value else "0",
+            )
+        )
+    parts.append(
+        el(
+            "text",
+            {"x": LEFT + plot_w / 2, "y": height - 6, "class": "tick", "text-anchor": "middle"},
+            f"its matches in league order (0 to {len(results)}); net chips so far",
+        )
+    )
+    points = " ".join(f"{x(step):.1f},{y(value):.1f}" for step, value in enumerate(totals))
+    parts.append(
+        el("polyline", {"points": points, "fill": "none", "stroke": "#555", "stroke-width": 2})
+    )
+    for step, (match_id, place, players, net) in enumerate(results, start=1):
+        parts.append(
+            el(
+                "circle",
+                {
+                    "cx": f"{x(step):.1f}",
+                    "cy": f"{y(totals[step]):.1f}",
+                    "r": 4,
+                    "fill": PLACE_COLOURS.get(place, "#999"),
+                    "class": f"result place-{place}",
+                },
+                el("title", None, f"{match_id}: place {place} of {players}, {net:+d} chips"),
+            )
+        )
+    return el(
+        "svg",
+        {
+            "xmlns": "http://www.w3.org/2000/svg",
+            "viewBox": f"0 0 {WIDTH} {height}",
+            "class": "chart results",
+            "role": "img",
+            "aria-label": "net chips over the league, a dot per match coloured by place",
         },
         parts,
     )

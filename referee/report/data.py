@@ -27,7 +27,7 @@ from referee.league.standings import Standings, compute
 from referee.league.store import LeagueStore, StoredMatch
 from referee.matchlog import LogError, read_log
 from referee.replay import verify_log
-from referee.report.frames import Frame, Narrator, build_frames
+from referee.report.frames import Frame, Narrator, build_frames, pretty, pretty_text
 
 STDERR_EXCERPT = 4000  # characters of a bot's stderr shown per match and per file
 TRANSCRIPT_REQUESTS = 3  # a fault's transcript starts this many of the seat's requests back
@@ -129,6 +129,7 @@ class MatchLog:
     stderr: dict[int, str]  # seat -> what it wrote during the match (excerpt)
     verified: str | None  # None when the log verifies, else why not
     error: str | None = None  # the log could not be read at all
+    result: dict[str, Any] | None = None  # the log's last line, if the match finished
 
 
 def read_match_log(path: Path, start_chips: Sequence[int], verify: bool = True) -> MatchLog:
@@ -165,7 +166,8 @@ def read_match_log(path: Path, start_chips: Sequence[int], verify: bool = True) 
     for record in records:
         if record.get("type") == "stderr" and isinstance(record.get("seat"), int):
             stderr[record["seat"]] = excerpt(str(record.get("text", "")))
-    return MatchLog(path, header, frames, transcripts(records), stderr, verified, error)
+    result = records[-1] if records and records[-1].get("type") == "result" else None
+    return MatchLog(path, header, frames, transcripts(records), stderr, verified, error, result)
 
 
 def transcripts(records: Sequence[dict[str, Any]]) -> list[FaultTranscript]:
@@ -214,11 +216,18 @@ def _with_table_events(
     bots = header.get("bots") if isinstance(header.get("bots"), list) else []
     names = [str(bot.get("name", f"seat {i}")) for i, bot in enumerate(bots or [])]
     rules = header.get("rules") if isinstance(header.get("rules"), dict) else {}
-    narrator = Narrator(names, [str(c) for c in (rules or {}).get("boodle_cards", [])])
     # Start at the run (or hand) in progress before the first line, so that its lead is told.
     cursor = indices[0]
     while cursor > 1 and not _starts_a_run(records[cursor]):
         cursor -= 1
+    # The narrator starts mid-hand: tell it which hand, from the seat's own line, so that
+    # the hand's end is told with its number (never "hand 0 ends").
+    hand = records[indices[0]].get("hand")
+    narrator = Narrator(
+        names,
+        [str(c) for c in (rules or {}).get("boodle_cards", [])],
+        hand if isinstance(hand, int) else 0,
+    )
     lines: list[tuple[str, str]] = []
     for index in indices:
         for record in records[cursor:index]:
@@ -243,22 +252,33 @@ def _starts_a_run(record: dict[str, Any]) -> bool:
 def _transcript_line(record: dict[str, Any]) -> tuple[str, str]:
     kind = record.get("type")
     if kind == "request":
-        legal = " ".join(str(c) for c in record.get("legal") or [])
+        legal = " ".join(_choice(c) for c in record.get("legal") or [])
         return (
             "<",
             f"request {record.get('id')}: {record.get('decision')} (hand {record.get('hand')}); "
-            f"legal: {legal or '-'}; default {record.get('default')}; "
+            f"legal: {legal or '-'}; default {_choice(record.get('default'))}; "
             f"{record.get('time_left_ms')} ms left",
         )
     if kind == "reply":
         return (
             ">",
-            f"reply {record.get('id')}: {record.get('choice')!r} ({record.get('latency_ms')} ms)",
+            f"reply {record.get('id')}: {_choice(record.get('choice'))} "
+            f"({record.get('latency_ms')} ms)",
         )
     if kind == "late":
-        return (">", f"late reply {record.get('id')}: {record.get('choice')!r} (discarded)")
+        return (">", f"late reply {record.get('id')}: {_choice(record.get('choice'))} (discarded)")
     if kind == "fault":
         dq = "; disqualified" if record.get("disqualified") else ""
-        return ("!", f"{record.get('kind')} fault: {record.get('detail')}{dq}")
+        return ("!", f"{record.get('kind')} fault: {pretty_text(str(record.get('detail')))}{dq}")
     by = record.get("by")
-    return ("=", f"{record.get('decision')}: {record.get('choice')!r} applied (by {by})")
+    return ("=", f"{record.get('decision')}: {_choice(record.get('choice'))} applied (by {by})")
+
+
+def _choice(value: object) -> str:
+    """A choice as the report writes it: a card as ``10♣``, anything else as JSON would."""
+    if isinstance(value, str):
+        shown = pretty(value)
+        return shown if shown != value else repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_choice(item) for item in value) + "]"
+    return repr(value)

@@ -19,6 +19,7 @@ as they are (escaped by the page), never interpreted.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -55,13 +56,49 @@ _DEAD_HAND_CHOICES = {
 }
 
 
+_MATCH_END_REASONS = {
+    "players_left": "too few players left",
+    "hand_limit": "the hand limit was reached",
+}
+
+
+def match_end_reason(reason: object) -> str:
+    """Why a match ended, in words, as ``newmarket replay`` says it (an unknown reason as is)."""
+    return _MATCH_END_REASONS.get(str(reason), str(reason))
+
+
 def pretty(card: object) -> str:
-    """``QH`` as ``Q♥``, ``TS`` as ``10♠``; anything else as it is."""
+    """``QH`` as ``Q♥``, ``TS`` as ``10♠``; anything else as it is.
+
+    The report writes every card this way (the suit-symbol form, as
+    ``engine.cards.Card.pretty`` and ``newmarket replay`` do); the wire's
+    two-letter form appears only inside raw protocol lines.
+    """
     text = str(card)
-    if len(text) == 2 and text[1] in _SUITS:
+    if len(text) == 2 and text[1] in _SUITS and text[0] in _RANKS:
         rank = "10" if text[0] == "T" else text[0]
         return rank + _SUITS[text[1]]
     return text
+
+
+_RANKS = "23456789TJQKA"
+_CARD_WORD = re.compile(r"(?<![A-Za-z0-9])([2-9TJQKA][CDHS])(?![A-Za-z0-9])")
+
+
+def pretty_text(text: str) -> str:
+    """Every card named in a sentence in the suit-symbol form: ``TC may not be led`` -> ``10♣ ...``.
+
+    For the referee's own words (a fault's detail), which name cards as the
+    wire does; a bot's free text (its stderr) is never rewritten.
+    """
+    return _CARD_WORD.sub(lambda m: pretty(m.group(1)), text)
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 fault``, ``2 faults``, ``0 matches`` (``many`` for irregular plurals)."""
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {many or (word + ('es' if word.endswith(('s', 'ch', 'sh', 'x')) else 's'))}"
 
 
 @dataclasses.dataclass
@@ -106,7 +143,11 @@ class _Table:
     """The running state of the table, event by event."""
 
     def __init__(
-        self, names: Sequence[str], start_chips: Sequence[int], boodle_cards: Sequence[str]
+        self,
+        names: Sequence[str],
+        start_chips: Sequence[int],
+        boodle_cards: Sequence[str],
+        hand: int = 0,
     ) -> None:
         players = len(names)
         self.names = list(names)
@@ -119,7 +160,7 @@ class _Table:
         self.pot = 0
         self.status = ["in"] * players
         self.played: list[tuple[int, str]] = []
-        self.hand = 0
+        self.hand = hand  # 0 until a hand starts (or as told: a transcript starts mid-hand)
         self.dealer = -1
         # The frame being gathered.
         self.lines: list[str] = []
@@ -274,6 +315,7 @@ class _Table:
             self.boodle[self.boodle_cards.index(card)] = 0
         self.chips[seat] += chips
         self.run.append(f"{self.name(seat)} wins the {pretty(card)} boodle: {chips} chips")
+        self.run_seat = -1  # the run's next card starts its own part, named, after this one
 
     def on_run_stopped(self, e: Mapping[str, Any]) -> None:
         cause = str(e["cause"])
@@ -324,21 +366,20 @@ class _Table:
         self.hands = [list(hand) for hand in e["hands"]]
         self.dead = list(e["dead_hand"])
         winners = [self.name(seat) for seat in e["winners"]]
-        self.lines.append(
-            f"hand {self.hand} ends" + (f": won by {', '.join(winners)}" if winners else "")
-        )
+        which = f"hand {self.hand}" if self.hand > 0 else "the hand"  # its start not seen
+        self.lines.append(f"{which} ends" + (f": won by {', '.join(winners)}" if winners else ""))
 
     def on_match_ended(self, e: Mapping[str, Any]) -> None:
         order = sorted(range(len(e["places"])), key=lambda seat: (e["places"][seat], seat))
         places = ", ".join(f"{e['places'][seat]}. {self.name(seat)}" for seat in order)
-        self.lines.append(f"match over ({e['reason']}): {places}")
+        self.lines.append(f"match over ({match_end_reason(e['reason'])}): {places}")
 
 
 class Narrator:
     """Events as the viewer's lines, with no table to keep (the fault transcripts' ``#`` lines)."""
 
-    def __init__(self, names: Sequence[str], boodle_cards: Sequence[str]) -> None:
-        self._table = _Table(names, [0] * len(names), boodle_cards)
+    def __init__(self, names: Sequence[str], boodle_cards: Sequence[str], hand: int = 0) -> None:
+        self._table = _Table(names, [0] * len(names), boodle_cards, hand)
 
     def event(self, event: Mapping[str, Any]) -> None:
         try:
@@ -374,9 +415,10 @@ def build_frames(
         if kind == "fault":
             seat = record.get("seat")
             applied = record.get("applied")
-            text = f"fault: {table.name(seat)}: {record.get('kind')}: {record.get('detail')}"
+            detail = pretty_text(str(record.get("detail")))
+            text = f"fault: {table.name(seat)}: {record.get('kind')}: {detail}"
             if applied is not None:
-                text += f"; the default {applied} is applied"
+                text += f"; the default {pretty(applied)} is applied"
             if record.get("disqualified"):
                 text += "; disqualified"
                 if isinstance(seat, int) and 0 <= seat < len(table.status):

@@ -89,6 +89,7 @@ def page(
     root: str,
     scripts: Iterable[str] = (),
     refresh: int | None = None,
+    nav: str | None = "Standings",
 ) -> str:
     """A whole page; ``root`` is the relative path to the site's top ("", "../").
 
@@ -99,6 +100,8 @@ def page(
     than ``'self'``, which browsers read differently for ``file://`` pages.)
     ``refresh`` (seconds) makes the browser reload the page by itself: the
     standings of a league that is still being played, under ``--watch``.
+    ``nav`` names the link to the site's top page (None: a page with no site
+    around it, as ``newmarket view`` writes).
     """
     css = static("site.css")
     code = [static(name) for name in scripts]
@@ -113,10 +116,6 @@ def page(
         Markup(f"<style>{css}</style>"),
     ]
     tail = [Markup(f"<script>{text}</script>") for text in code]
-    nav = el(
-        "nav",
-        None,
-        el("a", {"href": f"{root}index.html"}, "Standings"),
-    )
-    document = el("html", {"lang": "en"}, el("head", None, head), el("body", None, nav, body, tail))
+    bar = el("nav", None, el("a", {"href": f"{root}index.html"}, nav) if nav else "newmarket")
+    document = el("html", {"lang": "en"}, el("head", None, head), el("body", None, bar, body, tail))
     return "<!DOCTYPE html>\n" + document + "\n"

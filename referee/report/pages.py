@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from referee.league.store import StoredMatch
-from referee.report.chart import rating_chart
+from referee.match import MatchResult
+from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
-from referee.report.frames import pretty
+from referee.report.frames import match_end_reason, plural, pretty, pretty_text
 from referee.report.html import Markup, el, json_script, page
 
 MAX_FAULTS_SHOWN = 100  # a bot that times out on every move would make a page of megabytes
@@ -128,10 +129,53 @@ def _match_list(league: League, matches: Sequence[StoredMatch], root: str = "") 
     return _table(["match", "hands", "ended", "places"], rows, "matches")
 
 
-def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> str:
+def _scroll(table: Markup) -> Markup:
+    """A wide table in a box that scrolls sideways on a narrow screen, never off the page."""
+    return el("div", {"class": "scroll"}, table)
+
+
+def _joined(parts: Sequence[object], separator: str = ", ") -> list[object]:
+    out: list[object] = []
+    for number, part in enumerate(parts):
+        if number:
+            out.append(separator)
+        out.append(part)
+    return out
+
+
+def _fault_hand(hand: int) -> str:
+    return f"hand {hand}" if hand > 0 else "before the first hand"
+
+
+def bot_summary(league: League, index: int) -> str:
+    """One paragraph a competitor reads first: where the bot stands and what went wrong."""
     name = league.bots[index]
     row = next(r for r in league.standings.rows if r.name == name)
+    kinds: dict[str, int] = {}
+    for match in league.matches:
+        if index in match.key.bots:
+            seat = match.result.seats[match.key.bots.index(index)]
+            for fault in seat.faults:
+                kinds[fault.kind] = kinds.get(fault.kind, 0) + 1
+    place = "-" if row.average_place is None else f"{row.average_place:.2f}"
+    faults = plural(row.faults, "fault")
+    if kinds:
+        faults += " (" + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) + ")"
+    return (
+        f"Rank {row.rank} of {len(league.bots)}, rating {row.rating:.2f} "
+        f"(mu {row.mu:.2f}, sigma {row.sigma:.2f}). "
+        f"{plural(row.matches, 'match')}: {plural(row.firsts, 'first place')}, "
+        f"average place {place}, net chips {row.net_chips:+d}, "
+        f"{plural(row.boodle_chips, 'chip')} won from the boodle, "
+        f"{plural(row.hands_won, 'hand')} won. "
+        f"{faults}, {plural(row.disqualifications, 'disqualification')}."
+    )
+
+
+def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> str:
+    name = league.bots[index]
     results = []
+    plotted: list[tuple[str, int, int, int]] = []
     faults: list[Markup] = []
     stderr_parts: list[Markup] = []
     for match in league.matches:
@@ -139,12 +183,20 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
             continue
         seat_no = match.key.bots.index(index)
         seat = match.result.seats[seat_no]
+        players = len(match.key.bots)
         link = el("a", {"href": "../" + match_file(match.key.match_id)}, match.key.match_id)
+        opponents = [
+            el("a", {"href": "../" + bot_file(other), "class": "bot"}, league.bots[other])
+            for other in match.key.bots
+            if other != index
+        ]
+        plotted.append((match.key.match_id, seat.place, players, seat.net_chips))
         results.append(
             [
                 link,
+                _joined(opponents),
                 seat_no,
-                seat.place,
+                f"{seat.place} of {players}",
                 seat.chips,
                 f"{seat.net_chips:+d}",
                 seat.boodle_chips,
@@ -170,8 +222,8 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
                 el(
                     "div",
                     {"class": "fault"},
-                    el("h3", None, link, f" · hand {fault.hand} · {fault.kind}"),
-                    el("p", None, fault.detail),
+                    el("h3", None, link, f" · {_fault_hand(fault.hand)} · {fault.kind}"),
+                    el("p", None, pretty_text(fault.detail)),
                     lines,
                 )
             )
@@ -190,7 +242,7 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
             el(
                 "p",
                 {"class": "meta"},
-                f"... and {len(faults) - MAX_FAULTS_SHOWN} more faults, "
+                f"... and {plural(len(faults) - MAX_FAULTS_SHOWN, 'more fault')}, "
                 "listed in the results above and told in each match's replay",
             )
         )
@@ -227,23 +279,41 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
         "--logs DIR), so there is no transcript or stderr to show; the faults are those "
         "stored in the database.",
     )
+    # The head-to-head table against every other bot (issue 14's scoring) goes here.
+    head_to_head: Markup | None = None
     body = el(
         "main",
         None,
         el("h1", None, name),
+        el("p", {"class": "summary"}, bot_summary(league, index)),
+        None if any_log else no_logs,
+        el("h2", None, "Results over the league"),
+        results_chart(plotted) if plotted else el("p", {"class": "meta"}, "no matches yet"),
         el(
             "p",
             {"class": "meta"},
-            f"rank {row.rank} · rating {row.rating:.2f} (mu {row.mu:.2f}, sigma {row.sigma:.2f}) "
-            f"· {row.matches} matches · {row.faults} faults · {row.disqualifications} "
-            "disqualifications",
+            "The line is the bot's net chips so far; each dot is a match, green for a first "
+            "place, blue for a second (hover for the match).",
         ),
-        None if any_log else no_logs,
-        el("h2", None, "Results"),
-        _table(
-            ["match", "seat", "place", "chips", "net", "boodle", "won", "faults", "status"],
-            results,
-            "results",
+        head_to_head,
+        el("h2", None, "Matches"),
+        _scroll(
+            _table(
+                [
+                    "match",
+                    "opponents",
+                    "seat",
+                    "place",
+                    "chips",
+                    "net",
+                    "boodle",
+                    "won",
+                    "faults",
+                    "status",
+                ],
+                results,
+                "results",
+            )
         ),
         el("h2", None, f"Faults ({len(faults)})"),
         shown_faults or el("p", {"class": "meta"}, "none"),
@@ -256,45 +326,103 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
     return page(f"{name}: bot", body, root="../")
 
 
+def log_file(match_id: str) -> str:
+    """Where a match's raw log is copied in the site, beside its page."""
+    return match_file(match_id).removesuffix(".html") + ".jsonl"
+
+
 def match_page(league: League, match: StoredMatch, log: MatchLog | None) -> str:
+    """A league's match: links to its bots' pages, its raw log beside it."""
     names = [league.bots[bot] for bot in match.key.bots]
-    rows = []
-    for seat in sorted(match.result.seats, key=lambda s: (s.place, s.seat)):
-        bot = match.key.bots[seat.seat]
-        rows.append(
-            [
-                seat.place,
-                el("a", {"href": "../" + bot_file(bot)}, names[seat.seat]),
-                seat.seat,
-                seat.chips,
-                f"{seat.net_chips:+d}",
-                seat.boodle_chips,
-                seat.hands_won,
-                len(seat.faults),
-                seat.status,
-            ]
-        )
-    result = _table(
-        ["place", "bot", "seat", "chips", "net", "boodle", "won", "faults", "status"],
-        rows,
-        "result",
+    bot_links = ["../" + bot_file(bot) for bot in match.key.bots]
+    return match_view(
+        match.key.match_id,
+        match.key.seed,
+        names,
+        match.result,
+        log,
+        bot_links=bot_links,
+        log_href=None if log is None else log_file(match.key.match_id).removeprefix("matches/"),
+        root="../",
     )
-    parts: list[object] = [
-        el("h1", None, f"Match {match.key.match_id}"),
-        el(
-            "p",
-            {"class": "meta"},
-            f"seed {match.key.seed} · {match.result.hands} hands · ended: {match.result.reason}",
-        ),
-        result,
-    ]
+
+
+def match_view(
+    match_id: str,
+    seed: int | None,
+    names: Sequence[str],
+    result: MatchResult | None,
+    log: MatchLog | None,
+    *,
+    bot_links: Sequence[str] | None,
+    log_href: str | None,
+    root: str,
+    nav: str | None = "Standings",
+) -> str:
+    """A match's page: its result, whether its log verifies, the replay and the bots' stderr.
+
+    Used for a league's match (``match_page``) and for one log on its own
+    (``newmarket view``: no league, so no bot pages and no standings).
+    """
+    title = f"match {match_id}"
+    parts: list[object] = [el("h1", None, f"Match {match_id}")]
+    if result is not None:
+        rows = []
+        for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
+            who: object = names[seat.seat] if seat.seat < len(names) else f"seat {seat.seat}"
+            if bot_links is not None and seat.seat < len(bot_links):
+                who = el("a", {"href": bot_links[seat.seat]}, who)
+            rows.append(
+                [
+                    seat.place,
+                    who,
+                    seat.seat,
+                    seat.chips,
+                    f"{seat.net_chips:+d}",
+                    seat.boodle_chips,
+                    seat.hands_won,
+                    len(seat.faults),
+                    seat.status,
+                ]
+            )
+        parts.append(
+            el(
+                "p",
+                {"class": "meta"},
+                f"seed {seed} · {plural(result.hands, 'hand')} · ended: "
+                f"{match_end_reason(result.reason)}",
+            )
+        )
+        parts.append(
+            _scroll(
+                _table(
+                    ["place", "bot", "seat", "chips", "net", "boodle", "won", "faults", "status"],
+                    rows,
+                    "result",
+                )
+            )
+        )
+    else:
+        parts.append(
+            el("p", {"class": "warning"}, "The log has no result: the match did not finish.")
+        )
+    if log_href is not None:
+        parts.append(
+            el(
+                "p",
+                {"class": "download"},
+                el("a", {"href": log_href, "download": True}, "Download the match log"),
+                " (JSON lines: every request, reply, fault and event; "
+                "newmarket replay FILE checks it, newmarket view FILE shows it)",
+            )
+        )
     if log is None:
         parts.append(el("p", {"class": "meta"}, "No log was kept for this match: no replay."))
-        return page(f"match {match.key.match_id}", el("main", None, parts), root="../")
+        return page(title, el("main", None, parts), root=root, nav=nav)
     if log.error is not None:
         parts.append(el("p", {"class": "warning"}, f"The log cannot be read whole: {log.error}"))
         if len(log.frames) < 2:  # nothing to step through
-            return page(f"match {match.key.match_id}", el("main", None, parts), root="../")
+            return page(title, el("main", None, parts), root=root, nav=nav)
     elif log.verified is not None:
         parts.append(
             el(
@@ -317,7 +445,7 @@ def match_page(league: League, match: StoredMatch, log: MatchLog | None) -> str:
         [str(card) for card in rules.get("boodle_cards", [])] if isinstance(rules, dict) else []
     )
     data = {
-        "names": names,
+        "names": list(names),
         "boodle_cards": boodle,
         "pretty": {card: pretty(card) for card in _all_cards()},
         "frames": [frame.to_json() for frame in log.frames],
@@ -339,21 +467,24 @@ def match_page(league: League, match: StoredMatch, log: MatchLog | None) -> str:
         ),
         el("p", {"class": "meta"}, "Keys: ← → step, Page Up / Page Down a hand, Home / End."),
         el("div", {"id": "what"}),
-        el("div", {"id": "table"}),
-        el("div", {"id": "layout"}),
+        el("div", {"id": "table", "class": "scroll"}),
+        el("div", {"id": "layout", "class": "scroll"}),
         json_script("match-data", data),
     )
     parts.append(viewer)
     if log.stderr:
         parts.append(el("h2", None, "stderr during this match"))
         for seat_no, text in sorted(log.stderr.items()):
-            who = names[seat_no] if 0 <= seat_no < len(names) else f"seat {seat_no}"
+            who_text = names[seat_no] if 0 <= seat_no < len(names) else f"seat {seat_no}"
             parts.append(
-                el("details", None, el("summary", None, who), el("pre", {"class": "stderr"}, text))
+                el(
+                    "details",
+                    None,
+                    el("summary", None, who_text),
+                    el("pre", {"class": "stderr"}, text),
+                )
             )
-    return page(
-        f"match {match.key.match_id}", el("main", None, parts), root="../", scripts=["replay.js"]
-    )
+    return page(title, el("main", None, parts), root=root, scripts=["replay.js"], nav=nav)
 
 
 def _all_cards() -> list[str]:

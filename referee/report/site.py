@@ -27,8 +27,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from referee.league.store import StoredMatch
+from referee.match import MatchResult
 from referee.report.data import League, MatchLog, load_league, log_path_of, read_match_log
-from referee.report.pages import bot_file, bot_page, index_page, match_file, match_page
+from referee.report.pages import (
+    bot_file,
+    bot_page,
+    index_page,
+    log_file,
+    match_file,
+    match_page,
+    match_view,
+)
 
 Signature = tuple[str, int, int]  # (log path, size, mtime_ns)
 
@@ -101,6 +110,8 @@ class SiteBuilder:
             match_id = match.key.match_id
             log, unchanged = self._match_log(league, match)
             logs[match_id] = log
+            if log is not None:  # the raw log, for download beside its page
+                _link_or_copy(log.path, site / log_file(match_id))
             target = site / match_file(match_id)
             previous = self.out / match_file(match_id)
             if unchanged and previous.is_file() and _link_or_copy(previous, target):
@@ -227,3 +238,58 @@ def watch(
             with contextlib.suppress(sqlite3.OperationalError):  # busy: try at the next poll
                 on_build(builder.build())
         sleep(interval)
+
+
+def write_match_site(log_path: Path, out: Path, verify: bool = True) -> MatchLog:
+    """One match log as a small site of its own (``newmarket view``): no league needed.
+
+    ``out/index.html`` is the match page with its replay, and the log itself
+    is copied beside it for download.  ``out`` is replaced whole, under the
+    same rules as a league's site (``check_out``).
+    """
+    log = read_match_log(log_path, [], verify=verify)
+    result = None
+    if log.result is not None:
+        try:
+            result = MatchResult.from_json(log.result)
+        except (KeyError, TypeError, ValueError):
+            result = None  # a damaged last line: the page says there is no result
+    header = log.header
+    names = [str(bot.get("name", f"seat {seat}")) for seat, bot in enumerate(_bots(header))]
+    match_id = str(header.get("match_id") or log_path.stem)
+    seed = header.get("seed")
+    check_out(out)
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=parent))
+    fresh.chmod(0o755)
+    try:
+        (fresh / MARKER).write_text(
+            "A site written by `newmarket view`; it replaces this folder whole.\n"
+        )
+        copied = log_path.name if log_path.name != "index.html" else "match.jsonl"
+        shutil.copyfile(log_path, fresh / copied)
+        page_text = match_view(
+            match_id,
+            seed if isinstance(seed, int) else None,
+            names,
+            result,
+            log,
+            bot_links=None,
+            log_href=copied,
+            root="",
+            nav=None,
+        )
+        (fresh / "index.html").write_text(page_text, encoding="utf-8")
+        publish(fresh, out)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    return log
+
+
+def _bots(header: dict[str, object]) -> list[dict[str, object]]:
+    bots = header.get("bots")
+    if not isinstance(bots, list):
+        return []
+    return [bot if isinstance(bot, dict) else {} for bot in bots]

@@ -62,7 +62,7 @@ def test_a_good_file_has_defaults_filled_in(tmp_path: Path) -> None:
 
 def test_the_example_file_is_valid() -> None:
     config = load_config(REPO / "examples" / "league.toml")
-    assert len(config.bots) == 8
+    assert len(config.bots) == 9  # every bundled bot (tests/docs checks which)
     assert config.rules.hand_limit == 30
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -115,6 +117,107 @@ def test_a_bot_page_shows_faults_and_stderr_as_text(site: Path, page: Any) -> No
     assert "illegal fault" in page.locator(".fault pre").first.inner_text()
     assert "</pre><b>nobody</b> notices" in page.locator("pre.stderr").first.inner_text()
     _screenshot(page, "bot")
+
+
+def test_a_bot_page_has_a_summary_its_opponents_and_a_plot(
+    league_db: Path, site: Path, page: Any
+) -> None:
+    league = load_league(league_db)
+    index = BOTS.index("tracker")
+    mine = [m for m in league.matches if index in m.key.bots]
+    page.goto((site / "bots" / f"{index}.html").as_uri())
+    summary = page.locator("p.summary").inner_text()
+    assert summary.startswith("Rank ") and f"{len(mine)} matches" in summary
+    rows = page.locator("table.results tbody tr")
+    assert rows.count() == len(mine)
+    for number, match in enumerate(mine):
+        opponents = rows.nth(number).locator("td").nth(1).locator("a.bot").all_inner_texts()
+        assert opponents == [league.bots[b] for b in match.key.bots if b != index]
+    dots = page.locator("svg.results circle.result")
+    assert dots.count() == len(mine)
+    assert dots.first.locator("title").text_content().startswith(mine[0].key.match_id)
+    # An opponent's link leads to that bot's page.
+    rows.first.locator("a.bot").first.click()
+    assert page.locator("h1").inner_text() in BOTS
+    _screenshot(page, "bot-summary")
+
+
+def test_a_match_page_links_its_raw_log_for_download(
+    league_db: Path, site: Path, page: Any
+) -> None:
+    league = load_league(league_db)
+    match = league.matches[0]
+    page.goto((site / "matches" / f"{match.key.match_id}.html").as_uri())
+    link = page.locator("p.download a[download]")
+    href = link.get_attribute("href")
+    assert href == f"{match.key.match_id}.jsonl"
+    copied = site / "matches" / href
+    original = log_path_of(league, match)
+    assert original is not None and copied.read_bytes() == original.read_bytes()
+    # A page from disk (file://) opens the file rather than saving it (Chromium honours
+    # ``download`` for same-origin links only, as on a web host): either way, the log.
+    link.click()
+    page.wait_for_url(re.compile(r".*\.jsonl$"))
+    assert page.locator("body").inner_text().startswith('{"type":"header"')
+
+
+def test_every_page_reads_at_400_pixels(league_db: Path, site: Path, browser: Any) -> None:
+    """No page scrolls sideways on a phone; a wide table scrolls in its own box, whole."""
+    context = browser.new_context(viewport={"width": 400, "height": 900})
+    narrow = context.new_page()
+    league = load_league(league_db)
+    pages = {
+        "standings": site / "index.html",
+        "bot": site / "bots" / f"{BOTS.index(MISCHIEF)}.html",
+        "match": site / "matches" / f"{league.matches[0].key.match_id}.html",
+    }
+    try:
+        for name, path in pages.items():
+            narrow.goto(path.as_uri())
+            width = narrow.evaluate("document.documentElement.scrollWidth")
+            assert width <= 400, f"the {name} page is {width} px wide at 400"
+            _screenshot(narrow, f"{name}-400px")
+        narrow.goto(pages["standings"].as_uri())
+        table = narrow.locator("table.standings")
+        assert table.evaluate("t => getComputedStyle(t).overflowX") == "auto"
+        # Its last column is there, reached by scrolling the table (not the page).
+        table.evaluate("t => { t.scrollLeft = t.scrollWidth; }")
+        last = narrow.locator("table.standings thead th").last
+        assert last.is_visible()
+        box = last.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 400 + 1
+    finally:
+        context.close()
+
+
+def test_one_log_viewed_without_a_league(league_db: Path, tmp_path: Path, page: Any) -> None:
+    """``newmarket view LOG``: the match page and its replay for one log, no database needed."""
+    league = load_league(league_db)
+    match = next(m for m in league.matches if BOTS.index(MISCHIEF) in m.key.bots)
+    log = log_path_of(league, match)
+    assert log is not None
+    out = tmp_path / "one-match"
+    done = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "view", str(log), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(out / "index.html")
+    page.goto((out / "index.html").as_uri())
+    assert page.locator("h1").inner_text() == f"Match {match.key.match_id}"
+    names = page.locator("table.result tbody td:nth-child(2)").all_inner_texts()
+    assert sorted(names) == sorted(league.bots[b] for b in match.key.bots)
+    assert "The log verifies" in page.locator("main").inner_text()
+    assert page.locator("#position").inner_text().startswith("before the first hand ·")
+    page.keyboard.press("End")
+    final = page.locator("#table tr[data-seat] td.chips").all_inner_texts()
+    assert [int(c) for c in final] == [seat.chips for seat in match.result.seats]
+    href = page.locator("p.download a[download]").get_attribute("href")
+    assert (out / href).read_bytes() == log.read_bytes()
+    _screenshot(page, "view")
 
 
 def _engine_states(log: Path) -> dict[int, tuple[list[int], list[list[str]]]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import sqlite3
@@ -16,8 +17,11 @@ from typing import Any
 import pytest
 
 from referee.report.data import load_league, log_path_of, read_match_log
+from referee.report.frames import pretty_text
 from referee.report.site import SiteBuilder, watch
 from tests.report.conftest import BOTS, MISCHIEF
+
+_WIRE_CARD = re.compile(r"(?<![A-Za-z0-9'])[2-9TJQKA][CDHS](?![A-Za-z0-9'])")
 
 
 def _newmarket(*args: str) -> subprocess.CompletedProcess[str]:
@@ -63,6 +67,22 @@ def test_nothing_a_bot_says_becomes_markup(league_db: Path, tmp_path: Path) -> N
     assert "illegal" in bot_page  # its faults, each with a transcript
     assert "&lt;/pre&gt;&lt;b&gt;nobody&lt;/b&gt; notices" in bot_page  # its stderr, as text
     assert "! illegal fault:" in bot_page
+
+
+def test_the_pages_count_in_good_english_and_one_card_notation(
+    league_db: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    SiteBuilder(league_db, out).build()
+    for path in out.rglob("*.html"):
+        text = re.sub(r"<[^>]+>", " ", path.read_text())
+        assert not re.search(r"(?<![\d.])1 (faults|matches|hands|places|chips)\b", text), path
+        assert not re.search(r"(?<![\d.])([02-9]|\d\d+) (fault|match|hand)\b(?! ·)", text), path
+    mischief = (out / "bots" / f"{BOTS.index(MISCHIEF)}.html").read_text()
+    faults = re.findall(r'<div class="fault">(.*?)</div>', mischief, re.S)
+    assert faults
+    for fault in faults:
+        assert not _WIRE_CARD.search(re.sub(r"<[^>]+>", " ", fault)), fault
 
 
 def test_a_rebuild_replaces_the_site_whole(league_db: Path, tmp_path: Path) -> None:
@@ -287,7 +307,10 @@ def test_each_fault_has_its_transcript_with_the_table_around_it(league_db: Path)
             fault = marks.index("!")
             assert marks[fault - 2 : fault + 2] == ["<", ">", "!", "="]  # asked, replied, judged
             assert "#" in marks[: fault - 2]  # what the table did before the request
-            assert transcript.detail in transcript.lines[fault][1]
+            assert pretty_text(transcript.detail) in transcript.lines[fault][1]
+            text = "\n".join(line for _, line in transcript.lines)
+            assert "hand 0" not in text
+            assert not _WIRE_CARD.search(text), text  # one card notation: 10♣, never TC
             checked += 1
     assert checked > 0
 
@@ -306,3 +329,22 @@ def test_a_directory_that_is_not_a_site_is_never_replaced(league_db: Path, tmp_p
     empty.mkdir()
     assert _newmarket("report", "--db", str(league_db), "--out", str(empty)).returncode == 0
     assert (empty / "index.html").is_file()
+
+
+def test_view_names_a_bad_log_and_refuses_a_directory_it_did_not_make(tmp_path: Path) -> None:
+    missing = _newmarket("view", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2
+    assert missing.stderr.startswith("error: LOG:") and missing.stderr.count("\n") == 1
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("this is not a match log\n")
+    done = _newmarket("view", str(garbage))
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "garbage-view" / "index.html").read_text()
+    assert "The log cannot be read whole" in page
+    assert "the log has a problem" in done.stdout
+    precious = tmp_path / "documents"
+    precious.mkdir()
+    (precious / "thesis.tex").write_text("years of work")
+    refused = _newmarket("view", str(garbage), "--out", str(precious))
+    assert refused.returncode == 2 and refused.stderr.startswith("error: --out:")
+    assert (precious / "thesis.tex").read_text() == "years of work"

@@ -119,7 +119,8 @@
     var frame = frames[at];
     var previous = frames[Math.max(0, at - 1)];
     document.getElementById("position").textContent =
-      "hand " + frame.hand + " · step " + (at + 1) + " of " + frames.length;
+      (frame.hand > 0 ? "hand " + frame.hand : "before the first hand") +
+      " · step " + (at + 1) + " of " + frames.length;
     var what = document.getElementById("what");
     what.replaceChildren();
     var list = document.createElement("ul");

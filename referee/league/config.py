@@ -18,8 +18,8 @@ display name, where logs go, ``--jobs`` and ``--db``.
 The file's shape (every key is optional unless marked)::
 
     [league]  name, format ("round_robin" | "bankroll"), seed (required),
-              table_size (3..8; default 4, or every bot if fewer), hand_limit, logs (a directory, or false;
-              default: beside the database)
+              table_size (3..8; default 4, or every bot if fewer), hand_limit,
+              logs (a directory, or false; default: beside the database)
     [schedule]  kind ("auto" | "round_robin" | "balanced"), duplicate, cycles,
                 meetings, round_robin_limit                  (round_robin only)
     [bankroll]  max_rounds                                    (bankroll only)

@@ -173,5 +173,5 @@ def startable(spec: BotSpec, flag: str) -> BotSpec:
         return spec  # a remote bot: nothing to start here
     why = why_cannot_start(spec.command, spec.cwd or Path.cwd(), spec.env)
     if why is not None:
-        raise UsageError(f"{flag} {spec.name}: {why}")
+        raise UsageError(f"{flag}: {why}")
     return spec

@@ -94,7 +94,7 @@ def test_a_program_that_cannot_start_is_a_usage_error_before_any_bot_starts(
             "--bot", "random", "--bot", "lowest", "--bot", bot, "--log", str(log)
         )
         assert (code, out) == (2, ""), err
-        assert err.count("\n") == 1 and err.startswith("error: --bot ") and why in err, err
+        assert err.count("\n") == 1 and err.startswith("error: --bot: ") and why in err, err
     assert not log.exists() or log.stat().st_size == 0  # no match was played
 
 

@@ -18,15 +18,14 @@ from typing import Annotated
 import typer
 
 from engine import DEFAULT_PRESET, Match, preset
+from referee.commands.common import Seed
 from referee.render import cards, render
 
 NAMES = ("Ann", "Bob", "Cat", "Dan")
 
 
 def demo_command(
-    seed: Annotated[
-        int | None, typer.Option(help="Seed of the deals and decisions; random if omitted.")
-    ] = None,
+    seed: Seed = None,
     hands: Annotated[
         int,
         typer.Option("--hand-limit", "--hands", min=1, max=50, help="Hands to play (1..50)."),

@@ -107,3 +107,19 @@ def test_logs_go_to_log_dir_everywhere_and_log_is_one_file() -> None:
         assert "--log-dir" in options(command), command
     assert "--logs" in options("report")  # the old name, kept as the same flag
     assert "--log" in options("match")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["match", "--bot", "random", "--bot", "random", "--bot", "/no/such/bot"],
+        ["sprt", "--candidate", "/no/such/bot", "--baseline", "random"],
+        ["check", "--", "/no/such/bot"],
+        ["connect", "127.0.0.1:9", "--token", "t", "--", "/no/such/bot"],
+    ],
+)
+def test_every_command_that_runs_bots_pre_checks_their_programs(args: list[str]) -> None:
+    code, out, err = newmarket(*args)
+    assert (code, out) == (2, ""), err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "program '/no/such/bot' does not exist" in err

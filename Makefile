@@ -1,11 +1,23 @@
 # The two commands a new user types: `make demo` and `make test`.
-# Both build .venv from nothing with only python3 and the package index.
+# Both build .venv from nothing with only python3 and the package index, and install the
+# Debian packages they use where they can (see `system` below).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+# What the suite uses from the system, as COMMAND:DEBIAN_PACKAGE pairs.  A test that needs
+# one that is missing skips and says why.  chromium + chromedriver: the report's browser
+# tests (Playwright drives Debian's /usr/bin/chromium; no browser is downloaded); bwrap:
+# the bot sandbox's no-network fallback (docs/hardening.md); javac: the Java test bot.
+SANDBOX_NEEDS := bwrap:bubblewrap
+TEST_NEEDS ?= chromium:chromium chromedriver:chromium-driver $(SANDBOX_NEEDS) javac:default-jdk-headless
+# `make test DRY_RUN=1` prints the apt-get commands instead of running them.
+DRY_RUN ?=
+# Tests run on both cores (pytest-xdist); `make unit JOBS=0` runs them in one process.
+JOBS ?= 0
+
+.PHONY: demo test lint typecheck unit bench clean system system-sandbox
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +27,34 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# Install the missing packages of $(1) with apt-get: as root, or with sudo if it needs no
+# password.  Otherwise, or if apt-get fails, one line says what is missing and make goes on.
+define install_missing
+	@missing=""; \
+	for need in $(1); do \
+	    command -v "$${need%%:*}" >/dev/null 2>&1 || missing="$$missing $${need#*:}"; \
+	done; \
+	[ -n "$$missing" ] || exit 0; \
+	if [ "$$(id -u)" -eq 0 ]; then sudo=""; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
+	else \
+	    echo "make: not installed:$$missing (needs root or sudo; the tests that use them skip)"; \
+	    exit 0; \
+	fi; \
+	run=""; [ -z "$(DRY_RUN)" ] || run="echo"; \
+	echo "make: installing$$missing with apt-get"; \
+	{ $$run $$sudo apt-get update -qq && \
+	  $$run $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; } || \
+	echo "make: apt-get could not install$$missing (the tests that use them skip)"
+endef
+
+system:
+	$(call install_missing,$(TEST_NEEDS))
+
+system-sandbox:
+	$(call install_missing,$(SANDBOX_NEEDS))
+
+demo: system-sandbox $(STAMP)
 	$(BIN)/newmarket demo --league
 
 lint: $(STAMP)
@@ -26,9 +65,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(if $(filter-out 0,$(JOBS)),-n $(JOBS))
 
-test: lint typecheck unit
+test: system lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/engine.py

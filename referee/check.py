@@ -31,6 +31,17 @@ need:
 
 The check stops at the first failure: everything after it would be judged on
 a bot already known to be wrong, and the first transcript is the useful one.
+
+**Random matches** (``random_scenarios``, ``newmarket check --matches N``)
+come after the scripted ones: the bot in each seat in turn, under the rules
+the user chose, against in-process opponents that pick uniformly among the
+legal choices, every deal and choice from one recorded seed.  They have no
+``Expect``: they stress a bot where the scripts cannot reach (long matches,
+eliminations, whatever the rules' options make happen), judged the same way.
+
+The match logs go to a temporary directory that is always removed (the
+report carries the transcript), unless the caller keeps them in a directory
+of its own (``keep_logs``, ``--log-dir``).
 """
 
 from __future__ import annotations
@@ -38,7 +49,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import shutil
+import random
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -63,6 +74,7 @@ from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS
 from referee.bots import BotSpec
 from referee.match import MatchResult, play_match
 from referee.matchlog import read_log
+from referee.sandbox import Sandbox
 from referee.session import (
     BotLostError,
     BotSession,
@@ -112,6 +124,21 @@ def auctioneer(request: Message) -> Choice | HangUp:
 def hang_up(request: Message) -> Choice | HangUp:
     """Close the connection at the first request (the referee disqualifies the seat: eof)."""
     return HangUp()
+
+
+def random_policy(rng: random.Random) -> Policy:
+    """Any legal choice, uniformly (a bid: any whole number allowed); stakes by default."""
+
+    def choose(request: Message) -> Choice | HangUp:
+        legal = request.get("legal")
+        if isinstance(legal, list) and legal:
+            choice: Choice = rng.choice(legal)
+            return choice
+        if request["decision"] == "bid":
+            return rng.randint(int(request["min_bid"]), int(request["max_bid"]))
+        return by_default(request)
+
+    return choose
 
 
 async def play_opponent(stream: trio.abc.Stream, name: str, policy: Policy) -> None:
@@ -219,7 +246,7 @@ class Scenario:
     rules: Rules
     players: int
     seat: int
-    dealer: int
+    dealer: int | None  # None: the seed chooses, as in a league
     expect: tuple[Expect, ...]
     deals: tuple[Deal, ...] = ()
     seed: int = 1
@@ -457,6 +484,40 @@ SCENARIOS: Final = _scenarios()
 """Every scenario, in the order they run on the bot's one process."""
 
 
+def random_scenarios(
+    rules: Rules, players: int, seed: int, count: int, label: str
+) -> tuple[Scenario, ...]:
+    """``count`` matches under ``rules``: the bot in seat 0, 1, ... in turn, random opponents.
+
+    Every match seed and every opponent's choices derive from ``seed``, so the
+    same arguments replay the same matches against the same bot replies.
+    """
+    draw = random.Random(seed)
+    scenarios = []
+    for number in range(1, count + 1):
+        match_seed = draw.randrange(1 << 31)
+        seat = (number - 1) % players
+        opponents: dict[int, Policy] = {
+            other: random_policy(random.Random(f"{match_seed}/{other}"))
+            for other in range(players)
+            if other != seat
+        }
+        scenarios.append(
+            Scenario(
+                f"random-{number}",
+                f"{label}, {players} seats, seat {seat}, match seed {match_seed}",
+                rules,
+                players=players,
+                seat=seat,
+                dealer=None,
+                expect=(),
+                seed=match_seed,
+                opponents=opponents,
+            )
+        )
+    return tuple(scenarios)
+
+
 # ---------------------------------------------------------------- transcript
 
 
@@ -652,6 +713,7 @@ class CheckReport:
     reported_version: str | None = None
     not_run: list[str] = dataclasses.field(default_factory=list)
     on_stage: Callable[[Stage], None] | None = None  # told each stage as it is judged
+    stderr: str = ""  # everything the bot's (first) process wrote to stderr
 
     def add(self, stage: Stage) -> None:
         self.stages.append(stage)
@@ -688,6 +750,7 @@ class CheckReport:
             "decisions": self.decisions(),
             "latency_ms": latency_summary(self.latencies_ms()),
             "failure": None if self.failure is None else self.failure.to_json(),
+            "stderr": self.stderr,
         }
 
 
@@ -879,11 +942,15 @@ async def check_shutdown(session: BotSession, report: CheckReport, grace: float)
 
 
 async def check_end_of_input(
-    spec: BotSpec, control: TimeControl, report: CheckReport, grace: float
+    spec: BotSpec,
+    control: TimeControl,
+    report: CheckReport,
+    grace: float,
+    sandbox: Sandbox | None = None,
 ) -> None:
     """A second process whose input ends with no shutdown must exit with status 0 (SPEC.md 6.3)."""
     about = "a second process: its input ends without shutdown, it exits with status 0"
-    async with open_bot(spec, control) as session:
+    async with open_bot(spec, control, sandbox=sandbox) as session:
         process = session.process
         connection = session.connection
         if not session.alive or process is None or connection is None:
@@ -926,6 +993,7 @@ async def run_check(
     scenarios: Sequence[Scenario] = SCENARIOS,
     shutdown_grace: float = SHUTDOWN_GRACE,
     on_stage: Callable[[Stage], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CheckReport:
     """Check one bot: handshake, every scenario on one process, shutdown, end of input.
 
@@ -933,37 +1001,52 @@ async def run_check(
     report can be printed as it goes).
     """
     report = CheckReport(spec, control, on_stage=on_stage)
-    about = "hello, then a valid ready within the start-up limit"
-    async with open_bot(spec, control) as session:
-        if not session.alive:
-            death = session.death
-            why = f"{death.kind} fault: {death.detail}" if death else "the bot did not start"
-            lines = [*_handshake_lines(session), Line("!", why)]
-            report.failure = Failure("handshake", why, lines, len(lines) - 1, session.stderr_text())
-            report.add(Stage("handshake", about, False, why))
-            report.not_run = [s.name for s in scenarios] + ["shutdown", "end of input"]
-            return report
-        report.reported_name = session.reported_name
-        report.reported_version = session.reported_version
-        latency = (session.startup_latency or 0.0) * 1000
-        version = f" version {session.reported_version}" if session.reported_version else ""
-        report.add(
-            Stage(
-                "handshake",
-                about,
-                True,
-                f'ready after {latency:.0f} ms: "{session.reported_name}"{version}, '
-                f"protocol {PROTOCOL_VERSION}",
-            )
-        )
-        await check_scenarios(session, control, log_dir, report, scenarios)
-        if report.failure is None:
-            await check_shutdown(session, report, shutdown_grace)
-        else:
-            report.not_run += ["shutdown", "end of input"]
+    async with open_bot(spec, control, sandbox=sandbox) as session:
+        try:
+            await _check_session(session, control, log_dir, report, scenarios, shutdown_grace)
+        finally:
+            report.stderr = session.stderr_text()
     if report.failure is None:
-        await check_end_of_input(spec, control, report, shutdown_grace)
+        await check_end_of_input(spec, control, report, shutdown_grace, sandbox)
     return report
+
+
+async def _check_session(
+    session: BotSession,
+    control: TimeControl,
+    log_dir: Path,
+    report: CheckReport,
+    scenarios: Sequence[Scenario],
+    shutdown_grace: float,
+) -> None:
+    """The handshake's verdict, the scenarios and shutdown, on the bot's first process."""
+    about = "hello, then a valid ready within the start-up limit"
+    if not session.alive:
+        death = session.death
+        why = f"{death.kind} fault: {death.detail}" if death else "the bot did not start"
+        lines = [*_handshake_lines(session), Line("!", why)]
+        report.failure = Failure("handshake", why, lines, len(lines) - 1, session.stderr_text())
+        report.add(Stage("handshake", about, False, why))
+        report.not_run = [s.name for s in scenarios] + ["shutdown", "end of input"]
+        return
+    report.reported_name = session.reported_name
+    report.reported_version = session.reported_version
+    latency = (session.startup_latency or 0.0) * 1000
+    version = f" version {session.reported_version}" if session.reported_version else ""
+    report.add(
+        Stage(
+            "handshake",
+            about,
+            True,
+            f'ready after {latency:.0f} ms: "{session.reported_name}"{version}, '
+            f"protocol {PROTOCOL_VERSION}",
+        )
+    )
+    await check_scenarios(session, control, log_dir, report, scenarios)
+    if report.failure is None:
+        await check_shutdown(session, report, shutdown_grace)
+    else:
+        report.not_run += ["shutdown", "end of input"]
 
 
 def check_bot(
@@ -974,25 +1057,36 @@ def check_bot(
     shutdown_grace: float = SHUTDOWN_GRACE,
     keep_logs: Path | None = None,
     on_stage: Callable[[Stage], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> CheckReport:
     """``run_check`` in a fresh trio run, with its match logs in a temporary directory.
 
-    The logs are deleted when the bot passes and kept (the failure names the
-    file) when it fails, or always kept in ``keep_logs`` if given.
+    The temporary directory is removed whatever happens (the report carries
+    the failing transcript; nothing is left in /tmp); the logs are kept only
+    in ``keep_logs``, if given, and then a failure names its log.
     """
-    log_dir = keep_logs or Path(tempfile.mkdtemp(prefix="newmarket-check-"))
-    report = trio.run(
-        lambda: run_check(
-            spec,
-            control,
-            log_dir=log_dir,
-            scenarios=scenarios,
-            shutdown_grace=shutdown_grace,
-            on_stage=on_stage,
+    if keep_logs is not None:
+        keep_logs.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as cleanup:
+        if keep_logs is None:
+            log_dir = Path(
+                cleanup.enter_context(tempfile.TemporaryDirectory(prefix="newmarket-check-"))
+            )
+        else:
+            log_dir = keep_logs
+        report = trio.run(
+            lambda: run_check(
+                spec,
+                control,
+                log_dir=log_dir,
+                scenarios=scenarios,
+                shutdown_grace=shutdown_grace,
+                on_stage=on_stage,
+                sandbox=sandbox,
+            )
         )
-    )
-    if keep_logs is None and report.ok:
-        shutil.rmtree(log_dir, ignore_errors=True)
+    if keep_logs is None and report.failure is not None:
+        report.failure.log_path = None  # it was in the temporary directory
     return report
 
 
@@ -1060,7 +1154,21 @@ def render_stage(stage: Stage) -> str:
     return out
 
 
-def render_footer(report: CheckReport) -> str:
+def render_stderr(text: str, limit: int | None) -> list[str]:
+    """The bot's stderr, indented, its last ``limit`` lines (all of them if None)."""
+    lines = text.rstrip("\n").splitlines() if text.strip() else []
+    if not lines:
+        return ["The bot wrote nothing to stderr."]
+    shown = lines if limit is None else lines[-limit:]
+    head = (
+        "The bot's stderr:"
+        if len(shown) == len(lines)
+        else f"The bot's stderr (its last {len(shown)} lines; --show-stderr shows all):"
+    )
+    return [head, *(f"  | {_cut(line)}" for line in shown)]
+
+
+def render_footer(report: CheckReport, *, show_stderr: bool = False) -> str:
     out: list[str] = []
     if report.not_run:
         out.append(f"  (not run: {', '.join(report.not_run)})")
@@ -1084,6 +1192,8 @@ def render_footer(report: CheckReport) -> str:
                 f"95th percentile {summary['p95']:.1f} ms, slowest {summary['max']:.1f} ms "
                 f"(the move time is {report.control.move_time_ms} ms)."
             )
+        if show_stderr:
+            out.extend(["", *render_stderr(report.stderr, None)])
         return "\n".join(out) + "\n"
     if failure.check_bug:
         out.append(
@@ -1097,21 +1207,13 @@ def render_footer(report: CheckReport) -> str:
         )
         out.extend(render_transcript(failure.transcript, failure.step))
         out.append("")
-    stderr = (
-        failure.stderr.rstrip("\n").splitlines()[-STDERR_LINES:] if failure.stderr.strip() else []
-    )
-    if stderr:
-        whole = len(failure.stderr.rstrip("\n").splitlines()) == len(stderr)
-        out.append(
-            "The bot's stderr:" if whole else f"The bot's stderr (its last {len(stderr)} lines):"
-        )
-        out.extend(f"  | {_cut(line)}" for line in stderr)
-    else:
-        out.append("The bot wrote nothing to stderr.")
+    out.extend(render_stderr(failure.stderr, None if show_stderr else STDERR_LINES))
     out.append("")
     out.append(f"FAIL: {failure.stage}: {failure.summary}")
     if failure.log_path is not None:
         out.append(f"Match log: {failure.log_path}")
+    elif failure.stage not in LIFECYCLE:
+        out.append("(--log-dir DIR keeps the match logs)")
     return "\n".join(out) + "\n"
 
 

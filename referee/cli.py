@@ -1,12 +1,40 @@
 """The ``newmarket`` command line: one typer app, one module per command.
 
-Each command lives in ``referee/commands/<name>.py`` and is registered here, so
-adding a command touches this file in one line and nothing else.
+Each command lives in ``referee/commands/<name>.py`` and is registered here
+with the exit codes its ``--help`` shows, so adding a command touches this
+file in one place.  The flags the commands share are defined once, in
+``referee/commands/common.py``; the conventions are in docs/cli.md.
+
+Every usage error is one ``error:`` line on stderr and exit code 2, whether a
+command found it (``referee.commands.common.fail``) or click did while
+parsing (an unknown flag, a missing value): ``main`` runs the app with
+click's standalone mode off and prints click's errors itself, instead of
+typer's boxed panels.  Help is plain text (no rich markup), so a ``[sandbox]``
+in a help line is printed as written.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from typing import Any
+
 import typer
+
+
+def _click_errors() -> Any:
+    """click's exceptions as typer raises them: its own copy of click since typer 0.20."""
+    try:
+        return importlib.import_module("typer._click.exceptions")
+    except ImportError:
+        return importlib.import_module("click.exceptions")
+
+
+errors = _click_errors()
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
     name="newmarket",
@@ -14,47 +42,144 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=CONTEXT,
 )
+
+USAGE = "2 a usage error (one line on stderr, before anything starts)"
+EXIT_CODES = {
+    "rules": ("0 printed", USAGE),
+    "simulate": ("0 done", USAGE),
+    "demo": ("0 done", USAGE),
+    "bots": ("0 printed", USAGE),
+    "match": (
+        "0 the match was played to its end (whatever the bots did)",
+        "1 the referee failed (a log that cannot be written)",
+        USAGE + ", e.g. a bot whose program cannot start",
+        "130 interrupted (the log so far is kept)",
+    ),
+    "replay": ("0 the log verifies", "1 it does not", "2 it cannot be read"),
+    "sprt": (
+        "0 H1 accepted (the candidate is better)",
+        "1 H0 accepted",
+        "2 undecided at --max-matches, or " + USAGE,
+    ),
+    "check": ("0 the bot passed", "1 the bot failed (the report says where)", USAGE),
+    "league": (
+        "0 played (or already finished)",
+        "1 the referee failed; finished matches are kept, the same command resumes",
+        USAGE + ": the file, a bot that cannot start, the database",
+        "130 stopped by Ctrl-C; the same command resumes",
+    ),
+    "standings": ("0 printed", "2 the database cannot be read"),
+    "report": ("0 written", USAGE, "130 --watch stopped by Ctrl-C"),
+    "tokens": ("0 written", "1 the tokens file cannot be written", USAGE),
+    "connect": (
+        "the bot's own exit status, or",
+        "1 the league could not be reached within --wait, or refused the bot",
+        USAGE,
+    ),
+    "view": ("0 written", USAGE + ": LOG is not a file, or --out cannot be written"),
+}
+
+
+def epilog(name: str) -> str:
+    # \b keeps click from re-wrapping the lines into one paragraph.
+    return "\b\nExit codes:\n" + "\n".join(f"  {code}" for code in EXIT_CODES[name])
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"newmarket {package_version()}")
+        raise typer.Exit()
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("newmarket")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+@app.callback()
+def newmarket(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=version_callback,
+        help="Print the version and exit.",
+    ),
+) -> None:
+    """Newmarket (Michigan, Boodle, Stops): rules engine, bot referee and leagues.
+
+    Every command takes -h/--help; docs/cli.md has the conventions they share.
+    """
 
 
 def _register() -> None:
     # Imported here so that `newmarket --help` stays quick and import cycles stay impossible.
     from referee.commands import bots, demo, match, replay, rules, simulate
-
-    app.command("rules")(rules.rules_command)
-    app.command("simulate")(simulate.simulate_command)
-    app.command("demo")(demo.demo_command)
-    app.command("bots")(bots.bots_command)
-    app.command("match")(match.match_command)
-    app.command("replay")(replay.replay_command)
-    from referee.commands.sprt import sprt_command
-
-    app.command("sprt")(sprt_command)
     from referee.commands.check import check_command
-
-    app.command("check")(check_command)
-    from referee.commands import league, standings
-
-    app.command("league")(league.league_command)
-    app.command("standings")(standings.standings_command)
+    from referee.commands.connect import connect_command
+    from referee.commands.league import league_command
     from referee.commands.report import report_command
-
-    app.command("report")(report_command)
+    from referee.commands.sprt import sprt_command
+    from referee.commands.standings import standings_command
+    from referee.commands.tokens import tokens_command
     from referee.commands.view import view_command
 
-    app.command("view")(view_command)
-    from referee.commands.connect import connect_command
-    from referee.commands.tokens import tokens_command
-
-    app.command("tokens")(tokens_command)
-    app.command("connect")(connect_command)
+    commands: dict[str, Callable[..., None]] = {
+        "rules": rules.rules_command,
+        "simulate": simulate.simulate_command,
+        "demo": demo.demo_command,
+        "bots": bots.bots_command,
+        "match": match.match_command,
+        "replay": replay.replay_command,
+        "sprt": sprt_command,
+        "check": check_command,
+        "league": league_command,
+        "standings": standings_command,
+        "report": report_command,
+        "tokens": tokens_command,
+        "connect": connect_command,
+        "view": view_command,
+    }
+    for name, command in commands.items():
+        app.command(name, epilog=epilog(name))(command)
 
 
 _register()
 
 
+def run(args: Sequence[str] | None = None) -> int:
+    """Run the command line on ``args`` (default: ``sys.argv``); return the exit code."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(
+            args=list(sys.argv[1:] if args is None else args),
+            prog_name="newmarket",
+            standalone_mode=False,
+        )
+    except errors.NoArgsIsHelpError as error:
+        typer.echo(error.ctx.get_help() if error.ctx else str(error), err=True)
+        return 2
+    except errors.UsageError as error:
+        where = error.ctx.command_path if error.ctx is not None else "newmarket"
+        message = " ".join(error.format_message().split())  # one line, whatever click said
+        typer.echo(f"error: {message} (see `{where} --help`)", err=True)
+        return int(error.exit_code)
+    except errors.ClickException as error:
+        typer.echo(f"error: {' '.join(error.format_message().split())}", err=True)
+        return int(error.exit_code)
+    except (errors.Abort, typer.Abort):
+        typer.echo("interrupted", err=True)
+        return 130
+    return code if isinstance(code, int) else 0
+
+
 def main() -> None:
-    app()
+    sys.exit(run())
 
 
 if __name__ == "__main__":

@@ -152,7 +152,8 @@ def test_simulate_counts_every_boodle_card_of_the_options() -> None:
         (["--option", "starting_chips=many"], "starting_chips: expected a whole number"),
         (["--players", "2"], "a table seats 3 to 8 players, got 2"),
         (["--players", "9"], "a table seats 3 to 8 players, got 9"),
-        (["--hands", "0"], "--hands: must be at least 1"),
+        (["--hands", "0"], "--total-hands: must be at least 1"),
+        (["--total-hands", "0"], "--total-hands: must be at least 1"),
         (["--players", "3", "--option", "end_players=3"], "end_players"),
     ],
 )

@@ -3,13 +3,23 @@
     newmarket check -- python3 mybot.py
     newmarket check random
     newmarket check --transport tcp --move-time 0.5 -- node bots/js/bot.js
+    newmarket check --rules stops --option kitty_ante=2 --matches 50 --seed 7 -- ./mybot
 
 The work is ``referee.check``'s; this module is only the command line, and
 keeps the exit codes a script can rely on: 0 when the bot passed, 1 when it
 failed (the report says where and shows the transcript), 2 when the command
-itself was used wrongly (one line on stderr naming the argument).  A bundled
-bot that cannot run on this machine (no ``node``, no C compiler) is the
-third kind, not a failure of the bot.
+itself was used wrongly (one line on stderr naming the argument), which
+includes a program that does not exist or cannot be executed, and a bundled
+bot that cannot run on this machine (no ``node``, no C compiler): neither is
+a failure of the bot.
+
+As a stress tool, ``--matches N`` plays N random matches after the scripted
+scenarios, under ``--rules`` / ``--option`` / ``--hand-limit``, with
+``--players`` seats and every deal and opponent choice from ``--seed``
+(printed, so a failure can be played again).  Giving any of those flags
+without ``--matches`` plays ten.  ``--show-stderr`` prints everything the bot
+wrote to stderr, on a pass too.  The match logs are written to a temporary
+directory that is removed at the end, or kept in ``--log-dir``.
 
 The report is printed stage by stage as the check goes, because a bot that
 uses its whole move time (a search bot) takes a minute to get through every
@@ -19,22 +29,56 @@ scenario; ``--json`` prints the whole report once, at the end.
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 from typing import Annotated
 
 import typer
 
-from protocol.timing import DEFAULT_MARGIN_MS
-from referee.bots import TRANSPORTS, BotSpec, Transport, command_name, resolve_bot
-from referee.check import Stage, check_bot, render_footer, render_header, render_stage
-from referee.commands.match import UsageError, build_time_control, fail
+from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS
+from referee.bots import BotSpec, command_name, resolve_bot
+from referee.check import (
+    SCENARIOS,
+    Scenario,
+    Stage,
+    check_bot,
+    random_scenarios,
+    render_footer,
+    render_header,
+    render_stage,
+)
+from referee.commands.common import (
+    DEFAULT_PLAYERS,
+    DEFAULT_SANDBOX,
+    DEFAULT_TIME,
+    AsJson,
+    HandLimit,
+    LogDir,
+    Margin,
+    MaxFaults,
+    MoveTime,
+    Players,
+    RuleOptions,
+    SandboxLevel,
+    Seed,
+    StartupTime,
+    TimeBank,
+    TransportName,
+    UsageError,
+    fail,
+    sandbox_of,
+    startable,
+    time_control,
+    transport_of,
+)
+from referee.commands.match import build_rules
+
+IMPLIED_MATCHES = 10  # --rules, --option, --seed, ... without --matches
 
 
 def build_spec(words: list[str], transport: str) -> BotSpec:
     """The bot after ``--``: one word may be a bundled name or a quoted command line."""
-    if transport not in TRANSPORTS:
-        raise UsageError(f"--transport: {transport!r} is not stdio or tcp")
-    kind: Transport = "tcp" if transport == "tcp" else "stdio"
+    kind = transport_of(transport)
     if not words:
         raise UsageError("COMMAND: give the bot to check, e.g. `newmarket check -- python3 bot.py`")
     try:
@@ -44,9 +88,32 @@ def build_spec(words: list[str], transport: str) -> BotSpec:
             spec = BotSpec(command_name(tuple(words)), tuple(words), transport=kind)
     except ValueError as error:
         raise UsageError(f"COMMAND: {error}") from None
-    if spec.unavailable is not None:
-        raise UsageError(spec.unavailable)
-    return spec
+    return startable(spec, "COMMAND")
+
+
+def build_scenarios(
+    rules_name: str | None,
+    options: list[str],
+    hands: int | None,
+    players: int,
+    seed: int | None,
+    matches: int | None,
+) -> tuple[tuple[Scenario, ...], int | None]:
+    """The scripted scenarios, then the random matches asked for; and their seed (if any)."""
+    stress = (rules_name, seed, hands) != (None, None, None) or bool(options) or players != 4
+    count = matches if matches is not None else (IMPLIED_MATCHES if stress else 0)
+    if count < 0:
+        raise UsageError(f"--matches: must be 0 or more, got {count}")
+    if not count:
+        return SCENARIOS, None
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise UsageError(f"--players: a table seats {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
+    name = rules_name or DEFAULT_PRESET
+    rules = build_rules(name, options, hands, players)
+    if seed is None:
+        seed = secrets.randbelow(1 << 31)
+    label = " ".join([f"{name} rules", *options])
+    return (*SCENARIOS, *random_scenarios(rules, players, seed, count, label)), seed
 
 
 def check_command(
@@ -59,25 +126,53 @@ def check_command(
             show_default=False,
         ),
     ] = None,
-    move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 1.0,
-    time_bank: Annotated[
-        float, typer.Option(help="Extra seconds for the whole of each match.")
-    ] = 0.0,
-    startup_time: Annotated[
-        float, typer.Option(help="Seconds for the bot to start and say ready.")
-    ] = 10.0,
-    transport: Annotated[
-        str, typer.Option(help="How the bot talks to the referee: stdio or tcp.")
-    ] = "stdio",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    matches: Annotated[
+        int | None,
+        typer.Option(
+            "--matches",
+            help="Random matches to play after the scripted scenarios (default: 0, or "
+            f"{IMPLIED_MATCHES} when --rules, --option, --hand-limit, --players or --seed "
+            "is given).",
+            show_default=False,
+        ),
+    ] = None,
+    rules_name: Annotated[
+        str | None,
+        typer.Option(
+            "--rules",
+            help=f"The random matches' rule preset (see `newmarket rules`; default "
+            f"{DEFAULT_PRESET}).",
+            show_default=False,
+        ),
+    ] = None,
+    option: RuleOptions = None,
+    hands: HandLimit = None,
+    players: Players = DEFAULT_PLAYERS,
+    seed: Seed = None,
+    move_time: MoveTime = DEFAULT_TIME.move_time,
+    time_bank: TimeBank = DEFAULT_TIME.time_bank,
+    startup_time: StartupTime = DEFAULT_TIME.startup_time,
+    margin: Margin = DEFAULT_TIME.margin,
+    max_faults: MaxFaults = DEFAULT_TIME.max_faults,
+    transport: TransportName = "stdio",
+    sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
+    show_stderr: Annotated[
+        bool,
+        typer.Option("--show-stderr", help="Print all the bot's stderr, on a pass too."),
+    ] = False,
+    log_dir: LogDir = None,
+    as_json: AsJson = False,
 ) -> None:
     """Run one bot through scripted scenarios covering every message and decision of every
-    preset; exit 0 if it conforms to SPEC.md, 1 (with a transcript) if it does not."""
+    preset, then any random matches asked for; exit 0 if it conforms to SPEC.md, 1 (with a
+    transcript) if it does not."""
     try:
         spec = build_spec(command or [], transport)
-        control = build_time_control(
-            move_time, time_bank, startup_time, DEFAULT_MARGIN_MS / 1000, max_faults=3
+        control = time_control(move_time, time_bank, startup_time, margin, max_faults)
+        scenarios, stress_seed = build_scenarios(
+            rules_name, option or [], hands, players, seed, matches
         )
+        sandbox = sandbox_of(sandbox_level)
     except UsageError as error:
         raise fail(str(error)) from None
 
@@ -86,12 +181,24 @@ def check_command(
         sys.stdout.flush()
 
     if not as_json:
-        sys.stdout.write(render_header(spec, control) + "\n")
+        header = render_header(spec, control)
+        if stress_seed is not None:
+            random_count = len(scenarios) - len(SCENARIOS)
+            header += f"then {random_count} random matches, seed {stress_seed}\n"
+        sys.stdout.write(header + "\n")
         sys.stdout.flush()
-    report = check_bot(spec, control, on_stage=None if as_json else show)
+    report = check_bot(
+        spec,
+        control,
+        scenarios=scenarios,
+        keep_logs=log_dir,
+        on_stage=None if as_json else show,
+        sandbox=sandbox,
+    )
     if as_json:
-        sys.stdout.write(json.dumps(report.to_json()) + "\n")
+        document = {**report.to_json(), "seed": stress_seed}
+        sys.stdout.write(json.dumps(document) + "\n")
     else:
-        sys.stdout.write(render_footer(report))
+        sys.stdout.write(render_footer(report, show_stderr=show_stderr))
     if not report.ok:
         raise typer.Exit(code=1)

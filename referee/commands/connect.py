@@ -27,6 +27,7 @@ import functools
 import json
 import os
 import subprocess
+from pathlib import Path
 from typing import Annotated
 
 import trio
@@ -35,6 +36,7 @@ import typer
 from protocol.framing import MAX_LINE_BYTES, LineFramer, LineTooLongError
 from protocol.messages import Fault, MalformedMessageError, MatchStart, decode_referee_message
 from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
+from referee.process import why_cannot_start
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
 DRAIN_GRACE = 2.0  # after the bot exits, how long the league's last lines may take
@@ -195,6 +197,12 @@ def connect_command(
         raise typer.Exit(code=2) from None
     if not token.strip():
         typer.echo("error: --token: must not be empty", err=True)
+        raise typer.Exit(code=2)
+    # As every command that runs a bot: a program that cannot start is the command line's
+    # mistake, said before the league is contacted.
+    why = why_cannot_start(command, Path.cwd(), {}) if command else "give the bot's command"
+    if why is not None:
+        typer.echo(f"error: COMMAND: {why}", err=True)
         raise typer.Exit(code=2)
     status = trio.run(functools.partial(bridge, host, port, token, list(command), wait=wait))
     raise typer.Exit(code=status)

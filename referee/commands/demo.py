@@ -18,16 +18,18 @@ from typing import Annotated
 import typer
 
 from engine import DEFAULT_PRESET, Match, preset
+from referee.commands.common import Seed
 from referee.render import cards, render
 
 NAMES = ("Ann", "Bob", "Cat", "Dan")
 
 
 def demo_command(
-    seed: Annotated[
-        int | None, typer.Option(help="Seed of the deals and decisions; random if omitted.")
-    ] = None,
-    hands: Annotated[int, typer.Option(min=1, max=50, help="Hands to play (1..50).")] = 3,
+    seed: Seed = None,
+    hands: Annotated[
+        int,
+        typer.Option("--hand-limit", "--hands", min=1, max=50, help="Hands to play (1..50)."),
+    ] = 3,
     league: Annotated[
         bool,
         typer.Option(
@@ -52,7 +54,7 @@ def demo_command(
 
     typer.echo(
         f"Newmarket demo: {DEFAULT_PRESET} rules, {len(NAMES)} random players, "
-        f"{hands} hands, seed {seed} (again: newmarket demo --seed {seed} --hands {hands})"
+        f"{hands} hands, seed {seed} (again: newmarket demo --seed {seed} --hand-limit {hands})"
     )
     typer.echo(f"boodle cards: {cards(rules.boodle_cards)}; {rules.starting_chips} chips each\n")
     for line in render(match.events(), NAMES, rules.boodle_cards):

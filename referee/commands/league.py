@@ -1,6 +1,6 @@
 """``newmarket league``: play a league from a TOML file, resumably, and print its standings.
 
-    newmarket league examples/league.toml --jobs 2
+    newmarket league examples/league.toml --concurrency 2
 
 Everything is checked before any bot starts (the file, the schedule, the
 database), and each mistake is one line on stderr with exit code 2.  Then
@@ -20,6 +20,7 @@ from typing import Annotated
 import trio
 import typer
 
+from referee.commands.common import Concurrency
 from referee.failures import first_instance
 from referee.league.config import ConfigError, LeagueConfig, load_config
 from referee.league.preflight import PreflightError, check_league_paths
@@ -88,10 +89,7 @@ def league_command(
         Path | None,
         typer.Option(help="The results database (default: the TOML file's name with .db)."),
     ] = None,
-    jobs: Annotated[
-        int | None,
-        typer.Option(help="Tables played at once (default: the number of cores).", min=1),
-    ] = None,
+    jobs: Concurrency = None,
     cluster: Annotated[
         str | None,
         typer.Option(
@@ -118,10 +116,17 @@ def league_command(
         typer.Option(help="Remote bots connect to this port (default: [remote] port).", min=0),
     ] = None,
 ) -> None:
-    """Play a league (round robin or bankroll) and print its rated standings; resumable."""
+    """Play a league (round robin or bankroll) and print its rated standings; resumable.
+
+    --concurrency defaults to the number of cores here.  Off a terminal, progress is a
+    plain line per finished match on stderr; the standings go to stdout.
+    """
     db_path = db if db is not None else default_db(league_file)
     if cluster is not None and jobs is not None:
-        typer.echo("error: --jobs and --cluster: give one (local:N sets the workers)", err=True)
+        typer.echo(
+            "error: --concurrency/--jobs and --cluster: give one (local:N sets the workers)",
+            err=True,
+        )
         raise typer.Exit(code=2)
     try:
         config = load_config(league_file)

@@ -2,11 +2,13 @@
 
     newmarket match --bot random --bot lowest --bot "python3 mybot.py" --seed 7
 
-Everything the referee itself needs is checked before any bot starts, and a
-mistake there is one line on stderr naming the argument, with exit code 2.
-After that nothing a bot does is an error of this command: a bot that cannot
-start, crashes or cheats is a fault in the result table, and the command
-exits 0 because the match was played to its end.  That split is what lets a
+Everything the referee itself needs is checked before any bot starts,
+including that each bot's program exists and is executable, and a mistake
+there is one line on stderr naming the argument, with exit code 2.  After
+that nothing a bot does is an error of this command: a bot that fails its
+handshake, crashes or cheats is a fault in the result table, and the command
+exits 0 because the match was played to its end.  ``--bot NAME=COMMAND``
+names a seat; otherwise its name is the bundled name or the command's.  That split is what lets a
 script run this fifty times a day and trust the exit code.
 """
 
@@ -26,25 +28,37 @@ from rich.console import Console
 from rich.table import Table
 
 from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
-from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
+from referee.bots import BotSpec
+from referee.commands.common import (
+    DEFAULT_SANDBOX,
+    DEFAULT_TIME,
+    AsJson,
+    HandLimit,
+    Margin,
+    MaxFaults,
+    MoveTime,
+    RuleOptions,
+    RulesName,
+    SandboxLevel,
+    Seed,
+    StartupTime,
+    TimeBank,
+    TransportName,
+    UsageError,
+    bot_of,
+    fail,
+    sandbox_of,
+    time_control,
+    transport_of,
+)
 from referee.failures import first_instance
 from referee.match import MatchResult, play_match
 from referee.printing import print_line, print_whole
-from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
+from referee.sandbox import Sandbox
 from referee.session import open_bots
 from referee.timecontrol import TimeControl
 
 RUNS_DIR = Path("runs")
-
-
-class UsageError(ValueError):
-    """A bad argument: the message names it."""
-
-
-def fail(message: str) -> typer.Exit:
-    """Print one line on stderr; the caller raises the returned exit (code 2)."""
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code=2)
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, str]:
@@ -68,7 +82,7 @@ def build_rules(name: str, options: Sequence[str], hands: int | None, players: i
     changes: dict[str, object] = dict(parse_options(options))
     if hands is not None:
         if hands < 1:
-            raise UsageError(f"--hands: must be at least 1, got {hands}")
+            raise UsageError(f"--hand-limit: must be at least 1, got {hands}")
         changes["hand_limit"] = hands
     try:
         rules = rules.with_options(changes)
@@ -87,16 +101,8 @@ def build_specs(texts: Sequence[str], transport: str) -> list[BotSpec]:
         raise UsageError(
             f"--bot: a table seats {MIN_PLAYERS} to {MAX_PLAYERS} bots, got {len(texts)}"
         )
-    if transport not in TRANSPORTS:
-        raise UsageError(f"--transport: {transport!r} is not stdio or tcp")
-    kind: Transport = "tcp" if transport == "tcp" else "stdio"
-    specs = []
-    for text in texts:
-        try:
-            specs.append(resolve_bot(text, transport=kind))
-        except ValueError as error:
-            raise UsageError(f"--bot: {error}") from None
-    return unique_names(specs)
+    kind = transport_of(transport)
+    return unique_names([bot_of(text, "--bot", kind) for text in texts])
 
 
 def unique_names(specs: list[BotSpec]) -> list[BotSpec]:
@@ -122,11 +128,7 @@ def unique_names(specs: list[BotSpec]) -> list[BotSpec]:
 def build_time_control(
     move_time: float, time_bank: float, startup_time: float, margin: float, max_faults: int
 ) -> TimeControl:
-    try:
-        return TimeControl(move_time, time_bank, startup_time, margin, max_faults)
-    except ValueError as error:
-        field, _, reason = str(error).partition(": ")
-        raise UsageError(f"--{field.replace('_', '-')}: {reason}") from None
+    return time_control(move_time, time_bank, startup_time, margin, max_faults)
 
 
 def writable_log(path: Path) -> Path:
@@ -206,49 +208,26 @@ def match_command(
         list[str],
         typer.Option(
             "--bot",
-            help="A bundled bot's name (see `newmarket bots`) or a command line; "
-            "one per seat, 3 to 8.",
+            help="A bundled bot's name (see `newmarket bots`) or a command line, "
+            "optionally NAME=COMMAND to name the seat; one per seat, 3 to 8.",
         ),
     ],
-    rules_name: Annotated[
-        str, typer.Option("--rules", help="The rule preset (see `newmarket rules`).")
-    ] = DEFAULT_PRESET,
-    option: Annotated[
-        list[str] | None,
-        typer.Option(help="A rule option KEY=VALUE over the preset; repeatable."),
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option(help="The deal seed (default: a random one, printed).")
-    ] = None,
-    hands: Annotated[
-        int | None, typer.Option(help="The hand limit (the rule option hand_limit).")
-    ] = None,
-    move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 1.0,
-    time_bank: Annotated[
-        float, typer.Option(help="Extra seconds per bot for the whole match.")
-    ] = TimeControl.time_bank,
-    startup_time: Annotated[
-        float, typer.Option(help="Seconds for a bot to start and say ready.")
-    ] = 10.0,
-    margin: Annotated[
-        float, typer.Option(help="Seconds added to every deadline for host jitter.")
-    ] = TimeControl.margin,
-    max_faults: Annotated[int, typer.Option(help="Faults that disqualify a bot.")] = 3,
-    transport: Annotated[
-        str, typer.Option(help="How bots talk to the referee: stdio or tcp.")
-    ] = "stdio",
+    rules_name: RulesName = DEFAULT_PRESET,
+    option: RuleOptions = None,
+    seed: Seed = None,
+    hands: HandLimit = None,
+    move_time: MoveTime = DEFAULT_TIME.move_time,
+    time_bank: TimeBank = DEFAULT_TIME.time_bank,
+    startup_time: StartupTime = DEFAULT_TIME.startup_time,
+    margin: Margin = DEFAULT_TIME.margin,
+    max_faults: MaxFaults = DEFAULT_TIME.max_faults,
+    transport: TransportName = "stdio",
     log: Annotated[
         Path | None,
         typer.Option(help="Where to write the match log (default: runs/MATCH_ID.jsonl)."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    sandbox_level: Annotated[
-        str,
-        typer.Option(
-            "--sandbox",
-            help=f"Limits and isolation for the bots: {', '.join(LEVELS)} (see docs/hardening.md).",
-        ),
-    ] = DEFAULT_LEVEL,
+    as_json: AsJson = False,
+    sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
 ) -> None:
     """Play one match between bots and print the result; exit 0 whatever the bots did."""
     try:
@@ -260,10 +239,7 @@ def match_command(
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         match_id = f"{stamp}-{seed}"
         log_path = writable_log(log if log is not None else RUNS_DIR / f"{match_id}.jsonl")
-        try:
-            sandbox = resolve(sandbox_level)
-        except SandboxError as error:
-            raise UsageError(f"--sandbox: {error}") from None
+        sandbox = sandbox_of(sandbox_level)
     except UsageError as error:
         raise fail(str(error)) from None
     console = Console(stderr=as_json)

@@ -26,7 +26,12 @@ def report_command(
     out: Annotated[Path, typer.Option(help="The directory to write the site to (replaced whole).")],
     logs: Annotated[
         Path | None,
-        typer.Option(help="Where the match logs are, if not where the league wrote them."),
+        typer.Option(
+            "--log-dir",
+            "--logs",
+            help="Where the match logs are, if not where the league wrote them.",
+            show_default=False,
+        ),
     ] = None,
     watch_db: Annotated[
         bool, typer.Option("--watch", help="Rebuild the site as matches finish, until Ctrl-C.")
@@ -41,7 +46,7 @@ def report_command(
 ) -> None:
     """Write a league's standings, bot pages and match replays as a static site."""
     if logs is not None and not logs.is_dir():
-        typer.echo(f"error: --logs: {logs} is not a directory", err=True)
+        typer.echo(f"error: --log-dir: {logs} is not a directory", err=True)
         raise typer.Exit(code=2)
     # Under --watch the standings page of an unfinished league reloads itself.
     refresh = max(5, round(interval * 5)) if watch_db else None

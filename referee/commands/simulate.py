@@ -1,6 +1,6 @@
 """``newmarket simulate``: random-decision matches in this process, and what they looked like.
 
-    newmarket simulate --rules stops --players 5 --hands 2000 --seed 1 --option kitty_ante=2
+    newmarket simulate --rules stops --players 5 --total-hands 2000 --seed 1 --option kitty_ante=2
 
 It answers "what does this rule set play like?" before any bot exists: how
 often each boodle card is won, how many cards the losers are left holding, why
@@ -9,7 +9,7 @@ from the omniscient event log, not from the engine's internals, so they mean
 the same as what a replay would show.
 
 Matches are played one after another (seeds ``S``, ``S+1``, ...) until exactly
-``--hands`` hands are done; the last match may be cut short, so the average
+``--total-hands`` hands are done; the last match may be cut short, so the average
 match length counts complete matches only.  Bad arguments are one line on
 stderr and exit code 2.
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
+import secrets
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -48,6 +49,14 @@ from engine.events import (
     HandBlocked,
     HandEnded,
     RunStopped,
+)
+from referee.commands.common import (
+    DEFAULT_PLAYERS,
+    AsJson,
+    Players,
+    RuleOptions,
+    RulesName,
+    Seed,
 )
 from referee.commands.rules import fail
 
@@ -184,19 +193,29 @@ def summary_table(summary: dict[str, object], title: str) -> Table:
 
 
 def simulate_command(
-    rules_name: Annotated[
-        str, typer.Option("--rules", help="The rule preset (see `newmarket rules`).")
-    ] = DEFAULT_PRESET,
-    players: Annotated[int, typer.Option(help="Players at the table, 3..8.")] = 4,
-    hands: Annotated[int, typer.Option(help="Hands to play in total.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the first match and of the decisions.")] = 0,
-    option: Annotated[
-        list[str] | None,
-        typer.Option(help="A rule option KEY=VALUE over the preset; repeatable."),
+    rules_name: RulesName = DEFAULT_PRESET,
+    players: Players = DEFAULT_PLAYERS,
+    hands: Annotated[
+        int,
+        typer.Option(
+            "--total-hands", help="Hands to play in total, over as many matches as that takes."
+        ),
+    ] = 1000,
+    old_hands: Annotated[
+        int | None, typer.Option("--hands", hidden=True, help="The old name of --total-hands.")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    seed: Seed = None,
+    option: RuleOptions = None,
+    as_json: AsJson = False,
 ) -> None:
-    """Play random-decision matches in-process and summarise how the rules play."""
+    """Play random-decision matches in-process and summarise how the rules play.
+
+    The hand limit of each match is the rules' (--option hand_limit=N).
+    """
+    if old_hands is not None:
+        hands = old_hands
+    if seed is None:
+        seed = secrets.randbelow(1 << 31)
     try:
         options = parse_options(option or [])
         rules = preset(rules_name).with_options(options)
@@ -207,7 +226,7 @@ def simulate_command(
             f"--players: a table seats {MIN_PLAYERS} to {MAX_PLAYERS} players, got {players}"
         )
     if hands < 1:
-        raise fail(f"--hands: must be at least 1, got {hands}")
+        raise fail(f"--total-hands: must be at least 1, got {hands}")
     try:
         Match(rules, players, seed)  # table-level checks, e.g. end_players < players
     except NewmarketError as error:

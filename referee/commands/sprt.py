@@ -39,9 +39,32 @@ import trio
 import typer
 
 from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
-from referee.bots import BotSpec, resolve_bot
-from referee.commands.match import UsageError, build_time_control, fail, parse_options, unique_names
+from referee.bots import BotSpec
+from referee.commands.common import (
+    DEFAULT_SANDBOX,
+    DEFAULT_TIME,
+    AsJson,
+    Concurrency,
+    HandLimit,
+    LogDir,
+    Margin,
+    MaxFaults,
+    MoveTime,
+    Players,
+    RuleOptions,
+    RulesName,
+    SandboxLevel,
+    Seed,
+    StartupTime,
+    TimeBank,
+    UsageError,
+    bot_of,
+    fail,
+    sandbox_of,
+)
+from referee.commands.match import build_time_control, parse_options, unique_names
 from referee.match import MatchResult, play_match
+from referee.sandbox import Sandbox
 from referee.session import BotSession, open_bots
 from referee.sprt import H0, H1, SprtConfig, SprtState, SprtSummary, group_seed, match_score
 from referee.timecontrol import TimeControl
@@ -66,6 +89,7 @@ class SprtSettings:
     duplicate: bool = True
     concurrency: int = 1
     log_dir: Path | None = None
+    sandbox: Sandbox | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,7 +147,7 @@ async def run_sprt(
     specs = unique_names([settings.candidate] + [settings.baseline] * (settings.players - 1))
 
     async def table(cancel: trio.CancelScope) -> None:
-        async with open_bots(specs, settings.control) as sessions:
+        async with open_bots(specs, settings.control, sandbox=settings.sandbox) as sessions:
             for group in groups:
                 result = await play_group(settings, sessions[0], sessions[1:], group)
                 state.add(result.score)
@@ -164,10 +188,7 @@ def build_settings(
 ) -> SprtSettings:
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise UsageError(f"--players: a table seats {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
-    try:
-        specs = [resolve_bot(candidate), resolve_bot(baseline)]
-    except ValueError as error:
-        raise UsageError(f"--candidate/--baseline: {error}") from None
+    specs = [bot_of(candidate, "--candidate"), bot_of(baseline, "--baseline")]
     try:
         rules = preset(rules_name)
     except NewmarketError as error:
@@ -236,46 +257,42 @@ def sprt_command(
     ] = 20.0,
     alpha: Annotated[float, typer.Option(help="The chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option(help="The chance of accepting H0 when H1 holds.")] = 0.05,
-    rules_name: Annotated[
-        str, typer.Option("--rules", help="The rule preset (see `newmarket rules`).")
-    ] = DEFAULT_PRESET,
-    option: Annotated[
-        list[str] | None, typer.Option(help="A rule option KEY=VALUE over the preset; repeatable.")
-    ] = None,
-    hands: Annotated[int | None, typer.Option(help="The hand limit of each match.")] = None,
-    players: Annotated[int, typer.Option(help="Seats at the table (candidate included).")] = 4,
+    rules_name: RulesName = DEFAULT_PRESET,
+    option: RuleOptions = None,
+    hands: HandLimit = None,
+    players: Players = 4,
     max_matches: Annotated[
         int, typer.Option(help="Stop undecided (exit 2) after this many matches.")
     ] = 2000,
-    move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 1.0,
-    time_bank: Annotated[float, typer.Option(help="Extra seconds per bot per match.")] = 0.0,
-    seed: Annotated[
-        int | None, typer.Option(help="The seed all deal seeds derive from (default: random).")
-    ] = None,
+    move_time: MoveTime = DEFAULT_TIME.move_time,
+    time_bank: TimeBank = DEFAULT_TIME.time_bank,
+    startup_time: StartupTime = DEFAULT_TIME.startup_time,
+    margin: Margin = DEFAULT_TIME.margin,
+    max_faults: MaxFaults = DEFAULT_TIME.max_faults,
+    seed: Seed = None,
     duplicate: Annotated[
         bool, typer.Option(help="Share one deal seed within each rotation group.")
     ] = True,
-    concurrency: Annotated[int, typer.Option(help="Tables played side by side.")] = 1,
-    log_dir: Annotated[
-        Path | None, typer.Option(help="Write every match log into this directory.")
-    ] = None,
+    concurrency: Concurrency = None,
+    log_dir: LogDir = None,
     results: Annotated[
         Path | None, typer.Option(help="Append each group's scores to this JSONL file.")
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the final summary as JSON on stdout.")
-    ] = False,
+    as_json: AsJson = False,
+    sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
 ) -> None:
     """Play the candidate against copies of the baseline until an SPRT decides.
 
-    Exit 0: the candidate is better (H1); 1: it is not (H0); 2: undecided at --max-matches.
+    Exit 0: the candidate is better (H1); 1: it is not (H0); 2: undecided at --max-matches,
+    or a usage error (one line on stderr, before any bot starts).  --concurrency
+    defaults to 1 here: every table starts its own processes.
     """
     try:
         try:
             config = SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
         except ValueError as error:
             raise UsageError(f"--elo0/--elo1/--alpha/--beta: {error}") from None
-        control = build_time_control(move_time, time_bank, 10.0, 0.05, 3)
+        control = build_time_control(move_time, time_bank, startup_time, margin, max_faults)
         settings = build_settings(
             candidate,
             baseline,
@@ -288,9 +305,10 @@ def sprt_command(
             max_matches=max_matches,
             seed=secrets.randbelow(1 << 31) if seed is None else seed,
             duplicate=duplicate,
-            concurrency=concurrency,
+            concurrency=1 if concurrency is None else concurrency,
             log_dir=log_dir,
         )
+        settings = dataclasses.replace(settings, sandbox=sandbox_of(sandbox_level))
         sink: TextIO | None = open(results, "a") if results is not None else None  # noqa: SIM115
     except UsageError as error:
         raise fail(str(error)) from None

@@ -18,8 +18,8 @@ display name, where logs go, ``--jobs`` and ``--db``.
 The file's shape (every key is optional unless marked)::
 
     [league]  name, format ("round_robin" | "bankroll"), seed (required),
-              table_size (3..8), hand_limit, logs (a directory, or false;
-              default: beside the database)
+              table_size (3..8; default 4, or every bot if fewer), hand_limit,
+              logs (a directory, or false; default: beside the database)
     [schedule]  kind ("auto" | "round_robin" | "balanced"), duplicate, cycles,
                 meetings, round_robin_limit                  (round_robin only)
     [bankroll]  max_rounds                                    (bankroll only)
@@ -265,6 +265,8 @@ class _Reader:
         remote = self.remote(data)
         sandbox_level, sandbox_limits = self.sandbox(data)
 
+        if not league.has("table_size"):  # the default seats a league of 3 bots too
+            table_size = min(table_size, len(bots))
         if table_size > len(bots):
             self.fail(
                 "league.table_size",

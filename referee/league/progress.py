@@ -4,7 +4,12 @@ rich's ``Progress`` redraws its bar at the bottom of the terminal and prints
 anything sent to its console above it, which is exactly "warnings appear
 above the bar as they happen".  Everything goes to stderr, so stdout carries
 only the standings (or their JSON or CSV) and can be redirected as it is.
-When stderr is not a terminal there is no bar, and warnings are plain lines.
+When stderr is not a terminal (nohup, cron, CI, a file) there is no bar:
+warnings are plain lines, and so is every finished match, as cutechess prints
+a line per finished game, with the count, the places and the rate, so that a
+log of a long league shows it moving::
+
+    match 7/30 done: r1-t00003-r0 in 0.8 s: 1 alice, 2 bob, 3 carol · 2.1 matches/s
 """
 
 from __future__ import annotations
@@ -64,22 +69,44 @@ class RichReporter:
         self.task: TaskID | None = None
         self.started = time.monotonic()
         self.played = 0
+        self.done = 0
+        self.total: int | None = None
+        self.plain = not self.console.is_terminal  # a line per match instead of a bar
 
     def begin(self, total: int | None, done: int, description: str) -> None:
         self.started = time.monotonic()
+        self.done, self.total = done, total
         self.progress.start()
         self.task = self.progress.add_task(description, total=total, completed=done)
         if done:
             self.note(f"resuming: {done} matches already finished are kept")
 
     def describe(self, description: str, total: int | None = None) -> None:
+        if total is not None:
+            self.total = total
         if self.task is not None:
             self.progress.update(self.task, description=description)
 
     def finished(self, job: TableJob, result: MatchResult) -> None:
         self.played += 1
+        self.done += 1
         if self.task is not None:
             self.progress.advance(self.task)
+        if self.plain:
+            print_line(self.console, self.match_line(result))
+
+    def match_line(self, result: MatchResult) -> str:
+        """One finished match as one plain line (no bar to show it)."""
+        of = f"/{self.total}" if self.total is not None else ""
+        places = ", ".join(
+            f"{seat.place} {seat.name}" for seat in sorted(result.seats, key=lambda s: s.place)
+        )
+        elapsed = time.monotonic() - self.started
+        rate = f" · {self.played / elapsed:.2f} matches/s" if elapsed > 0 else ""
+        return (
+            f"match {self.done}{of} done: {result.match_id} in {result.wall_ms / 1000:.1f} s: "
+            f"{places}{rate}"
+        )
 
     def warn(self, text: str) -> None:
         print_line(self.console, Text.assemble(("warning: ", "yellow"), text))

@@ -94,4 +94,4 @@ def test_a_bundled_bot_whose_language_is_missing_is_misuse_not_failure(
     monkeypatch.setenv("PATH", str(tmp_path))  # no node here
     code, _out, err = check("js")
     assert code == 2
-    assert err == "error: bot 'js': node is not on PATH\n"
+    assert err == "error: COMMAND: bot 'js': node is not on PATH\n"

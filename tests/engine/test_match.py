@@ -80,6 +80,25 @@ def test_a_non_dealer_who_cannot_pay_is_out_and_their_chips_are_divided() -> Non
     assert match.total_chips() == 80
 
 
+def test_the_odd_chips_of_an_eliminated_seat_start_at_its_left_not_the_dealers_left() -> None:
+    # SPEC 10.2 and 10.8: the remainder goes clockwise from the eliminated seat's left.
+    # Here that seat (3) is not the dealer's left (1), so the two readings differ.
+    # Hand 1, seat 3 deals: chips 16 16 16 12.  Seat 0 leads its only card and goes
+    # out; seat 2 pays for 14 cards, seats 1 and 3 one each.
+    # After hand 1: seat 0 16+16=32, seat 1 15, seat 2 2, seat 3 11.
+    first = deal("2C", "3S", HEARTS + " 2D", "4S")
+    match = start(rules(starting_chips=20, end_players=1), first, dealer=3)
+    lead(match, "2C")
+    # Hand 2, seat 0 deals; seat 2 (2 chips < 4) is out before the deal.  Its 2 chips go
+    # one each to seats 3 and 0 (from its left), not to seats 1 and 3 (the dealer's left).
+    (eliminated,) = of_type(match.events(), PlayerEliminated)
+    assert eliminated == PlayerEliminated(2, 2, ((3, 1), (0, 1)))
+    assert after(match.events(), eliminated)[1] == HandStarted(2, 0)
+    # antes of hand 2: seat 1 15-4, seat 3 11+1-4, seat 0 (dealer) 32+1-8
+    assert match.chips == (25, 11, 0, 8)
+    assert match.total_chips() == 80
+
+
 def test_an_eliminated_dealer_passes_the_deal_on_and_the_next_dealer_is_checked() -> None:
     # Five players.  Hand 1, seat 0 deals: chips 12 16 16 16 16, 6 on each card.
     # Seat 1 leads 2C, seat 3 plays 3C, its only card, and goes out.  Seat 4 pays 1,

@@ -41,6 +41,13 @@ def parse(text: str, tmp_path: Path) -> LeagueConfig:
     return parse_config(text, path)
 
 
+def test_the_default_table_size_is_four_or_every_bot_of_a_smaller_league(tmp_path: Path) -> None:
+    without = GOOD.replace("table_size = 3\n", "")
+    assert parse(without, tmp_path).table_size == 4
+    three_bots = without.rsplit("[[bots]]", 1)[0]
+    assert parse(three_bots, tmp_path).table_size == 3
+
+
 def error_of(text: str, tmp_path: Path) -> str:
     with pytest.raises(ConfigError) as caught:
         parse(text, tmp_path)

@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from referee.cli import app
 from referee.matchlog import LogError
 from referee.replay import verify_log
+from tests.clirun import newmarket
 
 runner = CliRunner()
 GOOD = f"{sys.executable} -m tests.referee.bots.good"
+DIES = f"{sys.executable} -c 'import sys; sys.exit(3)'"  # starts, then exits before ready
 
 
 def match(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, ["match", *args])
-    return result.exit_code, result.stdout, result.stderr
+    return newmarket("match", *args)
 
 
 def test_a_match_prints_one_json_object_and_writes_a_log_that_replays(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def test_a_table_prints_places_and_the_log(tmp_path: Path) -> None:
 def test_a_table_in_a_pipe_keeps_every_word_and_each_line_whole(tmp_path: Path) -> None:
     log = tmp_path / ("a-long-directory-name-" * 3) / "m.jsonl"
     code, out, _err = match(
-        "--bot", "random", "--bot", "lowest", "--bot", "/no/such/bot", "--hands", "2",
+        "--bot", "random", "--bot", "lowest", "--bot", DIES, "--hands", "2",
         "--seed", "4", "--log", str(log),
     )  # fmt: skip
     assert code == 0
@@ -68,16 +68,43 @@ def test_a_table_in_a_pipe_keeps_every_word_and_each_line_whole(tmp_path: Path) 
     assert any("disqualified" in line and "startup" in line for line in lines)
 
 
-def test_a_bot_that_cannot_start_is_its_fault_not_an_error(tmp_path: Path) -> None:
+def test_a_bot_that_dies_at_start_up_is_its_fault_not_an_error(tmp_path: Path) -> None:
     code, out, _err = match(
-        "--bot", "random", "--bot", "lowest", "--bot", "/no/such/bot", "--hands", "2",
+        "--bot", "random", "--bot", "lowest", "--bot", DIES, "--hands", "2",
         "--log", str(tmp_path / "m.jsonl"), "--json",
     )  # fmt: skip
     assert code == 0
     seat = json.loads(out)["seats"][2]
     assert seat["status"] == "disqualified"
     assert seat["faults"][0]["kind"] == "startup"
-    assert "No such file or directory" in seat["faults"][0]["detail"]
+
+
+def test_a_program_that_cannot_start_is_a_usage_error_before_any_bot_starts(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "bot.sh"
+    script.write_text("#!/bin/sh\n")  # not executable
+    log = tmp_path / "m.jsonl"
+    for bot, why in [
+        ("/no/such/program", "program '/no/such/program' does not exist"),
+        (str(script), f"program '{script}' is not executable"),
+        ("python3 no_such_bot.py", "script 'no_such_bot.py' does not exist"),
+    ]:
+        code, out, err = match(
+            "--bot", "random", "--bot", "lowest", "--bot", bot, "--log", str(log)
+        )
+        assert (code, out) == (2, ""), err
+        assert err.count("\n") == 1 and err.startswith("error: --bot: ") and why in err, err
+    assert not log.exists() or log.stat().st_size == 0  # no match was played
+
+
+def test_a_seat_is_named_by_name_equals_command(tmp_path: Path) -> None:
+    code, out, err = match(
+        "--bot", "alice=random", "--bot", f"bob={GOOD}", "--bot", "lowest", "--hands", "1",
+        "--seed", "2", "--log", str(tmp_path / "m.jsonl"), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert [seat["name"] for seat in json.loads(out)["seats"]] == ["alice", "bob", "lowest"]
 
 
 THREE = ["--bot", "random"] * 3
@@ -91,7 +118,10 @@ THREE = ["--bot", "random"] * 3
         ([*THREE, "--option", "lead_suit"], "--option 'lead_suit': expected KEY=VALUE"),
         ([*THREE, "--option", "lead_suit=up"], "--option: lead_suit: 'up' is not one of"),
         ([*THREE, "--option", "colour=red"], "--option: unknown rule option 'colour'"),
-        ([*THREE, "--hands", "0"], "--hands: must be at least 1"),
+        ([*THREE, "--hands", "0"], "--hand-limit: must be at least 1"),
+        ([*THREE, "--hand-limit", "x"], "Invalid value for '--hand-limit'"),
+        ([*THREE, "--no-such-flag"], "No such option: --no-such-flag"),
+        (["--rules", "stops"], "Missing option '--bot'"),
         ([*THREE, "--move-time", "0"], "--move-time: must be a number of seconds > 0"),
         ([*THREE, "--time-bank", "-1"], "--time-bank: must be a number of seconds >= 0"),
         ([*THREE, "--max-faults", "0"], "--max-faults: must be a whole number >= 1"),

@@ -284,7 +284,7 @@ def test_a_missing_logs_directory_is_one_line_and_exit_2(league_db: Path, tmp_pa
         str(tmp_path / "x"),
     )
     assert done.returncode == 2
-    assert done.stderr.startswith("error: --logs:") and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("error: --log-dir:") and done.stderr.count("\n") == 1
 
 
 def test_each_fault_has_its_transcript_with_the_table_around_it(league_db: Path) -> None:

@@ -1,0 +1,177 @@
+"""The flags the commands share, defined once so that their names, defaults and help agree.
+
+``newmarket match``, ``league``, ``sprt``, ``check``, ``simulate`` and
+``demo`` all take some of: the rules (``--rules``, ``--option``,
+``--hand-limit``), a ``--seed``, the time control (``--move-time``,
+``--time-bank``, ``--startup-time``, ``--margin``, ``--max-faults``, with
+SPEC.md 12's defaults from ``TimeControl``), ``--sandbox``,
+``--concurrency`` (cutechess's name; ``--jobs`` / ``-j`` is the same flag)
+and ``--json``.  Each is an ``Annotated`` type here and a command's
+signature only names it, so a second spelling or a second default cannot
+creep in (docs/cli.md lists them; tests/test_cli_conventions.py checks every
+command's ``--help`` against this module).
+
+Also here: the one-line usage error (``UsageError``, ``fail``) and the
+pre-check that a bot's program can start (``startable``), which every
+command that runs bots makes before any bot starts.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
+from referee.process import why_cannot_start
+from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
+from referee.timecontrol import TimeControl
+
+EXIT_USAGE = 2
+
+
+class UsageError(ValueError):
+    """A bad argument: the message names it."""
+
+
+def fail(message: str) -> typer.Exit:
+    """Print one line on stderr; the caller raises the returned exit (code 2)."""
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code=EXIT_USAGE)
+
+
+# ---------------------------------------------------------------- the rules and the deal
+
+RulesName = Annotated[str, typer.Option("--rules", help="The rule preset (see `newmarket rules`).")]
+RuleOptions = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option", help="A rule option KEY=VALUE over the preset; repeatable (`newmarket rules`)."
+    ),
+]
+HandLimit = Annotated[
+    int | None,
+    typer.Option(
+        "--hand-limit",
+        "--hands",
+        help="The hand limit of each match (the rule option hand_limit).",
+        show_default=False,
+    ),
+]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        help="The seed every random choice derives from (default: a random one, printed)."
+    ),
+]
+Players = Annotated[int, typer.Option("--players", help="Seats at the table, 3 to 8.")]
+DEFAULT_PLAYERS = 4
+
+# ---------------------------------------------------------------- the time control (SPEC.md 12)
+
+MoveTime = Annotated[float, typer.Option("--move-time", help="Seconds per decision.")]
+TimeBank = Annotated[
+    float,
+    typer.Option("--time-bank", help="Extra seconds per bot for the whole of each match."),
+]
+StartupTime = Annotated[
+    float, typer.Option("--startup-time", help="Seconds for a bot to start and say ready.")
+]
+Margin = Annotated[
+    float, typer.Option("--margin", help="Seconds added to every deadline for host jitter.")
+]
+MaxFaults = Annotated[int, typer.Option("--max-faults", help="Faults that disqualify a bot.")]
+DEFAULT_TIME = TimeControl()
+
+# ---------------------------------------------------------------- how bots run
+
+SandboxLevel = Annotated[
+    str,
+    typer.Option(
+        "--sandbox",
+        help=f"Limits and isolation for the bots: {', '.join(LEVELS)} (see docs/hardening.md).",
+    ),
+]
+DEFAULT_SANDBOX = DEFAULT_LEVEL
+TransportName = Annotated[
+    str, typer.Option("--transport", help="How bots talk to the referee: stdio or tcp.")
+]
+Concurrency = Annotated[
+    int | None,
+    typer.Option(
+        "--concurrency",
+        "--jobs",
+        "-j",
+        min=1,
+        help="Tables played at once (cutechess's -concurrency; --jobs is the same flag).",
+        show_default=False,
+    ),
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
+LogDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--log-dir", help="Write every match log into this directory.", show_default=False
+    ),
+]
+
+
+def time_control(
+    move_time: float, time_bank: float, startup_time: float, margin: float, max_faults: int
+) -> TimeControl:
+    """The time control, or a ``UsageError`` naming the flag that is out of range."""
+    try:
+        return TimeControl(move_time, time_bank, startup_time, margin, max_faults)
+    except ValueError as error:
+        field, _, reason = str(error).partition(": ")
+        raise UsageError(f"--{field.replace('_', '-')}: {reason}") from None
+
+
+def sandbox_of(level: str) -> Sandbox:
+    try:
+        return resolve(level)
+    except SandboxError as error:
+        raise UsageError(f"--sandbox: {error}") from None
+
+
+def transport_of(transport: str) -> Transport:
+    if transport not in TRANSPORTS:
+        raise UsageError(f"--transport: {transport!r} is not stdio or tcp")
+    return "tcp" if transport == "tcp" else "stdio"
+
+
+# A seat's name before ``=``: a word, so that a command line is never mistaken for one
+# (``./bot --x=1`` has a space or a slash before its ``=``).
+_NAMED = re.compile(r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.#+-]*)=(?P<command>\S.*)$", re.DOTALL)
+
+
+def bot_of(text: str, flag: str, transport: Transport = "stdio") -> BotSpec:
+    """``--bot`` text: a bundled name, a command line, or ``NAME=COMMAND`` to name the seat."""
+    name: str | None = None
+    named = _NAMED.match(text.strip())
+    if named is not None:
+        name, text = named["name"], named["command"]
+    try:
+        spec = resolve_bot(text, name, transport=transport)
+    except ValueError as error:
+        raise UsageError(f"{flag}: {error}") from None
+    return startable(spec, flag)
+
+
+def startable(spec: BotSpec, flag: str) -> BotSpec:
+    """``spec`` if its program can start here; else a ``UsageError`` saying why (one line).
+
+    A program that does not exist, is not executable or names a missing
+    script is the command line's mistake, found before any bot starts (as a
+    league file's is), not a disqualified seat in a match played to its end.
+    """
+    if spec.unavailable is not None:
+        raise UsageError(f"{flag}: {spec.unavailable}")
+    if not spec.command:
+        return spec  # a remote bot: nothing to start here
+    why = why_cannot_start(spec.command, spec.cwd or Path.cwd(), spec.env)
+    if why is not None:
+        raise UsageError(f"{flag}: {why}")
+    return spec

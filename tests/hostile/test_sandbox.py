@@ -43,6 +43,7 @@ from referee.sandbox import (
     setting_to_env,
     sweep_stale,
 )
+from referee.sandbox.isolation import Isolation
 from referee.session import open_bots
 from referee.timecontrol import TimeControl
 
@@ -61,6 +62,8 @@ NOTHING = Support(
     netns=None,
     netns_why="unshare --net: Operation not permitted; bubblewrap is not installed",
     root=True,
+    isolation=None,
+    isolation_why="bubblewrap is not installed (Debian: apt-get install bubblewrap)",
 )
 EVERYTHING = Support(
     prlimit="/usr/bin/prlimit",
@@ -75,6 +78,12 @@ EVERYTHING = Support(
     netns=("/usr/bin/unshare", "--net", "--"),
     netns_why="",
     root=True,
+    isolation=Isolation("/usr/bin/bwrap", "/usr/bin/setpriv", 64 * MIB),
+    isolation_why="",
+)
+# Everything but bubblewrap: the network is taken away by ``unshare --net`` alone.
+NO_BWRAP = dataclasses.replace(
+    EVERYTHING, isolation=None, isolation_why="bubblewrap is not installed"
 )
 
 
@@ -96,6 +105,7 @@ def test_auto_on_a_bare_machine_says_what_it_cannot_do() -> None:
         "memory limit: no memory cgroup (cannot create a cgroup in /sys/fs/cgroup/memory",
         "process count limit: no pids cgroup",
         "no-network: unshare --net: Operation not permitted; bubblewrap is not installed",
+        "isolation: bubblewrap is not installed (Debian: apt-get install bubblewrap)",
     ):
         assert piece in text
 
@@ -125,7 +135,7 @@ def test_an_unknown_level_is_named() -> None:
 
 
 def test_the_wrapped_command_joins_the_cgroups_first_then_drops_the_network_then_limits() -> None:
-    sandbox = resolve("auto", Limits(cpu_seconds=5, processes=9), support=EVERYTHING)
+    sandbox = resolve("auto", Limits(cpu_seconds=5, processes=9), support=NO_BWRAP)
     procs = [Path("/cg/pids/b/cgroup.procs"), Path("/cg/unified/b/cgroup.procs")]
     argv = sandbox.wrap(["bot", "--fast"], stdio=True, cgroup_procs=procs)
     assert argv[:2] == ["/bin/sh", "-c"]

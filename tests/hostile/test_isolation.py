@@ -264,7 +264,7 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     refused(files, f"fill {home}")
     refused(files, "list /proc/")  # the referee's open files (its live match log)
     spy = stderr["proc_spy"]
-    assert "visible pids [1, 2" in spy  # its own pid namespace: its init and itself
+    assert "visible pids [1, 2" in spy and "unsafe" not in spy  # its own pid namespace
     net = stderr["net_escape"]
     refused(net, "setns /proc/")
     refused(net, "connect 127.0.0.1:")
@@ -275,6 +275,7 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     refused(escape, "write /sys/fs/cgroup/memory/cgroup.procs")
     assert "TRIED linger: running as ['" in escape  # (and play_attack_league found it gone)
     signals = stderr["signals"]
+    assert "unsafe" not in signals and "TRIED SIGKILL -1" in signals, signals
     for line in signals.splitlines():
         if line.startswith("TRIED SIGSTOP") and "parent" not in line and "-1" not in line:
             assert ": refused: " in line, line  # the referee's host pid is not in its world

@@ -147,13 +147,24 @@ def proc_spy() -> None:
             with open(f"/proc/{pid}/fd/1", "wb") as handle:
                 handle.write(b'{"type": "reply", "id": 1, "choice": 0}\n')
 
-        if pid in TARGETS.get("pids", []) or pid > 2:
+        if len(visible) > 8:  # not in its own pid namespace: never write into strangers
+            say(f"TRIED write /proc/{pid}/fd/1: unsafe: not in a pid namespace")
+        elif pid in TARGETS.get("pids", []) or pid > 2:
             tried(f"write /proc/{pid}/fd/1", hijack)
 
 
 def signals() -> None:
     """Stops and kills what it can: the referee and table worker by host pid, its parent, and
-    every process kill(-1) reaches (every competitor, were they visible)."""
+    every process kill(-1) reaches (every competitor, were they visible).
+
+    Only inside a pid namespace of its own (it sees at most a handful of processes):
+    outside one, a bot run by root would SIGSTOP or SIGKILL every process on the machine,
+    so it says ``unsafe`` instead, which fails the test without harming the machine.
+    """
+    visible = [name for name in os.listdir("/proc") if name.isdigit()]
+    if len(visible) > 8:
+        say(f"TRIED signals: unsafe: {len(visible)} processes visible, not in a pid namespace")
+        return
     for pid in TARGETS.get("pids", []):
         tried(f"SIGSTOP {pid}", partial(os.kill, pid, signal.SIGSTOP))
     tried(f"SIGSTOP parent {os.getppid()}", lambda: os.kill(os.getppid(), signal.SIGSTOP))

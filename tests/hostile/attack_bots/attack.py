@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, TextIO
 
 Message = dict[str, Any]
 SECRET = re.compile(rb"NMSECRET-[0-9a-f]+")
@@ -60,9 +60,26 @@ def read(path: str, limit: int = 1 << 20) -> bytes:
         return handle.read(limit)
 
 
-def send(message: Message) -> None:
-    sys.stdout.write(json.dumps(message) + "\n")
-    sys.stdout.flush()
+class Wire:
+    """The bot's connection: stdio, or the TCP address in NEWMARKET_CONNECT (with its token)."""
+
+    def __init__(self) -> None:
+        connect = os.environ.get("NEWMARKET_CONNECT")
+        self.token = os.environ.get("NEWMARKET_TOKEN")
+        self.reader: TextIO
+        self.writer: TextIO
+        if connect:
+            host, _, port = connect.rpartition(":")
+            sock = socket.create_connection((host.strip("[]"), int(port)), timeout=30)
+            sock.settimeout(None)
+            self.reader = sock.makefile("r", encoding="utf-8")
+            self.writer = sock.makefile("w", encoding="utf-8")
+        else:
+            self.reader, self.writer = sys.stdin, sys.stdout
+
+    def send(self, message: Message) -> None:
+        self.writer.write(json.dumps(message) + "\n")
+        self.writer.flush()
 
 
 def choice(request: Message) -> object:
@@ -79,19 +96,26 @@ def choice(request: Message) -> object:
 
 def run(attack: Callable[[], None], name: str) -> None:
     """Handshake, then play; ``attack()`` once, when the first request arrives."""
-    attacked = False
-    for line in sys.stdin:
+    wire = Wire()
+    attacked = bool(os.environ.get("ATTACK_EARLY"))  # attack once connected, before any request
+    if attacked:
+        attack()
+        say("ATTACK DONE")
+    for line in wire.reader:
         message = json.loads(line)
         kind = message.get("type")
         if kind == "hello":
-            send({"type": "ready", "name": name, "protocol": 1})
+            ready: Message = {"type": "ready", "name": name, "protocol": 1}
+            if wire.token:
+                ready["token"] = wire.token
+            wire.send(ready)
         elif kind == "request":
             if not attacked:
                 attacked = True
                 attack()
                 if name != "victim":
                     say("ATTACK DONE")
-            send({"type": "reply", "id": message["id"], "choice": choice(message)})
+            wire.send({"type": "reply", "id": message["id"], "choice": choice(message)})
         elif kind == "shutdown":
             return
 

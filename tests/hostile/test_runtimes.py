@@ -90,3 +90,33 @@ async def test_python_node_c_java_and_tcp_bots_play_inside_the_sandbox(tmp_path:
     assert f"TRIED connect 127.0.0.1:{listener.port}: refused" in tcp_stderr, tcp_stderr
     assert listener.reached == 0
     assert any("bubblewrap" in item for item in sandbox.active())
+
+
+async def test_a_league_with_remote_bots_sandboxes_its_local_bots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its local bots start in the league process, not a table worker: the same sandbox."""
+    from referee.league.remote_pool import open_remote_pool
+    from referee.remote import write_tokens
+    from referee.sandbox import ENV_SANDBOX, Limits, setting_to_env
+
+    monkeypatch.setenv(ENV_SANDBOX, setting_to_env("auto", Limits()))
+    bots = [BotSpec("far", (), transport="tcp"), resolve_bot("random", "near")]
+    tokens = tmp_path / "tokens.json"
+    write_tokens(tokens, {"far": "secret-token"})
+    async with open_remote_pool(
+        bots,
+        CONTROL,
+        lambda _job, _result: None,
+        None,
+        print,
+        print,
+        host="127.0.0.1",
+        port=0,
+        wait=5.0,
+        tokens_path=tokens,
+    ) as pool:
+        session = await pool.local.session(1)
+        assert session.handshaken and session.process is not None
+        assert session.sandbox is not None and session.sandbox.isolation is not None
+        assert session.process.isolated

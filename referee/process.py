@@ -41,7 +41,7 @@ import trio
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from protocol.transports import ENV_CONNECT, parse_connect
 from referee.sandbox import BotCgroups, Sandbox
-from referee.sandbox.isolation import SCRATCH, UidLease
+from referee.sandbox.isolation import ENV_SHARED_DIR, SCRATCH, UidLease
 
 FORWARD_SCRIPT = Path(__file__).resolve().parent / "sandbox" / "forward.py"
 REFEREE_SOCKET = "/.referee.sock"  # where an isolated TCP bot's relay finds the referee
@@ -356,6 +356,7 @@ async def start_process(
     helpers: list[trio.Process] = []
     cleanup: list[UidLease | tempfile.TemporaryDirectory[str]] = []
     env = dict(env)
+    own_dir = env.pop(ENV_SHARED_DIR, None) is None  # sandbox data, not for the bot
     try:
         if sandbox is not None and sandbox.level != "none":
             # The wrappers exec the program, so a missing one would only show as the
@@ -389,6 +390,7 @@ async def start_process(
                 uid=None if lease is None else lease.uid,
                 inner_prefix=prefix,
                 extra_binds=binds,
+                own_dir=own_dir,
             )
         process = await trio.lowlevel.open_process(
             command,

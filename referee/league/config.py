@@ -64,6 +64,7 @@ from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.schedule import AUTO, SCHEDULE_KINDS
 from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
+from referee.sandbox.isolation import ENV_SHARED_DIR
 from referee.timecontrol import TimeControl
 
 # What a bot's name, command and environment may hold: a name becomes a file name (its
@@ -535,6 +536,10 @@ class _Reader:
             self.check_name(f"{where}.name", spec.name)
         spec = dataclasses.replace(spec, cwd=cwd, env=env)
         self.check_command(f"{where}.command", spec)
+        if not section.has("cwd"):
+            # It runs in the league file's directory, which is not its own (the database,
+            # tokens and logs are there): a sandbox shows it only the files it names.
+            spec = dataclasses.replace(spec, env={**env, ENV_SHARED_DIR: "1"})
         raw: dict[str, object] = {
             "name": spec.name,
             "command": command,

@@ -439,6 +439,7 @@ class Sandbox:
         uid: int | None = None,
         inner_prefix: Sequence[str] = (),
         extra_binds: Sequence[tuple[str, str]] = (),
+        own_dir: bool = True,
     ) -> list[str]:
         """The argv that starts ``argv`` under this sandbox (``argv`` itself at level none).
 
@@ -466,6 +467,7 @@ class Sandbox:
                 uid=uid,
                 inner_prefix=[*back, *inner_prefix, *limits],
                 extra_binds=extra_binds,
+                own_dir=own_dir,
             )
         if stdio and self.netns is not None:
             out += self.netns

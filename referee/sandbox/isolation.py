@@ -51,6 +51,11 @@ from pathlib import Path
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SCRATCH = "/tmp"  # the bot's only writable place: HOME and TMPDIR point here
+ENV_SHARED_DIR = "NEWMARKET_SANDBOX_SHARED_DIR"
+"""Set (to anything) in a bot's spec env when its ``cwd`` is not its own directory but a
+default shared with others (a league file's directory, which holds the database, the
+tokens and the logs): the sandbox then shows only the files its command names.  The
+process layer removes it from the environment before the bot starts."""
 PROJECT_PACKAGES = ("bots", "protocol", "engine")  # what a bundled Python bot imports
 
 # The dedicated uid (and gid) range bots run as when the referee is root: far above any
@@ -165,6 +170,7 @@ class Isolation:
         uid: int | None,
         inner_prefix: Sequence[str] = (),
         extra_binds: Iterable[tuple[str, str]] = (),
+        own_dir: bool = True,
     ) -> list[str]:
         """The argv that runs ``argv`` isolated; ``inner_prefix`` runs inside, before it.
 
@@ -172,7 +178,7 @@ class Isolation:
         (a socket to the referee).  ``uid`` is required when the referee is
         root.
         """
-        workdir, binds, files = view(argv, cwd, env)
+        workdir, binds, files = view(argv, cwd, env, own_dir=own_dir)
         if inner_prefix:
             _, more_binds, more_files = view(inner_prefix, None, env)
             binds += more_binds
@@ -219,21 +225,21 @@ class Isolation:
 
 
 def view(
-    argv: Sequence[str], cwd: Path | None, env: Mapping[str, str]
+    argv: Sequence[str], cwd: Path | None, env: Mapping[str, str], *, own_dir: bool = True
 ) -> tuple[Path | None, list[Path], list[Path]]:
     """What of the host a bot sees: (its working directory, directories, single files).
 
-    The directories are its own (``cwd``, when the bot has one) and its
-    runtime's (a Python prefix and virtualenv outside ``/usr``, and the
+    The directories are its own (``cwd``, when it is the bot's own: ``own_dir``)
+    and its runtime's (a Python prefix and virtualenv outside ``/usr``, and the
     project's packages for a bundled Python bot); the files are programs and
     scripts named by absolute path, or, for a bot without a directory of its
-    own, by a path relative to where the referee runs (that directory itself
-    is not shown: it may hold the match log).
+    own, by a path relative to its working directory (that directory itself
+    is not shown: it may hold the match log, or a league's database).
     """
     directories: list[Path] = []
     files: list[Path] = []
     base = cwd if cwd is not None else Path.cwd()
-    if cwd is not None:
+    if cwd is not None and own_dir:
         own = cwd.resolve()
         if own != Path("/"):
             directories.append(own)
@@ -254,7 +260,7 @@ def view(
             continue
         if not _under(path.resolve(), (*SYSTEM_DIRS, *directories)):
             files.append(path)
-    return (base if cwd is not None or files else None), directories, files
+    return (base if (cwd is not None and own_dir) or files else None), directories, files
 
 
 def _python_prefixes(executable: Path) -> list[Path]:

@@ -118,12 +118,16 @@ env = {{ VICTIM_SECRET = "{planted["victim_env"]}" }}
 """
     ]
     for attacker in ATTACKERS:
+        # read_files has no cwd: it runs in the league file's directory, beside the database
+        # and tokens, which the sandbox must not show it (only the script it names).
+        where = "" if attacker == "read_files" else f"cwd = {json.dumps(str(ATTACKS))}"
+        script = str(ATTACKS / "attack.py") if attacker == "read_files" else "attack.py"
         bots.append(
             f"""
 [[bots]]
 name = "{attacker}"
-command = [{json.dumps(sys.executable)}, "attack.py", "{attacker}"]
-cwd = {json.dumps(str(ATTACKS))}
+command = [{json.dumps(sys.executable)}, {json.dumps(script)}, "{attacker}"]
+{where}
 env = {{ ATTACK_TARGETS = {json.dumps(encoded)} }}
 """
         )

@@ -83,7 +83,7 @@ def test_a_command_with_control_characters_is_refused(tmp_path: Path) -> None:
 def test_the_organiser_may_allow_loader_variables(tmp_path: Path) -> None:
     text = league(tmp_path, bot='env = { PYTHONPATH = "lib" }', sandbox="allow_loader_env = true")
     config = parse_config(text, tmp_path / "league.toml")
-    assert config.bots[2].env == {"PYTHONPATH": "lib"}
+    assert config.bots[2].env["PYTHONPATH"] == "lib"
 
 
 @pytest.mark.parametrize(

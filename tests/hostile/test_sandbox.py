@@ -337,3 +337,47 @@ def test_league_prints_the_protections_and_hands_its_setting_to_the_workers(
     assert setting_from_env() == ("basic", Limits(memory_bytes=300 * MIB))
     logs = sorted((tmp_path / "tiny-logs").glob("*.jsonl"))
     assert logs and all(next(read_log(log))[1]["sandbox"]["level"] == "basic" for log in logs)
+
+
+def test_without_bubblewrap_the_referee_says_exactly_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from referee.sandbox import isolation
+
+    real_which = shutil.which
+
+    def no_bwrap(name: str, *args: object, **kwargs: object) -> str | None:
+        return None if name == "bwrap" else real_which(name)
+
+    monkeypatch.setattr(shutil, "which", no_bwrap)
+    found, why = isolation.detect_isolation(root=True, scratch_bytes=64 * MIB)
+    assert found is None
+    assert why.startswith("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
+    support = dataclasses.replace(EVERYTHING, isolation=None, isolation_why=why)
+    assert (
+        "NOT active: isolation: bubblewrap is not installed"
+        in resolve("auto", support=support).describe()
+    )
+    with pytest.raises(SandboxError, match="isolation: bubblewrap is not installed"):
+        resolve("strict", support=support)
+
+
+def test_the_isolated_command_drops_to_a_leased_uid_with_no_capabilities() -> None:
+    sandbox = resolve("auto", Limits(scratch_bytes=8 * MIB), support=EVERYTHING)
+    argv = sandbox.wrap(["bot"], stdio=True, cgroup_procs=[], cwd=Path("/srv/bot"), uid=1900000007)
+    switch = argv.index("/usr/bin/setpriv")
+    assert argv[switch + 1 : switch + 9] == [
+        "--reuid=1900000007",
+        "--regid=1900000007",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--ambient-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+    inner = argv[switch + 9 :]
+    for option in ("--unshare-user", "--unshare-pid", "--unshare-net", "--disable-userns"):
+        assert option in inner
+    assert ["--size", str(8 * MIB)] == argv[argv.index("--size") : argv.index("--size") + 2]
+    assert argv[-1] == "bot"

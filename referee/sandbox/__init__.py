@@ -55,13 +55,12 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from referee.sandbox.isolation import Isolation, UidLease, detect_isolation
+from referee.sandbox.isolation import Isolation, UidLease, detect_isolation, failure_of
 
 Level = Literal["none", "basic", "strict", "auto"]
 LEVELS: tuple[Level, ...] = ("none", "basic", "strict", "auto")
@@ -313,27 +312,13 @@ def _pid_runs(pid: int) -> bool:
     return True
 
 
-def _runs(argv: Sequence[str]) -> str:
-    """'' if ``argv`` runs and exits 0, else its complaint."""
-    try:
-        done = subprocess.run(
-            list(argv), capture_output=True, timeout=20, check=False, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return str(error)
-    if done.returncode == 0:
-        return ""
-    message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    return message[-1] if message else f"exit status {done.returncode}"
-
-
 def _detect_netns() -> tuple[tuple[str, ...] | None, str]:
     problems: list[str] = []
     unshare = shutil.which("unshare")
     if unshare is None:
         problems.append("unshare (util-linux) is not installed")
     else:
-        why = _runs([unshare, "--net", "--", "true"])
+        why = failure_of([unshare, "--net", "--", "true"])
         if not why:
             return (unshare, "--net", "--"), ""
         problems.append(f"unshare --net: {why}")
@@ -342,7 +327,7 @@ def _detect_netns() -> tuple[tuple[str, ...] | None, str]:
         problems.append("bubblewrap is not installed")
     else:
         prefix = (bwrap, *BWRAP_NO_NETWORK)
-        why = _runs([*prefix, "true"])
+        why = failure_of([*prefix, "true"])
         if not why:
             return prefix, ""
         problems.append(f"bwrap --unshare-net: {why}")

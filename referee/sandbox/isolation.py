@@ -356,7 +356,7 @@ def detect_isolation(root: bool, scratch_bytes: int | None) -> tuple[Isolation |
             env={},
             uid=None if lease is None else lease.uid,
         )
-        why = _runs(argv)
+        why = failure_of(argv)
     finally:
         if lease is not None:
             lease.release()
@@ -365,8 +365,8 @@ def detect_isolation(root: bool, scratch_bytes: int | None) -> tuple[Isolation |
     return isolation, ""
 
 
-def _runs(argv: Sequence[str]) -> str:
-    """'' if ``argv`` runs and exits 0, else its complaint."""
+def failure_of(argv: Sequence[str]) -> str:
+    """'' if ``argv`` runs and exits 0 (in ``/``, no input), else its complaint: one line."""
     try:
         done = subprocess.run(
             list(argv),

@@ -381,3 +381,38 @@ def test_the_isolated_command_drops_to_a_leased_uid_with_no_capabilities() -> No
         assert option in inner
     assert ["--size", str(8 * MIB)] == argv[argv.index("--size") : argv.index("--size") + 2]
     assert argv[-1] == "bot"
+
+
+def test_a_uid_leased_by_another_process_is_never_handed_out_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two table workers on one machine: each bot gets a uid no live bot has."""
+    from referee.sandbox import isolation
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from referee.sandbox.isolation import UidPool; "
+            f"lease = UidPool(Path({str(tmp_path)!r}), 5000).lease(); "
+            "print(lease.uid, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        held = int(holder.stdout.readline())
+        monkeypatch.setattr("random.randrange", lambda _count: held - 5000)
+        pool = isolation.UidPool(tmp_path, 5000)
+        first = pool.lease()
+        second = pool.lease()
+        assert held not in (first.uid, second.uid) and first.uid != second.uid
+        first.release()
+        assert pool.lease().uid == first.uid  # released: free again
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait()
+    assert pool.lease().uid == held  # its holder is gone

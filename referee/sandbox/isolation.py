@@ -248,8 +248,20 @@ def view(
     executable = Path(found) if found else base / os.path.expanduser(program)
     runtime = _python_prefixes(executable)
     directories += runtime
+    shown_from_base = False  # a module found in the working directory: run there
     if runtime:
         directories += _project_packages()
+        module = _module_argument(argv)
+        if module is not None and not (cwd is not None and own_dir):
+            # ``python -m pkg.bot`` finds ``pkg`` in its working directory: show that
+            # package (or module file), not the whole directory.
+            top = base / module.split(".")[0]
+            for candidate in (top, top.with_name(top.name + ".py")):
+                if candidate.is_dir() and Path(os.path.abspath(candidate)) != Path("/"):
+                    directories.append(Path(os.path.abspath(candidate)))
+                    shown_from_base = True
+                elif candidate.is_file():
+                    files.append(Path(os.path.abspath(candidate)))
     for index, argument in enumerate(argv):
         if index > 0 and argument.startswith("-"):
             continue
@@ -260,7 +272,20 @@ def view(
             continue
         if not _under(path.resolve(), (*SYSTEM_DIRS, *directories)):
             files.append(path)
-    return (base if (cwd is not None and own_dir) or files else None), directories, files
+    shown = (cwd is not None and own_dir) or files or shown_from_base
+    return (base if shown else None), directories, files
+
+
+def _module_argument(argv: Sequence[str]) -> str | None:
+    """The module of ``python -m MODULE`` (or ``-mMODULE``), if the command runs one."""
+    for index, argument in enumerate(argv[1:], start=1):
+        if argument == "-m" and index + 1 < len(argv):
+            return argv[index + 1]
+        if argument.startswith("-m") and len(argument) > 2:
+            return argument[2:]
+        if not argument.startswith("-"):
+            return None  # a script: the interpreter's own options end here
+    return None
 
 
 def _python_prefixes(executable: Path) -> list[Path]:

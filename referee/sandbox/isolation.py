@@ -41,7 +41,6 @@ import dataclasses
 import fcntl
 import importlib.util
 import os
-import random
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -124,9 +123,9 @@ class UidPool:
 
     def lease(self) -> UidLease:
         self.directory.mkdir(mode=0o700, exist_ok=True)
-        start = random.randrange(UID_COUNT)
+        # The lowest free uid: as many lock files as bots ever ran at once, no more.
         for step in range(UID_COUNT):
-            uid = self.base + (start + step) % UID_COUNT
+            uid = self.base + step
             fd = os.open(self.directory / str(uid), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -29,14 +29,22 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import trio
 
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
+from protocol.transports import ENV_CONNECT, parse_connect
 from referee.sandbox import BotCgroups, Sandbox
+from referee.sandbox.isolation import ENV_SHARED_DIR, SCRATCH, UidLease
+
+FORWARD_SCRIPT = Path(__file__).resolve().parent / "sandbox" / "forward.py"
+REFEREE_SOCKET = "/.referee.sock"  # where an isolated TCP bot's relay finds the referee
 
 # What a bot inherits from the referee's environment; everything else it must be given.
 INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "LOGNAME")
@@ -153,10 +161,23 @@ class BotProcess:
     """
 
     def __init__(
-        self, process: trio.Process, stderr: StderrBuffer, cgroups: BotCgroups | None = None
+        self,
+        process: trio.Process,
+        stderr: StderrBuffer,
+        cgroups: BotCgroups | None = None,
+        *,
+        isolated: bool = False,
+        helpers: Sequence[trio.Process] = (),
+        cleanup: Sequence[UidLease | tempfile.TemporaryDirectory[str]] = (),
     ) -> None:
         self.process = process
         self.cgroups = cgroups
+        # bubblewrap reports a bot killed by signal N as exit status 128 + N.
+        self.isolated = isolated
+        self.helpers = list(helpers)  # a TCP bot's relay beside the referee: ended with it
+        self.cleanup = list(cleanup)  # its uid lease, its socket's directory: after the end
+        leases = [item.uid for item in self.cleanup if isinstance(item, UidLease)]
+        self.uid: int | None = leases[0] if leases else None  # its own host uid (root only)
         self._cpu_seen: float | None = None
         self.pid = process.pid
         self.pgid = process.pid  # start_new_session: the bot leads its own session and group
@@ -225,7 +246,15 @@ class BotProcess:
             return None  # already reaped by ``end``, which records the status itself
         if info is None:
             return None
-        return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+        if info.si_code != os.CLD_EXITED:
+            return -info.si_status
+        return self._unwrapped(info.si_status)
+
+    def _unwrapped(self, status: int) -> int:
+        """The bot's own status: bubblewrap turns death by signal N into exit status 128 + N."""
+        if self.isolated and 128 < status < 128 + 65:
+            return -(status - 128)
+        return status
 
     async def drain_stderr(self) -> None:
         """Read stderr into the buffers until it ends; a background task, cancelled at the end."""
@@ -282,7 +311,17 @@ class BotProcess:
                 self.cpu_seconds()
                 self.cgroups.remove()
             if self.status is None:
-                self.status = status
+                self.status = self._unwrapped(status) if status >= 0 else status
+            for helper in self.helpers:
+                with contextlib.suppress(OSError):
+                    helper.kill()
+                await helper.wait()
+            for item in self.cleanup:
+                if isinstance(item, UidLease):
+                    item.release()
+                else:
+                    with contextlib.suppress(OSError):
+                        item.cleanup()
             if self._pidfd is not None:
                 trio.lowlevel.notify_closing(self._pidfd)
                 os.close(self._pidfd)
@@ -313,35 +352,118 @@ async def start_process(
     pipe_or_null = subprocess.PIPE if stdio else subprocess.DEVNULL
     command = list(argv)
     cgroups: BotCgroups | None = None
-    if sandbox is not None and sandbox.level != "none":
-        # The wrappers exec the program, so a missing one would only show as the
-        # wrapper's exit status: find it first and fail as an unwrapped start would.
-        check_program(command[0], cwd, env)
-        procs: list[Path] = []
-        if sandbox.uses_cgroups:
-            cgroups = BotCgroups(sandbox)
-            try:
-                procs = cgroups.create()
-            except OSError as error:
-                raise OSError(
-                    error.errno, f"cannot create the bot's cgroup: {error.strerror or error}"
-                ) from None
-        command = sandbox.wrap(command, stdio=stdio, cgroup_procs=procs)
+    isolated = sandbox is not None and sandbox.isolation is not None
+    helpers: list[trio.Process] = []
+    cleanup: list[UidLease | tempfile.TemporaryDirectory[str]] = []
+    env = dict(env)
+    own_dir = env.pop(ENV_SHARED_DIR, None) is None  # sandbox data, not for the bot
     try:
+        if sandbox is not None and sandbox.level != "none":
+            # The wrappers exec the program, so a missing one would only show as the
+            # wrapper's exit status: find it first and fail as an unwrapped start would.
+            check_program(command[0], cwd, env)
+            procs: list[Path] = []
+            if sandbox.uses_cgroups:
+                cgroups = BotCgroups(sandbox)
+                try:
+                    procs = cgroups.create()
+                except OSError as error:
+                    raise OSError(
+                        error.errno, f"cannot create the bot's cgroup: {error.strerror or error}"
+                    ) from None
+            prefix: list[str] = []
+            binds: list[tuple[str, str]] = []
+            lease: UidLease | None = None
+            if isolated:
+                env["HOME"] = env["TMPDIR"] = SCRATCH
+                lease = sandbox.lease_uid()
+                if lease is not None:
+                    cleanup.append(lease)
+                if not stdio and ENV_CONNECT in env:
+                    prefix, binds = await _relay_to_referee(env[ENV_CONNECT], helpers, cleanup)
+            command = sandbox.wrap(
+                command,
+                stdio=stdio,
+                cgroup_procs=procs,
+                cwd=cwd,
+                env=env,
+                uid=None if lease is None else lease.uid,
+                inner_prefix=prefix,
+                extra_binds=binds,
+                own_dir=own_dir,
+            )
         process = await trio.lowlevel.open_process(
             command,
             stdin=pipe_or_null,
             stdout=pipe_or_null,
             stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=dict(env),
+            cwd="/" if isolated else cwd,  # the sandbox changes into the bot's directory itself
+            env=env,
             start_new_session=True,
         )
-    except OSError:
+    except BaseException:
         if cgroups is not None:
             cgroups.remove()
+        for helper in helpers:
+            with contextlib.suppress(OSError):
+                helper.kill()
+        for item in cleanup:
+            if isinstance(item, UidLease):
+                item.release()
+            else:
+                item.cleanup()
         raise
-    return BotProcess(process, StderrBuffer(stderr_cap), cgroups)
+    return BotProcess(
+        process,
+        StderrBuffer(stderr_cap),
+        cgroups,
+        isolated=isolated,
+        helpers=helpers,
+        cleanup=cleanup,
+    )
+
+
+async def _relay_to_referee(
+    connect: str,
+    helpers: list[trio.Process],
+    cleanup: list[UidLease | tempfile.TemporaryDirectory[str]],
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Start the outside relay; the prefix that runs the inside one, and the socket to bind.
+
+    The bot keeps connecting to ``NEWMARKET_CONNECT``; in its own network
+    namespace that address is the inside relay's, whose only way out is the
+    Unix socket bound into the sandbox (``referee.sandbox.forward``).
+    """
+    host, port = parse_connect(connect)
+    directory = tempfile.TemporaryDirectory(prefix="newmarket-relay-")
+    cleanup.append(directory)
+    path = os.path.join(directory.name, "referee.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(path)
+        os.chmod(path, 0o666)  # the bot's own uid connects to it
+        os.chmod(directory.name, 0o755)
+        listener.listen(16)
+        relay = await trio.lowlevel.open_process(
+            [
+                sys.executable,
+                "-I",
+                str(FORWARD_SCRIPT),
+                "outside",
+                str(listener.fileno()),
+                host,
+                str(port),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(listener.fileno(),),
+        )
+    finally:
+        listener.close()
+    helpers.append(relay)
+    inside = [sys.executable, "-I", str(FORWARD_SCRIPT), "inside", str(port), REFEREE_SOCKET, "--"]
+    return inside, [(path, REFEREE_SOCKET)]
 
 
 def check_program(program: str, cwd: Path | None, env: Mapping[str, str]) -> None:

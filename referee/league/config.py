@@ -33,8 +33,10 @@ The file's shape (every key is optional unless marked)::
               matches are played without it), tokens (file; default
               ``<league file stem>.tokens.json`` beside the league file)
     [sandbox]  level ("none" | "basic" | "strict" | "auto"), cpu_seconds,
-               open_files, file_size_mb, processes, memory_mb, address_space_mb
-               (each a whole number or false for no limit; docs/hardening.md).
+               open_files, file_size_mb, processes, memory_mb, address_space_mb,
+               scratch_mb (each a whole number in its range, ``LIMIT_RANGES``, or
+               false for no limit; docs/hardening.md), allow_loader_env (true lets
+               a bot's ``env`` set loader variables such as LD_PRELOAD).
                Not part of the identity: like --jobs, it is the host's
                protection, and a league may resume on another machine.
 
@@ -62,7 +64,52 @@ from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.schedule import AUTO, SCHEDULE_KINDS
 from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
+from referee.sandbox.isolation import ENV_SHARED_DIR
 from referee.timecontrol import TimeControl
+
+# What a bot's name, command and environment may hold: a name becomes a file name (its
+# stderr log) and a report page, so no path separators, no "..", no control characters.
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Variables that make a loader or runtime run other code, or find it elsewhere: a league
+# file sets them for a bot only if the organiser says so ([sandbox] allow_loader_env).
+LOADER_ENV = frozenset(
+    {
+        "PATH",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONSTARTUP",
+        "PYTHONUSERBASE",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "CLASSPATH",
+        "PERL5LIB",
+        "PERL5OPT",
+        "RUBYOPT",
+        "RUBYLIB",
+        "BASH_ENV",
+        "ENV",
+        "GCONV_PATH",
+    }
+)
+LOADER_PREFIXES = ("LD_", "DYLD_")
+
+# The allowed range of each [sandbox] limit, in the file's units: below, no real bot
+# starts (a JVM needs more than 1 MiB); above, it is no limit at all and should say so
+# with false.
+LIMIT_RANGES: dict[str, tuple[int, int]] = {
+    "cpu_seconds": (1, 7 * 86400),
+    "open_files": (16, 65536),
+    "file_size_mb": (1, 65536),
+    "processes": (4, 4096),
+    "memory_mb": (32, 262144),
+    "address_space_mb": (64, 1 << 20),
+    "scratch_mb": (1, 16384),
+}
+MAX_HAND_LIMIT = 100_000
 
 Format = Literal["round_robin", "bankroll"]
 FORMATS: tuple[Format, ...] = ("round_robin", "bankroll")
@@ -237,6 +284,7 @@ class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.base = path.resolve().parent
+        self.allow_loader_env = False
 
     def fail(self, key: str, problem: str) -> NoReturn:
         problem = " ".join(problem.split())  # one line, whatever a library said
@@ -253,7 +301,9 @@ class _Reader:
         fmt = league.text("format", "round_robin", FORMATS)
         seed = league.integer("seed", None, 0)
         table_size = league.integer("table_size", 4, MIN_PLAYERS, MAX_PLAYERS)
-        hand_limit = league.integer("hand_limit", 0, 1) if league.has("hand_limit") else None
+        hand_limit = None
+        if league.has("hand_limit"):
+            hand_limit = league.integer("hand_limit", 0, 1, MAX_HAND_LIMIT)
         keep_logs, logs = self.logs(league)
         league.finish(("name", "format", "seed", "table_size", "hand_limit", "logs"))
 
@@ -261,6 +311,10 @@ class _Reader:
         bankroll = self.bankroll(data, fmt)
         preset_name, options, rules = self.rules(data, hand_limit)
         time_control = self.time_control(data)
+        sandbox_table = data.get("sandbox", {})
+        self.allow_loader_env = (
+            isinstance(sandbox_table, dict) and sandbox_table.get("allow_loader_env") is True
+        )
         bots, raw_bots = self.bots(data)
         remote = self.remote(data)
         sandbox_level, sandbox_limits = self.sandbox(data)
@@ -383,6 +437,7 @@ class _Reader:
         level = section.text("level", DEFAULT_LEVEL, LEVELS)
         defaults = Limits()
         values: dict[str, int | None] = {}
+        section.boolean("allow_loader_env", False)
         for name, field, unit in (
             ("cpu_seconds", "cpu_seconds", 1),
             ("open_files", "open_files", 1),
@@ -390,12 +445,14 @@ class _Reader:
             ("processes", "processes", 1),
             ("memory_mb", "memory_bytes", MIB),
             ("address_space_mb", "address_space_bytes", MIB),
+            ("scratch_mb", "scratch_bytes", MIB),
         ):
             default: int | None = getattr(defaults, field)
+            low, high = LIMIT_RANGES[name]
             if section.raw(name) is False:
                 values[field] = None  # false: no limit
             elif section.has(name):
-                values[field] = section.integer(name, None, 1) * unit
+                values[field] = section.integer(name, None, low, high) * unit
             else:
                 values[field] = default
         section.finish(
@@ -407,6 +464,8 @@ class _Reader:
                 "processes",
                 "memory_mb",
                 "address_space_mb",
+                "scratch_mb",
+                "allow_loader_env",
             )
         )
         return level, Limits(**values)
@@ -459,8 +518,8 @@ class _Reader:
         section = _Section(self, entry, where)
         section.finish(("name", "command", "cwd", "env", "transport", "remote"))
         name = section.text("name", "") if section.has("name") else None
-        if name is not None and not name.strip():
-            self.fail(f"{where}.name", "must not be empty")
+        if name is not None:
+            self.check_name(f"{where}.name", name)
         if section.boolean("remote", False):
             return self.remote_bot(section, where, name)
         transport: Transport = section.text("transport", "stdio", TRANSPORTS)  # type: ignore[assignment]
@@ -473,9 +532,16 @@ class _Reader:
         command = section.raw("command")
         if command is None:
             self.fail(f"{where}.command", "is required: a bundled bot's name or a command line")
+        self.check_command_text(f"{where}.command", command)
         spec = self.spec(where, command, name, transport)
+        if name is None:
+            self.check_name(f"{where}.name", spec.name)
         spec = dataclasses.replace(spec, cwd=cwd, env=env)
         self.check_command(f"{where}.command", spec)
+        if not section.has("cwd"):
+            # It runs in the league file's directory, which is not its own (the database,
+            # tokens and logs are there): a sandbox shows it only the files it names.
+            spec = dataclasses.replace(spec, env={**env, ENV_SHARED_DIR: "1"})
         raw: dict[str, object] = {
             "name": spec.name,
             "command": command,
@@ -506,10 +572,39 @@ class _Reader:
             self.fail(f"{where}.env", f"must be a table of strings, got {_kind(value)}")
         env: dict[str, str] = {}
         for key, item in value.items():
+            shown = f"{where}.env.{key!r}" if not ENV_NAME.fullmatch(key) else f"{where}.env.{key}"
+            if not ENV_NAME.fullmatch(key):
+                self.fail(shown, "is not a variable name (letters, digits and _)")
             if not isinstance(item, str):
-                self.fail(f"{where}.env.{key}", f"must be a string, got {_kind(item)}")
+                self.fail(shown, f"must be a string, got {_kind(item)}")
+            if "\0" in item or CONTROL_CHARACTERS.search(item):
+                self.fail(shown, "must not hold control characters")
+            if not self.allow_loader_env and (key in LOADER_ENV or key.startswith(LOADER_PREFIXES)):
+                self.fail(
+                    shown,
+                    "sets where the loader or runtime finds code; refused unless "
+                    "[sandbox] allow_loader_env = true",
+                )
             env[str(key)] = item
         return env
+
+    def check_name(self, key: str, name: str) -> None:
+        """A bot's name becomes file names and report pages: plain text, no paths."""
+        if not name.strip():
+            self.fail(key, "must not be empty")
+        if CONTROL_CHARACTERS.search(name):
+            self.fail(key, f"{name!r} holds control characters")
+        if "/" in name or "\\" in name or ".." in name:
+            self.fail(key, f"{name!r} must not hold '/', '\\' or '..'")
+        if len(name) > 64:
+            self.fail(key, f"is {len(name)} characters long; at most 64")
+
+    def check_command_text(self, key: str, command: object) -> None:
+        parts = [command] if isinstance(command, str) else command
+        if isinstance(parts, list):
+            for part in parts:
+                if isinstance(part, str) and CONTROL_CHARACTERS.search(part):
+                    self.fail(key, f"{part!r} holds control characters")
 
     def spec(self, where: str, command: object, name: str | None, transport: Transport) -> BotSpec:
         key = f"{where}.command"

@@ -31,6 +31,7 @@ from referee.bots import BotSpec
 from referee.league.worker import TableSessions
 from referee.match import MatchResult, play_match
 from referee.remote import RemoteLobby, TokenFileError, league_tokens, open_lobby
+from referee.sandbox import SandboxError, resolve, setting_from_env
 from referee.session import BotSession
 from referee.timecontrol import TimeControl
 
@@ -144,6 +145,12 @@ async def open_remote_pool(
         tokens = league_tokens(tokens_path, bots)
     except TokenFileError as error:
         raise LeagueError(str(error)) from None
+    try:
+        # The local bots start here, not in a table worker: under the same sandbox setting
+        # (``newmarket league`` puts it in the environment) a table worker would resolve.
+        sandbox = resolve(*setting_from_env())
+    except SandboxError as error:
+        raise LeagueError(f"sandbox: {error}") from None
     async with open_lobby(
         bots, tokens, control, host=host, port=port, wait=wait, note=note
     ) as lobby:
@@ -153,7 +160,7 @@ async def open_remote_pool(
             f" (absent bots are waited for {wait:g} s)"
         )
         async with trio.open_nursery() as nursery:
-            local = TableSessions(nursery, list(bots), control, logs, 0, warn)
+            local = TableSessions(nursery, list(bots), control, logs, 0, warn, sandbox)
             try:
                 yield RemotePool(bots, control, lobby, local, on_result, logs, warn)
             finally:

@@ -80,6 +80,21 @@ def alive(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"
 
 
+def processes_of(uid: int) -> list[int]:
+    """The live processes whose real uid is ``uid``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit() and alive(int(entry.name)):
+            try:
+                status = Path(entry.path, "status").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("Uid:") and int(line.split()[1]) == uid:
+                    found.append(int(entry.name))
+    return found
+
+
 def told_pids(stderr: str, word: str) -> list[int]:
     """The pids a bot told on stderr as ``<word> <pid>``."""
     pids = []
@@ -131,6 +146,7 @@ async def play_os_bot(
                 if s.process is not None and s.process.cgroups is not None
                 for path in s.process.cgroups.dirs.values()
             ]
+            uids = [s.process.uid for s in sessions if s.process is not None and s.process.uid]
             result = await play_match(
                 sessions, RULES, 5, time_control=control, match_id="os", log_path=log
             )
@@ -154,8 +170,12 @@ async def play_os_bot(
         assert group_members(pgid) == [], f"processes of group {pgid} outlived the session"
     for path in cgroups:
         assert not path.exists(), f"the cgroup {path} was left behind"
-    for pid in told_pids(stderr, "child") + told_pids(stderr, "grandchild"):
-        assert not alive(pid), f"the bot's process {pid} outlived the session"
+    if under.isolation is None:
+        for pid in told_pids(stderr, "child") + told_pids(stderr, "grandchild"):
+            assert not alive(pid), f"the bot's process {pid} outlived the session"
+    else:  # the pids it told are of its own pid namespace; its own uid owns all it ran
+        for uid in uids:
+            assert processes_of(uid) == [], f"processes of the bot's uid {uid} outlived it"
     assert peak < MEMORY_BOUND, f"the referee's peak allocations were {peak} bytes"
     return Played(result, records, stderr, peak, seconds)
 
@@ -293,7 +313,8 @@ async def test_a_grandchild_that_leaves_the_process_group_is_ended_by_the_cgroup
     (fault,) = played.faults()
     assert fault[0] == "crash" and fault[1].startswith("exited with status 9")
     (pid,) = told_pids(played.stderr, "grandchild")
-    assert not alive(pid)  # (play_os_bot checked it too; this is the point of the test)
+    if AUTO.isolation is None:  # (else the pid is its pid namespace's: play_os_bot checked its uid)
+        assert not alive(pid)  # (play_os_bot checked it too; this is the point of the test)
 
 
 @needs(HAS_PIDS, "no pids cgroup here (and RLIMIT_NPROC does not bind root): not run")
@@ -322,10 +343,12 @@ async def test_a_bot_eating_memory_is_killed_at_its_memory_limit(tmp_path: Path)
 async def test_a_bot_filling_the_disk_is_stopped_at_its_file_size_limit(tmp_path: Path) -> None:
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    played = await play_os_bot([os_bot("fill_disk", str(scratch), "64"), *mates()], tmp_path)
+    where = str(scratch) if AUTO.isolation is None else "/tmp"  # isolated: its scratch tmpfs
+    played = await play_os_bot([os_bot("fill_disk", where, "64"), *mates()], tmp_path)
     # Python ignores SIGXFSZ, so the write past the limit fails with EFBIG and it plays on.
     assert "write refused after 4 MiB: [Errno 27] File too large" in played.stderr
-    assert (scratch / "filler").stat().st_size <= 4 * MIB
+    if AUTO.isolation is None:
+        assert (scratch / "filler").stat().st_size <= 4 * MIB
     assert played.faults() == [] and played.seat.status == "ok"
 
 
@@ -397,7 +420,7 @@ async def test_a_league_with_os_level_hostile_bots_finishes_with_their_faults(
         ("close_stdout", ()),
         ("ignore_sigterm", ()),
         ("eat_memory", ("512",)),
-        ("fill_disk", (str(scratch), "64")),
+        ("fill_disk", (str(scratch) if AUTO.isolation is None else "/tmp", "64")),
         ("network", (closed_port,)),
     ]
     tables = "\n".join(

@@ -43,6 +43,7 @@ from referee.sandbox import (
     setting_to_env,
     sweep_stale,
 )
+from referee.sandbox.isolation import Isolation
 from referee.session import open_bots
 from referee.timecontrol import TimeControl
 
@@ -61,6 +62,8 @@ NOTHING = Support(
     netns=None,
     netns_why="unshare --net: Operation not permitted; bubblewrap is not installed",
     root=True,
+    isolation=None,
+    isolation_why="bubblewrap is not installed (Debian: apt-get install bubblewrap)",
 )
 EVERYTHING = Support(
     prlimit="/usr/bin/prlimit",
@@ -75,6 +78,12 @@ EVERYTHING = Support(
     netns=("/usr/bin/unshare", "--net", "--"),
     netns_why="",
     root=True,
+    isolation=Isolation("/usr/bin/bwrap", "/usr/bin/setpriv", 64 * MIB),
+    isolation_why="",
+)
+# Everything but bubblewrap: the network is taken away by ``unshare --net`` alone.
+NO_BWRAP = dataclasses.replace(
+    EVERYTHING, isolation=None, isolation_why="bubblewrap is not installed"
 )
 
 
@@ -96,6 +105,7 @@ def test_auto_on_a_bare_machine_says_what_it_cannot_do() -> None:
         "memory limit: no memory cgroup (cannot create a cgroup in /sys/fs/cgroup/memory",
         "process count limit: no pids cgroup",
         "no-network: unshare --net: Operation not permitted; bubblewrap is not installed",
+        "isolation: bubblewrap is not installed (Debian: apt-get install bubblewrap)",
     ):
         assert piece in text
 
@@ -125,7 +135,7 @@ def test_an_unknown_level_is_named() -> None:
 
 
 def test_the_wrapped_command_joins_the_cgroups_first_then_drops_the_network_then_limits() -> None:
-    sandbox = resolve("auto", Limits(cpu_seconds=5, processes=9), support=EVERYTHING)
+    sandbox = resolve("auto", Limits(cpu_seconds=5, processes=9), support=NO_BWRAP)
     procs = [Path("/cg/pids/b/cgroup.procs"), Path("/cg/unified/b/cgroup.procs")]
     argv = sandbox.wrap(["bot", "--fast"], stdio=True, cgroup_procs=procs)
     assert argv[:2] == ["/bin/sh", "-c"]
@@ -327,3 +337,79 @@ def test_league_prints_the_protections_and_hands_its_setting_to_the_workers(
     assert setting_from_env() == ("basic", Limits(memory_bytes=300 * MIB))
     logs = sorted((tmp_path / "tiny-logs").glob("*.jsonl"))
     assert logs and all(next(read_log(log))[1]["sandbox"]["level"] == "basic" for log in logs)
+
+
+def test_without_bubblewrap_the_referee_says_exactly_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from referee.sandbox import isolation
+
+    real_which = shutil.which
+
+    def no_bwrap(name: str, *args: object, **kwargs: object) -> str | None:
+        return None if name == "bwrap" else real_which(name)
+
+    monkeypatch.setattr(shutil, "which", no_bwrap)
+    found, why = isolation.detect_isolation(root=True, scratch_bytes=64 * MIB)
+    assert found is None
+    assert why.startswith("bubblewrap is not installed (Debian: apt-get install bubblewrap)")
+    support = dataclasses.replace(EVERYTHING, isolation=None, isolation_why=why)
+    assert (
+        "NOT active: isolation: bubblewrap is not installed"
+        in resolve("auto", support=support).describe()
+    )
+    with pytest.raises(SandboxError, match="isolation: bubblewrap is not installed"):
+        resolve("strict", support=support)
+
+
+def test_the_isolated_command_drops_to_a_leased_uid_with_no_capabilities() -> None:
+    sandbox = resolve("auto", Limits(scratch_bytes=8 * MIB), support=EVERYTHING)
+    argv = sandbox.wrap(["bot"], stdio=True, cgroup_procs=[], cwd=Path("/srv/bot"), uid=1900000007)
+    switch = argv.index("/usr/bin/setpriv")
+    assert argv[switch + 1 : switch + 9] == [
+        "--reuid=1900000007",
+        "--regid=1900000007",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--ambient-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+    inner = argv[switch + 9 :]
+    for option in ("--unshare-user", "--unshare-pid", "--unshare-net", "--disable-userns"):
+        assert option in inner
+    assert ["--size", str(8 * MIB)] == argv[argv.index("--size") : argv.index("--size") + 2]
+    assert argv[-1] == "bot"
+
+
+def test_a_uid_leased_by_another_process_is_never_handed_out_again(tmp_path: Path) -> None:
+    """Two table workers on one machine: each bot gets a uid no live bot has."""
+    from referee.sandbox import isolation
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from referee.sandbox.isolation import UidPool; "
+            f"lease = UidPool(Path({str(tmp_path)!r}), 5000).lease(); "
+            "print(lease.uid, flush=True); sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        held = int(holder.stdout.readline())
+        pool = isolation.UidPool(tmp_path, 5000)
+        first = pool.lease()
+        second = pool.lease()
+        assert held == 5000 and (first.uid, second.uid) == (5001, 5002)
+        first.release()
+        assert pool.lease().uid == first.uid  # released: free again
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait()
+    assert pool.lease().uid == held  # its holder is gone

@@ -34,10 +34,16 @@ cannot: a grandchild that calls ``setsid()`` leaves the group but never the
 cgroup, and ``cgroup.kill`` (or, on cgroup v1, SIGKILL to every member until
 none is left) ends it too.
 
+* **isolation** (``referee.sandbox.isolation``): bubblewrap namespaces, a
+  read-only view of the machine with a private scratch tmpfs, and, when the
+  referee is root, an unprivileged uid of its own per bot process.  Where it
+  applies, the bot's network namespace is its own too (the ``unshare --net``
+  prefix above is the fallback where bubblewrap is missing).
+
 Levels: ``none`` (the process group only), ``basic`` (+ rlimits), ``strict``
-(+ cgroups and no network; refused with a clear error where the machine
-cannot give them), ``auto`` (everything this machine supports, and a plain
-line for what it does not).
+(+ cgroups, isolation and no network; refused with a clear error naming what
+is missing where the machine cannot give them), ``auto`` (everything this
+machine supports, and a plain line for what it does not).
 """
 
 from __future__ import annotations
@@ -49,11 +55,12 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
+
+from referee.sandbox.isolation import Isolation, UidLease, detect_isolation, failure_of
 
 Level = Literal["none", "basic", "strict", "auto"]
 LEVELS: tuple[Level, ...] = ("none", "basic", "strict", "auto")
@@ -70,6 +77,12 @@ resolves it on its own machine, since that is where the bots run."""
 # Arguments: the cgroup.procs files, then "--", then the rest of the argv.
 _JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
 
+
+# An isolated bot's pipes travel as fds 3 and 4 through the bubblewrap chain, whose monitor
+# processes close every fd above 2 but keep 0 and 1: on 0 and 1 the referee would see no end
+# of output when the bot closes its stdout, only when the whole chain exits.
+_PIPES_ASIDE = 'exec 3<&0 4>&1 </dev/null >/dev/null; exec "$@"'
+_PIPES_BACK = 'exec <&3 >&4 3<&- 4>&-; exec "$@"'
 
 # bubblewrap with the whole filesystem as it is and only the network taken away; the bot
 # dies with bwrap (which stays as its parent, in the same process group).
@@ -99,6 +112,7 @@ class Limits:
     processes: int | None = 128
     memory_bytes: int | None = 2048 * MIB
     address_space_bytes: int | None = None
+    scratch_bytes: int | None = 64 * MIB  # the isolated bot's tmpfs; None: tmpfs's own default
 
     def to_json(self) -> dict[str, int | None]:
         return dataclasses.asdict(self)
@@ -133,6 +147,8 @@ class Support:
     netns: tuple[str, ...] | None  # the prefix that runs a program without network
     netns_why: str
     root: bool
+    isolation: Isolation | None = None
+    isolation_why: str = "not tried"
 
     @property
     def memory_cgroup(self) -> bool:
@@ -159,7 +175,20 @@ def detect() -> Support:
     for parent in [*v1.values(), *([v2] if v2 is not None else [])]:
         sweep_stale(parent)
     netns, netns_why = _detect_netns()
-    return Support(prlimit, prlimit_why, v1, v2, cgroup_why, netns, netns_why, os.geteuid() == 0)
+    root = os.geteuid() == 0
+    isolation, isolation_why = detect_isolation(root, Limits().scratch_bytes)
+    return Support(
+        prlimit,
+        prlimit_why,
+        v1,
+        v2,
+        cgroup_why,
+        netns,
+        netns_why,
+        root,
+        isolation,
+        isolation_why,
+    )
 
 
 def _own_cgroups() -> tuple[dict[str, str], str | None]:
@@ -283,27 +312,13 @@ def _pid_runs(pid: int) -> bool:
     return True
 
 
-def _runs(argv: Sequence[str]) -> str:
-    """'' if ``argv`` runs and exits 0, else its complaint."""
-    try:
-        done = subprocess.run(
-            list(argv), capture_output=True, timeout=20, check=False, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return str(error)
-    if done.returncode == 0:
-        return ""
-    message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-    return message[-1] if message else f"exit status {done.returncode}"
-
-
 def _detect_netns() -> tuple[tuple[str, ...] | None, str]:
     problems: list[str] = []
     unshare = shutil.which("unshare")
     if unshare is None:
         problems.append("unshare (util-linux) is not installed")
     else:
-        why = _runs([unshare, "--net", "--", "true"])
+        why = failure_of([unshare, "--net", "--", "true"])
         if not why:
             return (unshare, "--net", "--"), ""
         problems.append(f"unshare --net: {why}")
@@ -312,7 +327,7 @@ def _detect_netns() -> tuple[tuple[str, ...] | None, str]:
         problems.append("bubblewrap is not installed")
     else:
         prefix = (bwrap, *BWRAP_NO_NETWORK)
-        why = _runs([*prefix, "true"])
+        why = failure_of([*prefix, "true"])
         if not why:
             return prefix, ""
         problems.append(f"bwrap --unshare-net: {why}")
@@ -335,6 +350,7 @@ class Sandbox:
     prlimit: str | None = None
     root: bool = False
     missing: tuple[str, ...] = ()  # a plain line for each protection not applied
+    isolation: Isolation | None = None
 
     def active(self) -> list[str]:
         """The protections applied, one short phrase each (what the log header records)."""
@@ -362,7 +378,10 @@ class Sandbox:
             out.append("cpu time from the cgroup")
         if self.cgroup_v2 is not None:
             out.append("cgroup.kill")
-        if self.netns is not None:
+        if self.isolation is not None:
+            out.append(self.isolation.describe())
+            out.append("no network (a TCP bot reaches only its referee's listener)")
+        elif self.netns is not None:
             tool = "bubblewrap" if "bwrap" in Path(self.netns[0]).name else "unshare"
             out.append(f"no network for stdio bots ({tool})")
         return out
@@ -394,18 +413,56 @@ class Sandbox:
             return None
         return self.limits.processes
 
-    def wrap(self, argv: Sequence[str], *, stdio: bool, cgroup_procs: Sequence[Path]) -> list[str]:
-        """The argv that starts ``argv`` under this sandbox (``argv`` itself at level none)."""
+    def wrap(
+        self,
+        argv: Sequence[str],
+        *,
+        stdio: bool,
+        cgroup_procs: Sequence[Path],
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        uid: int | None = None,
+        inner_prefix: Sequence[str] = (),
+        extra_binds: Sequence[tuple[str, str]] = (),
+        own_dir: bool = True,
+    ) -> list[str]:
+        """The argv that starts ``argv`` under this sandbox (``argv`` itself at level none).
+
+        Order: join the cgroups (as the referee), then the isolation (which
+        switches to the bot's ``uid`` when the referee is root), then the
+        rlimits, innermost, on the bot alone.
+        """
         out: list[str] = []
         if cgroup_procs:
             out += ["/bin/sh", "-c", _JOIN_CGROUPS, "newmarket-sandbox"]
             out += [str(path) for path in cgroup_procs]
             out.append("--")
+        limits: list[str] = []
+        if self.rlimits and self.prlimit is not None:
+            limits = [self.prlimit, *self._prlimit_options(), "--"]
+        if self.isolation is not None:
+            back: list[str] = []
+            if stdio:
+                out += ["/bin/sh", "-c", _PIPES_ASIDE, "newmarket-stdio"]
+                back = ["/bin/sh", "-c", _PIPES_BACK, "newmarket-stdio"]
+            return out + self.isolation.command(
+                argv,
+                cwd=cwd,
+                env=env or {},
+                uid=uid,
+                inner_prefix=[*back, *inner_prefix, *limits],
+                extra_binds=extra_binds,
+                own_dir=own_dir,
+            )
         if stdio and self.netns is not None:
             out += self.netns
-        if self.rlimits and self.prlimit is not None:
-            out += [self.prlimit, *self._prlimit_options(), "--"]
-        return out + list(argv)
+        return out + limits + list(argv)
+
+    def lease_uid(self) -> UidLease | None:
+        """The bot's own uid (root only), held until the lease is released."""
+        if self.isolation is None or not self.isolation.own_uids:
+            return None
+        return self.isolation.pool.lease()
 
     def _prlimit_options(self) -> list[str]:
         limits = self.limits
@@ -483,7 +540,12 @@ def resolve(level: str, limits: Limits | None = None, support: Support | None = 
             "cgroup.kill: a setsid() escapee is killed only if a v1 cgroup lists it "
             f"({support.cgroup_why or 'no cgroup v2'})"
         )
-    if support.netns is None:
+    isolation = support.isolation
+    if isolation is None:
+        missing.append(f"isolation: {support.isolation_why}")
+    else:
+        isolation = dataclasses.replace(isolation, scratch_bytes=limits.scratch_bytes)
+    if support.netns is None and isolation is None:
         missing.append(f"no-network: {support.netns_why}")
     if level == "strict":
         essential = [line for line in missing if not line.startswith("cgroup.kill")]
@@ -503,6 +565,7 @@ def resolve(level: str, limits: Limits | None = None, support: Support | None = 
         prlimit=support.prlimit,
         root=support.root,
         missing=tuple(missing),
+        isolation=isolation,
     )
 
 

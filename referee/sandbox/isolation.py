@@ -1,0 +1,408 @@
+"""A bot's own world: bubblewrap namespaces, a read-only view of the machine, its own uid.
+
+Why bubblewrap (``bwrap``, Debian package ``bubblewrap``) and not namespace
+code of our own: it is the small, audited tool Flatpak runs every app in, it
+does each step (user, pid, ipc, uts, cgroup, net and mount namespaces, the
+mount tree, ``no_new_privs``, dropping capabilities, dying with its parent)
+in the right order with the right error checks, and it works both for root
+and, through unprivileged user namespaces, for an ordinary user.  Hand-made
+``unshare``/``mount`` code gets those details wrong in ways nobody notices
+until a bot does.
+
+Two chains, chosen by who runs the referee:
+
+* **root**: an *outer* ``bwrap`` (still root, in the host's user namespace)
+  builds the bot's file view: the system directories, the runtime, the
+  bot's own directory, all read-only, and a size-capped tmpfs as ``/tmp``.
+  It has to be root because a bot's runtime may live where the bot's uid
+  cannot go (``/root/.pyenv``).  Then util-linux ``setpriv`` becomes the
+  bot's own unprivileged uid (one per bot process, leased from a dedicated
+  range, see ``UidPool``), with no supplementary groups, no capabilities
+  (inheritable, ambient and bounding sets cleared) and ``no_new_privs``.
+  Then an *inner*, unprivileged ``bwrap`` gives the bot its own user, pid,
+  ipc, uts, cgroup and network namespaces, forbids further user namespaces,
+  mounts a fresh ``/proc`` of its pid namespace and a minimal ``/dev``, and
+  makes the outer view read-only except the scratch tmpfs.
+* **not root**: the inner ``bwrap`` alone builds the view itself.  Every bot
+  then has the operator's uid on the host: separate pid, mount, ipc and
+  network namespaces still keep bots from seeing, signalling or reading one
+  another and the referee, but a kernel bug in user namespaces or a file the
+  view exposes is the operator's, and the machine gives no cgroups to a
+  non-root user unless they were delegated.
+
+The bot sees no ``/sys`` (so no cgroup filesystem), no home directory, no
+working directory of the referee, and of the host only what ``view`` lists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import importlib.util
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+# Read-only in every bot's view (those that exist here); the merged-/usr links are kept as links.
+SYSTEM_DIRS = ("/usr", "/etc", "/opt")
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SCRATCH = "/tmp"  # the bot's only writable place: HOME and TMPDIR point here
+ENV_SHARED_DIR = "NEWMARKET_SANDBOX_SHARED_DIR"
+"""Set (to anything) in a bot's spec env when its ``cwd`` is not its own directory but a
+default shared with others (a league file's directory, which holds the database, the
+tokens and the logs): the sandbox then shows only the files its command names.  The
+process layer removes it from the environment before the bot starts."""
+PROJECT_PACKAGES = ("bots", "protocol", "engine")  # what a bundled Python bot imports
+
+# The dedicated uid (and gid) range bots run as when the referee is root: far above any
+# account a distribution or an LDAP directory hands out, and below the 32-bit overflow ids.
+UID_BASE = 1_900_000_000
+UID_COUNT = 100_000
+UID_LOCK_DIR = Path("/run/newmarket-uids")
+
+# Namespaces and protections of the inner bwrap (every level of the chain dies with its parent).
+INNER_OPTIONS = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup",
+    "--unshare-net",
+    "--disable-userns",
+    "--die-with-parent",
+    "--new-session",
+    "--hostname",
+    "bot",
+)
+
+
+class IsolationError(OSError):
+    """The isolation cannot be set up for this bot (no free uid, say)."""
+
+
+@dataclasses.dataclass
+class UidLease:
+    """One uid of the pool, held (by an ``flock``) until ``release``."""
+
+    uid: int
+    fd: int | None
+
+    def release(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
+class UidPool:
+    """Unprivileged uids for bots, one per live bot process on this machine.
+
+    Each uid has a lock file; a referee process holds an ``flock`` on it for
+    its bot's life, so two table workers (or two leagues) on one machine
+    never hand out the same uid, and a referee that dies releases its uids
+    with its file descriptors.  Lock files are never deleted (deleting one
+    under a lock would let a second holder lock a new file of the same name).
+    """
+
+    def __init__(self, directory: Path = UID_LOCK_DIR, base: int = UID_BASE) -> None:
+        self.directory = directory
+        self.base = base
+
+    def check(self) -> str:
+        """'' if uids can be leased here, else why not."""
+        try:
+            self.directory.mkdir(mode=0o700, exist_ok=True)
+        except OSError as error:
+            return f"cannot create {self.directory}: {error.strerror or error}"
+        if not os.access(self.directory, os.W_OK):
+            return f"cannot write {self.directory}"
+        return ""
+
+    def lease(self) -> UidLease:
+        self.directory.mkdir(mode=0o700, exist_ok=True)
+        # The lowest free uid: as many lock files as bots ever ran at once, no more.
+        for step in range(UID_COUNT):
+            uid = self.base + step
+            fd = os.open(self.directory / str(uid), os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            return UidLease(uid, fd)
+        raise IsolationError(f"no free bot uid in {self.base}..{self.base + UID_COUNT - 1}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Isolation:
+    """How this machine isolates a bot: the tools, and whether the referee is root."""
+
+    bwrap: str
+    setpriv: str | None  # root: the uid switch; None when the referee is not root
+    scratch_bytes: int | None
+    pool: UidPool = dataclasses.field(default_factory=UidPool)
+
+    @property
+    def own_uids(self) -> bool:
+        return self.setpriv is not None
+
+    def describe(self) -> str:
+        size = "" if self.scratch_bytes is None else f" {self.scratch_bytes >> 20} MiB"
+        scratch = f"scratch tmpfs{size}"
+        common = (
+            "own pid/ipc/uts/cgroup/net/mount namespaces, read-only system and bot directory, "
+            f"{scratch}, no_new_privs, no capabilities"
+        )
+        if self.own_uids:
+            return f"bubblewrap: own uid per bot, {common}"
+        return f"bubblewrap: {common} (every bot has the operator's uid: the referee is not root)"
+
+    def command(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None,
+        env: Mapping[str, str],
+        uid: int | None,
+        inner_prefix: Sequence[str] = (),
+        extra_binds: Iterable[tuple[str, str]] = (),
+        own_dir: bool = True,
+    ) -> list[str]:
+        """The argv that runs ``argv`` isolated; ``inner_prefix`` runs inside, before it.
+
+        ``extra_binds`` are (host path, path inside) pairs bound read-write
+        (a socket to the referee).  ``uid`` is required when the referee is
+        root.
+        """
+        workdir, binds, files = view(argv, cwd, env, own_dir=own_dir)
+        if inner_prefix:
+            _, more_binds, more_files = view(inner_prefix, None, env)
+            binds += more_binds
+            files += more_files
+        chdir = str(workdir) if workdir is not None else SCRATCH
+        mounts = _mount_options(binds, files, chdir, self.scratch_bytes)
+        for source, target in extra_binds:
+            mounts += ["--bind", source, target]
+        inner = [self.bwrap, *INNER_OPTIONS]
+        if self.setpriv is None:
+            return [
+                *inner,
+                *mounts,
+                "--proc",
+                "/proc",
+                "--dev",
+                "/dev",
+                "--chdir",
+                chdir,
+                "--",
+                *inner_prefix,
+                *argv,
+            ]
+        assert uid is not None, "a root referee runs each bot as its own uid"
+        outer = [self.bwrap, "--die-with-parent", *mounts, "--bind", "/proc", "/proc"]
+        outer += ["--dev", "/dev", "--"]
+        switch = [
+            self.setpriv,
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--ambient-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
+        inside = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+        inside += ["--bind", SCRATCH, SCRATCH]
+        for _source, target in extra_binds:
+            inside += ["--bind", target, target]
+        inside += ["--chdir", chdir, "--"]
+        return [*outer, *switch, *inner, *inside, *inner_prefix, *argv]
+
+
+def view(
+    argv: Sequence[str], cwd: Path | None, env: Mapping[str, str], *, own_dir: bool = True
+) -> tuple[Path | None, list[Path], list[Path]]:
+    """What of the host a bot sees: (its working directory, directories, single files).
+
+    The directories are its own (``cwd``, when it is the bot's own: ``own_dir``)
+    and its runtime's (a Python prefix and virtualenv outside ``/usr``, and the
+    project's packages for a bundled Python bot); the files are programs and
+    scripts named by absolute path, or, for a bot without a directory of its
+    own, by a path relative to its working directory (that directory itself
+    is not shown: it may hold the match log, or a league's database).
+    """
+    directories: list[Path] = []
+    files: list[Path] = []
+    base = cwd if cwd is not None else Path.cwd()
+    if cwd is not None and own_dir:
+        own = cwd.resolve()
+        if own != Path("/"):
+            directories.append(own)
+    program = argv[0]
+    found = shutil.which(program, path=env.get("PATH")) if "/" not in program else None
+    executable = Path(found) if found else base / os.path.expanduser(program)
+    runtime = _python_prefixes(executable)
+    directories += runtime
+    shown_from_base = False  # a module found in the working directory: run there
+    if runtime:
+        directories += _project_packages()
+        module = _module_argument(argv)
+        if module is not None and not (cwd is not None and own_dir):
+            # ``python -m pkg.bot`` finds ``pkg`` in its working directory: show that
+            # package (or module file), not the whole directory.
+            top = base / module.split(".")[0]
+            for candidate in (top, top.with_name(top.name + ".py")):
+                if candidate.is_dir() and Path(os.path.abspath(candidate)) != Path("/"):
+                    directories.append(Path(os.path.abspath(candidate)))
+                    shown_from_base = True
+                elif candidate.is_file():
+                    files.append(Path(os.path.abspath(candidate)))
+    for index, argument in enumerate(argv):
+        if index > 0 and argument.startswith("-"):
+            continue
+        path = Path(os.path.abspath(base / os.path.expanduser(argument)))
+        if index == 0 and found:
+            path = Path(found)
+        if not path.is_file() or _under(path, directories):
+            continue
+        if not _under(path.resolve(), (*SYSTEM_DIRS, *directories)):
+            files.append(path)
+    shown = (cwd is not None and own_dir) or files or shown_from_base
+    return (base if shown else None), directories, files
+
+
+def _module_argument(argv: Sequence[str]) -> str | None:
+    """The module of ``python -m MODULE`` (or ``-mMODULE``), if the command runs one."""
+    for index, argument in enumerate(argv[1:], start=1):
+        if argument == "-m" and index + 1 < len(argv):
+            return argv[index + 1]
+        if argument.startswith("-m") and len(argument) > 2:
+            return argument[2:]
+        if not argument.startswith("-"):
+            return None  # a script: the interpreter's own options end here
+    return None
+
+
+def _python_prefixes(executable: Path) -> list[Path]:
+    """The prefixes (a virtualenv, and the installation it points to) a Python program needs."""
+    out: list[Path] = []
+    for candidate in (Path(os.path.abspath(executable)), executable.resolve()):
+        if candidate.parent.name != "bin" or "python" not in candidate.name:
+            continue
+        prefix = candidate.parent.parent
+        if _under(prefix, SYSTEM_DIRS) or prefix in out:
+            continue
+        if (prefix / "pyvenv.cfg").is_file() or any(prefix.glob("lib/python3*")):
+            out.append(prefix)
+    return out
+
+
+def _project_packages() -> list[Path]:
+    """The directories of this project's packages a bundled Python bot imports."""
+    out: list[Path] = []
+    for name in PROJECT_PACKAGES:
+        with contextlib.suppress(ImportError, ValueError):
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.origin is not None:
+                out.append(Path(spec.origin).resolve().parent)
+    return out
+
+
+def _under(path: Path, roots: Iterable[str | Path]) -> bool:
+    return any(path == Path(root) or Path(root) in path.parents for root in roots)
+
+
+def _mount_options(
+    binds: list[Path], files: list[Path], chdir: str, scratch: int | None
+) -> list[str]:
+    """bwrap options that build the view: system dirs, scratch, parents, then binds."""
+    out: list[str] = []
+    for directory in SYSTEM_DIRS:
+        if os.path.isdir(directory):
+            out += ["--ro-bind", directory, directory]
+    for link in SYSTEM_LINKS:
+        if os.path.islink(link):
+            out += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            out += ["--ro-bind", link, link]
+    if scratch is not None:
+        out += ["--size", str(scratch)]
+    out += ["--perms", "1777", "--tmpfs", SCRATCH]
+    targets = sorted({*binds, *files}, key=lambda path: (len(path.parts), str(path)))
+    kept: list[Path] = []
+    for target in targets:
+        if not any(parent in kept for parent in target.parents):
+            kept.append(target)
+    parents: set[Path] = set()
+    for target in [*kept, Path(chdir)]:
+        parents.update(target.parents if target in kept else [target, *target.parents])
+    for parent in sorted(parents, key=lambda path: len(path.parts)):
+        if str(parent) in ("/", SCRATCH) or _under(parent, (*SYSTEM_DIRS, *SYSTEM_LINKS)):
+            continue
+        if any(bound in parent.parents or bound == parent for bound in kept):
+            continue
+        out += ["--perms", "0755", "--dir", str(parent)]
+    for target in kept:
+        out += ["--ro-bind", str(target), str(target)]
+    return out
+
+
+# ---------------------------------------------------------------- what the machine has
+
+
+def detect_isolation(root: bool, scratch_bytes: int | None) -> tuple[Isolation | None, str]:
+    """The isolation this machine gives, tried once with a real bot-like program; or why not."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return None, (
+            "bubblewrap is not installed (Debian: apt-get install bubblewrap): bots can read "
+            "whatever the referee's user can, and see and signal each other"
+        )
+    setpriv: str | None = None
+    pool = UidPool()
+    if root:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            return None, "setpriv (util-linux) is not installed: no own uid per bot"
+        why = pool.check()
+        if why:
+            return None, f"no uid pool for bots: {why}"
+    isolation = Isolation(bwrap, setpriv, scratch_bytes, pool)
+    lease = pool.lease() if root else None
+    try:
+        argv = isolation.command(
+            ["/bin/sh", "-c", "test -w /tmp && ! test -e /sys/fs/cgroup"],
+            cwd=None,
+            env={},
+            uid=None if lease is None else lease.uid,
+        )
+        why = failure_of(argv)
+    finally:
+        if lease is not None:
+            lease.release()
+    if why:
+        return None, f"bubblewrap cannot isolate a bot here: {why}"
+    return isolation, ""
+
+
+def failure_of(argv: Sequence[str]) -> str:
+    """'' if ``argv`` runs and exits 0 (in ``/``, no input), else its complaint: one line."""
+    try:
+        done = subprocess.run(
+            list(argv),
+            capture_output=True,
+            timeout=20,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            cwd="/",
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return str(error)
+    if done.returncode == 0:
+        return ""
+    message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return message[-1] if message else f"exit status {done.returncode}"

@@ -53,8 +53,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 __all__ = [
+    "ELO_PER_CHIP",
     "H0",
     "H1",
+    "ChipsConfig",
     "SprtConfig",
     "SprtState",
     "SprtSummary",
@@ -125,6 +127,9 @@ class SprtConfig:
     beta: float = 0.05
     prior_variance: float = 0.05
     prior_weight: float = 1.0
+    min_groups: int = 1  # no decision before this many groups
+
+    kind = "places"
 
     def __post_init__(self) -> None:
         if not self.elo1 > self.elo0:
@@ -135,6 +140,11 @@ class SprtConfig:
                 raise ValueError(f"{name}: must be between 0 and 0.5, got {value}")
         if self.prior_variance <= 0 or self.prior_weight < 0:
             raise ValueError("prior_variance must be > 0 and prior_weight >= 0")
+        if self.min_groups < 1:
+            raise ValueError(f"min_groups: must be at least 1, got {self.min_groups}")
+
+    def elo_of(self, score: float) -> float:
+        return score_to_elo(score)
 
     @property
     def score0(self) -> float:
@@ -143,6 +153,87 @@ class SprtConfig:
     @property
     def score1(self) -> float:
         return elo_to_score(self.elo1)
+
+    @property
+    def lower(self) -> float:
+        """Accept H0 at or below this LLR."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """Accept H1 at or above this LLR."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+
+ELO_PER_CHIP = 60.0
+"""Elo per chip of duplicate score per hand: the conversion behind ``--elo0/--elo1`` on chips.
+
+Measured on the default preset at tables of 4 (docs/fidelity.md): pairs of
+known strength that score 0.92 and 0.42 chips per hand in the fixed-hands
+format score 74 and 36 Elo on finishing places in elimination sessions, about
+60 Elo per chip.  A rule of thumb for choosing hypotheses, not a law: give
+``--chips0/--chips1`` to state them in chips directly.
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class ChipsConfig:
+    """The hypotheses on the duplicate chips score (chips per hand), error rates, variance prior.
+
+    ``chips0``/``chips1`` are the candidate's edge over the baseline in chips
+    per hand under H0 and H1.  The variance of a group score is the sample
+    variance pulled towards ``prior_variance`` by ``prior_weight``
+    pseudo-groups.  The default prior is none: a chips score's scale depends
+    on the rules and the bots, and any fixed prior either slows close pairs
+    (too large) or does nothing (too small).  Instead the test does not
+    decide before ``min_groups`` groups, and while the groups are few the
+    estimated variance is inflated by ``(nu / (nu - 2))**2`` (``nu = n - 1``;
+    the square of the t distribution's variance factor), which keeps the
+    false-H1 rate at or below alpha when the variance is estimated from a
+    handful of groups (measured in docs/fidelity.md; 1.06 at 100 groups).
+    """
+
+    chips0: float = 0.0
+    chips1: float = 20.0 / ELO_PER_CHIP
+    alpha: float = 0.05
+    beta: float = 0.05
+    prior_variance: float = 0.0
+    prior_weight: float = 0.0
+    min_groups: int = 8
+    small_sample: bool = True  # inflate the variance by (nu / (nu - 2))**2, nu = groups - 1
+
+    kind = "chips"
+
+    def __post_init__(self) -> None:
+        if not self.chips1 > self.chips0:
+            raise ValueError(f"chips1 ({self.chips1}) must be greater than chips0 ({self.chips0})")
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not 0.0 < value < 0.5:
+                raise ValueError(f"{name}: must be between 0 and 0.5, got {value}")
+        if self.prior_variance < 0 or self.prior_weight < 0:
+            raise ValueError("prior_variance and prior_weight must be >= 0")
+        if self.min_groups < 4:
+            raise ValueError(f"min_groups: must be at least 4, got {self.min_groups}")
+
+    @property
+    def elo0(self) -> float:
+        return self.chips0 * ELO_PER_CHIP
+
+    @property
+    def elo1(self) -> float:
+        return self.chips1 * ELO_PER_CHIP
+
+    def elo_of(self, score: float) -> float:
+        return score * ELO_PER_CHIP
+
+    @property
+    def score0(self) -> float:
+        return self.chips0
+
+    @property
+    def score1(self) -> float:
+        return self.chips1
 
     @property
     def lower(self) -> float:
@@ -171,6 +262,7 @@ class SprtSummary:
     lower: float
     upper: float
     decision: Decision | None
+    kind: str = "places"  # "places" (share of opponents beaten) or "chips" (per hand)
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -182,8 +274,12 @@ class SprtSummary:
         def elo(value: float) -> str:  # a score interval reaching 0 or 1 has no Elo bound
             return f"{value:+.0f}" if abs(value) < _ELO_LIMIT else ("+inf" if value > 0 else "-inf")
 
+        name = "chips/hand" if self.kind == "chips" else "score"
         return (
-            f"score {self.score:.3f} [{self.score_low:.3f}, {self.score_high:.3f}]  "
+            f"{name} {self.score:+.3f} [{self.score_low:+.3f}, {self.score_high:+.3f}]  "
+            if self.kind == "chips"
+            else f"{name} {self.score:.3f} [{self.score_low:.3f}, {self.score_high:.3f}]  "
+        ) + (
             f"Elo {elo(self.elo)} [{elo(self.elo_low)}, {elo(self.elo_high)}]  "
             f"LLR {self.llr:+.2f} ({self.lower:+.2f}, {self.upper:+.2f}){verdict}"
         )
@@ -196,22 +292,27 @@ class SprtState:
     Once decided, the decision stays (more data is still added to the estimate).
     """
 
-    def __init__(self, config: SprtConfig | None = None) -> None:
-        self.config = config if config is not None else SprtConfig()
+    def __init__(self, config: SprtConfig | ChipsConfig | None = None) -> None:
+        self.config: SprtConfig | ChipsConfig = config if config is not None else SprtConfig()
         self.n = 0
         self.mean = 0.0
         self.squares = 0.0  # sum of squared deviations from the mean
         self.decision: Decision | None = None
 
     def add(self, score: float) -> Decision | None:
-        """Add one observation (a rotation group's mean score, 0..1); return the decision."""
-        if not 0.0 <= score <= 1.0:
+        """Add one observation (a rotation group's score); return the decision.
+
+        A places score is between 0 and 1; a chips score is any finite number.
+        """
+        if self.config.kind == "places" and not 0.0 <= score <= 1.0:
             raise ValueError(f"a score is between 0 and 1, got {score}")
+        if not math.isfinite(score):
+            raise ValueError(f"a score is a finite number, got {score}")
         self.n += 1
         delta = score - self.mean
         self.mean += delta / self.n
         self.squares += delta * (score - self.mean)
-        if self.decision is None:
+        if self.decision is None and self.n >= self.config.min_groups:
             llr = self.llr()
             if llr >= self.config.upper:
                 self.decision = H1
@@ -225,6 +326,9 @@ class SprtState:
         pooled = (self.squares + c.prior_weight * c.prior_variance) / max(
             1.0, self.n - 1 + c.prior_weight
         )
+        if isinstance(c, ChipsConfig) and c.small_sample:
+            nu = self.n - 1
+            pooled *= (nu / (nu - 2)) ** 2 if nu > 2 else 9.0
         return max(_MIN_VARIANCE, pooled)
 
     def llr(self) -> float:
@@ -237,26 +341,29 @@ class SprtState:
         c = self.config
         variance = self.variance()
         half = _Z95 * math.sqrt(variance / self.n) if self.n else 0.5
-        low, high = max(0.0, self.mean - half), min(1.0, self.mean + half)
+        low, high = self.mean - half, self.mean + half
+        if c.kind == "places":
+            low, high = max(0.0, low), min(1.0, high)
         return SprtSummary(
             groups=self.n,
             score=self.mean,
             score_low=low,
             score_high=high,
-            elo=score_to_elo(self.mean) if self.n else 0.0,
-            elo_low=score_to_elo(low),
-            elo_high=score_to_elo(high),
+            elo=c.elo_of(self.mean) if self.n else 0.0,
+            elo_low=c.elo_of(low),
+            elo_high=c.elo_of(high),
             variance=variance,
             llr=self.llr(),
             lower=c.lower,
             upper=c.upper,
             decision=self.decision,
+            kind=c.kind,
         )
 
 
 def stopping_groups(
     observations: Sequence[float],
-    config: SprtConfig,
+    config: SprtConfig | ChipsConfig,
     *,
     trials: int = 2000,
     max_groups: int = 10_000,

@@ -1,0 +1,239 @@
+"""Hands and CPU seconds ``newmarket sprt`` needs to decide: the old default against the new.
+
+    .venv/bin/python benchmarks/fidelity.py sprt --seeds 6            # the table of docs/fidelity.md
+    .venv/bin/python benchmarks/fidelity.py false-h1 --runs 200       # equal bots: H1 rate <= alpha
+    .venv/bin/python benchmarks/fidelity.py conversion --groups 150   # Elo per chip, per pair
+
+An in-process simulation: the engine and the policies of
+``referee.scoring.policies`` in one process, no bot processes, so hundreds
+of tests cost minutes on a loaded machine.  The loop is the one
+``newmarket sprt`` runs (``referee/commands/sprt.py``): rotation groups of
+one match per seat for the candidate, the baseline's copies in the other
+seats, one deal seed per group, the same scores and the same SPRT.  The
+referee adds nothing to a match's result when no bot faults, so the figures
+carry over to real bots, whose CPU per decision is larger.
+
+Formats (``--formats``):
+
+* ``old``: today's default.  Elimination sessions of the preset, the
+  share-of-opponents-beaten score, Elo 0/20 with the 0.05 variance prior.
+* ``new``: the new default.  Fixed-hands duplicate matches (``--hands``
+  hands, deep stacks), the duplicate chips score, chips 0/0.33 (Elo 0/20
+  by ``ELO_PER_CHIP``), no prior, no decision before 8 groups.
+* ``luck``: ``new`` without duplicate deals (every match its own seed) but
+  with the luck correction: what the correction alone buys.
+* ``single``: ``new`` without duplicate deals and without luck.
+
+CPU seconds are this process's, engine and policies included (and the
+luck replays for ``luck``); the ratio old/new is what carries over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+
+from engine import Rules, preset
+from referee.scoring.duplicate import GroupMatch, fixed_hands, relative_score, seat_diffs
+from referee.scoring.luck import luck
+from referee.scoring.policies import POLICIES, Policy, play_match
+from referee.sprt import (
+    ELO_PER_CHIP,
+    ChipsConfig,
+    SprtConfig,
+    SprtState,
+    group_seed,
+    match_score,
+    score_to_elo,
+)
+
+PAIRS = [
+    ("tracker", "random"),
+    ("boodler", "tracker"),
+    ("tracker", "tracker-noisy"),
+    ("tracker", "tracker-tiny"),
+    ("tracker-noisy", "tracker-noisy"),
+]
+FORMATS = ("old", "new", "luck", "single")
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    name: str
+    rules: Rules
+    chips: bool
+    duplicate: bool
+    luck: bool
+
+    def config(self) -> SprtConfig | ChipsConfig:
+        return ChipsConfig() if self.chips else SprtConfig()
+
+
+def formats(base: Rules, hands: int) -> dict[str, Format]:
+    fixed = fixed_hands(base, hands)
+    return {
+        "old": Format("old", base, chips=False, duplicate=True, luck=False),
+        "new": Format("new", fixed, chips=True, duplicate=True, luck=False),
+        "luck": Format("luck", fixed, chips=True, duplicate=False, luck=True),
+        "single": Format("single", fixed, chips=True, duplicate=False, luck=False),
+    }
+
+
+def group_score(
+    fmt: Format, candidate: Policy, baseline: Policy, players: int, seed: int, group: int
+) -> tuple[float, int]:
+    """One rotation group, as ``newmarket sprt`` plays it: (its score, hands played)."""
+    matches: list[GroupMatch[int]] = []
+    places_scores = []
+    hands = 0
+    for seat in range(players):
+        seats = [baseline] * players
+        seats[seat] = candidate
+        deal = group_seed(seed, group, None if fmt.duplicate else seat)
+        # Each seat's own generator, distinct per match as the random bot's is (match id, seat).
+        rngs = [random.Random(f"{seed}/{group}/{seat}/{s}") for s in range(players)]
+        outcome = play_match(fmt.rules, deal, seats, rngs).outcome()
+        hands += outcome.hands_played
+        places_scores.append(match_score(list(outcome.places), seat))
+        holders = [1] * players
+        holders[seat] = 0
+        reference = luck(fmt.rules, players, deal) if fmt.luck else None
+        matches.append(GroupMatch(holders, outcome.net_chips, outcome.hands_played, reference))
+    if not fmt.chips:
+        return statistics.fmean(places_scores), hands
+    if fmt.duplicate:
+        diffs = seat_diffs(matches)
+        return statistics.fmean(diffs[seat][seat] for seat in range(players)), hands
+    return statistics.fmean(relative_score(m, seat) for seat, m in enumerate(matches)), hands
+
+
+@dataclasses.dataclass
+class Run:
+    decision: str
+    groups: int
+    hands: int
+    cpu: float
+
+
+def run_test(
+    fmt: Format, candidate: str, baseline: str, players: int, seed: int, max_groups: int
+) -> Run:
+    state = SprtState(fmt.config())
+    hands = 0
+    started = time.process_time()
+    decision = None
+    while decision is None and state.n < max_groups:
+        score, played = group_score(
+            fmt, POLICIES[candidate], POLICIES[baseline], players, seed, state.n
+        )
+        hands += played
+        decision = state.add(score)
+    return Run(decision or "undecided", state.n, hands, time.process_time() - started)
+
+
+def sprt_table(args: argparse.Namespace) -> None:
+    kinds = formats(preset(args.rules), args.hands)
+    chosen = [kinds[name] for name in args.formats.split(",")]
+    pairs = PAIRS if not args.pair else [tuple(p.split(":")) for p in args.pair]
+    print(
+        f"{args.seeds} seeds per pair, {args.players} players, preset {args.rules}, "
+        f"fixed-hands matches of {args.hands} hands; at most {args.max_groups} groups"
+    )
+    print(f"{'pair':28} {'format':7} {'hands (mean, min-max)':>26} {'cpu s':>7} {'decisions':>20}")
+    for candidate, baseline in pairs:
+        means: dict[str, float] = {}
+        for fmt in chosen:
+            runs = [
+                run_test(fmt, candidate, baseline, args.players, 100 + s, args.max_groups)
+                for s in range(args.seeds)
+            ]
+            hands = [r.hands for r in runs]
+            means[fmt.name] = statistics.fmean(hands)
+            tally = ", ".join(
+                f"{k} {sum(r.decision == k for r in runs)}"
+                for k in ("H1", "H0", "undecided")
+                if any(r.decision == k for r in runs)
+            )
+            print(
+                f"{candidate + ' vs ' + baseline:28} {fmt.name:7} "
+                f"{means[fmt.name]:>10.0f} ({min(hands):>5}-{max(hands):>6}) "
+                f"{statistics.fmean(r.cpu for r in runs):>7.1f} {tally:>20}",
+                flush=True,
+            )
+        if "old" in means and "new" in means:
+            print(f"{'':28} old/new hands: {means['old'] / means['new']:.1f}x", flush=True)
+
+
+def false_h1(args: argparse.Namespace) -> None:
+    kinds = formats(preset(args.rules), args.hands)
+    for name in args.formats.split(","):
+        fmt = kinds[name]
+        runs = [
+            run_test(fmt, args.bot, args.bot, args.players, 10_000 + s, args.max_groups)
+            for s in range(args.runs)
+        ]
+        rate = sum(r.decision == "H1" for r in runs) / len(runs)
+        # A one-sided 95% upper bound on the rate (Wilson), to compare with alpha.
+        z, n = 1.645, len(runs)
+        upper = (rate + z * z / (2 * n) + z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)))
+        upper /= 1 + z * z / n
+        print(
+            f"{args.bot} vs {args.bot}, {name}: {len(runs)} runs, H1 {rate:.3f} "
+            f"(95% upper bound {upper:.3f}), H0 {sum(r.decision == 'H0' for r in runs)}, "
+            f"mean groups {statistics.fmean(r.groups for r in runs):.1f}, "
+            f"mean hands {statistics.fmean(r.hands for r in runs):.0f}",
+            flush=True,
+        )
+
+
+def conversion(args: argparse.Namespace) -> None:
+    """Per pair: the places score (as Elo) in sessions and the chips score in fixed hands."""
+    kinds = formats(preset(args.rules), args.hands)
+    for candidate, baseline in PAIRS[:-1]:
+        places = [
+            group_score(kinds["old"], POLICIES[candidate], POLICIES[baseline], args.players, 7, g)[0]
+            for g in range(args.groups)
+        ]
+        chips = [
+            group_score(kinds["new"], POLICIES[candidate], POLICIES[baseline], args.players, 7, g)[0]
+            for g in range(args.groups)
+        ]
+        elo, chip = score_to_elo(statistics.fmean(places)), statistics.fmean(chips)
+        se = statistics.stdev(chips) / math.sqrt(len(chips))
+        print(
+            f"{candidate} vs {baseline}: Elo {elo:+.0f}, chips/hand {chip:+.3f} +- {1.96 * se:.3f}, "
+            f"Elo per chip {elo / chip if chip else math.nan:.0f} (ELO_PER_CHIP = {ELO_PER_CHIP:g})",
+            flush=True,
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("sprt", "false-h1", "conversion"):
+        p = sub.add_parser(name)
+        p.add_argument("--rules", default="boodle")
+        p.add_argument("--players", type=int, default=4)
+        p.add_argument("--hands", type=int, default=16, help="hands per fixed-hands match")
+        p.add_argument("--max-groups", type=int, default=500, help="500 groups = 2000 matches")
+        p.add_argument("--formats", default="old,new" if name != "sprt" else ",".join(FORMATS))
+    sub.choices["sprt"].add_argument("--seeds", type=int, default=6)
+    sub.choices["sprt"].add_argument("--pair", action="append", help="CANDIDATE:BASELINE")
+    sub.choices["false-h1"].add_argument("--runs", type=int, default=200)
+    sub.choices["false-h1"].add_argument("--bot", default="tracker-noisy")
+    sub.choices["conversion"].add_argument("--groups", type=int, default=150)
+    args = parser.parse_args(argv)
+    {"sprt": sprt_table, "false-h1": false_h1, "conversion": conversion}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,8 +1,8 @@
 """Hands and CPU seconds ``newmarket sprt`` needs to decide: the old default against the new.
 
-    .venv/bin/python benchmarks/fidelity.py sprt --seeds 6            # the table of docs/fidelity.md
-    .venv/bin/python benchmarks/fidelity.py false-h1 --runs 200       # equal bots: H1 rate <= alpha
-    .venv/bin/python benchmarks/fidelity.py conversion --groups 150   # Elo per chip, per pair
+    .venv/bin/python benchmarks/fidelity.py sprt --seeds 6          # the table of docs/fidelity.md
+    .venv/bin/python benchmarks/fidelity.py false-h1 --runs 200     # equal bots: H1 rate <= alpha
+    .venv/bin/python benchmarks/fidelity.py conversion --groups 150 # Elo per chip, per pair
 
 An in-process simulation: the engine and the policies of
 ``referee.scoring.policies`` in one process, no bot processes, so hundreds
@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import random
 import statistics
 import sys
 import time
@@ -42,19 +41,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
-from engine import Rules, preset
-from referee.scoring.duplicate import GroupMatch, fixed_hands, relative_score, seat_diffs
-from referee.scoring.luck import luck
-from referee.scoring.policies import POLICIES, Policy, play_match
-from referee.sprt import (
-    ELO_PER_CHIP,
-    ChipsConfig,
-    SprtConfig,
-    SprtState,
-    group_seed,
-    match_score,
-    score_to_elo,
-)
+from engine import preset
+from referee.scoring.policies import POLICIES
+from referee.scoring.simulate import Format, formats, group_score
+from referee.sprt import ELO_PER_CHIP, SprtState, score_to_elo
 
 PAIRS = [
     ("tracker", "random"),
@@ -64,56 +54,6 @@ PAIRS = [
     ("tracker-noisy", "tracker-noisy"),
 ]
 FORMATS = ("old", "new", "luck", "single")
-
-
-@dataclasses.dataclass(frozen=True)
-class Format:
-    name: str
-    rules: Rules
-    chips: bool
-    duplicate: bool
-    luck: bool
-
-    def config(self) -> SprtConfig | ChipsConfig:
-        return ChipsConfig() if self.chips else SprtConfig()
-
-
-def formats(base: Rules, hands: int) -> dict[str, Format]:
-    fixed = fixed_hands(base, hands)
-    return {
-        "old": Format("old", base, chips=False, duplicate=True, luck=False),
-        "new": Format("new", fixed, chips=True, duplicate=True, luck=False),
-        "luck": Format("luck", fixed, chips=True, duplicate=False, luck=True),
-        "single": Format("single", fixed, chips=True, duplicate=False, luck=False),
-    }
-
-
-def group_score(
-    fmt: Format, candidate: Policy, baseline: Policy, players: int, seed: int, group: int
-) -> tuple[float, int]:
-    """One rotation group, as ``newmarket sprt`` plays it: (its score, hands played)."""
-    matches: list[GroupMatch[int]] = []
-    places_scores = []
-    hands = 0
-    for seat in range(players):
-        seats = [baseline] * players
-        seats[seat] = candidate
-        deal = group_seed(seed, group, None if fmt.duplicate else seat)
-        # Each seat's own generator, distinct per match as the random bot's is (match id, seat).
-        rngs = [random.Random(f"{seed}/{group}/{seat}/{s}") for s in range(players)]
-        outcome = play_match(fmt.rules, deal, seats, rngs).outcome()
-        hands += outcome.hands_played
-        places_scores.append(match_score(list(outcome.places), seat))
-        holders = [1] * players
-        holders[seat] = 0
-        reference = luck(fmt.rules, players, deal) if fmt.luck else None
-        matches.append(GroupMatch(holders, outcome.net_chips, outcome.hands_played, reference))
-    if not fmt.chips:
-        return statistics.fmean(places_scores), hands
-    if fmt.duplicate:
-        diffs = seat_diffs(matches)
-        return statistics.fmean(diffs[seat][seat] for seat in range(players)), hands
-    return statistics.fmean(relative_score(m, seat) for seat, m in enumerate(matches)), hands
 
 
 @dataclasses.dataclass
@@ -184,7 +124,7 @@ def false_h1(args: argparse.Namespace) -> None:
         rate = sum(r.decision == "H1" for r in runs) / len(runs)
         # A one-sided 95% upper bound on the rate (Wilson), to compare with alpha.
         z, n = 1.645, len(runs)
-        upper = (rate + z * z / (2 * n) + z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)))
+        upper = rate + z * z / (2 * n) + z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
         upper /= 1 + z * z / n
         print(
             f"{args.bot} vs {args.bot}, {name}: {len(runs)} runs, H1 {rate:.3f} "
@@ -200,18 +140,24 @@ def conversion(args: argparse.Namespace) -> None:
     kinds = formats(preset(args.rules), args.hands)
     for candidate, baseline in PAIRS[:-1]:
         places = [
-            group_score(kinds["old"], POLICIES[candidate], POLICIES[baseline], args.players, 7, g)[0]
+            group_score(kinds["old"], POLICIES[candidate], POLICIES[baseline], args.players, 7, g)[
+                0
+            ]
             for g in range(args.groups)
         ]
         chips = [
-            group_score(kinds["new"], POLICIES[candidate], POLICIES[baseline], args.players, 7, g)[0]
+            group_score(kinds["new"], POLICIES[candidate], POLICIES[baseline], args.players, 7, g)[
+                0
+            ]
             for g in range(args.groups)
         ]
         elo, chip = score_to_elo(statistics.fmean(places)), statistics.fmean(chips)
         se = statistics.stdev(chips) / math.sqrt(len(chips))
         print(
-            f"{candidate} vs {baseline}: Elo {elo:+.0f}, chips/hand {chip:+.3f} +- {1.96 * se:.3f}, "
-            f"Elo per chip {elo / chip if chip else math.nan:.0f} (ELO_PER_CHIP = {ELO_PER_CHIP:g})",
+            f"{candidate} vs {baseline}: Elo {elo:+.0f}, "
+            f"chips/hand {chip:+.3f} +- {1.96 * se:.3f}, "
+            f"Elo per chip {elo / chip if chip else math.nan:.0f} "
+            f"(ELO_PER_CHIP = {ELO_PER_CHIP:g})",
             flush=True,
         )
 

@@ -31,7 +31,7 @@ SKILL = [3, 1, -1, -3]  # chips per match above the average, by bot
 def league(seed: int = 0, order: list[int] | None = None) -> list[StoredMatch]:
     """Every table of 3 of the 4 bots, every rotation, in the given order of tables."""
     rng = random.Random(seed)
-    stored = []
+    stored: list[StoredMatch] = []
     tables = list(itertools.combinations(range(4), 3)) * 3
     for number in order if order is not None else range(len(tables)):
         table = tables[number]

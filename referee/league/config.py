@@ -20,8 +20,9 @@ The file's shape (every key is optional unless marked)::
     [league]  name, format ("round_robin" | "bankroll"), seed (required),
               table_size (3..8), hand_limit, logs (a directory, or false;
               default: beside the database)
-    [schedule]  kind ("auto" | "round_robin" | "balanced"), duplicate, cycles,
-                meetings, round_robin_limit                  (round_robin only)
+    [schedule]  kind ("auto" | "round_robin" | "balanced" | "gauntlet"), duplicate,
+                cycles, meetings, round_robin_limit, candidates (gauntlet: the first N
+                bots play the others)                       (round_robin only)
     [bankroll]  max_rounds                                    (bankroll only)
     [rules]  preset, options = { option = value, ... }
     [time_control]  move_time, time_bank, startup_time, margin, max_faults
@@ -59,7 +60,7 @@ from engine.presets import DEFAULT_PRESET
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
-from referee.league.schedule import AUTO, SCHEDULE_KINDS
+from referee.league.schedule import AUTO, GAUNTLET, SCHEDULE_KINDS
 from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
 from referee.timecontrol import TimeControl
@@ -79,6 +80,7 @@ class ScheduleSettings:
     cycles: int = 1  # the whole schedule is played this many times, with fresh seeds
     meetings: int = 1  # balanced: every pair of bots shares at least this many tables
     round_robin_limit: int = 500  # auto: round robin up to this many tables, else balanced
+    candidates: int = 0  # gauntlet: the first N bots play the rest (the field), never each other
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,7 +147,12 @@ class LeagueConfig:
                 "table_size": self.table_size,
                 "hand_limit": self.rules.hand_limit,
             },
-            "schedule": dataclasses.asdict(self.schedule),
+            # candidates only when set, so leagues stored before it existed still resume
+            "schedule": {
+                key: value
+                for key, value in dataclasses.asdict(self.schedule).items()
+                if key != "candidates" or value
+            },
             "bankroll": dataclasses.asdict(self.bankroll),
             "rules": self.rules.to_dict(),
             "time_control": self.time_control.to_json(),
@@ -337,8 +344,15 @@ class _Reader:
             cycles=section.integer("cycles", 1, 1, 1000),
             meetings=section.integer("meetings", 1, 1, 100),
             round_robin_limit=section.integer("round_robin_limit", 500, 1),
+            candidates=section.integer("candidates", 0, 0, 1000),
         )
         section.finish(tuple(field.name for field in dataclasses.fields(ScheduleSettings)))
+        if (settings.kind == GAUNTLET) != (settings.candidates > 0):
+            self.fail(
+                "schedule.candidates",
+                "a gauntlet (kind = \"gauntlet\") names how many of the first bots are "
+                "candidates, and only a gauntlet does",
+            )
         return settings
 
     def bankroll(self, data: dict[str, Any], fmt: str) -> BankrollSettings:

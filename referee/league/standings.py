@@ -343,6 +343,7 @@ def _round_robin_total(identity: Mapping[str, Any], bots: int) -> int | None:
                 cycles=int(schedule["cycles"]),
                 meetings=int(schedule["meetings"]),
                 round_robin_limit=int(schedule["round_robin_limit"]),
+                candidates=int(schedule.get("candidates", 0)),
             )
         )
     except ScheduleError:

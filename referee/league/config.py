@@ -19,7 +19,8 @@ The file's shape (every key is optional unless marked)::
 
     [league]  name, format ("round_robin" | "bankroll"), seed (required),
               table_size (3..8), hand_limit, logs (a directory, or false;
-              default: beside the database)
+              default: beside the database), match ("session" | "fixed_hands" |
+              "auto": fixed_hands for the newmarket preset, else session)
     [schedule]  kind ("auto" | "round_robin" | "balanced" | "gauntlet"), duplicate,
                 cycles, meetings, round_robin_limit, candidates (gauntlet: the first N
                 bots play the others)                       (round_robin only)
@@ -63,7 +64,13 @@ from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.schedule import AUTO, GAUNTLET, SCHEDULE_KINDS
 from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
+from referee.scoring.duplicate import fixed_hands
 from referee.timecontrol import TimeControl
+
+SESSION = "session"  # the rules' own match: elimination, until end_players or the hand limit
+FIXED_HANDS = "fixed_hands"  # exactly hand_limit hands, stacks too deep to run out (duplicate)
+MATCH_FORMATS = ("auto", SESSION, FIXED_HANDS)
+FIXED_HANDS_DEFAULT = 16  # hands per fixed-hands match when hand_limit is not given
 
 Format = Literal["round_robin", "bankroll"]
 FORMATS: tuple[Format, ...] = ("round_robin", "bankroll")
@@ -262,11 +269,13 @@ class _Reader:
         table_size = league.integer("table_size", 4, MIN_PLAYERS, MAX_PLAYERS)
         hand_limit = league.integer("hand_limit", 0, 1) if league.has("hand_limit") else None
         keep_logs, logs = self.logs(league)
-        league.finish(("name", "format", "seed", "table_size", "hand_limit", "logs"))
+        match = league.text("match", "auto", MATCH_FORMATS)
+        league.finish(("name", "format", "seed", "table_size", "hand_limit", "logs", "match"))
 
         schedule = self.schedule(data, fmt)
         bankroll = self.bankroll(data, fmt)
         preset_name, options, rules = self.rules(data, hand_limit)
+        rules = self.match_format(match, fmt, preset_name, options, rules)
         time_control = self.time_control(data)
         bots, raw_bots = self.bots(data)
         remote = self.remote(data)
@@ -350,7 +359,7 @@ class _Reader:
         if (settings.kind == GAUNTLET) != (settings.candidates > 0):
             self.fail(
                 "schedule.candidates",
-                "a gauntlet (kind = \"gauntlet\") names how many of the first bots are "
+                'a gauntlet (kind = "gauntlet") names how many of the first bots are '
                 "candidates, and only a gauntlet does",
             )
         return settings
@@ -364,6 +373,26 @@ class _Reader:
         settings = BankrollSettings(max_rounds=section.integer("max_rounds", 100, 1, 100_000))
         section.finish(tuple(field.name for field in dataclasses.fields(BankrollSettings)))
         return settings
+
+    def match_format(
+        self, match: str, fmt: str, preset_name: str, options: dict[str, object], rules: Rules
+    ) -> Rules:
+        """``league.match``: the rules' session, or fixed hands with deep stacks (duplicate).
+
+        ``auto`` is fixed hands for the ``newmarket`` preset, whose 20 chips and
+        stake of 10 end a session after about one hand, and the session otherwise.
+        """
+        if match == "auto":
+            auto = preset_name == "newmarket" and fmt == "round_robin"
+            match = FIXED_HANDS if auto else SESSION
+        if match == SESSION:
+            return rules
+        if fmt == "bankroll":
+            self.fail("league.match", "a bankroll league carries chips: it plays sessions")
+        if "starting_chips" in options:
+            self.fail("league.match", "fixed_hands sets deep starting chips itself")
+        hands = rules.hand_limit if "hand_limit" in options else FIXED_HANDS_DEFAULT
+        return fixed_hands(rules, hands)
 
     def rules(
         self, data: dict[str, Any], hand_limit: int | None

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 from engine import preset
 from referee.scoring.policies import POLICIES
 from referee.scoring.simulate import Format, formats, group_score
-from referee.sprt import ELO_PER_CHIP, SprtState, score_to_elo
+from referee.sprt import ELO_PER_CHIP, SprtState, score_to_elo, stopping_groups
 
 PAIRS = [
     ("tracker", "random"),
@@ -114,6 +114,13 @@ def sprt_table(args: argparse.Namespace) -> None:
 
 
 def false_h1(args: argparse.Namespace) -> None:
+    """How often equal bots get H1, from real runs and from many runs on their groups.
+
+    ``--runs`` full tests are played; then ``--groups`` groups of the pair are
+    played once, centred on 0 (the exact H0 of equal bots, with their real
+    spread and shape), and the test is re-run 4,000 times on groups drawn
+    from them (``referee.sprt.stopping_groups``): many runs for the CPU of a few.
+    """
     kinds = formats(preset(args.rules), args.hands)
     for name in args.formats.split(","):
         fmt = kinds[name]
@@ -121,16 +128,33 @@ def false_h1(args: argparse.Namespace) -> None:
             run_test(fmt, args.bot, args.bot, args.players, 10_000 + s, args.max_groups)
             for s in range(args.runs)
         ]
-        rate = sum(r.decision == "H1" for r in runs) / len(runs)
-        # A one-sided 95% upper bound on the rate (Wilson), to compare with alpha.
-        z, n = 1.645, len(runs)
-        upper = rate + z * z / (2 * n) + z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n))
-        upper /= 1 + z * z / n
+        if runs:
+            print(
+                f"{args.bot} vs {args.bot}, {name}: {len(runs)} full runs, "
+                f"H1 {sum(r.decision == 'H1' for r in runs)}, "
+                f"H0 {sum(r.decision == 'H0' for r in runs)}, "
+                f"mean hands {statistics.fmean(r.hands for r in runs):.0f}",
+                flush=True,
+            )
+        scores = [
+            group_score(fmt, POLICIES[args.bot], POLICIES[args.bot], args.players, 20_000, g)[0]
+            for g in range(args.groups)
+        ]
+        mean = statistics.fmean(scores)
+        centred = [score - mean for score in scores]
+        trials = 4000
+        lengths, outcomes = stopping_groups(
+            centred, fmt.config(), trials=trials, max_groups=args.max_groups, seed=1
+        )
+        rate = outcomes["H1"] / trials
+        z = 1.645  # a one-sided 95% upper bound on the rate (Wilson)
+        spread = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials))
+        upper = (rate + z * z / (2 * trials) + spread) / (1 + z * z / trials)
         print(
-            f"{args.bot} vs {args.bot}, {name}: {len(runs)} runs, H1 {rate:.3f} "
-            f"(95% upper bound {upper:.3f}), H0 {sum(r.decision == 'H0' for r in runs)}, "
-            f"mean groups {statistics.fmean(r.groups for r in runs):.1f}, "
-            f"mean hands {statistics.fmean(r.hands for r in runs):.0f}",
+            f"{args.bot} vs {args.bot}, {name}: {args.groups} groups (sd "
+            f"{statistics.stdev(scores):.3f}), centred and resampled {trials} times: "
+            f"H1 {rate:.4f} (95% upper bound {upper:.4f}), H0 {outcomes['H0'] / trials:.4f}, "
+            f"mean groups {statistics.fmean(lengths):.1f}",
             flush=True,
         )
 
@@ -174,7 +198,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         p.add_argument("--formats", default="old,new" if name != "sprt" else ",".join(FORMATS))
     sub.choices["sprt"].add_argument("--seeds", type=int, default=6)
     sub.choices["sprt"].add_argument("--pair", action="append", help="CANDIDATE:BASELINE")
-    sub.choices["false-h1"].add_argument("--runs", type=int, default=200)
+    sub.choices["false-h1"].add_argument("--runs", type=int, default=10)
+    sub.choices["false-h1"].add_argument("--groups", type=int, default=200)
     sub.choices["false-h1"].add_argument("--bot", default="tracker-noisy")
     sub.choices["conversion"].add_argument("--groups", type=int, default=150)
     args = parser.parse_args(argv)

@@ -4,8 +4,17 @@ Pure functions and one small accumulator, no matches and no I/O, so every
 number the command prints can be checked on synthetic data
 (``tests/search/test_sprt.py``).
 
-The model, chess engines' SPRT (cutechess, fastchess) carried over to a table
-of N players:
+Two scores, one test.  The default (``ChipsConfig``) is the duplicate chips
+score of ``referee.scoring.duplicate``: the candidate's chips per hand
+against the baselines that held the same cards in the group's other
+matches, hypotheses in chips per hand (or Elo at ``ELO_PER_CHIP``), no
+variance prior but no decision before ``min_groups`` and a small-sample
+inflation of the variance (docs/fidelity.md has the definitions and the
+measurements).  The places score below (``SprtConfig``) is the original
+test, kept as ``newmarket sprt --score places``.
+
+The places model, chess engines' SPRT (cutechess, fastchess) carried over to
+a table of N players:
 
 * **A match's score.**  The candidate sits at a table with N-1 copies of the
   baseline.  Its score is the fraction of those opponents it finished ahead

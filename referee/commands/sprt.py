@@ -6,9 +6,12 @@ The question a bot writer asks after every change: is the new version
 better?  The command answers it the way chess engine testers do (cutechess,
 fastchess): it plays matches until a sequential probability ratio test
 accepts H1 (better by at least ``--elo1``) or H0 (no better than ``--elo0``),
-printing the running estimate after every group of matches.  The statistics
-and the model (score = the share of opponents finished ahead of; one
-observation per rotation group; Elo per candidate-baseline pair) are in
+printing the running estimate after every group of matches, with the hands
+played and the bots' CPU seconds so far.  By default the matches are
+fixed-hands duplicate matches (deep stacks: nobody is eliminated, so a
+group's deals stay identical) and the score is the candidate's duplicate
+chips per hand (``referee/scoring/``); ``--score places`` is the original
+test on finishing places in elimination sessions.  The statistics are in
 ``referee/sprt.py``, kept apart from this loop so they can be tested alone.
 
 A *group* is one match per seat: the candidate in seat 0, then 1, ..., the

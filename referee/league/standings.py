@@ -122,7 +122,9 @@ class Standings:
             return None
         names = [row.name for row in self.rows]
         table = Table(
-            title="head to head: share of common matches the row finished ahead of the column",
+            title="head to head",
+            caption="share of common matches the row bot finished ahead of the column bot",
+            caption_justify="left",
             box=box.SIMPLE_HEAD,
             pad_edge=False,
         )

@@ -284,13 +284,15 @@ class SprtSummary:
             return f"{value:+.0f}" if abs(value) < _ELO_LIMIT else ("+inf" if value > 0 else "-inf")
 
         name = "chips/hand" if self.kind == "chips" else "score"
+        # identical groups (equal deterministic bots) have no variance: an infinite LLR
+        llr = f"{self.llr:+.2f}" if abs(self.llr) < 1e6 else ("+inf" if self.llr > 0 else "-inf")
         return (
             f"{name} {self.score:+.3f} [{self.score_low:+.3f}, {self.score_high:+.3f}]  "
             if self.kind == "chips"
             else f"{name} {self.score:.3f} [{self.score_low:.3f}, {self.score_high:.3f}]  "
         ) + (
             f"Elo {elo(self.elo)} [{elo(self.elo_low)}, {elo(self.elo_high)}]  "
-            f"LLR {self.llr:+.2f} ({self.lower:+.2f}, {self.upper:+.2f}){verdict}"
+            f"LLR {llr} ({self.lower:+.2f}, {self.upper:+.2f}){verdict}"
         )
 
 

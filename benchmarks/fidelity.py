@@ -18,7 +18,7 @@ Formats (``--formats``):
 * ``old``: today's default.  Elimination sessions of the preset, the
   share-of-opponents-beaten score, Elo 0/20 with the 0.05 variance prior.
 * ``new``: the new default.  Fixed-hands duplicate matches (``--hands``
-  hands, deep stacks), the duplicate chips score, chips 0/0.33 (Elo 0/20
+  hands, one per player by default; deep stacks), the duplicate chips score, chips 0/0.33 (Elo 0/20
   by ``ELO_PER_CHIP``), no prior, no decision before 8 groups.
 * ``luck``: ``new`` without duplicate deals (every match its own seed) but
   with the luck correction: what the correction alone buys.
@@ -193,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         p = sub.add_parser(name)
         p.add_argument("--rules", default="boodle")
         p.add_argument("--players", type=int, default=4)
-        p.add_argument("--hands", type=int, default=16, help="hands per fixed-hands match")
+        p.add_argument("--hands", type=int, default=4, help="hands per fixed-hands match")
         p.add_argument("--max-groups", type=int, default=500, help="500 groups = 2000 matches")
         p.add_argument("--formats", default="old,new" if name != "sprt" else ",".join(FORMATS))
     sub.choices["sprt"].add_argument("--seeds", type=int, default=6)

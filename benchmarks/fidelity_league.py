@@ -8,7 +8,7 @@ ways:
 
 * ``old``: elimination sessions of the boodle preset, ranked by openskill's
   conservative rating (``referee.league.ratings``), fed in schedule order;
-* ``new``: 16-hand fixed-hands matches, ranked by the batch fit of duplicate
+* ``new``: fixed-hands matches of one round of deals (4 hands), ranked by the batch fit of duplicate
   chips scores (``referee.scoring.fit``), what ``newmarket standings`` sorts by.
 
 For each bot, the standard deviation of its final rank over the leagues
@@ -61,7 +61,7 @@ def league(rules: Rules, seed: int, chips: bool) -> list[int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leagues", type=int, default=40)
-    parser.add_argument("--hands", type=int, default=16)
+    parser.add_argument("--hands", type=int, default=4)
     args = parser.parse_args()
     kinds = {
         "old": (preset("boodle"), False),

@@ -70,7 +70,6 @@ from referee.timecontrol import TimeControl
 SESSION = "session"  # the rules' own match: elimination, until end_players or the hand limit
 FIXED_HANDS = "fixed_hands"  # exactly hand_limit hands, stacks too deep to run out (duplicate)
 MATCH_FORMATS = ("auto", SESSION, FIXED_HANDS)
-FIXED_HANDS_DEFAULT = 16  # hands per fixed-hands match when hand_limit is not given
 
 Format = Literal["round_robin", "bankroll"]
 FORMATS: tuple[Format, ...] = ("round_robin", "bankroll")
@@ -275,7 +274,7 @@ class _Reader:
         schedule = self.schedule(data, fmt)
         bankroll = self.bankroll(data, fmt)
         preset_name, options, rules = self.rules(data, hand_limit)
-        rules = self.match_format(match, fmt, preset_name, options, rules)
+        rules = self.match_format(match, fmt, preset_name, options, rules, table_size)
         time_control = self.time_control(data)
         bots, raw_bots = self.bots(data)
         remote = self.remote(data)
@@ -375,7 +374,13 @@ class _Reader:
         return settings
 
     def match_format(
-        self, match: str, fmt: str, preset_name: str, options: dict[str, object], rules: Rules
+        self,
+        match: str,
+        fmt: str,
+        preset_name: str,
+        options: dict[str, object],
+        rules: Rules,
+        table_size: int,
     ) -> Rules:
         """``league.match``: the rules' session, or fixed hands with deep stacks (duplicate).
 
@@ -391,7 +396,8 @@ class _Reader:
             self.fail("league.match", "a bankroll league carries chips: it plays sessions")
         if "starting_chips" in options:
             self.fail("league.match", "fixed_hands sets deep starting chips itself")
-        hands = rules.hand_limit if "hand_limit" in options else FIXED_HANDS_DEFAULT
+        # default: one round of deals, every seat deals once (docs/fidelity.md)
+        hands = rules.hand_limit if "hand_limit" in options else table_size
         return fixed_hands(rules, hands)
 
     def rules(

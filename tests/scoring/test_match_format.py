@@ -34,11 +34,12 @@ def test_the_newmarket_preset_session_is_about_one_hand() -> None:
 
 
 def test_newmarket_leagues_default_to_fixed_hands_and_others_to_sessions() -> None:
-    assert config(rules='preset = "newmarket"') == (16, deep_chips(preset("newmarket"), 16))
+    # one round of deals at a table of 4: 4 hands
+    assert config(rules='preset = "newmarket"') == (4, deep_chips(preset("newmarket"), 4))
     assert config(league="hand_limit = 8", rules='preset = "newmarket"')[0] == 8
     assert config(league='match = "session"', rules='preset = "newmarket"') == (200, 20)
     assert config() == (200, 40)  # boodle: its own session
-    assert config(league='match = "fixed_hands"')[1] == deep_chips(preset("boodle"), 16)
+    assert config(league='match = "fixed_hands"')[1] == deep_chips(preset("boodle"), 4)
 
 
 def test_fixed_hands_refuses_what_it_cannot_honour() -> None:

@@ -174,13 +174,15 @@ class SprtConfig:
         return math.log((1.0 - self.beta) / self.alpha)
 
 
-ELO_PER_CHIP = 60.0
+ELO_PER_CHIP = 75.0
 """Elo per chip of duplicate score per hand: the conversion behind ``--elo0/--elo1`` on chips.
 
-Measured on the default preset at tables of 4 (docs/fidelity.md): pairs of
-known strength that score 0.92 and 0.42 chips per hand in the fixed-hands
-format score 74 and 36 Elo on finishing places in elimination sessions, about
-60 Elo per chip.  A rule of thumb for choosing hypotheses, not a law: give
+Measured on the default preset at tables of 4 (``benchmarks/fidelity.py
+conversion``, docs/fidelity.md): pairs of known strength that score +74 to
++104 Elo (tracker vs random) and +30 to +36 Elo (a stronger heuristic vs
+tracker) on finishing places in elimination sessions score +1.2 to +1.3 and
++0.4 to +0.56 chips per hand in fixed-hands matches: 60 to 85 Elo per chip,
+75 in between.  A rule of thumb for choosing hypotheses, not a law: give
 ``--chips0/--chips1`` to state them in chips directly.
 """
 

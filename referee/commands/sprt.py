@@ -351,11 +351,11 @@ def sprt_command(
     ] = 20.0,
     chips0: Annotated[
         float | None,
-        typer.Option(help="H0 in chips per hand (chips score; default: --elo0 / 60)."),
+        typer.Option(help="H0 in chips per hand (chips score; default: --elo0 / 75)."),
     ] = None,
     chips1: Annotated[
         float | None,
-        typer.Option(help="H1 in chips per hand (chips score; default: --elo1 / 60)."),
+        typer.Option(help="H1 in chips per hand (chips score; default: --elo1 / 75)."),
     ] = None,
     alpha: Annotated[float, typer.Option(help="The chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option(help="The chance of accepting H0 when H1 holds.")] = 0.05,

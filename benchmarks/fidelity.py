@@ -65,8 +65,10 @@ class Run:
 
 
 def run_test(
-    fmt: Format, candidate: str, baseline: str, players: int, seed: int, max_groups: int
+    fmt: Format, candidate: str, baseline: str, players: int, seed: int, max_groups: int | None
 ) -> Run:
+    if max_groups is None:
+        max_groups = 500 if fmt.name == "old" else 2000
     state = SprtState(fmt.config())
     hands = 0
     started = time.process_time()
@@ -86,7 +88,7 @@ def sprt_table(args: argparse.Namespace) -> None:
     pairs = PAIRS if not args.pair else [tuple(p.split(":")) for p in args.pair]
     print(
         f"{args.seeds} seeds per pair, {args.players} players, preset {args.rules}, "
-        f"fixed-hands matches of {args.hands} hands; at most {args.max_groups} groups"
+        f"fixed-hands matches of {args.hands} hands; at most {args.max_groups or '500/2000'} groups"
     )
     print(f"{'pair':28} {'format':7} {'hands (mean, min-max)':>26} {'cpu s':>7} {'decisions':>20}")
     for candidate, baseline in pairs:
@@ -144,7 +146,7 @@ def false_h1(args: argparse.Namespace) -> None:
         centred = [score - mean for score in scores]
         trials = 4000
         lengths, outcomes = stopping_groups(
-            centred, fmt.config(), trials=trials, max_groups=args.max_groups, seed=1
+            centred, fmt.config(), trials=trials, max_groups=args.max_groups or 2000, seed=1
         )
         rate = outcomes["H1"] / trials
         z = 1.645  # a one-sided 95% upper bound on the rate (Wilson)
@@ -194,7 +196,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         p.add_argument("--rules", default="boodle")
         p.add_argument("--players", type=int, default=4)
         p.add_argument("--hands", type=int, default=4, help="hands per fixed-hands match")
-        p.add_argument("--max-groups", type=int, default=500, help="500 groups = 2000 matches")
+        p.add_argument(
+            "--max-groups",
+            type=int,
+            default=None,
+            help="default: 500 groups of sessions, 2000 of fixed-hands matches (newmarket sprt's "
+            "default match limits at 4 players)",
+        )
         p.add_argument("--formats", default="old,new" if name != "sprt" else ",".join(FORMATS))
     sub.choices["sprt"].add_argument("--seeds", type=int, default=6)
     sub.choices["sprt"].add_argument("--pair", action="append", help="CANDIDATE:BASELINE")

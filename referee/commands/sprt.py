@@ -67,6 +67,7 @@ FORMATS = (FIXED_HANDS, SESSION)
 CHIPS = "chips"
 PLACES = "places"
 SCORES = (CHIPS, PLACES)
+MAX_FIXED_HANDS_MATCHES = 8000  # 4-hand matches: the hands 2000 elimination sessions play
 # A fixed-hands match is one round of deals (as many hands as players, each seat deals
 # once) unless --hands says otherwise: the shorter the match, the less the rotations'
 # carried boodle stacks drift apart, and 4-hand matches needed 1.3x to 4x fewer hands
@@ -393,8 +394,12 @@ def sprt_command(
     ] = None,
     players: Annotated[int, typer.Option(help="Seats at the table (candidate included).")] = 4,
     max_matches: Annotated[
-        int, typer.Option(help="Stop undecided (exit 2) after this many matches.")
-    ] = 2000,
+        int | None,
+        typer.Option(
+            help="Stop undecided (exit 2) after this many matches (default: 8000 fixed-hands "
+            "matches, 2000 sessions: about 32,000 hands either way)."
+        ),
+    ] = None,
     move_time: Annotated[float, typer.Option(help="Seconds per decision.")] = 1.0,
     time_bank: Annotated[float, typer.Option(help="Extra seconds per bot per match.")] = 0.0,
     seed: Annotated[
@@ -420,6 +425,9 @@ def sprt_command(
     """
     try:
         config = build_config(score, elo0, elo1, chips0, chips1, alpha, beta)
+        chosen_format = match_format or (FIXED_HANDS if score == CHIPS else SESSION)
+        if max_matches is None:
+            max_matches = MAX_FIXED_HANDS_MATCHES if chosen_format == FIXED_HANDS else 2000
         control = build_time_control(move_time, time_bank, 10.0, 0.05, 3)
         settings = build_settings(
             candidate,
@@ -435,7 +443,7 @@ def sprt_command(
             duplicate=duplicate,
             concurrency=concurrency,
             log_dir=log_dir,
-            match_format=match_format or (FIXED_HANDS if score == CHIPS else SESSION),
+            match_format=chosen_format,
             luck=luck,
         )
         sink: TextIO | None = open(results, "a") if results is not None else None  # noqa: SIM115

@@ -201,7 +201,7 @@ class ChipsConfig:
     estimated variance is inflated by ``(nu / (nu - 2))**2`` (``nu = n - 1``;
     the square of the t distribution's variance factor), which keeps the
     false-H1 rate at or below alpha when the variance is estimated from a
-    handful of groups (measured in docs/fidelity.md; 1.06 at 100 groups).
+    handful of groups (measured in docs/fidelity.md; 1.04 at 100 groups).
     """
 
     chips0: float = 0.0

@@ -126,8 +126,31 @@ def group_seed(seed: int, group: int, match: int | None = None) -> int:
     return int.from_bytes(hashlib.sha256(label.encode()).digest()[:6], "big")
 
 
+class _ErrorRates:
+    """Wald's bounds from the error rates ``alpha`` and ``beta``, shared by both configs."""
+
+    alpha: float
+    beta: float
+
+    def _check_error_rates(self) -> None:
+        for name in ("alpha", "beta"):
+            value = getattr(self, name)
+            if not 0.0 < value < 0.5:
+                raise ValueError(f"{name}: must be between 0 and 0.5, got {value}")
+
+    @property
+    def lower(self) -> float:
+        """Accept H0 at or below this LLR."""
+        return math.log(self.beta / (1.0 - self.alpha))
+
+    @property
+    def upper(self) -> float:
+        """Accept H1 at or above this LLR."""
+        return math.log((1.0 - self.beta) / self.alpha)
+
+
 @dataclasses.dataclass(frozen=True)
-class SprtConfig:
+class SprtConfig(_ErrorRates):
     """The hypotheses (in Elo), the error rates, and the variance prior."""
 
     elo0: float = 0.0
@@ -143,10 +166,7 @@ class SprtConfig:
     def __post_init__(self) -> None:
         if not self.elo1 > self.elo0:
             raise ValueError(f"elo1 ({self.elo1}) must be greater than elo0 ({self.elo0})")
-        for name in ("alpha", "beta"):
-            value = getattr(self, name)
-            if not 0.0 < value < 0.5:
-                raise ValueError(f"{name}: must be between 0 and 0.5, got {value}")
+        self._check_error_rates()
         if self.prior_variance <= 0 or self.prior_weight < 0:
             raise ValueError("prior_variance must be > 0 and prior_weight >= 0")
         if self.min_groups < 1:
@@ -163,16 +183,6 @@ class SprtConfig:
     def score1(self) -> float:
         return elo_to_score(self.elo1)
 
-    @property
-    def lower(self) -> float:
-        """Accept H0 at or below this LLR."""
-        return math.log(self.beta / (1.0 - self.alpha))
-
-    @property
-    def upper(self) -> float:
-        """Accept H1 at or above this LLR."""
-        return math.log((1.0 - self.beta) / self.alpha)
-
 
 ELO_PER_CHIP = 75.0
 """Elo per chip of duplicate score per hand: the conversion behind ``--elo0/--elo1`` on chips.
@@ -188,7 +198,7 @@ tracker) on finishing places in elimination sessions score +1.2 to +1.3 and
 
 
 @dataclasses.dataclass(frozen=True)
-class ChipsConfig:
+class ChipsConfig(_ErrorRates):
     """The hypotheses on the duplicate chips score (chips per hand), error rates, variance prior.
 
     ``chips0``/``chips1`` are the candidate's edge over the baseline in chips
@@ -218,10 +228,7 @@ class ChipsConfig:
     def __post_init__(self) -> None:
         if not self.chips1 > self.chips0:
             raise ValueError(f"chips1 ({self.chips1}) must be greater than chips0 ({self.chips0})")
-        for name in ("alpha", "beta"):
-            value = getattr(self, name)
-            if not 0.0 < value < 0.5:
-                raise ValueError(f"{name}: must be between 0 and 0.5, got {value}")
+        self._check_error_rates()
         if self.prior_variance < 0 or self.prior_weight < 0:
             raise ValueError("prior_variance and prior_weight must be >= 0")
         if self.min_groups < 4:
@@ -245,16 +252,6 @@ class ChipsConfig:
     @property
     def score1(self) -> float:
         return self.chips1
-
-    @property
-    def lower(self) -> float:
-        """Accept H0 at or below this LLR."""
-        return math.log(self.beta / (1.0 - self.alpha))
-
-    @property
-    def upper(self) -> float:
-        """Accept H1 at or above this LLR."""
-        return math.log((1.0 - self.beta) / self.alpha)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -150,22 +150,34 @@ def build_schedule(
             seating = list(table)
             order.shuffle(seating)
             shared = derive_seed(seed, "deal", cycle, number)
-            for rotation, seats in enumerate(rotations(seating)):
-                deal_seed = (
-                    shared if duplicate else derive_seed(seed, "deal", cycle, number, rotation)
-                )
-                schedule.append(
-                    ScheduledMatch(
-                        index=len(schedule),
-                        match_id=f"c{cycle}-t{number + 1:05d}-r{rotation}",
-                        cycle=cycle,
-                        table=number,
-                        rotation=rotation,
-                        seed=deal_seed,
-                        bots=seats,
-                    )
-                )
+            seeds = [
+                shared if duplicate else derive_seed(seed, "deal", cycle, number, rotation)
+                for rotation in range(len(seating))
+            ]
+            _append_rotations(schedule, cycle, number, seating, seeds)
     return schedule
+
+
+def _append_rotations(
+    schedule: list[ScheduledMatch],
+    cycle: int,
+    number: int,
+    seating: Sequence[int],
+    deal_seeds: Sequence[int],
+) -> None:
+    """One match per seat rotation of table ``number``, rotation r dealt ``deal_seeds[r]``."""
+    for rotation, seats in enumerate(rotations(seating)):
+        schedule.append(
+            ScheduledMatch(
+                index=len(schedule),
+                match_id=f"c{cycle}-t{number + 1:05d}-r{rotation}",
+                cycle=cycle,
+                table=number,
+                rotation=rotation,
+                seed=deal_seeds[rotation],
+                bots=seats,
+            )
+        )
 
 
 def gauntlet(
@@ -219,24 +231,13 @@ def gauntlet(
             arrangement = list(field_table)
             order.shuffle(arrangement)
             for candidate in range(candidates):
-                seating = [candidate, *arrangement]
-                for rotation, seats in enumerate(rotations(seating)):
-                    deal_seed = (
-                        shared
-                        if duplicate
-                        else derive_seed(seed, "deal", cycle, field_number, candidate, rotation)
-                    )
-                    schedule.append(
-                        ScheduledMatch(
-                            index=len(schedule),
-                            match_id=f"c{cycle}-t{number + 1:05d}-r{rotation}",
-                            cycle=cycle,
-                            table=number,
-                            rotation=rotation,
-                            seed=deal_seed,
-                            bots=seats,
-                        )
-                    )
+                seeds = [
+                    shared
+                    if duplicate
+                    else derive_seed(seed, "deal", cycle, field_number, candidate, rotation)
+                    for rotation in range(table_size)
+                ]
+                _append_rotations(schedule, cycle, number, [candidate, *arrangement], seeds)
                 number += 1
     return schedule
 

@@ -4,8 +4,17 @@ Pure functions and one small accumulator, no matches and no I/O, so every
 number the command prints can be checked on synthetic data
 (``tests/search/test_sprt.py``).
 
-The model, chess engines' SPRT (cutechess, fastchess) carried over to a table
-of N players:
+Two scores, one test.  The default (``ChipsConfig``) is the duplicate chips
+score of ``referee.scoring.duplicate``: the candidate's chips per hand
+against the baselines that held the same cards in the group's other
+matches, hypotheses in chips per hand (or Elo at ``ELO_PER_CHIP``), no
+variance prior but no decision before ``min_groups`` and a small-sample
+inflation of the variance (docs/fidelity.md has the definitions and the
+measurements).  The places score below (``SprtConfig``) is the original
+test, kept as ``newmarket sprt --score places``.
+
+The places model, chess engines' SPRT (cutechess, fastchess) carried over to
+a table of N players:
 
 * **A match's score.**  The candidate sits at a table with N-1 copies of the
   baseline.  Its score is the fraction of those opponents it finished ahead
@@ -53,8 +62,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 __all__ = [
+    "ELO_PER_CHIP",
     "H0",
     "H1",
+    "ChipsConfig",
     "SprtConfig",
     "SprtState",
     "SprtSummary",
@@ -115,34 +126,17 @@ def group_seed(seed: int, group: int, match: int | None = None) -> int:
     return int.from_bytes(hashlib.sha256(label.encode()).digest()[:6], "big")
 
 
-@dataclasses.dataclass(frozen=True)
-class SprtConfig:
-    """The hypotheses (in Elo), the error rates, and the variance prior."""
+class _ErrorRates:
+    """Wald's bounds from the error rates ``alpha`` and ``beta``, shared by both configs."""
 
-    elo0: float = 0.0
-    elo1: float = 20.0
-    alpha: float = 0.05
-    beta: float = 0.05
-    prior_variance: float = 0.05
-    prior_weight: float = 1.0
+    alpha: float
+    beta: float
 
-    def __post_init__(self) -> None:
-        if not self.elo1 > self.elo0:
-            raise ValueError(f"elo1 ({self.elo1}) must be greater than elo0 ({self.elo0})")
+    def _check_error_rates(self) -> None:
         for name in ("alpha", "beta"):
             value = getattr(self, name)
             if not 0.0 < value < 0.5:
                 raise ValueError(f"{name}: must be between 0 and 0.5, got {value}")
-        if self.prior_variance <= 0 or self.prior_weight < 0:
-            raise ValueError("prior_variance must be > 0 and prior_weight >= 0")
-
-    @property
-    def score0(self) -> float:
-        return elo_to_score(self.elo0)
-
-    @property
-    def score1(self) -> float:
-        return elo_to_score(self.elo1)
 
     @property
     def lower(self) -> float:
@@ -153,6 +147,111 @@ class SprtConfig:
     def upper(self) -> float:
         """Accept H1 at or above this LLR."""
         return math.log((1.0 - self.beta) / self.alpha)
+
+
+@dataclasses.dataclass(frozen=True)
+class SprtConfig(_ErrorRates):
+    """The hypotheses (in Elo), the error rates, and the variance prior."""
+
+    elo0: float = 0.0
+    elo1: float = 20.0
+    alpha: float = 0.05
+    beta: float = 0.05
+    prior_variance: float = 0.05
+    prior_weight: float = 1.0
+    min_groups: int = 1  # no decision before this many groups
+
+    kind = "places"
+
+    def __post_init__(self) -> None:
+        if not self.elo1 > self.elo0:
+            raise ValueError(f"elo1 ({self.elo1}) must be greater than elo0 ({self.elo0})")
+        self._check_error_rates()
+        if self.prior_variance <= 0 or self.prior_weight < 0:
+            raise ValueError("prior_variance must be > 0 and prior_weight >= 0")
+        if self.min_groups < 1:
+            raise ValueError(f"min_groups: must be at least 1, got {self.min_groups}")
+
+    def elo_of(self, score: float) -> float:
+        return score_to_elo(score)
+
+    @property
+    def score0(self) -> float:
+        return elo_to_score(self.elo0)
+
+    @property
+    def score1(self) -> float:
+        return elo_to_score(self.elo1)
+
+
+ELO_PER_CHIP = 75.0
+"""Elo per chip of duplicate score per hand: the conversion behind ``--elo0/--elo1`` on chips.
+
+Measured on the default preset at tables of 4 (``benchmarks/fidelity.py
+conversion``, docs/fidelity.md): pairs of known strength that score +74 to
++104 Elo (tracker vs random) and +30 to +36 Elo (a stronger heuristic vs
+tracker) on finishing places in elimination sessions score +1.2 to +1.3 and
++0.4 to +0.56 chips per hand in fixed-hands matches: 60 to 85 Elo per chip,
+75 in between.  A rule of thumb for choosing hypotheses, not a law: give
+``--chips0/--chips1`` to state them in chips directly.
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class ChipsConfig(_ErrorRates):
+    """The hypotheses on the duplicate chips score (chips per hand), error rates, variance prior.
+
+    ``chips0``/``chips1`` are the candidate's edge over the baseline in chips
+    per hand under H0 and H1.  The variance of a group score is the sample
+    variance pulled towards ``prior_variance`` by ``prior_weight``
+    pseudo-groups.  The default prior is none: a chips score's scale depends
+    on the rules and the bots, and any fixed prior either slows close pairs
+    (too large) or does nothing (too small).  Instead the test does not
+    decide before ``min_groups`` groups, and while the groups are few the
+    estimated variance is inflated by ``(nu / (nu - 2))**2`` (``nu = n - 1``;
+    the square of the t distribution's variance factor), which keeps the
+    false-H1 rate at or below alpha when the variance is estimated from a
+    handful of groups (measured in docs/fidelity.md; 1.04 at 100 groups).
+    """
+
+    chips0: float = 0.0
+    chips1: float = 20.0 / ELO_PER_CHIP
+    alpha: float = 0.05
+    beta: float = 0.05
+    prior_variance: float = 0.0
+    prior_weight: float = 0.0
+    min_groups: int = 8
+    small_sample: bool = True  # inflate the variance by (nu / (nu - 2))**2, nu = groups - 1
+
+    kind = "chips"
+
+    def __post_init__(self) -> None:
+        if not self.chips1 > self.chips0:
+            raise ValueError(f"chips1 ({self.chips1}) must be greater than chips0 ({self.chips0})")
+        self._check_error_rates()
+        if self.prior_variance < 0 or self.prior_weight < 0:
+            raise ValueError("prior_variance and prior_weight must be >= 0")
+        if self.min_groups < 4:
+            raise ValueError(f"min_groups: must be at least 4, got {self.min_groups}")
+
+    @property
+    def elo0(self) -> float:
+        return self.chips0 * ELO_PER_CHIP
+
+    @property
+    def elo1(self) -> float:
+        return self.chips1 * ELO_PER_CHIP
+
+    def elo_of(self, score: float) -> float:
+        return score * ELO_PER_CHIP
+
+    @property
+    def score0(self) -> float:
+        return self.chips0
+
+    @property
+    def score1(self) -> float:
+        return self.chips1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,6 +270,7 @@ class SprtSummary:
     lower: float
     upper: float
     decision: Decision | None
+    kind: str = "places"  # "places" (share of opponents beaten) or "chips" (per hand)
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
@@ -182,10 +282,16 @@ class SprtSummary:
         def elo(value: float) -> str:  # a score interval reaching 0 or 1 has no Elo bound
             return f"{value:+.0f}" if abs(value) < _ELO_LIMIT else ("+inf" if value > 0 else "-inf")
 
+        name = "chips/hand" if self.kind == "chips" else "score"
+        # identical groups (equal deterministic bots) have no variance: an infinite LLR
+        llr = f"{self.llr:+.2f}" if abs(self.llr) < 1e6 else ("+inf" if self.llr > 0 else "-inf")
         return (
-            f"score {self.score:.3f} [{self.score_low:.3f}, {self.score_high:.3f}]  "
+            f"{name} {self.score:+.3f} [{self.score_low:+.3f}, {self.score_high:+.3f}]  "
+            if self.kind == "chips"
+            else f"{name} {self.score:.3f} [{self.score_low:.3f}, {self.score_high:.3f}]  "
+        ) + (
             f"Elo {elo(self.elo)} [{elo(self.elo_low)}, {elo(self.elo_high)}]  "
-            f"LLR {self.llr:+.2f} ({self.lower:+.2f}, {self.upper:+.2f}){verdict}"
+            f"LLR {llr} ({self.lower:+.2f}, {self.upper:+.2f}){verdict}"
         )
 
 
@@ -196,22 +302,27 @@ class SprtState:
     Once decided, the decision stays (more data is still added to the estimate).
     """
 
-    def __init__(self, config: SprtConfig | None = None) -> None:
-        self.config = config if config is not None else SprtConfig()
+    def __init__(self, config: SprtConfig | ChipsConfig | None = None) -> None:
+        self.config: SprtConfig | ChipsConfig = config if config is not None else SprtConfig()
         self.n = 0
         self.mean = 0.0
         self.squares = 0.0  # sum of squared deviations from the mean
         self.decision: Decision | None = None
 
     def add(self, score: float) -> Decision | None:
-        """Add one observation (a rotation group's mean score, 0..1); return the decision."""
-        if not 0.0 <= score <= 1.0:
+        """Add one observation (a rotation group's score); return the decision.
+
+        A places score is between 0 and 1; a chips score is any finite number.
+        """
+        if self.config.kind == "places" and not 0.0 <= score <= 1.0:
             raise ValueError(f"a score is between 0 and 1, got {score}")
+        if not math.isfinite(score):
+            raise ValueError(f"a score is a finite number, got {score}")
         self.n += 1
         delta = score - self.mean
         self.mean += delta / self.n
         self.squares += delta * (score - self.mean)
-        if self.decision is None:
+        if self.decision is None and self.n >= self.config.min_groups:
             llr = self.llr()
             if llr >= self.config.upper:
                 self.decision = H1
@@ -225,6 +336,9 @@ class SprtState:
         pooled = (self.squares + c.prior_weight * c.prior_variance) / max(
             1.0, self.n - 1 + c.prior_weight
         )
+        if isinstance(c, ChipsConfig) and c.small_sample:
+            nu = self.n - 1
+            pooled *= (nu / (nu - 2)) ** 2 if nu > 2 else 9.0
         return max(_MIN_VARIANCE, pooled)
 
     def llr(self) -> float:
@@ -237,26 +351,29 @@ class SprtState:
         c = self.config
         variance = self.variance()
         half = _Z95 * math.sqrt(variance / self.n) if self.n else 0.5
-        low, high = max(0.0, self.mean - half), min(1.0, self.mean + half)
+        low, high = self.mean - half, self.mean + half
+        if c.kind == "places":
+            low, high = max(0.0, low), min(1.0, high)
         return SprtSummary(
             groups=self.n,
             score=self.mean,
             score_low=low,
             score_high=high,
-            elo=score_to_elo(self.mean) if self.n else 0.0,
-            elo_low=score_to_elo(low),
-            elo_high=score_to_elo(high),
+            elo=c.elo_of(self.mean) if self.n else 0.0,
+            elo_low=c.elo_of(low),
+            elo_high=c.elo_of(high),
             variance=variance,
             llr=self.llr(),
             lower=c.lower,
             upper=c.upper,
             decision=self.decision,
+            kind=c.kind,
         )
 
 
 def stopping_groups(
     observations: Sequence[float],
-    config: SprtConfig,
+    config: SprtConfig | ChipsConfig,
     *,
     trials: int = 2000,
     max_groups: int = 10_000,

@@ -6,9 +6,12 @@ The question a bot writer asks after every change: is the new version
 better?  The command answers it the way chess engine testers do (cutechess,
 fastchess): it plays matches until a sequential probability ratio test
 accepts H1 (better by at least ``--elo1``) or H0 (no better than ``--elo0``),
-printing the running estimate after every group of matches.  The statistics
-and the model (score = the share of opponents finished ahead of; one
-observation per rotation group; Elo per candidate-baseline pair) are in
+printing the running estimate after every group of matches, with the hands
+played and the bots' CPU seconds so far.  By default the matches are
+fixed-hands duplicate matches (deep stacks: nobody is eliminated, so a
+group's deals stay identical) and the score is the candidate's duplicate
+chips per hand (``referee/scoring/``); ``--score places`` is the original
+test on finishing places in elimination sessions.  The statistics are in
 ``referee/sprt.py``, kept apart from this loop so they can be tested alone.
 
 A *group* is one match per seat: the candidate in seat 0, then 1, ..., the
@@ -45,7 +48,6 @@ from referee.commands.common import (
     DEFAULT_TIME,
     AsJson,
     Concurrency,
-    HandLimit,
     LogDir,
     Margin,
     MaxFaults,
@@ -65,9 +67,33 @@ from referee.commands.common import (
 from referee.commands.match import build_time_control, parse_options, unique_names
 from referee.match import MatchResult, play_match
 from referee.sandbox import Sandbox
+from referee.scoring.duplicate import GroupMatch, fixed_hands, relative_score, seat_diffs
+from referee.scoring.luck import luck
 from referee.session import BotSession, open_bots
-from referee.sprt import H0, H1, SprtConfig, SprtState, SprtSummary, group_seed, match_score
+from referee.sprt import (
+    ELO_PER_CHIP,
+    H0,
+    H1,
+    ChipsConfig,
+    SprtConfig,
+    SprtState,
+    SprtSummary,
+    group_seed,
+    match_score,
+)
 from referee.timecontrol import TimeControl
+
+FIXED_HANDS = "fixed-hands"
+SESSION = "session"
+FORMATS = (FIXED_HANDS, SESSION)
+CHIPS = "chips"
+PLACES = "places"
+SCORES = (CHIPS, PLACES)
+MAX_FIXED_HANDS_MATCHES = 8000  # 4-hand matches: the hands 2000 elimination sessions play
+# A fixed-hands match is one round of deals (as many hands as players, each seat deals
+# once) unless --hands says otherwise: the shorter the match, the less the rotations'
+# carried boodle stacks drift apart, and 4-hand matches needed 1.3x to 4x fewer hands
+# to a decision than 16-hand ones (docs/fidelity.md).
 
 EXIT_H1 = 0
 EXIT_H0 = 1
@@ -82,7 +108,7 @@ class SprtSettings:
     baseline: BotSpec
     rules: Rules
     players: int
-    config: SprtConfig
+    config: SprtConfig | ChipsConfig
     control: TimeControl
     max_groups: int
     seed: int
@@ -90,17 +116,32 @@ class SprtSettings:
     concurrency: int = 1
     log_dir: Path | None = None
     sandbox: Sandbox | None = None
+    luck: bool = False  # subtract the reference policy's chips on the same seed (chips score)
+    match_format: str = SESSION
+
+    @property
+    def chips(self) -> bool:
+        return isinstance(self.config, ChipsConfig)
 
 
 @dataclasses.dataclass(frozen=True)
 class GroupResult:
-    """One rotation group: per match (candidate in seat i), its seed, places and score."""
+    """One rotation group: per match (candidate in seat i), its seed, places and score.
+
+    ``scores[i]`` is the candidate's score in match i: the share of opponents
+    it finished ahead of (places score), or its duplicate chips diff per hand
+    against the baselines that held its seat in the group's other matches
+    (chips score; see ``referee.scoring.duplicate``).
+    """
 
     group: int
     seeds: list[int]
     places: list[list[int]]
     scores: list[float]
     faults: int  # faults of any bot in the group's matches
+    hands: list[int] = dataclasses.field(default_factory=list)  # hands played, per match
+    nets: list[list[int]] = dataclasses.field(default_factory=list)  # net chips per seat
+    cpu_ms: int = 0  # the CPU time every bot used in the group's matches
 
     @property
     def score(self) -> float:
@@ -110,12 +151,32 @@ class GroupResult:
         return {**dataclasses.asdict(self), "score": self.score}
 
 
+def chips_scores(
+    settings: SprtSettings, seeds: list[int], nets: list[list[int]], hands: list[int]
+) -> list[float]:
+    """The candidate's chips score in each match of a group (it sat in seat i in match i)."""
+    n = settings.players
+    matches = []
+    for seat, (seed, net, played) in enumerate(zip(seeds, nets, hands, strict=True)):
+        holders = ["baseline"] * n
+        holders[seat] = "candidate"
+        reference = luck(settings.rules, n, seed) if settings.luck else None
+        matches.append(GroupMatch(holders, net, played, reference))
+    if settings.duplicate:
+        diffs = seat_diffs(matches)
+        return [diffs[seat][seat] for seat in range(n)]
+    return [relative_score(match, seat) for seat, match in enumerate(matches)]
+
+
 async def play_group(
     settings: SprtSettings, candidate: BotSession, baselines: list[BotSession], group: int
 ) -> GroupResult:
     """The candidate once in every seat; the baselines fill the other seats in turn."""
     n = settings.players
     seeds, places, scores, faults = [], [], [], 0
+    hands: list[int] = []
+    nets: list[list[int]] = []
+    cpu = 0
     for seat in range(n):
         seating = [candidate] * n
         for index, session in enumerate(baselines):
@@ -135,14 +196,41 @@ async def play_group(
         places.append(result.places)
         scores.append(match_score(result.places, seat))
         faults += sum(len(s.faults) for s in result.seats)
-    return GroupResult(group, seeds, places, scores, faults)
+        hands.append(result.hands)
+        nets.append([s.net_chips for s in result.seats])
+        cpu += sum(s.cpu_ms or 0 for s in result.seats)
+    if settings.chips:
+        scores = chips_scores(settings, seeds, nets, hands)
+    return GroupResult(group, seeds, places, scores, faults, hands, nets, cpu)
+
+
+@dataclasses.dataclass
+class Totals:
+    """What the test has cost so far: matches, hands and bot CPU seconds."""
+
+    matches: int = 0
+    hands: int = 0
+    cpu_ms: int = 0
+
+    def add(self, group: GroupResult) -> None:
+        self.matches += len(group.scores)
+        self.hands += sum(group.hands)
+        self.cpu_ms += group.cpu_ms
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self.cpu_ms / 1000
+
+    def line(self) -> str:
+        return f"{self.matches:>5} matches · {self.hands:>6} hands · {self.cpu_seconds:>7.1f} cpu s"
 
 
 async def run_sprt(
-    settings: SprtSettings, report: Callable[[GroupResult, SprtSummary], None]
-) -> SprtSummary:
+    settings: SprtSettings, report: Callable[[GroupResult, SprtSummary, Totals], None]
+) -> tuple[SprtSummary, Totals]:
     """Play groups until the test decides or ``max_groups`` are done; ``report`` each group."""
     state = SprtState(settings.config)
+    totals = Totals()
     groups = iter(range(settings.max_groups))
     specs = unique_names([settings.candidate] + [settings.baseline] * (settings.players - 1))
 
@@ -151,7 +239,8 @@ async def run_sprt(
             for group in groups:
                 result = await play_group(settings, sessions[0], sessions[1:], group)
                 state.add(result.score)
-                report(result, state.summary())
+                totals.add(result)
+                report(result, state.summary(), totals)
                 if state.decision is not None:
                     cancel.cancel()
                     return
@@ -159,7 +248,7 @@ async def run_sprt(
     async with trio.open_nursery() as nursery:
         for _ in range(settings.concurrency):
             nursery.start_soon(table, nursery.cancel_scope)
-    return state.summary()
+    return state.summary(), totals
 
 
 def exit_code(summary: SprtSummary) -> int:
@@ -178,13 +267,15 @@ def build_settings(
     options: list[str],
     hands: int | None,
     players: int,
-    config: SprtConfig,
+    config: SprtConfig | ChipsConfig,
     control: TimeControl,
     max_matches: int,
     seed: int,
     duplicate: bool,
     concurrency: int,
     log_dir: Path | None,
+    match_format: str = SESSION,
+    luck: bool = False,
 ) -> SprtSettings:
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise UsageError(f"--players: a table seats {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
@@ -194,12 +285,23 @@ def build_settings(
     except NewmarketError as error:
         raise UsageError(f"--rules: {error}") from None
     changes: dict[str, object] = dict(parse_options(options))
-    if hands is not None:
-        if hands < 1:
-            raise UsageError(f"--hands: must be at least 1, got {hands}")
+    if hands is not None and hands < 1:
+        raise UsageError(f"--hands: must be at least 1, got {hands}")
+    if match_format not in FORMATS:
+        raise UsageError(f"--format: {match_format!r} is not one of {', '.join(FORMATS)}")
+    if match_format == SESSION and hands is not None:
         changes["hand_limit"] = hands
+    if match_format == FIXED_HANDS and ("hand_limit" in changes or "starting_chips" in changes):
+        raise UsageError(
+            "--option: fixed-hands matches set hand_limit (use --hands) and starting_chips "
+            "(deep stacks) themselves; use --format session to set them"
+        )
+    if luck and not isinstance(config, ChipsConfig):
+        raise UsageError("--luck: the luck correction is for the chips score (--score chips)")
     try:
         rules = rules.with_options(changes)
+        if match_format == FIXED_HANDS:
+            rules = fixed_hands(rules, hands if hands is not None else players)
     except NewmarketError as error:
         raise UsageError(f"--option: {error}") from None
     if rules.end_players >= players:
@@ -228,17 +330,30 @@ def build_settings(
         duplicate=duplicate,
         concurrency=concurrency,
         log_dir=log_dir,
+        luck=luck,
+        match_format=match_format,
     )
 
 
 def header(settings: SprtSettings) -> str:
     c = settings.config
     deals = "duplicate deals" if settings.duplicate else "a fresh deal seed per match"
+    if isinstance(c, ChipsConfig):
+        hypotheses = f"chips/hand {c.chips0:g} vs {c.chips1:.3g} (Elo {c.elo0:g}/{c.elo1:.3g})"
+        score = "duplicate chips score" + (" with luck correction" if settings.luck else "")
+    else:
+        hypotheses = f"elo0 {c.elo0:g} elo1 {c.elo1:g}"
+        score = "places score"
+    fmt = (
+        f"{settings.rules.hand_limit}-hand matches, deep stacks"
+        if settings.match_format == FIXED_HANDS
+        else "elimination sessions"
+    )
     return (
         f"SPRT {settings.candidate.name} vs {settings.players - 1}x {settings.baseline.name} · "
-        f"elo0 {c.elo0:g} elo1 {c.elo1:g} alpha {c.alpha:g} beta {c.beta:g} · "
-        f"LLR bounds ({c.lower:+.2f}, {c.upper:+.2f}) · {deals} · seed {settings.seed} · "
-        f"at most {settings.max_groups * settings.players} matches"
+        f"{hypotheses} alpha {c.alpha:g} beta {c.beta:g} · "
+        f"LLR bounds ({c.lower:+.2f}, {c.upper:+.2f}) · {fmt} · {score} · {deals} · "
+        f"seed {settings.seed} · at most {settings.max_groups * settings.players} matches"
     )
 
 
@@ -255,15 +370,54 @@ def sprt_command(
     elo1: Annotated[
         float, typer.Option(help="H1: the candidate is at least this much better.")
     ] = 20.0,
+    chips0: Annotated[
+        float | None,
+        typer.Option(help="H0 in chips per hand (chips score; default: --elo0 / 75)."),
+    ] = None,
+    chips1: Annotated[
+        float | None,
+        typer.Option(help="H1 in chips per hand (chips score; default: --elo1 / 75)."),
+    ] = None,
     alpha: Annotated[float, typer.Option(help="The chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option(help="The chance of accepting H0 when H1 holds.")] = 0.05,
+    score: Annotated[
+        str,
+        typer.Option(
+            help="chips: duplicate chips per hand (default); places: share of opponents beaten."
+        ),
+    ] = CHIPS,
+    match_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="fixed-hands (deep stacks, default with --score chips) or session "
+            "(elimination, default with --score places).",
+        ),
+    ] = None,
+    luck: Annotated[
+        bool,
+        typer.Option(
+            help="Subtract the luck of each deal (a reference policy replayed in-process)."
+        ),
+    ] = False,
     rules_name: RulesName = DEFAULT_PRESET,
     option: RuleOptions = None,
-    hands: HandLimit = None,
+    hands: Annotated[
+        int | None,
+        typer.Option(
+            "--hand-limit",
+            "--hands",
+            help="Hands per match (fixed-hands; default: one per player) or the session's limit.",
+        ),
+    ] = None,
     players: Players = 4,
     max_matches: Annotated[
-        int, typer.Option(help="Stop undecided (exit 2) after this many matches.")
-    ] = 2000,
+        int | None,
+        typer.Option(
+            help="Stop undecided (exit 2) after this many matches (default: 8000 fixed-hands "
+            "matches, 2000 sessions: about 32,000 hands either way)."
+        ),
+    ] = None,
     move_time: MoveTime = DEFAULT_TIME.move_time,
     time_bank: TimeBank = DEFAULT_TIME.time_bank,
     startup_time: StartupTime = DEFAULT_TIME.startup_time,
@@ -288,10 +442,10 @@ def sprt_command(
     defaults to 1 here: every table starts its own processes.
     """
     try:
-        try:
-            config = SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
-        except ValueError as error:
-            raise UsageError(f"--elo0/--elo1/--alpha/--beta: {error}") from None
+        config = build_config(score, elo0, elo1, chips0, chips1, alpha, beta)
+        chosen_format = match_format or (FIXED_HANDS if score == CHIPS else SESSION)
+        if max_matches is None:
+            max_matches = MAX_FIXED_HANDS_MATCHES if chosen_format == FIXED_HANDS else 2000
         control = build_time_control(move_time, time_bank, startup_time, margin, max_faults)
         settings = build_settings(
             candidate,
@@ -307,6 +461,8 @@ def sprt_command(
             duplicate=duplicate,
             concurrency=1 if concurrency is None else concurrency,
             log_dir=log_dir,
+            match_format=chosen_format,
+            luck=luck,
         )
         settings = dataclasses.replace(settings, sandbox=sandbox_of(sandbox_level))
         sink: TextIO | None = open(results, "a") if results is not None else None  # noqa: SIM115
@@ -317,24 +473,69 @@ def sprt_command(
     out = sys.stderr if as_json else sys.stdout
     print(header(settings), file=out, flush=True)
 
-    def report(group: GroupResult, summary: SprtSummary) -> None:
-        matches = summary.groups * settings.players
+    def report(group: GroupResult, summary: SprtSummary, totals: Totals) -> None:
         faults = f" · {group.faults} faults" if group.faults else ""
-        print(f"{matches:>5} matches · {summary.line()}{faults}", file=out, flush=True)
+        print(f"{totals.line()} · {summary.line()}{faults}", file=out, flush=True)
         if sink is not None:
             sink.write(json.dumps(group.to_json()) + "\n")
             sink.flush()
 
     try:
-        summary = trio.run(run_sprt, settings, report)
+        summary, totals = trio.run(run_sprt, settings, report)
     finally:
         if sink is not None:
             sink.close()
+    size = (
+        f"{config.elo1:.3g} Elo ({config.chips1:.3g} chips/hand)"
+        if isinstance(config, ChipsConfig)
+        else f"{config.elo1:g} Elo"
+    )
     verdict = {
         H1: f"H1 accepted: {settings.candidate.name} is better than {settings.baseline.name}",
-        H0: f"H0 accepted: {settings.candidate.name} is not better by {config.elo1:g} Elo",
-    }.get(summary.decision or "", f"undecided after {summary.groups * settings.players} matches")
-    print(verdict, file=out, flush=True)
+        H0: f"H0 accepted: {settings.candidate.name} is not better by {size}",
+    }.get(summary.decision or "", f"undecided after {totals.matches} matches")
+    print(
+        f"{verdict} ({totals.matches} matches, {totals.hands} hands, "
+        f"{totals.cpu_seconds:.1f} bot cpu s)",
+        file=out,
+        flush=True,
+    )
     if as_json:
-        sys.stdout.write(json.dumps({**summary.to_json(), "verdict": verdict}) + "\n")
+        record = {
+            **summary.to_json(),
+            "matches": totals.matches,
+            "hands": totals.hands,
+            "cpu_seconds": round(totals.cpu_seconds, 3),
+            "format": settings.match_format,
+            "luck": settings.luck,
+            "verdict": verdict,
+        }
+        sys.stdout.write(json.dumps(record) + "\n")
     raise typer.Exit(code=exit_code(summary))
+
+
+def build_config(
+    score: str,
+    elo0: float,
+    elo1: float,
+    chips0: float | None,
+    chips1: float | None,
+    alpha: float,
+    beta: float,
+) -> SprtConfig | ChipsConfig:
+    """The test's hypotheses: Elo on places, or chips per hand (given, or from Elo)."""
+    if score not in SCORES:
+        raise UsageError(f"--score: {score!r} is not one of {', '.join(SCORES)}")
+    if score == PLACES and (chips0 is not None or chips1 is not None):
+        raise UsageError("--chips0/--chips1: only for --score chips; use --elo0/--elo1")
+    try:
+        if score == PLACES:
+            return SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
+        return ChipsConfig(
+            chips0=elo0 / ELO_PER_CHIP if chips0 is None else chips0,
+            chips1=elo1 / ELO_PER_CHIP if chips1 is None else chips1,
+            alpha=alpha,
+            beta=beta,
+        )
+    except ValueError as error:
+        raise UsageError(f"--elo0/--elo1/--chips0/--chips1/--alpha/--beta: {error}") from None

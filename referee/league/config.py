@@ -19,9 +19,12 @@ The file's shape (every key is optional unless marked)::
 
     [league]  name, format ("round_robin" | "bankroll"), seed (required),
               table_size (3..8; default 4, or every bot if fewer), hand_limit,
-              logs (a directory, or false; default: beside the database)
-    [schedule]  kind ("auto" | "round_robin" | "balanced"), duplicate, cycles,
-                meetings, round_robin_limit                  (round_robin only)
+              logs (a directory, or false; default: beside the database),
+              match ("session" | "fixed_hands" | "auto": fixed_hands for the
+              newmarket preset, else session)
+    [schedule]  kind ("auto" | "round_robin" | "balanced" | "gauntlet"), duplicate,
+                cycles, meetings, round_robin_limit, candidates (gauntlet: the first N
+                bots play the others)                       (round_robin only)
     [bankroll]  max_rounds                                    (bankroll only)
     [rules]  preset, options = { option = value, ... }
     [time_control]  move_time, time_bank, startup_time, margin, max_faults
@@ -61,10 +64,11 @@ from engine.presets import DEFAULT_PRESET
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
-from referee.league.schedule import AUTO, SCHEDULE_KINDS
+from referee.league.schedule import AUTO, GAUNTLET, SCHEDULE_KINDS
 from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
 from referee.sandbox.isolation import ENV_SHARED_DIR
+from referee.scoring.duplicate import fixed_hands
 from referee.timecontrol import TimeControl
 
 # What a bot's name, command and environment may hold: a name becomes a file name (its
@@ -111,6 +115,11 @@ LIMIT_RANGES: dict[str, tuple[int, int]] = {
 }
 MAX_HAND_LIMIT = 100_000
 
+
+SESSION = "session"  # the rules' own match: elimination, until end_players or the hand limit
+FIXED_HANDS = "fixed_hands"  # exactly hand_limit hands, stacks too deep to run out (duplicate)
+MATCH_FORMATS = ("auto", SESSION, FIXED_HANDS)
+
 Format = Literal["round_robin", "bankroll"]
 FORMATS: tuple[Format, ...] = ("round_robin", "bankroll")
 
@@ -126,6 +135,7 @@ class ScheduleSettings:
     cycles: int = 1  # the whole schedule is played this many times, with fresh seeds
     meetings: int = 1  # balanced: every pair of bots shares at least this many tables
     round_robin_limit: int = 500  # auto: round robin up to this many tables, else balanced
+    candidates: int = 0  # gauntlet: the first N bots play the rest (the field), never each other
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,7 +202,12 @@ class LeagueConfig:
                 "table_size": self.table_size,
                 "hand_limit": self.rules.hand_limit,
             },
-            "schedule": dataclasses.asdict(self.schedule),
+            # candidates only when set, so leagues stored before it existed still resume
+            "schedule": {
+                key: value
+                for key, value in dataclasses.asdict(self.schedule).items()
+                if key != "candidates" or value
+            },
             "bankroll": dataclasses.asdict(self.bankroll),
             "rules": self.rules.to_dict(),
             "time_control": self.time_control.to_json(),
@@ -305,11 +320,13 @@ class _Reader:
         if league.has("hand_limit"):
             hand_limit = league.integer("hand_limit", 0, 1, MAX_HAND_LIMIT)
         keep_logs, logs = self.logs(league)
-        league.finish(("name", "format", "seed", "table_size", "hand_limit", "logs"))
+        match = league.text("match", "auto", MATCH_FORMATS)
+        league.finish(("name", "format", "seed", "table_size", "hand_limit", "logs", "match"))
 
         schedule = self.schedule(data, fmt)
         bankroll = self.bankroll(data, fmt)
         preset_name, options, rules = self.rules(data, hand_limit)
+        rules = self.match_format(match, fmt, preset_name, options, rules, table_size)
         time_control = self.time_control(data)
         sandbox_table = data.get("sandbox", {})
         self.allow_loader_env = (
@@ -393,8 +410,15 @@ class _Reader:
             cycles=section.integer("cycles", 1, 1, 1000),
             meetings=section.integer("meetings", 1, 1, 100),
             round_robin_limit=section.integer("round_robin_limit", 500, 1),
+            candidates=section.integer("candidates", 0, 0, 1000),
         )
         section.finish(tuple(field.name for field in dataclasses.fields(ScheduleSettings)))
+        if (settings.kind == GAUNTLET) != (settings.candidates > 0):
+            self.fail(
+                "schedule.candidates",
+                'a gauntlet (kind = "gauntlet") names how many of the first bots are '
+                "candidates, and only a gauntlet does",
+            )
         return settings
 
     def bankroll(self, data: dict[str, Any], fmt: str) -> BankrollSettings:
@@ -406,6 +430,33 @@ class _Reader:
         settings = BankrollSettings(max_rounds=section.integer("max_rounds", 100, 1, 100_000))
         section.finish(tuple(field.name for field in dataclasses.fields(BankrollSettings)))
         return settings
+
+    def match_format(
+        self,
+        match: str,
+        fmt: str,
+        preset_name: str,
+        options: dict[str, object],
+        rules: Rules,
+        table_size: int,
+    ) -> Rules:
+        """``league.match``: the rules' session, or fixed hands with deep stacks (duplicate).
+
+        ``auto`` is fixed hands for the ``newmarket`` preset, whose 20 chips and
+        stake of 10 end a session after about one hand, and the session otherwise.
+        """
+        if match == "auto":
+            auto = preset_name == "newmarket" and fmt == "round_robin"
+            match = FIXED_HANDS if auto else SESSION
+        if match == SESSION:
+            return rules
+        if fmt == "bankroll":
+            self.fail("league.match", "a bankroll league carries chips: it plays sessions")
+        if "starting_chips" in options:
+            self.fail("league.match", "fixed_hands sets deep starting chips itself")
+        # default: one round of deals, every seat deals once (docs/fidelity.md)
+        hands = rules.hand_limit if "hand_limit" in options else table_size
+        return fixed_hands(rules, hands)
 
     def rules(
         self, data: dict[str, Any], hand_limit: int | None

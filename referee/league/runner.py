@@ -134,6 +134,7 @@ def round_robin_jobs(config: LeagueConfig) -> list[TableJob]:
         cycles=settings.cycles,
         meetings=settings.meetings,
         round_robin_limit=settings.round_robin_limit,
+        candidates=settings.candidates,
     )
     start = config.rules.starting_chips
     return [TableJob(_key(match, start), config.rules) for match in schedule]

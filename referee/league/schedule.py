@@ -35,8 +35,9 @@ from collections.abc import Sequence
 
 ROUND_ROBIN = "round_robin"
 BALANCED = "balanced"
+GAUNTLET = "gauntlet"
 AUTO = "auto"
-SCHEDULE_KINDS = (AUTO, ROUND_ROBIN, BALANCED)
+SCHEDULE_KINDS = (AUTO, ROUND_ROBIN, BALANCED, GAUNTLET)
 
 MIN_TABLE = 3
 
@@ -106,8 +107,12 @@ def build_schedule(
     cycles: int = 1,
     meetings: int = 1,
     round_robin_limit: int = 500,
+    candidates: int = 0,
 ) -> list[ScheduledMatch]:
     """The whole round-robin league: every table once per seat rotation, ``cycles`` times.
+
+    ``kind="gauntlet"`` plays the first ``candidates`` bots against the rest
+    (the field) instead; see ``gauntlet``.
 
     Each cycle seats every table's bots in a seeded order (rotation 0), so who
     sits to whose left differs between tables and cycles; the rotations then
@@ -115,6 +120,17 @@ def build_schedule(
     every cycle; a repeated balanced schedule would let pair counts drift
     apart by one per cycle, so it is refused (raise ``meetings`` instead).
     """
+    if kind == GAUNTLET:
+        return gauntlet(
+            bots,
+            table_size,
+            seed,
+            candidates=candidates,
+            duplicate=duplicate,
+            cycles=cycles,
+            meetings=meetings,
+            round_robin_limit=round_robin_limit,
+        )
     kind = choose_kind(kind, bots, table_size, round_robin_limit)
     if kind == ROUND_ROBIN:
         tables = round_robin_tables(bots, table_size)
@@ -134,21 +150,95 @@ def build_schedule(
             seating = list(table)
             order.shuffle(seating)
             shared = derive_seed(seed, "deal", cycle, number)
-            for rotation, seats in enumerate(rotations(seating)):
-                deal_seed = (
-                    shared if duplicate else derive_seed(seed, "deal", cycle, number, rotation)
-                )
-                schedule.append(
-                    ScheduledMatch(
-                        index=len(schedule),
-                        match_id=f"c{cycle}-t{number + 1:05d}-r{rotation}",
-                        cycle=cycle,
-                        table=number,
-                        rotation=rotation,
-                        seed=deal_seed,
-                        bots=seats,
-                    )
-                )
+            seeds = [
+                shared if duplicate else derive_seed(seed, "deal", cycle, number, rotation)
+                for rotation in range(len(seating))
+            ]
+            _append_rotations(schedule, cycle, number, seating, seeds)
+    return schedule
+
+
+def _append_rotations(
+    schedule: list[ScheduledMatch],
+    cycle: int,
+    number: int,
+    seating: Sequence[int],
+    deal_seeds: Sequence[int],
+) -> None:
+    """One match per seat rotation of table ``number``, rotation r dealt ``deal_seeds[r]``."""
+    for rotation, seats in enumerate(rotations(seating)):
+        schedule.append(
+            ScheduledMatch(
+                index=len(schedule),
+                match_id=f"c{cycle}-t{number + 1:05d}-r{rotation}",
+                cycle=cycle,
+                table=number,
+                rotation=rotation,
+                seed=deal_seeds[rotation],
+                bots=seats,
+            )
+        )
+
+
+def gauntlet(
+    bots: int,
+    table_size: int,
+    seed: int,
+    *,
+    candidates: int,
+    duplicate: bool = True,
+    cycles: int = 1,
+    meetings: int = 1,
+    round_robin_limit: int = 500,
+) -> list[ScheduledMatch]:
+    """Candidates against a fixed field, as cutechess's and fastchess's gauntlet.
+
+    Bots ``0 .. candidates-1`` are the candidates, the others the field.
+    Every candidate sits at every *field table* (``table_size - 1`` field
+    bots: every combination while there are at most ``round_robin_limit``,
+    else ``meetings`` passes of cyclic windows over the field, which give
+    each field bot the same share), in every seat rotation.  Candidates never
+    meet each other.  A field table's deal seed is shared by every candidate
+    (and, with ``duplicate``, by every rotation), so all candidates are dealt
+    the same cards against the same opponents: their results compare
+    directly, as in duplicate bridge.
+    """
+    field = list(range(candidates, bots))
+    size = table_size - 1
+    if candidates < 1:
+        raise ScheduleError(
+            f"candidates: a gauntlet needs at least one candidate, got {candidates}"
+        )
+    if len(field) < size:
+        raise ScheduleError(
+            f"candidates: {candidates} of {bots} bots leave a field of {len(field)}, "
+            f"too few for tables of {table_size} (a candidate and {size} field bots)"
+        )
+    if math.comb(len(field), size) <= round_robin_limit:
+        field_tables = list(itertools.combinations(field, size))
+    else:
+        field_tables = [
+            tuple(field[(start + step * offset) % len(field)] for offset in range(size))
+            for step in range(1, meetings + 1)
+            for start in range(len(field))
+        ]
+    schedule: list[ScheduledMatch] = []
+    for cycle in range(1, cycles + 1):
+        order = random.Random(derive_seed(seed, "seating", cycle))
+        number = 0
+        for field_number, field_table in enumerate(field_tables):
+            shared = derive_seed(seed, "deal", cycle, field_number)
+            arrangement = list(field_table)
+            order.shuffle(arrangement)
+            for candidate in range(candidates):
+                seeds = [
+                    shared
+                    if duplicate
+                    else derive_seed(seed, "deal", cycle, field_number, candidate, rotation)
+                    for rotation in range(table_size)
+                ]
+                _append_rotations(schedule, cycle, number, [candidate, *arrangement], seeds)
+                number += 1
     return schedule
 
 

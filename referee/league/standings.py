@@ -6,9 +6,21 @@ same numbers during a league, after a crash, or a year later, and there is
 no second copy of the truth to drift.  Matches are always taken in schedule
 order, which the ratings need (``referee.league.ratings``).
 
-Round robin standings sort by the rating's conservative estimate; bankroll
-standings by the bankroll ranking (survivors by chips, then the round each
-bot went out in) with the same statistics beside it.
+Round robin standings sort by ``score``: each bot's strength in chips per
+hand, fitted in one batch to the duplicate chips scores of every match
+(``referee.scoring``), so the order the matches were played in cannot move
+it.  Beside it: the score's 95% interval and the rank's, both from a
+bootstrap over rotation groups (the independent units of a duplicate
+league), and the likelihood of superiority (LOS) over the next bot down.
+openskill's online rating (``mu``, ``sigma``, ``rating``) stays as a
+column for comparison, not as the sort key: it updates match by match, so a
+different order of the same matches gives a different ranking.  Bankroll
+standings sort by the bankroll ranking (survivors by chips, then the round
+each bot went out in) with the same statistics beside it.
+
+The head-to-head table gives, for every pair that met, the share of their
+common matches the row bot finished ahead of the column bot (ties half) and
+how many matches that is.
 """
 
 from __future__ import annotations
@@ -20,12 +32,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich import box
+from rich.console import Group, RenderableType
 from rich.table import Table
 
 from referee.league import bankroll
 from referee.league.ratings import rate
 from referee.league.schedule import ScheduleError, build_schedule
 from referee.league.store import LeagueStore, StoredMatch
+from referee.scoring.duplicate import GroupMatch
+from referee.scoring.fit import GroupEquations, equations
+from referee.scoring.intervals import bootstrap
 
 
 @dataclasses.dataclass
@@ -45,10 +61,16 @@ class StandingRow:
     rating: float = 0.0  # the conservative estimate, mu - 3 sigma
     bankroll: int | None = None  # bankroll format only
     out_round: int | None = None  # bankroll format: the round the bot went out in
+    score: float = 0.0  # fitted strength, chips per hand above the league's average bot
+    score_low: float = 0.0  # its 95% interval (bootstrap over rotation groups)
+    score_high: float = 0.0
+    rank_low: int = 0  # the 95% interval of its rank
+    rank_high: int = 0
+    los_next: float | None = None  # likelihood of being stronger than the next bot down
 
     def to_json(self) -> dict[str, object]:
         row = dataclasses.asdict(self)
-        for key in ("average_place", "mu", "sigma", "rating"):
+        for key in ("average_place", "mu", "sigma", "rating", "score", "score_low", "score_high"):
             if row[key] is not None:
                 row[key] = round(row[key], 4)
         return row
@@ -63,6 +85,8 @@ class Standings:
     finished: bool
     rows: list[StandingRow]
     note: str = ""
+    # head_to_head[a][b] = (share of common matches a finished ahead of b, matches)
+    head_to_head: dict[str, dict[str, tuple[float, int]]] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -73,6 +97,10 @@ class Standings:
             "finished": self.finished,
             "note": self.note,
             "standings": [row.to_json() for row in self.rows],
+            "head_to_head": {
+                a: {b: {"ahead": round(share, 4), "matches": n} for b, (share, n) in row.items()}
+                for a, row in self.head_to_head.items()
+            },
         }
 
     def to_csv(self) -> str:
@@ -84,7 +112,34 @@ class Standings:
             writer.writerow({k: "" if v is None else v for k, v in row.to_json().items()})
         return out.getvalue()
 
-    def table(self) -> Table:
+    def table(self) -> RenderableType:
+        """The standings, then the head-to-head table when any pair has met."""
+        h2h = self.head_to_head_table()
+        return self.standings_table() if h2h is None else Group(self.standings_table(), h2h)
+
+    def head_to_head_table(self) -> Table | None:
+        if not any(self.head_to_head.values()):
+            return None
+        names = [row.name for row in self.rows]
+        table = Table(
+            title="head to head",
+            caption="share of common matches the row bot finished ahead of the column bot",
+            caption_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+        )
+        table.add_column("", no_wrap=True)
+        for number in range(1, len(names) + 1):
+            table.add_column(str(number), justify="right", no_wrap=True)
+        for number, a in enumerate(names, start=1):
+            cells = [f"{number} {a}"]
+            for b in names:
+                share, n = self.head_to_head.get(a, {}).get(b, (0.0, 0))
+                cells.append("" if a == b or not n else f"{100 * share:.0f}%")
+            table.add_row(*cells)
+        return table
+
+    def standings_table(self) -> Table:
         done = f"{self.matches_done}" + (
             f" of {self.matches_total}" if self.matches_total is not None else ""
         )
@@ -102,6 +157,10 @@ class Standings:
         if bankroll_format:
             columns += [("bankroll", "right"), ("out", "right")]
         columns += [
+            ("score", "right"),  # chips per hand, fitted
+            ("95% interval", "right"),
+            ("ranks", "right"),
+            ("LOS", "right"),
             ("rating", "right"),  # mu - 3 sigma
             ("mu", "right"),
             ("sigma", "right"),
@@ -122,7 +181,16 @@ class Standings:
                 cells.append(str(row.bankroll))
                 cells.append("-" if row.out_round is None else f"r{row.out_round}")
             average = "-" if row.average_place is None else f"{row.average_place:.2f}"
+            ranks = (
+                str(row.rank_low)
+                if row.rank_low == row.rank_high
+                else f"{row.rank_low}-{row.rank_high}"
+            )
             cells += [
+                f"{row.score:+.3f}",
+                f"[{row.score_low:+.3f}, {row.score_high:+.3f}]",
+                ranks,
+                "" if row.los_next is None else f"{100 * row.los_next:.0f}%",
                 f"{row.rating:.2f}",
                 f"{row.mu:.2f}",
                 f"{row.sigma:.2f}",
@@ -172,6 +240,15 @@ def compute(
             row.average_place = sum(places[name]) / len(places[name])
         row.mu, row.sigma = ratings[name].mu, ratings[name].sigma
         row.rating = ratings[name].conservative
+    fitted = bootstrap(len(names), group_equations(ordered))
+    for bot, name in enumerate(names):
+        row = rows[name]
+        row.score, row.score_low, row.score_high = (
+            fitted.strength[bot],
+            fitted.low[bot],
+            fitted.high[bot],
+        )
+        row.rank_low, row.rank_high = fitted.rank_low[bot], fitted.rank_high[bot]
     if fmt == "bankroll":
         params = bankroll.params_from_identity(identity, len(names))
         state = bankroll.replay(params, ordered)
@@ -186,7 +263,7 @@ def compute(
         order = sorted(
             names,
             key=lambda n: (
-                -rows[n].rating,
+                -round(rows[n].score, 9),
                 rows[n].average_place if rows[n].average_place is not None else 99.0,
                 n,
             ),
@@ -195,8 +272,11 @@ def compute(
         finished = total is not None and len(ordered) >= total
         note = ""
     ranked = [rows[name] for name in order]
+    index = {name: bot for bot, name in enumerate(names)}
     for rank, row in enumerate(ranked, start=1):
         row.rank = rank
+        if rank < len(ranked) and fitted.resamples:
+            row.los_next = fitted.los(index[row.name], index[ranked[rank].name])
     return Standings(
         league=title,
         format=fmt,
@@ -205,7 +285,46 @@ def compute(
         finished=finished,
         rows=ranked,
         note=note,
+        head_to_head=head_to_head(names, ordered),
     )
+
+
+def group_equations(ordered: Sequence[StoredMatch]) -> list[GroupEquations]:
+    """The fit's equations of every group: the matches that share a deal seed and a table.
+
+    With duplicate deals a table's rotations share one seed and form one
+    group; without, every match is its own group.
+    """
+    groups: dict[tuple[int, tuple[int, ...]], list[GroupMatch[int]]] = {}
+    for match in ordered:
+        result = match.result
+        label = (match.key.seed, tuple(sorted(match.key.bots)))
+        holders = [match.key.bots[seat.seat] for seat in result.seats]
+        nets = [seat.net_chips for seat in result.seats]
+        groups.setdefault(label, []).append(GroupMatch(holders, nets, result.hands))
+    return [equations(group) for group in groups.values()]
+
+
+def head_to_head(
+    names: Sequence[str], ordered: Sequence[StoredMatch]
+) -> dict[str, dict[str, tuple[float, int]]]:
+    """For every pair that shared a table: the row bot's share of finishes ahead, and the count."""
+    points: dict[tuple[str, str], float] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for match in ordered:
+        seated = [(names[match.key.bots[seat.seat]], seat.place) for seat in match.result.seats]
+        for a, place_a in seated:
+            for b, place_b in seated:
+                if a == b:
+                    continue
+                counts[(a, b)] = counts.get((a, b), 0) + 1
+                points[(a, b)] = points.get((a, b), 0.0) + (
+                    1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
+                )
+    table: dict[str, dict[str, tuple[float, int]]] = {name: {} for name in names}
+    for (a, b), n in counts.items():
+        table[a][b] = (points[(a, b)] / n, n)
+    return table
 
 
 def standings_of(store: LeagueStore) -> Standings:
@@ -226,6 +345,7 @@ def _round_robin_total(identity: Mapping[str, Any], bots: int) -> int | None:
                 cycles=int(schedule["cycles"]),
                 meetings=int(schedule["meetings"]),
                 round_robin_limit=int(schedule["round_robin_limit"]),
+                candidates=int(schedule.get("candidates", 0)),
             )
         )
     except ScheduleError:

@@ -51,6 +51,10 @@ def index_page(league: League, refresh: int | None = None) -> str:
     if s.format == "bankroll":
         headers += ["bankroll", "out"]
     headers += [
+        "score",
+        "95% interval",
+        "ranks",
+        "LOS",
         "rating",
         "mu",
         "sigma",
@@ -70,6 +74,10 @@ def index_page(league: League, refresh: int | None = None) -> str:
         if s.format == "bankroll":
             cells += [row.bankroll, "-" if row.out_round is None else f"r{row.out_round}"]
         cells += [
+            f"{row.score:+.3f}",
+            f"[{row.score_low:+.3f}, {row.score_high:+.3f}]",
+            _ranks(row.rank_low, row.rank_high),
+            "" if row.los_next is None else f"{100 * row.los_next:.0f}%",
             f"{row.rating:.2f}",
             f"{row.mu:.2f}",
             f"{row.sigma:.2f}",
@@ -98,9 +106,15 @@ def index_page(league: League, refresh: int | None = None) -> str:
         el(
             "p",
             {"class": "meta"},
-            "rating = mu - 3 sigma (openskill Plackett-Luce over each match's finishing order), "
-            "the same numbers as newmarket standings.",
+            "score = chips per hand above the league's average bot, compared seat by seat with "
+            "the bots that held the same cards (a batch fit over every match, so the order they "
+            "were played in does not matter); 95% interval and ranks from a bootstrap over "
+            "rotation groups; LOS = the likelihood of being stronger than the next bot down. "
+            "rating = mu - 3 sigma (openskill Plackett-Luce, updated match by match), for "
+            "comparison. The same numbers as newmarket standings; see docs/fidelity.md.",
         ),
+        el("h2", None, "Head to head"),
+        head_to_head_table(league),
         el("h2", None, "Ratings over the league"),
         rating_chart(league.bots, league.history),
         el("h2", None, "Matches"),
@@ -162,8 +176,9 @@ def bot_summary(league: League, index: int) -> str:
     if kinds:
         faults += " (" + ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) + ")"
     return (
-        f"Rank {row.rank} of {len(league.bots)}, rating {row.rating:.2f} "
-        f"(mu {row.mu:.2f}, sigma {row.sigma:.2f}). "
+        f"Rank {row.rank} of {len(league.bots)} ({_ranks(row.rank_low, row.rank_high)} at 95%), "
+        f"score {row.score:+.3f} [{row.score_low:+.3f}, {row.score_high:+.3f}] chips/hand, "
+        f"rating {row.rating:.2f} (mu {row.mu:.2f}, sigma {row.sigma:.2f}). "
         f"{plural(row.matches, 'match')}: {plural(row.firsts, 'first place')}, "
         f"average place {place}, net chips {row.net_chips:+d}, "
         f"{plural(row.boodle_chips, 'chip')} won from the boodle, "
@@ -279,8 +294,9 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
         "--logs DIR), so there is no transcript or stderr to show; the faults are those "
         "stored in the database.",
     )
-    # The head-to-head table against every other bot (issue 14's scoring) goes here.
-    head_to_head: Markup | None = None
+    head_to_head = el(
+        "section", None, el("h2", None, "Head to head"), head_to_head_rows(league, name)
+    )
     body = el(
         "main",
         None,
@@ -489,3 +505,51 @@ def match_view(
 
 def _all_cards() -> list[str]:
     return [rank + suit for suit in "CDHS" for rank in "23456789TJQKA"]
+
+
+# -- the standings' uncertainty and head to head (see referee.league.standings)
+
+
+def _ranks(low: int, high: int) -> str:
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def head_to_head_table(league: League) -> Markup:
+    """Every pair that met: the share of common matches the row bot finished ahead."""
+    s = league.standings
+    names = [row.name for row in s.rows]
+    if not any(s.head_to_head.values()):
+        return el("p", {"class": "meta"}, "no matches yet")
+    rows = []
+    for number, a in enumerate(names, start=1):
+        cells: list[object] = [f"{number}. {a}"]
+        for b in names:
+            share, n = s.head_to_head.get(a, {}).get(b, (0.0, 0))
+            cells.append("" if a == b or not n else f"{100 * share:.0f}%")
+        rows.append(cells)
+    headers = ["row ahead of column", *(str(n) for n in range(1, len(names) + 1))]
+    return el(
+        "div",
+        {"class": "wide"},
+        _table(headers, rows, "head-to-head"),
+        el("p", {"class": "meta"}, "Share of the matches both bots played, ties counting half."),
+    )
+
+
+def head_to_head_rows(league: League, name: str) -> Markup:
+    """One bot's record against each other bot it met, best opponent first."""
+    s = league.standings
+    record = s.head_to_head.get(name, {})
+    rows = [
+        [
+            el("a", {"href": "../" + bot_file(league.bots.index(other))}, other),
+            n,
+            f"{100 * share:.0f}%",
+            next((f"{r.score:+.3f}" for r in s.rows if r.name == other), ""),
+        ]
+        for other, (share, n) in sorted(record.items(), key=lambda item: item[1][0])
+        if n
+    ]
+    if not rows:
+        return el("p", {"class": "meta"}, "no common matches yet")
+    return _table(["opponent", "common matches", "finished ahead", "their score"], rows, "h2h")

@@ -1,0 +1,124 @@
+"""The GSPRT on the chips score: its formula, guards and error rate; bots of known strength.
+
+Synthetic data comes from seeded generators; the bots are the in-process
+policies of ``referee.scoring.policies``, whose order of strength is
+measured in docs/fidelity.md (boodler > tracker > its 10%-noisy copy > random).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import pytest
+
+from engine import preset
+from referee.scoring.policies import POLICIES
+from referee.scoring.simulate import formats, group_score
+from referee.sprt import ELO_PER_CHIP, H0, H1, ChipsConfig, SprtState
+
+
+def test_the_llr_is_the_normal_gsprt_formula_with_the_small_sample_factor() -> None:
+    config = ChipsConfig(chips0=0.0, chips1=0.5)
+    state = SprtState(config)
+    data = [0.9, 0.1, 0.7, 0.4, 1.2, -0.3]
+    for x in data:
+        state.add(x)
+    mean = statistics.fmean(data)
+    nu = len(data) - 1
+    variance = statistics.variance(data) * (nu / (nu - 2)) ** 2
+    assert state.llr() == pytest.approx(len(data) * 0.5 * (2 * mean - 0.5) / (2 * variance))
+    summary = state.summary()
+    assert summary.kind == "chips" and summary.elo == pytest.approx(mean * ELO_PER_CHIP)
+    assert summary.score_low < mean < summary.score_high
+    assert "chips/hand" in summary.line()
+
+
+def test_elo_hypotheses_convert_to_chips() -> None:
+    default = ChipsConfig()
+    assert default.chips1 == pytest.approx(20 / ELO_PER_CHIP) and default.elo1 == pytest.approx(20)
+    with pytest.raises(ValueError, match="chips1"):
+        ChipsConfig(chips0=0.3, chips1=0.3)
+    with pytest.raises(ValueError, match="min_groups"):
+        ChipsConfig(min_groups=2)
+
+
+def test_no_decision_on_a_handful_of_groups_even_with_no_variance() -> None:
+    state = SprtState(ChipsConfig(min_groups=8))
+    for _ in range(7):
+        assert state.add(3.0) is None  # a huge, perfectly steady edge: still waits
+    assert state.add(3.0) == H1
+    equal = SprtState(ChipsConfig(min_groups=8))
+    decisions = [equal.add(0.0) for _ in range(8)]  # identical deterministic bots
+    assert decisions[:7] == [None] * 7 and decisions[7] == H0
+
+
+def run_until_decided(mean: float, sd: float, rng: random.Random) -> tuple[str | None, int]:
+    state = SprtState(ChipsConfig(chips0=0.0, chips1=1 / 3))
+    decision = None
+    while decision is None and state.n < 3000:
+        decision = state.add(rng.gauss(mean, sd))
+    return decision, state.n
+
+
+@pytest.mark.parametrize("sd", [0.3, 0.65, 1.5])
+def test_equal_bots_accept_h1_at_most_alpha_of_the_time(sd: float) -> None:
+    rng = random.Random(20_261_124)
+    runs = 400
+    wrong = sum(run_until_decided(0.0, sd, rng)[0] == H1 for _ in range(runs))
+    # alpha is 0.05; 400 runs at a true rate of 0.05 exceed 30 with probability < 2%.
+    assert wrong <= 30, f"{wrong} of {runs} runs accepted H1 for equal bots"
+
+
+def test_a_true_edge_of_chips1_is_accepted_most_of_the_time() -> None:
+    rng = random.Random(5)
+    runs = 200
+    right = sum(run_until_decided(1 / 3, 0.65, rng)[0] == H1 for _ in range(runs))
+    assert right >= 0.9 * runs  # power 1 - beta = 0.95
+
+
+FIXED = formats(preset("boodle"), 8)["new"]
+
+
+def scores(candidate: str, baseline: str, groups: int, seed: int) -> list[float]:
+    return [
+        group_score(FIXED, POLICIES[candidate], POLICIES[baseline], 4, seed, g)[0]
+        for g in range(groups)
+    ]
+
+
+def interval(values: list[float]) -> tuple[float, float]:
+    mean = statistics.fmean(values)
+    half = 1.96 * statistics.stdev(values) / math.sqrt(len(values))
+    return mean - half, mean + half
+
+
+def test_equal_bots_score_zero_within_the_interval() -> None:
+    low, high = interval(scores("tracker-noisy", "tracker-noisy", 60, seed=3))
+    assert low < 0.0 < high
+    # Identical deterministic bots: every group is exactly 0.
+    assert set(scores("tracker", "tracker", 3, seed=3)) == {0.0}
+
+
+@pytest.mark.parametrize(
+    ("candidate", "baseline", "groups"),
+    [("tracker", "random", 30), ("boodler", "tracker", 40), ("tracker", "lowest", 30)],
+)
+def test_the_stronger_bot_scores_above_zero(candidate: str, baseline: str, groups: int) -> None:
+    low, _ = interval(scores(candidate, baseline, groups, seed=11))
+    assert low > 0.0
+    high = interval(scores(baseline, candidate, groups, seed=11))[1]
+    assert high < 0.0  # and the weaker one, seated as the candidate, below
+
+
+def test_the_test_decides_boodler_over_tracker() -> None:
+    state = SprtState(ChipsConfig())
+    decision = None
+    group = 0
+    while decision is None and group < 200:
+        decision = state.add(
+            group_score(FIXED, POLICIES["boodler"], POLICIES["tracker"], 4, 1, group)[0]
+        )
+        group += 1
+    assert decision == H1

@@ -1,0 +1,63 @@
+"""``newmarket sprt`` on the duplicate chips score, end to end with real bot processes.
+
+Short matches at three seats keep it cheap; the verdicts of bots of known
+strength are checked in-process (``test_sprt_chips.py``), here what the
+command reports and refuses.
+"""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from referee.cli import app
+
+SHORT = ["--players", "3", "--hands", "4", "--move-time", "5", "--seed", "3"]
+
+
+def sprt(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["sprt", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_reports_hands_and_cpu_seconds_of_fixed_hands_matches() -> None:
+    code, out, err = sprt(
+        "--candidate", "tracker", "--baseline", "random", *SHORT, "--max-matches", "24", "--json"
+    )
+    assert code in (0, 1, 2), err
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["kind"] == "chips" and summary["format"] == "fixed-hands"
+    assert summary["hands"] == 4 * summary["matches"]  # nobody is eliminated: every hand played
+    assert summary["cpu_seconds"] > 0
+    lines = err.splitlines()
+    assert "4-hand matches, deep stacks" in lines[0] and "duplicate chips score" in lines[0]
+    assert " hands · " in lines[1] and "cpu s" in lines[1] and "chips/hand" in lines[1]
+
+
+def test_the_places_test_stays_available() -> None:
+    code, out, err = sprt(
+        "--candidate",
+        "lowest",
+        "--baseline",
+        "random",
+        *SHORT,
+        "--max-matches",
+        "6",
+        "--score",
+        "places",
+    )
+    assert code in (0, 1, 2), err
+    assert "elimination sessions" in out and "places score" in out and "score 0." in out
+
+
+def test_bad_combinations_are_one_line_errors() -> None:
+    for args, words in [
+        (["--score", "elo"], "--score"),
+        (["--score", "places", "--luck"], "--luck"),
+        (["--score", "places", "--chips1", "0.5"], "--chips0/--chips1"),
+        (["--option", "hand_limit=5"], "fixed-hands"),
+        (["--chips0", "0.5", "--chips1", "0.2"], "chips1"),
+    ]:
+        code, _, err = sprt("--candidate", "lowest", "--baseline", "random", *args)
+        assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err

@@ -15,7 +15,7 @@ TEST_NEEDS ?= chromium:chromium chromedriver:chromium-driver $(SANDBOX_NEEDS) ja
 # `make test DRY_RUN=1` prints the apt-get commands instead of running them.
 DRY_RUN ?=
 # Tests run on both cores (pytest-xdist); `make unit JOBS=0` runs them in one process.
-JOBS ?= 0
+JOBS ?= 2
 
 .PHONY: demo test lint typecheck unit bench clean system system-sandbox
 

@@ -119,3 +119,19 @@ def test_make_test_and_make_demo_set_up_first_and_ci_runs_only_make_test() -> No
     ci = (REPO / ".ci" / "run").read_text().splitlines()
     commands = [line for line in ci if line.strip() and not line.lstrip().startswith("#")]
     assert commands == ["set -euo pipefail", 'cd "$(dirname "$0")/.."', "make test"]
+
+
+def test_the_suite_runs_on_both_cores_unless_jobs_is_0() -> None:
+    def unit(*args: str) -> str:
+        done = subprocess.run(
+            ["make", "-n", "--no-print-directory", "unit", *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        )
+        return done.stdout.splitlines()[-1]
+
+    assert unit().endswith("pytest -q -n 2")
+    assert unit("JOBS=0").endswith("pytest -q ")

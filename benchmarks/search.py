@@ -30,8 +30,11 @@ engineer's ``newmarket league`` (``referee/league/``) is the general tool.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import json
 import math
+import multiprocessing
 import statistics
 import sys
 import time
@@ -41,7 +44,10 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
-from engine import preset
+from bots.sdk import Bot, TableState
+from engine import Match, Outcome, Rules, preset
+from protocol.messages import MatchStart
+from referee import convert
 from referee.bots import BotSpec, resolve_bot
 from referee.commands.match import parse_options, unique_names
 from referee.commands.sprt import GroupResult, SprtSettings, play_group
@@ -195,6 +201,137 @@ def asn(args: argparse.Namespace) -> None:
     )
 
 
+# ---------------------------------------------------------------- duel: in-process, chips per hand
+
+
+def make_bot(text: str) -> Bot:
+    """``tracker``, ``boodle`` (any starter), or ``search[:key=value,...]`` (SearchBot's options).
+
+    Search options: ``samples`` (max determinizations per decision), ``fraction``, ``seed``,
+    and any keyword ``SearchBot`` takes (numbers only), e.g. ``search:samples=100,epsilon=0.1``.
+    """
+    name, _, options = text.partition(":")
+    if name == "search":
+        from bots.search.bot import SearchBot
+
+        kwargs: dict[str, float | int] = {}
+        for item in filter(None, options.split(",")):
+            key, _, value = item.partition("=")
+            key = {"samples": "max_samples"}.get(key, key)
+            kwargs[key] = int(value) if value.lstrip("-").isdigit() else float(value)
+        return SearchBot(log=lambda _line: None, **kwargs)  # type: ignore[arg-type]
+    module = importlib.import_module(f"bots.starters.{name}")
+    classes = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Bot)
+        and value.__module__ == module.__name__
+    ]
+    if len(classes) != 1:
+        raise SystemExit(f"error: --candidate/--baseline: no starter bot called {name!r}")
+    return classes[0]()
+
+
+def play_in_process(bots: list[Bot], rules: Rules, seed: int, move_time_ms: int) -> Outcome:
+    """One match with SDK bots called directly (no lines, no processes), as a session would.
+
+    Each seat gets its events, then its request; the bot's answer is applied
+    (an illegal answer is a bug here, so it raises).
+    """
+    players = len(bots)
+    match = Match(rules, players, seed)
+    states = [TableState() for _ in bots]
+    cursors = [0] * players
+    for seat, (bot, state) in enumerate(zip(bots, states, strict=True)):
+        start = MatchStart(
+            match_id=f"duel-{seed}",
+            seat=seat,
+            players=players,
+            names=[f"p{s}" for s in range(players)],
+            rules=rules.to_dict(),  # type: ignore[arg-type]  # plain JSON values
+            chips=[rules.starting_chips] * players,
+            move_time_ms=move_time_ms,
+            time_bank_ms=0,
+        )
+        state.start_match(start)
+        bot.on_match_start(start, state)
+
+    def deliver(seat: int) -> None:
+        events = [
+            converted
+            for event in match.events(viewer=seat, since=cursors[seat])
+            if (converted := convert.protocol_event(event)) is not None
+        ]
+        cursors[seat] = match.event_count()
+        for event in events:
+            states[seat].apply(event)
+        bots[seat].on_events(events, states[seat])
+
+    request_id = 0
+    while not match.is_over:
+        to_act = match.current_seat()
+        assert to_act is not None
+        seat = to_act
+        deliver(seat)
+        request_id += 1
+        request = convert.build_request(
+            match, request_id, time_left_ms=move_time_ms, time_bank_ms=0
+        )
+        state = states[seat]
+        state.sync(request)
+        method = {"lead": Bot.lead, "stake": Bot.stake, "dead_hand": Bot.dead_hand, "bid": Bot.bid}
+        choice = getattr(bots[seat], method[request.decision].__name__)(request, state)
+        fault = convert.apply_choice(match, request, choice)
+        if fault is not None:
+            raise AssertionError(f"seat {seat} ({bots[seat].name}): {fault}")
+    return match.outcome()
+
+
+def duel_group(args: argparse.Namespace, group: int) -> tuple[float, float]:
+    """One duplicate group: the candidate in every seat in turn, one deal seed.
+
+    Returns the candidate's chips per hand over the mean of its opponents (its
+    net chips minus theirs, per hand played) and its place score, each the
+    mean over the group's matches.
+    """
+    rules = preset(args.rules).with_options(
+        {**parse_options(args.option), "hand_limit": args.hands}
+    )
+    seed = group_seed(args.seed, group)
+    chips, places = [], []
+    for seat in range(args.players):
+        bots = [
+            make_bot(args.candidate if s == seat else args.baseline) for s in range(args.players)
+        ]
+        outcome = play_in_process(bots, rules, seed, int(args.move_time * 1000))
+        pairs = zip(outcome.chips, outcome.starting_chips, strict=True)
+        net = [end - start for end, start in pairs]
+        others = statistics.fmean(net[s] for s in range(args.players) if s != seat)
+        chips.append((net[seat] - others) / max(1, outcome.hands_played))
+        places.append(match_score(list(outcome.places), seat))
+    return statistics.fmean(chips), statistics.fmean(places)
+
+
+def duel(args: argparse.Namespace) -> None:
+    started = time.monotonic()
+    results: list[tuple[float, float]] = []
+    groups = range(args.first, args.first + args.groups)
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for result in pool.imap(functools.partial(duel_group, args), groups):
+            results.append(result)
+            if len(results) % args.every == 0 or len(results) == args.groups:
+                chips, half = mean_interval([chips for chips, _ in results])
+                place, place_half = mean_interval([place for _, place in results])
+                print(
+                    f"{len(results):>4} groups · {args.candidate} vs {args.players - 1}x "
+                    f"{args.baseline}: {chips:+.3f} ± {half:.3f} chips/hand · "
+                    f"place score {place:.3f} ± {place_half:.3f} · "
+                    f"{time.monotonic() - started:.0f} s",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -225,7 +362,23 @@ def main() -> None:
     sizes.add_argument("--beta", type=float, default=0.05)
     sizes.add_argument("--trials", type=int, default=2000)
     sizes.add_argument("--seed", type=int, default=0)
+    fight = commands.add_parser("duel")
+    fight.add_argument("--candidate", required=True)
+    fight.add_argument("--baseline", required=True)
+    fight.add_argument("--rules", default="boodle")
+    fight.add_argument("--option", action="append", default=[])
+    fight.add_argument("--players", type=int, default=4)
+    fight.add_argument("--hands", type=int, default=20, help="hand limit of each match")
+    fight.add_argument("--groups", type=int, default=100)
+    fight.add_argument("--first", type=int, default=0, help="the first group's number")
+    fight.add_argument("--seed", type=int, default=1)
+    fight.add_argument("--move-time", type=float, default=0.2)
+    fight.add_argument("--jobs", type=int, default=1)
+    fight.add_argument("--every", type=int, default=10, help="print after this many groups")
     args = parser.parse_args()
+    if args.command == "duel":
+        duel(args)
+        return
     if args.command == "asn":
         asn(args)
         return

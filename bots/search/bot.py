@@ -25,7 +25,9 @@ than one determinization (well under a millisecond on this engine).
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +35,9 @@ from collections.abc import Callable, Sequence
 from bots.sdk import Bot, TableState
 from bots.search.knowledge import DEAD_SLOT, Knowledge
 from bots.search.montecarlo import Estimate, evaluate
+from bots.search.playout import LEAD_AGAIN, PolicyParams
 from bots.search.sampler import DealError, DealProblem, sample_deal
+from bots.starters.boodle import BoodleBot
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card
 from engine.position import Position
@@ -50,6 +54,8 @@ OVERHEAD_MS = 25
 BANK_SLICE = 1 / 40
 """Of the time bank, the share one decision may draw on."""
 BID_STEPS = (0, 1, 2, 3, 4, 6, 8, 12)
+CONFIDENCE = 1.0
+"""Standard errors by which a choice must beat the default one to be taken (``choose``)."""
 
 
 def think_time(request: Request, move_time_ms: int, fraction: float = TIME_FRACTION) -> float:
@@ -71,8 +77,18 @@ class SearchBot(Bot):
         max_samples: int | None = None,
         clock: Callable[[], float] = time.perf_counter,
         log: Callable[[str], None] | None = None,
+        epsilon: float = 0.1,
+        lead_again: float = LEAD_AGAIN,
+        random_playouts: bool = False,
+        confidence: float = CONFIDENCE,
     ) -> None:
+        self.heuristic = BoodleBot()
+        self.confidence = confidence
         self.rng = random.Random(seed)
+        self.epsilon = epsilon
+        self.lead_again = lead_again
+        self.random_playouts = random_playouts
+        self.dead_chance = 0.25
         self.fraction = fraction
         self.max_samples = max_samples
         self.clock = clock
@@ -105,7 +121,12 @@ class SearchBot(Bot):
     # -- decisions ---------------------------------------------------------------------------
 
     def lead(self, request: Request, state: TableState) -> str:
-        choice = self.decide(request, [Card.parse(text) for text in request.legal])
+        # The boodle starter's lead goes first: the search leaves it only for a
+        # lead that is better with confidence (see ``choose``).
+        state.sync(request)  # as the SDK does; a caller may hand in a bare TableState
+        prior = self.heuristic.lead(request, state)
+        legal = [prior, *(text for text in request.legal if text != prior)]
+        choice = self.decide(request, [Card.parse(text) for text in legal])
         return str(choice)
 
     def dead_hand(self, request: Request, state: TableState) -> str:
@@ -136,6 +157,11 @@ class SearchBot(Bot):
             return candidates[0]
         deadline = started + think_time(request, self.move_time_ms, self.fraction)
         sample = self.sampler(request)
+        policy = None
+        if not self.random_playouts:
+            policy = PolicyParams(
+                dead=self.dead_chance, epsilon=self.epsilon, lead_again=self.lead_again
+            )
         estimates, samples = evaluate(
             sample,
             candidates,
@@ -144,10 +170,11 @@ class SearchBot(Bot):
             deadline=deadline,
             max_samples=self.max_samples,
             clock=self.clock,
+            policy=policy,
         )
         self.decisions += 1
         self.samples += samples
-        return best(estimates).action
+        return choose(estimates, self.confidence).action
 
     def sampler(self, request: Request) -> Callable[[random.Random], Position]:
         """A function drawing one determinization of the position this request is about."""
@@ -179,6 +206,8 @@ class SearchBot(Bot):
             known_dead=known_dead,
             eliminated=tuple(knowledge.eliminations),
         )
+        # The playout policy's chance that an unseen card is dead (see playout.py).
+        self.dead_chance = 1 / max(1, sum(live))
         if decision is Decision.STAKE:
             # Before the deal: others' sealed stakes are guessed even; the deal is the seed's.
             even = Stakes(tuple(stake_candidates(rules.stake_total, len(rules.boodle_cards))[0]))
@@ -196,6 +225,7 @@ class SearchBot(Bot):
             # a search over unconstrained deals still beats no search.
             self.log(f"search: {error}; sampling without the inferred constraints")
             problem = dataclasses.replace(problem, forbidden=(0,) * len(problem.room))
+        self.dead_chance = problem.room[-1] / max(1, len(problem.pool))
         dead_known = _cards(knowledge.known_dead())
         bidders = [s for s in order if s != knowledge.dealer]
         earlier = bidders[: bidders.index(seat)] if decision is Decision.BID else []
@@ -233,6 +263,26 @@ def sample_cards(
         else:
             hands[slot] = tuple(CARDS[card] for card in cards)
     return tuple(hands), dead
+
+
+def choose(estimates: Sequence[Estimate], confidence: float) -> Estimate:
+    """The best mean if it beats the first candidate (the default) with confidence, else the first.
+
+    Every candidate is scored on the same samples, so the test is on the
+    sample-by-sample differences: the best mean is taken only when its mean
+    gain over the first candidate is at least ``confidence`` standard errors.
+    With a strong default (the boodle starter's lead) a noisy search with few
+    samples then costs nothing, and a clear finding is still used.
+    """
+    top = best(estimates)
+    default = estimates[0]
+    if top is default or confidence <= 0:
+        return top
+    gains = [a - b for a, b in zip(top.values, default.values, strict=True)]
+    if len(gains) < 2:
+        return default
+    error = statistics.stdev(gains) / math.sqrt(len(gains))
+    return top if statistics.fmean(gains) > confidence * error else default
 
 
 def best(estimates: Sequence[Estimate]) -> Estimate:

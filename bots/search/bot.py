@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from bots.sdk import Bot, TableState
+from bots.search.inference import LeadModel
 from bots.search.knowledge import DEAD_SLOT, Knowledge
 from bots.search.montecarlo import Estimate, evaluate
 from bots.search.playout import LEAD_AGAIN, PolicyParams
@@ -54,6 +55,10 @@ OVERHEAD_MS = 25
 BANK_SLICE = 1 / 40
 """Of the time bank, the share one decision may draw on."""
 BID_STEPS = (0, 1, 2, 3, 4, 6, 8, 12)
+RESAMPLE = 4
+"""Deals drawn per determinization, one kept by how well it explains the leads seen."""
+LEAD_NOISE = 0.3
+"""The share of leads the inference takes to be made at random (``LeadModel.epsilon``)."""
 CONFIDENCE = 1.0
 """Standard errors by which a choice must beat the default one to be taken (``choose``)."""
 
@@ -81,7 +86,12 @@ class SearchBot(Bot):
         lead_again: float = LEAD_AGAIN,
         random_playouts: bool = False,
         confidence: float = CONFIDENCE,
+        resample: int = RESAMPLE,
+        lead_noise: float = LEAD_NOISE,
     ) -> None:
+        self.resample = resample
+        self.lead_noise = lead_noise
+        self.lead_model: LeadModel | None = None
         self.heuristic = BoodleBot()
         self.confidence = confidence
         self.rng = random.Random(seed)
@@ -104,6 +114,7 @@ class SearchBot(Bot):
     def on_match_start(self, start: MatchStart, state: TableState) -> None:
         self.rules = Rules().with_options(start.rules)
         self.knowledge = Knowledge(start.seat, start.players, self.rules)
+        self.lead_model = LeadModel(self.rules, epsilon=self.lead_noise)
         self.move_time_ms = start.move_time_ms
         self.decisions = self.samples = 0
 
@@ -230,8 +241,20 @@ class SearchBot(Bot):
         bidders = [s for s in order if s != knowledge.dealer]
         earlier = bidders[: bidders.index(seat)] if decision is Decision.BID else []
 
+        leads, played = knowledge.leads, knowledge.played
+        model = self.lead_model if leads and self.resample > 1 else None
+
         def draw(rng: random.Random) -> Position:
             hands, dead = sample_cards(problem, slots, seat, hand, dead_known, players, rng)
+            if model is not None:
+                # Sampling importance resampling: of a few deals, keep one in
+                # proportion to how well it explains the leads seen (inference.py).
+                deals = [(hands, dead)] + [
+                    sample_cards(problem, slots, seat, hand, dead_known, players, rng)
+                    for _ in range(self.resample - 1)
+                ]
+                weights = [model.weight(leads, played, deal[0]) for deal in deals]
+                hands, dead = rng.choices(deals, weights)[0]
             return dataclasses.replace(
                 base,
                 hands=hands,

@@ -38,7 +38,9 @@ import multiprocessing
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -46,7 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 
 from bots.sdk import Bot, TableState
 from engine import Match, Outcome, Rules, preset
-from protocol.messages import MatchStart
+from engine.actions import Decision
+from engine.cards import Card
+from protocol.messages import MatchStart, Request
 from referee import convert
 from referee.bots import BotSpec, resolve_bot
 from referee.commands.match import parse_options, unique_names
@@ -211,6 +215,9 @@ def make_bot(text: str) -> Bot:
     and any keyword ``SearchBot`` takes (numbers only), e.g. ``search:samples=100,epsilon=0.1``.
     """
     name, _, options = text.partition(":")
+    if name == "oracle":
+        settings = dict(item.split("=") for item in filter(None, options.split(",")))
+        return Oracle(int(settings.get("samples", 20)), float(settings.get("epsilon", 0.1)))
     if name == "search":
         from bots.search.bot import SearchBot
 
@@ -233,7 +240,13 @@ def make_bot(text: str) -> Bot:
     return classes[0]()
 
 
-def play_in_process(bots: list[Bot], rules: Rules, seed: int, move_time_ms: int) -> Outcome:
+def play_in_process(
+    bots: list[Bot],
+    rules: Rules,
+    seed: int,
+    move_time_ms: int,
+    before: Callable[[Match], None] | None = None,
+) -> Outcome:
     """One match with SDK bots called directly (no lines, no processes), as a session would.
 
     Each seat gets its events, then its request; the bot's answer is applied
@@ -274,6 +287,8 @@ def play_in_process(bots: list[Bot], rules: Rules, seed: int, move_time_ms: int)
         assert to_act is not None
         seat = to_act
         deliver(seat)
+        if before is not None:
+            before(match)
         request_id += 1
         request = convert.build_request(
             match, request_id, time_left_ms=move_time_ms, time_bank_ms=0
@@ -332,6 +347,137 @@ def duel(args: argparse.Namespace) -> None:
                 )
 
 
+# ---------------------------------------------------------------- regret: leads, one trajectory
+
+
+class Oracle(Bot):
+    """The search's own evaluation on the true deal (``regret`` only): is the machinery right?
+
+    With the hidden cards known, the only errors left are the playouts'; a
+    correct search then comes close to the best lead.
+    """
+
+    name = "oracle"
+
+    def __init__(self, samples: int = 20, epsilon: float = 0.1) -> None:
+        self.samples = samples
+        self.epsilon = epsilon
+        self.match: Match | None = None
+
+    def lead(self, request: Request, state: TableState) -> str:
+        import random
+
+        from bots.search.montecarlo import evaluate
+        from bots.search.playout import PolicyParams
+        from engine.position import position_of
+
+        assert self.match is not None
+        truth = position_of(self.match)
+        estimates, _ = evaluate(
+            lambda rng: truth,
+            [Card.parse(text) for text in request.legal],
+            state.seat,
+            random.Random(0),
+            deadline=float("inf"),
+            max_samples=self.samples,
+            policy=PolicyParams(epsilon=self.epsilon),
+        )
+        return str(max(estimates, key=lambda estimate: estimate.mean).action)
+
+
+class Panel(Bot):
+    """Seat 0 of a ``regret`` match: plays the boodle starter, and asks every variant too.
+
+    At each lead with a choice, every variant (each a search bot that saw the
+    same events) names its lead, and each legal lead is valued on the true
+    deal: the rest of the hand played by every seat with the playout policy
+    without randomness (the boodle starter's rule), scored as the search
+    scores a hand.  Then the starter's lead is played, so every variant is
+    judged at the same positions: the comparison is exact, position by position.
+    """
+
+    name = "panel"
+
+    def __init__(self, variants: list[Bot]) -> None:
+        from bots.starters.boodle import BoodleBot
+
+        self.player = BoodleBot()
+        self.variants = variants
+        self.match: Match | None = None
+        self.gains: list[list[float]] = [[] for _ in variants]
+        self.best: list[float] = []
+
+    def on_match_start(self, start: MatchStart, state: TableState) -> None:
+        for variant in self.variants:
+            variant.on_match_start(start, state)
+
+    def on_events(self, events: list[Any], state: TableState) -> None:
+        for variant in self.variants:
+            variant.on_events(events, state)
+
+    def lead(self, request: Request, state: TableState) -> str:
+        from bots.search.montecarlo import utility
+        from bots.search.playout import PolicyParams, policy_lead
+
+        played = self.player.lead(request, state)
+        if len(request.legal) < 2 or self.match is None:
+            return played
+        values = {}
+        params = PolicyParams(epsilon=0.0)
+        for text in request.legal:
+            match = self.match.clone()
+            hand = match.hand_number
+            match.apply(Card.parse(text))
+            while not match.is_over and match.hand_number == hand:
+                if match.decision is not Decision.LEAD:
+                    break
+                match.apply(policy_lead(match, lambda: 1.0, params))
+            values[text] = utility(match, state.seat)
+        for gains, variant in zip(self.gains, self.variants, strict=True):
+            if isinstance(variant, Oracle):
+                variant.match = self.match
+            gains.append(values[variant.lead(request, state)] - values[played])
+        self.best.append(max(values.values()) - values[played])
+        return played
+
+
+def regret_match(args: argparse.Namespace, number: int) -> tuple[list[list[float]], list[float]]:
+    rules = preset(args.rules).with_options(
+        {**parse_options(args.option), "hand_limit": args.hands}
+    )
+    panel = Panel([make_bot(text) for text in args.variant])
+    bots: list[Bot] = [panel, *(make_bot("boodle") for _ in range(args.players - 1))]
+
+    def before(match: Match) -> None:
+        panel.match = match
+
+    play_in_process(bots, rules, group_seed(args.seed, number), 200, before=before)
+    return panel.gains, panel.best
+
+
+def regret(args: argparse.Namespace) -> None:
+    started = time.monotonic()
+    gains: list[list[float]] = [[] for _ in args.variant]
+    best: list[float] = []
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for done, (match_gains, match_best) in enumerate(
+            pool.imap(functools.partial(regret_match, args), range(args.matches)), start=1
+        ):
+            for total, more in zip(gains, match_gains, strict=True):
+                total.extend(more)
+            best.extend(match_best)
+            if done % args.every == 0 or done == args.matches:
+                print(
+                    f"{done} matches, {len(best)} leads with a choice, "
+                    f"{time.monotonic() - started:.0f} s; chips gained per lead over boodle's:"
+                )
+                mean, half = mean_interval(best)
+                print(f"  {'(the best lead)':<40} {mean:+.3f} ± {half:.3f}")
+                for text, values in zip(args.variant, gains, strict=True):
+                    mean, half = mean_interval(values)
+                    print(f"  {text:<40} {mean:+.3f} ± {half:.3f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -375,7 +521,20 @@ def main() -> None:
     fight.add_argument("--move-time", type=float, default=0.2)
     fight.add_argument("--jobs", type=int, default=1)
     fight.add_argument("--every", type=int, default=10, help="print after this many groups")
+    panel = commands.add_parser("regret")
+    panel.add_argument("--variant", action="append", required=True)
+    panel.add_argument("--rules", default="boodle")
+    panel.add_argument("--option", action="append", default=[])
+    panel.add_argument("--players", type=int, default=4)
+    panel.add_argument("--hands", type=int, default=20)
+    panel.add_argument("--matches", type=int, default=20)
+    panel.add_argument("--seed", type=int, default=1)
+    panel.add_argument("--jobs", type=int, default=1)
+    panel.add_argument("--every", type=int, default=5)
     args = parser.parse_args()
+    if args.command == "regret":
+        regret(args)
+        return
     if args.command == "duel":
         duel(args)
         return

@@ -4,11 +4,15 @@ It is an ordinary SDK bot (``bots.sdk.Bot``): the SDK speaks the protocol and
 hands it each request; ``Knowledge`` keeps what the events prove; for each
 decision with more than one sensible choice the bot lists a few candidates,
 scores them with ``bots.search.montecarlo.evaluate`` until its time is up and
-answers the best.
+answers the best (``choose``).  Deals are sampled consistently with what the
+events prove, and weighted by how well they explain the other seats' leads
+(``bots.search.inference``).
 
 Candidates per decision kind:
 
-* ``lead``: every legal lead (at most one per suit, so at most four);
+* ``lead``: every legal lead (at most one per suit, so at most four), the
+  ``boodle`` starter's lead first: the search answers another only when it
+  beats that one by ``CONFIDENCE`` standard errors over the same samples;
 * ``dead_hand``: every legal choice (keep, exchange, auction, buy);
 * ``bid``: a handful of amounts from 0 up to what it can pay;
 * ``stake``: a few placements out of the hundreds possible (even, all on one

@@ -177,7 +177,7 @@ BUNDLED: Final[dict[str, BundledBot]] = {
     "lowest": _starter("lowest", "leads its lowest card, keeping high cards as stops"),
     "longest": _starter("longest", "leads from its longest suit; swaps a flat hand for free"),
     "boodle": _starter(
-        "boodle", "tracker plus the boodle stacks its runs take, may reach or give away"
+        "boodle", "strongest starter: runs, plus the boodle stacks they take, reach or feed"
     ),
     "tracker": _starter("tracker", "tracks played and dead cards; leads runs that come back to it"),
     "js": ScriptBot(

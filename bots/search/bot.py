@@ -41,7 +41,7 @@ from bots.search.inference import LeadModel
 from bots.search.knowledge import DEAD_SLOT, Knowledge
 from bots.search.montecarlo import Estimate, evaluate
 from bots.search.playout import LEAD_AGAIN, PolicyParams
-from bots.search.sampler import DealError, DealProblem, sample_deal
+from bots.search.sampler import Dealer, DealError
 from bots.starters.boodle import BoodleBot
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card
@@ -59,7 +59,7 @@ OVERHEAD_MS = 25
 BANK_SLICE = 1 / 40
 """Of the time bank, the share one decision may draw on."""
 BID_STEPS = (0, 1, 2, 3, 4, 6, 8, 12)
-RESAMPLE = 4
+RESAMPLE = 2
 """Deals drawn per determinization, one kept by how well it explains the leads seen."""
 LEAD_NOISE = 0.3
 """The share of leads the inference takes to be made at random (``LeadModel.epsilon``)."""
@@ -233,13 +233,15 @@ class SearchBot(Bot):
 
             return draw_stake
         problem, slots = knowledge.deal_problem(hand, list(request.hand_sizes))
+        dealer = Dealer(problem)
         try:
-            sample_deal(problem, random.Random(0))
+            dealer.deal(random.Random(0))
         except DealError as error:
             # Only a bug in what we inferred (or events we never got) can cause this;
             # a search over unconstrained deals still beats no search.
             self.log(f"search: {error}; sampling without the inferred constraints")
             problem = dataclasses.replace(problem, forbidden=(0,) * len(problem.room))
+            dealer = Dealer(problem)
         self.dead_chance = problem.room[-1] / max(1, len(problem.pool))
         dead_known = _cards(knowledge.known_dead())
         bidders = [s for s in order if s != knowledge.dealer]
@@ -249,12 +251,12 @@ class SearchBot(Bot):
         model = self.lead_model if leads and self.resample > 1 else None
 
         def draw(rng: random.Random) -> Position:
-            hands, dead = sample_cards(problem, slots, seat, hand, dead_known, players, rng)
+            hands, dead = sample_cards(dealer, slots, seat, hand, dead_known, players, rng)
             if model is not None:
                 # Sampling importance resampling: of a few deals, keep one in
                 # proportion to how well it explains the leads seen (inference.py).
                 deals = [(hands, dead)] + [
-                    sample_cards(problem, slots, seat, hand, dead_known, players, rng)
+                    sample_cards(dealer, slots, seat, hand, dead_known, players, rng)
                     for _ in range(self.resample - 1)
                 ]
                 weights = [model.weight(leads, played, deal[0]) for deal in deals]
@@ -271,7 +273,7 @@ class SearchBot(Bot):
 
 
 def sample_cards(
-    problem: DealProblem,
+    dealer: Dealer,
     slots: Sequence[int],
     seat: int,
     hand: tuple[Card, ...],
@@ -280,7 +282,7 @@ def sample_cards(
     rng: random.Random,
 ) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]:
     """Every seat's hand and the dead hand, in one deal of the unseen cards."""
-    dealt = sample_deal(problem, rng)
+    dealt = dealer.deal(rng)
     hands: list[tuple[Card, ...]] = [() for _ in range(players)]
     hands[seat] = hand
     dead = dead_known

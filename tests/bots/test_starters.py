@@ -275,3 +275,14 @@ def test_the_table_state_agrees_with_every_request() -> None:
     for auditor, bot in zip(auditors, bots, strict=True):
         assert auditor.checked > 100
         assert bot.log == []  # an assertion in a decision would have been logged as a fallback
+
+
+def test_boodle_plays_the_same_match_the_same_way_every_time() -> None:
+    """The strongest starter is a fixed opponent: same seed, same cards, same game."""
+    rules = rule_sets()[0][1].with_options({"hand_limit": 8})
+    ends = []
+    for _ in range(2):
+        seats: list[Any] = [(f"boodle{seat}", in_process("boodle")) for seat in range(4)]
+        ends.append(play_match(seats, rules, 11, Tally()))
+    assert ends[0] == ends[1]
+    assert ends[0].hands_played == 8

@@ -30,18 +30,28 @@ engineer's ``newmarket league`` (``referee/league/``) is the general tool.
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import json
 import math
+import multiprocessing
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
-from engine import preset
+from bots.sdk import Bot, TableState
+from engine import Match, Outcome, Rules, preset
+from engine.actions import Decision
+from engine.cards import Card
+from protocol.messages import MatchStart, Request
+from referee import convert
 from referee.bots import BotSpec, resolve_bot
 from referee.commands.match import parse_options, unique_names
 from referee.commands.sprt import GroupResult, SprtSettings, play_group
@@ -195,6 +205,279 @@ def asn(args: argparse.Namespace) -> None:
     )
 
 
+# ---------------------------------------------------------------- duel: in-process, chips per hand
+
+
+def make_bot(text: str) -> Bot:
+    """``tracker``, ``boodle`` (any starter), or ``search[:key=value,...]`` (SearchBot's options).
+
+    Search options: ``samples`` (max determinizations per decision), ``fraction``, ``seed``,
+    and any keyword ``SearchBot`` takes (numbers only), e.g. ``search:samples=100,epsilon=0.1``.
+    """
+    name, _, options = text.partition(":")
+    if name == "oracle":
+        settings = dict(item.split("=") for item in filter(None, options.split(",")))
+        return Oracle(int(settings.get("samples", 20)), float(settings.get("epsilon", 0.1)))
+    if name == "search":
+        from bots.search.bot import SearchBot
+
+        kwargs: dict[str, float | int] = {}
+        for item in filter(None, options.split(",")):
+            key, _, value = item.partition("=")
+            key = {"samples": "max_samples"}.get(key, key)
+            kwargs[key] = int(value) if value.lstrip("-").isdigit() else float(value)
+        return SearchBot(log=lambda _line: None, **kwargs)  # type: ignore[arg-type]
+    module = importlib.import_module(f"bots.starters.{name}")
+    classes = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, Bot)
+        and value.__module__ == module.__name__
+    ]
+    if len(classes) != 1:
+        raise SystemExit(f"error: --candidate/--baseline: no starter bot called {name!r}")
+    return classes[0]()
+
+
+def play_in_process(
+    bots: list[Bot],
+    rules: Rules,
+    seed: int,
+    move_time_ms: int,
+    before: Callable[[Match], None] | None = None,
+) -> Outcome:
+    """One match with SDK bots called directly (no lines, no processes), as a session would.
+
+    Each seat gets its events, then its request; the bot's answer is applied
+    (an illegal answer is a bug here, so it raises).
+    """
+    players = len(bots)
+    match = Match(rules, players, seed)
+    states = [TableState() for _ in bots]
+    cursors = [0] * players
+    for seat, (bot, state) in enumerate(zip(bots, states, strict=True)):
+        start = MatchStart(
+            match_id=f"duel-{seed}",
+            seat=seat,
+            players=players,
+            names=[f"p{s}" for s in range(players)],
+            rules=rules.to_dict(),  # type: ignore[arg-type]  # plain JSON values
+            chips=[rules.starting_chips] * players,
+            move_time_ms=move_time_ms,
+            time_bank_ms=0,
+        )
+        state.start_match(start)
+        bot.on_match_start(start, state)
+
+    def deliver(seat: int) -> None:
+        events = [
+            converted
+            for event in match.events(viewer=seat, since=cursors[seat])
+            if (converted := convert.protocol_event(event)) is not None
+        ]
+        cursors[seat] = match.event_count()
+        for event in events:
+            states[seat].apply(event)
+        bots[seat].on_events(events, states[seat])
+
+    request_id = 0
+    while not match.is_over:
+        to_act = match.current_seat()
+        assert to_act is not None
+        seat = to_act
+        deliver(seat)
+        if before is not None:
+            before(match)
+        request_id += 1
+        request = convert.build_request(
+            match, request_id, time_left_ms=move_time_ms, time_bank_ms=0
+        )
+        state = states[seat]
+        state.sync(request)
+        method = {"lead": Bot.lead, "stake": Bot.stake, "dead_hand": Bot.dead_hand, "bid": Bot.bid}
+        choice = getattr(bots[seat], method[request.decision].__name__)(request, state)
+        fault = convert.apply_choice(match, request, choice)
+        if fault is not None:
+            raise AssertionError(f"seat {seat} ({bots[seat].name}): {fault}")
+    return match.outcome()
+
+
+def duel_group(args: argparse.Namespace, group: int) -> tuple[float, float]:
+    """One duplicate group: the candidate in every seat in turn, one deal seed.
+
+    Returns the candidate's chips per hand over the mean of its opponents (its
+    net chips minus theirs, per hand played) and its place score, each the
+    mean over the group's matches.
+    """
+    rules = preset(args.rules).with_options(
+        {**parse_options(args.option), "hand_limit": args.hands}
+    )
+    seed = group_seed(args.seed, group)
+    chips, places = [], []
+    for seat in range(args.players):
+        bots = [
+            make_bot(args.candidate if s == seat else args.baseline) for s in range(args.players)
+        ]
+        outcome = play_in_process(bots, rules, seed, int(args.move_time * 1000))
+        pairs = zip(outcome.chips, outcome.starting_chips, strict=True)
+        net = [end - start for end, start in pairs]
+        others = statistics.fmean(net[s] for s in range(args.players) if s != seat)
+        chips.append((net[seat] - others) / max(1, outcome.hands_played))
+        places.append(match_score(list(outcome.places), seat))
+    return statistics.fmean(chips), statistics.fmean(places)
+
+
+def duel(args: argparse.Namespace) -> None:
+    started = time.monotonic()
+    results: list[tuple[float, float]] = []
+    groups = range(args.first, args.first + args.groups)
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for result in pool.imap(functools.partial(duel_group, args), groups):
+            results.append(result)
+            if len(results) % args.every == 0 or len(results) == args.groups:
+                chips, half = mean_interval([chips for chips, _ in results])
+                place, place_half = mean_interval([place for _, place in results])
+                print(
+                    f"{len(results):>4} groups · {args.candidate} vs {args.players - 1}x "
+                    f"{args.baseline}: {chips:+.3f} ± {half:.3f} chips/hand · "
+                    f"place score {place:.3f} ± {place_half:.3f} · "
+                    f"{time.monotonic() - started:.0f} s",
+                    flush=True,
+                )
+
+
+# ---------------------------------------------------------------- regret: leads, one trajectory
+
+
+class Oracle(Bot):
+    """The search's own evaluation on the true deal (``regret`` only): is the machinery right?
+
+    With the hidden cards known, the only errors left are the playouts'; a
+    correct search then comes close to the best lead.
+    """
+
+    name = "oracle"
+
+    def __init__(self, samples: int = 20, epsilon: float = 0.1) -> None:
+        self.samples = samples
+        self.epsilon = epsilon
+        self.match: Match | None = None
+
+    def lead(self, request: Request, state: TableState) -> str:
+        import random
+
+        from bots.search.montecarlo import evaluate
+        from bots.search.playout import PolicyParams
+        from engine.position import position_of
+
+        assert self.match is not None
+        truth = position_of(self.match)
+        estimates, _ = evaluate(
+            lambda rng: truth,
+            [Card.parse(text) for text in request.legal],
+            state.seat,
+            random.Random(0),
+            deadline=float("inf"),
+            max_samples=self.samples,
+            policy=PolicyParams(epsilon=self.epsilon),
+        )
+        return str(max(estimates, key=lambda estimate: estimate.mean).action)
+
+
+class Panel(Bot):
+    """Seat 0 of a ``regret`` match: plays the boodle starter, and asks every variant too.
+
+    At each lead with a choice, every variant (each a search bot that saw the
+    same events) names its lead, and each legal lead is valued on the true
+    deal: the rest of the hand played by every seat with the playout policy
+    without randomness (the boodle starter's rule), scored as the search
+    scores a hand.  Then the starter's lead is played, so every variant is
+    judged at the same positions: the comparison is exact, position by position.
+    """
+
+    name = "panel"
+
+    def __init__(self, variants: list[Bot]) -> None:
+        from bots.starters.boodle import BoodleBot
+
+        self.player = BoodleBot()
+        self.variants = variants
+        self.match: Match | None = None
+        self.gains: list[list[float]] = [[] for _ in variants]
+        self.best: list[float] = []
+
+    def on_match_start(self, start: MatchStart, state: TableState) -> None:
+        for variant in self.variants:
+            variant.on_match_start(start, state)
+
+    def on_events(self, events: list[Any], state: TableState) -> None:
+        for variant in self.variants:
+            variant.on_events(events, state)
+
+    def lead(self, request: Request, state: TableState) -> str:
+        from bots.search.montecarlo import utility
+        from bots.search.playout import PolicyParams, policy_lead
+
+        played = self.player.lead(request, state)
+        if len(request.legal) < 2 or self.match is None:
+            return played
+        values = {}
+        params = PolicyParams(epsilon=0.0)
+        for text in request.legal:
+            match = self.match.clone()
+            hand = match.hand_number
+            match.apply(Card.parse(text))
+            while not match.is_over and match.hand_number == hand:
+                if match.decision is not Decision.LEAD:
+                    break
+                match.apply(policy_lead(match, lambda: 1.0, params))
+            values[text] = utility(match, state.seat)
+        for gains, variant in zip(self.gains, self.variants, strict=True):
+            if isinstance(variant, Oracle):
+                variant.match = self.match
+            gains.append(values[variant.lead(request, state)] - values[played])
+        self.best.append(max(values.values()) - values[played])
+        return played
+
+
+def regret_match(args: argparse.Namespace, number: int) -> tuple[list[list[float]], list[float]]:
+    rules = preset(args.rules).with_options(
+        {**parse_options(args.option), "hand_limit": args.hands}
+    )
+    panel = Panel([make_bot(text) for text in args.variant])
+    bots: list[Bot] = [panel, *(make_bot("boodle") for _ in range(args.players - 1))]
+
+    def before(match: Match) -> None:
+        panel.match = match
+
+    play_in_process(bots, rules, group_seed(args.seed, number), 200, before=before)
+    return panel.gains, panel.best
+
+
+def regret(args: argparse.Namespace) -> None:
+    started = time.monotonic()
+    gains: list[list[float]] = [[] for _ in args.variant]
+    best: list[float] = []
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for done, (match_gains, match_best) in enumerate(
+            pool.imap(functools.partial(regret_match, args), range(args.matches)), start=1
+        ):
+            for total, more in zip(gains, match_gains, strict=True):
+                total.extend(more)
+            best.extend(match_best)
+            if done % args.every == 0 or done == args.matches:
+                print(
+                    f"{done} matches, {len(best)} leads with a choice, "
+                    f"{time.monotonic() - started:.0f} s; chips gained per lead over boodle's:"
+                )
+                mean, half = mean_interval(best)
+                print(f"  {'(the best lead)':<40} {mean:+.3f} ± {half:.3f}")
+                for text, values in zip(args.variant, gains, strict=True):
+                    mean, half = mean_interval(values)
+                    print(f"  {text:<40} {mean:+.3f} ± {half:.3f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -225,7 +508,36 @@ def main() -> None:
     sizes.add_argument("--beta", type=float, default=0.05)
     sizes.add_argument("--trials", type=int, default=2000)
     sizes.add_argument("--seed", type=int, default=0)
+    fight = commands.add_parser("duel")
+    fight.add_argument("--candidate", required=True)
+    fight.add_argument("--baseline", required=True)
+    fight.add_argument("--rules", default="boodle")
+    fight.add_argument("--option", action="append", default=[])
+    fight.add_argument("--players", type=int, default=4)
+    fight.add_argument("--hands", type=int, default=20, help="hand limit of each match")
+    fight.add_argument("--groups", type=int, default=100)
+    fight.add_argument("--first", type=int, default=0, help="the first group's number")
+    fight.add_argument("--seed", type=int, default=1)
+    fight.add_argument("--move-time", type=float, default=0.2)
+    fight.add_argument("--jobs", type=int, default=1)
+    fight.add_argument("--every", type=int, default=10, help="print after this many groups")
+    panel = commands.add_parser("regret")
+    panel.add_argument("--variant", action="append", required=True)
+    panel.add_argument("--rules", default="boodle")
+    panel.add_argument("--option", action="append", default=[])
+    panel.add_argument("--players", type=int, default=4)
+    panel.add_argument("--hands", type=int, default=20)
+    panel.add_argument("--matches", type=int, default=20)
+    panel.add_argument("--seed", type=int, default=1)
+    panel.add_argument("--jobs", type=int, default=1)
+    panel.add_argument("--every", type=int, default=5)
     args = parser.parse_args()
+    if args.command == "regret":
+        regret(args)
+        return
+    if args.command == "duel":
+        duel(args)
+        return
     if args.command == "asn":
         asn(args)
         return

@@ -176,7 +176,9 @@ BUNDLED: Final[dict[str, BundledBot]] = {
     "random": _starter("random", "uniformly random legal choices (NEWMARKET_RANDOM_SEED)"),
     "lowest": _starter("lowest", "leads its lowest card, keeping high cards as stops"),
     "longest": _starter("longest", "leads from its longest suit; swaps a flat hand for free"),
-    "boodle": _starter("boodle", "steers runs towards the boodle cards it holds"),
+    "boodle": _starter(
+        "boodle", "strongest starter: runs, plus the boodle stacks they take, reach or feed"
+    ),
     "tracker": _starter("tracker", "tracks played and dead cards; leads runs that come back to it"),
     "js": ScriptBot(
         "js",

@@ -1,8 +1,8 @@
-"""``python -m bots.search [--seed N] [--fraction F] [--max-samples N]``: run the search bot.
+"""``python -m bots.search [--seed N] [--fraction F] [--max-samples N] [...]``: run the search bot.
 
 The options make reference versions for experiments: ``--max-samples 20`` is
 a deliberately weak search, ``--fraction`` changes how much of each move's
-time it uses.
+time it uses, and the rest are the search's tuning knobs (docs/search.md).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from bots.sdk import run
-from bots.search.bot import TIME_FRACTION, SearchBot
+from bots.search.bot import CONFIDENCE, LEAD_NOISE, RESAMPLE, TIME_FRACTION, SearchBot
 
 
 def main() -> None:
@@ -25,10 +25,42 @@ def main() -> None:
     parser.add_argument(
         "--max-samples", type=int, default=None, help="cap determinizations per decision"
     )
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        default=CONFIDENCE,
+        help="standard errors a lead must beat the boodle starter's by (0: best mean)",
+    )
+    parser.add_argument(
+        "--resample",
+        type=int,
+        default=RESAMPLE,
+        help="deals drawn per determinization, one kept by the leads seen (1: off)",
+    )
+    parser.add_argument(
+        "--lead-noise",
+        type=float,
+        default=LEAD_NOISE,
+        help="share of the other seats' leads taken as random by the inference",
+    )
+    parser.add_argument(
+        "--random-playouts", action="store_true", help="random leads in playouts (the old bot)"
+    )
     args = parser.parse_args()
     if not 0 < args.fraction <= 0.95:
         parser.error("--fraction must be in (0, 0.95]")
-    run(SearchBot(seed=args.seed, fraction=args.fraction, max_samples=args.max_samples))
+    if args.resample < 1 or args.confidence < 0 or not 0 <= args.lead_noise <= 1:
+        parser.error("--resample must be >= 1, --confidence >= 0, --lead-noise in [0, 1]")
+    bot = SearchBot(
+        seed=args.seed,
+        fraction=args.fraction,
+        max_samples=args.max_samples,
+        confidence=args.confidence,
+        resample=args.resample,
+        lead_noise=args.lead_noise,
+        random_playouts=args.random_playouts,
+    )
+    run(bot)
 
 
 if __name__ == "__main__":

@@ -4,11 +4,15 @@ It is an ordinary SDK bot (``bots.sdk.Bot``): the SDK speaks the protocol and
 hands it each request; ``Knowledge`` keeps what the events prove; for each
 decision with more than one sensible choice the bot lists a few candidates,
 scores them with ``bots.search.montecarlo.evaluate`` until its time is up and
-answers the best.
+answers the best (``choose``).  Deals are sampled consistently with what the
+events prove, and weighted by how well they explain the other seats' leads
+(``bots.search.inference``).
 
 Candidates per decision kind:
 
-* ``lead``: every legal lead (at most one per suit, so at most four);
+* ``lead``: every legal lead (at most one per suit, so at most four), the
+  ``boodle`` starter's lead first: the search answers another only when it
+  beats that one by ``CONFIDENCE`` standard errors over the same samples;
 * ``dead_hand``: every legal choice (keep, exchange, auction, buy);
 * ``bid``: a handful of amounts from 0 up to what it can pay;
 * ``stake``: a few placements out of the hundreds possible (even, all on one
@@ -25,15 +29,20 @@ than one determinization (well under a millisecond on this engine).
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 
 from bots.sdk import Bot, TableState
+from bots.search.inference import LeadModel
 from bots.search.knowledge import DEAD_SLOT, Knowledge
 from bots.search.montecarlo import Estimate, evaluate
-from bots.search.sampler import DealError, DealProblem, sample_deal
+from bots.search.playout import LEAD_AGAIN, PolicyParams
+from bots.search.sampler import Dealer, DealError
+from bots.starters.boodle import BoodleBot
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card
 from engine.position import Position
@@ -50,6 +59,12 @@ OVERHEAD_MS = 25
 BANK_SLICE = 1 / 40
 """Of the time bank, the share one decision may draw on."""
 BID_STEPS = (0, 1, 2, 3, 4, 6, 8, 12)
+RESAMPLE = 2
+"""Deals drawn per determinization, one kept by how well it explains the leads seen."""
+LEAD_NOISE = 0.3
+"""The share of leads the inference takes to be made at random (``LeadModel.epsilon``)."""
+CONFIDENCE = 1.0
+"""Standard errors by which a choice must beat the default one to be taken (``choose``)."""
 
 
 def think_time(request: Request, move_time_ms: int, fraction: float = TIME_FRACTION) -> float:
@@ -71,8 +86,23 @@ class SearchBot(Bot):
         max_samples: int | None = None,
         clock: Callable[[], float] = time.perf_counter,
         log: Callable[[str], None] | None = None,
+        epsilon: float = 0.1,
+        lead_again: float = LEAD_AGAIN,
+        random_playouts: bool = False,
+        confidence: float = CONFIDENCE,
+        resample: int = RESAMPLE,
+        lead_noise: float = LEAD_NOISE,
     ) -> None:
+        self.resample = resample
+        self.lead_noise = lead_noise
+        self.lead_model: LeadModel | None = None
+        self.heuristic = BoodleBot()
+        self.confidence = confidence
         self.rng = random.Random(seed)
+        self.epsilon = epsilon
+        self.lead_again = lead_again
+        self.random_playouts = random_playouts
+        self.dead_chance = 0.25
         self.fraction = fraction
         self.max_samples = max_samples
         self.clock = clock
@@ -88,6 +118,7 @@ class SearchBot(Bot):
     def on_match_start(self, start: MatchStart, state: TableState) -> None:
         self.rules = Rules().with_options(start.rules)
         self.knowledge = Knowledge(start.seat, start.players, self.rules)
+        self.lead_model = LeadModel(self.rules, epsilon=self.lead_noise)
         self.move_time_ms = start.move_time_ms
         self.decisions = self.samples = 0
 
@@ -105,7 +136,12 @@ class SearchBot(Bot):
     # -- decisions ---------------------------------------------------------------------------
 
     def lead(self, request: Request, state: TableState) -> str:
-        choice = self.decide(request, [Card.parse(text) for text in request.legal])
+        # The boodle starter's lead goes first: the search leaves it only for a
+        # lead that is better with confidence (see ``choose``).
+        state.sync(request)  # as the SDK does; a caller may hand in a bare TableState
+        prior = self.heuristic.lead(request, state)
+        legal = [prior, *(text for text in request.legal if text != prior)]
+        choice = self.decide(request, [Card.parse(text) for text in legal])
         return str(choice)
 
     def dead_hand(self, request: Request, state: TableState) -> str:
@@ -136,6 +172,11 @@ class SearchBot(Bot):
             return candidates[0]
         deadline = started + think_time(request, self.move_time_ms, self.fraction)
         sample = self.sampler(request)
+        policy = None
+        if not self.random_playouts:
+            policy = PolicyParams(
+                dead=self.dead_chance, epsilon=self.epsilon, lead_again=self.lead_again
+            )
         estimates, samples = evaluate(
             sample,
             candidates,
@@ -144,10 +185,11 @@ class SearchBot(Bot):
             deadline=deadline,
             max_samples=self.max_samples,
             clock=self.clock,
+            policy=policy,
         )
         self.decisions += 1
         self.samples += samples
-        return best(estimates).action
+        return choose(estimates, self.confidence).action
 
     def sampler(self, request: Request) -> Callable[[random.Random], Position]:
         """A function drawing one determinization of the position this request is about."""
@@ -179,6 +221,8 @@ class SearchBot(Bot):
             known_dead=known_dead,
             eliminated=tuple(knowledge.eliminations),
         )
+        # The playout policy's chance that an unseen card is dead (see playout.py).
+        self.dead_chance = 1 / max(1, sum(live))
         if decision is Decision.STAKE:
             # Before the deal: others' sealed stakes are guessed even; the deal is the seed's.
             even = Stakes(tuple(stake_candidates(rules.stake_total, len(rules.boodle_cards))[0]))
@@ -189,19 +233,34 @@ class SearchBot(Bot):
 
             return draw_stake
         problem, slots = knowledge.deal_problem(hand, list(request.hand_sizes))
+        dealer = Dealer(problem)
         try:
-            sample_deal(problem, random.Random(0))
+            dealer.deal(random.Random(0))
         except DealError as error:
             # Only a bug in what we inferred (or events we never got) can cause this;
             # a search over unconstrained deals still beats no search.
             self.log(f"search: {error}; sampling without the inferred constraints")
             problem = dataclasses.replace(problem, forbidden=(0,) * len(problem.room))
+            dealer = Dealer(problem)
+        self.dead_chance = problem.room[-1] / max(1, len(problem.pool))
         dead_known = _cards(knowledge.known_dead())
         bidders = [s for s in order if s != knowledge.dealer]
         earlier = bidders[: bidders.index(seat)] if decision is Decision.BID else []
 
+        leads, played = knowledge.leads, knowledge.played
+        model = self.lead_model if leads and self.resample > 1 else None
+
         def draw(rng: random.Random) -> Position:
-            hands, dead = sample_cards(problem, slots, seat, hand, dead_known, players, rng)
+            hands, dead = sample_cards(dealer, slots, seat, hand, dead_known, players, rng)
+            if model is not None:
+                # Sampling importance resampling: of a few deals, keep one in
+                # proportion to how well it explains the leads seen (inference.py).
+                deals = [(hands, dead)] + [
+                    sample_cards(dealer, slots, seat, hand, dead_known, players, rng)
+                    for _ in range(self.resample - 1)
+                ]
+                weights = [model.weight(leads, played, deal[0]) for deal in deals]
+                hands, dead = rng.choices(deals, weights)[0]
             return dataclasses.replace(
                 base,
                 hands=hands,
@@ -214,7 +273,7 @@ class SearchBot(Bot):
 
 
 def sample_cards(
-    problem: DealProblem,
+    dealer: Dealer,
     slots: Sequence[int],
     seat: int,
     hand: tuple[Card, ...],
@@ -223,7 +282,7 @@ def sample_cards(
     rng: random.Random,
 ) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]:
     """Every seat's hand and the dead hand, in one deal of the unseen cards."""
-    dealt = sample_deal(problem, rng)
+    dealt = dealer.deal(rng)
     hands: list[tuple[Card, ...]] = [() for _ in range(players)]
     hands[seat] = hand
     dead = dead_known
@@ -233,6 +292,26 @@ def sample_cards(
         else:
             hands[slot] = tuple(CARDS[card] for card in cards)
     return tuple(hands), dead
+
+
+def choose(estimates: Sequence[Estimate], confidence: float) -> Estimate:
+    """The best mean if it beats the first candidate (the default) with confidence, else the first.
+
+    Every candidate is scored on the same samples, so the test is on the
+    sample-by-sample differences: the best mean is taken only when its mean
+    gain over the first candidate is at least ``confidence`` standard errors.
+    With a strong default (the boodle starter's lead) a noisy search with few
+    samples then costs nothing, and a clear finding is still used.
+    """
+    top = best(estimates)
+    default = estimates[0]
+    if top is default or confidence <= 0:
+        return top
+    gains = [a - b for a, b in zip(top.values, default.values, strict=True)]
+    if len(gains) < 2:
+        return default
+    error = statistics.stdev(gains) / math.sqrt(len(gains))
+    return top if statistics.fmean(gains) > confidence * error else default
 
 
 def best(estimates: Sequence[Estimate]) -> Estimate:

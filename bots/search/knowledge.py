@@ -31,6 +31,7 @@ from bots.search.sampler import DealError, DealProblem
 from engine.cards import Card, Rank
 from engine.rules import LeadSuit, Rules
 from protocol.events import (
+    BoodleWon,
     CardPlayed,
     CardsDealt,
     Event,
@@ -39,6 +40,7 @@ from protocol.events import (
     LeadPassed,
     PlayerEliminated,
     RunStopped,
+    StakePlaced,
 )
 
 __all__ = ["DEAD_SLOT", "Knowledge", "mask_of"]
@@ -80,6 +82,7 @@ class Knowledge:
         )
         self.eliminated: set[int] = set()
         self.eliminations: list[tuple[int, int, int]] = []
+        self.stacks = [0] * len(rules.boodle_cards)  # chips on each boodle card, carried over
         self.new_hand(0, 0)
 
     def new_hand(self, number: int, dealer: int) -> None:
@@ -94,6 +97,9 @@ class Knowledge:
         self.stopped_suit = -1  # the suit of the last run stopped
         self.hand_sizes = [0] * self.players
         self.dead_hand_size = 0
+        # Every other seat's lead this hand: (seat, card, how many cards were played
+        # before it, the boodle stacks then).  bots.search.inference reads them.
+        self.leads: list[tuple[int, Card, int, tuple[int, ...]]] = []
 
     # -- events ----------------------------------------------------------------------------
 
@@ -118,9 +124,16 @@ class Knowledge:
                 card = parse(text)
                 if lead and seat != self.seat:
                     self._lead_proves(seat, card)
+                    self.leads.append((seat, card, len(self.played), tuple(self.stacks)))
                 self.played.append((seat, card))
                 self.played_mask |= 1 << card
                 self.hand_sizes[seat] = max(0, self.hand_sizes[seat] - 1)
+            case StakePlaced(amounts=amounts) if len(amounts) == len(self.stacks):
+                self.stacks = [have + add for have, add in zip(self.stacks, amounts, strict=True)]
+            case BoodleWon(card=text):
+                card = parse(text)
+                if card in self.rules.boodle_cards:
+                    self.stacks[self.rules.boodle_cards.index(card)] = 0
             case RunStopped(card=text, cause=cause, missing=missing):
                 self.stopped_suit = parse(text) // 13
                 if cause == "dead" and missing is not None:

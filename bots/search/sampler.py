@@ -33,7 +33,7 @@ import random
 from collections import deque
 from collections.abc import Sequence
 
-__all__ = ["DealError", "DealProblem", "fits", "sample_deal"]
+__all__ = ["DealError", "DealProblem", "Dealer", "fits", "sample_deal"]
 
 
 class DealError(ValueError):
@@ -61,39 +61,61 @@ class DealProblem:
 
 def sample_deal(problem: DealProblem, rng: random.Random) -> list[list[int]]:
     """One deal: for each slot, the pool cards it receives."""
-    slots = len(problem.room)
-    forbidden = problem.forbidden
-    left = list(problem.room)
-    allowed = {
-        card: [s for s in range(slots) if not forbidden[s] >> card & 1] for card in problem.pool
-    }
-    order = list(problem.pool)
-    rng.shuffle(order)
-    # Fewest possible slots first (a stable sort keeps the shuffle among equals).
-    if any(forbidden):
-        order.sort(key=lambda card: len(allowed[card]))
-    where: dict[int, int] = {}
-    dealt: list[list[int]] = [[] for _ in range(slots)]
-    stuck: list[int] = []
-    for card in order:
-        options = allowed[card]
-        total = 0
-        for s in options:
-            total += left[s]
-        if total == 0:
-            stuck.append(card)
-            continue
-        pick = rng.randrange(total)
-        for s in options:
-            pick -= left[s]
-            if pick < 0:
-                break
-        left[s] -= 1
-        where[card] = s
-        dealt[s].append(card)
-    for card in stuck:
-        _augment(card, allowed, left, where, dealt)
-    return dealt
+    return Dealer(problem).deal(rng)
+
+
+class Dealer:
+    """Deals one ``DealProblem`` again and again: what every deal shares is worked out once.
+
+    A search draws hundreds of deals of the same problem per decision; which
+    slots may hold each card, and the order of the cards by how constrained
+    they are, do not change between them.
+    """
+
+    def __init__(self, problem: DealProblem) -> None:
+        forbidden = problem.forbidden
+        slots = range(len(problem.room))
+        self.room = problem.room
+        self.allowed = {
+            card: [s for s in slots if not forbidden[s] >> card & 1] for card in problem.pool
+        }
+        # Cards in groups of equal constraint, fewest possible slots first; each
+        # group is shuffled per deal (the same as a shuffle and a stable sort).
+        groups: dict[int, list[int]] = {}
+        for card in problem.pool:
+            groups.setdefault(len(self.allowed[card]), []).append(card)
+        self.groups = [groups[size] for size in sorted(groups)]
+
+    def deal(self, rng: random.Random) -> list[list[int]]:
+        """One deal: for each slot, the pool cards it receives."""
+        allowed = self.allowed
+        left = list(self.room)
+        where: dict[int, int] = {}
+        dealt: list[list[int]] = [[] for _ in left]
+        stuck: list[int] = []
+        draw = rng.random  # int(draw() * n) costs less than randrange(n), and is as fair here
+        for group in self.groups:
+            order = group[:]
+            rng.shuffle(order)
+            for card in order:
+                options = allowed[card]
+                total = 0
+                for s in options:
+                    total += left[s]
+                if total == 0:
+                    stuck.append(card)
+                    continue
+                pick = int(draw() * total)
+                for s in options:
+                    pick -= left[s]
+                    if pick < 0:
+                        break
+                left[s] -= 1
+                where[card] = s
+                dealt[s].append(card)
+        for card in stuck:
+            _augment(card, allowed, left, where, dealt)
+        return dealt
 
 
 def _augment(

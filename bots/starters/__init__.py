@@ -3,6 +3,7 @@
 * ``random``: a uniformly random legal choice for every decision.
 * ``lowest``: leads its lowest card, to keep its high cards as stops.
 * ``longest``: leads from its longest suit, to shed cards in long runs.
-* ``boodle``: steers runs towards the boodle cards it holds.
 * ``tracker``: tracks played and dead cards, and leads runs that come back to it.
+* ``boodle``: tracker's runs, plus the boodle stacks they take, may reach or give away
+  (the strongest starter).
 """

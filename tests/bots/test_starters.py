@@ -156,14 +156,28 @@ def test_longest_swaps_a_flat_hand_only_when_the_swap_is_free() -> None:
     assert decide(LongestBot(), {**choice, "hand": flat, "legal": ["buy", "keep"]}) == "keep"
 
 
+def test_boodle_leads_the_run_that_takes_a_stack_where_tracker_sees_a_tie() -> None:
+    # Two runs of three cards; the diamond run plays JD, which carries 3 chips.
+    hand = ["2C", "3C", "4C", "9D", "TD", "JD"]
+    assert decide(TrackerBot(), lead(["2C", "9D"], hand)) == "2C"
+    assert decide(BoodleBot(), lead(["2C", "9D"], hand)) == "9D"
+
+
 def test_boodle_steers_a_run_to_a_boodle_card_it_holds() -> None:
-    hand = ["2C", "9D", "TD", "JD", "4S"]
-    assert decide(BoodleBot(), lead(["2C", "9D", "4S"], hand)) == "9D"
+    # The club run is longer (and 5C, played, keeps it from reaching QC).
+    hand = ["2C", "3C", "8D", "JD"]
+    assert decide(BoodleBot(), lead(["2C", "8D"], hand), events=played("5C")) == "8D"
     # Not when the way is blocked: TD was played already.
-    hand = ["2C", "9D", "JD", "4S"]
-    assert decide(BoodleBot(), lead(["2C", "9D", "4S"], hand), events=played("TD")) == "2C"
-    # Without a boodle card, the lowest card.
-    assert decide(BoodleBot(), lead(["3C", "2H"], ["3C", "2H"])) == "2H"
+    assert decide(BoodleBot(), lead(["2C", "8D"], hand), events=played("5C", "TD")) == "2C"
+
+
+def test_boodle_does_not_lead_a_run_up_to_a_rivals_boodle_card() -> None:
+    # Diamonds climb to JD, which a rival holds; the spade run stops at 7S, played.
+    hand = ["2D", "5S"]
+    assert decide(TrackerBot(), lead(["2D", "5S"], hand), events=played("7S")) == "2D"
+    assert decide(BoodleBot(), lead(["2D", "5S"], hand), events=played("7S")) == "5S"
+    # With no boodle card anywhere in reach it leads as tracker does.
+    assert decide(BoodleBot(), lead(["3C", "2H"], ["3C", "2H"]), events=played("4C", "3H")) == "2H"
 
 
 def test_boodle_stakes_most_on_the_lowest_boodle_card() -> None:
@@ -261,3 +275,14 @@ def test_the_table_state_agrees_with_every_request() -> None:
     for auditor, bot in zip(auditors, bots, strict=True):
         assert auditor.checked > 100
         assert bot.log == []  # an assertion in a decision would have been logged as a fallback
+
+
+def test_boodle_plays_the_same_match_the_same_way_every_time() -> None:
+    """The strongest starter is a fixed opponent: same seed, same cards, same game."""
+    rules = rule_sets()[0][1].with_options({"hand_limit": 8})
+    ends = []
+    for _ in range(2):
+        seats: list[Any] = [(f"boodle{seat}", in_process("boodle")) for seat in range(4)]
+        ends.append(play_match(seats, rules, 11, Tally()))
+    assert ends[0] == ends[1]
+    assert ends[0].hands_played == 8

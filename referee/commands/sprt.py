@@ -397,7 +397,8 @@ def sprt_command(
     luck: Annotated[
         bool,
         typer.Option(
-            help="Subtract the luck of each deal (a reference policy replayed in-process)."
+            "--luck",
+            help="Subtract the luck of each deal (a reference policy replayed in-process).",
         ),
     ] = False,
     rules_name: RulesName = DEFAULT_PRESET,

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent
-MISCHIEF = "<script>alert('name')</script>"
+# Markup in a bot's name: the league file refuses '/' in names (they become file names),
+# so the mischief is a tag that would run script on load if it were not escaped.
+MISCHIEF = "<img src=x onerror=alert('name')>"
 BOTS = ["random", "lowest", MISCHIEF, "tracker"]
 
 LEAGUE = """

@@ -45,6 +45,9 @@ def _register() -> None:
 
     app.command("tokens")(tokens_command)
     app.command("connect")(connect_command)
+    from referee.commands.serve import serve_command
+
+    app.command("serve")(serve_command)
 
 
 _register()

@@ -122,7 +122,9 @@ def _check_in_sandbox(request: dict[str, Any]) -> dict[str, Any]:
     logs = Path(tempfile.mkdtemp(prefix="newmarket-admit-"))
     try:
         report = trio.run(lambda: check.run_check(spec, control, log_dir=logs))
-        text = check.render_report(report)
+        # The match log's path is the server's, and deleted below: not for the participant.
+        lines = check.render_report(report).splitlines()
+        text = "\n".join(line for line in lines if not line.startswith("Match log: ")) + "\n"
     finally:
         shutil.rmtree(logs, ignore_errors=True)
     if report.ok:

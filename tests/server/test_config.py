@@ -39,9 +39,7 @@ def test_a_minimal_file_gets_the_documented_defaults(tmp_path: Path) -> None:
         ("[competition\n", "not valid TOML"),
     ],
 )
-def test_each_mistake_is_one_line_naming_the_key(
-    tmp_path: Path, text: str, message: str
-) -> None:
+def test_each_mistake_is_one_line_naming_the_key(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(write(tmp_path, text))
     assert message in str(caught.value)

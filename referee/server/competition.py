@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 
 import trio
 
@@ -65,6 +66,14 @@ class Competition:
         admitted = [v.id for v in self.store.versions(status="admitted")]
         if count == self.board.matches and set(admitted) == set(self.board.scores):
             return
-        rows = self.store.seat_rows()
-        scores = await trio.to_thread.run_sync(score_versions, rows, admitted)
+        scores = await trio.to_thread.run_sync(_scores, self.store.path, admitted)
         self.board = Board(scores, count, time.time())
+
+
+def _scores(path: Path, admitted: list[int]) -> dict[int, Score]:
+    """In a worker thread, on its own connection: reading every seat is not the pages' wait."""
+    reader = CompetitionStore.reader(path)
+    try:
+        return score_versions(reader.seat_rows(), admitted)
+    finally:
+        reader.close()

@@ -158,8 +158,21 @@ async def table_loop(competition: Competition, queue: GroupQueue, number: int) -
         await trio.sleep(RESTART_DELAY)
 
 
+BOARD_SHARE = 0.2  # the most of the server's time the leaderboard's bootstrap may take
+
+
 async def board_loop(competition: Competition) -> None:
+    """Recompute the leaderboard as results land, but never more than ``BOARD_SHARE`` of the time.
+
+    The bootstrap grows with the number of groups, and it holds the GIL that the
+    pages need: after a computation of t seconds the next waits at least
+    ``t / BOARD_SHARE - t``, so pages keep most of the process however long the
+    competition has run.
+    """
     while True:
+        started = trio.current_time()
         await competition.refresh_board()
+        spent = trio.current_time() - started
+        await trio.sleep(max(0.0, spent / BOARD_SHARE - spent))
         with trio.move_on_after(POLL):
             await competition.changed.wait()

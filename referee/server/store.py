@@ -206,6 +206,13 @@ class CompetitionStore:
             raise StoreError(f"{path}: schema {version}; this server reads {SCHEMA_VERSION}")
         return store
 
+    @classmethod
+    def reader(cls, path: Path) -> CompetitionStore:
+        """A second connection for reading in another thread (WAL: it never blocks the writer)."""
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
+        connection.execute("PRAGMA busy_timeout=5000")
+        return cls(path, connection)
+
     def close(self) -> None:
         self._db.close()
 

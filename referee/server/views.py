@@ -17,6 +17,7 @@ from referee.report.frames import pretty
 from referee.server.competition import Competition
 from referee.server.store import Participant, Version
 
+HISTORY_POINTS = 120
 CARDS = [rank + suit for suit in "CDHS" for rank in "23456789TJQKA"]
 
 
@@ -132,9 +133,14 @@ def participant_view(
         rows = store.seat_rows(version.id)
         total = 0
         points = []
+        # At most HISTORY_POINTS points a version: a page's size must not grow with the weeks.
+        step = max(1, len(rows) // HISTORY_POINTS)
         for count, row in enumerate(rows, start=1):
             total += row.net_chips
-            points.append({"match": count, "mean": round(total / count, 2), "at": row.finished_at})
+            if count % step == 0 or count == len(rows):
+                points.append(
+                    {"match": count, "mean": round(total / count, 2), "at": row.finished_at}
+                )
         if points:
             history.append({"version": version.label, "points": points})
     scores = competition.board.scores

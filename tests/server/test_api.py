@@ -161,6 +161,7 @@ def test_the_upload_rate_limit_says_429_with_a_reason(
 def test_forms_without_the_csrf_token_are_refused(cup: tuple[Server, dict[str, str]]) -> None:
     server, tokens = cup
     with server.client() as client:
+        assert client.get("/register").status_code == 403  # this file allows no registration
         page = client.get("/signin")
         token = re.search(r'name="csrf" value="([^"]+)"', page.text)
         assert token is not None

@@ -32,6 +32,8 @@ from referee.server.uploads import unpack_version
 
 POLL = 1.0  # seconds between looks at the pause flag and the roster when idle
 RESTART_DELAY = 5.0  # after a table worker failed
+GROUP_ATTEMPTS = 2  # a group whose table worker dies this often is given up
+SUSPECT_FAILURES = 3  # a version at this many failed tables in a row is suspended
 
 
 async def admission_loop(competition: Competition) -> None:
@@ -59,6 +61,44 @@ class GroupQueue:
         self.competition = competition
         self.resumed = competition.store.unfinished_groups()
         self.rng = random.Random(derive_seed(competition.config.seed, "scheduler"))
+        self.attempts: dict[int, int] = {}  # group -> table workers it has cost
+        self.failures: dict[int, int] = {}  # version -> failed tables in a row
+
+    def group_played(self, group: Group) -> None:
+        for version in group.versions:
+            self.failures.pop(version, None)
+
+    def table_failed(self, group: Group) -> None:
+        """A table worker died mid-group (a referee bug, or a bot that attacked it).
+
+        The group is retried once, then given up (its played rotations still
+        count).  A version seated at ``SUSPECT_FAILURES`` failed tables in a row,
+        with no good group between, is suspended: innocent versions at its tables
+        also play elsewhere and clear their count, the attacker never does.
+        """
+        store = self.competition.store
+        self.attempts[group.id] = self.attempts.get(group.id, 0) + 1
+        if self.attempts[group.id] < GROUP_ATTEMPTS:
+            self.resumed.insert(0, (group, store.rotations_done(group.id)))
+        else:
+            store.abandon_group(group.id)
+        for version in group.versions:
+            self.failures[version] = self.failures.get(version, 0) + 1
+            found = store.version(version)
+            if (
+                self.failures[version] >= SUSPECT_FAILURES
+                and found is not None
+                and found.status == "admitted"
+                and not self.competition.is_house(found)
+            ):
+                store.decide(
+                    version,
+                    "suspended",
+                    f"its table's referee process died {SUSPECT_FAILURES} times in a row "
+                    "while it played (a bot that attacks its referee?)",
+                    found.transcript,
+                    found.spec,
+                )
 
     def candidates(self) -> list[Candidate]:
         playing = self.competition.store.playing_versions()
@@ -151,8 +191,9 @@ async def table_loop(competition: Competition, queue: GroupQueue, number: int) -
                     await play_group(competition, table, number, group, done)
                 except WorkerError as error:
                     competition.status = f"table {number}: {error}"
-                    queue.resumed.insert(0, (group, competition.store.rotations_done(group.id)))
+                    queue.table_failed(group)
                     break
+                queue.group_played(group)
         finally:
             await table.aclose()
         await trio.sleep(RESTART_DELAY)

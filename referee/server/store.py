@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS versions (
     filename TEXT NOT NULL,           -- as uploaded (shown escaped, never used as a path)
     sha256 TEXT NOT NULL,
     size INTEGER NOT NULL,
-    status TEXT NOT NULL,             -- pending | admitted | rejected
+    status TEXT NOT NULL,             -- pending | admitted | rejected | suspended
     detail TEXT NOT NULL DEFAULT '',  -- one line: why rejected, or what the check said
     transcript TEXT NOT NULL DEFAULT '', -- the failed step's transcript (owner only)
     spec TEXT,                        -- JSON BotSpec once built
@@ -61,7 +61,8 @@ CREATE TABLE IF NOT EXISTS groups (
     seed INTEGER NOT NULL,
     versions TEXT NOT NULL,           -- JSON list: the table before rotation
     why TEXT NOT NULL,                -- the scheduler's reason, shown on the status page
-    planned_at REAL NOT NULL
+    planned_at REAL NOT NULL,
+    abandoned INTEGER NOT NULL DEFAULT 0  -- its table worker died twice: not resumed
 );
 CREATE TABLE IF NOT EXISTS matches (
     match_id TEXT PRIMARY KEY,
@@ -386,7 +387,7 @@ class CompetitionStore:
         """Groups with rotations still to play, and the rotations already stored."""
         found = []
         for gid, seed, versions, why in self._db.execute(
-            "SELECT id, seed, versions, why FROM groups ORDER BY id"
+            "SELECT id, seed, versions, why FROM groups WHERE abandoned = 0 ORDER BY id"
         ).fetchall():
             table = tuple(json.loads(versions))
             done = self.rotations_done(gid)
@@ -448,6 +449,9 @@ class CompetitionStore:
         except sqlite3.IntegrityError:
             return False  # already stored: a match is never counted twice
         return True
+
+    def abandon_group(self, group: int) -> None:
+        self._db.execute("UPDATE groups SET abandoned = 1 WHERE id = ?", (group,))
 
     def rotations_done(self, group: int) -> set[int]:
         rows = self._db.execute("SELECT rotation FROM matches WHERE group_id = ?", (group,))

@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 
 from referee.server.auth import bearer_token, signed_in
 from referee.server.competition import Competition
+from referee.server.middleware import BodyTooLargeError
 from referee.server.store import Participant
 from referee.server.uploads import UploadRefusedError, accept_upload
 from referee.server.views import leaderboard, match_view, participant_view, version_json
@@ -66,7 +67,10 @@ def routes(competition: Competition) -> list[BaseRoute]:
         )
 
     async def post_version(request: Request) -> JSONResponse:
-        form = await request.form(max_files=1, max_fields=10)
+        try:
+            form = await request.form(max_files=1, max_fields=10)
+        except BodyTooLargeError as error:
+            return _error(413, str(error))
         caller = _caller(competition, request)
         token = form.get("token")
         if caller is None and isinstance(token, str):

@@ -35,7 +35,7 @@ from referee.server.auth import (
     signed_in,
 )
 from referee.server.competition import Competition
-from referee.server.middleware import BodyLimit, SecurityHeaders
+from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
 from referee.server.store import StoreError
 from referee.server.uploads import UploadRefusedError, accept_upload
 from referee.server.views import leaderboard, match_view, participant_view, version_json
@@ -80,7 +80,10 @@ class Pages:
 
     async def form(self, request: Request) -> dict[str, Any] | HTMLResponse:
         """The posted form, or a 403 page when its CSRF token does not match this browser."""
-        form = await request.form(max_files=1, max_fields=20)
+        try:
+            form = await request.form(max_files=1, max_fields=20)
+        except BodyTooLargeError as error:
+            return self.error(request, 413, str(error))
         if not csrf_ok(self.competition.store.secret, browser_id(request), form.get("csrf")):
             return self.error(
                 request, 403, "CSRF token missing or wrong: reload the page and retry"

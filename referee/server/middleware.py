@@ -68,7 +68,15 @@ class SecurityHeaders:
 
 
 class BodyTooLargeError(Exception):
-    pass
+    """Raised by the capped ``receive`` the moment a body passes its cap.
+
+    A form-reading endpoint catches it and answers 413 itself (Starlette's error
+    middleware would otherwise answer 500 first); ``BodyLimit`` answers for
+    any other endpoint that lets it escape before responding.
+    """
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(too_large(cap))
 
 
 class BodyLimit:
@@ -101,7 +109,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > cap:
-                    raise BodyTooLargeError
+                    raise BodyTooLargeError(cap)
             return message
 
         async def watching_send(message: Message) -> None:
@@ -117,9 +125,12 @@ class BodyLimit:
                 await _refuse(send, cap)
 
 
+def too_large(cap: int) -> str:
+    return f"request too large: at most {cap // 1024} KiB may be sent here"
+
+
 async def _refuse(send: Send, cap: int) -> None:
-    reason = f"request too large: at most {cap // 1024} KiB may be sent here"
-    body = json.dumps({"error": reason}).encode()
+    body = json.dumps({"error": too_large(cap)}).encode()
     await send(
         {
             "type": "http.response.start",

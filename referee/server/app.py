@@ -14,6 +14,7 @@ import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -154,7 +155,7 @@ class Pages:
         )
         if participant is None:
             return self.error(request, 403, "unknown token: check it and sign in again")
-        return self.signed_in_response(participant.id, f"/p/{participant.name}")
+        return self.signed_in_response(participant.id, f"/p/{quote(participant.name)}")
 
     async def signout(self, request: Request) -> Response:
         form = await self.form(request)

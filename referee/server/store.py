@@ -242,18 +242,19 @@ class CompetitionStore:
     def add_participant(self, name: str) -> tuple[Participant, str]:
         """A new participant and its token (shown once; only its hash is kept)."""
         name = name.strip()
-        if not name or len(name) > 40 or not name.isprintable():
-            raise StoreError("participant name: 1 to 40 printable characters")
+        if not name or len(name) > 40 or not name.isprintable() or "/" in name or "\\" in name:
+            raise StoreError("participant name: 1 to 40 printable characters, no / or \\")
         token = secrets.token_urlsafe(24)
+        now = time.time()
         try:
             cursor = self._db.execute(
                 "INSERT INTO participants (name, token_hash, created_at) VALUES (?, ?, ?)",
-                (name, hash_token(token), time.time()),
+                (name, hash_token(token), now),
             )
         except sqlite3.IntegrityError:
             raise StoreError(f"participant name {name!r} is taken") from None
         assert cursor.lastrowid is not None
-        return Participant(cursor.lastrowid, name, time.time()), token
+        return Participant(cursor.lastrowid, name, now), token
 
     def participant_by_token(self, token: str) -> Participant | None:
         row = self._db.execute(
@@ -405,49 +406,49 @@ class CompetitionStore:
     ) -> bool:
         """Store one finished match in one transaction; False if it was already stored."""
         mid = match_id(group.id, rotation)
-        try:
-            with self._db:
-                self._db.execute("BEGIN IMMEDIATE")
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            stored = self._db.execute("SELECT 1 FROM matches WHERE match_id = ?", (mid,)).fetchone()
+            if stored is not None:
+                return False  # already stored: a match is never counted twice
+            self._db.execute(
+                "INSERT INTO matches (match_id, group_id, rotation, seed, versions, hands, "
+                "reason, log_path, result, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    mid,
+                    group.id,
+                    rotation,
+                    group.seed,
+                    json.dumps(list(versions)),
+                    result.hands,
+                    result.reason,
+                    None if log_path is None else str(log_path),
+                    json.dumps(result.to_json()),
+                    time.time(),
+                ),
+            )
+            for seat in result.seats:
+                version = versions[seat.seat]
                 self._db.execute(
-                    "INSERT INTO matches (match_id, group_id, rotation, seed, versions, hands, "
-                    "reason, log_path, result, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO seats (match_id, seat, version, place, chips, net_chips, "
+                    "status, faults) VALUES (?,?,?,?,?,?,?,?)",
                     (
                         mid,
-                        group.id,
-                        rotation,
-                        group.seed,
-                        json.dumps(list(versions)),
-                        result.hands,
-                        result.reason,
-                        None if log_path is None else str(log_path),
-                        json.dumps(result.to_json()),
-                        time.time(),
+                        seat.seat,
+                        version,
+                        seat.place,
+                        seat.chips,
+                        seat.net_chips,
+                        seat.status,
+                        len(seat.faults),
                     ),
                 )
-                for seat in result.seats:
-                    version = versions[seat.seat]
+                for number, fault in enumerate(seat.faults):
                     self._db.execute(
-                        "INSERT INTO seats (match_id, seat, version, place, chips, net_chips, "
-                        "status, faults) VALUES (?,?,?,?,?,?,?,?)",
-                        (
-                            mid,
-                            seat.seat,
-                            version,
-                            seat.place,
-                            seat.chips,
-                            seat.net_chips,
-                            seat.status,
-                            len(seat.faults),
-                        ),
+                        "INSERT INTO faults (match_id, seat, number, version, kind, hand, "
+                        "detail) VALUES (?,?,?,?,?,?,?)",
+                        (mid, seat.seat, number, version, fault.kind, fault.hand, fault.detail),
                     )
-                    for number, fault in enumerate(seat.faults):
-                        self._db.execute(
-                            "INSERT INTO faults (match_id, seat, number, version, kind, hand, "
-                            "detail) VALUES (?,?,?,?,?,?,?)",
-                            (mid, seat.seat, number, version, fault.kind, fault.hand, fault.detail),
-                        )
-        except sqlite3.IntegrityError:
-            return False  # already stored: a match is never counted twice
         return True
 
     def abandon_group(self, group: int) -> None:

@@ -10,7 +10,6 @@ and is mounted under ``/api``.
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,13 @@ from referee.server.competition import Competition
 from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
 from referee.server.store import StoreError
 from referee.server.uploads import UploadRefusedError, accept_upload
-from referee.server.views import leaderboard, match_view, participant_view, version_json
+from referee.server.views import (
+    leaderboard,
+    match_view,
+    participant_view,
+    replay_json,
+    version_json,
+)
 
 FORM_CAP = 64 * 1024  # a form without a file
 MULTIPART_SLACK = 64 * 1024  # a multipart body's boundaries and fields around the file
@@ -134,13 +139,13 @@ class Pages:
 
     async def match(self, request: Request) -> Response:
         viewer = signed_in(request, self.competition.store)
-        view = match_view(self.competition, request.path_params["match_id"], viewer)
+        view = match_view(self.competition, request.path_params["match_id"], viewer, public=False)
         if view is None:
             return self.error(request, 404, "no such match")
-        # JSON inside <script type="application/json">: "<" escaped so that no text in it
-        # can close the element; autoescaping would break the JSON, so it is off for this one.
-        replay = json.dumps(view["replay"]).replace("<", "\\u003c").replace(">", "\\u003e")
-        return self.render(request, "match.html", view=view, replay_json=_Raw(replay))
+        # JSON inside <script type="application/json">, with "<" and ">" escaped so that no
+        # text in it can end the element; autoescaping would break the JSON: off for this one.
+        replay = _Raw(replay_json(view)) if view["replay"] else None
+        return self.render(request, "match.html", view=view, replay_json=replay)
 
     async def signin_page(self, request: Request) -> Response:
         return self.render(request, "signin.html")

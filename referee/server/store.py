@@ -487,6 +487,15 @@ class CompetitionStore:
         )
         return [SeatRow(*row) for row in rows]
 
+    def net_chips_history(self, version: int) -> list[tuple[int, float]]:
+        """A version's net chips and finishing time in each of its matches, in order."""
+        rows = self._db.execute(
+            "SELECT s.net_chips, m.finished_at FROM seats s JOIN matches m USING (match_id) "
+            "WHERE s.version = ? ORDER BY m.finished_at, s.match_id",
+            (version,),
+        )
+        return [(int(net), float(at)) for net, at in rows]
+
     def match(self, mid: str) -> tuple[Group, int, list[int], MatchResult, str | None] | None:
         row = self._db.execute(
             "SELECT group_id, rotation, versions, result, log_path FROM matches WHERE match_id = ?",

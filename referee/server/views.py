@@ -9,6 +9,7 @@ its wire transcripts) are included only when ``viewer`` is the owner.
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -130,17 +131,15 @@ def participant_view(
             )
     history = []
     for version in versions:
-        rows = store.seat_rows(version.id)
+        rows = store.net_chips_history(version.id)
         total = 0
         points = []
         # At most HISTORY_POINTS points a version: a page's size must not grow with the weeks.
         step = max(1, len(rows) // HISTORY_POINTS)
-        for count, row in enumerate(rows, start=1):
-            total += row.net_chips
+        for count, (net, finished_at) in enumerate(rows, start=1):
+            total += net
             if count % step == 0 or count == len(rows):
-                points.append(
-                    {"match": count, "mean": round(total / count, 2), "at": row.finished_at}
-                )
+                points.append({"match": count, "mean": round(total / count, 2), "at": finished_at})
         if points:
             history.append({"version": version.label, "points": points})
     scores = competition.board.scores
@@ -167,9 +166,39 @@ def _log(path: str, start_chips: tuple[int, ...], mtime: float) -> Any:
     return read_match_log(Path(path), start_chips, verify=False)
 
 
+@functools.lru_cache(maxsize=64)
+def _replay(
+    path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...]
+) -> tuple[dict[str, Any], str]:
+    """The viewer's data and its JSON for a page, made once per log (a finished log never
+    changes): a match page is read far more often than a match is played."""
+    log = _log(path, start_chips, mtime)
+    rules = log.header.get("rules") or {}
+    data = {
+        "names": list(names),
+        "boodle_cards": [str(c) for c in rules.get("boodle_cards", [])]
+        if isinstance(rules, dict)
+        else [],
+        "pretty": {card: pretty(card) for card in CARDS},
+        "frames": [frame.to_json() for frame in log.frames],
+    }
+    # For a <script type="application/json"> element: no "<" or ">" can end it early.
+    text = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e")
+    return data, text
+
+
+def replay_json(view: dict[str, Any]) -> str:
+    """The replay's JSON, safe inside a script element (``match_view`` must have a replay)."""
+    return str(view["replay_json"])
+
+
 def match_view(
-    competition: Competition, match_id: str, viewer: Participant | None
+    competition: Competition, match_id: str, viewer: Participant | None, *, public: bool = True
 ) -> dict[str, Any] | None:
+    """A match's result, replay and the viewer's own stderr and transcripts.
+
+    ``public=False`` (the page) adds ``replay_json``, the replay ready for the page.
+    """
     found = competition.store.match(match_id)
     if found is None:
         return None
@@ -215,16 +244,11 @@ def match_view(
     if path is None or not path.is_file():
         return view
     start = tuple(competition.config.rules.starting_chips for _ in seating)
-    log = _log(str(path), start, path.stat().st_mtime)
-    rules = log.header.get("rules") or {}
-    view["replay"] = {
-        "names": names,
-        "boodle_cards": [str(c) for c in rules.get("boodle_cards", [])]
-        if isinstance(rules, dict)
-        else [],
-        "pretty": {card: pretty(card) for card in CARDS},
-        "frames": [frame.to_json() for frame in log.frames],
-    }
+    mtime = path.stat().st_mtime
+    log = _log(str(path), start, mtime)
+    view["replay"], text = _replay(str(path), start, mtime, tuple(names))
+    if not public:
+        view["replay_json"] = text
     # Owner only: what the viewer's own bot wrote, and its conversation at each fault.
     view["stderr"] = {names[s]: text for s, text in log.stderr.items() if s in owned}
     view["transcripts"] = [

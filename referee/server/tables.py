@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -41,6 +42,7 @@ from referee.sandbox import SandboxError, resolve, setting_from_env
 from referee.timecontrol import TimeControl
 
 WORKER_EXIT_GRACE = 15.0
+TABLE_NICENESS = 5
 _UNUSED = BotSpec("unused", ("false",))  # fills the roster list's gaps; never seated
 
 
@@ -191,6 +193,11 @@ async def _main() -> None:
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when a table stops
+    # A table and its bots (which inherit this) yield the CPU to the web side when the
+    # cores are contended: pages stay quick while tables fill the machine.  Every bot
+    # has the same niceness, so the tables stay fair among themselves.
+    with contextlib.suppress(OSError):
+        os.nice(TABLE_NICENESS)
     trio.run(_main)
 
 

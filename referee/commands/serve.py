@@ -16,6 +16,8 @@ from typing import Annotated
 
 import typer
 
+from referee.failures import first_instance
+from referee.sandbox import SandboxError
 from referee.server.config import ConfigError, load_config
 from referee.server.store import CompetitionStore, StoreError
 
@@ -27,6 +29,7 @@ def serve_command(
         list[str],
         typer.Argument(
             help="COMPETITION.toml to run it; or add-participant NAME, pause, resume.",
+            metavar="COMPETITION.toml | add-participant NAME | pause | resume",
             show_default=False,
         ),
     ],
@@ -48,6 +51,7 @@ def serve_command(
     ] = None,
 ) -> None:
     """Run a continuous competition: uploads, checks, matches and a live leaderboard."""
+    where = ""
     try:
         if words[0] in ACTIONS:
             _manage(words, competition)
@@ -57,10 +61,19 @@ def serve_command(
         config = load_config(Path(words[0]))
         from referee.server.run import run_server
 
+        where = f" (serving {config.host}:{config.port if port is None else port})"
         run_server(config, jobs=jobs, port=port)
-    except (ConfigError, StoreError) as error:
+    except (ConfigError, StoreError, SandboxError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(2) from None
+    except (OSError, BaseExceptionGroup) as error:
+        # The port is taken, the data directory cannot be written...: one line, from
+        # however deep in trio's groups it comes.
+        failure = first_instance(error, OSError)
+        if failure is None:
+            raise
+        typer.echo(f"error: {failure.strerror or failure}{where}", err=True)
+        raise typer.Exit(1) from None
 
 
 def _manage(words: list[str], competition: Path) -> None:

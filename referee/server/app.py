@@ -96,8 +96,8 @@ class Pages:
             )
         return dict(form)
 
-    def signed_in_response(self, participant_id: int, target: str) -> Response:
-        response = RedirectResponse(target, status_code=303)
+    def sign_in(self, response: Response, participant_id: int) -> Response:
+        """``response`` with the session cookie that signs ``participant_id`` in."""
         response.set_cookie(
             SESSION_COOKIE,
             session_value(self.competition.store.secret, participant_id),
@@ -160,7 +160,8 @@ class Pages:
         )
         if participant is None:
             return self.error(request, 403, "unknown token: check it and sign in again")
-        return self.signed_in_response(participant.id, f"/p/{quote(participant.name)}")
+        target = RedirectResponse(f"/p/{quote(participant.name)}", status_code=303)
+        return self.sign_in(target, participant.id)
 
     async def signout(self, request: Request) -> Response:
         form = await self.form(request)
@@ -185,16 +186,8 @@ class Pages:
             participant, token = self.competition.store.add_participant(str(form.get("name", "")))
         except StoreError as error:
             return self.error(request, 400, str(error))
-        response = self.render(request, "token.html", name=participant.name, token=token)
-        response.set_cookie(
-            SESSION_COOKIE,
-            session_value(self.competition.store.secret, participant.id),
-            max_age=SESSION_SECONDS,
-            httponly=True,
-            samesite="lax",
-            secure=self.competition.config.secure_cookies,
-        )
-        return response
+        page = self.render(request, "token.html", name=participant.name, token=token)
+        return self.sign_in(page, participant.id)
 
     async def upload_page(self, request: Request) -> Response:
         if signed_in(request, self.competition.store) is None:

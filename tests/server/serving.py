@@ -23,6 +23,9 @@ from typing import Any
 
 import httpx
 
+from referee.server.config import load_config
+from referee.server.store import CompetitionStore
+
 REPO = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"
 NEWMARKET = [sys.executable, "-m", "referee.cli"]
@@ -56,7 +59,13 @@ def newmarket(*args: str) -> str:
 
 
 def add_participant(config: Path, name: str) -> str:
-    return newmarket("serve", "add-participant", name, "-c", str(config))
+    """A participant's token, written straight to the store (the command costs a Python
+    start-up each; tests/server/test_command.py and the browser test use the command)."""
+    store = CompetitionStore.open(load_config(config).database)
+    try:
+        return store.add_participant(name)[1]
+    finally:
+        store.close()
 
 
 @dataclasses.dataclass

@@ -24,8 +24,8 @@ from tests.server.serving import (
     BOTS,
     REPO,
     Server,
-    add_participant,
     competition_file,
+    newmarket,
     running,
     version_status,
     wait_until,
@@ -106,7 +106,11 @@ class Participant:
 
 def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) -> None:
     config = competition_file(tmp_path, secure=True)
-    tokens = {name: add_participant(config, name) for name in ("alice", "bob")}
+    # The organiser's way: the command prints each token.
+    tokens = {
+        name: newmarket("serve", "add-participant", name, "-c", str(config))
+        for name in ("alice", "bob")
+    }
     server: Server
     with running(config) as server:
         base = server.url.replace("127.0.0.1", "localhost")

@@ -31,7 +31,7 @@ from tests.server.serving import (
 def cup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
     tmp = tmp_path_factory.mktemp("api")
     config = competition_file(tmp, uploads="per_hour = 3\nmax_kb = 256")
-    tokens = {name: add_participant(config, name) for name in ("alice", "bob", "carol")}
+    tokens = {name: add_participant(config, name) for name in ("alice", "bob", "carol", "dave")}
     tokens["xss"] = add_participant(config, "<img src=x onerror=alert(1)>")
     with running(config) as server:
         yield server, tokens
@@ -55,7 +55,9 @@ def playing(cup: tuple[Server, dict[str, str]]) -> dict[str, int]:
     assert bob.status_code == 201, bob.text
     ids = {"alice": alice.json()["id"], "bob": bob.json()["id"]}
     for version in ids.values():
-        assert wait_until("a decision", partial(version_status, server, version)) == "admitted"
+        decided = wait_until("a decision", partial(version_status, server, version))
+        shown = server.get(f"/api/versions/{version}", tokens["alice"])
+        assert decided == "admitted", (shown["detail"], server.log[-5:])
 
     def both_played() -> bool:
         rows = server.get("/api/leaderboard")["rows"]
@@ -188,3 +190,25 @@ def test_every_page_has_a_strict_csp_and_escapes_names(
         listing = client.get("/participants").text
     assert "<img src=x" not in listing
     assert "&lt;img src=x onerror=alert(1)&gt;" in listing
+
+
+def test_fault_transcripts_are_shown_to_their_owner_only(
+    cup: tuple[Server, dict[str, str]], playing: dict[str, int]
+) -> None:
+    server, tokens = cup
+    sent = upload(server, tokens["dave"], BOTS / "sloppy.py", "python3")
+    assert sent.status_code == 201
+    version = sent.json()["id"]
+    assert wait_until("admission", partial(version_status, server, version)) == "admitted"
+    faults = wait_until(
+        "a fault in a match", lambda: server.get("/api/participants/dave")["faults"]
+    )
+    match_id = faults[0]["match_id"]
+    mine = server.get(f"/api/matches/{match_id}", tokens["dave"])
+    assert mine["transcripts"] and any(
+        "not-a-card" in line["text"] for t in mine["transcripts"] for line in t["lines"]
+    )
+    assert server.get(f"/api/matches/{match_id}")["transcripts"] == []
+    assert server.get(f"/api/matches/{match_id}", tokens["alice"])["transcripts"] == []
+    public = server.get(f"/api/matches/{match_id}")["seats"]
+    assert any(f["kind"] for seat in public for f in seat["faults"])  # the fault itself is public

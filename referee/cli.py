@@ -80,6 +80,11 @@ EXIT_CODES = {
         USAGE,
     ),
     "view": ("0 written", USAGE + ": LOG is not a file, or --out cannot be written"),
+    "serve": (
+        "0 stopped by Ctrl-C or SIGTERM (matches in progress are played again on restart)",
+        "1 the server failed (a port that cannot be listened on, a store that cannot be written)",
+        USAGE + ": the competition file",
+    ),
 }
 
 
@@ -124,6 +129,7 @@ def _register() -> None:
     from referee.commands.connect import connect_command
     from referee.commands.league import league_command
     from referee.commands.report import report_command
+    from referee.commands.serve import serve_command
     from referee.commands.sprt import sprt_command
     from referee.commands.standings import standings_command
     from referee.commands.tokens import tokens_command
@@ -144,6 +150,7 @@ def _register() -> None:
         "tokens": tokens_command,
         "connect": connect_command,
         "view": view_command,
+        "serve": serve_command,
     }
     for name, command in commands.items():
         app.command(name, epilog=epilog(name))(command)

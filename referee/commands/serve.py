@@ -1,0 +1,102 @@
+"""``newmarket serve``: run a competition server, or manage one from the organiser's shell.
+
+    newmarket serve COMPETITION.toml [--jobs N] [--port P]   run it (web, admission, tables)
+    newmarket serve add-participant NAME [-c COMPETITION.toml]   prints the new token
+    newmarket serve pause [-c COMPETITION.toml]                  no new tables start
+    newmarket serve resume [-c COMPETITION.toml]
+
+The management words write the competition's database directly (a running
+server sees a pause within a second), so they work whether or not it runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from referee.failures import first_instance
+from referee.sandbox import SandboxError
+from referee.server.config import ConfigError, load_config
+from referee.server.store import CompetitionStore, StoreError
+
+ACTIONS = ("add-participant", "pause", "resume")
+
+
+def serve_command(
+    words: Annotated[
+        list[str],
+        typer.Argument(
+            help="COMPETITION.toml to run it; or add-participant NAME, pause, resume.",
+            metavar="COMPETITION.toml | add-participant NAME | pause | resume",
+            show_default=False,
+        ),
+    ],
+    competition: Annotated[
+        Path,
+        typer.Option(
+            "--competition",
+            "-c",
+            help="The competition file for add-participant, pause and resume.",
+        ),
+    ] = Path("competition.toml"),
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency",
+            "--jobs",
+            "-j",
+            min=1,
+            help="Tables played at once (default: the file's).",
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option("--port", min=0, max=65535, help="Port (default: the file's; 0: any)."),
+    ] = None,
+) -> None:
+    """Run a continuous competition: uploads, checks, matches and a live leaderboard."""
+    where = ""
+    try:
+        if words[0] in ACTIONS:
+            _manage(words, competition)
+            return
+        if len(words) != 1:
+            raise ConfigError(f"serve: expected COMPETITION.toml or one of {', '.join(ACTIONS)}")
+        config = load_config(Path(words[0]))
+        from referee.server.run import run_server
+
+        where = f" (serving {config.host}:{config.port if port is None else port})"
+        run_server(config, jobs=jobs, port=port)
+    except (ConfigError, StoreError, SandboxError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
+    except (OSError, BaseExceptionGroup) as error:
+        # The port is taken, the data directory cannot be written...: one line, from
+        # however deep in trio's groups it comes.
+        failure = first_instance(error, OSError)
+        if failure is None:
+            raise
+        typer.echo(f"error: {failure.strerror or failure}{where}", err=True)
+        raise typer.Exit(1) from None
+
+
+def _manage(words: list[str], competition: Path) -> None:
+    action, rest = words[0], words[1:]
+    expected = 1 if action == "add-participant" else 0
+    if len(rest) != expected:
+        usage = "add-participant NAME" if expected else action
+        raise ConfigError(f"serve {action}: usage: newmarket serve {usage} [-c COMPETITION.toml]")
+    config = load_config(competition)
+    store = CompetitionStore.open(config.database)
+    try:
+        if action == "add-participant":
+            participant, token = store.add_participant(rest[0])
+            typer.echo(f"participant {participant.name!r} added; its sign-in token:", err=True)
+            typer.echo(token)
+        else:
+            store.set_paused(action == "pause")
+            typer.echo(f"competition {config.name!r}: {action}d", err=True)
+    finally:
+        store.close()

@@ -1,0 +1,17 @@
+"""The competition server (``newmarket serve``): participants upload versions, matches never stop.
+
+One process runs three things on one trio loop (``referee.server.run``):
+
+* the **web side** (``app``, ``api``, ``auth``, ``templates/``): hypercorn's
+  trio worker serving a Starlette app, pages rendered by Jinja2 with
+  autoescaping, a JSON API with an OpenAPI description;
+* **admission** (``admission``): every uploaded version is unpacked
+  (``unpack``), built (``build``: C and Java are compiled by the server) and
+  put through ``newmarket check`` in the sandbox before it may play;
+* the **scheduler** (``scheduler``, ``tables``): table worker processes play
+  duplicate rotation groups chosen to shrink the leaderboard's uncertainty
+  fastest, and every finished match is written to the store at once.
+
+The store (``store``, SQLite) is the only state: a ``kill -9`` loses at most
+the matches in progress, and a restart finishes the groups it had begun.
+"""

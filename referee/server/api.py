@@ -1,0 +1,214 @@
+"""The JSON API (``/api/...``): the pages' data for scripts, and submitting from a script.
+
+Reads are public, as the pages are; a version's transcript and a match's
+stderr and transcripts are included only for their owner, who authenticates
+with ``Authorization: Bearer TOKEN`` (or a ``token`` form field when
+uploading with ``curl -F``).  Errors are ``{"error": "one line"}`` with the
+HTTP status that fits (400, 401, 404, 413, 429).  ``openapi`` describes it
+all as OpenAPI 3.1, served at ``/api/openapi.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from referee.server.auth import bearer_token, signed_in
+from referee.server.competition import Competition
+from referee.server.middleware import BodyTooLargeError
+from referee.server.store import Participant
+from referee.server.uploads import UploadRefusedError, accept_upload
+from referee.server.views import leaderboard, match_view, participant_view, version_json
+
+
+def _error(status: int, reason: str) -> JSONResponse:
+    return JSONResponse({"error": reason}, status_code=status)
+
+
+def _caller(competition: Competition, request: Request) -> Participant | None:
+    token = bearer_token(request)
+    if token is not None:
+        return competition.store.participant_by_token(token)
+    return None
+
+
+def routes(competition: Competition) -> list[BaseRoute]:
+    store = competition.store
+
+    async def get_leaderboard(request: Request) -> JSONResponse:
+        return JSONResponse(leaderboard(competition))
+
+    async def get_participants(request: Request) -> JSONResponse:
+        return JSONResponse({"participants": [p.name for p in store.participants()]})
+
+    async def get_participant(request: Request) -> JSONResponse:
+        who = store.participant_by_name(request.path_params["name"])
+        if who is None:
+            return _error(404, "no participant of that name")
+        return JSONResponse(participant_view(competition, who, _caller(competition, request)))
+
+    async def get_me(request: Request) -> JSONResponse:
+        caller = _caller(competition, request)
+        if caller is None:
+            return _error(401, "send Authorization: Bearer TOKEN")
+        return JSONResponse(participant_view(competition, caller, caller))
+
+    async def get_version(request: Request) -> JSONResponse:
+        version = store.version(request.path_params["version"])
+        if version is None:
+            return _error(404, "no such version")
+        caller = _caller(competition, request)
+        return JSONResponse(
+            version_json(version, caller is not None and caller.id == version.participant)
+        )
+
+    async def post_version(request: Request) -> JSONResponse:
+        try:
+            form = await request.form(max_files=1, max_fields=10)
+        except BodyTooLargeError as error:
+            return _error(413, str(error))
+        caller = _caller(competition, request)
+        token = form.get("token")
+        if caller is None and isinstance(token, str):
+            caller = store.participant_by_token(token)
+        if caller is None:
+            if signed_in(request, store) is not None:
+                return _error(401, "the API takes a token, not the browser's session")
+            return _error(401, "send Authorization: Bearer TOKEN (or a token form field)")
+        bot = form.get("bot")
+        if not isinstance(bot, UploadFile):
+            return _error(400, "no file: send the bot as the form field 'bot' (curl -F bot=@FILE)")
+        runtime = form.get("runtime", "")
+        try:
+            version = await accept_upload(competition, caller, bot, str(runtime or ""))
+        except UploadRefusedError as error:
+            return _error(error.status, error.reason)
+        return JSONResponse(version_json(version, True), status_code=201)
+
+    async def get_match(request: Request) -> JSONResponse:
+        view = match_view(
+            competition, request.path_params["match_id"], _caller(competition, request)
+        )
+        if view is None:
+            return _error(404, "no such match")
+        return JSONResponse(view)
+
+    async def get_openapi(request: Request) -> JSONResponse:
+        return JSONResponse(openapi(competition))
+
+    return [
+        Route("/leaderboard", get_leaderboard, methods=["GET"]),
+        Route("/participants", get_participants, methods=["GET"]),
+        Route("/participants/{name}", get_participant, methods=["GET"]),
+        Route("/me", get_me, methods=["GET"]),
+        Route("/versions", post_version, methods=["POST"]),
+        Route("/versions/{version:int}", get_version, methods=["GET"]),
+        Route("/matches/{match_id}", get_match, methods=["GET"]),
+        Route("/openapi.json", get_openapi, methods=["GET"]),
+    ]
+
+
+def _op(
+    summary: str, *, auth: bool = False, params: tuple[str, ...] = (), **extra: Any
+) -> dict[str, Any]:
+    operation: dict[str, Any] = {
+        "summary": summary,
+        "responses": {
+            "200": {"description": "OK", "content": {"application/json": {}}},
+            "404": {"$ref": "#/components/responses/Error"},
+        },
+    }
+    if params:
+        operation["parameters"] = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in params
+        ]
+    if auth:
+        operation["security"] = [{"token": []}]
+        operation["responses"]["401"] = {"$ref": "#/components/responses/Error"}
+    operation.update(extra)
+    return operation
+
+
+def openapi(competition: Competition) -> dict[str, Any]:
+    limits = competition.config.uploads
+    upload = _op(
+        f"Upload a new version (one file or a zip / tar.gz, at most {limits.max_bytes // 1024} "
+        f"KiB, {limits.per_hour} per hour)",
+        auth=True,
+        requestBody={
+            "required": True,
+            "content": {
+                "multipart/form-data": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["bot", "runtime"],
+                        "properties": {
+                            "bot": {"type": "string", "format": "binary"},
+                            "runtime": {
+                                "type": "string",
+                                "enum": list(competition.config.runtimes),
+                            },
+                            "token": {"type": "string", "description": "instead of the header"},
+                        },
+                    }
+                }
+            },
+        },
+    )
+    upload["responses"] = {
+        "201": {"description": "the new version, pending its check"},
+        **{code: {"$ref": "#/components/responses/Error"} for code in ("400", "401", "413", "429")},
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": f"newmarket competition server: {competition.config.name}",
+            "version": "1",
+            "description": "Leaderboard, participants, versions and matches; upload with a token.",
+        },
+        "paths": {
+            "/api/leaderboard": {"get": _op("The live leaderboard with score and rank intervals")},
+            "/api/participants": {"get": _op("Every participant's name")},
+            "/api/participants/{name}": {
+                "get": _op(
+                    "A participant's versions, matches, faults and results over time",
+                    params=("name",),
+                )
+            },
+            "/api/me": {
+                "get": _op("The token's own participant page, with owner-only data", auth=True)
+            },
+            "/api/versions": {"post": upload},
+            "/api/versions/{version}": {
+                "get": _op("One version; its check transcript for its owner", params=("version",))
+            },
+            "/api/matches/{match_id}": {
+                "get": _op(
+                    "One match: result, replay frames; stderr and transcripts for owners",
+                    params=("match_id",),
+                )
+            },
+            "/api/openapi.json": {"get": _op("This description")},
+        },
+        "components": {
+            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+            "responses": {
+                "Error": {
+                    "description": "a one-line reason",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"error": {"type": "string"}},
+                            }
+                        }
+                    },
+                }
+            },
+        },
+    }

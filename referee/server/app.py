@@ -1,0 +1,306 @@
+"""The web pages: a Starlette app whose pages are Jinja2 templates with autoescaping.
+
+Every page is public except what ``referee.server.views`` keeps for a
+version's owner.  Every form carries a CSRF token (``referee.server.auth``),
+every response the strict CSP of ``referee.server.middleware``, and no
+template marks anything safe: a bot's name, a file name, a fault detail or
+a stderr line is always text.  The JSON API lives in ``referee.server.api``
+and is mounted under ``/api``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
+
+from referee.server import api
+from referee.server.auth import (
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    browser_id,
+    csrf_ok,
+    csrf_token,
+    session_value,
+    signed_in,
+)
+from referee.server.competition import Competition
+from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
+from referee.server.store import StoreError
+from referee.server.uploads import UploadRefusedError, accept_upload
+from referee.server.views import (
+    leaderboard,
+    match_view,
+    participant_view,
+    replay_json,
+    version_json,
+)
+
+FORM_CAP = 64 * 1024  # a form without a file
+MULTIPART_SLACK = 64 * 1024  # a multipart body's boundaries and fields around the file
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf")
+
+
+def templates() -> Environment:
+    env = Environment(
+        loader=PackageLoader("referee.server", "templates"),
+        autoescape=select_autoescape(("html",), default=True),
+    )
+    return env
+
+
+class Pages:
+    def __init__(self, competition: Competition) -> None:
+        self.competition = competition
+        self.env = templates()
+
+    # ------------------------------------------------------------ helpers
+
+    def render(
+        self, request: Request, template: str, code: int = 200, **context: Any
+    ) -> HTMLResponse:
+        config = self.competition.config
+        bid = browser_id(request) or ""
+        base = {
+            "competition": config.name,
+            "viewer": signed_in(request, self.competition.store),
+            "csrf": csrf_token(self.competition.store.secret, bid),
+            "self_registration": config.self_registration,
+            "message": request.query_params.get("message"),
+        }
+        html = self.env.get_template(template).render(**base, **context)
+        return HTMLResponse(html, status_code=code)
+
+    def error(self, request: Request, status: int, reason: str) -> HTMLResponse:
+        return self.render(request, "error.html", status, status=status, reason=reason)
+
+    async def form(self, request: Request) -> dict[str, Any] | HTMLResponse:
+        """The posted form, or a 403 page when its CSRF token does not match this browser."""
+        try:
+            form = await request.form(max_files=1, max_fields=20)
+        except BodyTooLargeError as error:
+            return self.error(request, 413, str(error))
+        if not csrf_ok(self.competition.store.secret, browser_id(request), form.get("csrf")):
+            return self.error(
+                request, 403, "CSRF token missing or wrong: reload the page and retry"
+            )
+        return dict(form)
+
+    def sign_in(self, response: Response, participant_id: int) -> Response:
+        """``response`` with the session cookie that signs ``participant_id`` in."""
+        response.set_cookie(
+            SESSION_COOKIE,
+            session_value(self.competition.store.secret, participant_id),
+            max_age=SESSION_SECONDS,
+            httponly=True,
+            samesite="lax",
+            secure=self.competition.config.secure_cookies,
+        )
+        return response
+
+    # ------------------------------------------------------------ pages
+
+    async def index(self, request: Request) -> Response:
+        return self.render(request, "leaderboard.html", board=leaderboard(self.competition))
+
+    async def participants(self, request: Request) -> Response:
+        return self.render(
+            request, "participants.html", participants=self.competition.store.participants()
+        )
+
+    async def participant(self, request: Request) -> Response:
+        store = self.competition.store
+        who = store.participant_by_name(request.path_params["name"])
+        if who is None:
+            return self.error(request, 404, "no participant of that name")
+        view = participant_view(self.competition, who, signed_in(request, store))
+        return self.render(
+            request, "participant.html", view=view, chart=history_chart(view["history"])
+        )
+
+    async def version(self, request: Request) -> Response:
+        store = self.competition.store
+        version = store.version(request.path_params["version"])
+        if version is None:
+            return self.error(request, 404, "no such version")
+        viewer = signed_in(request, store)
+        owner = viewer is not None and viewer.id == version.participant
+        return self.render(request, "version.html", version=version_json(version, owner))
+
+    async def match(self, request: Request) -> Response:
+        viewer = signed_in(request, self.competition.store)
+        view = match_view(self.competition, request.path_params["match_id"], viewer, public=False)
+        if view is None:
+            return self.error(request, 404, "no such match")
+        # JSON inside <script type="application/json">, with "<" and ">" escaped so that no
+        # text in it can end the element; autoescaping would break the JSON: off for this one.
+        replay = _Raw(replay_json(view)) if view["replay"] else None
+        return self.render(request, "match.html", view=view, replay_json=replay)
+
+    async def signin_page(self, request: Request) -> Response:
+        return self.render(request, "signin.html")
+
+    async def signin(self, request: Request) -> Response:
+        form = await self.form(request)
+        if isinstance(form, HTMLResponse):
+            return form
+        token = form.get("token")
+        participant = (
+            self.competition.store.participant_by_token(token) if isinstance(token, str) else None
+        )
+        if participant is None:
+            return self.error(request, 403, "unknown token: check it and sign in again")
+        target = RedirectResponse(f"/p/{quote(participant.name)}", status_code=303)
+        return self.sign_in(target, participant.id)
+
+    async def signout(self, request: Request) -> Response:
+        form = await self.form(request)
+        if isinstance(form, HTMLResponse):
+            return form
+        response = RedirectResponse("/", status_code=303)
+        response.delete_cookie(SESSION_COOKIE)
+        return response
+
+    async def register_page(self, request: Request) -> Response:
+        if not self.competition.config.self_registration:
+            return self.error(request, 403, "this competition does not allow registration")
+        return self.render(request, "register.html")
+
+    async def register(self, request: Request) -> Response:
+        if not self.competition.config.self_registration:
+            return self.error(request, 403, "this competition does not allow registration")
+        form = await self.form(request)
+        if isinstance(form, HTMLResponse):
+            return form
+        try:
+            participant, token = self.competition.store.add_participant(str(form.get("name", "")))
+        except StoreError as error:
+            return self.error(request, 400, str(error))
+        page = self.render(request, "token.html", name=participant.name, token=token)
+        return self.sign_in(page, participant.id)
+
+    async def upload_page(self, request: Request) -> Response:
+        if signed_in(request, self.competition.store) is None:
+            return RedirectResponse("/signin", status_code=303)
+        limits = self.competition.config.uploads
+        return self.render(
+            request,
+            "upload.html",
+            runtimes=self.competition.config.runtimes,
+            max_kb=limits.max_bytes // 1024,
+            max_files=limits.max_files,
+        )
+
+    async def upload(self, request: Request) -> Response:
+        viewer = signed_in(request, self.competition.store)
+        if viewer is None:
+            return self.error(request, 403, "sign in to upload")
+        form = await self.form(request)
+        if isinstance(form, HTMLResponse):
+            return form
+        bot = form.get("bot")
+        if not isinstance(bot, UploadFile):
+            return self.error(request, 400, "no file: choose the bot's file or archive")
+        try:
+            version = await accept_upload(
+                self.competition, viewer, bot, str(form.get("runtime", ""))
+            )
+        except UploadRefusedError as error:
+            return self.error(request, error.status, error.reason)
+        return RedirectResponse(f"/versions/{version.id}", status_code=303)
+
+    async def api_page(self, request: Request) -> Response:
+        base = f"{request.url.scheme}://{request.url.netloc}"
+        return self.render(request, "api.html", spec=api.openapi(self.competition), base=base)
+
+
+class _Raw(str):
+    """A string Jinja2 inserts as it is (``__html__``): used once, for JSON made safe above."""
+
+    def __html__(self) -> str:
+        return str(self)
+
+
+def history_chart(history: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The results-over-time chart's coordinates (drawn by ``chart.html``, no script)."""
+    values: list[float] = [float(p["mean"]) for s in history for p in s["points"]]
+    if not values:
+        return None
+    width, height, left, right, top, bottom = 760, 260, 48, 640, 12, 236
+    low, high = min(min(values), 0.0), max(max(values), 0.0)
+    if high == low:
+        high = low + 1
+    longest = max(len(s["points"]) for s in history)
+
+    def x(index: int) -> float:
+        return left + (right - left) * (index / max(1, longest - 1))
+
+    def y(value: float) -> float:
+        return bottom - (bottom - top) * (value - low) / (high - low)
+
+    series = []
+    for number, line in enumerate(history):
+        points = [(x(i), y(p["mean"])) for i, p in enumerate(line["points"])]
+        series.append(
+            {
+                "label": line["version"],
+                "colour": PALETTE[number % len(PALETTE)],
+                "points": " ".join(f"{px:.1f},{py:.1f}" for px, py in points),
+                "x": points[-1][0],
+                "y": points[-1][1],
+            }
+        )
+    return {
+        "width": width,
+        "height": height,
+        "left": left,
+        "right": right,
+        "top": top,
+        "bottom": bottom,
+        "zero": y(0.0),
+        "low": round(low, 1),
+        "high": round(high, 1),
+        "series": series,
+    }
+
+
+def build_app(competition: Competition) -> ASGIApp:
+    pages = Pages(competition)
+    report_static = Path(str(resources.files("referee.report") / "static"))
+    server_static = Path(str(resources.files("referee.server") / "static"))
+    routes = [
+        Route("/", pages.index),
+        Route("/participants", pages.participants),
+        Route("/p/{name}", pages.participant),
+        Route("/versions/{version:int}", pages.version),
+        Route("/matches/{match_id}", pages.match),
+        Route("/signin", pages.signin_page, methods=["GET"]),
+        Route("/signin", pages.signin, methods=["POST"]),
+        Route("/signout", pages.signout, methods=["POST"]),
+        Route("/register", pages.register_page, methods=["GET"]),
+        Route("/register", pages.register, methods=["POST"]),
+        Route("/upload", pages.upload_page, methods=["GET"]),
+        Route("/upload", pages.upload, methods=["POST"]),
+        Route("/api", pages.api_page),
+        Mount("/api", routes=api.routes(competition)),
+        Mount("/static", StaticFiles(directory=server_static)),
+        Mount("/report", StaticFiles(directory=report_static)),
+    ]
+    app = Starlette(routes=routes)
+    upload_cap = competition.config.uploads.max_bytes + MULTIPART_SLACK
+
+    def cap_for(path: str) -> int:
+        return upload_cap if path in ("/upload", "/api/versions") else FORM_CAP
+
+    limited = BodyLimit(app, cap_for)
+    return SecurityHeaders(limited, secure_cookies=competition.config.secure_cookies)

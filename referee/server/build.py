@@ -1,0 +1,124 @@
+"""A version's files into a ``BotSpec``: which file runs, and compiling C and Java.
+
+Each runtime has one rule, so a participant can predict it (docs/server.md):
+
+=========  ===========================  ===================================================
+runtime    entry (or the single file)   started as
+=========  ===========================  ===================================================
+python3    ``main.py``                  ``python3 ENTRY``
+node       ``main.js``                  ``node ENTRY``
+java       ``Main.java`` (its class)    ``javac -d classes *.java``; ``java -cp classes CLASS``
+c          every ``*.c``                ``cc -O2 -o bot *.c -lm``; ``./bot``
+binary     ``bot``                      ``./bot`` (a Linux executable)
+=========  ===========================  ===================================================
+
+Compilers run like bots: through ``referee.process.start_process`` under the
+competition's sandbox (so its limits, and the isolation of the iso-sandbox
+work once it lands there, apply to them too), with a clean environment, no
+input, a wall-clock limit, and their stderr kept for the owner's transcript.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path, PurePosixPath
+
+import trio
+
+from referee.bots import BotSpec
+from referee.process import clean_environment, start_process
+from referee.sandbox import Sandbox
+
+ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
+SUFFIXES = {"python3": ".py", "node": ".js", "java": ".java", "c": ".c"}
+
+
+class BuildError(ValueError):
+    """A version that cannot be built; ``transcript`` is what the compiler said."""
+
+    def __init__(self, message: str, transcript: str = "") -> None:
+        super().__init__(message)
+        self.transcript = transcript
+
+
+@dataclasses.dataclass(frozen=True)
+class Built:
+    spec: BotSpec
+    transcript: str  # the compiler's output, if any (warnings are worth showing)
+
+
+def entry_of(runtime: str, files: list[str]) -> str:
+    """The file a runtime starts (see the table above); raises ``BuildError``."""
+    if len(files) == 1 and runtime != "c":
+        only = files[0]
+        suffix = SUFFIXES.get(runtime)
+        if suffix is not None and not only.endswith(suffix):
+            raise BuildError(f"runtime {runtime}: a single file must end in {suffix}, got {only!r}")
+        return only
+    wanted = ENTRIES.get(runtime)
+    if runtime == "c":
+        if not any(name.endswith(".c") for name in files):
+            raise BuildError("runtime c: the upload holds no .c file")
+        return "bot"
+    assert wanted is not None
+    if wanted not in files:
+        raise BuildError(f"runtime {runtime}: an archive needs {wanted} at its top level")
+    return wanted
+
+
+async def build(
+    runtime: str, root: Path, files: list[str], name: str, sandbox: Sandbox, seconds: float
+) -> Built:
+    """Compile if the runtime needs it and say how to start the bot in ``root``."""
+    entry = entry_of(runtime, files)
+    if runtime == "python3":
+        return Built(BotSpec(name, ("python3", entry), cwd=root), "")
+    if runtime == "node":
+        return Built(BotSpec(name, ("node", entry), cwd=root), "")
+    if runtime == "binary":
+        path = root / entry
+        path.chmod(0o755)
+        return Built(BotSpec(name, (str(path),), cwd=root), "")
+    if runtime == "c":
+        sources = sorted(name for name in files if name.endswith(".c"))
+        argv = ["cc", "-O2", "-std=gnu11", "-o", "bot", *sources, "-lm"]
+        transcript = await compile_in_sandbox(argv, root, sandbox, seconds)
+        return Built(BotSpec(name, (str(root / "bot"),), cwd=root), transcript)
+    if runtime == "java":
+        sources = sorted(name for name in files if name.endswith(".java"))
+        argv = ["javac", "-encoding", "UTF-8", "-d", "classes", *sources]
+        transcript = await compile_in_sandbox(argv, root, sandbox, seconds)
+        main_class = PurePosixPath(entry).stem
+        return Built(
+            BotSpec(name, ("java", "-Xss8m", "-cp", "classes", main_class), cwd=root),
+            transcript,
+        )
+    raise BuildError(f"unknown runtime {runtime!r}")
+
+
+async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, seconds: float) -> str:
+    """Run a compiler under the sandbox; its output, or ``BuildError`` with it."""
+    shown = " ".join(argv)
+    try:
+        process = await start_process(
+            argv, cwd=cwd, env=clean_environment({"HOME": str(cwd)}), stdio=False, sandbox=sandbox
+        )
+    except OSError as error:
+        raise BuildError(f"cannot start the compiler ({argv[0]}): {error}") from None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(process.watch)
+        nursery.start_soon(process.drain_stderr)
+        with trio.move_on_after(seconds):
+            await process.exited.wait()
+        timed_out = not process.exited.is_set()
+        await process.end()
+        nursery.cancel_scope.cancel()
+    output = f"$ {shown}\n{process.stderr.text()}"
+    if timed_out:
+        raise BuildError(f"the compiler ran longer than {seconds:g} s", output)
+    if process.status != 0:
+        raise BuildError(f"compilation failed ({process.exit_text()})", output)
+    if not os.access(cwd, os.R_OK):
+        raise BuildError("the compiler left the directory unreadable", output)
+    return output

@@ -1,0 +1,219 @@
+"""The loops that never stop: admission of pending versions, and tables playing groups.
+
+* ``admission_loop`` takes pending versions oldest first (those left pending
+  by a crash too) and admits or rejects each (``referee.server.admission``).
+* ``table_loop`` (one per ``--jobs``) owns one table worker process and plays
+  one duplicate rotation group after another: first the groups a previous
+  run began and did not finish (their missing rotations only), then groups
+  chosen by ``referee.server.scheduler.choose_table``.  Each finished match is
+  recorded at once, in one transaction.  While paused, no new group starts
+  (a group in progress finishes: its rotations belong together).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+import trio
+
+from referee.bots import BotSpec
+from referee.league.schedule import derive_seed, rotations
+from referee.league.store import MatchKey
+from referee.league.worker import spec_from_json
+from referee.server.admission import admit
+from referee.server.competition import Competition
+from referee.server.sandboxing import sandbox_setting
+from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
+from referee.server.store import Group, match_id
+from referee.server.tables import WorkerError, WorkerTable
+from referee.server.unpack import UnpackError
+from referee.server.uploads import unpack_version
+
+POLL = 1.0  # seconds between looks at the pause flag and the roster when idle
+RESTART_DELAY = 5.0  # after a table worker failed
+GROUP_ATTEMPTS = 2  # a group whose table worker dies this often is given up
+SUSPECT_FAILURES = 3  # a version at this many failed tables in a row is suspended
+
+
+async def admission_loop(competition: Competition) -> None:
+    while True:
+        pending = competition.store.versions(status="pending")
+        for version in pending:
+            competition.admitting = version.id
+            try:  # again, if a crash came between the upload and its unpacking
+                await trio.to_thread.run_sync(unpack_version, competition, version)
+            except UnpackError as error:
+                competition.store.decide(version.id, "rejected", f"upload: {error}")
+                continue
+            await admit(competition.config, competition.store, version)
+            competition.admitting = None
+            competition.notify()
+        if not pending:
+            with trio.move_on_after(POLL):
+                await competition.changed.wait()
+
+
+class GroupQueue:
+    """Hands each table its next group: unfinished ones first, then the scheduler's choice."""
+
+    def __init__(self, competition: Competition) -> None:
+        self.competition = competition
+        self.resumed = competition.store.unfinished_groups()
+        self.rng = random.Random(derive_seed(competition.config.seed, "scheduler"))
+        self.attempts: dict[int, int] = {}  # group -> table workers it has cost
+        self.failures: dict[int, int] = {}  # version -> failed tables in a row
+
+    def group_played(self, group: Group) -> None:
+        for version in group.versions:
+            self.failures.pop(version, None)
+
+    def table_failed(self, group: Group) -> None:
+        """A table worker died mid-group (a referee bug, or a bot that attacked it).
+
+        The group is retried once, then given up (its played rotations still
+        count).  A version seated at ``SUSPECT_FAILURES`` failed tables in a row,
+        with no good group between, is suspended: innocent versions at its tables
+        also play elsewhere and clear their count, the attacker never does.
+        """
+        store = self.competition.store
+        self.attempts[group.id] = self.attempts.get(group.id, 0) + 1
+        if self.attempts[group.id] < GROUP_ATTEMPTS:
+            self.resumed.insert(0, (group, store.rotations_done(group.id)))
+        else:
+            store.abandon_group(group.id)
+        for version in group.versions:
+            self.failures[version] = self.failures.get(version, 0) + 1
+            found = store.version(version)
+            if (
+                self.failures[version] >= SUSPECT_FAILURES
+                and found is not None
+                and found.status == "admitted"
+                and not self.competition.is_house(found)
+            ):
+                store.decide(
+                    version,
+                    "suspended",
+                    f"its table's referee process died {SUSPECT_FAILURES} times in a row "
+                    "while it played (a bot that attacks its referee?)",
+                    found.transcript,
+                    found.spec,
+                )
+
+    def candidates(self) -> list[Candidate]:
+        playing = self.competition.store.playing_versions()
+        return [Candidate(v.id, v.participant, self.competition.is_house(v)) for v in playing]
+
+    def recent_seats(self) -> list[int]:
+        store = self.competition.store
+        rows = store.recent_group_participants(SHARE_WINDOW)
+        return rows
+
+    async def next_group(self) -> tuple[Group, set[int]]:
+        competition = self.competition
+        while True:
+            if self.resumed:
+                return self.resumed.pop(0)
+            if competition.store.paused:
+                competition.status = "paused by the organiser"
+            else:
+                choice = choose_table(
+                    self.candidates(),
+                    competition.board.scores,
+                    self.recent_seats(),
+                    competition.config.players,
+                    competition.config.max_share,
+                    self.rng,
+                )
+                if choice is not None:
+                    competition.status = "playing"
+                    seed = derive_seed(
+                        competition.config.seed, "group", competition.store.group_count()
+                    )
+                    return competition.store.plan_group(seed, choice.versions, choice.why), set()
+                competition.status = (
+                    f"waiting: a table needs {competition.config.players} playing versions"
+                )
+            with trio.move_on_after(POLL):
+                await competition.changed.wait()
+
+
+def _specs(competition: Competition, versions: Sequence[int]) -> dict[int, BotSpec]:
+    specs = {}
+    for version_id in versions:
+        version = competition.store.version(version_id)
+        assert version is not None and version.spec is not None
+        specs[version_id] = spec_from_json(version.spec)
+    return specs
+
+
+async def play_group(
+    competition: Competition, table: WorkerTable, number: int, group: Group, done: set[int]
+) -> None:
+    config = competition.config
+    keep = [v.id for v in competition.store.playing_versions()]
+    for rotation, seating in enumerate(rotations(group.versions)):
+        if rotation in done:
+            continue
+        mid = match_id(group.id, rotation)
+        key = MatchKey(
+            match_id=mid,
+            ordinal=group.id * 8 + rotation,
+            round=group.id,
+            table=number,
+            rotation=rotation,
+            seed=group.seed,
+            bots=seating,
+            start_chips=(config.rules.starting_chips,) * len(seating),
+        )
+        competition.playing_now[number] = mid
+        try:
+            result = await table.play(
+                key, config.rules, _specs(competition, seating), [*keep, *group.versions]
+            )
+        finally:
+            competition.playing_now.pop(number, None)
+        competition.store.record(group, rotation, seating, result, config.logs_dir / f"{mid}.jsonl")
+        competition.notify()
+
+
+async def table_loop(competition: Competition, queue: GroupQueue, number: int) -> None:
+    config = competition.config
+    config.logs_dir.mkdir(parents=True, exist_ok=True)
+    while True:
+        table = await WorkerTable.start(
+            config.time_control, config.logs_dir, number, sandbox_setting(config)
+        )
+        try:
+            while True:
+                group, done = await queue.next_group()
+                try:
+                    await play_group(competition, table, number, group, done)
+                except WorkerError as error:
+                    competition.status = f"table {number}: {error}"
+                    queue.table_failed(group)
+                    break
+                queue.group_played(group)
+        finally:
+            await table.aclose()
+        await trio.sleep(RESTART_DELAY)
+
+
+BOARD_SHARE = 0.2  # the most of the server's time the leaderboard's bootstrap may take
+
+
+async def board_loop(competition: Competition) -> None:
+    """Recompute the leaderboard as results land, but never more than ``BOARD_SHARE`` of the time.
+
+    The bootstrap grows with the number of groups, and it holds the GIL that the
+    pages need: after a computation of t seconds the next waits at least
+    ``t / BOARD_SHARE - t``, so pages keep most of the process however long the
+    competition has run.
+    """
+    while True:
+        started = trio.current_time()
+        await competition.refresh_board()
+        spent = trio.current_time() - started
+        await trio.sleep(max(0.0, spent / BOARD_SHARE - spent))
+        with trio.move_on_after(POLL):
+            await competition.changed.wait()

@@ -1,0 +1,112 @@
+"""Which table plays next: the rule that shrinks the leaderboard's uncertainty fastest.
+
+Every table is a **duplicate rotation group**: one deal seed played once per
+rotation of the seats, so each version holds every seat's cards once and the
+deal's luck cancels (``referee.league.schedule.rotations``).  The rule, in
+order (docs/server.md says the same):
+
+1. **Who needs games.**  Among the playing versions (each participant's
+   newest admitted one, plus the house bots), the *focus* is the one with the
+   widest score interval; a version with no interval yet (new: fewer than
+   two groups) is widest of all, so a new version plays at once and keeps
+   playing until its interval exists.  Ties go to the version with fewer
+   groups, then to the seeded random draw.
+2. **Who it should meet.**  The other seats go to the versions nearest the
+   focus on the leaderboard (by score; an unscored version counts as
+   nearest), with a random jitter of a quarter of the median interval width
+   so that the same close neighbours meet most, but not only each other.
+   Close neighbours are where a game changes the ranking most.
+3. **Shares.**  A participant who held more than ``max_share`` of the seats
+   of the last ``SHARE_WINDOW`` groups is not seated while enough others can
+   fill the table (house bots are exempt: they are the organiser's).
+4. **Too few versions.**  If fewer playing versions than seats exist, no
+   table is played; the status page says so.
+
+The choice is a pure function of the scores, the recent seats and a seeded
+generator, so it is tested without a server.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from referee.server.scoring import Score
+
+SHARE_WINDOW = 20  # groups
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    version: int
+    participant: int
+    house: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class TableChoice:
+    versions: tuple[int, ...]
+    why: str
+
+
+def choose_table(
+    candidates: Sequence[Candidate],
+    scores: Mapping[int, Score],
+    recent_seats: Sequence[int],
+    players: int,
+    max_share: float,
+    rng: random.Random,
+) -> TableChoice | None:
+    """The next group's table (before rotation), or None if too few versions can play.
+
+    ``recent_seats`` is the participant of every seat of the last groups, oldest first.
+    """
+    if len(candidates) < players:
+        return None
+    held = Counter(recent_seats)
+    total = max(1, len(recent_seats))
+    over = {
+        c.version
+        for c in candidates
+        if not c.house and len(recent_seats) >= players and held[c.participant] / total > max_share
+    }
+    allowed = [c for c in candidates if c.version not in over]
+    if len(allowed) < players:
+        allowed = list(candidates)  # shares cannot be kept with so few: everyone plays
+
+    def width(c: Candidate) -> float:
+        score = scores.get(c.version)
+        return math.inf if score is None else score.width
+
+    def groups(c: Candidate) -> int:
+        score = scores.get(c.version)
+        return 0 if score is None else score.groups
+
+    draw = {c.version: rng.random() for c in allowed}
+    focus = max(allowed, key=lambda c: (width(c), -groups(c), draw[c.version]))
+    finite = [width(c) for c in allowed if math.isfinite(width(c))]
+    jitter = statistics.median(finite) / 4 if finite else 1.0
+
+    def point(c: Candidate) -> float | None:
+        score = scores.get(c.version)
+        return None if score is None else score.score
+
+    centre = point(focus)
+
+    def distance(c: Candidate) -> float:
+        value = point(c)
+        gap = 0.0 if value is None or centre is None else abs(value - centre)
+        return gap + rng.uniform(0, jitter)
+
+    others = sorted((c for c in allowed if c is not focus), key=distance)
+    table = [focus, *others[: players - 1]]
+    reason = (
+        "new version"
+        if not math.isfinite(width(focus))
+        else f"widest interval ({width(focus):.1f})"
+    )
+    return TableChoice(tuple(c.version for c in table), f"focus v{focus.version}: {reason}")

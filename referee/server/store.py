@@ -1,0 +1,550 @@
+"""The competition's one durable record (SQLite): participants, versions, groups, results.
+
+Written by the server process alone (the CLI's ``add-participant``, ``pause``
+and ``resume`` write small rows from another process; WAL makes that safe).
+As in the league store (``referee.league.store``, whose ideas this follows):
+
+* a finished match is written in one transaction (match, seats, faults) the
+  moment its worker reports it, with ``synchronous=FULL``: a ``kill -9`` or a
+  power cut loses at most the matches in progress;
+* a match id is its place (``g<group>r<rotation>``) and is the primary key, so
+  a match can never be recorded twice, and what is left of a group after a
+  restart is its rotations minus the stored ones;
+* a duplicate rotation group is written *before* it is played, so a restart
+  finishes the groups it began instead of leaving half-played seeds behind.
+
+Tokens are stored as SHA-256 hashes: the database alone signs nobody in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import secrets
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from referee.match import MatchResult
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS participants (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    token_hash TEXT NOT NULL UNIQUE,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+    id INTEGER PRIMARY KEY,
+    participant INTEGER NOT NULL REFERENCES participants(id),
+    number INTEGER NOT NULL,          -- 1, 2, ... per participant
+    runtime TEXT NOT NULL,
+    filename TEXT NOT NULL,           -- as uploaded (shown escaped, never used as a path)
+    sha256 TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    status TEXT NOT NULL,             -- pending | admitted | rejected | suspended
+    detail TEXT NOT NULL DEFAULT '',  -- one line: why rejected, or what the check said
+    transcript TEXT NOT NULL DEFAULT '', -- the failed step's transcript (owner only)
+    spec TEXT,                        -- JSON BotSpec once built
+    created_at REAL NOT NULL,
+    decided_at REAL,
+    UNIQUE (participant, number)
+);
+CREATE TABLE IF NOT EXISTS groups (
+    id INTEGER PRIMARY KEY,
+    seed INTEGER NOT NULL,
+    versions TEXT NOT NULL,           -- JSON list: the table before rotation
+    why TEXT NOT NULL,                -- the scheduler's reason, shown on the status page
+    planned_at REAL NOT NULL,
+    abandoned INTEGER NOT NULL DEFAULT 0  -- its table worker died twice: not resumed
+);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id TEXT PRIMARY KEY,
+    group_id INTEGER NOT NULL REFERENCES groups(id),
+    rotation INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    versions TEXT NOT NULL,           -- JSON list: version id at each seat
+    hands INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    log_path TEXT,
+    result TEXT NOT NULL,
+    finished_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    match_id TEXT NOT NULL REFERENCES matches(match_id),
+    seat INTEGER NOT NULL,
+    version INTEGER NOT NULL REFERENCES versions(id),
+    place INTEGER NOT NULL,
+    chips INTEGER NOT NULL,
+    net_chips INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    faults INTEGER NOT NULL,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE TABLE IF NOT EXISTS faults (
+    match_id TEXT NOT NULL REFERENCES matches(match_id),
+    seat INTEGER NOT NULL,
+    number INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    hand INTEGER NOT NULL,
+    detail TEXT NOT NULL,
+    PRIMARY KEY (match_id, seat, number)
+);
+CREATE INDEX IF NOT EXISTS seats_by_version ON seats(version);
+CREATE INDEX IF NOT EXISTS matches_by_group ON matches(group_id);
+CREATE INDEX IF NOT EXISTS faults_by_version ON faults(version);
+"""
+
+
+class StoreError(Exception):
+    """The database cannot be used; the message says why on one line."""
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def match_id(group: int, rotation: int) -> str:
+    return f"g{group}r{rotation}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Participant:
+    id: int
+    name: str
+    created_at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Version:
+    id: int
+    participant: int
+    participant_name: str
+    number: int
+    runtime: str
+    filename: str
+    sha256: str
+    size: int
+    status: str
+    detail: str
+    transcript: str
+    spec: dict[str, Any] | None
+    created_at: float
+    decided_at: float | None
+
+    @property
+    def label(self) -> str:
+        """How the leaderboard names a version: ``alice v3``."""
+        return f"{self.participant_name} v{self.number}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Group:
+    id: int
+    seed: int
+    versions: tuple[int, ...]
+    why: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SeatRow:
+    match_id: str
+    group_id: int
+    seat: int
+    version: int
+    place: int
+    chips: int
+    net_chips: int
+    status: str
+    faults: int
+    finished_at: float
+
+
+@dataclasses.dataclass(frozen=True)
+class FaultRow:
+    match_id: str
+    seat: int
+    version: int
+    kind: str
+    hand: int
+    detail: str
+
+
+class CompetitionStore:
+    """An open competition database (``CompetitionStore.open``)."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self._db = connection
+
+    @classmethod
+    def open(cls, path: Path) -> CompetitionStore:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=FULL")
+            connection.execute("PRAGMA foreign_keys=ON")
+            connection.execute("PRAGMA busy_timeout=5000")
+            with connection:
+                connection.execute("BEGIN IMMEDIATE")
+                connection.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"{path}: not a usable competition database: {error}") from None
+        store = cls(path, connection)
+        version = store.meta("schema_version")
+        if version is None:
+            store.set_meta("schema_version", str(SCHEMA_VERSION))
+            store.set_meta("secret", secrets.token_hex(32))
+        elif version != str(SCHEMA_VERSION):
+            raise StoreError(f"{path}: schema {version}; this server reads {SCHEMA_VERSION}")
+        return store
+
+    @classmethod
+    def reader(cls, path: Path) -> CompetitionStore:
+        """A second connection for reading in another thread (WAL: it never blocks the writer)."""
+        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
+        connection.execute("PRAGMA busy_timeout=5000")
+        return cls(path, connection)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # ------------------------------------------------------------------ meta
+
+    def meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def secret(self) -> bytes:
+        return bytes.fromhex(self.meta("secret") or "")
+
+    @property
+    def paused(self) -> bool:
+        return self.meta("paused") == "1"
+
+    def set_paused(self, paused: bool) -> None:
+        self.set_meta("paused", "1" if paused else "0")
+
+    # ------------------------------------------------------------------ participants
+
+    def add_participant(self, name: str) -> tuple[Participant, str]:
+        """A new participant and its token (shown once; only its hash is kept)."""
+        name = name.strip()
+        if not name or len(name) > 40 or not name.isprintable() or "/" in name or "\\" in name:
+            raise StoreError("participant name: 1 to 40 printable characters, no / or \\")
+        token = secrets.token_urlsafe(24)
+        now = time.time()
+        try:
+            cursor = self._db.execute(
+                "INSERT INTO participants (name, token_hash, created_at) VALUES (?, ?, ?)",
+                (name, hash_token(token), now),
+            )
+        except sqlite3.IntegrityError:
+            raise StoreError(f"participant name {name!r} is taken") from None
+        assert cursor.lastrowid is not None
+        return Participant(cursor.lastrowid, name, now), token
+
+    def participant_by_token(self, token: str) -> Participant | None:
+        row = self._db.execute(
+            "SELECT id, name, created_at FROM participants WHERE token_hash = ?",
+            (hash_token(token),),
+        ).fetchone()
+        return None if row is None else Participant(*row)
+
+    def participant(self, participant_id: int) -> Participant | None:
+        row = self._db.execute(
+            "SELECT id, name, created_at FROM participants WHERE id = ?", (participant_id,)
+        ).fetchone()
+        return None if row is None else Participant(*row)
+
+    def participant_by_name(self, name: str) -> Participant | None:
+        row = self._db.execute(
+            "SELECT id, name, created_at FROM participants WHERE name = ?", (name,)
+        ).fetchone()
+        return None if row is None else Participant(*row)
+
+    def participants(self) -> list[Participant]:
+        rows = self._db.execute("SELECT id, name, created_at FROM participants ORDER BY id")
+        return [Participant(*row) for row in rows]
+
+    # ------------------------------------------------------------------ versions
+
+    _VERSION_COLUMNS = (
+        "v.id, v.participant, p.name, v.number, v.runtime, v.filename, v.sha256, v.size, "
+        "v.status, v.detail, v.transcript, v.spec, v.created_at, v.decided_at"
+    )
+
+    def _version(self, row: Sequence[Any]) -> Version:
+        values = list(row)
+        values[11] = None if values[11] is None else json.loads(values[11])
+        return Version(*values)
+
+    def add_version(
+        self, participant: int, runtime: str, filename: str, sha256: str, size: int
+    ) -> Version:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            (number,) = self._db.execute(
+                "SELECT COALESCE(MAX(number), 0) + 1 FROM versions WHERE participant = ?",
+                (participant,),
+            ).fetchone()
+            cursor = self._db.execute(
+                "INSERT INTO versions (participant, number, runtime, filename, sha256, size, "
+                "status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?)",
+                (participant, number, runtime, filename, sha256, size, time.time()),
+            )
+        assert cursor.lastrowid is not None
+        version = self.version(cursor.lastrowid)
+        assert version is not None
+        return version
+
+    def decide(
+        self,
+        version: int,
+        status: str,
+        detail: str,
+        transcript: str = "",
+        spec: dict[str, Any] | None = None,
+    ) -> None:
+        self._db.execute(
+            "UPDATE versions SET status = ?, detail = ?, transcript = ?, spec = ?, decided_at = ? "
+            "WHERE id = ?",
+            (
+                status,
+                detail,
+                transcript,
+                None if spec is None else json.dumps(spec),
+                time.time(),
+                version,
+            ),
+        )
+
+    def version(self, version_id: int) -> Version | None:
+        row = self._db.execute(
+            f"SELECT {self._VERSION_COLUMNS} FROM versions v JOIN participants p "
+            "ON p.id = v.participant WHERE v.id = ?",
+            (version_id,),
+        ).fetchone()
+        return None if row is None else self._version(row)
+
+    def versions(self, participant: int | None = None, status: str | None = None) -> list[Version]:
+        where: list[str] = []
+        args: list[object] = []
+        if participant is not None:
+            where.append("v.participant = ?")
+            args.append(participant)
+        if status is not None:
+            where.append("v.status = ?")
+            args.append(status)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        rows = self._db.execute(
+            f"SELECT {self._VERSION_COLUMNS} FROM versions v JOIN participants p "
+            f"ON p.id = v.participant {clause} ORDER BY v.id",
+            args,
+        )
+        return [self._version(row) for row in rows]
+
+    def playing_versions(self) -> list[Version]:
+        """Each participant's newest admitted version: the ones the scheduler seats."""
+        newest: dict[int, Version] = {}
+        for version in self.versions(status="admitted"):
+            newest[version.participant] = version
+        return sorted(newest.values(), key=lambda v: v.id)
+
+    def uploads_since(self, participant: int, since: float) -> int:
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM versions WHERE participant = ? AND created_at >= ?",
+            (participant, since),
+        ).fetchone()
+        return int(count)
+
+    # ------------------------------------------------------------------ groups and matches
+
+    def plan_group(self, seed: int, versions: Sequence[int], why: str) -> Group:
+        cursor = self._db.execute(
+            "INSERT INTO groups (seed, versions, why, planned_at) VALUES (?, ?, ?, ?)",
+            (seed, json.dumps(list(versions)), why, time.time()),
+        )
+        assert cursor.lastrowid is not None
+        return Group(cursor.lastrowid, seed, tuple(versions), why)
+
+    def group_count(self) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM groups").fetchone()
+        return int(count)
+
+    def unfinished_groups(self) -> list[tuple[Group, set[int]]]:
+        """Groups with rotations still to play, and the rotations already stored."""
+        found = []
+        for gid, seed, versions, why in self._db.execute(
+            "SELECT id, seed, versions, why FROM groups WHERE abandoned = 0 ORDER BY id"
+        ).fetchall():
+            table = tuple(json.loads(versions))
+            done = self.rotations_done(gid)
+            if len(done) < len(table):
+                found.append((Group(gid, seed, table, why), done))
+        return found
+
+    def record(
+        self,
+        group: Group,
+        rotation: int,
+        versions: Sequence[int],
+        result: MatchResult,
+        log_path: Path | None,
+    ) -> bool:
+        """Store one finished match in one transaction; False if it was already stored."""
+        mid = match_id(group.id, rotation)
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            stored = self._db.execute("SELECT 1 FROM matches WHERE match_id = ?", (mid,)).fetchone()
+            if stored is not None:
+                return False  # already stored: a match is never counted twice
+            self._db.execute(
+                "INSERT INTO matches (match_id, group_id, rotation, seed, versions, hands, "
+                "reason, log_path, result, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (
+                    mid,
+                    group.id,
+                    rotation,
+                    group.seed,
+                    json.dumps(list(versions)),
+                    result.hands,
+                    result.reason,
+                    None if log_path is None else str(log_path),
+                    json.dumps(result.to_json()),
+                    time.time(),
+                ),
+            )
+            for seat in result.seats:
+                version = versions[seat.seat]
+                self._db.execute(
+                    "INSERT INTO seats (match_id, seat, version, place, chips, net_chips, "
+                    "status, faults) VALUES (?,?,?,?,?,?,?,?)",
+                    (
+                        mid,
+                        seat.seat,
+                        version,
+                        seat.place,
+                        seat.chips,
+                        seat.net_chips,
+                        seat.status,
+                        len(seat.faults),
+                    ),
+                )
+                for number, fault in enumerate(seat.faults):
+                    self._db.execute(
+                        "INSERT INTO faults (match_id, seat, number, version, kind, hand, "
+                        "detail) VALUES (?,?,?,?,?,?,?)",
+                        (mid, seat.seat, number, version, fault.kind, fault.hand, fault.detail),
+                    )
+        return True
+
+    def abandon_group(self, group: int) -> None:
+        self._db.execute("UPDATE groups SET abandoned = 1 WHERE id = ?", (group,))
+
+    def rotations_done(self, group: int) -> set[int]:
+        rows = self._db.execute("SELECT rotation FROM matches WHERE group_id = ?", (group,))
+        return {int(r) for (r,) in rows}
+
+    def recent_group_participants(self, groups: int) -> list[int]:
+        """The participant of every seat of the last ``groups`` groups planned, oldest first."""
+        seats: list[int] = []
+        rows = self._db.execute(
+            "SELECT versions FROM groups ORDER BY id DESC LIMIT ?", (groups,)
+        ).fetchall()
+        for (versions,) in reversed(rows):
+            for version in json.loads(versions):
+                row = self._db.execute(
+                    "SELECT participant FROM versions WHERE id = ?", (version,)
+                ).fetchone()
+                if row is not None:
+                    seats.append(int(row[0]))
+        return seats
+
+    def match_count(self) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM matches").fetchone()
+        return int(count)
+
+    def seat_rows(self, version: int | None = None) -> list[SeatRow]:
+        clause, args = ("WHERE s.version = ?", [version]) if version is not None else ("", [])
+        rows = self._db.execute(
+            "SELECT s.match_id, m.group_id, s.seat, s.version, s.place, s.chips, s.net_chips, "
+            f"s.status, s.faults, m.finished_at FROM seats s JOIN matches m USING (match_id) "
+            f"{clause} ORDER BY m.finished_at, s.match_id, s.seat",
+            args,
+        )
+        return [SeatRow(*row) for row in rows]
+
+    def net_chips_history(self, version: int) -> list[tuple[int, float]]:
+        """A version's net chips and finishing time in each of its matches, in order."""
+        rows = self._db.execute(
+            "SELECT s.net_chips, m.finished_at FROM seats s JOIN matches m USING (match_id) "
+            "WHERE s.version = ? ORDER BY m.finished_at, s.match_id",
+            (version,),
+        )
+        return [(int(net), float(at)) for net, at in rows]
+
+    def match(self, mid: str) -> tuple[Group, int, list[int], MatchResult, str | None] | None:
+        row = self._db.execute(
+            "SELECT group_id, rotation, versions, result, log_path FROM matches WHERE match_id = ?",
+            (mid,),
+        ).fetchone()
+        if row is None:
+            return None
+        gid, rotation, versions, result, log_path = row
+        grow = self._db.execute(
+            "SELECT id, seed, versions, why FROM groups WHERE id = ?", (gid,)
+        ).fetchone()
+        group = Group(grow[0], grow[1], tuple(json.loads(grow[2])), grow[3])
+        return (
+            group,
+            rotation,
+            json.loads(versions),
+            MatchResult.from_json(json.loads(result)),
+            (log_path),
+        )
+
+    def recent_matches(self, limit: int = 30, version: int | None = None) -> list[dict[str, Any]]:
+        if version is None:
+            rows = self._db.execute(
+                "SELECT match_id, versions, hands, reason, finished_at FROM matches "
+                "ORDER BY finished_at DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        else:
+            rows = self._db.execute(
+                "SELECT m.match_id, m.versions, m.hands, m.reason, m.finished_at FROM matches m "
+                "JOIN seats s USING (match_id) WHERE s.version = ? "
+                "ORDER BY m.finished_at DESC LIMIT ?",
+                (version, limit),
+            ).fetchall()
+        return [
+            {
+                "match_id": mid,
+                "versions": json.loads(versions),
+                "hands": hands,
+                "reason": reason,
+                "finished_at": finished,
+            }
+            for mid, versions, hands, reason, finished in rows
+        ]
+
+    def faults(self, version: int, limit: int = 50) -> list[FaultRow]:
+        rows = self._db.execute(
+            "SELECT match_id, seat, version, kind, hand, detail FROM faults WHERE version = ? "
+            "ORDER BY rowid DESC LIMIT ?",
+            (version, limit),
+        )
+        return [FaultRow(*row) for row in rows]

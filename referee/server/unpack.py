@@ -1,0 +1,238 @@
+"""An upload (one source file, a zip or a tar.gz) into a fresh directory, or a one-line refusal.
+
+An upload comes from a stranger, so nothing in it is trusted:
+
+* **names**: every member's path is normalised and must stay inside the
+  directory (no absolute paths, no ``..``, no backslashes or NULs, no
+  drive letters); the zip-slip and tar-slip attacks are refused by name,
+  before any byte is written;
+* **kinds**: only regular files and directories; a symlink, hard link,
+  device or FIFO refuses the whole upload (a link could later point a
+  compiler or the bot at the server's files);
+* **sizes**: at most ``max_files`` members, and at most ``max_unpacked_bytes``
+  together, counted on the bytes really written (a zip's declared sizes can
+  lie), so a decompression bomb stops at the cap with a small directory;
+* **writes**: ``O_CREAT | O_EXCL | O_NOFOLLOW`` with fixed modes, every file and
+  the directory fsynced before the version is recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import stat
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from referee.server.config import UploadLimits
+
+CHUNK = 64 * 1024
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class UnpackError(ValueError):
+    """An upload refused; the message is one line a participant can act on."""
+
+
+def safe_member_path(name: str) -> str | None:
+    """``name`` as a relative POSIX path inside the directory, None for a directory entry.
+
+    Raises ``UnpackError`` for a path that would leave it.
+    """
+    if "\x00" in name or "\\" in name:
+        raise UnpackError(f"{name!r}: a path with a backslash or NUL")
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        raise UnpackError(f"{name!r}: an absolute path")
+    parts = [part for part in name.split("/") if part not in ("", ".")]
+    if any(part == ".." for part in parts):
+        raise UnpackError(f"{name!r}: a path that leaves the directory (..)")
+    if not parts:
+        return None
+    for part in parts:
+        if not SAFE_NAME.match(part):
+            raise UnpackError(f"{name!r}: file names may use letters, digits, '.', '_' and '-'")
+    normal = posixpath.normpath("/".join(parts))
+    return None if name.endswith("/") else normal
+
+
+def archive_kind(filename: str, head: bytes) -> str:
+    """``zip``, ``tar.gz`` or ``file``: by the upload's first bytes, then its name."""
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        return "zip"
+    if head.startswith(b"\x1f\x8b"):
+        return "tar.gz"
+    lower = filename.lower()
+    if lower.endswith(".zip"):
+        return "zip"
+    if lower.endswith((".tar.gz", ".tgz")):
+        return "tar.gz"
+    return "file"
+
+
+class _Writer:
+    """Writes members under ``root`` and keeps the count and byte caps."""
+
+    def __init__(self, root: Path, limits: UploadLimits) -> None:
+        self.root = root
+        self.limits = limits
+        self.files: list[str] = []
+        self.total = 0
+
+    def write(self, relative: str, chunks: Iterator[bytes], executable: bool = False) -> None:
+        if len(self.files) >= self.limits.max_files:
+            raise UnpackError(f"more than {self.limits.max_files} files")
+        if relative in self.files:
+            raise UnpackError(f"{relative!r} appears twice")
+        target = self.root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # The parent was made from checked names only, so it is inside root; O_NOFOLLOW
+        # and O_EXCL refuse anything that is already there.
+        fd = os.open(
+            target,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+            0o755 if executable else 0o644,
+        )
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as out:
+                for chunk in chunks:
+                    self.total += len(chunk)
+                    if self.total > self.limits.max_unpacked_bytes:
+                        raise UnpackError(
+                            f"expands beyond {self.limits.max_unpacked_bytes // 1024} KiB "
+                            "(a decompression bomb?)"
+                        )
+                    out.write(chunk)
+                out.flush()
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.files.append(relative)
+
+
+def _read_chunks(stream: IO[bytes]) -> Iterator[bytes]:
+    while chunk := stream.read(CHUNK):
+        yield chunk
+
+
+def unpack_upload(
+    source: Path, filename: str, root: Path, limits: UploadLimits, *, executable: bool = False
+) -> list[str]:
+    """Unpack the upload in ``source`` (named ``filename`` by its sender) into new ``root``.
+
+    Returns the files written (relative POSIX paths).  On refusal raises
+    ``UnpackError``; the caller removes ``root``.
+    """
+    root.mkdir(parents=True, exist_ok=False)
+    writer = _Writer(root, limits)
+    with source.open("rb") as raw:
+        head = raw.read(8)
+        raw.seek(0)
+        kind = archive_kind(filename, head)
+        if kind == "zip":
+            _unpack_zip(raw, writer)
+        elif kind == "tar.gz":
+            _unpack_tar(raw, writer)
+        else:
+            base = posixpath.basename(filename.replace("\\", "/")) or "bot"
+            if not SAFE_NAME.match(base):
+                raise UnpackError(
+                    f"file name {filename!r}: use letters, digits, '.', '_' and '-' only"
+                )
+            writer.write(base, _read_chunks(raw), executable=executable)
+    if not writer.files:
+        raise UnpackError("the archive holds no files")
+    _fsync_tree(root)
+    return writer.files
+
+
+def _unpack_zip(raw: IO[bytes], writer: _Writer) -> None:
+    try:
+        archive = zipfile.ZipFile(raw)
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
+        raise UnpackError(f"not a readable zip file: {error}") from None
+    with archive:
+        members = archive.infolist()
+        if len(members) > writer.limits.max_files * 2:
+            raise UnpackError(f"more than {writer.limits.max_files} files")
+        for info in members:
+            relative = safe_member_path(info.filename)
+            mode = info.external_attr >> 16
+            kind = stat.S_IFMT(mode)  # 0 when the zip was made where files have no Unix type
+            if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+                what = "a symlink" if kind == stat.S_IFLNK else "not a regular file"
+                raise UnpackError(f"{info.filename!r}: {what}")
+            if relative is None or info.is_dir():
+                continue
+            if info.file_size > writer.limits.max_unpacked_bytes:
+                raise UnpackError(
+                    f"{info.filename!r}: expands beyond "
+                    f"{writer.limits.max_unpacked_bytes // 1024} KiB (a decompression bomb?)"
+                )
+            try:
+                with archive.open(info) as member:
+                    writer.write(
+                        relative, _read_chunks(member), executable=bool(mode & stat.S_IXUSR)
+                    )
+            except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as error:
+                if isinstance(error, UnpackError):
+                    raise
+                raise UnpackError(f"{info.filename!r}: cannot be read: {error}") from None
+
+
+def _unpack_tar(raw: IO[bytes], writer: _Writer) -> None:
+    try:
+        archive = tarfile.open(fileobj=raw, mode="r|gz")  # noqa: SIM115 (closed below)
+    except (tarfile.TarError, OSError, EOFError) as error:
+        raise UnpackError(f"not a readable tar.gz file: {error}") from None
+    try:
+        with archive:
+            count = 0
+            for member in archive:
+                count += 1
+                if count > writer.limits.max_files * 2:
+                    raise UnpackError(f"more than {writer.limits.max_files} files")
+                relative = safe_member_path(member.name)
+                if member.issym() or member.islnk():
+                    raise UnpackError(f"{member.name!r}: a link")
+                if member.isdir():
+                    continue
+                if not member.isfile():
+                    raise UnpackError(f"{member.name!r}: not a regular file (a device or FIFO?)")
+                if relative is None:
+                    continue
+                if member.size > writer.limits.max_unpacked_bytes:
+                    raise UnpackError(
+                        f"{member.name!r}: expands beyond "
+                        f"{writer.limits.max_unpacked_bytes // 1024} KiB (a decompression bomb?)"
+                    )
+                stream = archive.extractfile(member)
+                if stream is None:
+                    raise UnpackError(f"{member.name!r}: cannot be read")
+                writer.write(relative, _read_chunks(stream), executable=bool(member.mode & 0o100))
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
+        if isinstance(error, UnpackError):
+            raise
+        raise UnpackError(f"not a readable tar.gz file: {error}") from None
+
+
+def _fsync_tree(root: Path) -> None:
+    """fsync every directory under ``root`` (the files were synced as written), then root."""
+    for directory, _dirs, _files in os.walk(root, topdown=False):
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def fsync_parent(path: Path) -> None:
+    fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,123 @@
+"""An upload becomes a version: limits, a durable copy, safe unpacking, then admission.
+
+The order is what makes an upload durable and never overwritten:
+
+1. the runtime must be allowed and the participant under ``per_hour``
+   uploads in the last hour (HTTP 400 / 429 with one line);
+2. the bytes are streamed to ``data/incoming`` in chunks, counted and cut off
+   past ``max_kb`` (413), hashed, fsynced;
+3. the version row is written (``pending``), and the file renamed to
+   ``versions/<id>/upload`` (a new directory per version: nothing is ever
+   overwritten), and the directory fsynced;
+4. it is unpacked (``referee.server.unpack``) into ``versions/<id>/files``; a
+   refused archive makes the version ``rejected`` at once with the reason
+   (it still counts towards the hourly limit, so refusals cannot be spammed).
+
+Admission (build and check) then happens in the background.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+import trio
+from starlette.datastructures import UploadFile
+
+from referee.server.competition import Competition
+from referee.server.store import Participant, Version
+from referee.server.unpack import UnpackError, fsync_parent, unpack_upload
+
+CHUNK = 64 * 1024
+COMPLETE = ".unpacked"  # written in the version directory once files/ is whole
+
+
+class UploadRefusedError(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def version_root(competition: Competition, version_id: int) -> Path:
+    return competition.config.uploads_dir / f"{version_id:06d}"
+
+
+async def accept_upload(
+    competition: Competition, participant: Participant, upload: UploadFile, runtime: str
+) -> Version:
+    config = competition.config
+    store = competition.store
+    if runtime not in config.runtimes:
+        allowed = ", ".join(config.runtimes)
+        raise UploadRefusedError(400, f"runtime {runtime!r} is not allowed here ({allowed})")
+    recent = store.uploads_since(participant.id, time.time() - 3600)
+    if recent >= config.uploads.per_hour:
+        raise UploadRefusedError(
+            429, f"upload limit: {config.uploads.per_hour} uploads per hour; try again later"
+        )
+    filename = (upload.filename or "upload")[:200]
+    incoming = config.data / "incoming"
+    incoming.mkdir(parents=True, exist_ok=True)
+    temporary = incoming / secrets.token_hex(8)
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with temporary.open("wb") as out:
+            while chunk := await upload.read(CHUNK):
+                size += len(chunk)
+                if size > config.uploads.max_bytes:
+                    raise UploadRefusedError(
+                        413, f"upload too large: at most {config.uploads.max_bytes // 1024} KiB"
+                    )
+                digest.update(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        if size == 0:
+            raise UploadRefusedError(400, "the upload is empty: send the bot's file as 'bot'")
+        version = store.add_version(participant.id, runtime, filename, digest.hexdigest(), size)
+        root = version_root(competition, version.id)
+        root.mkdir(parents=True, exist_ok=False)
+        temporary.rename(root / "upload")
+        fsync_parent(root / "upload")
+        fsync_parent(root)
+    finally:
+        temporary.unlink(missing_ok=True)
+    try:
+        await trio.to_thread.run_sync(unpack_version, competition, version)
+    except UnpackError as error:
+        store.decide(version.id, "rejected", f"upload: {error}")
+        competition.notify()
+        raise UploadRefusedError(400, f"upload refused: {error}") from None
+    competition.notify()
+    refreshed = store.version(version.id)
+    assert refreshed is not None
+    return refreshed
+
+
+def unpack_version(competition: Competition, version: Version) -> Path:
+    """Unpack a version's stored upload into ``files/`` (again, if a crash cut it short)."""
+    root = version_root(competition, version.id)
+    files = root / "files"
+    if (root / COMPLETE).exists():
+        return files
+    shutil.rmtree(files, ignore_errors=True)
+    try:
+        unpack_upload(
+            root / "upload",
+            version.filename,
+            files,
+            competition.config.uploads,
+            executable=version.runtime == "binary",
+        )
+    except UnpackError:
+        shutil.rmtree(files, ignore_errors=True)
+        raise
+    (root / COMPLETE).touch()
+    fsync_parent(root / COMPLETE)
+    return files

@@ -1,0 +1,266 @@
+"""What the pages and the API show, as plain data: one source for both.
+
+Each function returns JSON-able dicts; the page templates render them and
+the API returns them as they are, so a page and its API twin cannot
+disagree.  Owner-only parts (a version's check transcript, a bot's stderr,
+its wire transcripts) are included only when ``viewer`` is the owner.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from referee.report.data import read_match_log
+from referee.report.frames import pretty
+from referee.server.competition import Competition
+from referee.server.store import Participant, Version
+
+HISTORY_POINTS = 120
+CARDS = [rank + suit for suit in "CDHS" for rank in "23456789TJQKA"]
+
+
+def _labels(competition: Competition) -> dict[int, Version]:
+    return {v.id: v for v in competition.store.versions()}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def leaderboard(competition: Competition) -> dict[str, Any]:
+    versions = _labels(competition)
+    playing = {v.id for v in competition.store.playing_versions()}
+    rows = []
+    scores = competition.board.scores
+    for version_id, score in sorted(scores.items(), key=lambda item: item[1].rank):
+        version = versions.get(version_id)
+        if version is None:
+            continue
+        rows.append(
+            {
+                "rank": score.rank,
+                "rank_low": score.rank_low,
+                "rank_high": score.rank_high,
+                "version": version.id,
+                "label": version.label,
+                "participant": version.participant_name,
+                "number": version.number,
+                "runtime": version.runtime,
+                "score": _round(score.score),
+                "low": _round(score.low),
+                "high": _round(score.high),
+                "groups": score.groups,
+                "matches": score.matches,
+                "playing": version.id in playing,
+            }
+        )
+    return {
+        "competition": competition.config.name,
+        "status": competition.status,
+        "paused": competition.store.paused,
+        "matches": competition.store.match_count(),
+        "tables_playing": sorted(competition.playing_now.values()),
+        "rows": rows,
+    }
+
+
+def version_json(version: Version, owner: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": version.id,
+        "participant": version.participant_name,
+        "number": version.number,
+        "label": version.label,
+        "runtime": version.runtime,
+        "filename": version.filename,
+        "sha256": version.sha256,
+        "size": version.size,
+        "status": version.status,
+        "detail": version.detail,
+        "created_at": version.created_at,
+        "decided_at": version.decided_at,
+    }
+    if owner:
+        data["transcript"] = version.transcript
+    return data
+
+
+def participant_view(
+    competition: Competition, participant: Participant, viewer: Participant | None
+) -> dict[str, Any]:
+    store = competition.store
+    owner = viewer is not None and viewer.id == participant.id
+    versions = store.versions(participant.id)
+    labels = _labels(competition)
+    mine = {v.id for v in versions}
+    matches = []
+    seen: set[str] = set()
+    for version in reversed(versions):
+        for match in store.recent_matches(20, version.id):
+            if match["match_id"] in seen:
+                continue
+            seen.add(match["match_id"])
+            matches.append(
+                {
+                    **match,
+                    "seats": [
+                        {
+                            "version": v,
+                            "label": labels[v].label if v in labels else f"v{v}",
+                            "mine": v in mine,
+                        }
+                        for v in match["versions"]
+                    ],
+                }
+            )
+    matches.sort(key=lambda m: -m["finished_at"])
+    faults = []
+    for version in versions:
+        for fault in store.faults(version.id, 20):
+            faults.append(
+                {
+                    "version": version.label,
+                    "match_id": fault.match_id,
+                    "seat": fault.seat,
+                    "kind": fault.kind,
+                    "hand": fault.hand,
+                    "detail": fault.detail,
+                }
+            )
+    history = []
+    for version in versions:
+        rows = store.net_chips_history(version.id)
+        total = 0
+        points = []
+        # At most HISTORY_POINTS points a version: a page's size must not grow with the weeks.
+        step = max(1, len(rows) // HISTORY_POINTS)
+        for count, (net, finished_at) in enumerate(rows, start=1):
+            total += net
+            if count % step == 0 or count == len(rows):
+                points.append({"match": count, "mean": round(total / count, 2), "at": finished_at})
+        if points:
+            history.append({"version": version.label, "points": points})
+    scores = competition.board.scores
+    return {
+        "name": participant.name,
+        "owner": owner,
+        "versions": [
+            {
+                **version_json(version, owner),
+                "score": _round(scores[version.id].score) if version.id in scores else None,
+                "rank": scores[version.id].rank if version.id in scores else None,
+            }
+            for version in reversed(versions)
+        ],
+        "matches": matches[:30],
+        "faults": faults[:40],
+        "history": history,
+    }
+
+
+@functools.lru_cache(maxsize=64)
+def _log(path: str, start_chips: tuple[int, ...], mtime: float) -> Any:
+    # mtime is part of the key: a log replayed after a restart is read afresh.
+    return read_match_log(Path(path), start_chips, verify=False)
+
+
+@functools.lru_cache(maxsize=64)
+def _replay(
+    path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...]
+) -> tuple[dict[str, Any], str]:
+    """The viewer's data and its JSON for a page, made once per log (a finished log never
+    changes): a match page is read far more often than a match is played."""
+    log = _log(path, start_chips, mtime)
+    rules = log.header.get("rules") or {}
+    data = {
+        "names": list(names),
+        "boodle_cards": [str(c) for c in rules.get("boodle_cards", [])]
+        if isinstance(rules, dict)
+        else [],
+        "pretty": {card: pretty(card) for card in CARDS},
+        "frames": [frame.to_json() for frame in log.frames],
+    }
+    # For a <script type="application/json"> element: no "<" or ">" can end it early.
+    text = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e")
+    return data, text
+
+
+def replay_json(view: dict[str, Any]) -> str:
+    """The replay's JSON, safe inside a script element (``match_view`` must have a replay)."""
+    return str(view["replay_json"])
+
+
+def match_view(
+    competition: Competition, match_id: str, viewer: Participant | None, *, public: bool = True
+) -> dict[str, Any] | None:
+    """A match's result, replay and the viewer's own stderr and transcripts.
+
+    ``public=False`` (the page) adds ``replay_json``, the replay ready for the page.
+    """
+    found = competition.store.match(match_id)
+    if found is None:
+        return None
+    group, rotation, seating, result, log_path = found
+    labels = _labels(competition)
+    owned = {
+        seat
+        for seat, version in enumerate(seating)
+        if viewer is not None and version in labels and labels[version].participant == viewer.id
+    }
+    names = [labels[v].label if v in labels else f"v{v}" for v in seating]
+    seats = []
+    for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
+        version = labels.get(seating[seat.seat])
+        seats.append(
+            {
+                "seat": seat.seat,
+                "version": seating[seat.seat],
+                "label": names[seat.seat],
+                "participant": None if version is None else version.participant_name,
+                "place": seat.place,
+                "chips": seat.chips,
+                "net_chips": seat.net_chips,
+                "status": seat.status,
+                "faults": [
+                    {"kind": f.kind, "hand": f.hand, "detail": f.detail} for f in seat.faults
+                ],
+            }
+        )
+    view: dict[str, Any] = {
+        "match_id": match_id,
+        "group": group.id,
+        "rotation": rotation,
+        "seed": group.seed,
+        "hands": result.hands,
+        "reason": result.reason,
+        "seats": seats,
+        "replay": None,
+        "stderr": {},
+        "transcripts": [],
+    }
+    path = Path(log_path) if log_path else None
+    if path is None or not path.is_file():
+        return view
+    start = tuple(competition.config.rules.starting_chips for _ in seating)
+    mtime = path.stat().st_mtime
+    log = _log(str(path), start, mtime)
+    view["replay"], text = _replay(str(path), start, mtime, tuple(names))
+    if not public:
+        view["replay_json"] = text
+    # Owner only: what the viewer's own bot wrote, and its conversation at each fault.
+    view["stderr"] = {names[s]: text for s, text in log.stderr.items() if s in owned}
+    view["transcripts"] = [
+        {
+            "seat": t.seat,
+            "label": names[t.seat],
+            "hand": t.hand,
+            "kind": t.kind,
+            "detail": t.detail,
+            "lines": [{"mark": mark, "text": text} for mark, text in t.lines],
+        }
+        for t in log.transcripts
+        if t.seat in owned
+    ]
+    return view

@@ -1,0 +1,144 @@
+"""A real ``newmarket serve`` in a child process, as an organiser starts it, for the tests.
+
+The server is told ``--port 0`` and its address is read from the line it
+prints when it is ready.  Matches are short (a low hand limit) and the time
+limits generous, so no test depends on timing luck; waits poll with a
+generous deadline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from referee.server.config import load_config
+from referee.server.store import CompetitionStore
+
+REPO = Path(__file__).resolve().parents[2]
+BOTS = Path(__file__).parent / "bots"
+NEWMARKET = [sys.executable, "-m", "referee.cli"]
+
+
+def competition_file(
+    tmp_path: Path,
+    house: tuple[str, ...] = ("random",),
+    extra: str = "",
+    secure: bool = False,
+    **sections: str,
+) -> Path:
+    path = tmp_path / "cup.toml"
+    bots = ", ".join(f'"{name}"' for name in house)
+    path.write_text(
+        f'[competition]\nname = "Test cup"\nhouse_bots = [{bots}]\n'
+        + extra
+        + f"\n[server]\nsecure_cookies = {str(secure).lower()}\njobs = 2\n"
+        + "\n[tables]\nplayers = 3\nhand_limit = 6\n"
+        + "\n[time_control]\nmove_time = 10.0\nstartup_time = 30.0\n"
+        + "".join(f"\n[{name}]\n{body}\n" for name, body in sections.items())
+    )
+    return path
+
+
+def newmarket(*args: str) -> str:
+    done = subprocess.run(
+        [*NEWMARKET, *args], capture_output=True, text=True, cwd=REPO, check=True, timeout=60
+    )
+    return done.stdout.strip()
+
+
+def add_participant(config: Path, name: str) -> str:
+    """A participant's token, written straight to the store (the command costs a Python
+    start-up each; tests/server/test_command.py and the browser test use the command)."""
+    store = CompetitionStore.open(load_config(config).database)
+    try:
+        return store.add_participant(name)[1]
+    finally:
+        store.close()
+
+
+@dataclasses.dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+    config: Path
+    log: list[str] = dataclasses.field(default_factory=list)
+
+    def read_log(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.log.append(line)
+
+    def client(self, token: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=60)
+
+    def get(self, path: str, token: str | None = None) -> Any:
+        with self.client(token) as client:
+            response = client.get(path)
+            response.raise_for_status()
+            return response.json()
+
+    def kill(self, signum: int = signal.SIGKILL) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signum)
+        self.process.wait(timeout=60)
+
+
+def start(config: Path) -> Server:
+    process = subprocess.Popen(
+        [*NEWMARKET, "serve", str(config), "--port", "0"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            raise AssertionError(f"the server exited ({process.wait()}) before it was ready")
+        found = re.search(r" at (http://\S+) ", line)
+        if found:
+            server = Server(process, found.group(1), config)
+            # Keep reading stderr so the server never blocks on a full pipe (and keep it).
+            threading.Thread(target=server.read_log, daemon=True).start()
+            return server
+    process.kill()
+    raise AssertionError("the server did not say it was ready within 60 s")
+
+
+@contextmanager
+def running(config: Path) -> Iterator[Server]:
+    server = start(config)
+    try:
+        yield server
+    finally:
+        server.kill(signal.SIGTERM)
+
+
+def wait_until(what: str, predicate: Callable[[], Any], timeout: float = 240.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"waited {timeout:g} s for {what}")
+
+
+def version_status(server: Server, version: int) -> str | None:
+    status = server.get(f"/api/versions/{version}")["status"]
+    return None if status == "pending" else str(status)

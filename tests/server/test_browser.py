@@ -1,0 +1,164 @@
+"""End to end in Chromium: an organiser's competition as two participants live it.
+
+The organiser starts a server (``newmarket serve``) and adds alice and bob
+(``add-participant``).  In a real browser (Debian's ``/usr/bin/chromium``
+through Playwright, as tests/report/test_browser.py launches it; no browser
+download) each signs in with the token, alice uploads a Python bot and bob
+a C bot through the upload form.  Both pass the check and appear on the
+leaderboard, which updates without a reload.  alice uploads a broken version
+and reads its rejection transcript; a replay opens and steps.  Session
+cookies are ``Secure`` here (Chromium treats http://localhost as secure).
+Screenshots go to ``tests/server/artifacts/`` (ignored by git).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server.serving import (
+    BOTS,
+    REPO,
+    Server,
+    competition_file,
+    newmarket,
+    running,
+    version_status,
+    wait_until,
+)
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(__file__).parent / "artifacts"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="Playwright is not installed (pip install '.[test]')"
+)
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.is_file(),
+    reason="no /usr/bin/chromium: apt-get install chromium chromium-driver",
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, timeout=120_000
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def screenshot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+    assert path.stat().st_size > 1000
+
+
+class Participant:
+    """One person's browser: its own context (cookies), page, and what went wrong on it."""
+
+    def __init__(self, browser: Any, base: str) -> None:
+        self.context = browser.new_context(viewport={"width": 1100, "height": 1000})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(60_000)
+        self.base = base
+        self.problems: list[str] = []
+        self.page.on("pageerror", lambda error: self.problems.append(str(error)))
+        self.page.on("dialog", lambda dialog: self.problems.append("dialog: " + dialog.message))
+        self.page.on(
+            "console",
+            lambda message: self.problems.append(message.text) if message.type == "error" else None,
+        )
+
+    def sign_in(self, token: str) -> None:
+        self.page.goto(self.base + "/signin")
+        self.page.fill("#token", token)
+        self.page.click("#signin")
+        self.page.wait_for_selector("#versions")
+
+    def upload(self, path: Path, runtime: str) -> int:
+        self.page.goto(self.base + "/upload")
+        self.page.select_option("#runtime", runtime)
+        self.page.set_input_files("#bot", str(path))
+        self.page.click("#submit")
+        self.page.wait_for_url("**/versions/*")
+        return int(self.page.url.rsplit("/", 1)[1])
+
+
+def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) -> None:
+    config = competition_file(tmp_path, secure=True)
+    # The organiser's way: the command prints each token.
+    tokens = {
+        name: newmarket("serve", "add-participant", name, "-c", str(config))
+        for name in ("alice", "bob")
+    }
+    server: Server
+    with running(config) as server:
+        base = server.url.replace("127.0.0.1", "localhost")
+        alice, bob = Participant(browser, base), Participant(browser, base)
+        alice.sign_in(tokens["alice"])
+        bob.sign_in(tokens["bob"])
+        assert alice.page.locator("#me").inner_text() == "alice"
+        first = alice.upload(BOTS / "plain.py", "python3")
+        screenshot(alice.page, "server-version-pending")
+        second = bob.upload(REPO / "bots" / "c" / "bot.c", "c")
+        for version in (first, second):
+            decided = wait_until("admission", partial(version_status, server, version))
+            assert decided == "admitted"
+
+        # The leaderboard, opened once, fills in by itself as the first matches end.
+        alice.page.goto(base + "/")
+        alice.page.wait_for_function(
+            """() => {
+                const text = document.querySelector('#board tbody').innerText;
+                return text.includes('alice v1') && text.includes('bob v1')
+                    && Number(document.body.dataset.matches || 0) >= 6;
+            }""",
+            timeout=240_000,
+        )
+        screenshot(alice.page, "server-leaderboard")
+
+        # A broken version is rejected, and its owner reads why.
+        broken = alice.upload(BOTS / "broken.py", "python3")
+        assert wait_until("the check", partial(version_status, server, broken)) == "rejected"
+        alice.page.reload()
+        assert "rejected" in alice.page.locator("#version-status").inner_text()
+        transcript = alice.page.locator("#transcript").inner_text()
+        assert "FAIL" in transcript and "not-a-card" in transcript
+        screenshot(alice.page, "server-rejected")
+        bob.page.goto(f"{base}/versions/{broken}")
+        assert bob.page.locator("#transcript").count() == 0  # alice's alone
+
+        # A replay opens from alice's page and steps.
+        alice.page.goto(base + "/p/alice")
+        screenshot(alice.page, "server-participant")
+        alice.page.locator("#matches a").first.click()
+        alice.page.wait_for_selector("#replay")
+        start = alice.page.locator("#position").inner_text()
+        alice.page.click("#next")
+        alice.page.click("#next")
+        assert alice.page.locator("#position").inner_text() != start
+        assert alice.page.locator("#table .card").count() > 0
+        screenshot(alice.page, "server-replay")
+        for person in (alice, bob):
+            assert not person.problems, person.problems
+            person.context.close()

@@ -1,0 +1,167 @@
+"""Hostile uploads against a real server: each is refused or contained, and the server goes on.
+
+zip-slip, a symlink, a decompression bomb, a 1 GB upload (declared, and
+streamed without a length), and a bot that passes the check and then
+attacks its table from inside a match.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import socket
+import stat
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.server.serving import (
+    BOTS,
+    Server,
+    add_participant,
+    competition_file,
+    running,
+    version_status,
+    wait_until,
+)
+
+GIB = 1 << 30
+
+
+@pytest.fixture(scope="module")
+def cup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
+    tmp = tmp_path_factory.mktemp("hostile")
+    config = competition_file(tmp, house=("lowest", "random"))
+    tokens = {name: add_participant(config, name) for name in ("alice", "mallory")}
+    with running(config) as server:
+        yield server, tokens
+
+
+def post(server: Server, token: str, name: str, payload: bytes) -> httpx.Response:
+    with server.client(token) as client:
+        return client.post(
+            "/api/versions", data={"runtime": "python3"}, files={"bot": (name, payload)}
+        )
+
+
+def zipped(name: str, data: bytes, mode: int = stat.S_IFREG | 0o644) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        info = zipfile.ZipInfo(name)
+        info.external_attr = mode << 16
+        info.compress_type = zipfile.ZIP_DEFLATED
+        archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def test_zip_slip_is_refused_with_400_and_writes_nothing_outside(
+    cup: tuple[Server, dict[str, str]], tmp_path: Path
+) -> None:
+    server, tokens = cup
+    response = post(server, tokens["mallory"], "slip.zip", zipped("../../../../evil.py", b"x"))
+    assert response.status_code == 400
+    assert "leaves the directory" in response.json()["error"]
+    data = server.config.parent / "cup-data"
+    assert not any(p.name == "evil.py" for p in data.parent.rglob("evil.py"))
+    rejected = server.get("/api/participants/mallory", tokens["mallory"])["versions"][0]
+    assert rejected["status"] == "rejected" and rejected["detail"].startswith("upload:")
+
+
+def test_a_symlink_is_refused(cup: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = cup
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        info = tarfile.TarInfo("main.py")
+        info.type = tarfile.SYMTYPE
+        info.linkname = "/etc/shadow"
+        archive.addfile(info)
+    response = post(server, tokens["mallory"], "link.tar.gz", buffer.getvalue())
+    assert response.status_code == 400 and "a link" in response.json()["error"]
+
+
+def test_a_decompression_bomb_is_refused(cup: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = cup
+    bomb = zipped("main.py", b"\0" * (256 << 20))  # 256 MiB of zeros in ~250 KiB
+    response = post(server, tokens["mallory"], "bomb.zip", bomb)
+    assert response.status_code == 400 and "decompression bomb" in response.json()["error"]
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def test_a_1_gb_upload_is_cut_off_not_held(cup: tuple[Server, dict[str, str]]) -> None:
+    server, tokens = cup
+    before = rss_kib(server.process.pid)
+    sent = 0
+
+    def body() -> Iterator[bytes]:
+        nonlocal sent
+        yield b'--xyz\r\nContent-Disposition: form-data; name="bot"; filename="big.py"\r\n\r\n'
+        chunk = b"#" * (1 << 20)
+        while sent < GIB:
+            sent += len(chunk)
+            yield chunk
+
+    headers = {
+        "Authorization": f"Bearer {tokens['mallory']}",
+        "Content-Type": "multipart/form-data; boundary=xyz",
+    }
+    # Declared: refused from the Content-Length alone; not one byte of the body is sent.
+    host, port = server.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as connection:
+        connection.sendall(
+            f"POST /api/versions HTTP/1.1\r\nHost: {host}\r\n"
+            f"Authorization: Bearer {tokens['mallory']}\r\n"
+            "Content-Type: multipart/form-data; boundary=xyz\r\n"
+            f"Content-Length: {GIB}\r\n\r\n".encode()
+        )
+        received = b""
+        while chunk := connection.recv(65536):  # the server answers, then closes
+            received += chunk
+        answer = received.decode()
+    assert answer.startswith("HTTP/1.1 413") and "too large" in answer
+    # Streamed without a length: read up to the cap, then the server answers and stops reading.
+    with contextlib.suppress(httpx.TransportError):
+        streamed = httpx.post(server.url + "/api/versions", headers=headers, content=body())
+        assert streamed.status_code == 413
+    assert sent < 128 << 20  # the client was stopped far short of the gigabyte
+    assert rss_kib(server.process.pid) - before < 64 << 10  # and the server holds none of it
+    assert server.get("/api/leaderboard")["competition"] == "Test cup"
+
+
+def test_a_bot_attacking_its_table_is_contained_and_play_goes_on(
+    cup: tuple[Server, dict[str, str]],
+) -> None:
+    server, tokens = cup
+    good = post(server, tokens["alice"], "main.py", (BOTS / "plain.py").read_bytes())
+    bad = post(server, tokens["mallory"], "main.py", (BOTS / "attack.py").read_bytes())
+    assert good.status_code == bad.status_code == 201
+    for version in (good.json()["id"], bad.json()["id"]):
+        assert wait_until("admission", partial(version_status, server, version)) == "admitted"
+    pids = server.config.parent / "cup-data" / "versions" / f"{bad.json()['id']:06d}" / "files"
+    try:
+        wait_until("the attack", lambda: (pids / "attack.pids").exists())
+        after_attack = server.get("/api/leaderboard")["matches"]
+        wait_until(
+            "play to go on after the attack",
+            lambda: server.get("/api/leaderboard")["matches"] >= after_attack + 6,
+        )
+        with server.client() as client:
+            assert client.get("/").status_code == 200
+    finally:
+        for line in (
+            (pids / "attack.pids").read_text().split() if (pids / "attack.pids").exists() else []
+        ):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(line), signal.SIGKILL)

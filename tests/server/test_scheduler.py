@@ -1,0 +1,72 @@
+"""The scheduling rule and the score behind it, without a server."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from referee.server.scheduler import Candidate, choose_table
+from referee.server.scoring import Score, score_versions
+from referee.server.store import SeatRow
+
+
+def score(version: int, value: float | None, width: float | None, groups: int = 10) -> Score:
+    low = None if value is None or width is None else value - width / 2
+    high = None if value is None or width is None else value + width / 2
+    return Score(version, groups, groups * 3, value, low, high, 1, None, None)
+
+
+def test_a_new_version_is_the_focus_of_the_next_tables() -> None:
+    candidates = [Candidate(v, v) for v in range(1, 6)]
+    scores = {v: score(v, float(v), 2.0) for v in range(1, 5)}  # 5 is new
+    rng = random.Random(1)
+    for _ in range(5):
+        choice = choose_table(candidates, scores, [], 3, 1.0, rng)
+        assert choice is not None and choice.versions[0] == 5 and "new version" in choice.why
+
+
+def test_the_widest_interval_is_the_focus_and_close_neighbours_meet_most() -> None:
+    candidates = [Candidate(v, v) for v in range(1, 9)]
+    scores = {v: score(v, float(v * 10), 4.0) for v in range(1, 9)}
+    scores[4] = score(4, 40.0, 12.0)  # the most uncertain
+    rng = random.Random(2)
+    met: Counter[int] = Counter()
+    for _ in range(200):
+        choice = choose_table(candidates, scores, [], 3, 1.0, rng)
+        assert choice is not None and choice.versions[0] == 4
+        met.update(choice.versions[1:])
+    assert met[3] + met[5] > met[1] + met[8]  # neighbours on the board, not far ends
+    assert met[3] > 50 and met[5] > 50
+
+
+def test_a_participant_over_its_share_waits_while_others_can_play() -> None:
+    candidates = [Candidate(v, v) for v in range(1, 5)] + [Candidate(99, 0, house=True)]
+    scores = {v: score(v, 0.0, 1.0) for v in range(1, 5)}
+    scores[1] = score(1, 0.0, 9.0)  # would be the focus
+    recent = [1] * 10 + [2, 3, 4, 0] * 2  # participant 1 held more than half the seats
+    choice = choose_table(candidates, scores, recent, 3, 0.4, random.Random(3))
+    assert choice is not None and 1 not in choice.versions
+
+
+def test_too_few_versions_play_no_table() -> None:
+    assert choose_table([Candidate(1, 1), Candidate(2, 2)], {}, [], 3, 1.0, random.Random()) is None
+
+
+def rows(group: int, chips: dict[int, list[int]]) -> list[SeatRow]:
+    out = []
+    for version, values in chips.items():
+        for rotation, net in enumerate(values):
+            out.append(SeatRow(f"g{group}r{rotation}", group, 0, version, 1, 0, net, "", 0, 0.0))
+    return out
+
+
+def test_the_score_averages_within_groups_and_the_intervals_cover_it() -> None:
+    seats = []
+    for group in range(30):
+        seats += rows(group, {1: [3, 5, 4], 2: [0, -1, 1], 3: [-3, -4, -5]})
+    board = score_versions(seats, [1, 2, 3, 4])
+    assert board[1].score == 4.0 and board[2].score == 0.0 and board[3].score == -4.0
+    assert [board[v].rank for v in (1, 2, 3, 4)] == [1, 2, 3, 4]
+    assert board[1].low is not None and board[1].low <= 4.0 <= (board[1].high or 0)
+    assert board[1].rank_low == board[1].rank_high == 1  # clearly first in every resample
+    assert board[4].score is None and board[4].width == float("inf")  # never played: new

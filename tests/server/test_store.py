@@ -1,0 +1,62 @@
+"""The competition store: tokens kept as hashes, versions never overwritten, a match never twice."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from referee.match import MatchResult, SeatResult
+from referee.server.store import CompetitionStore, StoreError
+
+
+def test_participants_tokens_and_versions(tmp_path: Path) -> None:
+    store = CompetitionStore.open(tmp_path / "cup.sqlite")
+    alice, token = store.add_participant("alice")
+    assert store.participant_by_token(token) == alice
+    assert store.participant_by_token(token + "x") is None
+    with sqlite3.connect(tmp_path / "cup.sqlite") as raw:
+        assert token not in str(raw.execute("SELECT * FROM participants").fetchall())
+    for bad, why in (("alice", "taken"), ("a/b", "no /"), ("", "1 to 40")):
+        with pytest.raises(StoreError, match=why):
+            store.add_participant(bad)
+    first = store.add_version(alice.id, "python3", "main.py", "aa", 10)
+    second = store.add_version(alice.id, "python3", "main.py", "bb", 11)
+    assert (first.number, second.number) == (1, 2) and first.id != second.id
+    store.decide(first.id, "admitted", "ok", "", {"name": "x", "command": ["x"]})
+    assert [v.id for v in store.playing_versions()] == [first.id]
+    store.decide(second.id, "admitted", "ok", "", {"name": "y", "command": ["y"]})
+    assert [v.id for v in store.playing_versions()] == [second.id]  # the newest plays
+    assert len(store.versions(alice.id)) == 2  # the older one keeps its history
+    store.close()
+
+
+def test_a_match_is_recorded_once(tmp_path: Path) -> None:
+    store = CompetitionStore.open(tmp_path / "cup.sqlite")
+    for name in ("a", "b", "c"):
+        participant, _token = store.add_participant(name)
+        store.add_version(participant.id, "python3", "main.py", "", 1)
+    group = store.plan_group(7, (1, 2, 3), "test")
+    seats = [
+        SeatResult(
+            seat=i,
+            name=f"b{i}",
+            place=i + 1,
+            chips=20,
+            status="ok",
+            faults=[],
+            net_chips=0,
+            boodle_chips=0,
+            hands_won=0,
+        )
+        for i in range(3)
+    ]
+    result = MatchResult(
+        match_id="g1r0", seed=7, rules={}, hands=3, seats=seats, log_path=None, reason="hand_limit"
+    )
+    assert store.record(group, 0, (1, 2, 3), result, None)
+    assert not store.record(group, 0, (1, 2, 3), result, None)
+    assert store.match_count() == 1 and len(store.seat_rows()) == 3
+    assert store.unfinished_groups()[0][1] == {0}
+    store.close()

@@ -8,11 +8,8 @@ control and sandbox setting as one JSON line on stdin and answers with one
 JSON line: ``{"ok": bool, "detail": "...", "transcript": "..."}`` (the
 transcript is ``newmarket check``'s own text report, shown to the owner).
 
-The seam for the sandbox: ``referee.check.run_check`` opens its bot without
-a ``sandbox`` argument today, so the child binds the competition's sandbox
-into the ``open_bot`` that ``referee.check`` calls (``_check_in_sandbox``).
-When ``run_check`` takes a ``sandbox`` parameter, pass it there and delete
-the binding; nothing else changes.
+The check runs under the competition's sandbox (``run_check(sandbox=...)``),
+like every table the version will play.
 
 Versions are admitted one at a time, oldest first; a restart takes up the
 pending ones again (the decision is written only when it is made).
@@ -20,7 +17,6 @@ pending ones again (the decision is written only when it is made).
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import sys
@@ -112,16 +108,13 @@ def _check_in_sandbox(request: dict[str, Any]) -> dict[str, Any]:
     from referee import check
     from referee.league.worker import spec_from_json
     from referee.sandbox import resolve, setting_from_env
-    from referee.session import open_bot
 
     spec = spec_from_json(request["spec"])
     control = TimeControl(**request["time_control"])
     sandbox = resolve(*setting_from_env(request["sandbox"]))
-    # The seam (see the module doc): check opens its bot under the competition's sandbox.
-    check.open_bot = functools.partial(open_bot, sandbox=sandbox)  # type: ignore[attr-defined]
     logs = Path(tempfile.mkdtemp(prefix="newmarket-admit-"))
     try:
-        report = trio.run(lambda: check.run_check(spec, control, log_dir=logs))
+        report = trio.run(lambda: check.run_check(spec, control, log_dir=logs, sandbox=sandbox))
         # The match log's path is the server's, and deleted below: not for the participant.
         lines = check.render_report(report).splitlines()
         text = "\n".join(line for line in lines if not line.startswith("Match log: ")) + "\n"

@@ -181,3 +181,11 @@ def league_command(
     print_standings(standings, as_json=as_json, as_csv=as_csv)
     if run.stopped:
         raise typer.Exit(code=130)
+    if run.abandoned:  # each was named as it happened; the summary is the last line
+        typer.echo(
+            f"error: {len(run.abandoned)} matches left unplayed (their table worker kept "
+            f"dying, see above); the others are kept in {db_path}; run the same command "
+            "to try them again",
+            err=True,
+        )
+        raise typer.Exit(code=1)

@@ -8,14 +8,23 @@ run on separate cores; the league process only hands out matches and writes
 the results (SQLite is written by one process only, so there are no write
 locks to contend for).
 
-The worker keeps one session per bot it has met and reuses it for every
-later match (the protocol's lifecycle).  A session lives in its own small
-task (``_Keeper``), because trio closes nurseries and cancel scopes in the
-order they were opened, and a crashed bot must be replaceable while the
-others stay open.  A session that died is started afresh before the next
-match with that bot, so one crash costs one match; a bot that cannot even
-start is tried twice per worker, then left dead (the default policy plays
-for it, and every such match records its fault).
+The worker keeps one session per bot it has met and reuses it for later
+matches (the protocol's lifecycle), with one exception that fairness
+demands: a process never plays the same deal twice.  In a duplicate league
+the seat rotations of a table share one deal seed, and a process that played
+rotation 0 has seen every hand at its ``hand_ended``; in rotation 1 it would
+know what everyone holds.  So a bot whose current process has already played
+a match's seed gets a fresh process (and, under the sandbox, a fresh scratch
+directory) for it; the old one is shut down in the background.  Plain deals
+(a seed per match) reuse processes as before.
+
+A session lives in its own small task (``_Keeper``), because trio closes
+nurseries and cancel scopes in the order they were opened, and a crashed bot
+must be replaceable while the others stay open.  A session that died is
+started afresh before the next match with that bot, so one crash costs one
+match; a bot that cannot even start is tried twice per worker, then left
+dead (the default policy plays for it, and every such match records its
+fault).
 
 The conversation with the league process is JSON lines on stdin/stdout::
 
@@ -44,6 +53,7 @@ from typing import Any
 import trio
 
 from engine.rules import Rules
+from protocol import MalformedMessageError, decode_json
 from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult, play_match
@@ -130,7 +140,7 @@ class _Keeper:
 
 
 class TableSessions:
-    """One table's worth of bot sessions, reused match after match."""
+    """One table's worth of bot sessions, reused match after match, never for a deal twice."""
 
     def __init__(
         self,
@@ -151,6 +161,15 @@ class TableSessions:
         self.warn = warn
         self.sessions: dict[int, tuple[_Keeper, BotSession]] = {}
         self.failed_starts: dict[int, int] = {}
+        # The deal seeds each bot's current process has played: it must not meet one again.
+        self.dealt: dict[int, set[int]] = {}
+        self.fresh_starts = 0  # processes started only because a deal came round again
+
+    def _retire(self, bot: int) -> None:
+        """Shut the bot's process down in the background; its next match starts a new one."""
+        keeper, _session = self.sessions.pop(bot)
+        keeper.close_requested.set()
+        self.dealt.pop(bot, None)
 
     async def session(self, bot: int) -> BotSession:
         held = self.sessions.get(bot)
@@ -171,6 +190,7 @@ class TableSessions:
             keeper.run, spec, self.control, stderr, self.sandbox
         )
         self.sessions[bot] = (keeper, session)
+        self.dealt[bot] = set()
         if not session.handshaken:
             self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
             death = session.death
@@ -179,6 +199,10 @@ class TableSessions:
         return session
 
     async def play(self, key: MatchKey, rules: Rules) -> MatchResult:
+        for bot in key.bots:
+            if bot in self.sessions and key.seed in self.dealt.get(bot, ()):
+                self._retire(bot)
+                self.fresh_starts += 1
         sessions: list[BotSession | None] = [None] * len(key.bots)
 
         async def get(seat: int, bot: int) -> None:
@@ -191,6 +215,7 @@ class TableSessions:
         for seat, bot in enumerate(key.bots):
             if sessions[seat] is None:
                 sessions[seat] = await self.session(bot)
+            self.dealt.setdefault(bot, set()).add(key.seed)
         ready = [session for session in sessions if session is not None]
         log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
         return await play_match(
@@ -271,8 +296,20 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
         nursery.cancel_scope.cancel()  # ends every session (bot processes) and the helpers
 
 
+class PipeError(ValueError):
+    """A line on the pipe between the league and a table worker is not one of its messages."""
+
+
+PIPE_NESTING = 64  # a result nests about 6 deep; the pipe's reader is bounded all the same
+
+
 class JsonLines:
-    """JSON messages, one per line, from a byte stream."""
+    """JSON messages, one per line, from a byte stream.
+
+    Each line must be an object with a string ``type``, or ``next`` raises
+    ``PipeError`` naming what was wrong: the reader never raises anything
+    else for what arrives, however deep or strange (``protocol.decode_json``).
+    """
 
     def __init__(self, stream: trio.abc.ReceiveStream) -> None:
         self.stream = stream
@@ -286,8 +323,18 @@ class JsonLines:
             self.buffer += data
         line, _, rest = bytes(self.buffer).partition(b"\n")
         self.buffer = bytearray(rest)
-        message: dict[str, Any] = json.loads(line)
-        return message
+        return pipe_message(line)
+
+
+def pipe_message(line: bytes) -> dict[str, Any]:
+    """One line of the league-worker pipe as a message, or ``PipeError`` saying why not."""
+    try:
+        message = decode_json(line, PIPE_NESTING)
+    except MalformedMessageError as error:
+        raise PipeError(str(error)) from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise PipeError('not a message (an object with a "type")')
+    return message
 
 
 async def _stop_on_sigterm(scope: trio.CancelScope) -> None:

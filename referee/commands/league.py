@@ -22,6 +22,7 @@ import typer
 
 from referee.failures import first_instance
 from referee.league.config import ConfigError, LeagueConfig, load_config
+from referee.league.deals import deal_note, with_deal_policy
 from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
 from referee.league.runner import LeagueError, LeagueRun, run_league
@@ -124,7 +125,7 @@ def league_command(
         typer.echo("error: --jobs and --cluster: give one (local:N sets the workers)", err=True)
         raise typer.Exit(code=2)
     try:
-        config = load_config(league_file)
+        config = with_deal_policy(load_config(league_file))
         check_schedule(config)
         config = with_listen_address(config, host, port)
         level = sandbox_level if sandbox_level is not None else config.sandbox_level
@@ -139,6 +140,8 @@ def league_command(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
     typer.echo(sandbox.describe(), err=True)
+    if (deals := deal_note(config)) is not None:
+        typer.echo(deals, err=True)
     # The table workers (and Dask workers started here) read the setting from here.
     os.environ[ENV_SANDBOX] = setting_to_env(level, config.sandbox_limits)
     reporter = RichReporter()

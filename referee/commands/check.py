@@ -28,6 +28,7 @@ from protocol.timing import DEFAULT_MARGIN_MS
 from referee.bots import TRANSPORTS, BotSpec, Transport, command_name, resolve_bot
 from referee.check import Stage, check_bot, render_footer, render_header, render_stage
 from referee.commands.match import UsageError, build_time_control, fail
+from referee.printing import printable_block
 
 
 def build_spec(words: list[str], transport: str) -> BotSpec:
@@ -82,7 +83,7 @@ def check_command(
         raise fail(str(error)) from None
 
     def show(stage: Stage) -> None:
-        sys.stdout.write(render_stage(stage))
+        sys.stdout.write(printable_block(render_stage(stage)))  # a bot's lines and stderr
         sys.stdout.flush()
 
     if not as_json:
@@ -92,6 +93,6 @@ def check_command(
     if as_json:
         sys.stdout.write(json.dumps(report.to_json()) + "\n")
     else:
-        sys.stdout.write(render_footer(report))
+        sys.stdout.write(printable_block(render_footer(report)))
     if not report.ok:
         raise typer.Exit(code=1)

@@ -174,7 +174,11 @@ def league_command(
                 err=True,
             )
             raise typer.Exit(code=1) from None
-        standings = standings_of(store)
+        try:
+            standings = standings_of(store)
+        except StoreError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(code=1) from None
     if run.stopped:
         typer.echo(
             f"stopped: {run.done} matches are finished and kept in {db_path}; "

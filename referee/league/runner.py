@@ -536,7 +536,9 @@ async def open_pool(
     if cluster is not None:
         from referee.league.cluster import ClusterPool
 
-        pool = ClusterPool(cluster, bots, control, on_result, logs, warn or (lambda _: None))
+        pool = ClusterPool(
+            cluster, bots, control, on_result, logs, warn or (lambda _: None), on_give_up
+        )
         try:
             await pool.start()
         except BaseException:

@@ -65,7 +65,7 @@ startup_time = 60.0
 
 
 async def play(
-    tmp_path: Path, config: LeagueConfig, jobs: int
+    tmp_path: Path, config: LeagueConfig, jobs: int, cluster: str | None = None
 ) -> tuple[LeagueRun, SilentReporter, int]:
     reporter = SilentReporter()
     with LeagueStore.for_league(tmp_path / "fair.db", config) as store:
@@ -76,6 +76,7 @@ async def play(
             reporter=reporter,
             logs=tmp_path / "logs",
             handle_signals=False,
+            cluster=cluster,
         )
         return run, reporter, store.count()
 
@@ -161,14 +162,15 @@ async def kill_workers_under_bots(kills: int | None, killed: list[int]) -> None:
         await trio.sleep(0.02)
 
 
+@pytest.mark.parametrize("cluster", [None, "local:1"], ids=["jobs", "cluster"])
 async def test_a_worker_killed_twice_mid_match_costs_two_replays_and_the_league_finishes(
-    tmp_path: Path,
+    tmp_path: Path, cluster: str | None
 ) -> None:
     config = league_config(tmp_path, duplicate=False, slow=True)
     killed: list[int] = []
     async with trio.open_nursery() as nursery:
         nursery.start_soon(kill_workers_under_bots, MATCH_ATTEMPTS - 1, killed)
-        run, reporter, stored = await play(tmp_path, config, 1)
+        run, reporter, stored = await play(tmp_path, config, 1, cluster)
         nursery.cancel_scope.cancel()
     assert len(killed) == MATCH_ATTEMPTS - 1
     assert run.done == run.total == stored == 3 and not run.abandoned and not run.stopped

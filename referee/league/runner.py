@@ -224,9 +224,14 @@ async def run_league(
             reporter.warn(warning)
 
     def give_up(job: TableJob, why: str) -> None:
+        then = (
+            "a bankroll round needs every result, so the league stops after this round"
+            if config.format == "bankroll"
+            else "the league goes on without it"
+        )
         line = (
-            f"league error: match {job.key.match_id} left unplayed: {why}; "
-            "the league goes on without it (run the same command to try it again)"
+            f"league error: match {job.key.match_id} left unplayed: {why}; {then} "
+            "(run the same command to try it again)"
         )
         abandoned.append(line)
         reporter.warn(line)
@@ -343,7 +348,7 @@ class _WorkerProcess:
         try:
             await self.send(play_message(job.key, job.rules))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            raise WorkerDied(f"its table worker ({await self._exit()})") from None
+            raise WorkerDied(f"its table worker ended ({await self._exit()})") from None
         while True:
             try:
                 message = await self.lines.next()
@@ -392,7 +397,7 @@ class MatchPool(Protocol):
     async def play(self, jobs: Sequence[TableJob]) -> None: ...
 
 
-def _ignore_give_up(job: TableJob, why: str) -> None:
+def _stop_on_give_up(job: TableJob, why: str) -> None:
     raise LeagueError(f"match {job.key.match_id}: {why}")
 
 
@@ -407,7 +412,7 @@ class TablePool:
         on_result: Callable[[TableJob, MatchResult], None],
         logs: Path | None,
         warn: Callable[[str], None],
-        on_give_up: Callable[[TableJob, str], None] = _ignore_give_up,
+        on_give_up: Callable[[TableJob, str], None] = _stop_on_give_up,
     ) -> None:
         self.bots = list(bots)
         self.control = control
@@ -490,7 +495,7 @@ def _league_pool(
     logs: Path | None,
     reporter: Reporter,
     cluster: str | None,
-    give_up: Callable[[TableJob, str], None] = _ignore_give_up,
+    give_up: Callable[[TableJob, str], None] = _stop_on_give_up,
 ) -> contextlib.AbstractAsyncContextManager[MatchPool]:
     """Table workers, a cluster, or (with remote bots) tables played in this process."""
     if any(bot.remote for bot in config.bots):
@@ -525,7 +530,7 @@ async def open_pool(
     logs: Path | None,
     warn: Callable[[str], None] | None = None,
     cluster: str | None = None,
-    on_give_up: Callable[[TableJob, str], None] = _ignore_give_up,
+    on_give_up: Callable[[TableJob, str], None] = _stop_on_give_up,
 ) -> AsyncIterator[MatchPool]:
     """A pool of table workers; leaving it ends every worker and bot process it started.
 

@@ -13,10 +13,11 @@ matches (the protocol's lifecycle), with one exception that fairness
 demands: a process never plays the same deal twice.  In a duplicate league
 the seat rotations of a table share one deal seed, and a process that played
 rotation 0 has seen every hand at its ``hand_ended``; in rotation 1 it would
-know what everyone holds.  So a bot whose current process has already played
-a match's seed gets a fresh process (and, under the sandbox, a fresh scratch
-directory) for it; the old one is shut down in the background.  Plain deals
-(a seed per match) reuse processes as before.
+know what everyone holds.  So each bot has a small pool of processes, and a
+match takes one that has not played its deal seed, or starts a fresh one
+(under the sandbox with a fresh scratch directory).  Plain deals (a seed per
+match) reuse one process per bot, as before; a duplicate league starts about
+one process per bot and seat rotation instead of one per match.
 
 A session lives in its own small task (``_Keeper``), because trio closes
 nurseries and cancel scopes in the order they were opened, and a crashed bot
@@ -139,8 +140,35 @@ class _Keeper:
         await self.closed.wait()
 
 
+@dataclasses.dataclass(eq=False)
+class _Process:
+    """One running bot process of a table worker, and the deals it has played."""
+
+    keeper: _Keeper
+    session: BotSession
+    dealt: set[int] = dataclasses.field(default_factory=set)  # deal seeds it has played
+    used: int = 0  # the worker's match number when it last played (the oldest idle goes first)
+
+
+IDLE_PER_SEAT = 2
+"""Idle bot processes a worker keeps, per seat of its table, for later deals.
+
+A process that has played a deal may still play any other: in a duplicate
+league a bot's process of rotation 0 of one table can play rotation 0 of the
+next.  Keeping a few idle processes (the most recently used) saves most
+start-ups of a duplicate league for the memory of ``IDLE_PER_SEAT`` extra
+processes per seat.
+"""
+
+
 class TableSessions:
-    """One table's worth of bot sessions, reused match after match, never for a deal twice."""
+    """One table's worth of bot processes, reused match after match, never for a deal twice.
+
+    Each bot has a small pool of processes.  A match takes, for each bot, a
+    live process that has not played its deal seed, and starts one only if
+    there is none; idle processes beyond ``IDLE_PER_SEAT`` per seat are shut
+    down in the background, the least recently used first.
+    """
 
     def __init__(
         self,
@@ -159,67 +187,89 @@ class TableSessions:
         self.logs = logs
         self.number = number
         self.warn = warn
-        self.sessions: dict[int, tuple[_Keeper, BotSession]] = {}
+        self.processes: dict[int, list[_Process]] = {}
         self.failed_starts: dict[int, int] = {}
-        # The deal seeds each bot's current process has played: it must not meet one again.
-        self.dealt: dict[int, set[int]] = {}
-        self.fresh_starts = 0  # processes started only because a deal came round again
+        self.matches = 0
+        self.started = 0  # bot processes started, in all
+        self.fresh_starts = 0  # of which only because every live one had played the deal
 
-    def _retire(self, bot: int) -> None:
-        """Shut the bot's process down in the background; its next match starts a new one."""
-        keeper, _session = self.sessions.pop(bot)
-        keeper.close_requested.set()
-        self.dealt.pop(bot, None)
-
-    async def session(self, bot: int) -> BotSession:
-        held = self.sessions.get(bot)
-        if held is not None:
-            old_keeper, old = held
-            gave_up = self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS and not old.handshaken
-            if old.alive or gave_up:
-                return old
-            await old_keeper.close()  # dead: start it afresh for this match
-            del self.sessions[bot]
+    async def _process(self, bot: int, seed: int | None) -> _Process:
+        pool = self.processes.setdefault(bot, [])
+        for process in list(pool):
+            session = process.session
+            if session.alive:
+                if seed is None or seed not in process.dealt:
+                    return process
+                continue
+            gave_up = self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS and not session.handshaken
+            if gave_up:
+                return process  # it cannot start: the default policy plays for it
+            pool.remove(process)
+            await process.keeper.close()  # dead: start it afresh for this match
+        if pool:
+            self.fresh_starts += 1
         keeper = _Keeper()
         spec = self.bots[bot]
         stderr = None
         if self.logs is not None:
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name)
             stderr = self.logs / "stderr" / f"{safe}-{self.number}.stderr"
-        session: BotSession = await self.nursery.start(
+        started: BotSession = await self.nursery.start(
             keeper.run, spec, self.control, stderr, self.sandbox
         )
-        self.sessions[bot] = (keeper, session)
-        self.dealt[bot] = set()
-        if not session.handshaken:
+        self.started += 1
+        process = _Process(keeper, started)
+        pool.append(process)
+        if not started.handshaken:
             self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
-            death = session.death
+            death = started.death
             why = "" if death is None else f": {one_line(death.detail)}"
             self.warn(f"{spec.name} could not start{why}")
-        return session
+        return process
+
+    async def session(self, bot: int, seed: int | None = None) -> BotSession:
+        """A live session of ``bot`` that has not played deal ``seed`` (None: any deal)."""
+        return (await self._process(bot, seed)).session
+
+    @property
+    def sessions(self) -> dict[int, tuple[_Keeper, BotSession]]:
+        """Every process's keeper and session (for a caller that closes them all)."""
+        every = [process for pool in self.processes.values() for process in pool]
+        return {index: (p.keeper, p.session) for index, p in enumerate(every)}
+
+    def _end_idle(self, playing: list[_Process], keep: int) -> None:
+        """Shut down (in the background) all but the ``keep`` most recently used idle ones."""
+        idle = [
+            process
+            for pool in self.processes.values()
+            for process in pool
+            if process.session.alive and process not in playing
+        ]
+        idle.sort(key=lambda process: process.used, reverse=True)
+        for process in idle[keep:]:
+            for pool in self.processes.values():
+                if process in pool:
+                    pool.remove(process)
+            process.keeper.close_requested.set()
 
     async def play(self, key: MatchKey, rules: Rules) -> MatchResult:
-        for bot in key.bots:
-            if bot in self.sessions and key.seed in self.dealt.get(bot, ()):
-                self._retire(bot)
-                self.fresh_starts += 1
-        sessions: list[BotSession | None] = [None] * len(key.bots)
+        self.matches += 1
+        chosen: list[_Process | None] = [None] * len(key.bots)
 
         async def get(seat: int, bot: int) -> None:
-            sessions[seat] = await self.session(bot)
+            chosen[seat] = await self._process(bot, key.seed)
 
         async with trio.open_nursery() as starting:  # start-ups are paid in parallel
             for seat, bot in enumerate(key.bots):
-                if bot not in self.sessions:
-                    starting.start_soon(get, seat, bot)
-        for seat, bot in enumerate(key.bots):
-            if sessions[seat] is None:
-                sessions[seat] = await self.session(bot)
-            self.dealt.setdefault(bot, set()).add(key.seed)
-        ready = [session for session in sessions if session is not None]
+                starting.start_soon(get, seat, bot)
+        playing = [process for process in chosen if process is not None]
+        for process in playing:
+            process.dealt.add(key.seed)
+            process.used = self.matches
+        self._end_idle(playing, IDLE_PER_SEAT * len(key.bots))
         log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
         return await play_match(
-            ready,
+            [process.session for process in playing],
             rules,
             key.seed,
             time_control=self.control,

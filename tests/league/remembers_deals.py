@@ -6,6 +6,7 @@ deal gives it a hand containing one it remembers (five cards or more: a
 chance match is about one in a thousand billion), it writes ``SEEN BEFORE``
 to stderr: in a duplicate league that is a process that met a deal twice
 and could know everyone's cards.  Otherwise it writes ``dealt`` and the hand.
+It writes ``started`` when it starts, so a test can count its processes.
 
 ``remembers_deals.py slow`` also waits 0.2 s before each reply, so that a
 match lasts long enough for a test to kill its table worker in the middle.
@@ -28,6 +29,7 @@ def main() -> None:
         message = json.loads(raw)
         kind = message.get("type")
         if kind == "hello":
+            print("started", file=sys.stderr, flush=True)
             ready = {"type": "ready", "name": "remembers_deals", "protocol": 1}
             print(json.dumps(ready), flush=True)
         elif kind == "events":

@@ -34,16 +34,18 @@ REPO = Path(__file__).resolve().parents[2]
 BOT_MODULE = "tests.league.remembers_deals"
 
 
-def league_config(tmp_path: Path, *, duplicate: bool, slow: bool = False) -> LeagueConfig:
+def league_config(
+    tmp_path: Path, *, duplicate: bool, slow: bool = False, bots: int = 3
+) -> LeagueConfig:
     argument = ', "slow"' if slow else ""
-    bots = "".join(
+    entries = "".join(
         f"""
 [[bots]]
 name = "memory{index}"
 command = ["{sys.executable}", "-m", "{BOT_MODULE}"{argument}]
 cwd = "{REPO}"
 """
-        for index in range(3)
+        for index in range(bots)
     )
     text = f"""
 [league]
@@ -58,7 +60,7 @@ duplicate = {"true" if duplicate else "false"}
 [time_control]
 move_time = 30.0
 startup_time = 60.0
-{bots}"""
+{entries}"""
     path = tmp_path / "fair.toml"
     path.write_text(text)
     return parse_config(text, path)
@@ -111,6 +113,20 @@ async def test_in_a_duplicate_league_no_process_meets_a_deal_twice(
     dealt = [line for line in lines if line.startswith("dealt")]
     assert len(dealt) == 3 * 3 * 3  # three bots, three hands, three matches: all seen
     assert not [line for line in lines if line.startswith("SEEN BEFORE")]
+    assert lines.count("started") == 3 * 3  # each rotation of the one deal: fresh processes
+
+
+async def test_a_process_that_played_one_deal_goes_on_to_other_deals(tmp_path: Path) -> None:
+    # Four bots at tables of 3: four deals, three rotations each, 36 seats to fill.
+    config = league_config(tmp_path, duplicate=True, bots=4)
+    run, _, stored = await play(tmp_path, config, 1)
+    assert run.done == stored == 12
+    lines = stderr_lines(tmp_path)
+    assert len([line for line in lines if line.startswith("dealt")]) == 12 * 3 * 3
+    assert not [line for line in lines if line.startswith("SEEN BEFORE")]
+    # At least one process per bot and rotation (12), but far from one per seat (36):
+    # a process of rotation 0 of one deal plays rotation 0 of the next.
+    assert 12 <= lines.count("started") <= 20
 
 
 async def test_plain_deals_keep_reusing_one_process_per_bot(tmp_path: Path) -> None:
@@ -120,7 +136,8 @@ async def test_plain_deals_keep_reusing_one_process_per_bot(tmp_path: Path) -> N
     # One process per bot played all three matches: its file is one unbroken session.
     assert len(files) == 3
     for path in files:
-        assert len(path.read_text().splitlines()) == 3 * 3
+        assert path.read_text().splitlines().count("started") == 1
+        assert len(path.read_text().splitlines()) == 1 + 3 * 3
 
 
 def worker_of(pid: int) -> int | None:

@@ -171,6 +171,19 @@ def round_robin_jobs(config: LeagueConfig) -> list[TableJob]:
     return [TableJob(_key(match, start), config.rules) for match in schedule]
 
 
+def rotation_major(job: TableJob) -> tuple[int, int, int]:
+    """The order tables are handed out: every table's rotation 0 of a cycle, then rotation 1...
+
+    Results do not depend on it (ratings follow each match's ``ordinal``, its
+    place in the schedule), but bot start-ups do: a process never plays a
+    deal twice (``referee.league.worker``), and in this order a bot's process
+    of rotation 0 of one table goes on to rotation 0 of the next, so a
+    duplicate league starts about one process per bot and rotation instead
+    of one per match and seat (``benchmarks/league.py``).
+    """
+    return (job.key.round, job.key.rotation, job.key.ordinal)
+
+
 def _key(match: ScheduledMatch, start: int) -> MatchKey:
     return MatchKey(
         match_id=match.match_id,
@@ -250,6 +263,7 @@ async def run_league(
                     total = len(all_jobs)
                     finished = store.finished_ids()
                     pending = [job for job in all_jobs if job.key.match_id not in finished]
+                    pending.sort(key=rotation_major)
                     reporter.begin(total, total - len(pending), f"{config.name}: round robin")
                     await pool.play(pending)
         outer.cancel_scope.cancel()

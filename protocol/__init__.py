@@ -51,6 +51,7 @@ from protocol.framing import (
 )
 from protocol.messages import (
     BOT_MESSAGE_TYPES,
+    MAX_NESTING,
     PROTOCOL_VERSION,
     REFEREE_MESSAGE_TYPES,
     BotMessage,
@@ -68,8 +69,10 @@ from protocol.messages import (
     Request,
     Shutdown,
     decode_bot_message,
+    decode_json,
     decode_referee_message,
     encode,
+    nesting_depth,
 )
 from protocol.timing import (
     DEFAULT_MARGIN_MS,
@@ -101,6 +104,7 @@ __all__ = [
     "ENV_TOKEN",
     "EVENT_TAGS",
     "MAX_LINE_BYTES",
+    "MAX_NESTING",
     "PROTOCOL_VERSION",
     "REFEREE_MESSAGE_TYPES",
     "BidsRevealed",
@@ -148,10 +152,12 @@ __all__ = [
     "connect_address",
     "deadline_ms",
     "decode_bot_message",
+    "decode_json",
     "decode_referee_message",
     "default_choice",
     "disqualifies",
     "encode",
+    "nesting_depth",
     "parse_connect",
     "spread_stake",
     "time_left_ms",

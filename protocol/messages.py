@@ -25,6 +25,7 @@ Encoder and decoders are built once at import and shared, as msgspec advises.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
@@ -48,8 +49,9 @@ class MalformedMessageError(ValueError):
 
     ``problem`` names the class of fault, for code and tests: ``not_utf8``,
     ``not_json``, ``not_object``, ``missing_type``, ``unknown_type``,
-    ``missing_field``, ``unknown_field`` or ``wrong_type`` (which includes a
-    value out of range, such as a negative id).
+    ``missing_field``, ``unknown_field``, ``wrong_type`` (which includes a
+    value out of range, such as a negative id) or ``too_deep`` (arrays and
+    objects nested past ``MAX_NESTING``).
     """
 
     def __init__(self, problem: str, reason: str) -> None:
@@ -225,11 +227,82 @@ def encode(message: RefereeMessage | BotMessage) -> bytes:
     return data + b"\n"
 
 
+MAX_NESTING: Final = 32
+"""The deepest nesting of arrays and objects any decoder here accepts.
+
+The deepest real message is four levels (``events`` > event > list > value),
+so 32 leaves room for growth.  The bound exists because msgspec, like every
+recursive parser, raises ``RecursionError`` on a line of a few thousand
+``[`` (and the Python stack it used depends on the caller's depth): a peer's
+ten kilobytes of ``[[[[`` must be a named ``malformed`` fault, never an
+exception that ends the referee.  Checked before decoding, so nothing deep is
+ever built.
+"""
+
+_JSON_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_OPENERS: Final = frozenset(b"[{")
+_CLOSERS: Final = frozenset(b"]}")
+
+
+def nesting_depth(line: bytes, limit: int = MAX_NESTING) -> int:
+    """How deep ``line``'s arrays and objects nest, counted up to ``limit + 1`` at most.
+
+    Brackets inside JSON strings do not count.  The common case costs two
+    ``bytes.count`` calls: a line with at most ``limit`` opening brackets
+    cannot nest deeper than that, so only a suspicious line is scanned.
+    """
+    opening = line.count(b"[") + line.count(b"{")
+    if opening <= limit:
+        return opening  # an upper bound, which is all the callers compare
+    depth = deepest = 0
+    for byte in _JSON_STRING.sub(b'""', line):
+        if byte in _OPENERS:
+            depth += 1
+            if depth > limit:
+                return depth
+            deepest = max(deepest, depth)
+        elif byte in _CLOSERS:
+            depth -= 1
+    return deepest
+
+
+def decode_json(line: bytes, limit: int = MAX_NESTING) -> Any:
+    """Any JSON value from one line, or ``MalformedMessageError`` naming what is wrong.
+
+    The one untyped JSON reader for bytes a peer sent (a bot's line, a
+    worker's pipe, a lobby's first line): nesting is bounded, invalid UTF-8
+    is ``not_utf8``, everything else that is not JSON is ``not_json``.
+    """
+    _check_nesting(line, limit)
+    try:
+        return msgspec.json.decode(line)
+    except UnicodeDecodeError:
+        raise MalformedMessageError("not_utf8", "not valid UTF-8") from None
+    except msgspec.DecodeError as error:
+        detail = str(error).removeprefix("JSON is malformed: ")
+        raise MalformedMessageError("not_json", f"not JSON: {detail}") from None
+    except RecursionError:  # only if the caller's own stack was already nearly full
+        raise _too_deep(limit) from None
+
+
+def _check_nesting(line: bytes, limit: int) -> None:
+    if nesting_depth(line, limit) > limit:
+        raise _too_deep(limit)
+
+
+def _too_deep(limit: int) -> MalformedMessageError:
+    return MalformedMessageError(
+        "too_deep",
+        f"arrays or objects nested more than {limit} deep; no message nests deeper than 4",
+    )
+
+
 def decode_bot_message(line: bytes) -> BotMessage:
     """Strictly decode one line a bot sent; raise ``MalformedMessageError`` with the reason."""
+    _check_nesting(line, MAX_NESTING)
     try:
         return _bot_decoder.decode(line)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         pass
     raise _diagnose(line, _BOT_TYPES, "bot")
 
@@ -241,9 +314,10 @@ def decode_referee_message(line: bytes) -> RefereeMessage | None:
     line), and events of unknown types are dropped from an ``events`` batch.
     Anything else wrong raises ``MalformedMessageError``.
     """
+    _check_nesting(line, MAX_NESTING)
     try:
         return _referee_decoder.decode(line)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         pass
     data = _parse_object(line)
     tag = data.get("type")
@@ -264,13 +338,7 @@ def _unknown_event(value: object) -> bool:
 
 
 def _parse_object(line: bytes) -> dict[str, Any]:
-    try:
-        data = msgspec.json.decode(line)
-    except UnicodeDecodeError:
-        raise MalformedMessageError("not_utf8", "not valid UTF-8") from None
-    except msgspec.DecodeError as error:
-        detail = str(error).removeprefix("JSON is malformed: ")
-        raise MalformedMessageError("not_json", f"not JSON: {detail}") from None
+    data = decode_json(line)
     if not isinstance(data, dict):
         raise MalformedMessageError(
             "not_object", f"not a JSON object: got {_json_kind(data)}; a message is {{...}}"
@@ -304,6 +372,8 @@ def _convert(data: dict[str, Any], types: dict[str, type[Any]], sender: str) -> 
         )
     try:
         return msgspec.convert(data, cls, strict=True)
+    except RecursionError:
+        raise _too_deep(MAX_NESTING) from None
     except msgspec.ValidationError as error:
         text = str(error)
         if text.startswith("Object missing required field"):

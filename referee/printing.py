@@ -10,12 +10,57 @@ exactly as wide as a table wants off a terminal (on a terminal the table
 follows the window, as the user expects); ``print_line`` prints text as one
 line, left to the terminal to wrap, and never as markup (a bot's name or a
 fault's detail may hold brackets).
+
+Text a bot wrote (its stderr, a malformed line quoted in a fault, a name it
+reported) is shown through ``printable`` (one line) or ``printable_block``
+(several): control characters, ANSI escapes, and the Unicode controls that
+reorder or hide text come out as visible escapes such as ``\\x1b``.  A bot
+must not be able to clear the organiser's screen, move the cursor to
+overwrite an earlier line (``\\r``), set the terminal's title, or make a
+verdict read backwards.  ``print_line`` applies it to whatever it prints.
 """
 
 from __future__ import annotations
 
+import re
+from typing import Final
+
 from rich.console import Console, RenderableType
 from rich.text import Text
+
+# C0 controls, DEL and C1 controls (0x9b is a one-byte CSI); the bidirectional
+# embeddings, overrides and isolates; zero-width and invisible format characters;
+# the Unicode line and paragraph separators; a BOM and the interlinear annotations.
+_UNSAFE: Final = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+)
+_UNSAFE_IN_BLOCK: Final = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
+)
+_NAMED: Final = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` as one harmless line: every control or invisible character shown as an escape.
+
+    >>> printable("ok\\x1b[2J\\rwin\\u202e")
+    'ok\\\\x1b[2J\\\\rwin\\\\u202e'
+    """
+    return _UNSAFE.sub(_escape, text)
+
+
+def printable_block(text: str) -> str:
+    """``text`` with its newlines and tabs kept and every other control shown as an escape."""
+    return _UNSAFE_IN_BLOCK.sub(_escape, text)
+
 
 WIDEST = 10_000  # room to measure a table's natural width; no real table comes near it
 
@@ -32,5 +77,20 @@ def print_whole(renderable: RenderableType, console: Console | None = None) -> N
 
 
 def print_line(console: Console, text: str | Text) -> None:
-    """Print ``text`` on ``console`` as one line: never wrapped, cut or read as markup."""
-    console.print(text, markup=False, highlight=False, soft_wrap=True)
+    """Print ``text`` on ``console`` as one line: never wrapped, cut, read as markup, or
+    able to move the cursor (``printable``, also inside a styled ``Text``)."""
+    console.print(_printable_text(text), markup=False, highlight=False, soft_wrap=True)
+
+
+def _printable_text(text: str | Text) -> str | Text:
+    if isinstance(text, str):
+        return printable(text)
+    if not _UNSAFE.search(text.plain):
+        return text
+    # Escapes change lengths, so the styled runs are rebuilt one by one.
+    cuts = sorted({cut for span in text.spans for cut in (span.start, span.end)})
+    safe = Text(style=text.style)
+    for part in text.divide(cut for cut in cuts if 0 < cut < len(text.plain)):
+        styles = [span.style for span in part.spans]
+        safe.append(printable(part.plain), style=styles[-1] if styles else None)
+    return safe

@@ -62,7 +62,7 @@ from referee.session import (
     referee_version,
     startup_fault,
 )
-from referee.tcp_guard import PendingConnections, find_token
+from referee.tcp_guard import PendingConnections, WrongTokenLimit, find_token
 from referee.timecontrol import TimeControl
 
 TOKEN_BYTES = 24  # 192 random bits, 32 characters of URL-safe base64
@@ -162,6 +162,7 @@ class RemoteLobby:
         self._absent_since: dict[int, float] = {}
         self._changed = trio.Event()
         self.pending = PendingConnections()
+        self.wrong_tokens = WrongTokenLimit()
         self.busy: set[int] = set()  # bots in a match now: a second connection is refused
         self.address: tuple[str, int] | None = None
 
@@ -223,6 +224,18 @@ class RemoteLobby:
 
     async def _admit(self, stream: trio.SocketStream) -> None:
         connection = Connection(stream)
+        peer = _peer_host(stream)
+        blocked = self.wrong_tokens.refused(peer)
+        if blocked is not None:
+            # Refused before hello: a guesser learns nothing and costs one line.
+            error = BotLostError(
+                FaultKind.STARTUP,
+                f"too many wrong tokens from {peer}; refused for {math.ceil(blocked)} s more",
+            )
+            with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
+                await connection.send(startup_fault(error))
+            await connection.aclose()
+            return
         line: bytes | None = None
         deadline = trio.current_time() + self.control.startup_time
         with (
@@ -236,6 +249,16 @@ class RemoteLobby:
         try:
             bot, ready = self._identify(line, admission.refusal)
         except BotLostError as error:
+            if isinstance(error, WrongTokenError):
+                count = self.wrong_tokens.wrong(peer)
+                limit = self.wrong_tokens.limit
+                blocked_for = (
+                    f"; refused for {self.wrong_tokens.block:g} s" if count >= limit else ""
+                )
+                self.note(
+                    f"lobby: wrong or missing token from {peer} "
+                    f"({count} of {limit} in {self.wrong_tokens.window:g} s{blocked_for})"
+                )
             with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
                 await connection.send(startup_fault(error))
             await connection.aclose()
@@ -251,8 +274,8 @@ class RemoteLobby:
         session.reported_version = ready.version
         session.handshaken = True
         with contextlib.suppress(OSError):
-            peer = stream.socket.getpeername()
-            session.address = (str(peer[0]), int(peer[1]))
+            peer_address = stream.socket.getpeername()
+            session.address = (str(peer_address[0]), int(peer_address[1]))
         self.seat(bot, session)
 
     def seat(self, bot: int, session: BotSession) -> None:
@@ -284,7 +307,7 @@ class RemoteLobby:
             )
         bot = find_token(message.token, self._by_token)
         if bot is None:
-            raise BotLostError(FaultKind.STARTUP, "wrong or missing token in ready")
+            raise WrongTokenError(FaultKind.STARTUP, "wrong or missing token in ready")
         current = self.sessions.get(bot)
         if current is not None and current.alive and bot in self.busy:
             raise BotLostError(
@@ -308,6 +331,18 @@ class RemoteLobby:
             async with trio.open_nursery() as nursery:
                 for session in self.sessions.values():
                     nursery.start_soon(_close_session, session)
+
+
+class WrongTokenError(BotLostError):
+    """A ``ready`` whose token is no registered bot's: counted against its address."""
+
+
+def _peer_host(stream: trio.SocketStream) -> str:
+    """The connecting host (no port: a guesser gets a new port per connection)."""
+    try:
+        return str(stream.socket.getpeername()[0])
+    except (OSError, IndexError):
+        return "unknown"
 
 
 async def _close_session(session: BotSession) -> None:

@@ -628,11 +628,24 @@ async def open_bot(
             yield sessions[0]
         finally:
             if stderr_path is not None:
-                try:
-                    stderr_path.parent.mkdir(parents=True, exist_ok=True)
-                    stderr_path.write_text(sessions[0].stderr_text())
-                except OSError:
-                    pass
+                _append_stderr(stderr_path, sessions[0].stderr_text())
+
+
+def _append_stderr(path: Path, text: str) -> None:
+    """Add one process's stderr to ``path``: a bot's later processes append to its file.
+
+    Appended, not overwritten, because a table worker starts a bot afresh
+    after a crash and for every repeated deal; what an earlier process said
+    (often why it crashed) must not be lost.  Nothing is written for silence.
+    """
+    if not text:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8", errors="replace") as file:
+            file.write(text if text.endswith("\n") else text + "\n")
+    except OSError:
+        pass
 
 
 def _drop_index(callback: ListenCallback) -> Callable[[int, str, int, str], None]:

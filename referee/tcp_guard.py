@@ -24,6 +24,11 @@ referee little and learn nothing:
   both sides are hashed first, so neither the content nor the length of the
   expected token shows in the comparison's timing, and ``find_token`` looks
   at every token whichever matches.
+* **Wrong tokens are rate-limited per address** (``WrongTokenLimit``): a few
+  in a minute, then every connection from that address is refused at once,
+  before ``hello``, for a while.  192-bit tokens cannot be guessed anyway;
+  the limit keeps a guesser from costing the referee a handshake per try and
+  from filling the organiser's screen.
 
 The pieces are small on purpose: ``referee.session`` uses them for a seat's
 own listener, and a listener shared by many remote bots (each with its own
@@ -73,6 +78,64 @@ def find_token(given: str | None, tokens: Mapping[str, T]) -> T | None:
         if hmac.compare_digest(given_digest, _digest(token)) and given:
             found = value
     return found
+
+
+WRONG_TOKEN_LIMIT: Final = 5
+"""Wrong or missing tokens one address may send within ``WRONG_TOKEN_WINDOW``."""
+WRONG_TOKEN_WINDOW: Final = 60.0
+"""Seconds over which wrong tokens are counted."""
+WRONG_TOKEN_BLOCK: Final = 300.0
+"""Seconds an address is refused after its ``WRONG_TOKEN_LIMIT``-th wrong token in the window."""
+
+
+class WrongTokenLimit:
+    """Wrong-token attempts per address: at most ``limit`` per ``window`` seconds, then a block.
+
+    Pure bookkeeping on ``trio.current_time()``, so a test drives it with a
+    ``MockClock``.  Memory stays bounded by forgetting addresses whose
+    attempts and block are over (``_forget``), checked on every call.
+    """
+
+    def __init__(
+        self,
+        limit: int = WRONG_TOKEN_LIMIT,
+        window: float = WRONG_TOKEN_WINDOW,
+        block: float = WRONG_TOKEN_BLOCK,
+    ) -> None:
+        if limit < 1 or window <= 0 or block <= 0:
+            raise ValueError("limit must be at least 1, window and block positive")
+        self.limit = limit
+        self.window = window
+        self.block = block
+        self._attempts: dict[str, list[float]] = {}
+        self._blocked_until: dict[str, float] = {}
+
+    def refused(self, address: str) -> float | None:
+        """Seconds left of ``address``'s block, or None if it may try."""
+        now = trio.current_time()
+        self._forget(now)
+        until = self._blocked_until.get(address)
+        return None if until is None else until - now
+
+    def wrong(self, address: str) -> int:
+        """Count a wrong token from ``address``; how many in the window (the limit-th blocks)."""
+        now = trio.current_time()
+        self._forget(now)
+        attempts = self._attempts.setdefault(address, [])
+        attempts.append(now)
+        if len(attempts) >= self.limit:
+            self._blocked_until[address] = now + self.block
+            del self._attempts[address]
+            return self.limit
+        return len(attempts)
+
+    def _forget(self, now: float) -> None:
+        for address in [a for a, until in self._blocked_until.items() if until <= now]:
+            del self._blocked_until[address]
+        for address, attempts in list(self._attempts.items()):
+            attempts[:] = [at for at in attempts if at > now - self.window]
+            if not attempts:
+                del self._attempts[address]
 
 
 class Admission:

@@ -72,6 +72,7 @@ from referee.commands.common import (
     transport_of,
 )
 from referee.commands.match import build_rules
+from referee.printing import printable_block
 
 IMPLIED_MATCHES = 10  # --rules, --option, --seed, ... without --matches
 
@@ -177,7 +178,7 @@ def check_command(
         raise fail(str(error)) from None
 
     def show(stage: Stage) -> None:
-        sys.stdout.write(render_stage(stage))
+        sys.stdout.write(printable_block(render_stage(stage)))  # a bot's lines and stderr
         sys.stdout.flush()
 
     if not as_json:
@@ -199,6 +200,6 @@ def check_command(
         document = {**report.to_json(), "seed": stress_seed}
         sys.stdout.write(json.dumps(document) + "\n")
     else:
-        sys.stdout.write(render_footer(report, show_stderr=show_stderr))
+        sys.stdout.write(printable_block(render_footer(report, show_stderr=show_stderr)))
     if not report.ok:
         raise typer.Exit(code=1)

@@ -23,6 +23,7 @@ import typer
 from referee.commands.common import Concurrency
 from referee.failures import first_instance
 from referee.league.config import ConfigError, LeagueConfig, load_config
+from referee.league.deals import deal_note, with_deal_policy
 from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
 from referee.league.runner import LeagueError, LeagueRun, run_league
@@ -129,7 +130,7 @@ def league_command(
         )
         raise typer.Exit(code=2)
     try:
-        config = load_config(league_file)
+        config = with_deal_policy(load_config(league_file))
         check_schedule(config)
         config = with_listen_address(config, host, port)
         level = sandbox_level if sandbox_level is not None else config.sandbox_level
@@ -144,6 +145,8 @@ def league_command(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
     typer.echo(sandbox.describe(), err=True)
+    if (deals := deal_note(config)) is not None:
+        typer.echo(deals, err=True)
     # The table workers (and Dask workers started here) read the setting from here.
     os.environ[ENV_SANDBOX] = setting_to_env(level, config.sandbox_limits)
     reporter = RichReporter()
@@ -176,7 +179,11 @@ def league_command(
                 err=True,
             )
             raise typer.Exit(code=1) from None
-        standings = standings_of(store)
+        try:
+            standings = standings_of(store)
+        except StoreError as error:
+            typer.echo(f"error: {error}", err=True)
+            raise typer.Exit(code=1) from None
     if run.stopped:
         typer.echo(
             f"stopped: {run.done} matches are finished and kept in {db_path}; "
@@ -186,3 +193,11 @@ def league_command(
     print_standings(standings, as_json=as_json, as_csv=as_csv)
     if run.stopped:
         raise typer.Exit(code=130)
+    if run.abandoned:  # each was named as it happened; the summary is the last line
+        typer.echo(
+            f"error: {len(run.abandoned)} matches left unplayed (their table worker kept "
+            f"dying, see above); the others are kept in {db_path}; run the same command "
+            "to try them again",
+            err=True,
+        )
+        raise typer.Exit(code=1)

@@ -23,10 +23,9 @@ def standings_command(
 ) -> None:
     """Print a league's standings from its database (also while it runs)."""
     try:
-        store = LeagueStore.open_existing(db)
+        with LeagueStore.open_existing(db) as store:
+            standings = standings_of(store)  # a damaged row is a StoreError here
     except StoreError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
-    with store:
-        standings = standings_of(store)
     print_standings(standings, as_json=as_json, as_csv=as_csv)

@@ -16,7 +16,10 @@ The same three promises as ``referee.league.runner``, over many machines:
   another worker (Dask's ``allowed-failures``, 3 by default, before it gives
   up on that match), and the coordinator records whichever copy finishes
   first and ignores any other.  Matches are independent and seeded, so the
-  standings are those of a local run of the same league.
+  standings are those of a local run of the same league.  A table worker
+  that dies while its Dask worker lives (killed by a bot, or by the OOM
+  killer) is replaced and the match replayed, ``MATCH_ATTEMPTS`` times at
+  most, as with ``--jobs``; then the match is left unplayed and named.
 
 Bots must exist at the same paths on every worker.  Before any match is
 submitted, every worker checks every bot (the program resolves, the script
@@ -53,8 +56,15 @@ from distributed.scheduler import KilledWorker
 from distributed.worker import Worker
 
 from referee.bots import BotSpec
-from referee.league.runner import WORKER_EXIT_GRACE, LeagueError, TableJob
-from referee.league.worker import play_message, setup_message
+from referee.league.runner import (
+    MATCH_ATTEMPTS,
+    WORKER_EXIT_GRACE,
+    LeagueError,
+    TableJob,
+    WorkerDied,
+    describe_exit,
+)
+from referee.league.worker import PipeError, pipe_message, play_message, setup_message
 from referee.match import MatchResult
 from referee.process import why_cannot_start
 from referee.timecontrol import TimeControl
@@ -126,9 +136,16 @@ class _Table:
         while True:
             line = self.process.stdout.readline()
             if not line:
-                code = self.process.wait()
-                raise LeagueError(f"a table worker ended unexpectedly (exit code {code})")
-            reply = json.loads(line)
+                try:
+                    code = self.process.wait(WORKER_EXIT_GRACE)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    code = self.process.wait()
+                raise WorkerDied(f"its table worker ended ({describe_exit(code)})")
+            try:
+                reply = pipe_message(line.rstrip(b"\n"))
+            except PipeError as error:
+                raise WorkerDied(f"its table worker wrote a bad line ({error})") from None
             if reply["type"] == "error":
                 raise LeagueError(str(reply["text"]))
             if reply["type"] == "warn":
@@ -220,17 +237,35 @@ class TableHost(WorkerPlugin):
             raise ClusterError(
                 "\n".join(f"worker {get_worker().address}: {line}" for line in self.problems)
             )
-        table = self._take()
-        try:
-            outcome = table.play(message)
-        except BaseException:
+        match_id = str(message["key"]["match_id"])  # type: ignore[index]
+        warnings: list[str] = []
+        for attempt in range(1, MATCH_ATTEMPTS + 1):
+            table = self._take()
+            try:
+                outcome = table.play(message)
+            except WorkerDied as death:
+                self._drop(table)
+                if attempt == MATCH_ATTEMPTS:
+                    why = f"{death} in each of {MATCH_ATTEMPTS} attempts"
+                    return {"abandoned": why, "warnings": warnings}
+                warnings.append(
+                    f"{match_id}: {death}; playing the match again on a fresh worker "
+                    f"(attempt {attempt + 1} of {MATCH_ATTEMPTS})"
+                )
+                continue
+            except BaseException:
+                self._drop(table)  # it failed or was interrupted: never reuse it
+                raise
             with self.lock:
-                self.tables.remove(table)
-            table.close()  # it failed or was interrupted: never reuse it
-            raise
+                self.idle.append(table)
+            outcome["warnings"] = warnings + outcome["warnings"]
+            return outcome
+        raise AssertionError("unreachable: the last attempt returns")
+
+    def _drop(self, table: _Table) -> None:
         with self.lock:
-            self.idle.append(table)
-        return outcome
+            self.tables.remove(table)
+        table.close()
 
 
 def play_on_worker(plugin: str, message: dict[str, object]) -> dict[str, Any]:
@@ -265,8 +300,10 @@ class ClusterPool:
         on_result: Callable[[TableJob, MatchResult], None],
         logs: Path | None,
         warn: Callable[[str], None],
+        on_give_up: Callable[[TableJob, str], None] | None = None,
     ) -> None:
         self.address = address
+        self.on_give_up = on_give_up
         self.bots = list(bots)
         self.control = control
         self.on_result = on_result
@@ -377,6 +414,12 @@ class ClusterPool:
                         self.warn(text)
                     if job.key.match_id in self.recorded:
                         continue  # a second copy of a match: it is recorded once
+                    if "abandoned" in outcome:
+                        why = str(outcome["abandoned"])
+                        if self.on_give_up is None:
+                            raise LeagueError(f"match {job.key.match_id}: {why}")
+                        self.on_give_up(job, why)
+                        continue
                     self.recorded.add(job.key.match_id)
                     self.on_result(job, MatchResult.from_json(outcome["result"]))
         finally:

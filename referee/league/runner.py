@@ -47,7 +47,7 @@ from referee.league import bankroll
 from referee.league.config import LeagueConfig
 from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import LeagueStore, MatchKey
-from referee.league.worker import JsonLines, one_line, play_message, setup_message
+from referee.league.worker import JsonLines, PipeError, one_line, play_message, setup_message
 from referee.match import MatchResult
 from referee.timecontrol import TimeControl
 
@@ -57,6 +57,36 @@ if TYPE_CHECKING:
 
 class LeagueError(Exception):
     """The referee side of a league failed (not a bot): a worker could not write its log."""
+
+
+class WorkerDied(LeagueError):
+    """A table worker ended, or wrote something that is not a message, during a match.
+
+    Not a verdict on any bot: which seat (if any) was to blame cannot be told
+    from outside the worker, so the match is played again on a fresh worker
+    (``MATCH_ATTEMPTS``) and, if it keeps dying, left unplayed and reported.
+    """
+
+
+MATCH_ATTEMPTS = 3
+"""How often one run plays a match whose table worker dies under it, before giving it up.
+
+Without a bound, a bot that kills its table worker (possible without the
+sandbox's PID namespace), or a match that trips a referee bug, would stop the
+league and stop it again on every resume.  With it, the league goes on and
+names the match once (``LeagueRun.abandoned``); running the command again
+tries it again, MATCH_ATTEMPTS more times at most.
+"""
+
+
+def describe_exit(code: int) -> str:
+    """A process's exit status in words: ``killed by SIGKILL`` or ``exit code 1``."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,6 +150,8 @@ class LeagueRun:
     total: int | None  # matches of the whole league, when known
     stopped: bool  # by a signal: run the same command again to resume
     seconds: float
+    # One line per match given up after MATCH_ATTEMPTS table-worker deaths in this run.
+    abandoned: list[str] = dataclasses.field(default_factory=list)
 
 
 def round_robin_jobs(config: LeagueConfig) -> list[TableJob]:
@@ -138,6 +170,19 @@ def round_robin_jobs(config: LeagueConfig) -> list[TableJob]:
     )
     start = config.rules.starting_chips
     return [TableJob(_key(match, start), config.rules) for match in schedule]
+
+
+def rotation_major(job: TableJob) -> tuple[int, int, int]:
+    """The order tables are handed out: every table's rotation 0 of a cycle, then rotation 1...
+
+    Results do not depend on it (ratings follow each match's ``ordinal``, its
+    place in the schedule), but bot start-ups do: a process never plays a
+    deal twice (``referee.league.worker``), and in this order a bot's process
+    of rotation 0 of one table goes on to rotation 0 of the next, so a
+    duplicate league starts about one process per bot and rotation instead
+    of one per match and seat (``benchmarks/league.py``).
+    """
+    return (job.key.round, job.key.rotation, job.key.ordinal)
 
 
 def _key(match: ScheduledMatch, start: int) -> MatchKey:
@@ -182,6 +227,7 @@ async def run_league(
     started = time.monotonic()
     played = 0
     total: int | None = None
+    abandoned: list[str] = []
 
     def record(job: TableJob, result: MatchResult) -> None:
         nonlocal played
@@ -191,31 +237,54 @@ async def run_league(
         for warning in result_warnings(config.bots, job, result):
             reporter.warn(warning)
 
+    def give_up(job: TableJob, why: str) -> None:
+        then = (
+            "a bankroll round needs every result, so the league stops after this round"
+            if config.format == "bankroll"
+            else "the league goes on without it"
+        )
+        line = (
+            f"league error: match {job.key.match_id} left unplayed: {why}; {then} "
+            "(run the same command to try it again)"
+        )
+        abandoned.append(line)
+        reporter.warn(line)
+
     stop_requested = trio.Event()
     async with trio.open_nursery() as outer:
         with trio.CancelScope() as league_scope:
             if handle_signals:
                 # In the outer nursery: signals that come during the clean-up are still caught.
                 outer.start_soon(_watch_signals, league_scope, stop_requested)
-            async with _league_pool(config, jobs, record, logs, reporter, cluster) as pool:
+            async with _league_pool(config, jobs, record, logs, reporter, cluster, give_up) as pool:
                 if config.format == "bankroll":
-                    await _play_bankroll(config, store, pool, reporter)
+                    await _play_bankroll(config, store, pool, reporter, abandoned)
                 else:
                     all_jobs = round_robin_jobs(config)
                     total = len(all_jobs)
                     finished = store.finished_ids()
                     pending = [job for job in all_jobs if job.key.match_id not in finished]
+                    pending.sort(key=rotation_major)
                     reporter.begin(total, total - len(pending), f"{config.name}: round robin")
                     await pool.play(pending)
         outer.cancel_scope.cancel()
     reporter.end()
     return LeagueRun(
-        played, store.count(), total, stop_requested.is_set(), time.monotonic() - started
+        played,
+        store.count(),
+        total,
+        stop_requested.is_set(),
+        time.monotonic() - started,
+        abandoned,
     )
 
 
 async def _play_bankroll(
-    config: LeagueConfig, store: LeagueStore, pool: MatchPool, reporter: Reporter
+    config: LeagueConfig,
+    store: LeagueStore,
+    pool: MatchPool,
+    reporter: Reporter,
+    abandoned: list[str],
 ) -> None:
     params = bankroll_params(config)
     reporter.begin(None, store.count(), f"{config.name}: bankroll")
@@ -244,6 +313,9 @@ async def _play_bankroll(
             if table.key.match_id not in finished
         ]
         await pool.play(pending)
+        if abandoned:
+            # The next round's seating needs every result of this one: stop here, once.
+            raise LeagueError(abandoned[0].removeprefix("league error: "))
 
 
 def result_warnings(bots: Sequence[BotSpec], job: TableJob, result: MatchResult) -> list[str]:
@@ -287,18 +359,36 @@ class _WorkerProcess:
         await self.stdin.send_all(json.dumps(message).encode() + b"\n")
 
     async def play(self, job: TableJob) -> MatchResult:
-        await self.send(play_message(job.key, job.rules))
+        """The match's result; ``WorkerDied`` if the worker ended or spoke garbage meanwhile."""
+        try:
+            await self.send(play_message(job.key, job.rules))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise WorkerDied(f"its table worker ended ({await self._exit()})") from None
         while True:
-            message = await self.lines.next()
+            try:
+                message = await self.lines.next()
+            except PipeError as error:
+                raise WorkerDied(f"its table worker wrote a bad line ({error})") from None
             if message is None:
-                code = await self.process.wait()
-                raise LeagueError(f"a table worker ended unexpectedly (exit code {code})")
+                raise WorkerDied(f"its table worker ended ({await self._exit()})")
             if message["type"] == "error":
                 raise LeagueError(str(message["text"]))
             if message["type"] == "warn":
                 self.warn(str(message["text"]))
             elif message["type"] == "result":
-                return MatchResult.from_json(message["result"])
+                try:
+                    return MatchResult.from_json(message["result"])
+                except (KeyError, TypeError, ValueError) as error:
+                    raise WorkerDied(f"its table worker sent a bad result ({error!r})") from None
+
+    async def _exit(self) -> str:
+        with trio.move_on_after(WORKER_EXIT_GRACE):
+            await self.process.wait()
+        if self.process.returncode is None:
+            self.process.kill()
+            await self.process.wait()
+            return "killed after it stopped answering"
+        return describe_exit(self.process.returncode)
 
     async def close(self) -> None:
         """End the worker (it ends its bots first); shielded, so a stop cannot skip it."""
@@ -313,9 +403,17 @@ class _WorkerProcess:
 
 
 class MatchPool(Protocol):
-    """What a league needs of a pool: play these tables, recording each result as it ends."""
+    """What a league needs of a pool: play these tables, recording each result as it ends.
+
+    A match the pool cannot play (its table worker died ``MATCH_ATTEMPTS``
+    times) goes to the pool's ``on_give_up`` instead, and the others go on.
+    """
 
     async def play(self, jobs: Sequence[TableJob]) -> None: ...
+
+
+def _stop_on_give_up(job: TableJob, why: str) -> None:
+    raise LeagueError(f"match {job.key.match_id}: {why}")
 
 
 class TablePool:
@@ -329,25 +427,34 @@ class TablePool:
         on_result: Callable[[TableJob, MatchResult], None],
         logs: Path | None,
         warn: Callable[[str], None],
+        on_give_up: Callable[[TableJob, str], None] = _stop_on_give_up,
     ) -> None:
         self.bots = list(bots)
         self.control = control
         self.jobs = max(1, jobs)
         self.on_result = on_result
+        self.on_give_up = on_give_up
         self.logs = logs
         self.warn = warn
         self.workers: list[_WorkerProcess] = []
+        self.started = 0  # workers ever started: each one's number, for its bots' stderr files
+
+    async def _start_worker(self) -> _WorkerProcess:
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "referee.league.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        worker = _WorkerProcess(process, self.warn)
+        self.started += 1
+        # A worker that dies at once shows at its first match, as any other death.
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await worker.send(setup_message(self.bots, self.control, self.logs, self.started))
+        return worker
 
     async def _start_workers(self, count: int) -> None:
         while len(self.workers) < min(count, self.jobs):
-            process = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "referee.league.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
-            worker = _WorkerProcess(process, self.warn)
-            self.workers.append(worker)
-            await worker.send(setup_message(self.bots, self.control, self.logs, len(self.workers)))
+            self.workers.append(await self._start_worker())
 
     async def play(self, jobs: Sequence[TableJob]) -> None:
         if not jobs:
@@ -360,17 +467,34 @@ class TablePool:
             send.send_nowait(job)
         send.close()
         async with trio.open_nursery() as nursery:
-            for worker in self.workers[: len(jobs)]:
-                nursery.start_soon(self._work, worker, receive.clone())
+            for slot in range(min(len(jobs), len(self.workers))):
+                nursery.start_soon(self._work, slot, receive.clone())
         receive.close()
 
-    async def _work(
-        self, worker: _WorkerProcess, receive: trio.MemoryReceiveChannel[TableJob]
-    ) -> None:
+    async def _work(self, slot: int, receive: trio.MemoryReceiveChannel[TableJob]) -> None:
         async with receive:
             async for job in receive:
+                await self._play(slot, job)
+
+    async def _play(self, slot: int, job: TableJob) -> None:
+        """Play ``job`` on worker ``slot``; if the worker dies, replace it and replay the match."""
+        for attempt in range(1, MATCH_ATTEMPTS + 1):
+            worker = self.workers[slot]
+            try:
                 result = await worker.play(job)
-                self.on_result(job, result)
+            except WorkerDied as death:
+                await worker.close()
+                self.workers[slot] = await self._start_worker()
+                if attempt == MATCH_ATTEMPTS:
+                    self.on_give_up(job, f"{death} in each of {MATCH_ATTEMPTS} attempts")
+                    return
+                self.warn(
+                    f"{job.key.match_id}: {death}; playing the match again on a fresh worker "
+                    f"(attempt {attempt + 1} of {MATCH_ATTEMPTS})"
+                )
+                continue
+            self.on_result(job, result)
+            return
 
     async def aclose(self) -> None:
         with trio.CancelScope(shield=True):
@@ -386,6 +510,7 @@ def _league_pool(
     logs: Path | None,
     reporter: Reporter,
     cluster: str | None,
+    give_up: Callable[[TableJob, str], None] = _stop_on_give_up,
 ) -> contextlib.AbstractAsyncContextManager[MatchPool]:
     """Table workers, a cluster, or (with remote bots) tables played in this process."""
     if any(bot.remote for bot in config.bots):
@@ -406,7 +531,9 @@ def _league_pool(
             wait=remote.wait,
             tokens_path=config.tokens_path,
         )
-    return open_pool(config.bots, config.time_control, jobs, record, logs, reporter.warn, cluster)
+    return open_pool(
+        config.bots, config.time_control, jobs, record, logs, reporter.warn, cluster, give_up
+    )
 
 
 @asynccontextmanager
@@ -418,6 +545,7 @@ async def open_pool(
     logs: Path | None,
     warn: Callable[[str], None] | None = None,
     cluster: str | None = None,
+    on_give_up: Callable[[TableJob, str], None] = _stop_on_give_up,
 ) -> AsyncIterator[MatchPool]:
     """A pool of table workers; leaving it ends every worker and bot process it started.
 
@@ -428,14 +556,16 @@ async def open_pool(
     if cluster is not None:
         from referee.league.cluster import ClusterPool
 
-        pool = ClusterPool(cluster, bots, control, on_result, logs, warn or (lambda _: None))
+        pool = ClusterPool(
+            cluster, bots, control, on_result, logs, warn or (lambda _: None), on_give_up
+        )
         try:
             await pool.start()
         except BaseException:
             await pool.aclose()
             raise
     else:
-        pool = TablePool(bots, control, jobs, on_result, logs, warn or (lambda _: None))
+        pool = TablePool(bots, control, jobs, on_result, logs, warn or (lambda _: None), on_give_up)
     try:
         yield pool
     finally:

@@ -16,14 +16,31 @@ is refused with the first key that differs, never merged.
 WAL journaling lets ``newmarket standings --db`` read while a league writes;
 ``synchronous=FULL`` makes a committed match survive a power cut as well as a
 killed process.
+
+One writer at a time: ``create_or_resume`` takes an exclusive ``flock`` on
+``<db>.lock`` beside the database and holds it until ``close``, so a second
+``newmarket league`` on the same database is refused at once, in one line
+naming the process that has it, and nothing is written twice.  (SQLite's own
+locks would let both run, each replaying the other's matches, and fail the
+second with "UNIQUE constraint failed" at its first result.)  Readers take
+no lock.
+
+A damaged database (a page overwritten, a row with a value no league wrote)
+is a ``StoreError`` naming the file and what is wrong, from every read:
+``PRAGMA quick_check`` when it is opened, and a check of every row as it is
+read, so ``standings``, ``report`` and ``league`` print one line, never a
+traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import json
+import os
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -109,9 +126,10 @@ class StoredMatch:
 class LeagueStore:
     """An open results database. Use ``LeagueStore.create_or_resume`` or ``open_existing``."""
 
-    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+    def __init__(self, path: Path, connection: sqlite3.Connection, lock: int | None = None) -> None:
         self.path = path
         self._db = connection
+        self._lock = lock  # the writer's lock file descriptor (None for a reader)
 
     # ------------------------------------------------------------------ opening
 
@@ -130,8 +148,15 @@ class LeagueStore:
         Raises ``StoreError``.
         """
         identity_text = _canonical(identity)
-        store = cls(path, _connect(path, readonly=False))
+        lock = _lock_for_writing(path)
         try:
+            connection = _connect(path, readonly=False)
+        except BaseException:
+            os.close(lock)
+            raise
+        store = cls(path, connection, lock)
+        try:
+            store._quick_check()
             store._db.executescript(_SCHEMA)
             with store._db:
                 stored = store._meta("identity")
@@ -155,7 +180,7 @@ class LeagueStore:
                     return store
             store._check_version()
             if stored != identity_text:
-                difference = first_difference(json.loads(stored), json.loads(identity_text))
+                difference = first_difference(store.identity(), json.loads(identity_text))
                 raise StoreError(
                     f"{path} holds a different league ({difference}); "
                     "use another --db, or the league file this database was made with"
@@ -163,6 +188,9 @@ class LeagueStore:
             with store._db:
                 store._db.execute("REPLACE INTO league (key, value) VALUES ('name', ?)", (name,))
             return store
+        except sqlite3.DatabaseError as error:
+            store.close()
+            raise _damaged(path, error) from None
         except sqlite3.Error as error:  # a full disk, a read-only file: one line, no traceback
             store.close()
             raise StoreError(f"{path}: cannot write the league database: {error}") from None
@@ -184,16 +212,23 @@ class LeagueStore:
             raise StoreError(f"{path}: no such league database")
         store = cls(path, _connect(path, readonly=True))
         try:
+            store._quick_check()
             if not store._has_schema() or store._meta("identity") is None:
                 raise StoreError(f"{path}: not a newmarket league database")
             store._check_version()
             return store
+        except sqlite3.DatabaseError as error:
+            store.close()
+            raise _damaged(path, error) from None
         except BaseException:
             store.close()
             raise
 
     def close(self) -> None:
         self._db.close()
+        if self._lock is not None:
+            os.close(self._lock)  # releases the flock
+            self._lock = None
 
     def __enter__(self) -> LeagueStore:
         return self
@@ -204,50 +239,77 @@ class LeagueStore:
     # ------------------------------------------------------------------ reading
 
     def identity(self) -> dict[str, Any]:
-        text = self._meta("identity")
-        assert text is not None
-        value: dict[str, Any] = json.loads(text)
-        return value
+        with self._reading("the league's identity"):
+            text = self._meta("identity")
+            value = json.loads(text or "")
+            if not isinstance(value, dict):
+                raise ValueError("not a JSON object")
+            return value
 
     def name(self) -> str:
-        return self._meta("name") or "league"
+        with self._reading("the league's name"):
+            return self._meta("name") or "league"
 
     def bot_names(self) -> list[str]:
-        rows = self._db.execute("SELECT name FROM bots ORDER BY bot").fetchall()
-        return [str(row[0]) for row in rows]
+        with self._reading("the bots table"):
+            rows = self._db.execute("SELECT name FROM bots ORDER BY bot").fetchall()
+            return [str(row[0]) for row in rows]
 
     def finished_ids(self) -> set[str]:
-        return {str(row[0]) for row in self._db.execute("SELECT match_id FROM matches")}
+        with self._reading("the matches table"):
+            return {str(row[0]) for row in self._db.execute("SELECT match_id FROM matches")}
 
     def count(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
+        with self._reading("the matches table"):
+            return int(self._db.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
 
     def matches(self) -> list[StoredMatch]:
         """Every finished match, in schedule order (rounds, then tables, then rotations)."""
-        seats: dict[str, list[tuple[int, int]]] = {}
-        for match_id, bot, start in self._db.execute(
-            "SELECT match_id, bot, start_chips FROM seats ORDER BY match_id, seat"
-        ):
-            seats.setdefault(match_id, []).append((int(bot), int(start)))
+        with self._reading("the seats table"):
+            seats: dict[str, list[tuple[int, int]]] = {}
+            for match_id, bot, start in self._db.execute(
+                "SELECT match_id, bot, start_chips FROM seats ORDER BY match_id, seat"
+            ):
+                seats.setdefault(str(match_id), []).append((_whole(bot), _whole(start)))
+            bots = len(self.bot_names())
         out = []
-        for row in self._db.execute(
-            "SELECT match_id, ordinal, round, table_no, rotation, seed, result FROM matches "
-            "ORDER BY round, ordinal, match_id"
-        ):
+        with self._reading("the matches table"):
+            rows = self._db.execute(
+                "SELECT match_id, ordinal, round, table_no, rotation, seed, result FROM matches "
+                "ORDER BY round, ordinal, match_id"
+            ).fetchall()
+        for row in rows:
             match_id = str(row[0])
-            taken = seats.get(match_id, [])
-            key = MatchKey(
-                match_id=match_id,
-                ordinal=int(row[1]),
-                round=int(row[2]),
-                table=int(row[3]),
-                rotation=int(row[4]),
-                seed=int(row[5]),
-                bots=tuple(bot for bot, _ in taken),
-                start_chips=tuple(start for _, start in taken),
-            )
-            out.append(StoredMatch(key, MatchResult.from_json(json.loads(row[6]))))
+            with self._reading(f"match {match_id}"):
+                taken = seats.get(match_id, [])
+                key = MatchKey(
+                    match_id=match_id,
+                    ordinal=_whole(row[1]),
+                    round=_whole(row[2]),
+                    table=_whole(row[3]),
+                    rotation=_whole(row[4]),
+                    seed=_whole(row[5]),
+                    bots=tuple(bot for bot, _ in taken),
+                    start_chips=tuple(start for _, start in taken),
+                )
+                result = MatchResult.from_json(json.loads(row[6]))
+                _check_result(key, result, bots)
+            out.append(StoredMatch(key, result))
         return out
+
+    @contextlib.contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        """Turn a damaged page or a row no league wrote into one ``StoreError`` line."""
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            raise _damaged(self.path, error) from None
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            detail = str(error) if isinstance(error, ValueError) else repr(error)
+            raise StoreError(
+                f"{self.path}: damaged league database: {what} holds a bad value "
+                f"({' '.join(detail.split())[:160]})"
+            ) from None
 
     # ------------------------------------------------------------------ writing
 
@@ -315,6 +377,19 @@ class LeagueStore:
 
     # ------------------------------------------------------------------ inside
 
+    def _quick_check(self) -> None:
+        """Raise ``StoreError`` if SQLite finds the file damaged (pages, indexes, free lists)."""
+        try:
+            rows = self._db.execute("PRAGMA quick_check(3)").fetchall()
+        except sqlite3.DatabaseError as error:
+            raise _damaged(self.path, error) from None
+        problems = [str(row[0]) for row in rows]
+        if problems != ["ok"]:
+            raise StoreError(
+                f"{self.path}: damaged league database: {'; '.join(problems)[:200]} "
+                "(restore it from a copy, or use a new --db)"
+            )
+
     def _has_schema(self) -> bool:
         row = self._db.execute(
             "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'league'"
@@ -333,6 +408,57 @@ class LeagueStore:
             raise StoreError(
                 f"{self.path}: database schema {version}, this newmarket reads {SCHEMA_VERSION}"
             )
+
+
+def _damaged(path: Path, error: sqlite3.Error) -> StoreError:
+    return StoreError(
+        f"{path}: damaged league database: {error} (restore it from a copy, or use a new --db)"
+    )
+
+
+def _whole(value: object) -> int:
+    """An integer column's value; a text or real a league never wrote is a ``ValueError``."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"expected a whole number, got {value!r}"[:80])
+    return value
+
+
+def _check_result(key: MatchKey, result: MatchResult, bots: int) -> None:
+    """What standings and the report rely on in a stored result; ``ValueError`` if not so."""
+    seats = len(result.seats)
+    if seats != len(key.bots) or not seats:
+        raise ValueError(f"{seats} seats in the result, {len(key.bots)} in the seats table")
+    for seat in result.seats:
+        for name in ("seat", "place", "chips", "net_chips", "boodle_chips", "hands_won"):
+            _whole(getattr(seat, name))
+        if not 1 <= seat.place <= seats or not 0 <= seat.seat < seats:
+            raise ValueError(f"seat {seat.seat} has place {seat.place} of {seats}")
+        if not isinstance(seat.status, str) or not isinstance(seat.faults, list):
+            raise ValueError(f"seat {seat.seat} has status {seat.status!r}")
+    if not all(0 <= bot < bots for bot in key.bots):
+        raise ValueError(f"bots {list(key.bots)} are not all among the league's {bots}")
+
+
+def _lock_for_writing(path: Path) -> int:
+    """An exclusive lock on ``<db>.lock`` (its descriptor), or ``StoreError`` naming who has it."""
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise StoreError(f"{lock_path}: cannot open the lock file: {error.strerror}") from None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "another"
+        os.close(descriptor)
+        raise StoreError(
+            f"{path}: already in use by league process {holder} (lock {lock_path.name}); "
+            "one league process per database"
+        ) from None
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+    return descriptor
 
 
 def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:

@@ -8,14 +8,24 @@ run on separate cores; the league process only hands out matches and writes
 the results (SQLite is written by one process only, so there are no write
 locks to contend for).
 
-The worker keeps one session per bot it has met and reuses it for every
-later match (the protocol's lifecycle).  A session lives in its own small
-task (``_Keeper``), because trio closes nurseries and cancel scopes in the
-order they were opened, and a crashed bot must be replaceable while the
-others stay open.  A session that died is started afresh before the next
-match with that bot, so one crash costs one match; a bot that cannot even
-start is tried twice per worker, then left dead (the default policy plays
-for it, and every such match records its fault).
+The worker keeps one session per bot it has met and reuses it for later
+matches (the protocol's lifecycle), with one exception that fairness
+demands: a process never plays the same deal twice.  In a duplicate league
+the seat rotations of a table share one deal seed, and a process that played
+rotation 0 has seen every hand at its ``hand_ended``; in rotation 1 it would
+know what everyone holds.  So each bot has a small pool of processes, and a
+match takes one that has not played its deal seed, or starts a fresh one
+(under the sandbox with a fresh scratch directory).  Plain deals (a seed per
+match) reuse one process per bot, as before; a duplicate league starts about
+one process per bot and seat rotation instead of one per match.
+
+A session lives in its own small task (``_Keeper``), because trio closes
+nurseries and cancel scopes in the order they were opened, and a crashed bot
+must be replaceable while the others stay open.  A session that died is
+started afresh before the next match with that bot, so one crash costs one
+match; a bot that cannot even start is tried twice per worker, then left
+dead (the default policy plays for it, and every such match records its
+fault).
 
 The conversation with the league process is JSON lines on stdin/stdout::
 
@@ -44,6 +54,7 @@ from typing import Any
 import trio
 
 from engine.rules import Rules
+from protocol import MalformedMessageError, decode_json
 from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult, play_match
@@ -129,8 +140,35 @@ class _Keeper:
         await self.closed.wait()
 
 
+@dataclasses.dataclass(eq=False)
+class _Process:
+    """One running bot process of a table worker, and the deals it has played."""
+
+    keeper: _Keeper
+    session: BotSession
+    dealt: set[int] = dataclasses.field(default_factory=set)  # deal seeds it has played
+    used: int = 0  # the worker's match number when it last played (the oldest idle goes first)
+
+
+IDLE_PER_SEAT = 2
+"""Idle bot processes a worker keeps, per seat of its table, for later deals.
+
+A process that has played a deal may still play any other: in a duplicate
+league a bot's process of rotation 0 of one table can play rotation 0 of the
+next.  Keeping a few idle processes (the most recently used) saves most
+start-ups of a duplicate league for the memory of ``IDLE_PER_SEAT`` extra
+processes per seat.
+"""
+
+
 class TableSessions:
-    """One table's worth of bot sessions, reused match after match."""
+    """One table's worth of bot processes, reused match after match, never for a deal twice.
+
+    Each bot has a small pool of processes.  A match takes, for each bot, a
+    live process that has not played its deal seed, and starts one only if
+    there is none; idle processes beyond ``IDLE_PER_SEAT`` per seat are shut
+    down in the background, the least recently used first.
+    """
 
     def __init__(
         self,
@@ -149,52 +187,89 @@ class TableSessions:
         self.logs = logs
         self.number = number
         self.warn = warn
-        self.sessions: dict[int, tuple[_Keeper, BotSession]] = {}
+        self.processes: dict[int, list[_Process]] = {}
         self.failed_starts: dict[int, int] = {}
+        self.matches = 0
+        self.started = 0  # bot processes started, in all
+        self.fresh_starts = 0  # of which only because every live one had played the deal
 
-    async def session(self, bot: int) -> BotSession:
-        held = self.sessions.get(bot)
-        if held is not None:
-            old_keeper, old = held
-            gave_up = self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS and not old.handshaken
-            if old.alive or gave_up:
-                return old
-            await old_keeper.close()  # dead: start it afresh for this match
-            del self.sessions[bot]
+    async def _process(self, bot: int, seed: int | None) -> _Process:
+        pool = self.processes.setdefault(bot, [])
+        for process in list(pool):
+            session = process.session
+            if session.alive:
+                if seed is None or seed not in process.dealt:
+                    return process
+                continue
+            gave_up = self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS and not session.handshaken
+            if gave_up:
+                return process  # it cannot start: the default policy plays for it
+            pool.remove(process)
+            await process.keeper.close()  # dead: start it afresh for this match
+        if pool:
+            self.fresh_starts += 1
         keeper = _Keeper()
         spec = self.bots[bot]
         stderr = None
         if self.logs is not None:
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name)
             stderr = self.logs / "stderr" / f"{safe}-{self.number}.stderr"
-        session: BotSession = await self.nursery.start(
+        started: BotSession = await self.nursery.start(
             keeper.run, spec, self.control, stderr, self.sandbox
         )
-        self.sessions[bot] = (keeper, session)
-        if not session.handshaken:
+        self.started += 1
+        process = _Process(keeper, started)
+        pool.append(process)
+        if not started.handshaken:
             self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
-            death = session.death
+            death = started.death
             why = "" if death is None else f": {one_line(death.detail)}"
             self.warn(f"{spec.name} could not start{why}")
-        return session
+        return process
+
+    async def session(self, bot: int, seed: int | None = None) -> BotSession:
+        """A live session of ``bot`` that has not played deal ``seed`` (None: any deal)."""
+        return (await self._process(bot, seed)).session
+
+    @property
+    def sessions(self) -> dict[int, tuple[_Keeper, BotSession]]:
+        """Every process's keeper and session (for a caller that closes them all)."""
+        every = [process for pool in self.processes.values() for process in pool]
+        return {index: (p.keeper, p.session) for index, p in enumerate(every)}
+
+    def _end_idle(self, playing: list[_Process], keep: int) -> None:
+        """Shut down (in the background) all but the ``keep`` most recently used idle ones."""
+        idle = [
+            process
+            for pool in self.processes.values()
+            for process in pool
+            if process.session.alive and process not in playing
+        ]
+        idle.sort(key=lambda process: process.used, reverse=True)
+        for process in idle[keep:]:
+            for pool in self.processes.values():
+                if process in pool:
+                    pool.remove(process)
+            process.keeper.close_requested.set()
 
     async def play(self, key: MatchKey, rules: Rules) -> MatchResult:
-        sessions: list[BotSession | None] = [None] * len(key.bots)
+        self.matches += 1
+        chosen: list[_Process | None] = [None] * len(key.bots)
 
         async def get(seat: int, bot: int) -> None:
-            sessions[seat] = await self.session(bot)
+            chosen[seat] = await self._process(bot, key.seed)
 
         async with trio.open_nursery() as starting:  # start-ups are paid in parallel
             for seat, bot in enumerate(key.bots):
-                if bot not in self.sessions:
-                    starting.start_soon(get, seat, bot)
-        for seat, bot in enumerate(key.bots):
-            if sessions[seat] is None:
-                sessions[seat] = await self.session(bot)
-        ready = [session for session in sessions if session is not None]
+                starting.start_soon(get, seat, bot)
+        playing = [process for process in chosen if process is not None]
+        for process in playing:
+            process.dealt.add(key.seed)
+            process.used = self.matches
+        self._end_idle(playing, IDLE_PER_SEAT * len(key.bots))
         log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
         return await play_match(
-            ready,
+            [process.session for process in playing],
             rules,
             key.seed,
             time_control=self.control,
@@ -271,8 +346,20 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
         nursery.cancel_scope.cancel()  # ends every session (bot processes) and the helpers
 
 
+class PipeError(ValueError):
+    """A line on the pipe between the league and a table worker is not one of its messages."""
+
+
+PIPE_NESTING = 64  # a result nests about 6 deep; the pipe's reader is bounded all the same
+
+
 class JsonLines:
-    """JSON messages, one per line, from a byte stream."""
+    """JSON messages, one per line, from a byte stream.
+
+    Each line must be an object with a string ``type``, or ``next`` raises
+    ``PipeError`` naming what was wrong: the reader never raises anything
+    else for what arrives, however deep or strange (``protocol.decode_json``).
+    """
 
     def __init__(self, stream: trio.abc.ReceiveStream) -> None:
         self.stream = stream
@@ -286,8 +373,18 @@ class JsonLines:
             self.buffer += data
         line, _, rest = bytes(self.buffer).partition(b"\n")
         self.buffer = bytearray(rest)
-        message: dict[str, Any] = json.loads(line)
-        return message
+        return pipe_message(line)
+
+
+def pipe_message(line: bytes) -> dict[str, Any]:
+    """One line of the league-worker pipe as a message, or ``PipeError`` saying why not."""
+    try:
+        message = decode_json(line, PIPE_NESTING)
+    except MalformedMessageError as error:
+        raise PipeError(str(error)) from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise PipeError('not a message (an object with a "type")')
+    return message
 
 
 async def _stop_on_sigterm(scope: trio.CancelScope) -> None:

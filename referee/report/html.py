@@ -19,6 +19,8 @@ import json
 from collections.abc import Iterable, Mapping
 from importlib import resources
 
+from referee.printing import printable_block
+
 _VOID = frozenset({"meta", "link", "br", "hr", "img", "input"})
 
 
@@ -32,7 +34,9 @@ Child = "str | int | float | Markup | None | Iterable[Child]"
 
 
 def esc(text: object) -> Markup:
-    return Markup(html.escape(str(text), quote=True))
+    """``text`` as HTML text: markup escaped, and control characters (an ANSI escape, a
+    ``\\r``, a bidi override) shown as visible escapes (``referee.printing.printable_block``)."""
+    return Markup(html.escape(printable_block(str(text)), quote=True))
 
 
 def render(child: object) -> Markup:
@@ -62,11 +66,26 @@ def el(tag: str, attrs: Mapping[str, object] | None = None, *children: object) -
 
 
 def json_script(element_id: str, value: object) -> Markup:
-    """Data for the page's script, safe whatever strings it holds."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Data for the page's script, safe whatever strings it holds.
+
+    The script shows these strings as text, so each is ``printable_block``
+    first: JSON's own escapes would give an ANSI escape or a bidi override
+    back to the page intact.
+    """
+    text = json.dumps(_printable_data(value), ensure_ascii=False, separators=(",", ":"))
     text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     return Markup(f'<script type="application/json" id="{esc(element_id)}">{text}</script>')
+
+
+def _printable_data(value: object) -> object:
+    if isinstance(value, str):
+        return printable_block(value)
+    if isinstance(value, dict):
+        return {printable_block(str(k)): _printable_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_printable_data(item) for item in value]
+    return value
 
 
 @functools.cache

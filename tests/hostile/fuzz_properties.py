@@ -37,10 +37,12 @@ from engine import preset
 from engine.rules import Rules
 from protocol.framing import MAX_LINE_BYTES, LineFramer, LineTooLongError
 from protocol.messages import (
+    MAX_NESTING,
     MalformedMessageError,
     Ready,
     Reply,
     decode_bot_message,
+    decode_json,
     decode_referee_message,
 )
 from referee.match import MatchResult, play_match
@@ -61,6 +63,7 @@ PROBLEMS = frozenset(
         "missing_field",
         "unknown_field",
         "wrong_type",
+        "too_deep",
     }
 )
 
@@ -160,7 +163,97 @@ def json_line(value: object) -> bytes:
     return json.dumps(value).encode()
 
 
+# ---- pathological shapes: what breaks parsers rather than protocols
+
+OPENERS = st.sampled_from([b"[", b'{"a":', b'{"type":', b'{"choice":[', b'{"id":{"x":'])
+
+
+@st.composite
+def deep_nesting(draw: st.DrawFn) -> bytes:
+    """Arrays and objects nested anywhere from just under the bound to ~20 000 deep.
+
+    Closed, unclosed or cut short, alone or as a reply's choice: a recursive
+    decoder raises ``RecursionError`` on these, past every error it names.
+    """
+    depth = draw(st.integers(MAX_NESTING - 2, MAX_NESTING + 2) | st.integers(0, 20_000))
+    opener = draw(OPENERS)
+    inner = draw(st.sampled_from([b"", b"1", b'"x"', b"null"]))
+    closer = b"]" if opener == b"[" else b"]}" if opener.endswith(b"[") else b"}"
+    body = opener * depth + inner + closer * draw(st.sampled_from([depth, depth // 2, 0]))
+    if draw(st.booleans()):
+        body = b'{"type":"reply","id":1,"choice":' + body + b"}"
+    return body
+
+
+def _number(digits: int, exponent: str) -> bytes:
+    return b"1" * digits + exponent.encode()
+
+
+HUGE_NUMBERS = st.builds(
+    _number, st.integers(1, 5000), st.sampled_from(["", "e400", "e-400", ".5e99999", "E+9"])
+).map(lambda n: b'{"type":"reply","id":' + n + b',"choice":' + n + b"}")
+
+ODD_LITERALS = st.sampled_from(
+    [b"NaN", b"Infinity", b"-Infinity", b"nan", b"1e999", b"-0", b"0x1F", b"01", b"+1", b"1."]
+).map(lambda v: b'{"type":"reply","id":1,"choice":' + v + b"}")
+
+LONG_STRINGS = st.builds(
+    lambda size, char: b'{"type":"ready","name":"' + char * size + b'","protocol":1}',
+    st.integers(60, 60_000),
+    st.sampled_from([b"x", b"\\u00e9", b"\\\\", b'\\"', b"\xe2\x82\xac"]),
+)
+
+DUPLICATE_KEYS = st.sampled_from(
+    [
+        b'{"type":"reply","id":1,"id":2,"choice":1}',
+        b'{"type":"reply","type":"ready","id":1,"choice":1}',
+        b'{"type":"ready","name":"a","name":"","protocol":1}',
+        b'{"type":"reply","id":1,"choice":1,"choice":[1,2]}',
+    ]
+)
+
+# Invalid UTF-8 (overlong, surrogate halves encoded, cut sequences), lone and
+# reversed surrogate escapes, a byte-order mark, NUL raw and escaped.
+ODD_TEXT = st.sampled_from(
+    [
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xe2\x82",
+        b"\xf4\x90\x80\x80",
+        b"\xff",
+        b"\\ud800",
+        b"\\udc00\\ud800",
+        b"\\ud83d\\ude00",
+        b"\x00",
+        b"\\u0000",
+        b"\x1b[2J\x1b]0;owned\x07",
+        b"\r",
+    ]
+)
+
+
+@st.composite
+def odd_text_lines(draw: st.DrawFn) -> bytes:
+    """A message-shaped line with odd bytes in a string, or a BOM before it."""
+    odd = draw(ODD_TEXT)
+    field = draw(st.sampled_from(["name", "choice", "type", "key"]))
+    if field == "name":
+        line = b'{"type":"ready","name":"a' + odd + b'","protocol":1}'
+    elif field == "choice":
+        line = b'{"type":"reply","id":1,"choice":"' + odd + b'"}'
+    elif field == "type":
+        line = b'{"type":"' + odd + b'"}'
+    else:
+        line = b'{"type":"reply","id":1,"choice":1,"' + odd + b'":1}'
+    return (b"\xef\xbb\xbf" + line) if draw(st.booleans()) else line
+
+
+PATHOLOGICAL = st.one_of(
+    deep_nesting(), HUGE_NUMBERS, ODD_LITERALS, LONG_STRINGS, DUPLICATE_KEYS, odd_text_lines()
+)
+
 DECODER_INPUTS = st.one_of(
+    PATHOLOGICAL,
     st.binary(max_size=80),
     JSON_VALUES.map(json_line),
     MESSAGE_LIKE.map(json_line),
@@ -194,6 +287,15 @@ def check_referee_decoder(line: bytes) -> None:
         assert str(error) and "\n" not in str(error)
 
 
+def check_json_decoder(line: bytes) -> None:
+    """``decode_json`` (the worker pipe's and the lobby's reader): a value or a named error."""
+    try:
+        decode_json(line)
+    except MalformedMessageError as error:
+        assert error.problem in {"not_utf8", "not_json", "too_deep"}
+        assert str(error) and "\n" not in str(error)
+
+
 # ---------------------------------------------------------------- the referee
 
 FUZZ_CONTROL = TimeControl(move_time=1.0, time_bank=0.0, margin=0.05, max_faults=100_000)
@@ -222,6 +324,7 @@ ACTIONS = st.one_of(
     st.tuples(st.just("bytes"), st.binary(max_size=40).map(lambda b: b.replace(b"\n", b""))),
     st.tuples(st.just("json"), JSON_VALUES),
     st.tuples(st.just("json"), MESSAGE_LIKE),
+    st.tuples(st.just("bytes"), PATHOLOGICAL.map(lambda b: b.replace(b"\n", b""))),
     st.just(("ready",)),
     st.just(("blank",)),
 )

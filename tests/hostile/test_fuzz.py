@@ -6,13 +6,18 @@ No deadline per example: the machine may be loaded, and a slow example is not a 
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hostile.fuzz_properties import (
     DECODER_INPUTS,
+    PATHOLOGICAL,
     check_bot_decoder,
     check_framer,
+    check_json_decoder,
     check_referee,
     check_referee_decoder,
     framer_cases,
@@ -45,6 +50,29 @@ def test_the_bot_decoder_gives_a_message_or_a_named_malformed_error(line: bytes)
 @given(DECODER_INPUTS)
 def test_the_lenient_decoder_never_fails_otherwise(line: bytes) -> None:
     check_referee_decoder(line)
+
+
+@FAST
+@given(PATHOLOGICAL)
+def test_pathological_shapes_are_named_errors_in_every_decoder_even_deep_in_the_stack(
+    line: bytes,
+) -> None:
+    # Deep nesting, huge numbers, NaN, long strings, duplicate keys, bad UTF-8, lone
+    # surrogates, BOM, NUL; and the same again with most of the stack already used,
+    # since a recursive decoder's limit is what is left of the caller's stack.
+    for check in (check_bot_decoder, check_referee_decoder, check_json_decoder):
+        check(line)
+        _with_little_stack_left(check, line)
+
+
+def _with_little_stack_left(check: Callable[[bytes], None], line: bytes) -> None:
+    def descend(levels: int) -> None:
+        if levels:
+            descend(levels - 1)
+        else:
+            check(line)
+
+    descend(sys.getrecursionlimit() - 120)
 
 
 @SLOW

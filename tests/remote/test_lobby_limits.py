@@ -1,0 +1,108 @@
+"""The lobby's limits on strangers: wrong tokens per address, and ``ready`` lines that are bombs.
+
+Real loopback sockets, but trio's ``MockClock`` (``mock_clock``: time stands
+still unless the test jumps it), so the one-minute window and the block are
+crossed by ``jump``, never by waiting: no timing luck.
+"""
+
+from __future__ import annotations
+
+import json
+
+import trio
+import trio.testing
+
+from referee.remote import RemoteLobby, open_lobby
+from referee.tcp_guard import (
+    WRONG_TOKEN_BLOCK,
+    WRONG_TOKEN_LIMIT,
+    WRONG_TOKEN_WINDOW,
+    WrongTokenLimit,
+)
+from tests.remote.test_lobby import BOTS, CONTROL, TOKENS, join, read_line, until_connected
+
+
+async def refusal_of(lobby: RemoteLobby, token: str | None) -> str:
+    stream, _ = await join(lobby, token)
+    line = json.loads(await read_line(stream))
+    await stream.aclose()
+    assert line["type"] == "fault"
+    return str(line["detail"])
+
+
+async def refused_before_hello(lobby: RemoteLobby) -> str:
+    """Connect and read the first line: a fault instead of hello when the address is blocked."""
+    assert lobby.address is not None
+    stream = await trio.open_tcp_stream(*lobby.address)
+    first = json.loads(await read_line(stream))
+    assert await stream.receive_some(100) == b""  # closed after it
+    await stream.aclose()
+    assert first["type"] == "fault", first
+    return str(first["detail"])
+
+
+async def test_wrong_tokens_are_counted_per_address_then_refused_for_a_while(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    notes: list[str] = []
+    async with open_lobby(
+        BOTS, TOKENS, CONTROL, host="127.0.0.1", port=0, wait=600, note=notes.append
+    ) as lobby:
+        for _ in range(WRONG_TOKEN_LIMIT - 1):
+            assert "wrong or missing token" in await refusal_of(lobby, "guess")
+        mock_clock.jump(WRONG_TOKEN_WINDOW + 1)  # the window moved on: counting starts again
+        for _ in range(WRONG_TOKEN_LIMIT):
+            assert "wrong or missing token" in await refusal_of(lobby, None)
+        # Blocked: refused before hello, even with the right token, and told for how long.
+        detail = await refused_before_hello(lobby)
+        assert detail == (
+            f"too many wrong tokens from 127.0.0.1; refused for {WRONG_TOKEN_BLOCK:g} s more"
+        )
+        mock_clock.jump(WRONG_TOKEN_BLOCK - 10)
+        assert (await refused_before_hello(lobby)).endswith("refused for 10 s more")
+        assert lobby.live(0) is None
+        mock_clock.jump(10)  # the block is over: the real bot gets in
+        alice, _ = await join(lobby, "alice-secret")
+        await until_connected(lobby, 0)
+        await alice.aclose()
+    wrong = [note for note in notes if note.startswith("lobby: wrong")]
+    # One line per attempt, each on one line, counting within the window.
+    assert len(wrong) == 2 * WRONG_TOKEN_LIMIT - 1
+    assert wrong[0] == "lobby: wrong or missing token from 127.0.0.1 (1 of 5 in 60 s)"
+    assert wrong[-1] == (
+        f"lobby: wrong or missing token from 127.0.0.1 (5 of 5 in 60 s; "
+        f"refused for {WRONG_TOKEN_BLOCK:g} s)"
+    )
+    assert all("\n" not in note for note in notes)
+
+
+async def test_the_limit_is_per_address_and_forgets_what_is_over(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    limit = WrongTokenLimit(limit=2, window=10, block=30)
+    assert limit.wrong("10.0.0.1") == 1
+    assert limit.wrong("10.0.0.2") == 1  # another address has its own count
+    assert limit.refused("10.0.0.1") is None
+    assert limit.wrong("10.0.0.1") == 2
+    assert limit.refused("10.0.0.1") == 30 and limit.refused("10.0.0.2") is None
+    mock_clock.jump(30)
+    assert limit.refused("10.0.0.1") is None and limit.refused("10.0.0.2") is None
+    assert limit._attempts == {} and limit._blocked_until == {}  # nothing kept
+
+
+async def test_a_stranger_whose_ready_is_deeply_nested_is_refused_and_the_lobby_goes_on(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    async with open_lobby(BOTS, TOKENS, CONTROL, host="127.0.0.1", port=0, wait=600) as lobby:
+        assert lobby.address is not None
+        for bomb in (b"[" * 20_000 + b"]" * 20_000, b'{"type":"ready","name":' + b"[" * 9000):
+            stream = await trio.open_tcp_stream(*lobby.address)
+            assert json.loads(await read_line(stream))["type"] == "hello"
+            await stream.send_all(bomb + b"\n")
+            fault = json.loads(await read_line(stream))
+            assert fault["type"] == "fault"
+            assert fault["detail"].startswith("instead of ready: arrays or objects nested more")
+            await stream.aclose()
+        bob, _ = await join(lobby, "bob-secret")
+        await until_connected(lobby, 1)
+        await bob.aclose()

@@ -265,6 +265,54 @@ def typed(
     raise AssertionError(f"unknown raw event {raw!r}")
 
 
+EventViews = tuple[Event, tuple[Event, ...] | None]
+"""An event as the referee sees it, and as each seat sees it: None when every seat sees
+the referee's event itself (all events but ``CardsDealt`` and ``HandSwapped``)."""
+
+
+def typed_views(
+    raws: Iterable[tuple[Any, ...]],
+    players: int,
+    to_card: Sequence[Card],
+    boodle_cards: Sequence[Card],
+) -> list[EventViews]:
+    """Typed events of raw events for every viewer at once (see ``EventViews``).
+
+    The same events as ``typed_events`` with ``viewer=None`` and with each seat,
+    typed once rather than once per viewer: a referee tells every seat and
+    keeps a log, and most events are public.
+    """
+    out: list[EventViews] = []
+    for raw in raws:
+        kind = raw[0]
+        if kind == E_RUN:
+            first, last, is_lead, owner = raw[1], raw[2], raw[3], raw[4]
+            out.extend(
+                (CardPlayed(owner[code], to_card[code], is_lead and code == first), None)
+                for code in range(first, last + 1)
+            )
+        elif kind == E_DEAL:
+            masks: tuple[int, ...] = raw[1]
+            hands = tuple(_cards(mask, to_card) for mask in masks)
+            sizes = tuple(m.bit_count() for m in masks)
+            dead_size = int(raw[2]).bit_count()
+            hidden = (None,) * len(masks)
+            views: tuple[Event, ...] = tuple(
+                CardsDealt(sizes, dead_size, (*hidden[:s], hands[s], *hidden[s + 1 :]), None)
+                for s in range(players)
+            )
+            out.append((CardsDealt(sizes, dead_size, hands, _cards(raw[2], to_card)), views))
+        elif kind == E_SWAP:
+            event = typed(raw, None, to_card, boodle_cards)[0]
+            assert isinstance(event, HandSwapped)
+            hidden_swap = dataclasses.replace(event, hand=None)
+            views = tuple(event if seat == raw[1] else hidden_swap for seat in range(players))
+            out.append((event, views))
+        else:
+            out.extend((event, None) for event in typed(raw, None, to_card, boodle_cards))
+    return out
+
+
 def typed_events(
     raws: Iterable[tuple[Any, ...]],
     viewer: int | None,

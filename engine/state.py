@@ -65,7 +65,9 @@ from engine.events import (
     STOP_PLAYED,
     STOP_TOP,
     Event,
+    EventViews,
     typed_events,
+    typed_views,
 )
 from engine.observation import Observation, observe
 from engine.outcome import Outcome
@@ -597,6 +599,17 @@ class Match:
     def events(self, viewer: int | None = None, since: int = 0) -> list[Event]:
         """Typed events from index ``since`` on, as ``viewer`` sees them (None: everything)."""
         return typed_events(self.raw_events(since), viewer, self._to_card, self._rules.boodle_cards)
+
+    def event_views(self, since: int = 0) -> list[EventViews]:
+        """Typed events from index ``since`` on, as the referee and as every seat sees them.
+
+        The same as ``events(viewer=None)`` and ``events(viewer=seat)`` for each
+        seat, typed once (see ``engine.events.EventViews``): for a referee, which
+        tells every seat and keeps a log.
+        """
+        return typed_views(
+            self.raw_events(since), self._players, self._to_card, self._rules.boodle_cards
+        )
 
     def observation(self, seat: int) -> Observation:
         """What ``seat`` knows now: the only door, with ``events``, for hidden cards."""

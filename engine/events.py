@@ -194,7 +194,13 @@ Event = (
 
 
 def _cards(mask: int, to_card: Sequence[Card]) -> tuple[Card, ...]:
-    return tuple(sorted(to_card[code] for code in range(52) if mask >> code & 1))
+    cards = []
+    while mask:  # lowest set bit first: one step per card, not per code
+        low = mask & -mask
+        cards.append(to_card[low.bit_length() - 1])
+        mask ^= low
+    cards.sort()
+    return tuple(cards)
 
 
 def typed(

@@ -1080,8 +1080,15 @@ class Match:
     # -- helpers ---------------------------------------------------------------------
 
     def _cards_of_mask(self, mask: int) -> tuple[Card, ...]:
+        # Lowest set bit first: a hand's 13 cards cost 13 steps, not a walk over 52 codes.
         to_card = self._to_card
-        return tuple(sorted(to_card[code] for code in range(52) if mask >> code & 1))
+        cards = []
+        while mask:
+            low = mask & -mask
+            cards.append(to_card[low.bit_length() - 1])
+            mask ^= low
+        cards.sort()
+        return tuple(cards)
 
     def _illegal_lead_reason(self, card: Card) -> str:
         seat = self._to_act

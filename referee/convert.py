@@ -164,6 +164,10 @@ def wire_event(event: Event) -> bytes:
     return _encoder.encode(event)
 
 
+# card_played's JSON by (seat, card, lead): at most 8 * 52 * 2 entries, each encoded once.
+_CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
+
+
 def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
     """One engine event (``Match.event_views``) as the wire's JSON, encoded once.
 
@@ -173,6 +177,12 @@ def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
     """
     omniscient, each = views
     table = _TO_PROTOCOL
+    if type(omniscient) is ev.CardPlayed:  # a public event, and most events: from a table
+        key = (omniscient.seat, omniscient.card, omniscient.lead)
+        json = _CARD_PLAYED_JSON.get(key)
+        if json is None:
+            json = _CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
+        return json
     if each is None:
         event = table[type(omniscient)](omniscient)
         return None if event is None else _encoder.encode(event)

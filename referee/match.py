@@ -514,6 +514,7 @@ class _Referee:
             return
         match = self.match
         write = self.log.write
+        write_json = self.log.write_json
         for event, wire in self.unlogged:
             kind = type(event)
             if kind is ev.CardsDealt:
@@ -533,8 +534,10 @@ class _Referee:
                 assert isinstance(event, ev.HandEnded)
                 for winner in event.winners:
                     self.seats[winner].hands_won += 1
-            logged = log_event(event) if wire is None else msgspec.Raw(wire)
-            write({"type": "event", "n": self.logged_typed, "event": logged})
+            if wire is None:
+                write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
+            else:  # the very bytes msgspec makes of that dict with the wire's event in it
+                write_json(b'{"type":"event","n":%d,"event":%b}' % (self.logged_typed, wire))
             self.logged_typed += 1
         self.unlogged = []
 

@@ -88,6 +88,13 @@ class MatchLog:
             self._buffer += _encoder.encode(record)
             self._buffer += b"\n"
 
+    def write_json(self, record: bytes) -> None:
+        """A record already encoded as one JSON object (no newline), as ``write`` would."""
+        self.lines += 1
+        if self._file is not None:
+            self._buffer += record
+            self._buffer += b"\n"
+
     def flush(self) -> None:
         if self._file is not None and self._buffer:
             try:

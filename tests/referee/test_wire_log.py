@@ -10,6 +10,7 @@ too: each event a seat was sent comes back from its log line.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 from engine import preset
 from referee.cli import app
 from referee.match import play_match
+from referee.matchlog import LogError
 from referee.replay import verify_log
 from referee.timecontrol import TimeControl
 from referee.transcript import transcript, wire_event_from_log
@@ -139,3 +141,26 @@ def test_replay_prints_a_seats_wire_and_feeds_a_bot_its_recorded_input(tmp_path:
 
     usage = runner.invoke(app, ["replay", str(log), "--wire"])
     assert usage.exit_code == 2 and "--seat" in usage.stderr
+
+
+def test_a_log_of_format_1_still_replays_and_says_it_has_no_transcript(tmp_path: Path) -> None:
+    log = tmp_path / "m.jsonl"
+    played = runner.invoke(
+        app, ["match", "--bot", "random", "--bot", "random", "--bot", "random",
+              "--seed", "2", "--hands", "2", "--log", str(log)],
+    )  # fmt: skip
+    assert played.exit_code == 0, played.stderr
+    # The same log as the format before transcripts wrote it: no sent or received lines.
+    old = tmp_path / "old.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    lines[0]["format"] = 1
+    kept = [line for line in lines if line["type"] not in ("sent", "received")]
+    old.write_text("".join(json.dumps(line) + "\n" for line in kept))
+    assert verify_log(old).result.places == verify_log(log).result.places
+    wire = runner.invoke(app, ["replay", str(old), "--seat", "0", "--wire"])
+    assert wire.exit_code == 1 and "no wire transcript" in wire.stderr
+    # A format 1 log with a transcript line is not what it claims to be.
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(line) + "\n" for line in [lines[0], *lines[1:]]))
+    with pytest.raises(LogError, match="in a log of format 1"):
+        verify_log(mixed)

@@ -214,6 +214,14 @@ class Round:
     floor: float
     pipes: float
     tcp: Run
+    floor_cpu: float = 0.0  # this process's CPU seconds while it played the floor
+
+
+async def timed_replay(replayer: Replayer, writes: list[tuple[int, bytes]]) -> tuple[float, float]:
+    """(seconds, this process's CPU seconds) to replay ``writes``."""
+    cpu = time.process_time()
+    seconds = await replayer.replay(writes)
+    return seconds, time.process_time() - cpu
 
 
 async def measure(hands: int, rounds: int) -> list[Round]:
@@ -239,12 +247,14 @@ async def measure(hands: int, rounds: int) -> list[Round]:
             results = []
             for number in range(1, rounds + 1):
                 match = await stdio.play(hands, number)
+                floor_seconds, floor_cpu = await timed_replay(floor, match.writes)
                 results.append(
                     Round(
                         match,
-                        await floor.replay(match.writes),
+                        floor_seconds,
                         await pipes.replay(match.writes),
                         await tcp.play(hands, number),
+                        floor_cpu,
                     )
                 )
         finally:
@@ -286,10 +296,15 @@ async def main_async(hands: int, rounds: int, check: bool) -> int:
         f"{statistics.median(tcp_ratios):.0%} ({', '.join(f'{x:.0%}' for x in tcp_ratios)})"
     )
     cpu = statistics.median(r.match.cpu / r.match.round_trips for r in results) * 1e6
+    floor_cpu = statistics.median(r.floor_cpu / r.match.round_trips for r in results) * 1e6
     turn = statistics.median(r.match.turnaround for r in results) * 1e6
     print(
         f"referee      : {cpu:8.0f} µs of CPU per round trip; {turn:.0f} µs median from a "
         f"reply read to the next request written (medians of rounds)"
+    )
+    print(
+        f"floor        : {floor_cpu:8.0f} µs of CPU per round trip in this process (the bare "
+        f"ping-pong: writes, reads, trio); the referee's own work is the difference"
     )
     if check and ratio < TARGET_RATIO:
         print(f"below the target: the match runs at {ratio:.0%} of the floor")

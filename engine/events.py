@@ -271,6 +271,10 @@ def typed(
     raise AssertionError(f"unknown raw event {raw!r}")
 
 
+# Every (seat, card, lead) CardPlayed, made once: events are immutable, and a referee
+# types every card of every match (at most 8 * 52 * 2 of them).
+_CARD_PLAYED: dict[tuple[int, Card, bool], CardPlayed] = {}
+
 EventViews = tuple[Event, tuple[Event, ...] | None]
 """An event as the referee sees it, and as each seat sees it: None when every seat sees
 the referee's event itself (all events but ``CardsDealt`` and ``HandSwapped``)."""
@@ -293,10 +297,12 @@ def typed_views(
         kind = raw[0]
         if kind == E_RUN:
             first, last, is_lead, owner = raw[1], raw[2], raw[3], raw[4]
-            out.extend(
-                (CardPlayed(owner[code], to_card[code], is_lead and code == first), None)
-                for code in range(first, last + 1)
-            )
+            for code in range(first, last + 1):
+                key = (owner[code], to_card[code], is_lead and code == first)
+                played = _CARD_PLAYED.get(key)
+                if played is None:
+                    played = _CARD_PLAYED[key] = CardPlayed(*key)
+                out.append((played, None))
         elif kind == E_DEAL:
             masks: tuple[int, ...] = raw[1]
             hands = tuple(_cards(mask, to_card) for mask in masks)

@@ -8,6 +8,9 @@ of the same random play (``kernel_hand``: the seeded deal, leads, forced runs,
 stops, going out; no chips, stakes, events or API), and the engine's
 ``engine.playout`` path, in rounds that alternate the three in one process; it
 prints the median ratio and the spread of rounds (target: the API at 0.8x).
+``--plain api|playout|kernel|none`` plays about 3,000 hands on one path and
+exits: a fixed workload for an instruction count that no load can blur
+(``valgrind --tool=callgrind``; subtract ``none``, the start-up).
 
 Search bots play millions of random hands and copy states at every node, so
 these two figures are the engine's budget.  Both loops do only what a random
@@ -211,6 +214,26 @@ def kernel_report(players: int, seconds: float, rounds: int, seed: int) -> list[
     ]
 
 
+def plain(path: str, players: int, seed: int, hands: int = 3000) -> int:
+    """About ``hands`` hands of the default preset on one path (``--plain``); the hands played."""
+    rules = preset(DEFAULT_PRESET)
+    pick = random.Random(seed)
+    played = 0
+    match_seed = seed
+    if path == "kernel":
+        holders = [kernel_holders(players, dealer) for dealer in range(players)]
+        for played in range(hands):
+            kernel_hand(players, seed, played + 1, holders[played % players], pick.random)
+        return hands
+    while path != "none" and played < hands:
+        if path == "api":
+            played += play_random_match(rules, players, match_seed, pick)
+        else:
+            played += random_playout(Match(rules, players, match_seed), pick.random)
+        match_seed += 1
+    return played
+
+
 def mid_hand_states(rules: Rules, players: int, seed: int, count: int = 200) -> list[Match]:
     """States in the middle of a hand (a lead to make, some cards played), from random play."""
     pick = random.Random(seed)
@@ -286,12 +309,16 @@ def main(argv: list[str] | None = None) -> int:
         "--kernel", action="store_true", help="the API and playout against the bare kernel"
     )
     parser.add_argument("--rounds", type=int, default=7, help="--kernel: rounds (default 7)")
+    parser.add_argument("--plain", choices=("api", "playout", "kernel", "none"))
     args = parser.parse_args(argv)
     if not 3 <= args.players <= 8:
         parser.error(f"--players: a table seats 3 to 8 players, got {args.players}")
     if args.seconds <= 0:
         parser.error(f"--seconds: must be more than 0, got {args.seconds}")
 
+    if args.plain is not None:
+        print(f"{args.plain}: {plain(args.plain, args.players, args.seed):,} hands")
+        return 0
     if args.kernel:
         print("\n".join(kernel_report(args.players, args.seconds, args.rounds, args.seed)))
         return 0

@@ -26,7 +26,8 @@ the ``result``:
               the seat's fault count and whether it disqualified.
 ``decision``  seat, hand, the decision, the choice applied, and ``by``:
               ``bot``, or ``default`` (a fault, a disqualified or dead seat).
-``sent``      (format 2) the wire transcript: one write to a seat, ``t`` its time in
+``sent``      (format 2) the wire transcript: one write to a seat (as attempted: a
+              bot that is gone may not have read it), ``t`` its time in
               ms from the match's start, ``lines`` each line written: a message
               as it was sent, or for an ``events`` message the list of its
               events, each the ``n`` of an ``event`` line (its wire form is

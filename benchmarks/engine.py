@@ -1,6 +1,16 @@
 """How fast the engine plays: hands per second and state copies per second, per preset.
 
     python benchmarks/engine.py [--seconds S] [--players N] [--seed N] [--check]
+    python benchmarks/engine.py --kernel [--rounds R] [--seconds S]
+
+``--kernel`` measures the default preset's public API against a bare kernel
+of the same random play (``kernel_hand``: the seeded deal, leads, forced runs,
+stops, going out; no chips, stakes, events or API), and the engine's
+``engine.playout`` path, in rounds that alternate the three in one process; it
+prints the median ratio and the spread of rounds (target: the API at 0.8x).
+``--plain api|playout|kernel|none`` plays about 3,000 hands on one path and
+exits: a fixed workload for an instruction count that no load can blur
+(``valgrind --tool=callgrind``; subtract ``none``, the start-up).
 
 Search bots play millions of random hands and copy states at every node, so
 these two figures are the engine's budget.  Both loops do only what a random
@@ -16,18 +26,24 @@ missed, so CI can hold the line once the engine meets them.
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import statistics
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from engine import DEFAULT_PRESET, PRESETS, Decision, Match, Rules, preset
+from engine.deal import shuffled
+from engine.playout import random_playout
 
 TARGET_HANDS_PER_SECOND = 20_000
 TARGET_COPIES_PER_SECOND = 200_000
+TARGET_KERNEL_RATIO = 0.8
 ROUNDS = 3  # each figure is the best of this many rounds of seconds / ROUNDS
 
 
@@ -72,6 +88,150 @@ def hands_per_second(
         hands += round_hands
         best = max(best, round_hands / (now - start))
     return best, matches, hands
+
+
+# -- the bare kernel ----------------------------------------------------------------
+
+_DEAD = 8
+
+
+def kernel_holders(players: int, dealer: int) -> list[int]:
+    """Who gets the k-th card: clockwise from the dealer's left, the dead hand last."""
+    order = [(dealer + 1 + i) % players for i in range(players)] + [_DEAD]
+    return (order * (52 // len(order) + 1))[:52]
+
+
+def kernel_hand(players: int, seed: int, hand: int, holders: list[int], choose: Any) -> int:
+    """One hand of the default rules' play, bare: returns the seat that went out.
+
+    Cards are codes ``suit * 13 + rank`` (aces high), a hand a 52-bit mask.
+    """
+    owner = shuffled(seed, hand, holders)
+    hands = [0] * players
+    for code, holder in enumerate(owner):
+        if holder != _DEAD:
+            hands[holder] |= 1 << code
+    seat = holders[0]
+    while True:
+        held = hands[seat]
+        leads = [
+            13 * suit + ((m & -m).bit_length() - 1)
+            for suit in range(4)
+            if (m := held >> (13 * suit) & 0x1FFF)
+        ]
+        code = leads[int(choose() * len(leads))]
+        while True:  # the run of forced follows
+            held = hands[seat] ^ (1 << code)
+            hands[seat] = held
+            if not held:
+                return seat
+            if code % 13 == 12:
+                break
+            holder = owner[code + 1]
+            if holder == _DEAD or not hands[holder] >> (code + 1) & 1:
+                break
+            code += 1
+            seat = holder
+
+
+def kernel_hands(players: int, seconds: float, seed: int, pick: random.Random) -> float:
+    """Hands per second of the bare kernel (the dealer moves on each hand)."""
+    choose = pick.random
+    hands = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    holders = [kernel_holders(players, dealer) for dealer in range(players)]
+    while True:
+        for _ in range(50):
+            kernel_hand(players, seed, hands + 1, holders[hands % players], choose)
+            hands += 1
+        now = time.perf_counter()
+        if now >= deadline:
+            return hands / (now - start)
+
+
+def api_hands(rules: Rules, players: int, seconds: float, seed: int, pick: random.Random) -> float:
+    """Hands per second of whole random matches through the public API."""
+    hands = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        hands += play_random_match(rules, players, seed, pick)
+        seed += 1
+        now = time.perf_counter()
+        if now >= deadline:
+            return hands / (now - start)
+
+
+def playout_hands(
+    rules: Rules, players: int, seconds: float, seed: int, pick: random.Random
+) -> float:
+    """Hands per second of whole random matches on ``engine.playout`` (no events)."""
+    hands = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    choose = pick.random
+    while True:
+        match = Match(rules, players, seed)
+        hands += random_playout(match, choose)
+        seed += 1
+        now = time.perf_counter()
+        if now >= deadline:
+            return hands / (now - start)
+
+
+def kernel_report(players: int, seconds: float, rounds: int, seed: int) -> list[str]:
+    """Rounds alternating the API, the playout path and the kernel; ratios per round."""
+    rules = preset(DEFAULT_PRESET)
+    pick = random.Random(seed)
+    api: list[float] = []
+    fast: list[float] = []
+    bare: list[float] = []
+    for number in range(rounds):
+        order = [0, 1, 2] if number % 2 == 0 else [2, 1, 0]  # neither always goes first
+        for which in order:
+            if which == 0:
+                api.append(api_hands(rules, players, seconds, seed + 1000 * number, pick))
+            elif which == 1:
+                fast.append(playout_hands(rules, players, seconds, seed + 1000 * number, pick))
+            else:
+                bare.append(kernel_hands(players, seconds, seed + 1000 * number, pick))
+    api_ratio = sorted(a / k for a, k in zip(api, bare, strict=True))
+    fast_ratio = sorted(f / k for f, k in zip(fast, bare, strict=True))
+
+    def spread(values: list[float]) -> str:
+        return ", ".join(f"{v:.2f}" for v in values)
+
+    return [
+        f"{DEFAULT_PRESET}, {players} players, random decisions, {rounds} rounds of "
+        f"{seconds:g} s each (API, playout, kernel interleaved), Python {sys.version.split()[0]}, "
+        f"load average {os.getloadavg()[0]:.2f}",
+        f"kernel  : {statistics.median(bare):9,.0f} hands/s (median of rounds)",
+        f"API     : {statistics.median(api):9,.0f} hands/s; API / kernel median "
+        f"{statistics.median(api_ratio):.2f} ({spread(api_ratio)}); target {TARGET_KERNEL_RATIO}",
+        f"playout : {statistics.median(fast):9,.0f} hands/s; playout / kernel median "
+        f"{statistics.median(fast_ratio):.2f} ({spread(fast_ratio)})",
+    ]
+
+
+def plain(path: str, players: int, seed: int, hands: int = 3000) -> int:
+    """About ``hands`` hands of the default preset on one path (``--plain``); the hands played."""
+    rules = preset(DEFAULT_PRESET)
+    pick = random.Random(seed)
+    played = 0
+    match_seed = seed
+    if path == "kernel":
+        holders = [kernel_holders(players, dealer) for dealer in range(players)]
+        for played in range(hands):
+            kernel_hand(players, seed, played + 1, holders[played % players], pick.random)
+        return hands
+    while path != "none" and played < hands:
+        if path == "api":
+            played += play_random_match(rules, players, match_seed, pick)
+        else:
+            played += random_playout(Match(rules, players, match_seed), pick.random)
+        match_seed += 1
+    return played
 
 
 def mid_hand_states(rules: Rules, players: int, seed: int, count: int = 200) -> list[Match]:
@@ -145,12 +305,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=4, help="players at the table (3..8)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the matches and the picks")
     parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument(
+        "--kernel", action="store_true", help="the API and playout against the bare kernel"
+    )
+    parser.add_argument("--rounds", type=int, default=7, help="--kernel: rounds (default 7)")
+    parser.add_argument("--plain", choices=("api", "playout", "kernel", "none"))
     args = parser.parse_args(argv)
     if not 3 <= args.players <= 8:
         parser.error(f"--players: a table seats 3 to 8 players, got {args.players}")
     if args.seconds <= 0:
         parser.error(f"--seconds: must be more than 0, got {args.seconds}")
 
+    if args.plain is not None:
+        print(f"{args.plain}: {plain(args.plain, args.players, args.seed):,} hands")
+        return 0
+    if args.kernel:
+        print("\n".join(kernel_report(args.players, args.seconds, args.rounds, args.seed)))
+        return 0
     print(
         f"{args.players} players, random decisions, {args.seconds:g} s per figure "
         f"(best of {ROUNDS}), seed {args.seed}, Python {sys.version.split()[0]}"

@@ -109,6 +109,29 @@ def _rss_tree_kib(root: int) -> tuple[int, int]:
     return workers, bots
 
 
+def _cpu_seconds(pid: int) -> float:
+    """A process's CPU time so far (user + system), from ``/proc/PID/stat``."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_cpu(root: int, seen: dict[int, float]) -> None:
+    """Note the CPU time of every process under ``root`` (the league's workers and bots).
+
+    Kept per pid, highest seen: a process's last sample before it ends is what it
+    used (bots live for the whole league, one per bot per table worker).
+    """
+    stack = _children(root)
+    while stack:
+        pid = stack.pop()
+        try:
+            seen[pid] = max(seen.get(pid, 0.0), _cpu_seconds(pid))
+            stack.extend(_children(pid))
+        except OSError:
+            continue  # it ended while we looked
+
+
 def _machine_busy_seconds() -> float:
     """CPU seconds all cores of this machine have spent not idle since boot (``/proc/stat``).
 
@@ -132,13 +155,15 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
         config = parse_config(path.read_text(), path)
         store = LeagueStore.for_league(Path(directory) / "bench.db", config)
         workers_rss = bots_rss = 0
+        tree_cpu: dict[int, float] = {}
 
         async def sample() -> None:
             nonlocal workers_rss, bots_rss
             while True:
-                await trio.sleep(1.0)
+                await trio.sleep(0.5)
                 workers, bots = _rss_tree_kib(os.getpid())
                 workers_rss, bots_rss = max(workers_rss, workers), max(bots_rss, bots)
+                _tree_cpu(os.getpid(), tree_cpu)
 
         async def main() -> float:
             async with trio.open_nursery() as nursery:
@@ -153,7 +178,9 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
             return elapsed
 
         busy_before = _machine_busy_seconds()
+        own_before = time.process_time()
         elapsed = trio.run(main)
+        own = time.process_time() - own_before
         busy = _machine_busy_seconds() - busy_before
         matches = store.count()
         store.close()
@@ -164,6 +191,9 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
         "seconds": elapsed,
         "matches_per_s": matches / elapsed,
         "cores_busy": busy / elapsed,
+        # The league's own CPU (this process, its workers and their bots, sampled
+        # twice a second): what a match costs, whatever else the machine runs.
+        "cpu_per_match": (own + sum(tree_cpu.values())) / max(matches, 1),
         "load_before": load_before,
         "league_peak_rss_kib": peak,
         "workers_rss_kib": workers_rss,
@@ -306,7 +336,8 @@ def main() -> None:
         print(
             f"--jobs {jobs}: {r['matches_per_s']:.2f} matches/s ({r['seconds']:.1f} s, "
             f"{r['cores_busy']:.2f} of the machine's {os.cpu_count()} cores busy; "
-            f"load average {r['load_before']:.2f} before); "
+            f"load average {r['load_before']:.2f} before; "
+            f"{r['cpu_per_match'] * 1000:.0f} ms of the league's CPU per match); "
             f"RSS: league process {r['league_peak_rss_kib'] / 1024:.1f} MiB, "
             f"table workers {r['workers_rss_kib'] / 1024:.1f} MiB, "
             f"bots {r['bots_rss_kib'] / 1024:.1f} MiB"
@@ -320,6 +351,14 @@ def main() -> None:
             f"{cores / one['cores_busy']:.2f}x"
         )
     print(f"speed-up with 2 jobs: {speedup:.2f}x ({verdict} the {TARGET_SPEEDUP}x target)")
+    # One table is a chain of round trips, so it keeps at most so many cores busy; two
+    # tables can do at most cores / (that) times its work.
+    table_cores = one["cpu_per_match"] * one["matches_per_s"]
+    print(
+        f"one table keeps {table_cores:.2f} cores busy with its own work (CPU per match x "
+        f"matches/s with --jobs 1): two tables on {cores} cores can give at most "
+        f"{min(2.0, cores / max(table_cores, 1e-9)):.2f}x"
+    )
     print(
         f"memory per table: its referee (a table worker) {per_table_referee:.1f} MiB, "
         f"its bot processes {per_table_bots:.1f} MiB"

@@ -26,6 +26,15 @@ round (the protocol's lifecycle), so start-up is in no figure; matches are
 long (``--hands``, chips enough that nobody is eliminated).
 
 ``--check`` exits with 1 when the median match/floor is below 80%.
+
+``--plain N`` only plays N matches (``--hands`` each, seeds 1..N, with a log
+in a temporary directory) after one warm-up match, and prints their round
+trips: a fixed workload for an instruction count that no load can blur::
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+        python benchmarks/referee.py --plain 1 --hands 60    # then --plain 3
+
+(the difference of the two counts, over the round trips of matches 2 and 3).
 """
 
 from __future__ import annotations
@@ -214,6 +223,14 @@ class Round:
     floor: float
     pipes: float
     tcp: Run
+    floor_cpu: float = 0.0  # this process's CPU seconds while it played the floor
+
+
+async def timed_replay(replayer: Replayer, writes: list[tuple[int, bytes]]) -> tuple[float, float]:
+    """(seconds, this process's CPU seconds) to replay ``writes``."""
+    cpu = time.process_time()
+    seconds = await replayer.replay(writes)
+    return seconds, time.process_time() - cpu
 
 
 async def measure(hands: int, rounds: int) -> list[Round]:
@@ -239,18 +256,42 @@ async def measure(hands: int, rounds: int) -> list[Round]:
             results = []
             for number in range(1, rounds + 1):
                 match = await stdio.play(hands, number)
+                floor_seconds, floor_cpu = await timed_replay(floor, match.writes)
                 results.append(
                     Round(
                         match,
-                        await floor.replay(match.writes),
+                        floor_seconds,
                         await pipes.replay(match.writes),
                         await tcp.play(hands, number),
+                        floor_cpu,
                     )
                 )
         finally:
             await floor.stop()
             await pipes.stop()
     return results
+
+
+async def plain(matches: int, hands: int) -> int:
+    """The fixed workload of ``--plain``: a warm-up match, then ``matches`` logged matches."""
+    import tempfile
+
+    async with open_bots(random_bots("stdio"), CONTROL) as sessions:
+        table = Table(sessions)
+        await table.play(5, 0)
+        with tempfile.TemporaryDirectory() as scratch:
+            for seed in range(1, matches + 1):
+                result = await play_match(
+                    sessions,
+                    rules(hands),
+                    seed,
+                    time_control=CONTROL,
+                    match_id=f"plain-{seed}",
+                    log_path=Path(scratch) / f"{seed}.jsonl",
+                )
+                trips = sum(seat.decisions for seat in result.seats)
+                print(f"match {seed}: {result.hands} hands, {trips} round trips")
+    return 0
 
 
 async def main_async(hands: int, rounds: int, check: bool) -> int:
@@ -286,10 +327,15 @@ async def main_async(hands: int, rounds: int, check: bool) -> int:
         f"{statistics.median(tcp_ratios):.0%} ({', '.join(f'{x:.0%}' for x in tcp_ratios)})"
     )
     cpu = statistics.median(r.match.cpu / r.match.round_trips for r in results) * 1e6
+    floor_cpu = statistics.median(r.floor_cpu / r.match.round_trips for r in results) * 1e6
     turn = statistics.median(r.match.turnaround for r in results) * 1e6
     print(
         f"referee      : {cpu:8.0f} µs of CPU per round trip; {turn:.0f} µs median from a "
         f"reply read to the next request written (medians of rounds)"
+    )
+    print(
+        f"floor        : {floor_cpu:8.0f} µs of CPU per round trip in this process (the bare "
+        f"ping-pong: writes, reads, trio); the referee's own work is the difference"
     )
     if check and ratio < TARGET_RATIO:
         print(f"below the target: the match runs at {ratio:.0%} of the floor")
@@ -302,7 +348,10 @@ def main() -> None:
     parser.add_argument("--hands", type=int, default=300, help="hands per timed match")
     parser.add_argument("--rounds", type=int, default=5, help="paired rounds")
     parser.add_argument("--check", action="store_true", help="exit 1 below the target")
+    parser.add_argument("--plain", type=int, metavar="N", help="only play N logged matches")
     args = parser.parse_args()
+    if args.plain is not None:
+        sys.exit(trio.run(plain, args.plain, args.hands))
     sys.exit(trio.run(main_async, args.hands, args.rounds, args.check))
 
 

@@ -109,6 +109,11 @@ RANKS: Final = "23456789TJQKA"
 """Rank characters from 2 up to the Ace (a card is its rank then its suit: ``"TH"``)."""
 
 _ACES_LOW_RANKS: Final = "A23456789TJQK"
+# Each card's sort key (suit, then rank) under each rank order: one dictionary lookup.
+_SORT_KEYS: Final = {
+    ranks: {rank + suit: (s, r) for s, suit in enumerate(SUITS) for r, rank in enumerate(ranks)}
+    for ranks in (RANKS, _ACES_LOW_RANKS)
+}
 
 
 def card_rank(card: str) -> str:
@@ -215,7 +220,22 @@ class TableState:
 
     def apply(self, event: Event) -> None:
         """Update the table with one event."""
-        match event:
+        if type(event) is CardPlayed:  # most events by far: the quick path
+            seat, card = event.seat, event.card
+            self.played.append((seat, card))
+            self.played_cards.add(card)
+            self.last_card = card
+            sizes = self.hand_sizes
+            if 0 <= seat < len(sizes) and sizes[seat] > 0:
+                sizes[seat] -= 1
+            if card in self.hand:
+                self.hand.remove(card)
+            return
+        match event:  # the commoner events first
+            case RunStopped(cause=cause, missing=missing):
+                self.stops.append(event)
+                if cause == "dead" and missing is not None:
+                    self.known_dead.add(missing)
             case HandStarted(hand_number=number, dealer=dealer):
                 self.hand_number, self.dealer = number, dealer
                 self.hand, self.played, self.stops = [], [], []
@@ -261,10 +281,6 @@ class TableState:
                 self._add_chips(seat, chips)
                 if card in self.boodle_cards:
                     self.boodle[self.boodle_cards.index(card)] = 0
-            case RunStopped(cause=cause, missing=missing):
-                self.stops.append(event)
-                if cause == "dead" and missing is not None:
-                    self.known_dead.add(missing)
             case ChipsPaid(payer=payer, payee=payee, chips=chips):
                 self._add_chips(payer, -chips)
                 if payee is not None:
@@ -306,6 +322,10 @@ class TableState:
         """The card's place in its suit, 0 (lowest) to 12 (the top card, where runs stop)."""
         return (_ACES_LOW_RANKS if self.aces_low else RANKS).index(card[0])
 
+    def _sort_key(self, card: str) -> tuple[int, int]:
+        """(suit, rank) of a card, for ``sort_cards``."""
+        return (SUITS.index(card[1]), self.rank(card))
+
     def next_card(self, card: str) -> str | None:
         """The card that would follow ``card`` in a run, or None after the top card."""
         ranks = _ACES_LOW_RANKS if self.aces_low else RANKS
@@ -314,7 +334,11 @@ class TableState:
 
     def sort_cards(self, cards: Iterable[str]) -> list[str]:
         """Cards by suit (C D H S), then by rank under this match's order."""
-        return sorted(cards, key=lambda card: (SUITS.index(card[1]), self.rank(card)))
+        keys = _SORT_KEYS[_ACES_LOW_RANKS if self.aces_low else RANKS]
+        try:
+            return sorted(cards, key=keys.__getitem__)
+        except KeyError:  # not a card text: sort what can be sorted, as before
+            return sorted(cards, key=self._sort_key)
 
     def suit_of_hand(self, suit: str) -> list[str]:
         """Your cards of one suit, lowest first."""

@@ -194,7 +194,13 @@ Event = (
 
 
 def _cards(mask: int, to_card: Sequence[Card]) -> tuple[Card, ...]:
-    return tuple(sorted(to_card[code] for code in range(52) if mask >> code & 1))
+    cards = []
+    while mask:  # lowest set bit first: one step per card, not per code
+        low = mask & -mask
+        cards.append(to_card[low.bit_length() - 1])
+        mask ^= low
+    cards.sort()
+    return tuple(cards)
 
 
 def typed(
@@ -263,6 +269,60 @@ def typed(
     if kind == E_MATCH_END:
         return [MatchEnded(raw[1], raw[2], raw[3])]
     raise AssertionError(f"unknown raw event {raw!r}")
+
+
+# Every (seat, card, lead) CardPlayed, made once: events are immutable, and a referee
+# types every card of every match (at most 8 * 52 * 2 of them).
+_CARD_PLAYED: dict[tuple[int, Card, bool], CardPlayed] = {}
+
+EventViews = tuple[Event, tuple[Event, ...] | None]
+"""An event as the referee sees it, and as each seat sees it: None when every seat sees
+the referee's event itself (all events but ``CardsDealt`` and ``HandSwapped``)."""
+
+
+def typed_views(
+    raws: Iterable[tuple[Any, ...]],
+    players: int,
+    to_card: Sequence[Card],
+    boodle_cards: Sequence[Card],
+) -> list[EventViews]:
+    """Typed events of raw events for every viewer at once (see ``EventViews``).
+
+    The same events as ``typed_events`` with ``viewer=None`` and with each seat,
+    typed once rather than once per viewer: a referee tells every seat and
+    keeps a log, and most events are public.
+    """
+    out: list[EventViews] = []
+    for raw in raws:
+        kind = raw[0]
+        if kind == E_RUN:
+            first, last, is_lead, owner = raw[1], raw[2], raw[3], raw[4]
+            for code in range(first, last + 1):
+                key = (owner[code], to_card[code], is_lead and code == first)
+                played = _CARD_PLAYED.get(key)
+                if played is None:
+                    played = _CARD_PLAYED[key] = CardPlayed(*key)
+                out.append((played, None))
+        elif kind == E_DEAL:
+            masks: tuple[int, ...] = raw[1]
+            hands = tuple(_cards(mask, to_card) for mask in masks)
+            sizes = tuple(m.bit_count() for m in masks)
+            dead_size = int(raw[2]).bit_count()
+            hidden = (None,) * len(masks)
+            views: tuple[Event, ...] = tuple(
+                CardsDealt(sizes, dead_size, (*hidden[:s], hands[s], *hidden[s + 1 :]), None)
+                for s in range(players)
+            )
+            out.append((CardsDealt(sizes, dead_size, hands, _cards(raw[2], to_card)), views))
+        elif kind == E_SWAP:
+            event = typed(raw, None, to_card, boodle_cards)[0]
+            assert isinstance(event, HandSwapped)
+            hidden_swap = dataclasses.replace(event, hand=None)
+            views = tuple(event if seat == raw[1] else hidden_swap for seat in range(players))
+            out.append((event, views))
+        else:
+            out.extend((event, None) for event in typed(raw, None, to_card, boodle_cards))
+    return out
 
 
 def typed_events(

@@ -65,7 +65,9 @@ from engine.events import (
     STOP_PLAYED,
     STOP_TOP,
     Event,
+    EventViews,
     typed_events,
+    typed_views,
 )
 from engine.observation import Observation, observe
 from engine.outcome import Outcome
@@ -598,6 +600,17 @@ class Match:
         """Typed events from index ``since`` on, as ``viewer`` sees them (None: everything)."""
         return typed_events(self.raw_events(since), viewer, self._to_card, self._rules.boodle_cards)
 
+    def event_views(self, since: int = 0) -> list[EventViews]:
+        """Typed events from index ``since`` on, as the referee and as every seat sees them.
+
+        The same as ``events(viewer=None)`` and ``events(viewer=seat)`` for each
+        seat, typed once (see ``engine.events.EventViews``): for a referee, which
+        tells every seat and keeps a log.
+        """
+        return typed_views(
+            self.raw_events(since), self._players, self._to_card, self._rules.boodle_cards
+        )
+
     def observation(self, seat: int) -> Observation:
         """What ``seat`` knows now: the only door, with ``events``, for hidden cards."""
         return observe(self, seat)
@@ -1067,8 +1080,15 @@ class Match:
     # -- helpers ---------------------------------------------------------------------
 
     def _cards_of_mask(self, mask: int) -> tuple[Card, ...]:
+        # Lowest set bit first: a hand's 13 cards cost 13 steps, not a walk over 52 codes.
         to_card = self._to_card
-        return tuple(sorted(to_card[code] for code in range(52) if mask >> code & 1))
+        cards = []
+        while mask:
+            low = mask & -mask
+            cards.append(to_card[low.bit_length() - 1])
+            mask ^= low
+        cards.sort()
+        return tuple(cards)
 
     def _illegal_lead_reason(self, card: Card) -> str:
         seat = self._to_act

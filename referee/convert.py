@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import msgspec
+
 from engine import events as ev
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card
@@ -48,6 +50,7 @@ from protocol.events import (
     StakePlaced,
     WentOut,
 )
+from protocol.framing import MAX_LINE_BYTES, LineTooLongError
 from protocol.messages import Choice, DecisionKind, Request
 
 # ---------------------------------------------------------------- engine -> protocol
@@ -149,6 +152,69 @@ def protocol_events(events: Sequence[ev.Event]) -> list[Event]:
     return out
 
 
+# ---------------------------------------------------------------- events on the wire
+
+_encoder = msgspec.json.Encoder()
+_EVENTS_HEAD = b'{"type":"events","events":['
+_EVENTS_TAIL = b"]}\n"
+
+
+def wire_event(event: Event) -> bytes:
+    """A protocol event's JSON, as it appears inside an ``events`` message."""
+    return _encoder.encode(event)
+
+
+# card_played's JSON by (seat, card, lead): at most 8 * 52 * 2 entries, each encoded once.
+_CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
+
+
+def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
+    """One engine event (``Match.event_views``) as the wire's JSON, encoded once.
+
+    Bytes when every seat is sent the same (most events), a tuple of each
+    seat's bytes for an event whose view differs per seat, None for an event
+    that is never sent (``MatchEnded``).
+    """
+    omniscient, each = views
+    table = _TO_PROTOCOL
+    if type(omniscient) is ev.CardPlayed:  # a public event, and most events: from a table
+        key = (omniscient.seat, omniscient.card, omniscient.lead)
+        json = _CARD_PLAYED_JSON.get(key)
+        if json is None:
+            json = _CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
+        return json
+    if each is None:
+        event = table[type(omniscient)](omniscient)
+        return None if event is None else _encoder.encode(event)
+    encoded: list[bytes] = []
+    for view in each:
+        event = table[type(view)](view)
+        assert event is not None
+        encoded.append(_encoder.encode(event))
+    return tuple(encoded)
+
+
+# Engine events whose log form (``log_event``) is not their wire form: the log keeps
+# the engine's field names and is omniscient (``referee.transcript`` maps them).
+LOG_DIFFERS_FROM_WIRE: frozenset[type[Any]] = frozenset(
+    {ev.HandStarted, ev.CardsDealt, ev.HandSwapped, ev.MatchEnded}
+)
+
+
+def events_line(fragments: Sequence[bytes]) -> bytes:
+    """An ``events`` message from its events' JSON (``wire_event``), as one protocol line.
+
+    Byte for byte ``encode(Events(events=[...]))``, without decoding and
+    encoding each event again for every seat that is sent it.
+    """
+    line = _EVENTS_HEAD + b",".join(fragments) + _EVENTS_TAIL
+    if len(line) > MAX_LINE_BYTES + 1:
+        raise LineTooLongError(
+            f"a Events message encodes to {len(line) - 1} bytes; the limit is {MAX_LINE_BYTES}"
+        )
+    return line
+
+
 # ---------------------------------------------------------------- engine -> log
 
 _NAMES: dict[type[Any], str] = {}
@@ -224,7 +290,7 @@ def build_request(
     boodle_cards = None
     if decision is Decision.LEAD:
         kind = "lead"
-        legal = [str(card) for card in match.legal_actions()]
+        legal = [CARD_TEXT[card] for card in match.legal_actions()]
     elif decision is Decision.DEAD_HAND:
         kind = "dead_hand"
         legal = [choice.value for choice in match.legal_actions()]
@@ -244,7 +310,7 @@ def build_request(
         default=default_choice(
             kind, legal, stake_total=rules.stake_total, boodle_cards=len(rules.boodle_cards)
         ),
-        hand=[] if before_deal else [str(card) for card in match.hand_of(seat)],
+        hand=[] if before_deal else [CARD_TEXT[card] for card in match.hand_of(seat)],
         hand_sizes=[0] * match.players if before_deal else list(match.hand_sizes()),
         chips=list(match.chips),
         boodle=list(match.boodle_stacks),

@@ -35,6 +35,7 @@ re-runs the engine from the log and checks it.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import platform
 import sys
@@ -50,12 +51,11 @@ from engine import events as ev
 from engine.deal import Deal
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS, Match
-from protocol.events import Event, HandEnded, SeatDisqualified
+from protocol.events import SeatDisqualified
 from protocol.faults import FaultKind, disqualifies
 from protocol.messages import (
     PROTOCOL_VERSION,
     Choice,
-    Events,
     Fault,
     MalformedMessageError,
     MatchEnd,
@@ -67,11 +67,15 @@ from protocol.messages import (
     encode,
 )
 from referee.convert import (
+    CARD_TEXT,
+    LOG_DIFFERS_FROM_WIRE,
     apply_choice,
     apply_default,
     build_request,
+    events_line,
     log_event,
-    protocol_events,
+    wire_event,
+    wire_views,
 )
 from referee.failures import first_instance
 from referee.matchlog import LOG_FORMAT, MatchLog
@@ -208,8 +212,10 @@ class _Seat:
         self.clock = SeatClock(control)
         self.faults: list[FaultRecord] = []
         self.disqualified = False
-        self.cursor = 0  # raw engine events already converted into ``outbox``
-        self.outbox: list[Event] = []  # events converted for this seat, not yet sent
+        # Events not yet sent to this seat: (the log's event number ``n``, or -1 for the
+        # referee's own event, and the event's JSON), and where each hand's events end.
+        self.outbox: list[tuple[int, bytes]] = []
+        self.hand_ends: list[int] = []
         self.delivering: trio.Event | None = None  # set when a background write is done
         self.decisions = 0
         self.defaults = 0
@@ -223,19 +229,30 @@ class _Seat:
         """Asked for its decisions: not disqualified and its session alive."""
         return not self.disqualified and self.session.alive
 
-    def take_batches(self, through: int | None = None) -> list[Events]:
-        """The outbox as ``events`` messages, one per hand at most; emptied up to ``through``."""
-        events = self.outbox if through is None else self.outbox[:through]
-        self.outbox = [] if through is None else self.outbox[through:]
-        batches: list[Events] = []
+    def take_events(self, *, through_hand_end: bool = False) -> list[tuple[bytes, list[Any]]]:
+        """The outbox as ``events`` lines, one per hand at most, and emptied.
+
+        ``through_hand_end``: only up to the last ``hand_ended`` (SPEC.md 6.2).
+        Each line comes with its events for the transcript (``wire_items``).
+        """
+        outbox, ends = self.outbox, self.hand_ends
+        stop = (ends[-1] if ends else 0) if through_hand_end else len(outbox)
+        lines: list[tuple[bytes, list[Any]]] = []
         first = 0
-        for index, event in enumerate(events):
-            if isinstance(event, HandEnded):
-                batches.append(Events(events=events[first : index + 1]))
-                first = index + 1
-        if first < len(events):
-            batches.append(Events(events=events[first:]))
-        return batches
+        for end in (*(e for e in ends if e <= stop), stop):
+            if end > first:
+                part = outbox[first:end]
+                lines.append((events_line([json for _, json in part]), wire_items(part)))
+                first = end
+        self.outbox = outbox[stop:]
+        self.hand_ends = [end - stop for end in ends if end > stop]
+        return lines
+
+
+def wire_items(part: list[tuple[int, bytes]]) -> list[Any]:
+    """An ``events`` line in the transcript: each engine event's number ``n`` (its JSON is
+    regenerated from the log's event line), or the referee's own event itself."""
+    return [n if n >= 0 else msgspec.Raw(json) for n, json in part]
 
 
 class _Referee:
@@ -273,7 +290,11 @@ class _Referee:
         self.match = Match(rules, len(sessions), seed, dealer=dealer, deals=deals, chips=chips)
         self.seats = [_Seat(i, s, control) for i, s in enumerate(sessions)]
         self.names = [s.name for s in sessions]
-        self.logged = 0  # raw engine events written to the log
+        self.converted = 0  # raw engine events converted into the seats' outboxes
+        self.typed = 0  # typed events converted (the ``n`` of the next event line)
+        # Converted, not yet written to the log: each event and its wire JSON when the
+        # log's form of it is the same (most events: the log reuses the bytes).
+        self.unlogged: list[tuple[ev.Event, bytes | None]] = []
         self.logged_typed = 0  # typed events written (the ``n`` of event lines)
         self.delivered_hand = 0  # every seat has been sent the events of hands before this
         self.nursery: trio.Nursery | None = None  # background writes (see the class doc)
@@ -292,7 +313,7 @@ class _Referee:
                 if session.handshaken:
                     detail = f"lost before this match: {detail}"
                 await self.fault(seat, death.kind, detail, START_HAND, force_dq=True)
-        self.absorb()
+        self.log_new_events()
         await self.start_all()
         match = self.match
         self.delivered_hand = match.hand_number
@@ -303,7 +324,7 @@ class _Referee:
                 if to_act is None:
                     break
                 await self.decide(self.seats[to_act])
-            self.absorb(outboxes=True)
+            self.log_new_events()
             for seat in self.seats:
                 # A background write can still end in a fault (a bot that stopped
                 # reading): it belongs in the result, which the log's fault lines replay.
@@ -388,34 +409,58 @@ class _Referee:
                 move_time_ms=self.control.move_time_ms,
                 time_bank_ms=self.control.time_bank_ms,
             )
+            data = encode(message)
+            self.log_sent(seat, [msgspec.Raw(data[:-1])])
             try:
-                await seat.session.send(encode(message), self.control.startup_time)
+                await seat.session.send(data, self.control.startup_time)
             except BotLostError as error:
                 await self.fault(seat, error.kind, error.detail, START_HAND, force_dq=True)
 
     # ------------------------------------------------------------- events
 
-    def update(self, seat: _Seat) -> None:
-        """Convert the engine's new events for this seat (``Match.events(viewer=seat)``: the
-        engine's one door for hidden cards) into its outbox."""
-        count = self.match.event_count()
-        if seat.cursor < count:
-            events = self.match.events(viewer=seat.index, since=seat.cursor)
-            seat.outbox.extend(protocol_events(events))
-            seat.cursor = count
+    def absorb(self) -> None:
+        """Convert the engine's new events into every live seat's outbox (idempotent).
 
-    def absorb(self, *, outboxes: bool = False) -> None:
-        """Bring the log (and with ``outboxes`` every seat's outbox) up to date (idempotent).
-
-        A seat's outbox is otherwise brought up to date only when something is
-        sent to it (its request, a hand's end): one engine call per seat per
-        hand rather than per decision.
+        Each event is typed once for every viewer (``Match.event_views``: the
+        engine's one door for hidden cards) and encoded once: a public event's
+        bytes are shared by every seat's outbox.  The log's lines are written
+        later (``log_new_events``), after the request is on its way.
         """
-        self.log_new_events()
-        if outboxes:
-            for seat in self.seats:
-                if seat.session.alive:
-                    self.update(seat)
+        match = self.match
+        count = match.event_count()
+        if count == self.converted:
+            return
+        views = match.event_views(since=self.converted)
+        self.converted = count
+        seats = [seat for seat in self.seats if seat.session.alive]
+        n = self.typed
+        unlogged = self.unlogged
+        for view in views:
+            wire = wire_views(view)
+            omniscient = view[0]
+            same = isinstance(wire, bytes) and type(omniscient) not in LOG_DIFFERS_FROM_WIRE
+            unlogged.append((omniscient, wire if same else None))  # type: ignore[arg-type]
+            if wire is not None:
+                if isinstance(wire, bytes):
+                    item = (n, wire)
+                    for seat in seats:
+                        seat.outbox.append(item)
+                else:
+                    for seat in seats:
+                        seat.outbox.append((n, wire[seat.index]))
+                if type(omniscient) is ev.HandEnded:
+                    for seat in seats:
+                        seat.hand_ends.append(len(seat.outbox))
+            n += 1
+        self.typed = n
+
+    def log_sent(self, seat: _Seat, lines: list[Any]) -> None:
+        """The wire transcript: what was written to a seat, line for line (``matchlog``)."""
+        self.log.write({"type": "sent", "seat": seat.index, "t": self.clock_ms(), "lines": lines})
+
+    def clock_ms(self) -> float:
+        """Milliseconds since the match began (the transcript's times)."""
+        return round((trio.current_time() - self.started) * 1000, 3)
 
     def deliver_hand_ends(self, hand: int, asked: _Seat | None = None) -> None:
         """SPEC.md 6.2: after each ``hand_ended`` every seat is sent that hand's events.
@@ -425,15 +470,14 @@ class _Referee:
         if self.match.hand_number == self.delivered_hand:
             return
         self.delivered_hand = self.match.hand_number
-        self.absorb(outboxes=True)
+        self.absorb()
         assert self.nursery is not None
         for seat in self.seats:
-            if seat is asked or not seat.session.alive:
+            if seat is asked or not seat.session.alive or not seat.hand_ends:
                 continue
-            ends = [i for i, event in enumerate(seat.outbox) if isinstance(event, HandEnded)]
-            if not ends:
-                continue
-            data = b"".join(encode(message) for message in seat.take_batches(ends[-1] + 1))
+            lines = seat.take_events(through_hand_end=True)
+            data = b"".join(line for line, _ in lines)
+            self.log_sent(seat, [items for _, items in lines])
             done = trio.Event()
             previous, seat.delivering = seat.delivering, done
             self.nursery.start_soon(self.write_later, seat, data, previous, done, hand)
@@ -465,29 +509,37 @@ class _Referee:
 
     def log_new_events(self) -> None:
         """Write the engine's new events (and each deal's chance line) to the log."""
-        match = self.match
-        count = match.event_count()
-        if count == self.logged:
+        self.absorb()
+        if not self.unlogged:
             return
+        match = self.match
         write = self.log.write
-        for event in match.events(viewer=None, since=self.logged):
-            if isinstance(event, ev.CardsDealt):
+        write_json = self.log.write_json
+        for event, wire in self.unlogged:
+            kind = type(event)
+            if kind is ev.CardsDealt:
+                assert isinstance(event, ev.CardsDealt)
                 write(
                     {
                         "type": "chance",
                         "hand": match.hand_number,
-                        "hands": [[str(c) for c in hand or ()] for hand in event.hands],
-                        "dead": [str(c) for c in event.dead_hand or ()],
+                        "hands": [[CARD_TEXT[c] for c in hand or ()] for hand in event.hands],
+                        "dead": [CARD_TEXT[c] for c in event.dead_hand or ()],
                     }
                 )
-            elif isinstance(event, ev.BoodleWon):
+            elif kind is ev.BoodleWon:
+                assert isinstance(event, ev.BoodleWon)
                 self.seats[event.seat].boodle_chips += event.chips
-            elif isinstance(event, ev.HandEnded):
+            elif kind is ev.HandEnded:
+                assert isinstance(event, ev.HandEnded)
                 for winner in event.winners:
                     self.seats[winner].hands_won += 1
-            write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
+            if wire is None:
+                write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
+            else:  # the very bytes msgspec makes of that dict with the wire's event in it
+                write_json(b'{"type":"event","n":%d,"event":%b}' % (self.logged_typed, wire))
             self.logged_typed += 1
-        self.logged = count
+        self.unlogged = []
 
     # ------------------------------------------------------------- one decision
 
@@ -555,21 +607,24 @@ class _Referee:
         if not seat.playing:
             return None
         seat.decisions += 1
-        self.update(seat)
+        self.absorb()
         limit = clock.deadline
-        data = b"".join(encode(message) for message in seat.take_batches())
+        lines = seat.take_events()
+        asked = encode(request)
         try:
-            await session.send(data + encode(request), limit)
+            await session.send(b"".join(line for line, _ in lines) + asked, limit)
         except BotLostError as error:
-            self.absorb()
+            self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(asked[:-1])])
+            self.log_new_events()
             self.log_request(seat, request, hand)
             await self.fault(seat, error.kind, error.detail, hand, request=request, resolves=True)
             return None
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
+        self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(asked[:-1])])
         self.deliver_hand_ends(hand - 1, asked=seat)
-        self.absorb()
+        self.log_new_events()
         self.log_request(seat, request, hand)
         self.log.flush()
         while True:
@@ -637,6 +692,7 @@ class _Referee:
         when a fault settled that request, or (False, None) to keep waiting.
         """
         session = seat.session
+        self.log_received(seat, line)
         try:
             message = decode_bot_message(line)
         except MalformedMessageError as error:
@@ -691,6 +747,15 @@ class _Referee:
         await self.fault(seat, FaultKind.PROTOCOL, what + waiting, hand, request_id=message.id)
         return False, None
 
+    def log_received(self, seat: _Seat, line: bytes) -> None:
+        """The wire transcript: a line the seat sent, as it came (``matchlog``)."""
+        record: dict[str, object] = {"type": "received", "seat": seat.index, "t": self.clock_ms()}
+        try:
+            record["line"] = line.decode("utf-8")
+        except UnicodeDecodeError:
+            record["line_base64"] = base64.b64encode(line).decode("ascii")
+        self.log.write(record)
+
     # ------------------------------------------------------------- faults
 
     async def fault(
@@ -714,7 +779,7 @@ class _Referee:
         if hand != START_HAND:
             # Every event before the fault is logged and in every outbox first, so
             # the log reads in order and seat_disqualified lands where it happened.
-            self.absorb(outboxes=True)
+            self.log_new_events()
         seat.faults.append(FaultRecord(str(kind), hand, detail))
         lost = not seat.session.alive
         disqualify = not seat.disqualified and (
@@ -740,7 +805,7 @@ class _Referee:
             seat.disqualified = True
             # SPEC.md 9.18: every seat is told, at the point of the game where it
             # happened (before the first hand_started for a seat that failed to start).
-            told = SeatDisqualified(seat=seat.index, reason=str(kind))
+            told = (-1, wire_event(SeatDisqualified(seat=seat.index, reason=str(kind))))
             for other in self.seats:
                 other.outbox.append(told)
         message = encode(
@@ -753,11 +818,13 @@ class _Referee:
             )
         )
         if lost:
+            self.log_sent(seat, [msgspec.Raw(message[:-1])])
             await seat.session.tell(message)
             await seat.session.end()
             return
         try:
             await self.settled(seat)
+            self.log_sent(seat, [msgspec.Raw(message[:-1])])
             await seat.session.send(message, self.control.move_time + self.control.margin)
         except BotLostError as error:
             # The bot stopped reading while being told of a fault: that is lost too.
@@ -814,9 +881,13 @@ class _Referee:
             await self.settled(seat)
             if not seat.session.alive:
                 return
-            data = b"".join(encode(message) for message in seat.take_batches())
+            lines = seat.take_events()
+            told = encode(end)
+            self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(told[:-1])])
             try:
-                await seat.session.send(data + encode(end), self.control.startup_time)
+                await seat.session.send(
+                    b"".join(line for line, _ in lines) + told, self.control.startup_time
+                )
             except BotLostError as error:
                 self.log.write(
                     {

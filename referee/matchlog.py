@@ -26,6 +26,15 @@ the ``result``:
               the seat's fault count and whether it disqualified.
 ``decision``  seat, hand, the decision, the choice applied, and ``by``:
               ``bot``, or ``default`` (a fault, a disqualified or dead seat).
+``sent``      (format 2) the wire transcript: one write to a seat (as attempted: a
+              bot that is gone may not have read it), ``t`` its time in
+              ms from the match's start, ``lines`` each line written: a message
+              as it was sent, or for an ``events`` message the list of its
+              events, each the ``n`` of an ``event`` line (its wire form is
+              regenerated from it: ``referee.transcript``) or the referee's own
+              event as sent.
+``received``  (format 2) a line a seat sent during the match, at ``t``: ``line``
+              (its text) or ``line_base64`` when it is not UTF-8.
 ``lost``      a bot lost after the result was decided (while told the end).
 ``stderr``    what a bot wrote to stderr during the match (head and tail, capped).
 ``result``    ``MatchResult.to_json()``: with the match's ``wall_ms`` and each
@@ -46,8 +55,9 @@ from typing import Any
 
 import msgspec
 
-LOG_FORMAT = 1
-"""The version of the layout above; replay refuses a log of another format."""
+LOG_FORMAT = 2
+"""The version of the layout above; replay reads this format and format 1 (no transcript)."""
+READABLE_FORMATS = (1, 2)
 
 _encoder = msgspec.json.Encoder()
 
@@ -77,6 +87,13 @@ class MatchLog:
         self.lines += 1
         if self._file is not None:
             self._buffer += _encoder.encode(record)
+            self._buffer += b"\n"
+
+    def write_json(self, record: bytes) -> None:
+        """A record already encoded as one JSON object (no newline), as ``write`` would."""
+        self.lines += 1
+        if self._file is not None:
+            self._buffer += record
             self._buffer += b"\n"
 
     def flush(self) -> None:

@@ -31,7 +31,7 @@ from protocol.faults import DISQUALIFY_AT_ONCE, FaultKind
 from protocol.messages import Choice
 from referee.convert import apply_choice, build_request, log_event
 from referee.match import FaultRecord, MatchResult, SeatResult, final_places
-from referee.matchlog import LOG_FORMAT, LogError, read_log
+from referee.matchlog import LOG_FORMAT, READABLE_FORMATS, LogError, read_log
 
 # Result fields that record how the match was played rather than what happened in it.
 _UNCHECKED_SEAT_FIELDS = ("think_ms", "cpu_ms")  # measured, not derived from the game
@@ -112,6 +112,7 @@ class _Verifier:
         self.result: MatchResult | None = None
         self.lines = 0
         self.decided = 0
+        self.format = LOG_FORMAT
 
     # ------------------------------------------------------------- driving
 
@@ -126,6 +127,8 @@ class _Verifier:
             "fault": self.on_fault,
             "decision": self.on_decision,
             "lost": self.on_ignored,
+            "sent": self.on_transcript,
+            "received": self.on_transcript,
             "stderr": self.on_ignored,
             "result": self.on_result,
         }
@@ -183,11 +186,13 @@ class _Verifier:
     def on_header(self, number: int, record: dict[str, Any]) -> None:
         if number != 1:
             raise LogError("a second header", number)
-        if record.get("format") != LOG_FORMAT:
+        if record.get("format") not in READABLE_FORMATS:
             raise LogError(
-                f"log format {record.get('format')!r}; this replay reads format {LOG_FORMAT}",
+                f"log format {record.get('format')!r}; this replay reads formats "
+                f"{', '.join(map(str, READABLE_FORMATS))}",
                 number,
             )
+        self.format = int(record["format"])
         try:
             self.rules = Rules.from_dict(record["rules"])
             players = int(record["players"])
@@ -258,6 +263,13 @@ class _Verifier:
 
     def on_ignored(self, number: int, record: dict[str, Any]) -> None:
         pass
+
+    def on_transcript(self, number: int, record: dict[str, Any]) -> None:
+        """The wire transcript (``referee.transcript`` reads it); a format 1 log has none."""
+        if self.format < 2:
+            raise LogError(f"a {record['type']!r} line in a log of format {self.format}", number)
+        if not 0 <= int(record["seat"]) < len(self.disqualified):
+            raise LogError(f"a transcript line of seat {record['seat']}, not at the table", number)
 
     def on_fault(self, number: int, record: dict[str, Any]) -> None:
         seat = int(record["seat"])

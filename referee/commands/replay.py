@@ -2,11 +2,17 @@
 
 Exit 0 when every line verifies, 1 when one does not (the message names the
 first line that differs), 2 when the file cannot be read at all.
+
+``--seat N --wire`` prints the lines seat N was sent (``<``) and sent back
+(``>``), with their times, exactly as they crossed the wire; ``--seat N --feed
+CMD`` runs the bot CMD on that seat's recorded input and reports the first
+request it answers differently (exit 1 then, 0 if it answers every one alike).
 """
 
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -18,6 +24,7 @@ from referee.commands.match import print_result
 from referee.matchlog import LogError
 from referee.printing import print_line
 from referee.replay import render_replay, verify_log
+from referee.transcript import feed, transcript
 
 
 def replay_command(
@@ -25,11 +32,35 @@ def replay_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the verified match as JSON.")
     ] = False,
+    seat: Annotated[
+        int | None,
+        typer.Option("--seat", help="The seat whose wire transcript --wire or --feed uses."),
+    ] = None,
+    wire: Annotated[
+        bool,
+        typer.Option("--wire", help="Print the seat's lines as sent and received, with times."),
+    ] = False,
+    feed_command: Annotated[
+        str | None,
+        typer.Option(
+            "--feed",
+            help="Run this bot command on the seat's recorded input; report the first "
+            "request it answers differently.",
+        ),
+    ] = None,
 ) -> None:
     """Re-run a match from its log, check every event and the result, and print it."""
     if not log.is_file():
         typer.echo(f"error: LOG: {log} is not a file", err=True)
         raise typer.Exit(code=2)
+    if (wire or feed_command is not None) and seat is None:
+        typer.echo("error: --wire and --feed need --seat N", err=True)
+        raise typer.Exit(code=2)
+    if seat is not None:
+        if not wire and feed_command is None:
+            typer.echo("error: --seat needs --wire or --feed CMD", err=True)
+            raise typer.Exit(code=2)
+        raise typer.Exit(code=_seat_transcript(log, seat, wire, feed_command))
     try:
         replay = verify_log(log)
     except LogError as error:
@@ -52,3 +83,41 @@ def replay_command(
         f"Verified: {replay.lines} lines, {len(replay.events)} events and "
         f"{replay.decisions} decisions agree with the engine.",
     )
+
+
+def _seat_transcript(log: Path, seat: int, wire: bool, feed_command: str | None) -> int:
+    try:
+        lines = transcript(log, seat)
+    except LogError as error:
+        typer.echo(f"{log}: {error}", err=True)
+        return 1
+    if wire:
+        for line in lines:
+            mark = "<" if line.direction == "sent" else ">"
+            for text in line.data.decode("utf-8", "replace").splitlines() or [""]:
+                sys.stdout.write(f"{line.t:12.3f} {mark} {text}\n")
+    if feed_command is None:
+        return 0
+    command = shlex.split(feed_command)
+    if not command:
+        typer.echo("error: --feed: an empty command", err=True)
+        return 2
+    try:
+        result = feed(lines, command)
+    except OSError as error:
+        typer.echo(f"error: --feed: cannot start {command[0]}: {error.strerror or error}", err=True)
+        return 2
+    divergence = result.divergence
+    if divergence is None:
+        sys.stdout.write(
+            f"seat {seat}: {' '.join(command)} answered all {result.requests} requests "
+            "as the recorded bot did\n"
+        )
+        return 0
+    sys.stdout.write(
+        f"seat {seat}: the first difference is request {divergence.request_id} "
+        f"({divergence.decision}), after {result.requests} answered alike\n"
+        f"  recorded: {divergence.recorded}\n"
+        f"  this bot: {divergence.answered}\n"
+    )
+    return 1

@@ -23,7 +23,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -40,6 +40,12 @@ from engine import (
     preset,
 )
 from engine.events import (
+    E_BLOCKED,
+    E_BOODLE,
+    E_DEAL,
+    E_HAND_END,
+    E_RUN,
+    E_STOP,
     STOP_DEAD,
     STOP_PLAYED,
     STOP_TOP,
@@ -110,6 +116,35 @@ class Tally:
                         self.loser_hands += 1
                         self.loser_cards += len(hand)
 
+    def count_raw(self, raws: Sequence[tuple[Any, ...]]) -> None:
+        """``count`` on the engine's raw events (``Match.raw_events``): the same figures.
+
+        The typed events cost more than playing the match (a ``CardPlayed`` per
+        card, every hand's cards sorted at its end); these are the same events
+        before typing, and only the few that are counted are read.
+        """
+        dealt: tuple[int, ...] = ()
+        boodle = self.boodle_cards
+        for raw in raws:
+            kind = raw[0]
+            if kind == E_RUN:
+                continue
+            if kind == E_STOP:
+                self.stops[raw[2]] += 1
+            elif kind == E_BOODLE:
+                self.claims[boodle[raw[2]]] += 1
+            elif kind == E_DEAL:
+                dealt = raw[1]
+            elif kind == E_BLOCKED:
+                self.blocked += 1
+            elif kind == E_HAND_END:
+                self.hands += 1
+                winners = raw[3]
+                for seat, mask in enumerate(raw[1]):
+                    if seat < len(dealt) and dealt[seat] and seat not in winners:
+                        self.loser_hands += 1
+                        self.loser_cards += mask.bit_count()
+
     def summary(self) -> dict[str, object]:
         hands = max(self.hands, 1)
         return {
@@ -153,7 +188,7 @@ def simulate(rules: Rules, players: int, hands: int, seed: int) -> Tally:
             tally.complete_matches += 1
             tally.complete_match_hands += match.hands_played
         played += match.hands_played
-        tally.count(match.events())
+        tally.count_raw(match.raw_events())
     return tally
 
 

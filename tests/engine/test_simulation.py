@@ -584,8 +584,18 @@ def play_checked(rules: Rules, players: int, seed: int, *, deep: bool) -> Played
 
 
 def check_views(match: Match) -> None:
-    """No seat's events show another seat's cards or the dead hand before the hand ends."""
+    """No seat's events show another seat's cards or the dead hand before the hand ends.
+
+    ``event_views`` (every viewer typed at once, for the referee) gives exactly
+    ``events(viewer=None)`` and each seat's ``events(viewer=seat)``, from any cursor.
+    """
     rules = match.rules
+    for since in (0, match.event_count() // 2):
+        views = match.event_views(since)
+        assert [omniscient for omniscient, _ in views] == match.events(since=since)
+        for viewer in range(match.players):
+            seen = [omniscient if each is None else each[viewer] for omniscient, each in views]
+            assert seen == match.events(viewer=viewer, since=since)
     for viewer in range(match.players):
         own: set[Card] = set()  # every card the viewer has held this hand
         public: set[Card] = set(rules.boodle_cards)  # cards everyone has seen this hand

@@ -47,8 +47,6 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO, Final, NoReturn, TextIO
 
-import msgspec
-
 from protocol.decisions import choice_fault
 from protocol.events import (
     BidsRevealed,
@@ -86,6 +84,7 @@ from protocol.messages import (
     Request,
     RuleValue,
     Shutdown,
+    decode_json,
     decode_referee_message,
     encode,
 )
@@ -576,8 +575,8 @@ class BotSession:
         """
         self.log(f"newmarket sdk: skipped a line from the referee: {error}")
         try:
-            data = msgspec.json.decode(line)
-        except (msgspec.DecodeError, UnicodeDecodeError):
+            data = decode_json(line)  # nesting bounded: a deep line is skipped, not a crash
+        except MalformedMessageError:
             return []
         if not isinstance(data, dict) or data.get("type") != "request":
             return []

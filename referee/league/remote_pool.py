@@ -108,7 +108,8 @@ class RemotePool:
                     self.warn(f"{job.key.match_id}: {self.bots[bot].name} {session.death.detail}")
                 sessions.append(session)
             else:
-                sessions.append(await self.local.session(bot))
+                # A process that has not seen this deal (duplicate deals, if opted in).
+                sessions.append(await self.local.session(bot, job.key.seed))
         log_path = None if self.logs is None else self.logs / f"{job.key.match_id}.jsonl"
         return await play_match(
             sessions,

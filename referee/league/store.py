@@ -468,9 +468,12 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(path)
+        # The timeout first: switching to WAL needs a moment's lock, and a reader
+        # (`standings`, `report --watch`) mid-read must make it wait, not fail.
+        connection.execute("PRAGMA busy_timeout = 10000")
+        if not readonly:
             connection.execute("PRAGMA journal_mode = WAL")
             connection.execute("PRAGMA synchronous = FULL")
-        connection.execute("PRAGMA busy_timeout = 10000")
         connection.execute("PRAGMA foreign_keys = ON")
         # Probe: a file that is not SQLite fails here, not at the first real query.
         connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()

@@ -222,7 +222,15 @@ def test_a_request_that_no_longer_decodes_is_still_answered_with_its_default() -
 
 
 @pytest.mark.parametrize(
-    "line", [b"not json", b"[1,2]", b'{"no":"type"}', b'{"type":"events","events":7}', b"\xff\xfe"]
+    "line",
+    [
+        b"not json",
+        b"[1,2]",
+        b'{"no":"type"}',
+        b'{"type":"events","events":7}',
+        b"\xff\xfe",
+        b"[" * 10_000 + b"]" * 10_000,  # deep nesting: a recursive parser's RecursionError
+    ],
 )
 def test_lines_that_are_not_messages_are_logged_and_skipped(line: bytes) -> None:
     logged: list[str] = []

@@ -341,8 +341,13 @@ async def start_process(
     stdio: bool,
     stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
     sandbox: Sandbox | None = None,
+    writable: Path | None = None,
 ) -> BotProcess:
     """Start ``argv`` in its own session with a clean environment, under ``sandbox``.
+
+    ``writable`` is one directory the program may write besides its scratch
+    space (a compiler's output): bound read-write into its sandbox and, on a
+    root referee, handed to the program's own uid for its run.
 
     With ``stdio`` the bot's stdin and stdout are pipes to the referee;
     otherwise (TCP) they are ``/dev/null``.  Raises ``OSError`` when the
@@ -379,6 +384,10 @@ async def start_process(
                 lease = sandbox.lease_uid()
                 if lease is not None:
                     cleanup.append(lease)
+                if writable is not None:
+                    binds.append((str(writable), str(writable)))
+                    if lease is not None:
+                        os.chown(writable, lease.uid, lease.uid)
                 if not stdio and ENV_CONNECT in env:
                     prefix, binds = await _relay_to_referee(env[ENV_CONNECT], helpers, cleanup)
             command = sandbox.wrap(

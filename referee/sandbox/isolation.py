@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import functools
 import importlib.util
 import os
 import shutil
@@ -177,6 +178,7 @@ class Isolation:
         (a socket to the referee).  ``uid`` is required when the referee is
         root.
         """
+        argv = [*real_interpreter(argv, env)]
         workdir, binds, files = view(argv, cwd, env, own_dir=own_dir)
         if inner_prefix:
             _, more_binds, more_files = view(inner_prefix, None, env)
@@ -221,6 +223,38 @@ class Isolation:
             inside += ["--bind", target, target]
         inside += ["--chdir", chdir, "--"]
         return [*outer, *switch, *inner, *inside, *inner_prefix, *argv]
+
+
+def real_interpreter(argv: Sequence[str], env: Mapping[str, str]) -> Sequence[str]:
+    """``argv`` with a shimmed Python (pyenv, asdf: a script that picks a version) replaced.
+
+    A shim needs its version manager's whole tree, which the sandbox does not
+    show; the interpreter it would run is asked once, and run directly instead.
+    """
+    program = argv[0] if argv else ""
+    if "/" in program or "python" not in program:
+        return argv
+    found = shutil.which(program, path=env.get("PATH"))
+    if found is None or _python_prefixes(Path(found)) or _under(Path(found).resolve(), SYSTEM_DIRS):
+        return argv
+    real = _interpreter_behind(found)
+    return argv if real is None else [real, *argv[1:]]
+
+
+@functools.cache
+def _interpreter_behind(shim: str) -> str | None:
+    try:
+        done = subprocess.run(
+            [shim, "-c", "import sys; print(sys.executable)"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    real = done.stdout.strip()
+    return real if done.returncode == 0 and real.startswith("/") else None
 
 
 def view(

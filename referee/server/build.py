@@ -20,6 +20,7 @@ input, a wall-clock limit, and their stderr kept for the owner's transcript.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from pathlib import Path, PurePosixPath
@@ -30,6 +31,7 @@ from referee.bots import BotSpec
 from referee.process import clean_environment, start_process
 from referee.sandbox import Sandbox
 
+OUTPUT = "build"  # the only directory of a version its compiler may write
 ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
 SUFFIXES = {"python3": ".py", "node": ".js", "java": ".java", "c": ".c"}
 
@@ -82,16 +84,16 @@ async def build(
         return Built(BotSpec(name, (str(path),), cwd=root), "")
     if runtime == "c":
         sources = sorted(name for name in files if name.endswith(".c"))
-        argv = ["cc", "-O2", "-std=gnu11", "-o", "bot", *sources, "-lm"]
+        argv = ["cc", "-O2", "-std=gnu11", "-o", f"{OUTPUT}/bot", *sources, "-lm"]
         transcript = await compile_in_sandbox(argv, root, sandbox, seconds)
-        return Built(BotSpec(name, (str(root / "bot"),), cwd=root), transcript)
+        return Built(BotSpec(name, (str(root / OUTPUT / "bot"),), cwd=root), transcript)
     if runtime == "java":
         sources = sorted(name for name in files if name.endswith(".java"))
-        argv = ["javac", "-encoding", "UTF-8", "-d", "classes", *sources]
+        argv = ["javac", "-encoding", "UTF-8", "-d", f"{OUTPUT}/classes", *sources]
         transcript = await compile_in_sandbox(argv, root, sandbox, seconds)
         main_class = PurePosixPath(entry).stem
         return Built(
-            BotSpec(name, ("java", "-Xss8m", "-cp", "classes", main_class), cwd=root),
+            BotSpec(name, ("java", "-Xss8m", "-cp", f"{OUTPUT}/classes", main_class), cwd=root),
             transcript,
         )
     raise BuildError(f"unknown runtime {runtime!r}")
@@ -100,11 +102,20 @@ async def build(
 async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, seconds: float) -> str:
     """Run a compiler under the sandbox; its output, or ``BuildError`` with it."""
     shown = " ".join(argv)
+    # The version's own files stay read-only to the compiler; it writes only OUTPUT.
+    output_dir = cwd / OUTPUT
+    output_dir.mkdir(exist_ok=True)
     try:
         process = await start_process(
-            argv, cwd=cwd, env=clean_environment({"HOME": str(cwd)}), stdio=False, sandbox=sandbox
+            argv,
+            cwd=cwd,
+            env=clean_environment({"HOME": str(cwd)}),
+            stdio=False,
+            sandbox=sandbox,
+            writable=output_dir,
         )
     except OSError as error:
+        _own_again(output_dir)
         raise BuildError(f"cannot start the compiler ({argv[0]}): {error}") from None
     async with trio.open_nursery() as nursery:
         nursery.start_soon(process.watch)
@@ -114,6 +125,7 @@ async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, secon
         timed_out = not process.exited.is_set()
         await process.end()
         nursery.cancel_scope.cancel()
+    _own_again(output_dir)
     output = f"$ {shown}\n{process.stderr.text()}"
     if timed_out:
         raise BuildError(f"the compiler ran longer than {seconds:g} s", output)
@@ -122,3 +134,12 @@ async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, secon
     if not os.access(cwd, os.R_OK):
         raise BuildError("the compiler left the directory unreadable", output)
     return output
+
+
+def _own_again(directory: Path) -> None:
+    """Give the compiler's output back to the server's user (a root server lent it a uid)."""
+    if os.geteuid() != 0:
+        return
+    for path in (directory, *directory.rglob("*")):
+        with contextlib.suppress(OSError):
+            os.chown(path, 0, 0, follow_symlinks=False)

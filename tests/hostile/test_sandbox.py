@@ -413,3 +413,22 @@ def test_a_uid_leased_by_another_process_is_never_handed_out_again(tmp_path: Pat
         holder.stdin.close()
         holder.wait()
     assert pool.lease().uid == held  # its holder is gone
+
+
+def test_a_shimmed_python_runs_as_the_interpreter_behind_the_shim(tmp_path: Path) -> None:
+    # pyenv and asdf put a script named python3 first on PATH that needs the version
+    # manager's whole tree; the sandbox shows only the interpreter's prefix, so the
+    # bot's command must run the interpreter the shim would have chosen.
+    from referee.sandbox.isolation import real_interpreter
+
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "python3"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    shim.chmod(0o755)
+    argv = real_interpreter(["python3", "bot.py", "--fast"], {"PATH": str(shims)})
+    assert argv[1:] == ["bot.py", "--fast"]
+    assert Path(argv[0]).samefile(sys.executable)
+    # A program that is not a Python, or named by path, is left as it is.
+    assert real_interpreter(["node", "bot.js"], {"PATH": str(shims)}) == ["node", "bot.js"]
+    assert real_interpreter([str(shim), "bot.py"], {}) == [str(shim), "bot.py"]

@@ -37,8 +37,8 @@ async def test_a_c_compile_error_is_a_rejection_with_the_compilers_words(
 async def test_java_is_compiled_and_started_by_its_class(tmp_path: Path) -> None:
     (tmp_path / "Bot.java").write_text("class Bot { public static void main(String[] a) {} }\n")
     built = await build("java", tmp_path, ["Bot.java"], "javabot", SANDBOX, 120)
-    assert built.spec.command == ("java", "-Xss8m", "-cp", "classes", "Bot")
-    assert (tmp_path / "classes" / "Bot.class").is_file()
+    assert built.spec.command == ("java", "-Xss8m", "-cp", "build/classes", "Bot")
+    assert (tmp_path / "build" / "classes" / "Bot.class").is_file()
 
 
 async def test_a_binary_is_made_executable_and_run_by_path(tmp_path: Path) -> None:

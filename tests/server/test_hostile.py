@@ -149,9 +149,16 @@ def test_a_bot_attacking_its_table_is_contained_and_play_goes_on(
     assert good.status_code == bad.status_code == 201
     for version in (good.json()["id"], bad.json()["id"]):
         assert wait_until("admission", partial(version_status, server, version)) == "admitted"
-    pids = server.config.parent / "cup-data" / "versions" / f"{bad.json()['id']:06d}" / "files"
+    files = server.config.parent / "cup-data" / "versions" / f"{bad.json()['id']:06d}" / "files"
+    attacker = bad.json()["id"]
+
+    def attacker_played() -> bool:
+        rows = server.get("/api/leaderboard")["rows"]
+        return any(row["version"] == attacker and row["matches"] > 0 for row in rows)
+
     try:
-        wait_until("the attack", lambda: (pids / "attack.pids").exists())
+        # The attack comes at the attacker's first request of its first table.
+        wait_until("the attacker's first match", attacker_played)
         after_attack = server.get("/api/leaderboard")["matches"]
         wait_until(
             "play to go on after the attack",
@@ -159,9 +166,22 @@ def test_a_bot_attacking_its_table_is_contained_and_play_goes_on(
         )
         with server.client() as client:
             assert client.get("/").status_code == 200
+        # Nothing the attacker started outlives its match (pid namespace and cgroup)...
+        wait_until("the attacker's children to be gone", lambda: not _sleepers())
+        # ...and its own directory stayed read-only to it.
+        assert not (files / "attack.pids").exists()
     finally:
-        for line in (
-            (pids / "attack.pids").read_text().split() if (pids / "attack.pids").exists() else []
-        ):
+        for pid in _sleepers():
             with contextlib.suppress(ProcessLookupError):
-                os.kill(int(line), signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
+
+
+def _sleepers() -> list[int]:
+    """The attack's children: every ``sleep 120`` on the machine."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "cmdline").read_bytes() == b"sleep\x00120\x00":
+                    found.append(int(entry.name))
+    return found

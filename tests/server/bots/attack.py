@@ -1,10 +1,11 @@
 """A bot that behaves through newmarket check, then attacks from inside a league match.
 
 After the check's matches (it counts ``match_start``), at its first request it
-starts 20 children that leave its process group (``setsid``) and sleep, writes
-their pids to ``attack.pids`` (so the test can end any that outlive it),
-SIGKILLs its parent (the table worker refereeing it), and burns CPU for a few
-seconds.  The server must go on: the table is restarted and play continues.
+starts 20 children that leave its process group (``setsid``) and sleep
+(``sleep 120``, which the test looks for afterwards), tries to write into its
+own directory, SIGKILLs its parent (the table worker refereeing it, were it
+not for the sandbox's pid namespace), and burns CPU for a few seconds.  The
+server must go on, and nothing the bot started may outlive its match.
 """
 
 import contextlib
@@ -33,7 +34,7 @@ for line in sys.stdin:
                     os.setsid()
                     os.execvp("sleep", ["sleep", "120"])
                 children.append(pid)
-            with open("attack.pids", "a") as pids:
+            with contextlib.suppress(OSError), open("attack.pids", "a") as pids:
                 pids.write("".join(f"{pid}\n" for pid in children))
             with contextlib.suppress(OSError):
                 os.kill(os.getppid(), 9)

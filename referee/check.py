@@ -825,7 +825,15 @@ async def check_scenarios(
                 f"the process ended between matches ({ended}); it must keep running until "
                 "shutdown (SPEC.md 3.3)"
             )
-            report.failure = Failure(scenario.name, why, stderr=session.stderr_text())
+            # The same evidence whether the exit was seen here or at the next match_start:
+            # a transcript whose failing step is the exit itself.
+            report.failure = Failure(
+                scenario.name,
+                why,
+                transcript=[Line("#", f"before {scenario.name}"), Line("!", why)],
+                step=1,
+                stderr=session.stderr_text(),
+            )
             report.add(Stage(scenario.name, scenario.about, False, why))
             continue
         if number == 2:

@@ -25,28 +25,15 @@ from referee.convert import apply_choice, build_request
 from referee.matchlog import read_log
 from referee.report.data import load_league, log_path_of
 from referee.report.site import SiteBuilder
+from tests.chromium import launched_chromium, needs_chromium
 from tests.report.conftest import BOTS, MISCHIEF
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed (pip install '.[test]')"
 )
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.is_file(),
-    reason="no /usr/bin/chromium: apt-get install chromium chromium-driver",
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +45,8 @@ def site(league_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        # Playwright gives each launch a fresh temporary profile (its --user-data-dir).
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, timeout=120_000
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched_chromium(sync_api) as launched:
+        yield launched
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from tests.chromium import launched_chromium, needs_chromium
 from tests.server.serving import (
     BOTS,
     REPO,
@@ -31,38 +32,18 @@ from tests.server.serving import (
     wait_until,
 )
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
 
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="Playwright is not installed (pip install '.[test]')"
 )
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.is_file(),
-    reason="no /usr/bin/chromium: apt-get install chromium chromium-driver",
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True, timeout=120_000
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched_chromium(sync_api) as launched:
+        yield launched
 
 
 def screenshot(page: Any, name: str) -> None:

@@ -23,7 +23,7 @@ import typer
 from referee.commands.common import Concurrency
 from referee.failures import first_instance
 from referee.league.config import ConfigError, LeagueConfig, load_config
-from referee.league.deals import deal_note, with_deal_policy
+from referee.league.deals import deal_note
 from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
 from referee.league.runner import LeagueError, LeagueRun, run_league
@@ -130,7 +130,7 @@ def league_command(
         )
         raise typer.Exit(code=2)
     try:
-        config = with_deal_policy(load_config(league_file))
+        config = load_config(league_file)
         check_schedule(config)
         config = with_listen_address(config, host, port)
         level = sandbox_level if sandbox_level is not None else config.sandbox_level

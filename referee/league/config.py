@@ -131,7 +131,8 @@ class ConfigError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class ScheduleSettings:
     kind: str = AUTO
-    duplicate: bool = True  # the seat rotations of a table share one deal seed
+    # The seat rotations of a table share one deal seed (default: unless a bot is remote).
+    duplicate: bool = True
     cycles: int = 1  # the whole schedule is played this many times, with fresh seeds
     meetings: int = 1  # balanced: every pair of bots shares at least this many tables
     round_robin_limit: int = 500  # auto: round robin up to this many tables, else balanced
@@ -323,7 +324,6 @@ class _Reader:
         match = league.text("match", "auto", MATCH_FORMATS)
         league.finish(("name", "format", "seed", "table_size", "hand_limit", "logs", "match"))
 
-        schedule = self.schedule(data, fmt)
         bankroll = self.bankroll(data, fmt)
         preset_name, options, rules = self.rules(data, hand_limit)
         rules = self.match_format(match, fmt, preset_name, options, rules, table_size)
@@ -333,6 +333,7 @@ class _Reader:
             isinstance(sandbox_table, dict) and sandbox_table.get("allow_loader_env") is True
         )
         bots, raw_bots = self.bots(data)
+        schedule = self.schedule(data, fmt, any(bot.remote for bot in bots))
         remote = self.remote(data)
         sandbox_level, sandbox_limits = self.sandbox(data)
 
@@ -398,7 +399,7 @@ class _Reader:
             self.fail("league.logs", f"must be a directory or false, got {_kind(value)}")
         return True, self.base / Path(os.path.expanduser(value))
 
-    def schedule(self, data: dict[str, Any], fmt: str) -> ScheduleSettings:
+    def schedule(self, data: dict[str, Any], fmt: str, remote_bots: bool) -> ScheduleSettings:
         if fmt != "round_robin":
             if "schedule" in data:
                 self.fail("schedule", f"only a round_robin league has a schedule, not {fmt!r}")
@@ -406,7 +407,10 @@ class _Reader:
         section = _Section(self, data.get("schedule", {}), "schedule")
         settings = ScheduleSettings(
             kind=section.text("kind", AUTO, SCHEDULE_KINDS),
-            duplicate=section.boolean("duplicate", True),
+            # Duplicate deals need bots that forget a deal between rotations; a remote
+            # bot runs on its owner's machine and can always remember, so a league with
+            # one plays plain deals unless the file opts in (referee/league/deals.py).
+            duplicate=section.boolean("duplicate", not remote_bots),
             cycles=section.integer("cycles", 1, 1, 1000),
             meetings=section.integer("meetings", 1, 1, 100),
             round_robin_limit=section.integer("round_robin_limit", 500, 1),

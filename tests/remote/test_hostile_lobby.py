@@ -144,7 +144,7 @@ command = "random"
 
 def test_duplicate_deals_with_remote_bots_only_when_the_league_file_asks(tmp_path: Path) -> None:
     from referee.league.config import load_config
-    from referee.league.deals import deal_note, with_deal_policy
+    from referee.league.deals import deal_note
 
     def config(schedule: str, remote: bool = True) -> tuple[bool, str | None]:
         path = tmp_path / "deals.toml"
@@ -168,8 +168,8 @@ name = "b"
 command = "lowest"
 """
         )
-        applied = with_deal_policy(load_config(path))
-        return applied.schedule.duplicate, deal_note(applied)
+        loaded = load_config(path)
+        return loaded.schedule.duplicate, deal_note(loaded)
 
     duplicate, note = config("")
     assert not duplicate and note is not None and note.startswith("deals: plain")

@@ -141,6 +141,26 @@ async def test_plain_deals_keep_reusing_one_process_per_bot(tmp_path: Path) -> N
         assert len(path.read_text().splitlines()) == 1 + 3 * 3
 
 
+def parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def descends_from_this_test(pid: int) -> bool:
+    """Whether ``pid`` was started (at any depth) by this process: under pytest-xdist
+    another worker may be running the same league, whose workers are not ours to kill."""
+    for _ in range(16):
+        parent = parent_of(pid)
+        if parent is None or parent <= 1:
+            return False
+        if parent == os.getpid():
+            return True
+        pid = parent
+    return False
+
+
 def worker_of(pid: int) -> int | None:
     """The table worker process above ``pid`` (through any sandbox wrapper), if any."""
     for _ in range(8):
@@ -174,7 +194,7 @@ async def kill_workers_under_bots(kills: int | None, killed: list[int]) -> None:
                 continue
             seen.add(int(entry))
             worker = worker_of(int(entry))
-            if worker is not None and worker not in killed:
+            if worker is not None and worker not in killed and descends_from_this_test(worker):
                 os.kill(worker, signal.SIGKILL)
                 killed.append(worker)
         await trio.sleep(0.02)

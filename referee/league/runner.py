@@ -345,8 +345,13 @@ async def _watch_signals(scope: trio.CancelScope, stop_requested: trio.Event) ->
 WORKER_EXIT_GRACE = 15.0  # seconds a worker gets to end its bots after its stdin closes
 
 
-class _WorkerProcess:
-    """The league's side of one table worker process (``referee.league.worker``)."""
+class WorkerProcess:
+    """The referee's side of one table worker process: the league's, and the server's.
+
+    ``play``/``result_of`` turn everything the worker can do wrong (end, write a
+    line that is not a message, send a result that does not parse) into
+    ``WorkerDied``, and its own reported failure into ``LeagueError``.
+    """
 
     def __init__(self, process: trio.Process, warn: Callable[[str], None]) -> None:
         self.process = process
@@ -360,8 +365,12 @@ class _WorkerProcess:
 
     async def play(self, job: TableJob) -> MatchResult:
         """The match's result; ``WorkerDied`` if the worker ended or spoke garbage meanwhile."""
+        return await self.result_of(play_message(job.key, job.rules))
+
+    async def result_of(self, play: dict[str, object]) -> MatchResult:
+        """Send one ``play`` message and wait for its result (warnings go to ``warn``)."""
         try:
-            await self.send(play_message(job.key, job.rules))
+            await self.send(play)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise WorkerDied(f"its table worker ended ({await self._exit()})") from None
         while True:
@@ -436,16 +445,16 @@ class TablePool:
         self.on_give_up = on_give_up
         self.logs = logs
         self.warn = warn
-        self.workers: list[_WorkerProcess] = []
+        self.workers: list[WorkerProcess] = []
         self.started = 0  # workers ever started: each one's number, for its bots' stderr files
 
-    async def _start_worker(self) -> _WorkerProcess:
+    async def _start_worker(self) -> WorkerProcess:
         process = await trio.lowlevel.open_process(
             [sys.executable, "-m", "referee.league.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        worker = _WorkerProcess(process, self.warn)
+        worker = WorkerProcess(process, self.warn)
         self.started += 1
         # A worker that dies at once shows at its first match, as any other death.
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):

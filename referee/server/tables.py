@@ -29,6 +29,7 @@ import trio
 
 from engine.rules import Rules
 from referee.bots import BotSpec
+from referee.league.runner import LeagueError, WorkerProcess
 from referee.league.store import MatchKey
 from referee.league.worker import (
     JsonLines,
@@ -50,15 +51,9 @@ class WorkerError(Exception):
     """The referee side of a table failed (a log it cannot write); one line."""
 
 
-class WorkerTable:
-    """The server's side of one table worker process."""
-
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        assert process.stdin is not None and process.stdout is not None
-        self.stdin = process.stdin
-        self.lines = JsonLines(process.stdout)
-        self.warnings: list[str] = []
+class WorkerTable(WorkerProcess):
+    """The server's side of one table worker process: the league's client, whose
+    ``play`` message also names the roster's new bots and the ones to keep."""
 
     @classmethod
     async def start(
@@ -69,8 +64,10 @@ class WorkerTable:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
-        table = cls(process)
-        await table._send(
+        # A worker's warnings (a bot slow to start, restarted) repeat what each
+        # match's result and log record, which is what the server shows.
+        table = cls(process, warn=lambda _text: None)
+        await table.send(
             {
                 "type": "setup",
                 "time_control": control.to_json(),
@@ -81,37 +78,19 @@ class WorkerTable:
         )
         return table
 
-    async def _send(self, message: dict[str, object]) -> None:
-        await self.stdin.send_all(json.dumps(message).encode() + b"\n")
-
-    async def play(
+    async def play(  # type: ignore[override]  # the server's roster grows per message
         self, key: MatchKey, rules: Rules, specs: dict[int, BotSpec], keep: list[int]
     ) -> MatchResult:
         message = play_message(key, rules)
         message["bots"] = {str(index): spec.to_json() for index, spec in specs.items()}
         message["keep"] = keep
-        await self._send(message)
-        while True:
-            reply = await self.lines.next()
-            if reply is None:
-                code = await self.process.wait()
-                raise WorkerError(f"a table worker ended unexpectedly (exit code {code})")
-            if reply["type"] == "error":
-                raise WorkerError(str(reply["text"]))
-            if reply["type"] == "warn":
-                self.warnings.append(str(reply["text"]))
-            elif reply["type"] == "result":
-                return MatchResult.from_json(reply["result"])
+        try:
+            return await self.result_of(message)
+        except LeagueError as error:  # WorkerDied included: the table is restarted
+            raise WorkerError(str(error)) from None
 
     async def aclose(self) -> None:
-        with trio.CancelScope(shield=True):
-            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await self.stdin.aclose()
-            with trio.move_on_after(WORKER_EXIT_GRACE):
-                await self.process.wait()
-            if self.process.returncode is None:
-                self.process.kill()
-                await self.process.wait()
+        await self.close()
 
 
 # ---------------------------------------------------------------- the worker process

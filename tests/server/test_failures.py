@@ -3,12 +3,20 @@ version at every failed table in a row is suspended (a bot attacking its referee
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+import trio
+
+from engine import preset
+from referee.league.store import MatchKey
 from referee.server.competition import Competition
 from referee.server.config import load_config
 from referee.server.play import GroupQueue
 from referee.server.store import CompetitionStore
+from referee.server.tables import WorkerError, WorkerTable
 
 
 def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
@@ -47,3 +55,41 @@ def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
     # A restart does not resume a group that was given up.
     assert first.id not in {group.id for group, _done in store.unfinished_groups()}
     store.close()
+
+
+# A table worker that ends, or writes something that is not its protocol, costs its
+# table a restart (WorkerError), never the server: each fake worker below reads the
+# play message and then misbehaves one way.
+FAKE_WORKERS = {
+    "ends": "import sys; sys.stdin.readline()",
+    "garbage": "import sys; sys.stdin.readline(); print('[' * 5000, flush=True)",
+    "bad result": (
+        "import sys; sys.stdin.readline();"
+        ' print(\'{"type": "result", "result": {"seats": 7}}\', flush=True)'
+    ),
+}
+
+
+@pytest.mark.parametrize("misbehaviour", sorted(FAKE_WORKERS))
+async def test_a_worker_that_ends_or_speaks_garbage_is_a_table_failure(misbehaviour: str) -> None:
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-c", FAKE_WORKERS[misbehaviour]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    table = WorkerTable(process, warn=lambda _text: None)
+    key = MatchKey(
+        match_id="g1r0",
+        ordinal=0,
+        round=1,
+        table=0,
+        rotation=0,
+        seed=1,
+        bots=(0, 1, 2),
+        start_chips=(40, 40, 40),
+    )
+    try:
+        with pytest.raises(WorkerError, match="table worker"):
+            await table.play(key, preset("boodle"), {}, [])
+    finally:
+        await table.aclose()

@@ -102,13 +102,15 @@ class BodyLimit:
                     return
         seen = 0
         started = False
+        overflowed = False
 
         async def counting_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, overflowed
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > cap:
+                    overflowed = True
                     raise BodyTooLargeError(cap)
             return message
 
@@ -116,6 +118,12 @@ class BodyLimit:
             nonlocal started
             if message["type"] == "http.response.start":
                 started = True
+                if overflowed:
+                    # Whoever answered the 413, the rest of the body must not be read:
+                    # without this the server drains (reads and drops) all of it to keep
+                    # the connection alive, a gigabyte if the client sends one.
+                    headers = [(k, v) for k, v in message.get("headers", []) if k != b"connection"]
+                    message = {**message, "headers": [*headers, (b"connection", b"close")]}
             await send(message)
 
         try:

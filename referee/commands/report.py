@@ -3,14 +3,19 @@
 Standings with a chart of ratings, a page per bot and a page per match with a
 replay viewer (``referee.report``).  The database is read read-only, so this
 runs safely while the league plays; ``--watch`` rebuilds the site each time a
-match finishes, until Ctrl-C.  Exit 0, or 2 with one line on stderr for a
-database that cannot be read or an ``--out`` that cannot be written.
+match finishes, until Ctrl-C (or SIGTERM): exit 130, the site in place being
+the last complete one.  Exit 0, or 2 with one line on stderr for a database
+that cannot be read or an ``--out`` that cannot be written.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import typer
@@ -60,10 +65,12 @@ def report_command(
             flush=True,
         )
 
+    stop = StopRequest()
     try:
-        built(builder.build())
-        if watch_db:
-            watch(builder, interval=interval, on_build=built)
+        with stop.on_signals():
+            built(builder.build())
+            if watch_db:
+                watch(builder, interval=interval, on_build=built, should_stop=stop.is_set)
     except StoreError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
@@ -71,5 +78,45 @@ def report_command(
         typer.echo(f"error: --out: {out}: {error.strerror or error}", err=True)
         raise typer.Exit(code=2) from None
     except KeyboardInterrupt:
+        stop.signal = stop.signal or signal.SIGINT  # ours knows which signal was sent
+    if stop.signal is not None:
         typer.echo("stopped: the site in place is the last complete one", err=True)
-        raise typer.Exit(code=130) from None
+        raise typer.Exit(code=128 + stop.signal)
+
+
+class StopRequest:
+    """Whether SIGINT or SIGTERM has asked the command to stop, and which.
+
+    ``on_signals`` installs the handler explicitly, whatever the process
+    inherited: Python turns SIGINT into ``KeyboardInterrupt`` only if SIGINT
+    was not ignored when it started, and a shell without job control (``sh -c
+    'CMD &'``, scripts, some CI runners) starts background commands with
+    SIGINT ignored, so there ``--watch`` ignored Ctrl-C and ``kill -INT`` and
+    ran on forever.  The handler raises ``KeyboardInterrupt`` at once, to stop
+    a build midway (its fresh directory is deleted, the site in place stays),
+    and also records the request: should the exception be raised where Python
+    cannot pass it on (inside an object's ``__del__``, where it is only printed
+    as "Exception ignored"), the watch loop still sees ``is_set`` at its next
+    poll and ends.
+    """
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+
+    def is_set(self) -> bool:
+        return self.signal is not None
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.signal = signum
+        raise KeyboardInterrupt
+
+    @contextmanager
+    def on_signals(self) -> Iterator[None]:
+        """SIGINT and SIGTERM stop the command while the block runs."""
+        numbers = (signal.SIGINT, signal.SIGTERM)
+        previous = {number: signal.signal(number, self._handle) for number in numbers}
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)

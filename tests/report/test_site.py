@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import queue
 import re
 import shutil
 import signal
@@ -10,14 +11,13 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from referee.report.data import load_league, log_path_of, read_match_log
-from referee.report.frames import pretty_text
+from referee.report.frames import plural, pretty_text
 from referee.report.site import SiteBuilder, watch
 from tests.report.conftest import BOTS, MISCHIEF
 
@@ -157,48 +157,66 @@ def _finish(db: Path, saved: dict[str, list[Any]]) -> None:
                 connection.execute(f"INSERT INTO {table} VALUES ({marks})", row)
 
 
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
 def test_the_watch_command_follows_the_league_and_stops_on_ctrl_c(
-    league_db: Path, tmp_path: Path
+    league_db: Path, tmp_path: Path, inherited: str
 ) -> None:
+    """Ctrl-C stops ``--watch`` even when it started with SIGINT ignored.
+
+    A shell without job control (``sh -c 'CMD &'``, scripts, CI runners)
+    starts background commands so; Python then leaves SIGINT ignored, and
+    this command used to run on forever.  The test follows the command by
+    the line it prints after each build, with no polling and no sleeps, and
+    the command is killed if it does not stop: nothing outlives the test.
+    """
     db = tmp_path / "league.db"
     shutil.copy(league_db, db)
     last, saved = _hide_last_match(db)
     out = tmp_path / "site"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "referee.cli",
-            "report",
-            "--db",
-            str(db),
-            "--out",
-            str(out),
-            "--watch",
-            "--interval",
-            "0.2",
-        ],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    command = [sys.executable, "-m", "referee.cli", "report", "--db", str(db), "--out", str(out)]
+    command += ["--watch", "--interval", "0.2"]
+    if inherited == "ignored":
+        command = ["sh", "-c", "trap '' INT; exec \"$@\"", "sh", *command]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read_stderr() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=read_stderr, daemon=True).start()
+
+    def next_line() -> str:
+        line = lines.get(timeout=120)  # a loaded machine: generous
+        assert line is not None, "the command ended early"
+        return line
+
     try:
-        deadline = time.monotonic() + 120  # a loaded machine: generous
-        while not (out / "index.html").is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert (out / "index.html").is_file()
+        total = len(load_league(league_db).matches)
+        assert (
+            f": {plural(total - 1, 'match')}, {len(BOTS)} bots" in next_line()
+        )  # the first build is in place
         assert not (out / "matches" / f"{last}.html").exists()
         # The league is not finished: its standings reload themselves in the browser.
         assert 'http-equiv="refresh"' in (out / "index.html").read_text()
         _finish(db, saved)
-        while not (out / "matches" / f"{last}.html").is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
+        assert (
+            f": {plural(total, 'match')}, {len(BOTS)} bots" in next_line()
+        )  # rebuilt when the match finished
         assert (out / "matches" / f"{last}.html").is_file()
         assert 'http-equiv="refresh"' not in (out / "index.html").read_text()  # final
-    finally:
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
-    assert "stopped" in stderr
+        assert process.wait(timeout=120) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    rest = []
+    while (line := lines.get(timeout=120)) is not None:
+        rest.append(line)
+    assert "stopped" in "".join(rest)
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")]  # no half site
 
 

@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from markupsafe import Markup as TemplateMarkup
+
 from referee.league.store import StoredMatch
 from referee.match import MatchResult
 from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
 from referee.report.frames import match_end_reason, plural, pretty, pretty_text
-from referee.report.html import Markup, el, json_script, page
+from referee.report.html import Markup, el, json_script
+from referee.report.html import page as html_page
+from referee.report.templating import page
 
 MAX_FAULTS_SHOWN = 100  # a bot that times out on every move would make a page of megabytes
 MAX_STDERR_MATCHES = 20
@@ -43,10 +47,8 @@ def index_page(league: League, refresh: int | None = None) -> str:
     s = league.standings
     bot_index = {name: i for i, name in enumerate(league.bots)}
     done = f"{s.matches_done}" + (f" of {s.matches_total}" if s.matches_total is not None else "")
-    made = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
     if s.finished:
         refresh = None  # nothing more will come
-    state = "final" if s.finished else "so far"
     headers = ["#", "bot"]
     if s.format == "bankroll":
         headers += ["bankroll", "out"]
@@ -69,8 +71,7 @@ def index_page(league: League, refresh: int | None = None) -> str:
     ]
     rows = []
     for row in s.rows:
-        link = el("a", {"href": bot_file(bot_index[row.name]), "class": "bot"}, row.name)
-        cells: list[object] = [row.rank, link]
+        cells: list[object] = []
         if s.format == "bankroll":
             cells += [row.bankroll, "-" if row.out_round is None else f"r{row.out_round}"]
         cells += [
@@ -90,37 +91,69 @@ def index_page(league: League, refresh: int | None = None) -> str:
             row.faults,
             row.disqualifications,
         ]
-        rows.append(cells)
-    body = el(
-        "main",
-        None,
-        el("h1", None, league.name),
-        el(
-            "p",
-            {"class": "meta"},
-            f"Standings {state}: {done} matches ({s.format}). Made {made} UTC"
-            + (f", reloads every {refresh} s while the league runs." if refresh else "."),
-        ),
-        el("p", {"class": "note"}, s.note) if s.note else None,
-        _table(headers, rows, "standings"),
-        el(
-            "p",
-            {"class": "meta"},
-            "score = chips per hand above the league's average bot, compared seat by seat with "
-            "the bots that held the same cards (a batch fit over every match, so the order they "
-            "were played in does not matter); 95% interval and ranks from a bootstrap over "
-            "rotation groups; LOS = the likelihood of being stronger than the next bot down. "
-            "rating = mu - 3 sigma (openskill Plackett-Luce, updated match by match), for "
-            "comparison. The same numbers as newmarket standings; see docs/fidelity.md.",
-        ),
-        el("h2", None, "Head to head"),
-        head_to_head_table(league),
-        el("h2", None, "Ratings over the league"),
-        rating_chart(league.bots, league.history),
-        el("h2", None, "Matches"),
-        _match_list(league, league.matches),
+        rows.append(
+            {
+                "rank": row.rank,
+                "name": row.name,
+                "href": bot_file(bot_index[row.name]),
+                "cells": cells,
+            }
+        )
+    return page(
+        "index.html",
+        title=f"{league.name}: standings",
+        root="",
+        refresh=refresh,
+        league_name=league.name,
+        state="final" if s.finished else "so far",
+        done=done,
+        format=s.format,
+        made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+        note=s.note,
+        headers=headers,
+        rows=rows,
+        head_to_head=_head_to_head(league),
+        rating_chart=TemplateMarkup(rating_chart(league.bots, league.history)),
+        matches=_match_rows(league, league.matches),
     )
-    return page(f"{league.name}: standings", body, root="", refresh=refresh)
+
+
+def _match_rows(league: League, matches: Sequence[StoredMatch]) -> list[dict[str, object]]:
+    """The standings' list of matches: each with its places, best first."""
+    rows: list[dict[str, object]] = []
+    for match in matches:
+        order = sorted(match.result.seats, key=lambda seat: (seat.place, seat.seat))
+        places = ", ".join(
+            f"{seat.place}. {league.bots[match.key.bots[seat.seat]]}"
+            + (" (DQ)" if seat.status == "disqualified" else "")
+            for seat in order
+        )
+        rows.append(
+            {
+                "id": match.key.match_id,
+                "href": match_file(match.key.match_id),
+                "hands": match.result.hands,
+                "reason": match.result.reason,
+                "places": places,
+            }
+        )
+    return rows
+
+
+def _head_to_head(league: League) -> list[dict[str, object]]:
+    """Every pair that met: the share of common matches the row bot finished ahead (none: [])."""
+    s = league.standings
+    names = [row.name for row in s.rows]
+    if not any(s.head_to_head.values()):
+        return []
+    rows: list[dict[str, object]] = []
+    for a in names:
+        cells = []
+        for b in names:
+            share, n = s.head_to_head.get(a, {}).get(b, (0.0, 0))
+            cells.append("" if a == b or not n else f"{100 * share:.0f}%")
+        rows.append({"name": a, "cells": cells})
+    return rows
 
 
 def _match_list(league: League, matches: Sequence[StoredMatch], root: str = "") -> Markup:
@@ -339,7 +372,7 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
         recent_stderr,
         None if files or stderr_parts else el("p", {"class": "meta"}, "nothing kept"),
     )
-    return page(f"{name}: bot", body, root="../")
+    return html_page(f"{name}: bot", body, root="../")
 
 
 def log_file(match_id: str) -> str:
@@ -434,11 +467,11 @@ def match_view(
         )
     if log is None:
         parts.append(el("p", {"class": "meta"}, "No log was kept for this match: no replay."))
-        return page(title, el("main", None, parts), root=root, nav=nav)
+        return html_page(title, el("main", None, parts), root=root, nav=nav)
     if log.error is not None:
         parts.append(el("p", {"class": "warning"}, f"The log cannot be read whole: {log.error}"))
         if len(log.frames) < 2:  # nothing to step through
-            return page(title, el("main", None, parts), root=root, nav=nav)
+            return html_page(title, el("main", None, parts), root=root, nav=nav)
     elif log.verified is not None:
         parts.append(
             el(
@@ -500,7 +533,7 @@ def match_view(
                     el("pre", {"class": "stderr"}, text),
                 )
             )
-    return page(title, el("main", None, parts), root=root, scripts=["replay.js"], nav=nav)
+    return html_page(title, el("main", None, parts), root=root, scripts=["replay.js"], nav=nav)
 
 
 def _all_cards() -> list[str]:
@@ -512,28 +545,6 @@ def _all_cards() -> list[str]:
 
 def _ranks(low: int, high: int) -> str:
     return str(low) if low == high else f"{low}-{high}"
-
-
-def head_to_head_table(league: League) -> Markup:
-    """Every pair that met: the share of common matches the row bot finished ahead."""
-    s = league.standings
-    names = [row.name for row in s.rows]
-    if not any(s.head_to_head.values()):
-        return el("p", {"class": "meta"}, "no matches yet")
-    rows = []
-    for number, a in enumerate(names, start=1):
-        cells: list[object] = [f"{number}. {a}"]
-        for b in names:
-            share, n = s.head_to_head.get(a, {}).get(b, (0.0, 0))
-            cells.append("" if a == b or not n else f"{100 * share:.0f}%")
-        rows.append(cells)
-    headers = ["row ahead of column", *(str(n) for n in range(1, len(names) + 1))]
-    return el(
-        "div",
-        {"class": "wide"},
-        _table(headers, rows, "head-to-head"),
-        el("p", {"class": "meta"}, "Share of the matches both bots played, ties counting half."),
-    )
 
 
 def head_to_head_rows(league: League, name: str) -> Markup:

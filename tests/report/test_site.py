@@ -57,7 +57,7 @@ def test_nothing_a_bot_says_becomes_markup(league_db: Path, tmp_path: Path) -> N
     out = tmp_path / "site"
     SiteBuilder(league_db, out).build()
     pages = [path.read_text() for path in out.rglob("*.html")]
-    escaped_name = "&lt;img src=x onerror=alert(&#x27;name&#x27;)&gt;"
+    escaped_name = "&lt;img src=x onerror=alert(&#39;name&#39;)&gt;"
     everything = "\n".join(pages)
     assert "<script>alert" not in everything and "<img src=x" not in everything
     assert "</pre><b>nobody" not in everything

@@ -176,20 +176,6 @@ def _match_list(league: League, matches: Sequence[StoredMatch], root: str = "") 
     return _table(["match", "hands", "ended", "places"], rows, "matches")
 
 
-def _scroll(table: Markup) -> Markup:
-    """A wide table in a box that scrolls sideways on a narrow screen, never off the page."""
-    return el("div", {"class": "scroll"}, table)
-
-
-def _joined(parts: Sequence[object], separator: str = ", ") -> list[object]:
-    out: list[object] = []
-    for number, part in enumerate(parts):
-        if number:
-            out.append(separator)
-        out.append(part)
-    return out
-
-
 def _fault_hand(hand: int) -> str:
     return f"hand {hand}" if hand > 0 else "before the first hand"
 
@@ -222,157 +208,86 @@ def bot_summary(league: League, index: int) -> str:
 
 def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> str:
     name = league.bots[index]
-    results = []
+    results: list[dict[str, object]] = []
     plotted: list[tuple[str, int, int, int]] = []
-    faults: list[Markup] = []
-    stderr_parts: list[Markup] = []
+    faults: list[dict[str, object]] = []
+    stderr_matches: list[dict[str, str]] = []
     for match in league.matches:
         if index not in match.key.bots:
             continue
+        match_id = match.key.match_id
         seat_no = match.key.bots.index(index)
         seat = match.result.seats[seat_no]
         players = len(match.key.bots)
-        link = el("a", {"href": "../" + match_file(match.key.match_id)}, match.key.match_id)
-        opponents = [
-            el("a", {"href": "../" + bot_file(other), "class": "bot"}, league.bots[other])
-            for other in match.key.bots
-            if other != index
-        ]
-        plotted.append((match.key.match_id, seat.place, players, seat.net_chips))
+        href = "../" + match_file(match_id)
+        plotted.append((match_id, seat.place, players, seat.net_chips))
         results.append(
-            [
-                link,
-                _joined(opponents),
-                seat_no,
-                f"{seat.place} of {players}",
-                seat.chips,
-                f"{seat.net_chips:+d}",
-                seat.boodle_chips,
-                seat.hands_won,
-                len(seat.faults),
-                "disqualified" if seat.status == "disqualified" else seat.status,
-            ]
+            {
+                "id": match_id,
+                "href": href,
+                "opponents": [
+                    {"name": league.bots[other], "href": "../" + bot_file(other)}
+                    for other in match.key.bots
+                    if other != index
+                ],
+                "cells": [
+                    seat_no,
+                    f"{seat.place} of {players}",
+                    seat.chips,
+                    f"{seat.net_chips:+d}",
+                    seat.boodle_chips,
+                    seat.hands_won,
+                    len(seat.faults),
+                    seat.status,
+                ],
+            }
         )
-        log = logs.get(match.key.match_id)
+        log = logs.get(match_id)
         transcripts = [] if log is None else [t for t in log.transcripts if t.seat == seat_no]
         for number, fault in enumerate(seat.faults):
             shown = transcripts[number] if number < len(transcripts) else None
-            lines = (
-                el(
-                    "pre",
-                    {"class": "transcript"},
-                    "\n".join(f"{mark} {text}" for mark, text in shown.lines),
-                )
-                if shown is not None
-                else el("p", {"class": "meta"}, "no match log: no transcript")
-            )
             faults.append(
-                el(
-                    "div",
-                    {"class": "fault"},
-                    el("h3", None, link, f" · {_fault_hand(fault.hand)} · {fault.kind}"),
-                    el("p", None, pretty_text(fault.detail)),
-                    lines,
-                )
+                {
+                    "match_id": match_id,
+                    "href": href,
+                    "hand": _fault_hand(fault.hand),
+                    "kind": fault.kind,
+                    "detail": pretty_text(fault.detail),
+                    "transcript": None
+                    if shown is None
+                    else "\n".join(f"{mark} {text}" for mark, text in shown.lines),
+                }
             )
         if log is not None and log.stderr.get(seat_no):
-            stderr_parts.append(
-                el(
-                    "details",
-                    None,
-                    el("summary", None, f"during {match.key.match_id}"),
-                    el("pre", {"class": "stderr"}, log.stderr[seat_no]),
-                )
-            )
-    shown_faults = faults[:MAX_FAULTS_SHOWN]
-    if len(faults) > MAX_FAULTS_SHOWN:
-        shown_faults.append(
-            el(
-                "p",
-                {"class": "meta"},
-                f"... and {plural(len(faults) - MAX_FAULTS_SHOWN, 'more fault')}, "
-                "listed in the results above and told in each match's replay",
-            )
-        )
-    recent_stderr = stderr_parts[-MAX_STDERR_MATCHES:]
-    if len(stderr_parts) > MAX_STDERR_MATCHES:
-        recent_stderr.insert(
-            0,
-            el(
-                "p",
-                {"class": "meta"},
-                f"The last {MAX_STDERR_MATCHES} matches with stderr; "
-                "each match page shows its own.",
-            ),
-        )
-    files: list[Markup] = []
+            stderr_matches.append({"match_id": match_id, "text": log.stderr[seat_no]})
+    files: list[dict[str, str]] = []
     for path in stderr_files(league, name):
         try:
             text = path.read_text(errors="replace")
         except OSError as error:
             text = f"(cannot read: {error})"
-        files.append(
-            el(
-                "details",
-                {"open": True} if not files else None,
-                el("summary", None, f"{path.name} (the whole session of one table worker)"),
-                el("pre", {"class": "stderr"}, excerpt(text) or "(empty)"),
-            )
-        )
-    any_log = any(log is not None for log in logs.values())
-    no_logs = el(
-        "p",
-        {"class": "meta"},
-        "This league kept no match logs (league.logs = false, or they were moved: pass "
-        "--logs DIR), so there is no transcript or stderr to show; the faults are those "
-        "stored in the database.",
+        files.append({"name": path.name, "text": excerpt(text) or "(empty)"})
+    return page(
+        "bot.html",
+        title=f"{name}: bot",
+        root="../",
+        name=name,
+        summary=bot_summary(league, index),
+        any_log=any(log is not None for log in logs.values()),
+        results_chart=TemplateMarkup(results_chart(plotted)) if plotted else None,
+        head_to_head=_bot_head_to_head(league, name),
+        results=results,
+        fault_count=len(faults),
+        faults=faults[:MAX_FAULTS_SHOWN],  # a bot that faults on every move: megabytes
+        stderr_files=files,
+        stderr_matches=stderr_matches[-MAX_STDERR_MATCHES:],
+        stderr_matches_total=len(stderr_matches),
     )
-    head_to_head = el(
-        "section", None, el("h2", None, "Head to head"), head_to_head_rows(league, name)
-    )
-    body = el(
-        "main",
-        None,
-        el("h1", None, name),
-        el("p", {"class": "summary"}, bot_summary(league, index)),
-        None if any_log else no_logs,
-        el("h2", None, "Results over the league"),
-        results_chart(plotted) if plotted else el("p", {"class": "meta"}, "no matches yet"),
-        el(
-            "p",
-            {"class": "meta"},
-            "The line is the bot's net chips so far; each dot is a match, green for a first "
-            "place, blue for a second (hover for the match).",
-        ),
-        head_to_head,
-        el("h2", None, "Matches"),
-        _scroll(
-            _table(
-                [
-                    "match",
-                    "opponents",
-                    "seat",
-                    "place",
-                    "chips",
-                    "net",
-                    "boodle",
-                    "won",
-                    "faults",
-                    "status",
-                ],
-                results,
-                "results",
-            )
-        ),
-        el("h2", None, f"Faults ({len(faults)})"),
-        shown_faults or el("p", {"class": "meta"}, "none"),
-        el("h2", None, "stderr"),
-        el("p", {"class": "meta"}, "What the bot wrote to its standard error (head and tail)."),
-        files,
-        recent_stderr,
-        None if files or stderr_parts else el("p", {"class": "meta"}, "nothing kept"),
-    )
-    return html_page(f"{name}: bot", body, root="../")
+
+
+def _scroll(table: Markup) -> Markup:
+    """A wide table in a box that scrolls sideways on a narrow screen, never off the page."""
+    return el("div", {"class": "scroll"}, table)
 
 
 def log_file(match_id: str) -> str:
@@ -547,20 +462,18 @@ def _ranks(low: int, high: int) -> str:
     return str(low) if low == high else f"{low}-{high}"
 
 
-def head_to_head_rows(league: League, name: str) -> Markup:
+def _bot_head_to_head(league: League, name: str) -> list[dict[str, object]]:
     """One bot's record against each other bot it met, best opponent first."""
     s = league.standings
     record = s.head_to_head.get(name, {})
-    rows = [
-        [
-            el("a", {"href": "../" + bot_file(league.bots.index(other))}, other),
-            n,
-            f"{100 * share:.0f}%",
-            next((f"{r.score:+.3f}" for r in s.rows if r.name == other), ""),
-        ]
+    return [
+        {
+            "name": other,
+            "href": "../" + bot_file(league.bots.index(other)),
+            "matches": n,
+            "ahead": f"{100 * share:.0f}%",
+            "score": next((f"{r.score:+.3f}" for r in s.rows if r.name == other), ""),
+        }
         for other, (share, n) in sorted(record.items(), key=lambda item: item[1][0])
         if n
     ]
-    if not rows:
-        return el("p", {"class": "meta"}, "no common matches yet")
-    return _table(["opponent", "common matches", "finished ahead", "their score"], rows, "h2h")

@@ -17,8 +17,6 @@ from referee.match import MatchResult
 from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
 from referee.report.frames import match_end_reason, plural, pretty, pretty_text
-from referee.report.html import Markup, el, json_script
-from referee.report.html import page as html_page
 from referee.report.templating import page
 
 MAX_FAULTS_SHOWN = 100  # a bot that times out on every move would make a page of megabytes
@@ -32,15 +30,6 @@ def match_file(match_id: str) -> str:
 
 def bot_file(index: int) -> str:
     return f"bots/{index}.html"
-
-
-def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], cls: str = "") -> Markup:
-    return el(
-        "table",
-        {"class": cls or None},
-        el("thead", None, el("tr", None, [el("th", None, h) for h in headers])),
-        el("tbody", None, [el("tr", None, [el("td", None, cell) for cell in row]) for row in rows]),
-    )
 
 
 def index_page(league: League, refresh: int | None = None) -> str:
@@ -156,26 +145,6 @@ def _head_to_head(league: League) -> list[dict[str, object]]:
     return rows
 
 
-def _match_list(league: League, matches: Sequence[StoredMatch], root: str = "") -> Markup:
-    rows = []
-    for match in matches:
-        order = sorted(match.result.seats, key=lambda seat: (seat.place, seat.seat))
-        places = ", ".join(
-            f"{seat.place}. {league.bots[match.key.bots[seat.seat]]}"
-            + (" (DQ)" if seat.status == "disqualified" else "")
-            for seat in order
-        )
-        rows.append(
-            [
-                el("a", {"href": root + match_file(match.key.match_id)}, match.key.match_id),
-                match.result.hands,
-                match.result.reason,
-                places,
-            ]
-        )
-    return _table(["match", "hands", "ended", "places"], rows, "matches")
-
-
 def _fault_hand(hand: int) -> str:
     return f"hand {hand}" if hand > 0 else "before the first hand"
 
@@ -285,11 +254,6 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
     )
 
 
-def _scroll(table: Markup) -> Markup:
-    """A wide table in a box that scrolls sideways on a narrow screen, never off the page."""
-    return el("div", {"class": "scroll"}, table)
-
-
 def log_file(match_id: str) -> str:
     """Where a match's raw log is copied in the site, beside its page."""
     return match_file(match_id).removesuffix(".html") + ".jsonl"
@@ -328,127 +292,67 @@ def match_view(
     Used for a league's match (``match_page``) and for one log on its own
     (``newmarket view``: no league, so no bot pages and no standings).
     """
-    title = f"match {match_id}"
-    parts: list[object] = [el("h1", None, f"Match {match_id}")]
+
+    def name(seat: int) -> str:
+        return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+    shown_result = None
     if result is not None:
-        rows = []
+        seats = []
         for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
-            who: object = names[seat.seat] if seat.seat < len(names) else f"seat {seat.seat}"
-            if bot_links is not None and seat.seat < len(bot_links):
-                who = el("a", {"href": bot_links[seat.seat]}, who)
-            rows.append(
-                [
-                    seat.place,
-                    who,
-                    seat.seat,
-                    seat.chips,
-                    f"{seat.net_chips:+d}",
-                    seat.boodle_chips,
-                    seat.hands_won,
-                    len(seat.faults),
-                    seat.status,
-                ]
+            seats.append(
+                {
+                    "place": seat.place,
+                    "name": name(seat.seat),
+                    "href": bot_links[seat.seat]
+                    if bot_links is not None and seat.seat < len(bot_links)
+                    else None,
+                    "cells": [
+                        seat.seat,
+                        seat.chips,
+                        f"{seat.net_chips:+d}",
+                        seat.boodle_chips,
+                        seat.hands_won,
+                        len(seat.faults),
+                        seat.status,
+                    ],
+                }
             )
-        parts.append(
-            el(
-                "p",
-                {"class": "meta"},
-                f"seed {seed} · {plural(result.hands, 'hand')} · ended: "
-                f"{match_end_reason(result.reason)}",
-            )
-        )
-        parts.append(
-            _scroll(
-                _table(
-                    ["place", "bot", "seat", "chips", "net", "boodle", "won", "faults", "status"],
-                    rows,
-                    "result",
-                )
-            )
-        )
-    else:
-        parts.append(
-            el("p", {"class": "warning"}, "The log has no result: the match did not finish.")
-        )
-    if log_href is not None:
-        parts.append(
-            el(
-                "p",
-                {"class": "download"},
-                el("a", {"href": log_href, "download": True}, "Download the match log"),
-                " (JSON lines: every request, reply, fault and event; "
-                "newmarket replay FILE checks it, newmarket view FILE shows it)",
-            )
-        )
-    if log is None:
-        parts.append(el("p", {"class": "meta"}, "No log was kept for this match: no replay."))
-        return html_page(title, el("main", None, parts), root=root, nav=nav)
-    if log.error is not None:
-        parts.append(el("p", {"class": "warning"}, f"The log cannot be read whole: {log.error}"))
-        if len(log.frames) < 2:  # nothing to step through
-            return html_page(title, el("main", None, parts), root=root, nav=nav)
-    elif log.verified is not None:
-        parts.append(
-            el(
-                "p",
-                {"class": "warning"},
-                f"This log does not verify against the engine: {log.verified}",
-            )
-        )
-    else:
-        parts.append(
-            el(
-                "p",
-                {"class": "meta"},
-                "The log verifies: the engine, replayed from its decisions, agrees "
-                "with every line.",
-            )
-        )
-    rules = log.header.get("rules") or {}
-    boodle = (
-        [str(card) for card in rules.get("boodle_cards", [])] if isinstance(rules, dict) else []
+        shown_result = {
+            "hands": result.hands,
+            "reason": match_end_reason(result.reason),
+            "seats": seats,
+        }
+    # A log that cannot be read whole is still replayed as far as it goes, if that is a step.
+    replay = None
+    if log is not None and (log.error is None or len(log.frames) >= 2):
+        rules = log.header.get("rules") or {}
+        boodle = rules.get("boodle_cards", []) if isinstance(rules, dict) else []
+        replay = {
+            "names": list(names),
+            "boodle_cards": [str(card) for card in boodle],
+            "pretty": {card: pretty(card) for card in _all_cards()},
+            "frames": [frame.to_json() for frame in log.frames],
+        }
+    stderr = (
+        []
+        if log is None
+        else [{"name": name(seat_no), "text": text} for seat_no, text in sorted(log.stderr.items())]
     )
-    data = {
-        "names": list(names),
-        "boodle_cards": boodle,
-        "pretty": {card: pretty(card) for card in _all_cards()},
-        "frames": [frame.to_json() for frame in log.frames],
-    }
-    viewer = el(
-        "section",
-        {"id": "replay", "tabindex": "0"},
-        el("h2", None, "Replay"),
-        el(
-            "div",
-            {"class": "controls"},
-            el("button", {"type": "button", "id": "first"}, "« start"),
-            el("button", {"type": "button", "id": "prev-hand"}, "‹ hand"),
-            el("button", {"type": "button", "id": "prev"}, "‹ back"),
-            el("span", {"id": "position"}),
-            el("button", {"type": "button", "id": "next"}, "next ›"),
-            el("button", {"type": "button", "id": "next-hand"}, "hand ›"),
-            el("button", {"type": "button", "id": "last"}, "end »"),
-        ),
-        el("p", {"class": "meta"}, "Keys: ← → step, Page Up / Page Down a hand, Home / End."),
-        el("div", {"id": "what"}),
-        el("div", {"id": "table", "class": "scroll"}),
-        el("div", {"id": "layout", "class": "scroll"}),
-        json_script("match-data", data),
+    return page(
+        "match.html",
+        title=f"match {match_id}",
+        root=root,
+        nav=nav,
+        scripts=["replay.js"] if replay is not None else [],
+        match_id=match_id,
+        seed=seed,
+        result=shown_result,
+        log_href=log_href,
+        log=log,
+        replay=replay,
+        stderr=stderr,
     )
-    parts.append(viewer)
-    if log.stderr:
-        parts.append(el("h2", None, "stderr during this match"))
-        for seat_no, text in sorted(log.stderr.items()):
-            who_text = names[seat_no] if 0 <= seat_no < len(names) else f"seat {seat_no}"
-            parts.append(
-                el(
-                    "details",
-                    None,
-                    el("summary", None, who_text),
-                    el("pre", {"class": "stderr"}, text),
-                )
-            )
-    return html_page(title, el("main", None, parts), root=root, scripts=["replay.js"], nav=nav)
 
 
 def _all_cards() -> list[str]:

@@ -1,4 +1,4 @@
-"""The ratings over the course of the league, as an inline SVG drawn here (no script, no library).
+"""The ratings over the course of the league, as an inline SVG (a template; no script, no library).
 
 One line per bot: its rating (``mu - 3 sigma``, the standings' sort key)
 after each match of the league, in schedule order, starting from the prior.
@@ -10,8 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from markupsafe import Markup
+
 from referee.league.ratings import MU, SIGMA, Rating, Z
-from referee.report.html import Markup, el
+from referee.report.templating import render
 
 # Colours that stay apart for the first few bots; later bots reuse them.
 PALETTE = (
@@ -52,88 +54,55 @@ def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> 
     def y(value: float) -> float:
         return TOP + plot_h * (high - value) / (high - low)
 
-    parts: list[Markup] = []
+    ticks = []
     for tick in range(5):
         value = low + (high - low) * tick / 4
-        parts.append(
-            el(
-                "line",
-                {
-                    "x1": LEFT,
-                    "x2": LEFT + plot_w,
-                    "y1": f"{y(value):.1f}",
-                    "y2": f"{y(value):.1f}",
-                    "class": "grid",
-                },
-            )
+        ticks.append(
+            {"y": f"{y(value):.1f}", "label_y": f"{y(value) + 4:.1f}", "label": f"{value:.1f}"}
         )
-        parts.append(
-            el(
-                "text",
-                {"x": LEFT - 6, "y": f"{y(value) + 4:.1f}", "class": "tick", "text-anchor": "end"},
-                f"{value:.1f}",
-            )
-        )
-    parts.append(
-        el(
-            "text",
-            {"x": LEFT + plot_w / 2, "y": HEIGHT - 6, "class": "tick", "text-anchor": "middle"},
-            f"matches played (0 to {len(history)})",
-        )
-    )
+    lines = []
     ends: list[tuple[float, int, str]] = []
     for index, name in enumerate(names):
         line = series[name]
-        points = " ".join(f"{x(step):.1f},{y(value):.1f}" for step, value in enumerate(line))
-        parts.append(
-            el(
-                "polyline",
-                {
-                    "points": points,
-                    "fill": "none",
-                    "stroke": colour(index),
-                    "stroke-width": 2,
-                    "class": "series",
-                    "data-bot": name,
-                },
-                el("title", None, f"{name}: {line[-1]:.2f}"),
-            )
+        lines.append(
+            {
+                "name": name,
+                "points": " ".join(
+                    f"{x(step):.1f},{y(value):.1f}" for step, value in enumerate(line)
+                ),
+                "colour": colour(index),
+                "title": f"{name}: {line[-1]:.2f}",
+            }
         )
         ends.append((y(line[-1]), index, name))
     # Labels at the right, pushed apart so that close ratings stay readable.
+    labels = []
     last = -1e9
     for end_y, index, name in sorted(ends):
         label_y = max(end_y, last + 13)
         last = label_y
-        parts.append(
-            el(
-                "circle",
-                {"cx": f"{x(steps):.1f}", "cy": f"{end_y:.1f}", "r": 3, "fill": colour(index)},
-            )
+        labels.append(
+            {
+                "x": f"{x(steps):.1f}",
+                "y": f"{end_y:.1f}",
+                "colour": colour(index),
+                "label_x": f"{x(steps) + 8:.1f}",
+                "label_y": f"{label_y + 4:.1f}",
+                "label": name if len(name) <= 20 else name[:19] + "…",
+            }
         )
-        short = name if len(name) <= 20 else name[:19] + "…"
-        parts.append(
-            el(
-                "text",
-                {
-                    "x": f"{x(steps) + 8:.1f}",
-                    "y": f"{label_y + 4:.1f}",
-                    "class": "label",
-                    "fill": colour(index),
-                },
-                short,
-            )
-        )
-    return el(
-        "svg",
-        {
-            "xmlns": "http://www.w3.org/2000/svg",
-            "viewBox": f"0 0 {WIDTH} {HEIGHT}",
-            "class": "chart",
-            "role": "img",
-            "aria-label": "ratings over the league",
-        },
-        parts,
+    return render(
+        "rating_chart.svg",
+        width=WIDTH,
+        height=HEIGHT,
+        left=LEFT,
+        right=LEFT + plot_w,
+        ticks=ticks,
+        axis_x=LEFT + plot_w / 2,
+        axis_y=HEIGHT - 6,
+        axis_label=f"matches played (0 to {len(history)})",
+        lines=lines,
+        ends=labels,
     )
 
 
@@ -175,60 +144,35 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
     def y(value: float) -> float:
         return TOP + plot_h * (high - value) / (high - low)
 
-    parts: list[Markup] = []
-    for value in range(low, high + 1, step):
-        parts.append(
-            el(
-                "line",
-                {
-                    "x1": LEFT,
-                    "x2": LEFT + plot_w,
-                    "y1": f"{y(value):.1f}",
-                    "y2": f"{y(value):.1f}",
-                    "class": "grid zero" if value == 0 else "grid",
-                },
-            )
-        )
-        parts.append(
-            el(
-                "text",
-                {"x": LEFT - 6, "y": f"{y(value) + 4:.1f}", "class": "tick", "text-anchor": "end"},
-                f"{value:+d}" if value else "0",
-            )
-        )
-    parts.append(
-        el(
-            "text",
-            {"x": LEFT + plot_w / 2, "y": height - 6, "class": "tick", "text-anchor": "middle"},
-            f"its matches in league order (0 to {len(results)}); net chips so far",
-        )
-    )
-    points = " ".join(f"{x(step):.1f},{y(value):.1f}" for step, value in enumerate(totals))
-    parts.append(
-        el("polyline", {"points": points, "fill": "none", "stroke": "#555", "stroke-width": 2})
-    )
-    for step, (match_id, place, players, net) in enumerate(results, start=1):
-        parts.append(
-            el(
-                "circle",
-                {
-                    "cx": f"{x(step):.1f}",
-                    "cy": f"{y(totals[step]):.1f}",
-                    "r": 4,
-                    "fill": PLACE_COLOURS.get(place, "#999"),
-                    "class": f"result place-{place}",
-                },
-                el("title", None, f"{match_id}: place {place} of {players}, {net:+d} chips"),
-            )
-        )
-    return el(
-        "svg",
+    ticks = [
         {
-            "xmlns": "http://www.w3.org/2000/svg",
-            "viewBox": f"0 0 {WIDTH} {height}",
-            "class": "chart results",
-            "role": "img",
-            "aria-label": "net chips over the league, a dot per match coloured by place",
-        },
-        parts,
+            "y": f"{y(value):.1f}",
+            "label_y": f"{y(value) + 4:.1f}",
+            "label": f"{value:+d}" if value else "0",
+            "cls": "grid zero" if value == 0 else "grid",
+        }
+        for value in range(low, high + 1, step)
+    ]
+    dots = [
+        {
+            "x": f"{x(number):.1f}",
+            "y": f"{y(totals[number]):.1f}",
+            "colour": PLACE_COLOURS.get(place, "#999"),
+            "place": place,
+            "title": f"{match_id}: place {place} of {players}, {net:+d} chips",
+        }
+        for number, (match_id, place, players, net) in enumerate(results, start=1)
+    ]
+    return render(
+        "results_chart.svg",
+        width=WIDTH,
+        height=height,
+        left=LEFT,
+        right=LEFT + plot_w,
+        ticks=ticks,
+        axis_x=LEFT + plot_w / 2,
+        axis_y=height - 6,
+        axis_label=f"its matches in league order (0 to {len(results)}); net chips so far",
+        points=" ".join(f"{x(number):.1f},{y(value):.1f}" for number, value in enumerate(totals)),
+        dots=dots,
     )

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from markupsafe import Markup as TemplateMarkup
-
 from referee.league.store import StoredMatch
 from referee.match import MatchResult
 from referee.report.chart import rating_chart, results_chart
@@ -102,7 +100,7 @@ def index_page(league: League, refresh: int | None = None) -> str:
         headers=headers,
         rows=rows,
         head_to_head=_head_to_head(league),
-        rating_chart=TemplateMarkup(rating_chart(league.bots, league.history)),
+        rating_chart=rating_chart(league.bots, league.history),
         matches=_match_rows(league, league.matches),
     )
 
@@ -243,7 +241,7 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
         name=name,
         summary=bot_summary(league, index),
         any_log=any(log is not None for log in logs.values()),
-        results_chart=TemplateMarkup(results_chart(plotted)) if plotted else None,
+        results_chart=results_chart(plotted) if plotted else None,
         head_to_head=_bot_head_to_head(league, name),
         results=results,
         fault_count=len(faults),

@@ -157,7 +157,13 @@ def _finish(db: Path, saved: dict[str, list[Any]]) -> None:
                 connection.execute(f"INSERT INTO {table} VALUES ({marks})", row)
 
 
-@pytest.mark.parametrize("inherited", ["default", "ignored"])
+# Starts a command with SIGINT set as given ({}), then execs it: the disposition it inherits.
+_WITH_SIGINT = "import os, signal, sys; signal.signal(signal.SIGINT, signal.{}); " + (
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
+@pytest.mark.parametrize("inherited", ["SIG_DFL", "SIG_IGN"])
 def test_the_watch_command_follows_the_league_and_stops_on_ctrl_c(
     league_db: Path, tmp_path: Path, inherited: str
 ) -> None:
@@ -173,10 +179,8 @@ def test_the_watch_command_follows_the_league_and_stops_on_ctrl_c(
     shutil.copy(league_db, db)
     last, saved = _hide_last_match(db)
     out = tmp_path / "site"
-    command = [sys.executable, "-m", "referee.cli", "report", "--db", str(db), "--out", str(out)]
-    command += ["--watch", "--interval", "0.2"]
-    if inherited == "ignored":
-        command = ["sh", "-c", "trap '' INT; exec \"$@\"", "sh", *command]
+    command = [sys.executable, "-c", _WITH_SIGINT.format(inherited), "-m", "referee.cli"]
+    command += ["report", "--db", str(db), "--out", str(out), "--watch", "--interval", "0.2"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str | None] = queue.Queue()
 
@@ -195,16 +199,14 @@ def test_the_watch_command_follows_the_league_and_stops_on_ctrl_c(
 
     try:
         total = len(load_league(league_db).matches)
-        assert (
-            f": {plural(total - 1, 'match')}, {len(BOTS)} bots" in next_line()
-        )  # the first build is in place
+        # The first build is in place.
+        assert f": {plural(total - 1, 'match')}, {len(BOTS)} bots" in next_line()
         assert not (out / "matches" / f"{last}.html").exists()
         # The league is not finished: its standings reload themselves in the browser.
         assert 'http-equiv="refresh"' in (out / "index.html").read_text()
         _finish(db, saved)
-        assert (
-            f": {plural(total, 'match')}, {len(BOTS)} bots" in next_line()
-        )  # rebuilt when the match finished
+        # Rebuilt when the match finished.
+        assert f": {plural(total, 'match')}, {len(BOTS)} bots" in next_line()
         assert (out / "matches" / f"{last}.html").is_file()
         assert 'http-equiv="refresh"' not in (out / "index.html").read_text()  # final
         process.send_signal(signal.SIGINT)

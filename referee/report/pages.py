@@ -1,5 +1,10 @@
 """The site's three kinds of page: the standings, one per bot, one per match.
 
+Each function here gathers what its page shows, as plain values (numbers
+already formatted, links already made); its template in ``templates/``
+(``index.html``, ``bot.html``, ``match.html``) lays them out and escapes
+every text (``referee.report.templating``).
+
 File names never come from bots: a bot's page is ``bots/<index>.html`` (its
 place in the league file) and a match's ``matches/<match id>.html`` with the
 league's own ids, made safe all the same.

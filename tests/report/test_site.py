@@ -83,6 +83,24 @@ def test_the_pages_count_in_good_english_and_one_card_notation(
     assert faults
     for fault in faults:
         assert not _WIRE_CARD.search(re.sub(r"<[^>]+>", " ", fault)), fault
+    # Every page's own words (a bot's stderr is its own) and every line the replay tells.
+    narrated = 0
+    for path in out.rglob("*.html"):
+        page = path.read_text()
+        data = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', page)
+        if data is not None:
+            for frame in json.loads(data.group(1))["frames"]:
+                for line in frame["lines"]:
+                    assert not _WIRE_CARD.search(line), (path, line)
+                    narrated += 1
+        words = re.sub(
+            r'<pre class="stderr">.*?</pre>|<script.*?</script>|<style>.*?</style>',
+            "",
+            page,
+            flags=re.S,
+        )
+        assert not _WIRE_CARD.search(re.sub(r"<[^>]+>", " ", words)), path
+    assert narrated > 100
 
 
 def test_a_rebuild_replaces_the_site_whole(league_db: Path, tmp_path: Path) -> None:

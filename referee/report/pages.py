@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from referee.league.store import StoredMatch
-from referee.match import MatchResult
+from referee.match import MatchResult, SeatResult
 from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
 from referee.report.frames import match_end_reason, plural, pretty, pretty_text
@@ -178,6 +178,12 @@ def bot_summary(league: League, index: int) -> str:
     )
 
 
+def _seat_result(seat: SeatResult) -> list[object]:
+    """A seat's end of a match, as the columns chips, net, boodle, won, faults, status."""
+    net = f"{seat.net_chips:+d}"
+    return [seat.chips, net, seat.boodle_chips, seat.hands_won, len(seat.faults), seat.status]
+
+
 def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> str:
     name = league.bots[index]
     results: list[dict[str, object]] = []
@@ -202,16 +208,7 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
                     for other in match.key.bots
                     if other != index
                 ],
-                "cells": [
-                    seat_no,
-                    f"{seat.place} of {players}",
-                    seat.chips,
-                    f"{seat.net_chips:+d}",
-                    seat.boodle_chips,
-                    seat.hands_won,
-                    len(seat.faults),
-                    seat.status,
-                ],
+                "cells": [seat_no, f"{seat.place} of {players}", *_seat_result(seat)],
             }
         )
         log = logs.get(match_id)
@@ -310,15 +307,7 @@ def match_view(
                     "href": bot_links[seat.seat]
                     if bot_links is not None and seat.seat < len(bot_links)
                     else None,
-                    "cells": [
-                        seat.seat,
-                        seat.chips,
-                        f"{seat.net_chips:+d}",
-                        seat.boodle_chips,
-                        seat.hands_won,
-                        len(seat.faults),
-                        seat.status,
-                    ],
+                    "cells": [seat.seat, *_seat_result(seat)],
                 }
             )
         shown_result = {

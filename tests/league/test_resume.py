@@ -136,6 +136,19 @@ def wait_gone(tag: str, seconds: float = 15.0) -> list[int]:
 PROGRESS_LIMIT = 300.0
 
 
+def pause(db: Path, seconds: float, *, most: int) -> None:
+    """Wait ``seconds``, or less once more than ``most`` matches are finished.
+
+    A kill's moment is random in time, but bounded in matches: a quiet, quick
+    machine plays dozens of matches a second, and a plain sleep let the league
+    run on to its end before the last kill (then ``finished(db) < 30`` failed,
+    or the run ended by itself), while a loaded one played none.
+    """
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and finished(db) <= most:
+        time.sleep(0.005)
+
+
 def kill_at_random_moments(config: Path, db: Path, rng: random.Random, kills: int) -> None:
     """Start the league ``kills`` times and SIGKILL it each time at a random moment.
 
@@ -155,14 +168,14 @@ def kill_at_random_moments(config: Path, db: Path, rng: random.Random, kills: in
                 start_new_session=True,
             )
         if attempt == 0:
-            time.sleep(rng.uniform(0.0, 1.5))  # anywhere, start-up included
+            pause(db, rng.uniform(0.0, 1.5), most=before + 1)  # anywhere, start-up included
         else:
             target = before + rng.randint(1, 4)
             deadline = time.monotonic() + PROGRESS_LIMIT
             while finished(db) < target and process.poll() is None:
                 assert time.monotonic() < deadline, "the league made no progress"
                 time.sleep(0.02)
-            time.sleep(rng.uniform(0.0, 0.4))  # a match may be half played here
+            pause(db, rng.uniform(0.0, 0.4), most=target)  # a match may be half played here
         process.kill()
         process.wait()
         assert process.returncode == -signal.SIGKILL, (

@@ -42,7 +42,10 @@ the ``result``:
 
 Lines are buffered per decision and flushed before the referee waits on a
 bot, so a killed referee leaves a readable prefix (at worst a last line cut
-short, which ``read_log`` reports as such) at one write per decision.
+short, which ``read_log`` reports as such) at one write per decision.  Ctrl-C
+(trio's ``KeyboardInterrupt``) never lands inside a record or a flush: those
+are KI-protected, so the interrupt waits for the referee's next ``await`` and
+a log cut by it is a clean prefix, every line once and whole.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from trio.lowlevel import enable_ki_protection
 
 LOG_FORMAT = 2
 """The version of the layout above; replay reads this format and format 1 (no transcript)."""
@@ -83,12 +87,14 @@ class MatchLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "wb")  # noqa: SIM115 (closed by close())
 
+    @enable_ki_protection  # a record and its newline, or nothing (see the module doc)
     def write(self, record: dict[str, Any]) -> None:
         self.lines += 1
         if self._file is not None:
             self._buffer += _encoder.encode(record)
             self._buffer += b"\n"
 
+    @enable_ki_protection
     def write_json(self, record: bytes) -> None:
         """A record already encoded as one JSON object (no newline), as ``write`` would."""
         self.lines += 1
@@ -96,17 +102,24 @@ class MatchLog:
             self._buffer += record
             self._buffer += b"\n"
 
+    @enable_ki_protection
     def flush(self) -> None:
+        """Write the buffered lines; each byte is written once, whatever interrupts it.
+
+        Ctrl-C used to land just after the write syscall, before the buffer was
+        cleared, and ``close`` wrote the same lines again: a log that replayed
+        as a decision out of turn.  The buffer is now taken before the write,
+        and the whole flush is KI-protected (trio holds the interrupt).
+        """
         if self._file is not None and self._buffer:
+            data, self._buffer = self._buffer, bytearray()
             try:
-                self._file.write(self._buffer)
+                self._file.write(data)
                 self._file.flush()
             except OSError as error:
                 # A full disk: name the file, as open() would, so whoever reports it says where.
                 # What did not fit is dropped: the match ends with this error, unrecorded.
-                self._buffer.clear()
                 raise OSError(error.errno, error.strerror, str(self.path)) from None
-            self._buffer.clear()
 
     def close(self) -> None:
         file = self._file

@@ -65,13 +65,13 @@ from referee.commands.common import (
     TimeBank,
     TransportName,
     UsageError,
+    build_rules,
     fail,
     sandbox_of,
     startable,
     time_control,
     transport_of,
 )
-from referee.commands.match import build_rules
 from referee.printing import printable_block
 
 IMPLIED_MATCHES = 10  # --rules, --option, --seed, ... without --matches

@@ -19,11 +19,13 @@ command that runs bots makes before any bot starts.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from engine import NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
@@ -68,6 +70,43 @@ Seed = Annotated[
 ]
 Players = Annotated[int, typer.Option("--players", help="Seats at the table, 3 to 8.")]
 DEFAULT_PLAYERS = 4
+
+
+def parse_options(pairs: Sequence[str]) -> dict[str, str]:
+    """``--option`` values, ``["KEY=VALUE", ...]``, as a dict; ``UsageError`` naming a bad pair."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(
+                f"--option {pair!r}: expected KEY=VALUE, e.g. lead_suit=change_or_pass"
+            )
+        options[key.strip()] = value.strip()
+    return options
+
+
+def build_rules(name: str, options: Sequence[str], hands: int | None, players: int) -> Rules:
+    """``--rules``, ``--option`` and ``--hand-limit`` for a table of ``players``; ``UsageError``."""
+    try:
+        rules = preset(name)
+    except NewmarketError as error:
+        raise UsageError(f"--rules: {error}") from None
+    changes: dict[str, object] = dict(parse_options(options))
+    if hands is not None:
+        if hands < 1:
+            raise UsageError(f"--hand-limit: must be at least 1, got {hands}")
+        changes["hand_limit"] = hands
+    try:
+        rules = rules.with_options(changes)
+    except NewmarketError as error:
+        raise UsageError(f"--option: {error}") from None
+    if rules.end_players >= players:
+        raise UsageError(
+            f"--bot: {players} bots, but the rules end the match at {rules.end_players} "
+            f"players left (end_players); add bots or set --option end_players=N"
+        )
+    return rules
+
 
 # ---------------------------------------------------------------- the time control (SPEC.md 12)
 

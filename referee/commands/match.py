@@ -27,7 +27,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
+from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, Rules
 from referee.bots import BotSpec
 from referee.commands.common import (
     DEFAULT_SANDBOX,
@@ -46,11 +46,13 @@ from referee.commands.common import (
     TransportName,
     UsageError,
     bot_of,
+    build_rules,
     fail,
     sandbox_of,
     time_control,
     transport_of,
 )
+from referee.commands.common import parse_options as parse_options  # sprt's import of it
 from referee.failures import first_instance
 from referee.match import MatchResult, play_match
 from referee.printing import print_line, print_whole
@@ -59,41 +61,6 @@ from referee.session import open_bots
 from referee.timecontrol import TimeControl
 
 RUNS_DIR = Path("runs")
-
-
-def parse_options(pairs: Sequence[str]) -> dict[str, str]:
-    """``["KEY=VALUE", ...]`` as a dict; ``UsageError`` naming the bad pair."""
-    options: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(
-                f"--option {pair!r}: expected KEY=VALUE, e.g. lead_suit=change_or_pass"
-            )
-        options[key.strip()] = value.strip()
-    return options
-
-
-def build_rules(name: str, options: Sequence[str], hands: int | None, players: int) -> Rules:
-    try:
-        rules = preset(name)
-    except NewmarketError as error:
-        raise UsageError(f"--rules: {error}") from None
-    changes: dict[str, object] = dict(parse_options(options))
-    if hands is not None:
-        if hands < 1:
-            raise UsageError(f"--hand-limit: must be at least 1, got {hands}")
-        changes["hand_limit"] = hands
-    try:
-        rules = rules.with_options(changes)
-    except NewmarketError as error:
-        raise UsageError(f"--option: {error}") from None
-    if rules.end_players >= players:
-        raise UsageError(
-            f"--bot: {players} bots, but the rules end the match at {rules.end_players} "
-            f"players left (end_players); add bots or set --option end_players=N"
-        )
-    return rules
 
 
 def build_specs(texts: Sequence[str], transport: str) -> list[BotSpec]:

@@ -63,23 +63,11 @@ from referee.commands.common import (
     RuleOptions,
     RulesName,
     Seed,
+    parse_options,
 )
 from referee.commands.rules import fail
 
 STOP_CAUSES = (STOP_TOP, STOP_DEAD, STOP_PLAYED)
-
-
-def parse_options(pairs: Sequence[str]) -> dict[str, str]:
-    """``["KEY=VALUE", ...]`` as a dict; raises ValueError naming the bad pair."""
-    options: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(
-                f"--option {pair!r}: expected KEY=VALUE, e.g. lead_suit=change_or_pass"
-            )
-        options[key.strip()] = value.strip()
-    return options
 
 
 @dataclasses.dataclass

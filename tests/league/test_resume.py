@@ -61,7 +61,7 @@ hand_limit = 12
 
 def command(config: Path, db: Path, jobs: int) -> list[str]:
     league = [sys.executable, "-m", "referee.cli", "league", str(config)]
-    return [*league, "--db", str(db), "--jobs", str(jobs), "--json"]
+    return [*league, "--db", str(db), "--concurrency", str(jobs), "--json"]
 
 
 def finished(db: Path) -> int:
@@ -80,7 +80,30 @@ def run_to_end(config: Path, db: Path, jobs: int) -> dict[str, object]:
     )
     assert done.returncode == 0, done.stderr
     standings: dict[str, object] = json.loads(done.stdout)
+    standings["stderr"] = done.stderr  # for a failure's message; not compared
     return standings
+
+
+def stored_results(db: Path) -> dict[str, list[dict[str, object]]]:
+    """Each finished match's seats as recorded, by match id."""
+    with sqlite3.connect(db) as connection:
+        rows = connection.execute("SELECT match_id, result FROM matches").fetchall()
+    return {match_id: json.loads(result)["seats"] for match_id, result in rows}
+
+
+def differences(straight: Path, resumed: Path) -> list[str]:
+    """Where two databases of one league disagree, seat by seat (for a failure's message)."""
+    out = []
+    a, b = stored_results(straight), stored_results(resumed)
+    for match_id in sorted(a.keys() | b.keys()):
+        if match_id not in a or match_id not in b:
+            out.append(f"{match_id}: only in {'the straight' if match_id in a else 'the resumed'}")
+            continue
+        for one, other in zip(a[match_id], b[match_id], strict=True):
+            for key in ("place", "chips", "status", "faults", "decisions", "defaults"):
+                if one[key] != other[key]:
+                    out.append(f"{match_id} seat {one['seat']} {key}: {one[key]} vs {other[key]}")
+    return out
 
 
 def tagged_processes(tag: str) -> list[int]:
@@ -109,28 +132,56 @@ def wait_gone(tag: str, seconds: float = 15.0) -> list[int]:
     return left
 
 
+# A real league on a machine the rest of the suite loads: generous, it is not a speed test.
+PROGRESS_LIMIT = 300.0
+
+
+def pause(db: Path, seconds: float, *, most: int) -> None:
+    """Wait ``seconds``, or less once more than ``most`` matches are finished.
+
+    A kill's moment is random in time, but bounded in matches: a quiet, quick
+    machine plays dozens of matches a second, and a plain sleep let the league
+    run on to its end before the last kill (then ``finished(db) < 30`` failed,
+    or the run ended by itself), while a loaded one played none.
+    """
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and finished(db) <= most:
+        time.sleep(0.005)
+
+
 def kill_at_random_moments(config: Path, db: Path, rng: random.Random, kills: int) -> None:
-    """Start the league ``kills`` times and SIGKILL it each time at a random moment."""
+    """Start the league ``kills`` times and SIGKILL it each time at a random moment.
+
+    Each run must still be running when it is killed: one that stopped by
+    itself (the test's own reads of the database beside it, say) is a failure
+    shown with its stderr, not a shorter run that hides it.
+    """
     for attempt in range(kills):
         before = finished(db)
-        process = subprocess.Popen(
-            command(config, db, 2),
-            cwd=REPO,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        stderr = db.with_name(f"kill-{attempt}.stderr")
+        with stderr.open("wb") as errors:
+            process = subprocess.Popen(
+                command(config, db, 2),
+                cwd=REPO,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                start_new_session=True,
+            )
         if attempt == 0:
-            time.sleep(rng.uniform(0.0, 1.5))  # anywhere, start-up included
+            pause(db, rng.uniform(0.0, 1.5), most=before + 1)  # anywhere, start-up included
         else:
             target = before + rng.randint(1, 4)
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + PROGRESS_LIMIT
             while finished(db) < target and process.poll() is None:
                 assert time.monotonic() < deadline, "the league made no progress"
                 time.sleep(0.02)
-            time.sleep(rng.uniform(0.0, 0.4))  # a match may be half played here
+            pause(db, rng.uniform(0.0, 0.4), most=target)  # a match may be half played here
         process.kill()
         process.wait()
+        assert process.returncode == -signal.SIGKILL, (
+            f"run {attempt} ended by itself ({process.returncode}) before it was killed:\n"
+            + stderr.read_text(errors="replace")
+        )
 
 
 def test_round_robin_killed_at_random_moments_resumes_to_identical_standings(
@@ -145,7 +196,8 @@ def test_round_robin_killed_at_random_moments_resumes_to_identical_standings(
     kill_at_random_moments(config, db, random.Random(20240601), kills=3)
     assert finished(db) < 30
     resumed = run_to_end(config, db, jobs=2)
-    assert resumed == expected
+    why = resumed.pop("stderr"), expected.pop("stderr")
+    assert resumed == expected, (differences(tmp_path / "straight.db", db), why)
     with sqlite3.connect(db) as connection:
         ids = [row[0] for row in connection.execute("SELECT match_id FROM matches")]
     assert len(ids) == len(set(ids)) == 30
@@ -176,7 +228,9 @@ def test_bankroll_league_runs_to_its_survivors_and_resumes_after_kill(tmp_path: 
 
     db = tmp_path / "killed.db"
     kill_at_random_moments(config, db, random.Random(7), kills=2)
-    assert run_to_end(config, db, jobs=2) == expected
+    resumed = run_to_end(config, db, jobs=2)
+    why = resumed.pop("stderr"), expected.pop("stderr")
+    assert resumed == expected, (differences(tmp_path / "straight.db", db), why)
 
 
 def test_ctrl_c_stops_cleanly_and_standings_can_be_read_while_it_runs(tmp_path: Path) -> None:
@@ -191,7 +245,7 @@ def test_ctrl_c_stops_cleanly_and_standings_can_be_read_while_it_runs(tmp_path: 
         text=True,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PROGRESS_LIMIT
     while finished(db) < 3:
         assert process.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)

@@ -161,13 +161,6 @@ def test_an_unwritable_log_is_a_bad_argument(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("error: --log: cannot write")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known bug since the wire-transcript log (2026-11-24): in about 1 of 3 loaded "
-    "full-suite runs, a log cut by Ctrl-C fails replay with 'a decision of seat N, but "
-    "seat M is to act' instead of ending cleanly before the result. Not reproduced alone "
-    "(0 of 6); see the session note. Every assertion still runs and reports.",
-)
 def test_ctrl_c_ends_every_bot_and_keeps_the_log(tmp_path: Path) -> None:
     marker = f"marker-{os.getpid()}-{time.time_ns()}"
     log = tmp_path / "m.jsonl"

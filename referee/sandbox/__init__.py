@@ -293,13 +293,17 @@ def sweep_stale(parent: Path) -> None:
                 continue
             if _pid_runs(int(parts[1])):
                 continue
-            path = Path(entry.path)
-            with contextlib.suppress(OSError, ValueError):
-                for pid in (path / "cgroup.procs").read_text().split():
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(int(pid), signal.SIGKILL)
-            with contextlib.suppress(OSError):
-                path.rmdir()  # EBUSY while a killed member is still exiting: next time
+            _remove_stale(Path(entry.path))
+
+
+def _remove_stale(path: Path) -> None:
+    """SIGKILL what is left in a dead referee's cgroup and remove it, if it can go now."""
+    with contextlib.suppress(OSError, ValueError):
+        for pid in (path / "cgroup.procs").read_text().split():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(pid), signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        path.rmdir()  # EBUSY while a killed member is still exiting: next time
 
 
 def _pid_runs(pid: int) -> bool:
@@ -597,7 +601,14 @@ class BotCgroups:
         made: list[Path] = []
         try:
             for controller, path in self.dirs.items():
-                path.mkdir()
+                try:
+                    path.mkdir()
+                except FileExistsError:
+                    # This process's own counter never repeats a name, so the cgroup is a
+                    # SIGKILLed referee's whose pid this process now has (pid_max may be
+                    # only 32768): sweep_stale skips it, as the pid runs. Reclaim it.
+                    _remove_stale(path)
+                    path.mkdir()
                 made.append(path)
                 if controller == "memory" and self.limits.memory_bytes is not None:
                     value = str(self.limits.memory_bytes)

@@ -34,6 +34,7 @@ from referee.sandbox import (
     BWRAP_NO_NETWORK,
     ENV_SANDBOX,
     MIB,
+    BotCgroups,
     Limits,
     SandboxError,
     Support,
@@ -316,6 +317,33 @@ def test_the_cgroup_of_a_referee_that_was_killed_is_swept_with_its_bot() -> None
         orphan.wait()
         if stale.exists():
             stale.rmdir()
+
+
+@pytest.mark.skipif("pids" not in detect().cgroup_v1, reason="no pids cgroup can be made here")
+def test_a_dead_referees_cgroup_under_this_referees_own_pid_is_reclaimed() -> None:
+    """A SIGKILLed referee's pid can be reused: its leftover cgroup must not stop our bots."""
+    sandbox = resolve("auto")
+    cgroups = BotCgroups(sandbox)
+    leftover = cgroups.dirs["pids"]
+    leftover.mkdir()  # as if a dead referee with our pid had left it behind
+    orphan = subprocess.Popen(["sleep", "600"])
+    try:
+        (leftover / "cgroup.procs").write_text(str(orphan.pid))
+        for _ in range(100):  # the killed member must leave before rmdir can succeed
+            try:
+                procs = cgroups.create()
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            pytest.fail("the leftover cgroup was never reclaimed")
+        assert orphan.wait(timeout=10) == -signal.SIGKILL
+        assert all(path.exists() for path in procs)
+        assert (leftover / "cgroup.procs").read_text() == ""
+    finally:
+        orphan.kill()
+        orphan.wait()
+        cgroups.remove()
 
 
 def test_league_prints_the_protections_and_hands_its_setting_to_the_workers(

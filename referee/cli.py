@@ -72,7 +72,12 @@ EXIT_CODES = {
         "130 stopped by Ctrl-C; the same command resumes",
     ),
     "standings": ("0 printed", "2 the database cannot be read"),
-    "report": ("0 written", USAGE, "130 --watch stopped by Ctrl-C"),
+    "report": (
+        "0 written",
+        USAGE,
+        "130 --watch stopped by Ctrl-C",
+        "143 --watch stopped by SIGTERM",
+    ),
     "tokens": ("0 written", "1 the tokens file cannot be written", USAGE),
     "connect": (
         "the bot's own exit status, or",

@@ -3,7 +3,7 @@
 Standings with a chart of ratings, a page per bot and a page per match with a
 replay viewer (``referee.report``).  The database is read read-only, so this
 runs safely while the league plays; ``--watch`` rebuilds the site each time a
-match finishes, until Ctrl-C (or SIGTERM): exit 130, the site in place being
+match finishes, until Ctrl-C or SIGTERM: exit 130 or 143, the site in place being
 the last complete one.  Exit 0, or 2 with one line on stderr for a database
 that cannot be read or an ``--out`` that cannot be written.
 """
@@ -39,7 +39,10 @@ def report_command(
         ),
     ] = None,
     watch_db: Annotated[
-        bool, typer.Option("--watch", help="Rebuild the site as matches finish, until Ctrl-C.")
+        bool,
+        typer.Option(
+            "--watch", help="Rebuild the site as matches finish, until Ctrl-C or SIGTERM."
+        ),
     ] = False,
     interval: Annotated[
         float, typer.Option(help="--watch: seconds between looks at the database.", min=0.1)

@@ -36,6 +36,7 @@ from referee.server.auth import (
 )
 from referee.server.competition import Competition
 from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
+from referee.server.ratelimit import SlidingWindow
 from referee.server.store import StoreError
 from referee.server.uploads import UploadRefusedError, accept_upload
 from referee.server.views import (
@@ -63,6 +64,8 @@ class Pages:
     def __init__(self, competition: Competition) -> None:
         self.competition = competition
         self.env = templates()
+        # Self-registration is open to anyone: a few participants per client address an hour.
+        self.registrations = SlidingWindow(competition.config.registrations_per_hour, 3600.0)
 
     # ------------------------------------------------------------ helpers
 
@@ -182,10 +185,21 @@ class Pages:
         form = await self.form(request)
         if isinstance(form, HTMLResponse):
             return form
+        address = request.client.host if request.client is not None else "unknown"
+        wait = self.registrations.wait(address)
+        if wait:
+            limit = self.registrations.limit
+            return self.error(
+                request,
+                429,
+                f"too many registrations from {address} ({limit} an hour); "
+                f"try again in {SlidingWindow.minutes(wait)} min",
+            )
         try:
             participant, token = self.competition.store.add_participant(str(form.get("name", "")))
         except StoreError as error:
             return self.error(request, 400, str(error))
+        self.registrations.record(address)
         page = self.render(request, "token.html", name=participant.name, token=token)
         return self.sign_in(page, participant.id)
 

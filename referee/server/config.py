@@ -64,6 +64,7 @@ class CompetitionConfig:
     port: int
     jobs: int
     secure_cookies: bool
+    registrations_per_hour: int
     players: int
     rules: Rules
     time_control: TimeControl
@@ -207,7 +208,8 @@ class _Reader:
         port = server.integer("port", 8000, 0, 65535)
         jobs = server.integer("jobs", 2, 1, 64)
         secure_cookies = server.boolean("secure_cookies", True)
-        server.finish(("host", "port", "jobs", "secure_cookies"))
+        registrations_per_hour = server.integer("registrations_per_hour", 5, 1)
+        server.finish(("host", "port", "jobs", "secure_cookies", "registrations_per_hour"))
 
         tables = self.section(data, "tables")
         players = tables.integer("players", 3, MIN_PLAYERS, MAX_PLAYERS)
@@ -291,6 +293,7 @@ class _Reader:
             port=port,
             jobs=jobs,
             secure_cookies=secure_cookies,
+            registrations_per_hour=registrations_per_hour,
             players=players,
             rules=rules,
             time_control=control,

@@ -13,14 +13,17 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Protocol
 
 import trio
 
+from engine.rules import Rules
 from referee.bots import BotSpec
 from referee.league.schedule import derive_seed, rotations
 from referee.league.store import MatchKey
 from referee.league.worker import spec_from_json
+from referee.match import MatchResult
 from referee.server.admission import admit
 from referee.server.competition import Competition
 from referee.server.sandboxing import sandbox_setting
@@ -147,8 +150,34 @@ def _specs(competition: Competition, versions: Sequence[int]) -> dict[int, BotSp
     return specs
 
 
+class Table(Protocol):
+    """Where a table's matches are played: a local worker process, or a Dask cluster."""
+
+    async def play(
+        self, key: MatchKey, rules: Rules, specs: Mapping[int, BotSpec], keep: Iterable[int]
+    ) -> MatchResult: ...
+
+    async def aclose(self) -> None: ...
+
+
+OpenTable = Callable[[int], Awaitable[Table]]
+"""Starts table ``number``'s worker (``local_tables`` here, ``referee.server.cluster``)."""
+
+
+def local_tables(competition: Competition) -> OpenTable:
+    """Tables whose worker is a process on this machine (``--jobs``)."""
+    config = competition.config
+
+    async def open_table(number: int) -> Table:
+        return await WorkerTable.start(
+            config.time_control, config.logs_dir, number, sandbox_setting(config)
+        )
+
+    return open_table
+
+
 async def play_group(
-    competition: Competition, table: WorkerTable, number: int, group: Group, done: set[int]
+    competition: Competition, table: Table, number: int, group: Group, done: set[int]
 ) -> None:
     config = competition.config
     keep = [v.id for v in competition.store.playing_versions()]
@@ -177,13 +206,12 @@ async def play_group(
         competition.notify()
 
 
-async def table_loop(competition: Competition, queue: GroupQueue, number: int) -> None:
-    config = competition.config
-    config.logs_dir.mkdir(parents=True, exist_ok=True)
+async def table_loop(
+    competition: Competition, queue: GroupQueue, number: int, open_table: OpenTable
+) -> None:
+    competition.config.logs_dir.mkdir(parents=True, exist_ok=True)
     while True:
-        table = await WorkerTable.start(
-            config.time_control, config.logs_dir, number, sandbox_setting(config)
-        )
+        table = await open_table(number)
         try:
             while True:
                 group, done = await queue.next_group()

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import trio
 from hypercorn.config import Config as HypercornConfig
@@ -21,7 +22,15 @@ from hypercorn.trio import serve as hypercorn_serve
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.config import CompetitionConfig
-from referee.server.play import GroupQueue, admission_loop, board_loop, table_loop
+from referee.server.play import (
+    GroupQueue,
+    OpenTable,
+    Table,
+    admission_loop,
+    board_loop,
+    local_tables,
+    table_loop,
+)
 from referee.server.sandboxing import competition_sandbox
 from referee.server.store import CompetitionStore
 
@@ -31,18 +40,60 @@ def run_server(
     *,
     jobs: int | None = None,
     port: int | None = None,
+    cluster: str | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    trio.run(serve_competition, config, jobs, port, on_ready)
+    trio.run(serve_competition, config, jobs, port, cluster, on_ready)
 
 
 async def serve_competition(
     config: CompetitionConfig,
     jobs: int | None,
     port: int | None,
+    cluster: str | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
     sandbox = competition_sandbox(config)  # a level this machine cannot give fails here
+    async with _tables(config, cluster, jobs) as (open_table, tables, where):
+        await _serve(config, sandbox.level, open_table, tables, where, port, on_ready)
+
+
+@asynccontextmanager
+async def _tables(
+    config: CompetitionConfig, cluster: str | None, jobs: int | None
+) -> AsyncIterator[tuple[OpenTable | None, int, str]]:
+    """How tables are opened, how many play at once, and where (for the ready line).
+
+    With ``--cluster`` the cluster is reached (or ``local:N`` started) before the
+    web side listens, so an unreachable scheduler is one line and exit 2.
+    """
+    if cluster is None:
+        yield None, jobs or config.jobs, "here"
+        return
+    from referee.server.cluster import ClusterTable, ClusterTables
+
+    tables = ClusterTables(cluster, config)
+    try:
+        await tables.start()
+
+        async def open_table(_number: int) -> Table:
+            return ClusterTable(tables)
+
+        count = jobs or tables.threads()
+        yield open_table, count, f"on the Dask cluster {cluster}"
+    finally:
+        await tables.aclose()
+
+
+async def _serve(
+    config: CompetitionConfig,
+    sandbox_level: str,
+    open_table: OpenTable | None,
+    jobs: int,
+    where: str,
+    port: int | None,
+    on_ready: Callable[[str], None] | None,
+) -> None:
     store = CompetitionStore.open(config.database)
     competition = Competition(config, store)
     competition.ensure_house_bots(config.house_bots)
@@ -65,28 +116,32 @@ async def serve_competition(
             )
             address = binds[0] if binds else ""
             print(
-                f"newmarket serve: {config.name!r} at {address} ({sandbox.level} sandbox)",
+                f"newmarket serve: {config.name!r} at {address} ({sandbox_level} sandbox, "
+                f"{jobs} tables {where})",
                 file=sys.stderr,
                 flush=True,
             )
             if on_ready is not None:
                 on_ready(address)
             work = trio.CancelScope()
-            nursery.start_soon(_background, competition, jobs or config.jobs, work)
+            tables = open_table or local_tables(competition)
+            nursery.start_soon(_background, competition, jobs, tables, work)
             await stop.wait()
             work.cancel()
     finally:
         store.close()
 
 
-async def _background(competition: Competition, jobs: int, scope: trio.CancelScope) -> None:
+async def _background(
+    competition: Competition, jobs: int, open_table: OpenTable, scope: trio.CancelScope
+) -> None:
     with scope:
         queue = GroupQueue(competition)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(board_loop, competition)
             nursery.start_soon(admission_loop, competition)
             for number in range(1, jobs + 1):
-                nursery.start_soon(table_loop, competition, queue, number)
+                nursery.start_soon(table_loop, competition, queue, number, open_table)
 
 
 async def _watch_signals(stop: trio.Event) -> None:

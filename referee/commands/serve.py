@@ -16,6 +16,7 @@ from typing import Annotated
 
 import typer
 
+from referee.commands.common import Concurrency
 from referee.failures import first_instance
 from referee.league.runner import LeagueError
 from referee.sandbox import SandboxError
@@ -42,16 +43,7 @@ def serve_command(
             help="The competition file for add-participant, pause and resume.",
         ),
     ] = Path("competition.toml"),
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency",
-            "--jobs",
-            "-j",
-            min=1,
-            help="Tables played at once (default: the file's).",
-        ),
-    ] = None,
+    jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
     port: Annotated[
         int | None,
         typer.Option("--port", min=0, max=65535, help="Port (default: the file's; 0: any)."),

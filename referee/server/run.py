@@ -103,7 +103,17 @@ async def _serve(
     hyper.errorlog = "-"
     hyper.graceful_timeout = 3.0
     stop = trio.Event()
+    listening = ""
+    listeners: list[trio.SocketListener] = []
     try:
+        if config.remote is not None:
+            from referee.server.remote import CompetitionLobby
+
+            competition.lobby = CompetitionLobby(competition)
+            # Before the web side: a port that is taken is one line, and nothing started.
+            listeners = await competition.lobby.listen(config.remote.host, config.remote.port)
+            host, remote_port = competition.lobby.address or ("", 0)
+            listening = f", remote bots on {host}:{remote_port}"
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_signals, stop)
             binds = await nursery.start(
@@ -117,7 +127,7 @@ async def _serve(
             address = binds[0] if binds else ""
             print(
                 f"newmarket serve: {config.name!r} at {address} ({sandbox_level} sandbox, "
-                f"{jobs} tables {where})",
+                f"{jobs} tables {where}{listening})",
                 file=sys.stderr,
                 flush=True,
             )
@@ -125,15 +135,21 @@ async def _serve(
                 on_ready(address)
             work = trio.CancelScope()
             tables = open_table or local_tables(competition)
-            nursery.start_soon(_background, competition, jobs, tables, work)
+            nursery.start_soon(_background, competition, jobs, tables, listeners, work)
             await stop.wait()
             work.cancel()
     finally:
+        if competition.lobby is not None:
+            await competition.lobby.aclose()
         store.close()
 
 
 async def _background(
-    competition: Competition, jobs: int, open_table: OpenTable, scope: trio.CancelScope
+    competition: Competition,
+    jobs: int,
+    open_table: OpenTable,
+    listeners: list[trio.SocketListener],
+    scope: trio.CancelScope,
 ) -> None:
     with scope:
         queue = GroupQueue(competition)
@@ -142,6 +158,14 @@ async def _background(
             nursery.start_soon(admission_loop, competition)
             for number in range(1, jobs + 1):
                 nursery.start_soon(table_loop, competition, queue, number, open_table)
+            if competition.lobby is not None:
+                from referee.server.remote import remote_table_loop
+
+                nursery.start_soon(competition.lobby.serve, listeners)
+                competition.lobby.start_clock()
+                nursery.start_soon(
+                    remote_table_loop, competition, queue, competition.lobby, jobs + 1
+                )
 
 
 async def _watch_signals(stop: trio.Event) -> None:

@@ -425,7 +425,7 @@ class CompetitionStore:
                     mid,
                     group.id,
                     rotation,
-                    group.seed,
+                    result.seed,  # the group's, or the rotation's own with a remote bot
                     json.dumps(list(versions)),
                     result.hands,
                     result.reason,

@@ -154,7 +154,9 @@ def openapi(competition: Competition) -> dict[str, Any]:
                 "multipart/form-data": {
                     "schema": {
                         "type": "object",
-                        "required": ["bot", "runtime"],
+                        "required": ["runtime"],
+                        "description": "bot is required except for runtime remote, which "
+                        "registers a remote bot: the answer carries its token (owner only)",
                         "properties": {
                             "bot": {"type": "string", "format": "binary"},
                             "runtime": {

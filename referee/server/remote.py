@@ -48,7 +48,7 @@ from referee.match import MatchResult
 from referee.remote import RemoteLobby
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
-from referee.server.play import GroupQueue, group_matches, specs
+from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs
 from referee.server.sandboxing import competition_sandbox
 from referee.server.store import Group, Version
 from referee.session import BotSession
@@ -140,6 +140,13 @@ async def remote_table_loop(
                 competition.playing_now[number] = f"g{group.id}, remote"
                 try:
                     await pool.play([TableJob(key, config.rules) for key in keys])
+                except (OSError, ValueError) as error:
+                    # The referee's own failure (a log it cannot write), as a table worker
+                    # reports it: the group is retried once, then given up.
+                    competition.status = f"remote table: {error}"
+                    queue.table_failed(group)
+                    await trio.sleep(RESTART_DELAY)
+                    continue
                 finally:
                     competition.playing_now.pop(number, None)
                 queue.group_played(group)

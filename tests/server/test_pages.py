@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import httpx
+from starlette.types import ASGIApp
 
 from referee.server.app import build_app
 from referee.server.competition import Competition
@@ -20,15 +21,20 @@ def csrf(page: httpx.Response) -> str:
     return found.group(1)
 
 
-async def test_self_registration_shows_the_token_once_and_signs_in(tmp_path: Path) -> None:
+def open_cup(tmp_path: Path, server: str = "") -> tuple[CompetitionStore, ASGIApp]:
+    """A competition that allows self-registration, its store and its app (no server)."""
     path = tmp_path / "cup.toml"
     path.write_text(
         '[competition]\nname = "Open cup"\nself_registration = true\n'
-        "[server]\nsecure_cookies = false\n"
+        f"[server]\nsecure_cookies = false\n{server}"
     )
     config = load_config(path)
     store = CompetitionStore.open(config.database)
-    app = build_app(Competition(config, store))
+    return store, build_app(Competition(config, store))
+
+
+async def test_self_registration_shows_the_token_once_and_signs_in(tmp_path: Path) -> None:
+    store, app = open_cup(tmp_path)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://cup") as browser:
         form = await browser.get("/register")
@@ -51,14 +57,7 @@ async def test_self_registration_shows_the_token_once_and_signs_in(tmp_path: Pat
 
 
 async def test_self_registration_is_rate_limited_per_client_address(tmp_path: Path) -> None:
-    path = tmp_path / "cup.toml"
-    path.write_text(
-        '[competition]\nname = "Open cup"\nself_registration = true\n'
-        "[server]\nsecure_cookies = false\nregistrations_per_hour = 2\n"
-    )
-    config = load_config(path)
-    store = CompetitionStore.open(config.database)
-    app = build_app(Competition(config, store))
+    store, app = open_cup(tmp_path, "registrations_per_hour = 2\n")
 
     def browser_at(address: str) -> httpx.AsyncClient:
         transport = httpx.ASGITransport(app=app, client=(address, 40000))

@@ -149,7 +149,9 @@ class GroupQueue:
                         competition.config.seed, "group", competition.store.group_count()
                     )
                     return competition.store.plan_group(seed, choice.versions, choice.why), set()
-                if not remote:
+                if competition.playing_now:
+                    competition.status = "playing"  # another table (the remote one) plays
+                elif not remote:
                     competition.status = (
                         f"waiting: a table needs {competition.config.players} playing versions"
                     )

@@ -72,3 +72,12 @@ def test_the_league_sections_mean_what_they_mean_in_a_league_file(tmp_path: Path
     assert config.remote is not None
     assert (config.remote.host, config.remote.port, config.remote.wait) == ("0.0.0.0", 0, 20.0)
     assert config.runtimes[-1] == "remote"  # a [remote] section allows the runtime
+
+
+def test_the_documented_competition_file_is_a_valid_one(tmp_path: Path) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "server.md").read_text()
+    section = page.split("## The competition file", 1)[1]
+    block = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    config = load_config(write(tmp_path, block))
+    assert config.name == "Autumn cup" and config.remote is not None
+    assert config.registrations_per_hour == 5 and config.compile_seconds == 60

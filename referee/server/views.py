@@ -250,7 +250,7 @@ def match_view(
         "match_id": match_id,
         "group": group.id,
         "rotation": rotation,
-        "seed": group.seed,
+        "seed": result.seed,  # the group's, or the rotation's own with a remote bot
         "hands": result.hands,
         "reason": result.reason,
         "seats": seats,

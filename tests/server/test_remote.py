@@ -161,6 +161,11 @@ def test_remote_bots_registered_by_api_and_form_play_only_while_connected(
     for group, seed in seeds:
         by_group.setdefault(group, []).append(seed)
     assert by_group and all(len(set(s)) == len(s) for s in by_group.values())
+    # Its matches open, with their replay, on the API (its owner's view) and as a page.
+    first = server.get("/api/participants/alice", tokens["alice"])["matches"][-1]["match_id"]
+    shown = server.get(f"/api/matches/{first}", tokens["alice"])
+    assert shown["replay"] and shown["seed"] in {seed for _group, seed in seeds}
+    assert httpx.get(f"{server.url}/matches/{first}", timeout=60).status_code == 200
     assert "Traceback" not in "".join(server.log)
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,6 +30,7 @@ from tests.server.serving import (
     add_participant,
     competition_file,
     running,
+    start,
     wait_until,
 )
 
@@ -192,3 +195,57 @@ def test_a_file_cannot_be_uploaded_as_remote(cup: tuple[Server, str, dict[str, s
         )
     assert sent.status_code == 400
     assert sent.json() == {"error": "a remote bot is registered without a file"}
+
+
+def test_a_remote_group_cut_by_kill_9_is_finished_after_the_restart(tmp_path: Path) -> None:
+    config = competition_file(
+        tmp_path, house=("random", "lowest"), remote='host = "127.0.0.1"\nport = 0\nwait = 30'
+    )
+    token = add_participant(config, "alice")
+    db = load_config(config).database
+    server = start(config)
+    try:
+        with server.client(token) as client:
+            made = client.post("/api/versions", data={"runtime": "remote"}).json()
+        found = re.search(r"remote bots on (\S+)\)", server.log[0])
+        assert found is not None
+        first_bot = bridge(found.group(1), made["token"])
+        wait_until("a few matches", lambda: server.get("/api/leaderboard")["matches"] >= 4)
+        wait_until("a group mid-way", lambda: server.get("/api/leaderboard")["matches"] % 3)
+    finally:
+        server.kill(signal.SIGKILL)
+        first_bot.terminate()
+        first_bot.wait(60)
+    with sqlite3.connect(db) as connection:
+        before = dict(connection.execute("SELECT match_id, result FROM matches"))
+    cut = max(int(mid[1:].split("r")[0]) for mid in before)  # the group the kill cut
+
+    with running(config) as again:
+        found = re.search(r"remote bots on (\S+)\)", again.log[0])
+        assert found is not None
+        second_bot = bridge(found.group(1), made["token"])  # the same token after a restart
+        try:
+            wait_until(
+                "the cut group finished",
+                lambda: all(
+                    f"g{cut}r{rotation}" in {m["match_id"] for m in recent(again, token)}
+                    for rotation in range(3)
+                ),
+            )
+        finally:
+            second_bot.terminate()
+            second_bot.wait(60)
+    with sqlite3.connect(db) as connection:
+        after = dict(connection.execute("SELECT match_id, result FROM matches"))
+        rows = connection.execute("SELECT seed FROM matches WHERE group_id = ?", (cut,))
+        seeds = [seed for (seed,) in rows]
+        doubled = connection.execute(
+            "SELECT match_id, seat, COUNT(*) FROM seats GROUP BY match_id, seat HAVING COUNT(*) > 1"
+        ).fetchall()
+    assert all(after[mid] == result for mid, result in before.items())  # nothing lost
+    assert doubled == [] and len(set(seeds)) == 3
+
+
+def recent(server: Server, token: str) -> list[dict[str, Any]]:
+    matches: list[dict[str, Any]] = server.get("/api/me", token)["matches"]
+    return matches

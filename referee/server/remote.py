@@ -92,7 +92,8 @@ class CompetitionLobby(RemoteLobby):
         version = store.version(bot)
         if version is not None and version.status == "pending":
             where = "" if session.address is None else f" from {session.address[0]}"
-            said = " ".join(filter(None, [session.reported_name, session.reported_version]))
+            # What the bot says it is: its own text, shown escaped, and kept short.
+            said = " ".join(filter(None, [session.reported_name, session.reported_version]))[:80]
             store.decide(
                 bot,
                 "admitted",
@@ -135,7 +136,8 @@ async def remote_table_loop(
                 playing[:] = [group]
                 seated = specs(competition, group.versions)
                 local.learn({str(v): s.to_json() for v, s in seated.items() if not s.remote})
-                await local.retire({v.id for v in competition.store.playing_versions()})
+                playing_now = {v.id for v in competition.store.playing_versions()}
+                await local.retire(playing_now | set(group.versions))
                 keys = group_matches(competition, group, number, done)
                 competition.playing_now[number] = f"g{group.id}, remote"
                 try:

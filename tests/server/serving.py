@@ -126,6 +126,9 @@ def running(config: Path, *options: str) -> Iterator[Server]:
     try:
         yield server
     finally:
+        if server.process.poll() is not None:  # it ended by itself: say how, for the failure
+            print(f"the server ended by itself ({server.process.returncode}); its stderr:")
+            print("".join(server.log[-60:]))
         server.kill(signal.SIGTERM)
 
 

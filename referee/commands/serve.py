@@ -1,6 +1,6 @@
 """``newmarket serve``: run a competition server, or manage one from the organiser's shell.
 
-    newmarket serve COMPETITION.toml [--jobs N] [--port P]   run it (web, admission, tables)
+    newmarket serve COMPETITION.toml [--jobs N] [--cluster ADDRESS] [--port P]   run it
     newmarket serve add-participant NAME [-c COMPETITION.toml]   prints the new token
     newmarket serve pause [-c COMPETITION.toml]                  no new tables start
     newmarket serve resume [-c COMPETITION.toml]
@@ -16,7 +16,9 @@ from typing import Annotated
 
 import typer
 
+from referee.commands.common import Concurrency
 from referee.failures import first_instance
+from referee.league.runner import LeagueError
 from referee.sandbox import SandboxError
 from referee.server.config import ConfigError, load_config
 from referee.server.store import CompetitionStore, StoreError
@@ -41,19 +43,20 @@ def serve_command(
             help="The competition file for add-participant, pause and resume.",
         ),
     ] = Path("competition.toml"),
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--concurrency",
-            "--jobs",
-            "-j",
-            min=1,
-            help="Tables played at once (default: the file's).",
-        ),
-    ] = None,
+    jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
     port: Annotated[
         int | None,
         typer.Option("--port", min=0, max=65535, help="Port (default: the file's; 0: any)."),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            help="Play the tables on a Dask cluster: a scheduler's address (tcp://HOST:8786) "
+            "or local:N for N worker processes here; --jobs is then the tables at once "
+            "(default: the cluster's worker threads). See docs/server.md.",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Run a continuous competition: uploads, checks, matches and a live leaderboard."""
@@ -68,9 +71,10 @@ def serve_command(
         from referee.server.run import run_server
 
         where = f" (serving {config.host}:{config.port if port is None else port})"
-        run_server(config, jobs=jobs, port=port)
-    except (ConfigError, StoreError, SandboxError) as error:
-        typer.echo(f"error: {error}", err=True)
+        run_server(config, jobs=jobs, port=port, cluster=cluster)
+    except (ConfigError, StoreError, SandboxError, LeagueError) as error:
+        for line in str(error).splitlines():  # a cluster's refusal: a line per worker
+            typer.echo(f"error: {line}", err=True)
         raise typer.Exit(2) from None
     except (OSError, BaseExceptionGroup) as error:
         # The port is taken, the data directory cannot be written...: one line, from

@@ -49,6 +49,8 @@ from referee.league.config import LeagueConfig
 from referee.match import MatchResult
 
 SCHEMA_VERSION = 1
+LEAGUE_DB = "league database"  # how errors name it (the server's store shares the set-up)
+LEAGUE_ADVICE = "restore it from a copy, or use a new --db"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS league (
@@ -150,7 +152,7 @@ class LeagueStore:
         identity_text = _canonical(identity)
         lock = _lock_for_writing(path)
         try:
-            connection = _connect(path, readonly=False)
+            connection = connect_sqlite(path, readonly=False)
         except BaseException:
             os.close(lock)
             raise
@@ -210,7 +212,7 @@ class LeagueStore:
         """Open a league database read-only (``newmarket standings``); raises ``StoreError``."""
         if not path.is_file():
             raise StoreError(f"{path}: no such league database")
-        store = cls(path, _connect(path, readonly=True))
+        store = cls(path, connect_sqlite(path, readonly=True))
         try:
             store._quick_check()
             if not store._has_schema() or store._meta("identity") is None:
@@ -378,17 +380,7 @@ class LeagueStore:
     # ------------------------------------------------------------------ inside
 
     def _quick_check(self) -> None:
-        """Raise ``StoreError`` if SQLite finds the file damaged (pages, indexes, free lists)."""
-        try:
-            rows = self._db.execute("PRAGMA quick_check(3)").fetchall()
-        except sqlite3.DatabaseError as error:
-            raise _damaged(self.path, error) from None
-        problems = [str(row[0]) for row in rows]
-        if problems != ["ok"]:
-            raise StoreError(
-                f"{self.path}: damaged league database: {'; '.join(problems)[:200]} "
-                "(restore it from a copy, or use a new --db)"
-            )
+        quick_check(self._db, self.path)
 
     def _has_schema(self) -> bool:
         row = self._db.execute(
@@ -410,10 +402,10 @@ class LeagueStore:
             )
 
 
-def _damaged(path: Path, error: sqlite3.Error) -> StoreError:
-    return StoreError(
-        f"{path}: damaged league database: {error} (restore it from a copy, or use a new --db)"
-    )
+def _damaged(
+    path: Path, error: sqlite3.Error, what: str = LEAGUE_DB, advice: str = LEAGUE_ADVICE
+) -> StoreError:
+    return StoreError(f"{path}: damaged {what}: {error} ({advice})")
 
 
 def _whole(value: object) -> int:
@@ -461,13 +453,31 @@ def _lock_for_writing(path: Path) -> int:
     return descriptor
 
 
-def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
+def connect_sqlite(
+    path: Path,
+    *,
+    readonly: bool,
+    what: str = LEAGUE_DB,
+    autocommit: bool = False,
+    any_thread: bool = False,
+) -> sqlite3.Connection:
+    """A connection set up as every newmarket database wants it; ``StoreError`` if it cannot.
+
+    A writer's connection is in WAL mode (readers never block it, nor it them)
+    with ``synchronous=FULL`` (a committed match survives a power cut).  Shared
+    by the league's store and the competition server's (``what`` names which).
+    ``autocommit`` leaves transactions to the caller (``BEGIN IMMEDIATE``);
+    ``any_thread`` lets a trio program use it from its worker threads.
+    """
     try:
         if readonly:
-            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            uri = f"{path.resolve().as_uri()}?mode=ro"
+            connection = sqlite3.connect(uri, uri=True, check_same_thread=not any_thread)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(path)
+            connection = sqlite3.connect(path, check_same_thread=not any_thread)
+        if autocommit:
+            connection.isolation_level = None
         # The timeout first: switching to WAL needs a moment's lock, and a reader
         # (`standings`, `report --watch`) mid-read must make it wait, not fail.
         connection.execute("PRAGMA busy_timeout = 10000")
@@ -478,8 +488,24 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         # Probe: a file that is not SQLite fails here, not at the first real query.
         connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
     except (sqlite3.Error, OSError) as error:
-        raise StoreError(f"{path}: cannot open the league database: {error}") from None
+        raise StoreError(f"{path}: cannot open the {what}: {error}") from None
     return connection
+
+
+def quick_check(
+    connection: sqlite3.Connection,
+    path: Path,
+    what: str = LEAGUE_DB,
+    advice: str = LEAGUE_ADVICE,
+) -> None:
+    """``StoreError`` if SQLite finds the file damaged (pages, indexes, free lists)."""
+    try:
+        rows = connection.execute("PRAGMA quick_check(3)").fetchall()
+    except sqlite3.DatabaseError as error:
+        raise _damaged(path, error, what, advice) from None
+    problems = [" ".join(str(row[0]).split()) for row in rows]  # a row may hold newlines
+    if problems != ["ok"]:
+        raise StoreError(f"{path}: damaged {what}: {'; '.join(problems)[:200]} ({advice})")
 
 
 def first_difference(old: object, new: object, where: str = "") -> str:

@@ -32,6 +32,13 @@ The conversation with the league process is JSON lines on stdin/stdout::
     league -> worker   {"type": "setup", "bots": [...], "time_control": {...},
                         "logs": DIR | null, "number": N}
                        {"type": "play", "key": {...}, "rules": {...}}
+
+A roster that changes as it goes (the competition server, ``referee.server``)
+sends no ``bots`` at setup, and each ``play`` names the specs of the bots at
+its table (``"bots": {"INDEX": spec}``, learnt or relearnt) and the bots still
+in play (``"keep": [INDEX, ...]``: the processes of the others are ended, so a
+superseded version's process does not linger).  Its setup may ask for a
+``"niceness"``, which the worker and its bots take.
     worker -> league   {"type": "result", "result": {...}}    (MatchResult.to_json)
                        {"type": "warn", "text": "..."}
                        {"type": "error", "text": "..."}   (then it exits)
@@ -43,11 +50,13 @@ dropped, and every bot process tree is ended on the way out.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import signal
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +72,7 @@ from referee.session import BotSession, open_bot
 from referee.timecontrol import TimeControl
 
 STARTUP_ATTEMPTS = 2  # per bot and worker; after that a bot that cannot start stays dead
+UNUSED = BotSpec("unused", ("false",))  # fills a growing roster's gaps; never seated
 
 
 # ---------------------------------------------------------------- messages
@@ -83,8 +93,23 @@ def setup_message(
     }
 
 
-def play_message(key: MatchKey, rules: Rules) -> dict[str, object]:
-    return {"type": "play", "key": dataclasses.asdict(key), "rules": rules.to_dict()}
+def play_message(
+    key: MatchKey,
+    rules: Rules,
+    seated: Mapping[int, BotSpec] | None = None,
+    keep: Iterable[int] | None = None,
+) -> dict[str, object]:
+    """A match to play; ``seated`` and ``keep`` for a roster that changes (see above)."""
+    message: dict[str, object] = {
+        "type": "play",
+        "key": dataclasses.asdict(key),
+        "rules": rules.to_dict(),
+    }
+    if seated is not None:
+        message["bots"] = {str(index): spec.to_json() for index, spec in seated.items()}
+    if keep is not None:
+        message["keep"] = sorted(set(keep))
+    return message
 
 
 def spec_from_json(data: dict[str, Any]) -> BotSpec:
@@ -237,6 +262,20 @@ class TableSessions:
         every = [process for pool in self.processes.values() for process in pool]
         return {index: (p.keeper, p.session) for index, p in enumerate(every)}
 
+    def learn(self, specs: dict[str, Any]) -> None:
+        """Bots of a growing roster (``{"INDEX": spec}``): new ones, or ones started anew."""
+        for index_text, data in specs.items():
+            index = int(index_text)
+            while len(self.bots) <= index:
+                self.bots.append(UNUSED)
+            self.bots[index] = spec_from_json(data)
+
+    async def retire(self, keep: set[int]) -> None:
+        """End every process of the bots not in ``keep`` (a roster's superseded versions)."""
+        for bot in [bot for bot in self.processes if bot not in keep]:
+            for process in self.processes.pop(bot):
+                await process.keeper.close()
+
     def _end_idle(self, playing: list[_Process], keep: int) -> None:
         """Shut down (in the background) all but the ``keep`` most recently used idle ones."""
         idle = [
@@ -290,7 +329,7 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
         return
     if setup.get("type") != "setup":
         raise SystemExit(f"table worker: expected setup, got {setup.get('type')!r}")
-    bots = [spec_from_json(spec) for spec in setup["bots"]]
+    bots = [spec_from_json(spec) for spec in setup.get("bots", [])]
     control = TimeControl(**setup["time_control"])
     logs = None if setup["logs"] is None else Path(setup["logs"])
     send_lock = trio.Lock()
@@ -306,6 +345,9 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
         await send({"type": "error", "text": f"sandbox: {error}"})
         return
 
+    with contextlib.suppress(OSError):
+        # Asked by the competition server: its tables yield the cores to its web side.
+        os.nice(int(setup.get("niceness", 0)))
     pending_warnings: list[str] = []
     plays_in, plays_out = trio.open_memory_channel[dict[str, Any]](1)
 
@@ -331,6 +373,10 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
             async for message in plays_out:
                 if message.get("type") != "play":
                     raise SystemExit(f"table worker: unexpected {message.get('type')!r}")
+                if "bots" in message:
+                    table.learn(message["bots"])
+                if "keep" in message:
+                    await table.retire({int(bot) for bot in message["keep"]})
                 key = key_from_json(message["key"])
                 rules = Rules.from_dict(message["rules"])
                 try:

@@ -8,9 +8,11 @@ One process runs three things on one trio loop (``referee.server.run``):
 * **admission** (``admission``): every uploaded version is unpacked
   (``unpack``), built (``build``: C and Java are compiled by the server) and
   put through ``newmarket check`` in the sandbox before it may play;
-* the **scheduler** (``scheduler``, ``tables``): table worker processes play
-  duplicate rotation groups chosen to shrink the leaderboard's uncertainty
-  fastest, and every finished match is written to the store at once.
+* the **scheduler** (``scheduler``, ``play``, ``tables``): table worker
+  processes (or Dask workers, ``cluster``) play duplicate rotation groups
+  chosen to shrink the leaderboard's uncertainty fastest, and every finished
+  match is written to the store at once; remote versions connect to the
+  league's lobby and play at a remote table in this process (``remote``).
 
 The store (``store``, SQLite) is the only state: a ``kill -9`` loses at most
 the matches in progress, and a restart finishes the groups it had begun.

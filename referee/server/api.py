@@ -19,9 +19,10 @@ from starlette.routing import BaseRoute, Route
 
 from referee.server.auth import bearer_token, signed_in
 from referee.server.competition import Competition
+from referee.server.config import REMOTE
 from referee.server.middleware import BodyTooLargeError
 from referee.server.store import Participant
-from referee.server.uploads import UploadRefusedError, accept_upload
+from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
 from referee.server.views import leaderboard, match_view, participant_view, version_json
 
 
@@ -63,7 +64,9 @@ def routes(competition: Competition) -> list[BaseRoute]:
             return _error(404, "no such version")
         caller = _caller(competition, request)
         return JSONResponse(
-            version_json(version, caller is not None and caller.id == version.participant)
+            version_json(
+                competition, version, caller is not None and caller.id == version.participant
+            )
         )
 
     async def post_version(request: Request) -> JSONResponse:
@@ -80,14 +83,19 @@ def routes(competition: Competition) -> list[BaseRoute]:
                 return _error(401, "the API takes a token, not the browser's session")
             return _error(401, "send Authorization: Bearer TOKEN (or a token form field)")
         bot = form.get("bot")
-        if not isinstance(bot, UploadFile):
-            return _error(400, "no file: send the bot as the form field 'bot' (curl -F bot=@FILE)")
-        runtime = form.get("runtime", "")
+        runtime = str(form.get("runtime", "") or "")
         try:
-            version = await accept_upload(competition, caller, bot, str(runtime or ""))
+            if runtime == REMOTE and bot is None:
+                version = register_remote(competition, caller)
+            elif not isinstance(bot, UploadFile):
+                return _error(
+                    400, "no file: send the bot as the form field 'bot' (curl -F bot=@FILE)"
+                )
+            else:
+                version = await accept_upload(competition, caller, bot, runtime)
         except UploadRefusedError as error:
             return _error(error.status, error.reason)
-        return JSONResponse(version_json(version, True), status_code=201)
+        return JSONResponse(version_json(competition, version, True), status_code=201)
 
     async def get_match(request: Request) -> JSONResponse:
         view = match_view(
@@ -146,7 +154,9 @@ def openapi(competition: Competition) -> dict[str, Any]:
                 "multipart/form-data": {
                     "schema": {
                         "type": "object",
-                        "required": ["bot", "runtime"],
+                        "required": ["runtime"],
+                        "description": "bot is required except for runtime remote, which "
+                        "registers a remote bot: the answer carries its token (owner only)",
                         "properties": {
                             "bot": {"type": "string", "format": "binary"},
                             "runtime": {

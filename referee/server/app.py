@@ -35,9 +35,11 @@ from referee.server.auth import (
     signed_in,
 )
 from referee.server.competition import Competition
+from referee.server.config import REMOTE
 from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
+from referee.server.ratelimit import SlidingWindow
 from referee.server.store import StoreError
-from referee.server.uploads import UploadRefusedError, accept_upload
+from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
 from referee.server.views import (
     leaderboard,
     match_view,
@@ -63,6 +65,8 @@ class Pages:
     def __init__(self, competition: Competition) -> None:
         self.competition = competition
         self.env = templates()
+        # Self-registration is open to anyone: a few participants per client address an hour.
+        self.registrations = SlidingWindow(competition.config.registrations_per_hour, 3600.0)
 
     # ------------------------------------------------------------ helpers
 
@@ -135,7 +139,9 @@ class Pages:
             return self.error(request, 404, "no such version")
         viewer = signed_in(request, store)
         owner = viewer is not None and viewer.id == version.participant
-        return self.render(request, "version.html", version=version_json(version, owner))
+        return self.render(
+            request, "version.html", version=version_json(self.competition, version, owner)
+        )
 
     async def match(self, request: Request) -> Response:
         viewer = signed_in(request, self.competition.store)
@@ -182,10 +188,21 @@ class Pages:
         form = await self.form(request)
         if isinstance(form, HTMLResponse):
             return form
+        address = request.client.host if request.client is not None else "unknown"
+        wait = self.registrations.wait(address)
+        if wait:
+            limit = self.registrations.limit
+            return self.error(
+                request,
+                429,
+                f"too many registrations from {address} ({limit} an hour); "
+                f"try again in {SlidingWindow.minutes(wait)} min",
+            )
         try:
             participant, token = self.competition.store.add_participant(str(form.get("name", "")))
         except StoreError as error:
             return self.error(request, 400, str(error))
+        self.registrations.record(address)
         page = self.render(request, "token.html", name=participant.name, token=token)
         return self.sign_in(page, participant.id)
 
@@ -209,12 +226,14 @@ class Pages:
         if isinstance(form, HTMLResponse):
             return form
         bot = form.get("bot")
-        if not isinstance(bot, UploadFile):
-            return self.error(request, 400, "no file: choose the bot's file or archive")
+        runtime = str(form.get("runtime", ""))
         try:
-            version = await accept_upload(
-                self.competition, viewer, bot, str(form.get("runtime", ""))
-            )
+            if runtime == REMOTE and bot is None:
+                version = register_remote(self.competition, viewer)
+            elif not isinstance(bot, UploadFile):
+                return self.error(request, 400, "no file: choose the bot's file or archive")
+            else:
+                version = await accept_upload(self.competition, viewer, bot, runtime)
         except UploadRefusedError as error:
             return self.error(request, error.status, error.reason)
         return RedirectResponse(f"/versions/{version.id}", status_code=303)

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
 from referee.bots import resolve_bot
-from referee.server.config import CompetitionConfig
+from referee.server.config import REMOTE, CompetitionConfig
 from referee.server.scoring import Score, score_versions
 from referee.server.store import CompetitionStore, Version
+
+if TYPE_CHECKING:
+    from referee.server.remote import CompetitionLobby
 
 HOUSE_PREFIX = "house:"
 
@@ -40,6 +45,7 @@ class Competition:
         self.status = "starting"  # what the scheduler is doing, one line, for the status page
         self.playing_now: dict[int, str] = {}  # table number -> match id in progress
         self.admitting: int | None = None
+        self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
 
     def notify(self) -> None:
         self.changed.set()
@@ -59,6 +65,18 @@ class Competition:
 
     def is_house(self, version: Version) -> bool:
         return version.participant_name.startswith(HOUSE_PREFIX)
+
+    def is_remote(self, version_id: int) -> bool:
+        version = self.store.version(version_id)
+        return version is not None and version.runtime == REMOTE
+
+    def has_remote(self, versions: Iterable[int]) -> bool:
+        return any(self.is_remote(version) for version in versions)
+
+    def connected(self, version_id: int) -> bool:
+        """A remote version connected now and not seated at a group."""
+        lobby = self.lobby
+        return lobby is not None and lobby.connected(version_id) and version_id not in lobby.busy
 
     async def refresh_board(self) -> None:
         """Recompute the leaderboard if results arrived since the last one."""

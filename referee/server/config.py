@@ -7,7 +7,8 @@ league file.  The shape (every key optional unless marked)::
                    uploads and logs; default: "<file stem>-data" beside the file),
                    self_registration (bool), runtimes (list of RUNTIMES),
                    house_bots (bundled bots that always play, e.g. ["tracker"])
-    [server]       host, port, jobs (tables played at once), secure_cookies (bool)
+    [server]       host, port, jobs (tables played at once), secure_cookies (bool),
+                   registrations_per_hour (self-registrations per client address)
     [tables]       players (seats per table, 3..8), hand_limit
     [rules]        preset, options = { option = value, ... }
     [time_control] move_time, time_bank, startup_time, margin, max_faults
@@ -15,8 +16,15 @@ league file.  The shape (every key optional unless marked)::
                    per_hour (uploads per participant per hour)
     [scheduler]    max_share (the largest fraction of recent table seats one
                    participant may hold while others wait; 0 < x <= 1)
-    [sandbox]      level, cpu_seconds, memory_mb, processes, open_files, file_size_mb,
-                   compile_seconds
+    [sandbox]      as in a league file (docs/hardening.md; tighter defaults here),
+                   and compile_seconds
+    [remote]       host, port (where remote bots connect; the section allows
+                   the "remote" runtime), wait (seconds a remote bot that drops
+                   mid-group is waited for before its seat plays by default)
+
+The sections a league file has too ([rules], [time_control], [sandbox]) are
+read by the league's reader (``referee.league.config``), so they mean the same
+and fail with the same lines; the server's own sections use its ``_Section``.
 
 Relative paths are taken from the directory holding the file.
 """
@@ -26,21 +34,24 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from engine import RulesError, preset
-from engine.presets import DEFAULT_PRESET
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
-from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
+from referee.league.config import ConfigError, RemoteSettings
+from referee.league.config import _Reader as LeagueReader
+from referee.league.config import _Section as Section
+from referee.sandbox import MIB, Limits
 from referee.timecontrol import TimeControl
 
-RUNTIMES: tuple[str, ...] = ("python3", "node", "java", "c", "binary")
+__all__ = ["RUNTIMES", "CompetitionConfig", "ConfigError", "UploadLimits", "load_config"]
+
+REMOTE = "remote"  # the runtime of a version that connects from its owner's machine
+RUNTIMES: tuple[str, ...] = ("python3", "node", "java", "c", "binary", REMOTE)
+UPLOADED: tuple[str, ...] = RUNTIMES[:-1]  # the default: every runtime that is an upload
 KIB = 1024
-
-
-class ConfigError(ValueError):
-    """A competition file that cannot be used; the message is one line naming the key."""
+SANDBOX_DEFAULTS = {"memory_mb": 1024, "processes": 64, "file_size_mb": 64}
+"""Tighter than a league's: a competition runs strangers' code for weeks."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +75,7 @@ class CompetitionConfig:
     port: int
     jobs: int
     secure_cookies: bool
+    registrations_per_hour: int
     players: int
     rules: Rules
     time_control: TimeControl
@@ -72,6 +84,7 @@ class CompetitionConfig:
     sandbox_level: str
     sandbox_limits: Limits
     compile_seconds: int
+    remote: RemoteSettings | None = None  # None: no remote bots
 
     @property
     def database(self) -> Path:
@@ -98,60 +111,10 @@ def load_config(path: Path) -> CompetitionConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return _Reader(path).read(data)
+    return _Reader(path).competition(data)
 
 
-class _Section:
-    def __init__(self, reader: _Reader, data: object, where: str) -> None:
-        if not isinstance(data, dict):
-            reader.fail(where, "must be a table")
-        self.reader = reader
-        self.data: dict[str, Any] = data
-        self.where = where
-
-    def fail(self, name: str, problem: str) -> NoReturn:
-        self.reader.fail(f"{self.where}.{name}", problem)
-
-    def integer(self, name: str, default: int, low: int, high: int | None = None) -> int:
-        value = self.data.get(name, default)
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.fail(name, f"must be a whole number, got {type(value).__name__}")
-        if value < low or (high is not None and value > high):
-            bound = f"{low}..{high}" if high is not None else f"at least {low}"
-            self.fail(name, f"must be {bound}, got {value}")
-        return value
-
-    def number(self, name: str, default: float, low: float = 0.0, high: float = 1e9) -> float:
-        value = self.data.get(name, default)
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            self.fail(name, f"must be a number, got {type(value).__name__}")
-        if not low <= value <= high:
-            self.fail(name, f"must be between {low:g} and {high:g}, got {value}")
-        return float(value)
-
-    def boolean(self, name: str, default: bool) -> bool:
-        value = self.data.get(name, default)
-        if not isinstance(value, bool):
-            self.fail(name, "must be true or false")
-        return value
-
-    def text(self, name: str, default: str | None, choices: tuple[str, ...] = ()) -> str:
-        value = self.data.get(name, default)
-        if value is None:
-            self.fail(name, "is required")
-        if not isinstance(value, str) or not value.strip():
-            self.fail(name, "must be a non-empty string")
-        if choices and value not in choices:
-            self.fail(name, f"must be one of {', '.join(choices)}, got {value!r}")
-        return value
-
-    def finish(self, known: tuple[str, ...]) -> None:
-        for key in self.data:
-            if key not in known:
-                self.fail(key, f"unknown key (known: {', '.join(known)})")
-
-
-class _Reader:
+class _Reader(LeagueReader):
     SECTIONS = (
         "competition",
         "server",
@@ -161,87 +124,60 @@ class _Reader:
         "uploads",
         "scheduler",
         "sandbox",
+        "remote",
     )
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def fail(self, key: str, problem: str) -> NoReturn:
-        raise ConfigError(f"{self.path}: {key}: {problem}")
-
-    def section(self, data: dict[str, Any], name: str) -> _Section:
-        return _Section(self, data.get(name, {}), name)
-
-    def read(self, data: dict[str, Any]) -> CompetitionConfig:
-        for key in data:
-            if key not in self.SECTIONS:
-                self.fail(key, f"unknown section (known: {', '.join(self.SECTIONS)})")
+    def competition(self, data: dict[str, Any]) -> CompetitionConfig:
+        Section(self, data, "").finish(self.SECTIONS)
         if "competition" not in data:
             self.fail("competition", "missing: the file needs [competition] with a name")
-        competition = self.section(data, "competition")
+        competition = Section(self, data["competition"], "competition")
         name = competition.text("name", None)
+        if not name.strip():
+            self.fail("competition.name", "must not be empty")
         seed = competition.integer("seed", 1, 0)
         data_text = competition.text("data", f"{self.path.stem}-data")
         self_registration = competition.boolean("self_registration", False)
-        runtimes = competition.data.get("runtimes", list(RUNTIMES))
-        if not isinstance(runtimes, list) or not runtimes:
-            competition.fail("runtimes", "must be a non-empty list")
+        default_runtimes = [*UPLOADED, REMOTE] if "remote" in data else list(UPLOADED)
+        runtimes = competition.raw("runtimes") or default_runtimes
+        if not isinstance(runtimes, list):
+            competition.reader.fail("competition.runtimes", "must be a non-empty list")
         for runtime in runtimes:
             if runtime not in RUNTIMES:
-                competition.fail("runtimes", f"unknown runtime {runtime!r} (known: {RUNTIMES})")
-        house = competition.data.get("house_bots", [])
+                known = ", ".join(RUNTIMES)
+                self.fail("competition.runtimes", f"unknown runtime {runtime!r} (known: {known})")
+        if REMOTE in runtimes and "remote" not in data:
+            self.fail("competition.runtimes", "'remote' needs a [remote] section (its port)")
+        house = competition.raw("house_bots") or []
         if not isinstance(house, list) or not all(isinstance(n, str) for n in house):
-            competition.fail("house_bots", "must be a list of bundled bot names")
+            self.fail("competition.house_bots", "must be a list of bundled bot names")
         try:
             import bots.registry as registry
 
             for bot_name in house:
                 if registry.resolve(bot_name) is None:
-                    competition.fail("house_bots", f"{bot_name!r} is not a bundled bot")
+                    self.fail("competition.house_bots", f"{bot_name!r} is not a bundled bot")
         except ImportError:
             pass
         competition.finish(("name", "seed", "data", "self_registration", "runtimes", "house_bots"))
 
-        server = self.section(data, "server")
+        server = Section(self, data.get("server", {}), "server")
         host = server.text("host", "127.0.0.1")
         port = server.integer("port", 8000, 0, 65535)
         jobs = server.integer("jobs", 2, 1, 64)
         secure_cookies = server.boolean("secure_cookies", True)
-        server.finish(("host", "port", "jobs", "secure_cookies"))
+        registrations_per_hour = server.integer("registrations_per_hour", 5, 1)
+        server.finish(("host", "port", "jobs", "secure_cookies", "registrations_per_hour"))
 
-        tables = self.section(data, "tables")
+        tables = Section(self, data.get("tables", {}), "tables")
         players = tables.integer("players", 3, MIN_PLAYERS, MAX_PLAYERS)
-        hand_limit = tables.data.get("hand_limit")
-        if hand_limit is not None:
-            tables.integer("hand_limit", 1, 1)
+        hand_limit = tables.integer("hand_limit", 1, 1) if tables.has("hand_limit") else None
         tables.finish(("players", "hand_limit"))
 
-        rules_section = self.section(data, "rules")
-        options_section = _Section(self, rules_section.data.get("options", {}), "rules.options")
-        preset_name = rules_section.text("preset", DEFAULT_PRESET)
-        rules_section.finish(("preset", "options"))
-        options = dict(options_section.data)
-        if hand_limit is not None:
-            options["hand_limit"] = hand_limit
-        try:
-            rules = preset(preset_name).with_options(options)
-        except RulesError as error:
-            self.fail("rules", str(error))
+        _preset, _options, rules = self.rules(data, None, hand_limit)
+        control = self.time_control(data)
 
-        time_section = self.section(data, "time_control")
-        defaults = TimeControl()
-        values: dict[str, Any] = {
-            field: time_section.number(field, getattr(defaults, field), 0.0, 3600.0)
-            for field in ("move_time", "time_bank", "startup_time", "margin")
-        }
-        values["max_faults"] = time_section.integer("max_faults", defaults.max_faults, 1)
-        time_section.finish(("move_time", "time_bank", "startup_time", "margin", "max_faults"))
-        try:
-            control = TimeControl(**values)
-        except ValueError as error:
-            self.fail("time_control", str(error))
-
-        uploads_section = self.section(data, "uploads")
+        uploads_section = Section(self, data.get("uploads", {}), "uploads")
         base = UploadLimits()
         uploads = UploadLimits(
             max_bytes=uploads_section.integer("max_kb", base.max_bytes // KIB, 1) * KIB,
@@ -254,31 +190,22 @@ class _Reader:
         )
         uploads_section.finish(("max_kb", "max_files", "max_unpacked_kb", "per_hour"))
 
-        scheduler = self.section(data, "scheduler")
-        max_share = scheduler.number("max_share", 1.0, 0.01, 1.0)
+        scheduler = Section(self, data.get("scheduler", {}), "scheduler")
+        max_share = scheduler.raw("max_share")
+        if max_share is None:
+            max_share = 1.0
+        if not isinstance(max_share, int | float) or isinstance(max_share, bool):
+            self.fail("scheduler.max_share", "must be a number")
+        if not 0.01 <= max_share <= 1.0:
+            self.fail("scheduler.max_share", f"must be 0.01 to 1, got {max_share}")
         scheduler.finish(("max_share",))
 
-        sandbox = self.section(data, "sandbox")
-        level = sandbox.text("level", DEFAULT_LEVEL, LEVELS)
-        limits = Limits(
-            cpu_seconds=sandbox.integer("cpu_seconds", 3600, 1),
-            memory_bytes=sandbox.integer("memory_mb", 1024, 16) * MIB,
-            processes=sandbox.integer("processes", 64, 1),
-            open_files=sandbox.integer("open_files", 256, 16),
-            file_size_bytes=sandbox.integer("file_size_mb", 64, 1) * MIB,
-        )
-        compile_seconds = sandbox.integer("compile_seconds", 60, 1, 3600)
-        sandbox.finish(
-            (
-                "level",
-                "cpu_seconds",
-                "memory_mb",
-                "processes",
-                "open_files",
-                "file_size_mb",
-                "compile_seconds",
-            )
-        )
+        level, limits, compile_seconds = self.competition_sandbox(data)
+        remote = None
+        if "remote" in data:
+            if isinstance(data["remote"], dict) and "tokens" in data["remote"]:
+                self.fail("remote.tokens", "a remote version's token is on its page, not a file")
+            remote = self.remote(data)
         return CompetitionConfig(
             path=self.path,
             name=name,
@@ -291,12 +218,35 @@ class _Reader:
             port=port,
             jobs=jobs,
             secure_cookies=secure_cookies,
+            registrations_per_hour=registrations_per_hour,
             players=players,
             rules=rules,
             time_control=control,
             uploads=uploads,
-            max_share=max_share,
+            max_share=float(max_share),
             sandbox_level=level,
             sandbox_limits=limits,
             compile_seconds=compile_seconds,
+            remote=remote,
         )
+
+    def rules(  # type: ignore[override]  # [tables] hand_limit, not [league]'s
+        self, data: dict[str, Any], _unused: None, hand_limit: int | None
+    ) -> tuple[str, dict[str, object], Rules]:
+        """The league's [rules], with [tables] hand_limit as its hand_limit option."""
+        rules = data.get("rules", {})
+        if hand_limit is not None and isinstance(rules, dict):
+            options = rules.get("options", {})
+            if isinstance(options, dict) and "hand_limit" in options:
+                self.fail("tables.hand_limit", "also set as rules.options.hand_limit")
+            if isinstance(options, dict):
+                rules = {**rules, "options": {**options, "hand_limit": hand_limit}}
+        return super().rules({"rules": rules}, None)
+
+    def competition_sandbox(self, data: dict[str, Any]) -> tuple[str, Limits, int]:
+        """The league's [sandbox] with the server's defaults, and compile_seconds."""
+        section = Section(self, data.get("sandbox", {}), "sandbox")
+        compile_seconds = section.integer("compile_seconds", 60, 1, 3600)
+        given = {key: value for key, value in section.data.items() if key != "compile_seconds"}
+        level, limits = self.sandbox({"sandbox": {**SANDBOX_DEFAULTS, **given}})
+        return level, limits, compile_seconds

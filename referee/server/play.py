@@ -13,16 +13,20 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Protocol
 
 import trio
 
+from engine.rules import Rules
 from referee.bots import BotSpec
 from referee.league.schedule import derive_seed, rotations
 from referee.league.store import MatchKey
 from referee.league.worker import spec_from_json
+from referee.match import MatchResult
 from referee.server.admission import admit
 from referee.server.competition import Competition
+from referee.server.config import REMOTE
 from referee.server.sandboxing import sandbox_setting
 from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
 from referee.server.store import Group, match_id
@@ -38,7 +42,8 @@ SUSPECT_FAILURES = 3  # a version at this many failed tables in a row is suspend
 
 async def admission_loop(competition: Competition) -> None:
     while True:
-        pending = competition.store.versions(status="pending")
+        # A remote version is admitted by its first connection (referee.server.remote).
+        pending = [v for v in competition.store.versions(status="pending") if v.runtime != REMOTE]
         for version in pending:
             competition.admitting = version.id
             try:  # again, if a crash came between the upload and its unpacking
@@ -100,30 +105,43 @@ class GroupQueue:
                     found.spec,
                 )
 
-    def candidates(self) -> list[Candidate]:
-        playing = self.competition.store.playing_versions()
-        return [Candidate(v.id, v.participant, self.competition.is_house(v)) for v in playing]
+    def candidates(self, remote: bool) -> list[Candidate]:
+        """Who may sit: every playing version, remote ones only at the remote table and
+        only while connected and not at another group."""
+        competition = self.competition
+        return [
+            Candidate(v.id, v.participant, competition.is_house(v))
+            for v in competition.store.playing_versions()
+            if v.runtime != REMOTE or (remote and competition.connected(v.id))
+        ]
 
     def recent_seats(self) -> list[int]:
         store = self.competition.store
         rows = store.recent_group_participants(SHARE_WINDOW)
         return rows
 
-    async def next_group(self) -> tuple[Group, set[int]]:
+    async def next_group(self, remote: bool = False) -> tuple[Group, set[int]]:
+        """The next group for a local table, or (``remote``) for the remote table."""
         competition = self.competition
         while True:
-            if self.resumed:
-                return self.resumed.pop(0)
+            for index, (group, _done) in enumerate(self.resumed):
+                if competition.has_remote(group.versions) == remote:
+                    return self.resumed.pop(index)
+            candidates = self.candidates(remote)
+            focus_from = None
+            if remote:
+                focus_from = {c.version for c in candidates if competition.is_remote(c.version)}
             if competition.store.paused:
                 competition.status = "paused by the organiser"
             else:
                 choice = choose_table(
-                    self.candidates(),
+                    candidates,
                     competition.board.scores,
                     self.recent_seats(),
                     competition.config.players,
                     competition.config.max_share,
                     self.rng,
+                    focus_from,
                 )
                 if choice is not None:
                     competition.status = "playing"
@@ -131,14 +149,17 @@ class GroupQueue:
                         competition.config.seed, "group", competition.store.group_count()
                     )
                     return competition.store.plan_group(seed, choice.versions, choice.why), set()
-                competition.status = (
-                    f"waiting: a table needs {competition.config.players} playing versions"
-                )
+                if competition.playing_now:
+                    competition.status = "playing"  # another table (the remote one) plays
+                elif not remote:
+                    competition.status = (
+                        f"waiting: a table needs {competition.config.players} playing versions"
+                    )
             with trio.move_on_after(POLL):
                 await competition.changed.wait()
 
 
-def _specs(competition: Competition, versions: Sequence[int]) -> dict[int, BotSpec]:
+def specs(competition: Competition, versions: Sequence[int]) -> dict[int, BotSpec]:
     specs = {}
     for version_id in versions:
         version = competition.store.version(version_id)
@@ -147,43 +168,88 @@ def _specs(competition: Competition, versions: Sequence[int]) -> dict[int, BotSp
     return specs
 
 
-async def play_group(
-    competition: Competition, table: WorkerTable, number: int, group: Group, done: set[int]
-) -> None:
+class Table(Protocol):
+    """Where a table's matches are played: a local worker process, or a Dask cluster."""
+
+    async def play(
+        self, key: MatchKey, rules: Rules, specs: Mapping[int, BotSpec], keep: Iterable[int]
+    ) -> MatchResult: ...
+
+    async def aclose(self) -> None: ...
+
+
+OpenTable = Callable[[int], Awaitable[Table]]
+"""Starts table ``number``'s worker (``local_tables`` here, ``referee.server.cluster``)."""
+
+
+def local_tables(competition: Competition) -> OpenTable:
+    """Tables whose worker is a process on this machine (``--jobs``)."""
     config = competition.config
-    keep = [v.id for v in competition.store.playing_versions()]
-    for rotation, seating in enumerate(rotations(group.versions)):
-        if rotation in done:
-            continue
-        mid = match_id(group.id, rotation)
-        key = MatchKey(
-            match_id=mid,
+
+    async def open_table(number: int) -> Table:
+        return await WorkerTable.start(
+            config.time_control, config.logs_dir, number, sandbox_setting(config)
+        )
+
+    return open_table
+
+
+def rotation_seed(group: Group, rotation: int, remote: bool) -> int:
+    """One rotation's deal: the group's, or a deal per rotation when a remote bot sits.
+
+    A remote bot is one process on its owner's machine and could remember a
+    deal from one rotation to the next (as a league's remote bots play plain
+    deals, ``referee.league.deals``).
+    """
+    return derive_seed(group.seed, "remote rotation", rotation) if remote else group.seed
+
+
+def group_matches(
+    competition: Competition, group: Group, number: int, done: set[int]
+) -> list[MatchKey]:
+    """The matches of ``group`` still to play, at table ``number``."""
+    config = competition.config
+    remote = competition.has_remote(group.versions)
+    return [
+        MatchKey(
+            match_id=match_id(group.id, rotation),
             ordinal=group.id * 8 + rotation,
             round=group.id,
             table=number,
             rotation=rotation,
-            seed=group.seed,
+            seed=rotation_seed(group, rotation, remote),
             bots=seating,
             start_chips=(config.rules.starting_chips,) * len(seating),
         )
-        competition.playing_now[number] = mid
+        for rotation, seating in enumerate(rotations(group.versions))
+        if rotation not in done
+    ]
+
+
+async def play_group(
+    competition: Competition, table: Table, number: int, group: Group, done: set[int]
+) -> None:
+    config = competition.config
+    keep = [v.id for v in competition.store.playing_versions()]
+    for key in group_matches(competition, group, number, done):
+        competition.playing_now[number] = key.match_id
         try:
             result = await table.play(
-                key, config.rules, _specs(competition, seating), [*keep, *group.versions]
+                key, config.rules, specs(competition, key.bots), [*keep, *group.versions]
             )
         finally:
             competition.playing_now.pop(number, None)
-        competition.store.record(group, rotation, seating, result, config.logs_dir / f"{mid}.jsonl")
+        log = config.logs_dir / f"{key.match_id}.jsonl"
+        competition.store.record(group, key.rotation, key.bots, result, log)
         competition.notify()
 
 
-async def table_loop(competition: Competition, queue: GroupQueue, number: int) -> None:
-    config = competition.config
-    config.logs_dir.mkdir(parents=True, exist_ok=True)
+async def table_loop(
+    competition: Competition, queue: GroupQueue, number: int, open_table: OpenTable
+) -> None:
+    competition.config.logs_dir.mkdir(parents=True, exist_ok=True)
     while True:
-        table = await WorkerTable.start(
-            config.time_control, config.logs_dir, number, sandbox_setting(config)
-        )
+        table = await open_table(number)
         try:
             while True:
                 group, done = await queue.next_group()

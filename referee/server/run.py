@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import trio
 from hypercorn.config import Config as HypercornConfig
@@ -21,7 +22,15 @@ from hypercorn.trio import serve as hypercorn_serve
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.config import CompetitionConfig
-from referee.server.play import GroupQueue, admission_loop, board_loop, table_loop
+from referee.server.play import (
+    GroupQueue,
+    OpenTable,
+    Table,
+    admission_loop,
+    board_loop,
+    local_tables,
+    table_loop,
+)
 from referee.server.sandboxing import competition_sandbox
 from referee.server.store import CompetitionStore
 
@@ -31,18 +40,60 @@ def run_server(
     *,
     jobs: int | None = None,
     port: int | None = None,
+    cluster: str | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    trio.run(serve_competition, config, jobs, port, on_ready)
+    trio.run(serve_competition, config, jobs, port, cluster, on_ready)
 
 
 async def serve_competition(
     config: CompetitionConfig,
     jobs: int | None,
     port: int | None,
+    cluster: str | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
     sandbox = competition_sandbox(config)  # a level this machine cannot give fails here
+    async with _tables(config, cluster, jobs) as (open_table, tables, where):
+        await _serve(config, sandbox.level, open_table, tables, where, port, on_ready)
+
+
+@asynccontextmanager
+async def _tables(
+    config: CompetitionConfig, cluster: str | None, jobs: int | None
+) -> AsyncIterator[tuple[OpenTable | None, int, str]]:
+    """How tables are opened, how many play at once, and where (for the ready line).
+
+    With ``--cluster`` the cluster is reached (or ``local:N`` started) before the
+    web side listens, so an unreachable scheduler is one line and exit 2.
+    """
+    if cluster is None:
+        yield None, jobs or config.jobs, "here"
+        return
+    from referee.server.cluster import ClusterTable, ClusterTables
+
+    tables = ClusterTables(cluster, config)
+    try:
+        await tables.start()
+
+        async def open_table(_number: int) -> Table:
+            return ClusterTable(tables)
+
+        count = jobs or tables.threads()
+        yield open_table, count, f"on the Dask cluster {cluster}"
+    finally:
+        await tables.aclose()
+
+
+async def _serve(
+    config: CompetitionConfig,
+    sandbox_level: str,
+    open_table: OpenTable | None,
+    jobs: int,
+    where: str,
+    port: int | None,
+    on_ready: Callable[[str], None] | None,
+) -> None:
     store = CompetitionStore.open(config.database)
     competition = Competition(config, store)
     competition.ensure_house_bots(config.house_bots)
@@ -52,7 +103,17 @@ async def serve_competition(
     hyper.errorlog = "-"
     hyper.graceful_timeout = 3.0
     stop = trio.Event()
+    listening = ""
+    listeners: list[trio.SocketListener] = []
     try:
+        if config.remote is not None:
+            from referee.server.remote import CompetitionLobby
+
+            competition.lobby = CompetitionLobby(competition)
+            # Before the web side: a port that is taken is one line, and nothing started.
+            listeners = await competition.lobby.listen(config.remote.host, config.remote.port)
+            host, remote_port = competition.lobby.address or ("", 0)
+            listening = f", remote bots on {host}:{remote_port}"
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_signals, stop)
             binds = await nursery.start(
@@ -65,28 +126,46 @@ async def serve_competition(
             )
             address = binds[0] if binds else ""
             print(
-                f"newmarket serve: {config.name!r} at {address} ({sandbox.level} sandbox)",
+                f"newmarket serve: {config.name!r} at {address} ({sandbox_level} sandbox, "
+                f"{jobs} tables {where}{listening})",
                 file=sys.stderr,
                 flush=True,
             )
             if on_ready is not None:
                 on_ready(address)
             work = trio.CancelScope()
-            nursery.start_soon(_background, competition, jobs or config.jobs, work)
+            tables = open_table or local_tables(competition)
+            nursery.start_soon(_background, competition, jobs, tables, listeners, work)
             await stop.wait()
             work.cancel()
     finally:
+        if competition.lobby is not None:
+            await competition.lobby.aclose()
         store.close()
 
 
-async def _background(competition: Competition, jobs: int, scope: trio.CancelScope) -> None:
+async def _background(
+    competition: Competition,
+    jobs: int,
+    open_table: OpenTable,
+    listeners: list[trio.SocketListener],
+    scope: trio.CancelScope,
+) -> None:
     with scope:
         queue = GroupQueue(competition)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(board_loop, competition)
             nursery.start_soon(admission_loop, competition)
             for number in range(1, jobs + 1):
-                nursery.start_soon(table_loop, competition, queue, number)
+                nursery.start_soon(table_loop, competition, queue, number, open_table)
+            if competition.lobby is not None:
+                from referee.server.remote import remote_table_loop
+
+                nursery.start_soon(competition.lobby.serve, listeners)
+                competition.lobby.start_clock()
+                nursery.start_soon(
+                    remote_table_loop, competition, queue, competition.lobby, jobs + 1
+                )
 
 
 async def _watch_signals(stop: trio.Event) -> None:

@@ -21,6 +21,11 @@ order (docs/server.md says the same):
    fill the table (house bots are exempt: they are the organiser's).
 4. **Too few versions.**  If fewer playing versions than seats exist, no
    table is played; the status page says so.
+5. **Remote bots** (versions that connect from their owner's machine) sit only
+   at the server's remote table, and only while connected: a local table's
+   candidates leave them out, and the remote table's focus is the connected
+   remote version with the widest interval (``focus_from``), its other seats
+   chosen by rule 2 among everyone.
 
 The choice is a pure function of the scores, the recent seats and a seeded
 generator, so it is tested without a server.
@@ -33,7 +38,7 @@ import math
 import random
 import statistics
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from referee.server.scoring import Score
 
@@ -60,10 +65,12 @@ def choose_table(
     players: int,
     max_share: float,
     rng: random.Random,
+    focus_from: Collection[int] | None = None,
 ) -> TableChoice | None:
     """The next group's table (before rotation), or None if too few versions can play.
 
     ``recent_seats`` is the participant of every seat of the last groups, oldest first.
+    ``focus_from``, if given, are the versions the focus must be one of (rule 5).
     """
     if len(candidates) < players:
         return None
@@ -87,7 +94,10 @@ def choose_table(
         return 0 if score is None else score.groups
 
     draw = {c.version: rng.random() for c in allowed}
-    focus = max(allowed, key=lambda c: (width(c), -groups(c), draw[c.version]))
+    focusable = [c for c in allowed if focus_from is None or c.version in focus_from]
+    if not focusable:
+        return None
+    focus = max(focusable, key=lambda c: (width(c), -groups(c), draw[c.version]))
     finite = [width(c) for c in allowed if math.isfinite(width(c))]
     jitter = statistics.median(finite) / 4 if finite else 1.0
 

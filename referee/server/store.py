@@ -28,9 +28,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.league.store import StoreError as SqliteError
+from referee.league.store import connect_sqlite, quick_check
 from referee.match import MatchResult
 
 SCHEMA_VERSION = 1
+DATABASE = "competition database"
+ADVICE = "restore it from a copy, or start the competition with another data directory"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -186,18 +190,20 @@ class CompetitionStore:
 
     @classmethod
     def open(cls, path: Path) -> CompetitionStore:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:  # set up as the league's database is (WAL, synchronous=FULL), and checked
+            connection = connect_sqlite(
+                path, readonly=False, what=DATABASE, autocommit=True, any_thread=True
+            )
+            quick_check(connection, path, DATABASE, ADVICE)
+        except SqliteError as error:
+            raise StoreError(str(error)) from None
         try:
-            connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=FULL")
-            connection.execute("PRAGMA foreign_keys=ON")
-            connection.execute("PRAGMA busy_timeout=5000")
             with connection:
                 connection.execute("BEGIN IMMEDIATE")
                 connection.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
         except sqlite3.DatabaseError as error:
-            raise StoreError(f"{path}: not a usable competition database: {error}") from None
+            connection.close()
+            raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
         store = cls(path, connection)
         version = store.meta("schema_version")
         if version is None:
@@ -210,9 +216,10 @@ class CompetitionStore:
     @classmethod
     def reader(cls, path: Path) -> CompetitionStore:
         """A second connection for reading in another thread (WAL: it never blocks the writer)."""
-        connection = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
-        connection.execute("PRAGMA busy_timeout=5000")
-        return cls(path, connection)
+        try:
+            return cls(path, connect_sqlite(path, readonly=True, what=DATABASE, autocommit=True))
+        except SqliteError as error:
+            raise StoreError(str(error)) from None
 
     def close(self) -> None:
         self._db.close()
@@ -418,7 +425,7 @@ class CompetitionStore:
                     mid,
                     group.id,
                     rotation,
-                    group.seed,
+                    result.seed,  # the group's, or the rotation's own with a remote bot
                     json.dumps(list(versions)),
                     result.hands,
                     result.reason,

@@ -29,6 +29,7 @@ import trio
 from starlette.datastructures import UploadFile
 
 from referee.server.competition import Competition
+from referee.server.config import REMOTE
 from referee.server.store import Participant, Version
 from referee.server.unpack import UnpackError, fsync_parent, unpack_upload
 
@@ -47,19 +48,43 @@ def version_root(competition: Competition, version_id: int) -> Path:
     return competition.config.uploads_dir / f"{version_id:06d}"
 
 
+def _allowed(competition: Competition, participant: Participant, runtime: str) -> None:
+    """The runtime must be allowed, and the participant under its hourly versions."""
+    config = competition.config
+    if runtime not in config.runtimes:
+        allowed = ", ".join(config.runtimes)
+        raise UploadRefusedError(400, f"runtime {runtime!r} is not allowed here ({allowed})")
+    recent = competition.store.uploads_since(participant.id, time.time() - 3600)
+    if recent >= config.uploads.per_hour:
+        raise UploadRefusedError(
+            429, f"upload limit: {config.uploads.per_hour} uploads per hour; try again later"
+        )
+
+
+def register_remote(competition: Competition, participant: Participant) -> Version:
+    """A remote version: nothing uploaded; it is admitted by its first connection.
+
+    It counts towards the hourly limit as an upload does.
+    """
+    _allowed(competition, participant, REMOTE)
+    version = competition.store.add_version(participant.id, REMOTE, "", "", 0)
+    competition.store.decide(version.id, "pending", "waiting for its first connection")
+    assert competition.lobby is not None  # a [remote] section allows the runtime
+    competition.lobby.register(version)
+    competition.notify()
+    registered = competition.store.version(version.id)
+    assert registered is not None
+    return registered
+
+
 async def accept_upload(
     competition: Competition, participant: Participant, upload: UploadFile, runtime: str
 ) -> Version:
     config = competition.config
     store = competition.store
-    if runtime not in config.runtimes:
-        allowed = ", ".join(config.runtimes)
-        raise UploadRefusedError(400, f"runtime {runtime!r} is not allowed here ({allowed})")
-    recent = store.uploads_since(participant.id, time.time() - 3600)
-    if recent >= config.uploads.per_hour:
-        raise UploadRefusedError(
-            429, f"upload limit: {config.uploads.per_hour} uploads per hour; try again later"
-        )
+    if runtime == REMOTE:
+        raise UploadRefusedError(400, "a remote bot is registered without a file")
+    _allowed(competition, participant, runtime)
     filename = (upload.filename or "upload")[:200]
     incoming = config.data / "incoming"
     incoming.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from typing import Any
 from referee.report.data import read_match_log
 from referee.report.frames import pretty
 from referee.server.competition import Competition
+from referee.server.config import REMOTE
 from referee.server.store import Participant, Version
 
 HISTORY_POINTS = 120
@@ -24,6 +25,13 @@ CARDS = [rank + suit for suit in "CDHS" for rank in "23456789TJQKA"]
 
 def _labels(competition: Competition) -> dict[int, Version]:
     return {v.id: v for v in competition.store.versions()}
+
+
+def remote_connected(competition: Competition, version: Version) -> bool | None:
+    """Whether a remote version is connected now (playing or not); None for the others."""
+    if version.runtime != REMOTE:
+        return None
+    return competition.lobby is not None and competition.lobby.connected(version.id)
 
 
 def _round(value: float | None) -> float | None:
@@ -49,6 +57,7 @@ def leaderboard(competition: Competition) -> dict[str, Any]:
                 "participant": version.participant_name,
                 "number": version.number,
                 "runtime": version.runtime,
+                "connected": remote_connected(competition, version),
                 "score": _round(score.score),
                 "low": _round(score.low),
                 "high": _round(score.high),
@@ -67,7 +76,7 @@ def leaderboard(competition: Competition) -> dict[str, Any]:
     }
 
 
-def version_json(version: Version, owner: bool) -> dict[str, Any]:
+def version_json(competition: Competition, version: Version, owner: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": version.id,
         "participant": version.participant_name,
@@ -84,6 +93,15 @@ def version_json(version: Version, owner: bool) -> dict[str, Any]:
     }
     if owner:
         data["transcript"] = version.transcript
+    if version.runtime == REMOTE:
+        lobby = competition.lobby
+        data["connected"] = remote_connected(competition, version)
+        if owner and lobby is not None and lobby.address is not None:
+            from referee.server.remote import bot_token
+
+            host, port = lobby.address
+            data["token"] = bot_token(competition.store.secret, version.id)
+            data["connect"] = f"newmarket connect {host}:{port} --token {data['token']} -- COMMAND"
     return data
 
 
@@ -148,7 +166,7 @@ def participant_view(
         "owner": owner,
         "versions": [
             {
-                **version_json(version, owner),
+                **version_json(competition, version, owner),
                 "score": _round(scores[version.id].score) if version.id in scores else None,
                 "rank": scores[version.id].rank if version.id in scores else None,
             }
@@ -232,7 +250,7 @@ def match_view(
         "match_id": match_id,
         "group": group.id,
         "rotation": rotation,
-        "seed": group.seed,
+        "seed": result.seed,  # the group's, or the rotation's own with a remote bot
         "hands": result.hands,
         "reason": result.reason,
         "seats": seats,

@@ -96,9 +96,9 @@ class Server:
         self.process.wait(timeout=60)
 
 
-def start(config: Path) -> Server:
+def start(config: Path, *options: str) -> Server:
     process = subprocess.Popen(
-        [*NEWMARKET, "serve", str(config), "--port", "0"],
+        [*NEWMARKET, "serve", str(config), "--port", "0", *options],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -112,7 +112,7 @@ def start(config: Path) -> Server:
             raise AssertionError(f"the server exited ({process.wait()}) before it was ready")
         found = re.search(r" at (http://\S+) ", line)
         if found:
-            server = Server(process, found.group(1), config)
+            server = Server(process, found.group(1), config, [line])
             # Keep reading stderr so the server never blocks on a full pipe (and keep it).
             threading.Thread(target=server.read_log, daemon=True).start()
             return server
@@ -121,11 +121,14 @@ def start(config: Path) -> Server:
 
 
 @contextmanager
-def running(config: Path) -> Iterator[Server]:
-    server = start(config)
+def running(config: Path, *options: str) -> Iterator[Server]:
+    server = start(config, *options)
     try:
         yield server
     finally:
+        if server.process.poll() is not None:  # it ended by itself: say how, for the failure
+            print(f"the server ended by itself ({server.process.returncode}); its stderr:")
+            print("".join(server.log[-60:]))
         server.kill(signal.SIGTERM)
 
 

@@ -13,6 +13,9 @@ Screenshots go to ``tests/server/artifacts/`` (ignored by git).
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -23,6 +26,7 @@ import pytest
 from tests.chromium import launched_chromium, needs_chromium
 from tests.server.serving import (
     BOTS,
+    NEWMARKET,
     REPO,
     Server,
     competition_file,
@@ -143,3 +147,52 @@ def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) ->
         for person in (alice, bob):
             assert not person.problems, person.problems
             person.context.close()
+
+
+def test_a_remote_bot_registered_in_the_browser_connects_and_is_shown_connected(
+    browser: Any, tmp_path: Path
+) -> None:
+    config = competition_file(
+        tmp_path, house=("random", "lowest"), secure=True, remote="port = 0\nwait = 5"
+    )
+    token = newmarket("serve", "add-participant", "carol", "-c", str(config))
+    with running(config) as server:
+        found = re.search(r"remote bots on (\S+)\)", server.log[0])
+        assert found is not None, server.log[0]
+        base = server.url.replace("127.0.0.1", "localhost")
+        carol = Participant(browser, base)
+        carol.sign_in(token)
+        carol.page.goto(base + "/upload")
+        carol.page.click("#register-remote")
+        carol.page.wait_for_url("**/versions/*")
+        assert carol.page.locator("#remote-state").inner_text() == "remote bot · not connected"
+        bot_token = carol.page.locator("#bot-token").inner_text().strip()
+        command = carol.page.locator("#connect-command").inner_text()
+        assert command.startswith(f"newmarket connect {found.group(1)} --token {bot_token}")
+        screenshot(carol.page, "server-remote-registered")
+        bot = [sys.executable, "-m", "bots.starters.tracker"]
+        bridge = subprocess.Popen(
+            [*NEWMARKET, "connect", found.group(1), "--token", bot_token, "--", *bot],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            carol.page.goto(base + "/")
+            carol.page.wait_for_function(
+                """() => document.querySelector('#board tbody').innerText
+                    .includes('remote (connected)')
+                    && Number(document.body.dataset.matches || 0) >= 3""",
+                timeout=240_000,
+            )
+            screenshot(carol.page, "server-remote-leaderboard")
+        finally:
+            bridge.terminate()
+            bridge.wait(60)
+        carol.page.wait_for_function(  # the live leaderboard notices the drop by itself
+            """() => document.querySelector('#board tbody').innerText
+                .includes('remote (not connected)')""",
+            timeout=240_000,
+        )
+        assert not carol.problems, carol.problems
+        carol.context.close()

@@ -70,3 +70,15 @@ def test_the_score_averages_within_groups_and_the_intervals_cover_it() -> None:
     assert board[1].low is not None and board[1].low <= 4.0 <= (board[1].high or 0)
     assert board[1].rank_low == board[1].rank_high == 1  # clearly first in every resample
     assert board[4].score is None and board[4].width == float("inf")  # never played: new
+
+
+def test_the_remote_table_focuses_on_a_connected_remote_version() -> None:
+    candidates = [Candidate(v, v) for v in range(1, 7)]
+    scores = {v: score(v, float(v), 2.0) for v in range(1, 7)}
+    scores[1] = score(1, 1.0, 20.0)  # the widest, but not remote
+    rng = random.Random(4)
+    for _ in range(20):
+        choice = choose_table(candidates, scores, [], 3, 1.0, rng, focus_from={5, 6})
+        assert choice is not None and choice.versions[0] in (5, 6)
+        assert len(set(choice.versions)) == 3
+    assert choose_table(candidates, scores, [], 3, 1.0, rng, focus_from=set()) is None

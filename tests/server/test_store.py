@@ -60,3 +60,28 @@ def test_a_match_is_recorded_once(tmp_path: Path) -> None:
     assert store.match_count() == 1 and len(store.seat_rows()) == 3
     assert store.unfinished_groups()[0][1] == {0}
     store.close()
+
+
+def test_a_file_that_is_not_a_database_or_is_damaged_is_one_line(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not a database" * 100)
+    with pytest.raises(StoreError, match=r"cannot open the competition database: .*not a database"):
+        CompetitionStore.open(garbage)
+    path = tmp_path / "cup.sqlite"
+    store = CompetitionStore.open(path)
+    for number in range(200):  # enough rows for an index of several pages
+        store.add_participant(f"p{number}")
+    store.close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        (root,) = raw.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_participants_1'"
+        ).fetchone()
+        (page_size,) = raw.execute("PRAGMA page_size").fetchone()
+    with path.open("r+b") as file:  # an index page overwritten: a damaged file
+        file.seek((root - 1) * page_size)
+        file.write(b"\xff" * page_size)
+    damage = r"damaged competition database: .*restore it from a copy"
+    with pytest.raises(StoreError, match=damage) as damaged:
+        CompetitionStore.open(path)
+    assert "\n" not in str(damaged.value)

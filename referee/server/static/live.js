@@ -23,7 +23,9 @@
       link.href = "/p/" + encodeURIComponent(r.participant);
       link.textContent = r.label;
       cell(tr, "").appendChild(link);
-      cell(tr, r.runtime);
+      var link_state = r.connected === null || r.connected === undefined ? "" :
+        (r.connected ? " (connected)" : " (not connected)");
+      cell(tr, r.runtime + link_state);
       cell(tr, r.score === null ? "" : String(r.score));
       cell(tr, r.low === null ? "new" : "[" + r.low + ", " + r.high + "]");
       cell(tr, String(r.groups));

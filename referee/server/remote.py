@@ -1,0 +1,159 @@
+"""Remote bots in a competition: versions that connect from their owner's machine.
+
+A participant registers a remote version (runtime ``remote``, no upload) and
+gets its **bot token** on the version's page (owner only) and in the API's
+answer.  Their bot then connects to the competition's ``[remote]`` port as a
+league's remote bot does: ``newmarket connect HOST:PORT --token T -- COMMAND``
+bridges any stdio bot, and the Python SDK connects by itself.  The listener is
+the league's lobby (``referee.remote.RemoteLobby``: handshake deadlines, at
+most eight pending connections, tokens compared in constant time, wrong tokens
+limited per address, a reconnect replacing a dead session), which this module
+extends with a roster that grows as versions are registered.
+
+* **The token** is an HMAC of the version id under the competition's secret:
+  nothing more is stored, it survives restarts, and it names one version, so
+  a participant's sign-in token never travels over the bot's connection.
+* **Admission is the handshake** (a documented lighter admission than an
+  upload's ``newmarket check``): a remote version stays ``pending`` until its
+  first connection says ``ready`` with its token and the protocol's version,
+  and is admitted then.  The check's matches cannot be played against a bot
+  the server does not start; from then on every fault it makes is recorded
+  in its matches, as for any version.
+* **Played only while connected**, at the server's remote table
+  (``remote_table_loop``): its groups are played here, in the server's
+  process, since a connection cannot be handed to a table worker, one group
+  at a time, with the other seats' bots started as a table worker starts
+  them (``TableSessions``).  Each rotation of such a group has a deal of its
+  own: a remote bot is one process on its owner's machine and could remember
+  a deal from one rotation to the next (as a league's remote bots play plain
+  deals).  A bot that drops mid-group is waited for ``[remote] wait``
+  seconds (``RemotePool``), then its seat plays by the default policy with a
+  fault in each match it misses.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import sys
+
+import trio
+
+from referee.bots import BotSpec
+from referee.league.remote_pool import RemotePool
+from referee.league.runner import TableJob
+from referee.league.worker import UNUSED, TableSessions
+from referee.match import MatchResult
+from referee.remote import RemoteLobby
+from referee.server.competition import Competition
+from referee.server.config import REMOTE
+from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs
+from referee.server.sandboxing import competition_sandbox
+from referee.server.store import Group, Version
+from referee.session import BotSession
+
+
+def bot_token(secret: bytes, version_id: int) -> str:
+    """The token a remote version connects with (32 URL-safe characters)."""
+    digest = hmac.new(secret, f"remote-version:{version_id}".encode(), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest[:24]).decode()
+
+
+def remote_spec(version: Version) -> BotSpec:
+    return BotSpec(version.label, (), transport="tcp")
+
+
+class CompetitionLobby(RemoteLobby):
+    """The league's lobby, whose roster (by version id) grows as versions are registered."""
+
+    def __init__(self, competition: Competition) -> None:
+        settings = competition.config.remote
+        assert settings is not None
+        super().__init__([], {}, competition.config.time_control, wait=settings.wait, note=_note)
+        self.competition = competition
+        for version in competition.store.versions():
+            if version.runtime == REMOTE and version.status in ("pending", "admitted"):
+                self.register(version)
+
+    def register(self, version: Version) -> None:
+        """From now on ``version`` may connect with its token."""
+        while len(self.bots) <= version.id:
+            self.bots.append(UNUSED)
+        self.bots[version.id] = remote_spec(version)
+        self._by_token[bot_token(self.competition.store.secret, version.id)] = version.id
+
+    def connected(self, version_id: int) -> bool:
+        return self.live(version_id) is not None
+
+    def seat(self, bot: int, session: BotSession) -> None:
+        super().seat(bot, session)
+        store = self.competition.store
+        version = store.version(bot)
+        if version is not None and version.status == "pending":
+            where = "" if session.address is None else f" from {session.address[0]}"
+            # What the bot says it is: its own text, shown escaped, and kept short.
+            said = " ".join(filter(None, [session.reported_name, session.reported_version]))[:80]
+            store.decide(
+                bot,
+                "admitted",
+                f"remote: its first connection{where} passed the handshake"
+                + (f" (ready as {said!r})" if said else ""),
+                "",
+                remote_spec(version).to_json(),
+            )
+        self.competition.notify()  # a connected version can be seated now
+
+
+def _note(text: str) -> None:
+    print(f"newmarket serve: {text}", file=sys.stderr, flush=True)
+
+
+async def remote_table_loop(
+    competition: Competition, queue: GroupQueue, lobby: CompetitionLobby, number: int
+) -> None:
+    """The remote table: groups with a connected remote version, played in this process."""
+    config = competition.config
+    config.logs_dir.mkdir(parents=True, exist_ok=True)
+    roster = lobby.bots  # one list, by version id, for the lobby, the pool and the local bots
+    playing: list[Group] = []
+
+    def record(job: TableJob, result: MatchResult) -> None:
+        log = config.logs_dir / f"{job.key.match_id}.jsonl"
+        competition.store.record(playing[0], job.key.rotation, job.key.bots, result, log)
+        competition.notify()
+
+    async with trio.open_nursery() as nursery:
+        sandbox = competition_sandbox(config)
+        local = TableSessions(
+            nursery, roster, config.time_control, config.logs_dir, number, _note, sandbox
+        )
+        pool = RemotePool(roster, config.time_control, lobby, local, record, config.logs_dir, _note)
+        pool.bots = roster  # the pool copies its roster; this one grows
+        try:
+            while True:
+                group, done = await queue.next_group(remote=True)
+                playing[:] = [group]
+                seated = specs(competition, group.versions)
+                local.learn({str(v): s.to_json() for v, s in seated.items() if not s.remote})
+                playing_now = {v.id for v in competition.store.playing_versions()}
+                await local.retire(playing_now | set(group.versions))
+                keys = group_matches(competition, group, number, done)
+                competition.playing_now[number] = f"g{group.id}, remote"
+                try:
+                    await pool.play([TableJob(key, config.rules) for key in keys])
+                except (OSError, ValueError) as error:
+                    # The referee's own failure (a log it cannot write), as a table worker
+                    # reports it: the group is retried once, then given up.
+                    competition.status = f"remote table: {error}"
+                    queue.table_failed(group)
+                    await trio.sleep(RESTART_DELAY)
+                    continue
+                finally:
+                    competition.playing_now.pop(number, None)
+                queue.group_played(group)
+        finally:
+            with trio.CancelScope(shield=True):
+                for keeper, _session in list(local.sessions.values()):
+                    await keeper.close()
+            nursery.cancel_scope.cancel()

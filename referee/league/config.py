@@ -231,13 +231,16 @@ def parse_config(text: str, path: Path) -> LeagueConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return _Reader(path).read(data)
+    return ConfigReader(path).read(data)
 
 
-class _Section:
-    """One TOML table: typed reads by key, and a final check that no unknown key is left."""
+class Section:
+    """One TOML table: typed reads by key, and a final check that no unknown key is left.
 
-    def __init__(self, reader: _Reader, data: object, where: str) -> None:
+    Shared with the competition server's reader for its own sections.
+    """
+
+    def __init__(self, reader: ConfigReader, data: object, where: str) -> None:
         self.reader = reader
         self.where = where
         if not isinstance(data, dict):
@@ -296,7 +299,13 @@ class _Section:
                 )
 
 
-class _Reader:
+class ConfigReader:
+    """Reads a league file into a ``LeagueConfig``, failing with one line naming the key.
+
+    Public with ``Section``: the competition server's reader (``referee.server.config``)
+    subclasses it, so the sections both files have read and fail the same way.
+    """
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self.base = path.resolve().parent
@@ -307,12 +316,12 @@ class _Reader:
         raise ConfigError(f"{self.path}: {key}: {problem}")
 
     def read(self, data: dict[str, Any]) -> LeagueConfig:
-        top = _Section(self, data, "")
+        top = Section(self, data, "")
         top.finish(
             ("league", "schedule", "bankroll", "rules", "time_control", "bots", "remote", "sandbox")
         )
 
-        league = _Section(self, data.get("league", {}), "league")
+        league = Section(self, data.get("league", {}), "league")
         name = league.text("name", self.path.stem)
         fmt = league.text("format", "round_robin", FORMATS)
         seed = league.integer("seed", None, 0)
@@ -372,7 +381,7 @@ class _Reader:
         )
 
     def remote(self, data: dict[str, Any]) -> RemoteSettings:
-        section = _Section(self, data.get("remote", {}), "remote")
+        section = Section(self, data.get("remote", {}), "remote")
         defaults = RemoteSettings()
         tokens = None
         if section.has("tokens"):
@@ -389,7 +398,7 @@ class _Reader:
         section.finish(("host", "port", "wait", "tokens"))
         return settings
 
-    def logs(self, league: _Section) -> tuple[bool, Path | None]:
+    def logs(self, league: Section) -> tuple[bool, Path | None]:
         value = league.raw("logs")
         if value is None or value is True:
             return True, None
@@ -404,7 +413,7 @@ class _Reader:
             if "schedule" in data:
                 self.fail("schedule", f"only a round_robin league has a schedule, not {fmt!r}")
             return ScheduleSettings()
-        section = _Section(self, data.get("schedule", {}), "schedule")
+        section = Section(self, data.get("schedule", {}), "schedule")
         settings = ScheduleSettings(
             kind=section.text("kind", AUTO, SCHEDULE_KINDS),
             # Duplicate deals need bots that forget a deal between rotations; a remote
@@ -430,7 +439,7 @@ class _Reader:
             if "bankroll" in data:
                 self.fail("bankroll", f"only a bankroll league has this table, not {fmt!r}")
             return BankrollSettings()
-        section = _Section(self, data.get("bankroll", {}), "bankroll")
+        section = Section(self, data.get("bankroll", {}), "bankroll")
         settings = BankrollSettings(max_rounds=section.integer("max_rounds", 100, 1, 100_000))
         section.finish(tuple(field.name for field in dataclasses.fields(BankrollSettings)))
         return settings
@@ -465,9 +474,9 @@ class _Reader:
     def rules(
         self, data: dict[str, Any], hand_limit: int | None
     ) -> tuple[str, dict[str, object], Rules]:
-        section = _Section(self, data.get("rules", {}), "rules")
+        section = Section(self, data.get("rules", {}), "rules")
         name = section.text("preset", DEFAULT_PRESET)
-        options_section = _Section(self, section.raw("options") or {}, "rules.options")
+        options_section = Section(self, section.raw("options") or {}, "rules.options")
         options: dict[str, object] = dict(options_section.data)
         section.finish(("preset", "options"))
         try:
@@ -488,7 +497,7 @@ class _Reader:
         return name, options, rules
 
     def sandbox(self, data: dict[str, Any]) -> tuple[str, Limits]:
-        section = _Section(self, data.get("sandbox", {}), "sandbox")
+        section = Section(self, data.get("sandbox", {}), "sandbox")
         level = section.text("level", DEFAULT_LEVEL, LEVELS)
         defaults = Limits()
         values: dict[str, int | None] = {}
@@ -526,7 +535,7 @@ class _Reader:
         return level, Limits(**values)
 
     def time_control(self, data: dict[str, Any]) -> TimeControl:
-        section = _Section(self, data.get("time_control", {}), "time_control")
+        section = Section(self, data.get("time_control", {}), "time_control")
         defaults = TimeControl()
         values: dict[str, Any] = {}
         for field in ("move_time", "time_bank", "startup_time", "margin"):
@@ -570,7 +579,7 @@ class _Reader:
 
     def bot(self, index: int, entry: object) -> tuple[BotSpec, Mapping[str, object]]:
         where = f"bots[{index}]"
-        section = _Section(self, entry, where)
+        section = Section(self, entry, where)
         section.finish(("name", "command", "cwd", "env", "transport", "remote"))
         name = section.text("name", "") if section.has("name") else None
         if name is not None:
@@ -607,7 +616,7 @@ class _Reader:
         return spec, raw
 
     def remote_bot(
-        self, section: _Section, where: str, name: str | None
+        self, section: Section, where: str, name: str | None
     ) -> tuple[BotSpec, Mapping[str, object]]:
         """A bot that connects by itself with its token: a name and nothing to start."""
         for key in ("command", "cwd", "env"):
@@ -619,7 +628,7 @@ class _Reader:
             self.fail(f"{where}.name", "is required for a remote bot (its token is issued by name)")
         return BotSpec(name, (), transport="tcp"), {"name": name, "remote": True}
 
-    def env(self, section: _Section, where: str) -> dict[str, str]:
+    def env(self, section: Section, where: str) -> dict[str, str]:
         value = section.raw("env")
         if value is None:
             return {}

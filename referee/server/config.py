@@ -24,7 +24,7 @@ league file.  The shape (every key optional unless marked)::
 
 The sections a league file has too ([rules], [time_control], [sandbox]) are
 read by the league's reader (``referee.league.config``), so they mean the same
-and fail with the same lines; the server's own sections use its ``_Section``.
+and fail with the same lines; the server's own sections use its ``Section``.
 
 Relative paths are taken from the directory holding the file.
 """
@@ -38,9 +38,7 @@ from typing import Any
 
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
-from referee.league.config import ConfigError, RemoteSettings
-from referee.league.config import _Reader as LeagueReader
-from referee.league.config import _Section as Section
+from referee.league.config import ConfigError, ConfigReader, RemoteSettings, Section
 from referee.sandbox import MIB, Limits
 from referee.timecontrol import TimeControl
 
@@ -111,10 +109,10 @@ def load_config(path: Path) -> CompetitionConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return _Reader(path).competition(data)
+    return _CompetitionReader(path).competition(data)
 
 
-class _Reader(LeagueReader):
+class _CompetitionReader(ConfigReader):
     SECTIONS = (
         "competition",
         "server",

@@ -318,14 +318,7 @@ def match_view(
     # A log that cannot be read whole is still replayed as far as it goes, if that is a step.
     replay = None
     if log is not None and (log.error is None or len(log.frames) >= 2):
-        rules = log.header.get("rules") or {}
-        boodle = rules.get("boodle_cards", []) if isinstance(rules, dict) else []
-        replay = {
-            "names": list(names),
-            "boodle_cards": [str(card) for card in boodle],
-            "pretty": {card: pretty(card) for card in _all_cards()},
-            "frames": [frame.to_json() for frame in log.frames],
-        }
+        replay = replay_data(names, log)
     stderr = (
         []
         if log is None
@@ -345,6 +338,20 @@ def match_view(
         replay=replay,
         stderr=stderr,
     )
+
+
+def replay_data(names: Sequence[str], log: MatchLog) -> dict[str, object]:
+    """What the replay viewer (``static/replay.js``) draws from: the seats' names, the
+    boodle cards, every card's face and the log's frames.  The server's match page
+    (``referee.server.views``) uses it too: one viewer, one data shape."""
+    rules = log.header.get("rules") or {}
+    boodle = rules.get("boodle_cards", []) if isinstance(rules, dict) else []
+    return {
+        "names": list(names),
+        "boodle_cards": [str(card) for card in boodle],
+        "pretty": {card: pretty(card) for card in _all_cards()},
+        "frames": [frame.to_json() for frame in log.frames],
+    }
 
 
 def _all_cards() -> list[str]:

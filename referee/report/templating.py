@@ -1,5 +1,9 @@
 """The report's pages are Jinja2 templates (``referee/report/templates``), as the server's are.
 
+One environment set-up (``make_environment``) renders both: the competition
+server's pages (``referee.server.app``) come from here too, and include the
+report's replay viewer as ``report/replay.html``.
+
 Bots are untrusted: a bot may call itself ``<script>``, and its stderr is
 whatever it wrote.  So every template is autoescaped and none marks text
 safe: a name, a stderr excerpt or a fault's detail is always text.  Only
@@ -26,7 +30,14 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import (
+    ChoiceLoader,
+    Environment,
+    PackageLoader,
+    PrefixLoader,
+    StrictUndefined,
+    select_autoescape,
+)
 from markupsafe import Markup
 
 from referee.printing import printable_block
@@ -40,18 +51,26 @@ def _printable(value: object) -> object:
     return value
 
 
-def script_json(value: object) -> Markup:
+class ScriptJSON(Markup):
+    """JSON that ``script_json`` made: safe inside ``<script type="application/json">``."""
+
+
+def script_json(value: object) -> ScriptJSON:
     """Data for a page's script, safe inside ``<script type="application/json">``.
 
     ``<``, ``>`` and ``&`` are written as JSON escapes, so no text can close
     the element or open a comment in it; each string is ``printable_block``
     first, since the script shows them as text and JSON's own escapes would
-    hand an ANSI escape or a bidi override back to the page intact.
+    hand an ANSI escape or a bidi override back to the page intact.  What it
+    made already (a ``ScriptJSON``) it returns as is: the server makes a
+    match's replay JSON once and caches it, since a finished log never changes.
     """
+    if isinstance(value, ScriptJSON):
+        return value
     text = json.dumps(_printable_data(value), ensure_ascii=False, separators=(",", ":"))
     text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return Markup(text)
+    return ScriptJSON(text)
 
 
 def _printable_data(value: object) -> object:
@@ -64,10 +83,23 @@ def _printable_data(value: object) -> object:
     return value
 
 
-@functools.cache
-def environment() -> Environment:
+REPORT_TEMPLATES = "referee.report"
+
+
+def make_environment(package: str = REPORT_TEMPLATES) -> Environment:
+    """The Jinja2 environment for ``package``'s templates: one set-up for every page we serve.
+
+    The report's pages and the competition server's (``referee.server.app``)
+    both come from here, so both autoescape, both make every value printable
+    (``finalize``), and both fail on a misspelt name (``StrictUndefined``).
+    ``package``'s own ``templates/`` are found by name; the report's are also
+    found as ``report/NAME`` (for the server: ``report/replay.html``, the
+    replay viewer's frame, of which there is one).
+    """
+    report = PackageLoader(REPORT_TEMPLATES, "templates")
+    own = report if package == REPORT_TEMPLATES else PackageLoader(package, "templates")
     env = Environment(
-        loader=PackageLoader("referee.report", "templates"),
+        loader=ChoiceLoader([own, PrefixLoader({"report": report})]),
         autoescape=select_autoescape(("html", "svg"), default=True),
         undefined=StrictUndefined,
         finalize=_printable,
@@ -78,6 +110,12 @@ def environment() -> Environment:
     env.filters["script_json"] = script_json
     env.filters["plural"] = plural
     return env
+
+
+@functools.cache
+def environment() -> Environment:
+    """The report's own environment."""
+    return make_environment()
 
 
 def render(template: str, **context: Any) -> Markup:

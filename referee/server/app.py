@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
+from referee.report.templating import make_environment
 from referee.server import api
 from referee.server.auth import (
     SESSION_COOKIE,
@@ -44,7 +45,6 @@ from referee.server.views import (
     leaderboard,
     match_view,
     participant_view,
-    replay_json,
     version_json,
 )
 
@@ -54,11 +54,9 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#1
 
 
 def templates() -> Environment:
-    env = Environment(
-        loader=PackageLoader("referee.server", "templates"),
-        autoescape=select_autoescape(("html",), default=True),
-    )
-    return env
+    """The server's templates, in the report's environment (``make_environment``): the same
+    autoescaping, printable text and strict names, and the report's replay viewer."""
+    return make_environment("referee.server")
 
 
 class Pages:
@@ -148,10 +146,8 @@ class Pages:
         view = match_view(self.competition, request.path_params["match_id"], viewer, public=False)
         if view is None:
             return self.error(request, 404, "no such match")
-        # JSON inside <script type="application/json">, with "<" and ">" escaped so that no
-        # text in it can end the element; autoescaping would break the JSON: off for this one.
-        replay = _Raw(replay_json(view)) if view["replay"] else None
-        return self.render(request, "match.html", view=view, replay_json=replay)
+        # The replay's JSON was made (and cached) by script_json: report/replay.html prints it.
+        return self.render(request, "match.html", view=view, replay=view.get("replay_json"))
 
     async def signin_page(self, request: Request) -> Response:
         return self.render(request, "signin.html")
@@ -241,13 +237,6 @@ class Pages:
     async def api_page(self, request: Request) -> Response:
         base = f"{request.url.scheme}://{request.url.netloc}"
         return self.render(request, "api.html", spec=api.openapi(self.competition), base=base)
-
-
-class _Raw(str):
-    """A string Jinja2 inserts as it is (``__html__``): used once, for JSON made safe above."""
-
-    def __html__(self) -> str:
-        return str(self)
 
 
 def history_chart(history: list[dict[str, Any]]) -> dict[str, Any] | None:

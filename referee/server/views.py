@@ -9,18 +9,17 @@ its wire transcripts) are included only when ``viewer`` is the owner.
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any
 
 from referee.report.data import read_match_log
-from referee.report.frames import pretty
+from referee.report.pages import replay_data
+from referee.report.templating import ScriptJSON, script_json
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
 from referee.server.store import Participant, Version
 
 HISTORY_POINTS = 120
-CARDS = [rank + suit for suit in "CDHS" for rank in "23456789TJQKA"]
 
 
 def _labels(competition: Competition) -> dict[int, Version]:
@@ -187,27 +186,11 @@ def _log(path: str, start_chips: tuple[int, ...], mtime: float) -> Any:
 @functools.lru_cache(maxsize=64)
 def _replay(
     path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...]
-) -> tuple[dict[str, Any], str]:
+) -> tuple[dict[str, object], ScriptJSON]:
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""
-    log = _log(path, start_chips, mtime)
-    rules = log.header.get("rules") or {}
-    data = {
-        "names": list(names),
-        "boodle_cards": [str(c) for c in rules.get("boodle_cards", [])]
-        if isinstance(rules, dict)
-        else [],
-        "pretty": {card: pretty(card) for card in CARDS},
-        "frames": [frame.to_json() for frame in log.frames],
-    }
-    # For a <script type="application/json"> element: no "<" or ">" can end it early.
-    text = json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e")
-    return data, text
-
-
-def replay_json(view: dict[str, Any]) -> str:
-    """The replay's JSON, safe inside a script element (``match_view`` must have a replay)."""
-    return str(view["replay_json"])
+    data = replay_data(names, _log(path, start_chips, mtime))
+    return data, script_json(data)
 
 
 def match_view(
@@ -215,7 +198,8 @@ def match_view(
 ) -> dict[str, Any] | None:
     """A match's result, replay and the viewer's own stderr and transcripts.
 
-    ``public=False`` (the page) adds ``replay_json``, the replay ready for the page.
+    ``public=False`` (the page) adds ``replay_json``, the replay made ready once for the
+    page's script element by the report's ``script_json`` (``report/replay.html``).
     """
     found = competition.store.match(match_id)
     if found is None:

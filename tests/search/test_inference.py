@@ -11,7 +11,7 @@ from bots.search.sampler import Dealer, DealProblem, fits
 from bots.starters.boodle import BoodleBot
 from engine import Match, preset
 from engine.cards import Card
-from tests.bots.driver import InProcessBot, Tally, handshake, play_match
+from tests.bots.driver import BotEndpoint, InProcessBot, Policy, Tally, handshake, play_match
 
 
 def mask(*texts: str) -> int:
@@ -34,7 +34,12 @@ def test_the_model_names_every_lead_the_boodle_starter_makes_and_learns_whom_to_
         bots = [InProcessBot(BotSession(bot)) for bot in (search, BoodleBot(), BoodleBot())]
         for bot in bots:
             handshake(bot)
-        seats = [("search", bots[0]), ("boodle", bots[1]), ("boodle", bots[2]), random_leads]
+        seats: list[tuple[str, BotEndpoint] | Policy] = [
+            ("search", bots[0]),
+            ("boodle", bots[1]),
+            ("boodle", bots[2]),
+            random_leads,
+        ]
         play_match(seats, rules.with_options({"hand_limit": 10}), 3, Tally())
         model = search.lead_model
         assert model is not None

@@ -92,6 +92,7 @@ class SearchBot(Bot):
         confidence: float = CONFIDENCE,
         chain_steps: int = CHAIN_STEPS,
         lead_noise: float = LEAD_NOISE,
+        learned_noise: int = 1,
     ) -> None:
         self.chain_steps = chain_steps
         self.lead_noise = lead_noise
@@ -102,7 +103,8 @@ class SearchBot(Bot):
         self.epsilon = epsilon
         self.lead_again = lead_again
         self.random_playouts = random_playouts
-        self.dead_chance = 0.25
+        self.dead_size = 10
+        self.learned_noise = learned_noise
         self.fraction = fraction
         self.max_samples = max_samples
         self.clock = clock
@@ -177,11 +179,7 @@ class SearchBot(Bot):
             return candidates[0]
         deadline = started + think_time(request, self.move_time_ms, self.fraction)
         sample = self.sampler(request)
-        policy = None
-        if not self.random_playouts:
-            policy = PolicyParams(
-                dead=self.dead_chance, epsilon=self.epsilon, lead_again=self.lead_again
-            )
+        policy = None if self.random_playouts else self.policy_params()
         estimates, samples = evaluate(
             sample,
             candidates,
@@ -195,6 +193,28 @@ class SearchBot(Bot):
         self.decisions += 1
         self.samples += samples
         return choose(estimates, self.confidence).action
+
+    def policy_params(self) -> PolicyParams:
+        """The playout policy for this decision: each seat leads like the boodle starter.
+
+        Our own seat with ``epsilon`` random leads; every other seat with the
+        share its shown hands proved random (``LeadModel.epsilon``: near 0 for a
+        seat that leads like the starter), or ``epsilon`` if ``learned_noise`` is off.
+        """
+        knowledge, model = self.knowledge, self.lead_model
+        assert knowledge is not None and model is not None
+        epsilons = [
+            self.epsilon
+            if seat == knowledge.seat or not self.learned_noise
+            else model.epsilon(seat)
+            for seat in range(knowledge.players)
+        ]
+        return PolicyParams(
+            epsilons=epsilons,
+            dead_size=self.dead_size,
+            known_dead=model.codes(knowledge.known_dead()),
+            lead_again=self.lead_again,
+        )
 
     def sampler(self, request: Request) -> Callable[[random.Random], Position]:
         """A function drawing one determinization of the position this request is about."""
@@ -226,8 +246,8 @@ class SearchBot(Bot):
             known_dead=known_dead,
             eliminated=tuple(knowledge.eliminations),
         )
-        # The playout policy's chance that an unseen card is dead (see playout.py).
-        self.dead_chance = 1 / max(1, sum(live))
+        # The dead hand's size, for the playout policy's chance that a card is dead.
+        self.dead_size = knowledge.dead_hand_size or 52 // (sum(live) + 1)
         if decision is Decision.STAKE:
             # Before the deal: others' sealed stakes are guessed even; the deal is the seed's.
             even = Stakes(tuple(stake_candidates(rules.stake_total, len(rules.boodle_cards))[0]))
@@ -247,7 +267,6 @@ class SearchBot(Bot):
             self.log(f"search: {error}; sampling without the inferred constraints")
             problem = dataclasses.replace(problem, forbidden=(0,) * len(problem.room))
             dealer = Dealer(problem)
-        self.dead_chance = problem.room[-1] / max(1, len(problem.pool))
         dead_known = _cards(knowledge.known_dead())
         bidders = [s for s in order if s != knowledge.dealer]
         earlier = bidders[: bidders.index(seat)] if decision is Decision.BID else []

@@ -42,29 +42,17 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from bots.search.playout import dead_chance, starter_lead
 from bots.search.sampler import Dealer
 from engine.cards import Card, Rank
 from engine.rules import LeadSuit, Rules
 
 __all__ = ["DealChain", "LeadModel", "LeadSeen", "Likelihood"]
 
-LEAD_AGAIN = 2.0
-"""The starter's value of leading again (``bots.starters.boodle.LEAD_AGAIN``)."""
-
 LeadSeen = tuple[int, Card, int, tuple[int, ...], int, int]
 """(seat, card led, cards played before it this hand, the boodle stacks then,
 the cards gone then (played or proven dead, a mask of ``Card`` ints), the dead
 hand's size then)."""
-
-
-def _low_codes(hand: int) -> list[int]:
-    """The lowest code held in each suit, in suit order (the legal leads, any-suit rule)."""
-    out = []
-    for suit in range(4):
-        cards = hand >> (13 * suit) & 0x1FFF
-        if cards:
-            out.append((cards & -cards).bit_length() - 1 + 13 * suit)
-    return out
 
 
 class LeadModel:
@@ -105,46 +93,8 @@ class LeadModel:
         return out
 
     def predict(self, hand: int, gone: int, stacks: Sequence[int], dead: float) -> tuple[int, int]:
-        """The code the ``boodle`` starter leads from ``hand`` (codes), and how many it could.
-
-        The same sums in the same order as ``BoodleBot.lead``, so ties and
-        rounding come out the same: the highest value, then the lower rank,
-        then the first suit.
-        """
-        boodle_at = self.boodle_at
-        options = _low_codes(hand)
-        best, best_key = -1, (-1e18, 0)
-        for start in options:
-            card = start
-            taken = 0
-            while True:  # our own run
-                index = boodle_at[card]
-                if index >= 0:
-                    taken += stacks[index]
-                if card % 13 == 12 or not hand >> (card + 1) & 1:
-                    break
-                card += 1
-            stops = card % 13 == 12 or bool(gone >> (card + 1) & 1)
-            won = given = 0.0
-            if not stops:
-                reach = 1.0
-                nxt = card + 1
-                while not gone >> nxt & 1:
-                    index = boodle_at[nxt]
-                    stack = stacks[index] if index >= 0 else 0
-                    if hand >> nxt & 1:
-                        won += reach * stack
-                    else:
-                        reach *= 1.0 - dead
-                        given += reach * stack
-                    if nxt % 13 == 12:
-                        break
-                    nxt += 1
-            value = (card - start + 1) + LEAD_AGAIN * (1.0 if stops else dead) + taken + won - given
-            key = (value, -(start % 13))
-            if key > best_key:
-                best, best_key = start, key
-        return best, len(options)
+        """The code the ``boodle`` starter leads from ``hand`` (codes), and how many it could."""
+        return starter_lead(hand, gone, stacks, self.boodle_at, dead)
 
     # -- learning how predictable each seat is ------------------------------------------------
 
@@ -188,11 +138,9 @@ class LeadModel:
 
 
 def _dead_chance(dead_size: int, hand: int, before: int, gone: int) -> float:
-    """The starter's chance that a card is dead (``tracker.chance_dead``), for a seat
-    holding ``hand`` (codes) when ``before`` cards were played and ``gone`` were gone."""
-    known_dead = gone.bit_count() - before
-    unseen = 52 - hand.bit_count() - gone.bit_count()
-    return max(0, dead_size - known_dead) / max(1, unseen)
+    """The starter's chance that a card is dead, for a seat holding ``hand`` (codes) when
+    ``before`` cards were played and ``gone`` (played or proven dead) were gone."""
+    return dead_chance(dead_size, gone.bit_count() - before, hand.bit_count(), before)
 
 
 class Likelihood:

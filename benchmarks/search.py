@@ -217,7 +217,11 @@ def make_bot(text: str) -> Bot:
     name, _, options = text.partition(":")
     if name == "oracle":
         settings = dict(item.split("=") for item in filter(None, options.split(",")))
-        return Oracle(int(settings.get("samples", 20)), float(settings.get("epsilon", 0.1)))
+        return Oracle(
+            int(settings.get("samples", 20)),
+            float(settings.get("epsilon", 0.1)),
+            int(settings.get("hide", 0)),
+        )
     if name == "search":
         from bots.search.bot import SearchBot
 
@@ -354,33 +358,57 @@ class Oracle(Bot):
     """The search's own evaluation on the true deal (``regret`` only): is the machinery right?
 
     With the hidden cards known, the only errors left are the playouts'; a
-    correct search then comes close to the best lead.
+    correct search then comes close to the best lead.  ``hide`` takes some
+    knowledge away again, to see where the value of knowing lies: 1 keeps the
+    true dead hand and shuffles the other seats' cards among them (their hand
+    sizes kept); 2 shuffles the dead hand in too (no inference, no facts from
+    the play: a lower bound for the search).
     """
 
     name = "oracle"
 
-    def __init__(self, samples: int = 20, epsilon: float = 0.1) -> None:
+    def __init__(self, samples: int = 20, epsilon: float = 0.1, hide: int = 0) -> None:
         self.samples = samples
         self.epsilon = epsilon
+        self.hide = hide
         self.match: Match | None = None
 
     def lead(self, request: Request, state: TableState) -> str:
+        import dataclasses
         import random
 
         from bots.search.montecarlo import evaluate
         from bots.search.playout import PolicyParams
-        from engine.position import position_of
+        from engine.position import Position, position_of
 
         assert self.match is not None
         truth = position_of(self.match)
+        seat = state.seat
+        hide = self.hide
+
+        def sample(rng: random.Random) -> Position:
+            if not hide:
+                return truth
+            others = [s for s in range(truth.players) if s != seat]
+            cards = [card for s in others for card in truth.hands[s]]
+            if hide == 2:
+                cards += truth.dead_hand
+            rng.shuffle(cards)
+            hands = list(truth.hands)
+            for s in others:
+                size = len(truth.hands[s])
+                hands[s], cards = tuple(cards[:size]), cards[size:]
+            dead = tuple(cards) if hide == 2 else truth.dead_hand
+            return dataclasses.replace(truth, hands=tuple(hands), dead_hand=dead)
+
         estimates, _ = evaluate(
-            lambda rng: truth,
+            sample,
             [Card.parse(text) for text in request.legal],
-            state.seat,
+            seat,
             random.Random(0),
             deadline=float("inf"),
             max_samples=self.samples,
-            policy=PolicyParams(epsilon=self.epsilon),
+            policy=PolicyParams(epsilon=self.epsilon, dead_size=len(truth.dead_hand)),
         )
         return str(max(estimates, key=lambda estimate: estimate.mean).action)
 

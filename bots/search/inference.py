@@ -42,7 +42,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from bots.search.playout import dead_chance, starter_lead
+from bots.search.playout import LEAD_AGAIN, boodle_limits, dead_chance, starter_lead
 from bots.search.sampler import Dealer
 from engine.cards import Card, Rank
 from engine.rules import LeadSuit, Rules
@@ -73,6 +73,7 @@ class LeadModel:
         self.boodle_at = [-1] * 52
         for index, card in enumerate(rules.boodle_cards):
             self.boodle_at[self.code[card]] = index
+        self.limits = boodle_limits(self.boodle_at)
         self.applies = rules.lead_suit is LeadSuit.ANY
         self.prior_epsilon = prior_epsilon
         self.prior_weight = prior_weight
@@ -94,7 +95,7 @@ class LeadModel:
 
     def predict(self, hand: int, gone: int, stacks: Sequence[int], dead: float) -> tuple[int, int]:
         """The code the ``boodle`` starter leads from ``hand`` (codes), and how many it could."""
-        return starter_lead(hand, gone, stacks, self.boodle_at, dead)
+        return starter_lead(hand, gone, stacks, self.boodle_at, dead, LEAD_AGAIN, self.limits)
 
     # -- learning how predictable each seat is ------------------------------------------------
 

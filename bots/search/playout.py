@@ -40,6 +40,7 @@ from engine.state import Match
 __all__ = [
     "LEAD_AGAIN",
     "PolicyParams",
+    "boodle_limits",
     "dead_chance",
     "lead_value",
     "lead_view",
@@ -64,7 +65,15 @@ class PolicyParams:
     search uses what it learned of each seat); otherwise ``epsilon`` for all.
     """
 
-    __slots__ = ("dead_size", "epsilon", "epsilons", "known_count", "known_dead", "lead_again")
+    __slots__ = (
+        "dead_size",
+        "epsilon",
+        "epsilons",
+        "known_count",
+        "known_dead",
+        "lead_again",
+        "limits",
+    )
 
     def __init__(
         self,
@@ -81,6 +90,7 @@ class PolicyParams:
         self.known_dead = known_dead
         self.known_count = known_dead.bit_count()
         self.lead_again = lead_again
+        self.limits: tuple[int, ...] | None = None  # boodle_limits, kept by the first playout
 
 
 def lead_view(match: Match) -> tuple[int, int, list[int], list[int], tuple[int, ...], list[Any]]:
@@ -104,11 +114,14 @@ def lead_value(
     boodle_at: Sequence[int],
     dead: float,
     lead_again: float,
+    limits: Sequence[int] | None = None,
 ) -> float:
     """The starter's value of leading the card with engine code ``code`` (see the module).
 
     ``gone`` holds the cards played or known dead.  The same sums in the same
     order as ``BoodleBot.lead``, so equal values come out equal here too.
+    ``limits`` (``boodle_limits``) lets the walk past our run stop at the
+    suit's highest boodle card: beyond it every term is zero.
     """
     card = code
     taken = 0
@@ -122,6 +135,9 @@ def lead_value(
     if card % 13 == 12 or gone >> (card + 1) & 1:
         return (card - code + 1) + lead_again * 1.0 + taken + 0.0 - 0.0  # we lead again
     won = given = 0.0
+    last = limits[card // 13] if limits is not None else card - card % 13 + 12
+    if last <= card:
+        return (card - code + 1) + lead_again * dead + taken + won - given
     reach = 1.0
     nxt = card + 1
     while not gone >> nxt & 1:  # beyond our run: each card we do not hold may be dead
@@ -132,10 +148,19 @@ def lead_value(
         else:
             reach *= 1.0 - dead
             given += reach * stack
-        if nxt % 13 == 12:
+        if nxt == last:
             break
         nxt += 1
     return (card - code + 1) + lead_again * dead + taken + won - given
+
+
+def boodle_limits(boodle_at: Sequence[int]) -> tuple[int, ...]:
+    """Per suit, the code of its highest boodle card (below the suit: none)."""
+    limits = []
+    for suit in range(4):
+        codes = [code for code in range(13 * suit, 13 * suit + 13) if boodle_at[code] >= 0]
+        limits.append(max(codes) if codes else 13 * suit - 1)
+    return tuple(limits)
 
 
 def starter_lead(
@@ -145,6 +170,7 @@ def starter_lead(
     boodle_at: Sequence[int],
     dead: float,
     lead_again: float = LEAD_AGAIN,
+    limits: Sequence[int] | None = None,
 ) -> tuple[int, int]:
     """The code the ``boodle`` starter leads from ``hand`` (engine codes), and how many leads
     it had (any-suit rule): the highest value, then the lower rank, then the first suit."""
@@ -156,7 +182,8 @@ def starter_lead(
             continue
         options += 1
         start = (cards & -cards).bit_length() - 1 + 13 * suit
-        key = (lead_value(start, hand, gone, stacks, boodle_at, dead, lead_again), -(start % 13))
+        value = lead_value(start, hand, gone, stacks, boodle_at, dead, lead_again, limits)
+        key = (value, -(start % 13))
         if key > best_key:
             best, best_key = start, key
     return best, options
@@ -201,7 +228,11 @@ def policy_lead(match: Match, draw: Any, params: PolicyParams) -> Any:
             ),
         )
     dead = dead_chance(params.dead_size, params.known_count, hand.bit_count(), played.bit_count())
-    code, _ = starter_lead(hand, gone, match._stacks, match._boodle_at, dead, params.lead_again)
+    boodle_at = match._boodle_at
+    limits = params.limits
+    if limits is None:
+        limits = params.limits = boodle_limits(boodle_at)
+    code, _ = starter_lead(hand, gone, match._stacks, boodle_at, dead, params.lead_again, limits)
     return match._to_card[code]
 
 

@@ -516,6 +516,58 @@ def regret(args: argparse.Namespace) -> None:
                     )
 
 
+# ---------------------------------------------------------------- kernel: playout speed
+
+
+def _fixed(position: Any, _rng: Any) -> Any:
+    return position
+
+
+def kernel_speed(args: argparse.Namespace) -> None:
+    """CPU seconds of the search's evaluation through the engine and through the lean kernel.
+
+    The same lead positions (every lead with a choice of ``--matches`` short
+    matches, first legal leads), the same deals per position, alternating
+    the two paths ``--rounds`` times so a change in load hits both alike.
+    """
+    import random
+
+    from bots.search.montecarlo import evaluate
+    from bots.search.playout import PolicyParams
+    from engine.position import position_of
+
+    rules = preset(args.rules).with_options({"hand_limit": args.hands})
+    positions = []
+    for seed in range(args.matches):
+        match = Match(rules, args.players, seed)
+        while not match.is_over:
+            legal = match.legal_actions()
+            if match.decision is Decision.LEAD and len(legal) > 1:
+                positions.append((position_of(match), legal))
+            match.apply(legal[0])
+    spent = {False: 0.0, True: 0.0}
+    for _round in range(args.rounds):
+        for lean in (False, True):
+            started = time.process_time()
+            for position, legal in positions:
+                evaluate(
+                    functools.partial(_fixed, position),
+                    legal,
+                    position.to_act,
+                    random.Random(1),
+                    deadline=math.inf,
+                    max_samples=args.samples,
+                    policy=PolicyParams(),
+                    lean=lean,
+                )
+            spent[lean] += time.process_time() - started
+    print(
+        f"{len(positions)} lead positions x {args.samples} deals x {args.rounds} rounds: "
+        f"engine {spent[False]:.2f} s, kernel {spent[True]:.2f} s CPU, "
+        f"kernel {spent[False] / spent[True]:.2f}x faster"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -572,7 +624,17 @@ def main() -> None:
     panel.add_argument(
         "--move-time", type=float, default=0.2, help="seconds per decision (large: samples bind)"
     )
+    speed = commands.add_parser("kernel")
+    speed.add_argument("--rules", default="boodle")
+    speed.add_argument("--players", type=int, default=4)
+    speed.add_argument("--hands", type=int, default=2)
+    speed.add_argument("--matches", type=int, default=12)
+    speed.add_argument("--samples", type=int, default=40)
+    speed.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.command == "kernel":
+        kernel_speed(args)
+        return
     if args.command == "regret":
         regret(args)
         return

@@ -177,7 +177,10 @@ class SearchBot(Bot):
         started = self.clock()
         if len(candidates) == 1 or self.rules is None or self.knowledge is None:
             return candidates[0]
-        deadline = started + think_time(request, self.move_time_ms, self.fraction)
+        thinking = think_time(request, self.move_time_ms, self.fraction)
+        if thinking <= 0:
+            return candidates[0]  # no time to spare: not even for building the sampler
+        deadline = started + thinking
         sample = self.sampler(request)
         policy = None if self.random_playouts else self.policy_params()
         estimates, samples = evaluate(

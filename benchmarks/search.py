@@ -217,7 +217,11 @@ def make_bot(text: str) -> Bot:
     name, _, options = text.partition(":")
     if name == "oracle":
         settings = dict(item.split("=") for item in filter(None, options.split(",")))
-        return Oracle(int(settings.get("samples", 20)), float(settings.get("epsilon", 0.1)))
+        return Oracle(
+            int(settings.get("samples", 20)),
+            float(settings.get("epsilon", 0.1)),
+            int(settings.get("hide", 0)),
+        )
     if name == "search":
         from bots.search.bot import SearchBot
 
@@ -354,33 +358,57 @@ class Oracle(Bot):
     """The search's own evaluation on the true deal (``regret`` only): is the machinery right?
 
     With the hidden cards known, the only errors left are the playouts'; a
-    correct search then comes close to the best lead.
+    correct search then comes close to the best lead.  ``hide`` takes some
+    knowledge away again, to see where the value of knowing lies: 1 keeps the
+    true dead hand and shuffles the other seats' cards among them (their hand
+    sizes kept); 2 shuffles the dead hand in too (no inference, no facts from
+    the play: a lower bound for the search).
     """
 
     name = "oracle"
 
-    def __init__(self, samples: int = 20, epsilon: float = 0.1) -> None:
+    def __init__(self, samples: int = 20, epsilon: float = 0.1, hide: int = 0) -> None:
         self.samples = samples
         self.epsilon = epsilon
+        self.hide = hide
         self.match: Match | None = None
 
     def lead(self, request: Request, state: TableState) -> str:
+        import dataclasses
         import random
 
         from bots.search.montecarlo import evaluate
         from bots.search.playout import PolicyParams
-        from engine.position import position_of
+        from engine.position import Position, position_of
 
         assert self.match is not None
         truth = position_of(self.match)
+        seat = state.seat
+        hide = self.hide
+
+        def sample(rng: random.Random) -> Position:
+            if not hide:
+                return truth
+            others = [s for s in range(truth.players) if s != seat]
+            cards = [card for s in others for card in truth.hands[s]]
+            if hide == 2:
+                cards += truth.dead_hand
+            rng.shuffle(cards)
+            hands = list(truth.hands)
+            for s in others:
+                size = len(truth.hands[s])
+                hands[s], cards = tuple(cards[:size]), cards[size:]
+            dead = tuple(cards) if hide == 2 else truth.dead_hand
+            return dataclasses.replace(truth, hands=tuple(hands), dead_hand=dead)
+
         estimates, _ = evaluate(
-            lambda rng: truth,
+            sample,
             [Card.parse(text) for text in request.legal],
-            state.seat,
+            seat,
             random.Random(0),
             deadline=float("inf"),
             max_samples=self.samples,
-            policy=PolicyParams(epsilon=self.epsilon),
+            policy=PolicyParams(epsilon=self.epsilon, dead_size=len(truth.dead_hand)),
         )
         return str(max(estimates, key=lambda estimate: estimate.mean).action)
 
@@ -451,7 +479,9 @@ def regret_match(args: argparse.Namespace, number: int) -> tuple[list[list[float
     def before(match: Match) -> None:
         panel.match = match
 
-    play_in_process(bots, rules, group_seed(args.seed, number), 200, before=before)
+    # The variants' sample caps, not the clock, bound their work (--move-time 0 is 200 ms).
+    move_ms = int(args.move_time * 1000) or 200
+    play_in_process(bots, rules, group_seed(args.seed, number), move_ms, before=before)
     return panel.gains, panel.best
 
 
@@ -475,7 +505,67 @@ def regret(args: argparse.Namespace) -> None:
                 print(f"  {'(the best lead)':<40} {mean:+.3f} ± {half:.3f}")
                 for text, values in zip(args.variant, gains, strict=True):
                     mean, half = mean_interval(values)
-                    print(f"  {text:<40} {mean:+.3f} ± {half:.3f}", flush=True)
+                    # Paired with the first variant (the same leads): far tighter.
+                    paired, paired_half = mean_interval(
+                        [a - b for a, b in zip(values, gains[0], strict=True)]
+                    )
+                    print(
+                        f"  {text:<40} {mean:+.3f} ± {half:.3f}   "
+                        f"vs the first {paired:+.3f} ± {paired_half:.3f}",
+                        flush=True,
+                    )
+
+
+# ---------------------------------------------------------------- kernel: playout speed
+
+
+def _fixed(position: Any, _rng: Any) -> Any:
+    return position
+
+
+def kernel_speed(args: argparse.Namespace) -> None:
+    """CPU seconds of the search's evaluation through the engine and through the lean kernel.
+
+    The same lead positions (every lead with a choice of ``--matches`` short
+    matches, first legal leads), the same deals per position, alternating
+    the two paths ``--rounds`` times so a change in load hits both alike.
+    """
+    import random
+
+    from bots.search.montecarlo import evaluate
+    from bots.search.playout import PolicyParams
+    from engine.position import position_of
+
+    rules = preset(args.rules).with_options({"hand_limit": args.hands})
+    positions = []
+    for seed in range(args.matches):
+        match = Match(rules, args.players, seed)
+        while not match.is_over:
+            legal = match.legal_actions()
+            if match.decision is Decision.LEAD and len(legal) > 1:
+                positions.append((position_of(match), legal))
+            match.apply(legal[0])
+    spent = {False: 0.0, True: 0.0}
+    for _round in range(args.rounds):
+        for lean in (False, True):
+            started = time.process_time()
+            for position, legal in positions:
+                evaluate(
+                    functools.partial(_fixed, position),
+                    legal,
+                    position.to_act,
+                    random.Random(1),
+                    deadline=math.inf,
+                    max_samples=args.samples,
+                    policy=PolicyParams(),
+                    lean=lean,
+                )
+            spent[lean] += time.process_time() - started
+    print(
+        f"{len(positions)} lead positions x {args.samples} deals x {args.rounds} rounds: "
+        f"engine {spent[False]:.2f} s, kernel {spent[True]:.2f} s CPU, "
+        f"kernel {spent[False] / spent[True]:.2f}x faster"
+    )
 
 
 def main() -> None:
@@ -531,7 +621,20 @@ def main() -> None:
     panel.add_argument("--seed", type=int, default=1)
     panel.add_argument("--jobs", type=int, default=1)
     panel.add_argument("--every", type=int, default=5)
+    panel.add_argument(
+        "--move-time", type=float, default=0.2, help="seconds per decision (large: samples bind)"
+    )
+    speed = commands.add_parser("kernel")
+    speed.add_argument("--rules", default="boodle")
+    speed.add_argument("--players", type=int, default=4)
+    speed.add_argument("--hands", type=int, default=2)
+    speed.add_argument("--matches", type=int, default=12)
+    speed.add_argument("--samples", type=int, default=40)
+    speed.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.command == "kernel":
+        kernel_speed(args)
+        return
     if args.command == "regret":
         regret(args)
         return

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from bots.sdk import run
-from bots.search.bot import CONFIDENCE, LEAD_NOISE, RESAMPLE, TIME_FRACTION, SearchBot
+from bots.search.bot import CHAIN_STEPS, CONFIDENCE, LEAD_NOISE, TIME_FRACTION, SearchBot
 
 
 def main() -> None:
@@ -32,16 +32,16 @@ def main() -> None:
         help="standard errors a lead must beat the boodle starter's by (0: best mean)",
     )
     parser.add_argument(
-        "--resample",
+        "--chain-steps",
         type=int,
-        default=RESAMPLE,
-        help="deals drawn per determinization, one kept by the leads seen (1: off)",
+        default=CHAIN_STEPS,
+        help="swaps the deal chain tries between determinizations (0: leads not read)",
     )
     parser.add_argument(
         "--lead-noise",
         type=float,
         default=LEAD_NOISE,
-        help="share of the other seats' leads taken as random by the inference",
+        help="prior share of the other seats' leads taken as random (then learned per seat)",
     )
     parser.add_argument(
         "--random-playouts", action="store_true", help="random leads in playouts (the old bot)"
@@ -49,14 +49,14 @@ def main() -> None:
     args = parser.parse_args()
     if not 0 < args.fraction <= 0.95:
         parser.error("--fraction must be in (0, 0.95]")
-    if args.resample < 1 or args.confidence < 0 or not 0 <= args.lead_noise <= 1:
-        parser.error("--resample must be >= 1, --confidence >= 0, --lead-noise in [0, 1]")
+    if args.chain_steps < 0 or args.confidence < 0 or not 0 <= args.lead_noise <= 1:
+        parser.error("--chain-steps must be >= 0, --confidence >= 0, --lead-noise in [0, 1]")
     bot = SearchBot(
         seed=args.seed,
         fraction=args.fraction,
         max_samples=args.max_samples,
         confidence=args.confidence,
-        resample=args.resample,
+        chain_steps=args.chain_steps,
         lead_noise=args.lead_noise,
         random_playouts=args.random_playouts,
     )

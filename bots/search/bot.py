@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from bots.sdk import Bot, TableState
-from bots.search.inference import LeadModel
+from bots.search.inference import DealChain, LeadModel
 from bots.search.knowledge import DEAD_SLOT, Knowledge
 from bots.search.montecarlo import Estimate, evaluate
 from bots.search.playout import LEAD_AGAIN, PolicyParams
@@ -47,7 +47,7 @@ from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card
 from engine.position import Position
 from engine.rules import Rules
-from protocol.events import Event
+from protocol.events import Event, HandEnded
 from protocol.messages import MatchEnd, MatchStart, Request
 
 __all__ = ["TIME_FRACTION", "SearchBot", "think_time"]
@@ -59,10 +59,10 @@ OVERHEAD_MS = 25
 BANK_SLICE = 1 / 40
 """Of the time bank, the share one decision may draw on."""
 BID_STEPS = (0, 1, 2, 3, 4, 6, 8, 12)
-RESAMPLE = 2
-"""Deals drawn per determinization, one kept by how well it explains the leads seen."""
+CHAIN_STEPS = 12
+"""Swaps tried by the deal chain between two determinizations (0: no reading of leads)."""
 LEAD_NOISE = 0.3
-"""The share of leads the inference takes to be made at random (``LeadModel.epsilon``)."""
+"""The inference's prior share of random leads, before any hand is shown (``LeadModel``)."""
 CONFIDENCE = 1.0
 """Standard errors by which a choice must beat the default one to be taken (``choose``)."""
 
@@ -90,10 +90,11 @@ class SearchBot(Bot):
         lead_again: float = LEAD_AGAIN,
         random_playouts: bool = False,
         confidence: float = CONFIDENCE,
-        resample: int = RESAMPLE,
+        chain_steps: int = CHAIN_STEPS,
         lead_noise: float = LEAD_NOISE,
+        learned_noise: int = 1,
     ) -> None:
-        self.resample = resample
+        self.chain_steps = chain_steps
         self.lead_noise = lead_noise
         self.lead_model: LeadModel | None = None
         self.heuristic = BoodleBot()
@@ -102,7 +103,8 @@ class SearchBot(Bot):
         self.epsilon = epsilon
         self.lead_again = lead_again
         self.random_playouts = random_playouts
-        self.dead_chance = 0.25
+        self.dead_size = 10
+        self.learned_noise = learned_noise
         self.fraction = fraction
         self.max_samples = max_samples
         self.clock = clock
@@ -118,14 +120,19 @@ class SearchBot(Bot):
     def on_match_start(self, start: MatchStart, state: TableState) -> None:
         self.rules = Rules().with_options(start.rules)
         self.knowledge = Knowledge(start.seat, start.players, self.rules)
-        self.lead_model = LeadModel(self.rules, epsilon=self.lead_noise)
+        self.lead_model = LeadModel(self.rules, start.players, prior_epsilon=self.lead_noise)
         self.move_time_ms = start.move_time_ms
         self.decisions = self.samples = 0
 
     def on_events(self, events: list[Event], state: TableState) -> None:
-        if self.knowledge is not None:
+        knowledge = self.knowledge
+        if knowledge is not None:
             for event in events:
-                self.knowledge.observe(event)
+                if isinstance(event, HandEnded) and self.lead_model is not None:
+                    # Every hand is shown: learn how well each seat's leads were predicted.
+                    shown = [[Card.parse(text) for text in hand] for hand in event.hands]
+                    self.lead_model.learn(knowledge.leads, knowledge.played, shown)
+                knowledge.observe(event)
 
     def on_match_end(self, end: MatchEnd, state: TableState) -> None:
         self.log(
@@ -170,13 +177,12 @@ class SearchBot(Bot):
         started = self.clock()
         if len(candidates) == 1 or self.rules is None or self.knowledge is None:
             return candidates[0]
-        deadline = started + think_time(request, self.move_time_ms, self.fraction)
+        thinking = think_time(request, self.move_time_ms, self.fraction)
+        if thinking <= 0:
+            return candidates[0]  # no time to spare: not even for building the sampler
+        deadline = started + thinking
         sample = self.sampler(request)
-        policy = None
-        if not self.random_playouts:
-            policy = PolicyParams(
-                dead=self.dead_chance, epsilon=self.epsilon, lead_again=self.lead_again
-            )
+        policy = None if self.random_playouts else self.policy_params()
         estimates, samples = evaluate(
             sample,
             candidates,
@@ -190,6 +196,28 @@ class SearchBot(Bot):
         self.decisions += 1
         self.samples += samples
         return choose(estimates, self.confidence).action
+
+    def policy_params(self) -> PolicyParams:
+        """The playout policy for this decision: each seat leads like the boodle starter.
+
+        Our own seat with ``epsilon`` random leads; every other seat with the
+        share its shown hands proved random (``LeadModel.epsilon``: near 0 for a
+        seat that leads like the starter), or ``epsilon`` if ``learned_noise`` is off.
+        """
+        knowledge, model = self.knowledge, self.lead_model
+        assert knowledge is not None and model is not None
+        epsilons = [
+            self.epsilon
+            if seat == knowledge.seat or not self.learned_noise
+            else model.epsilon(seat)
+            for seat in range(knowledge.players)
+        ]
+        return PolicyParams(
+            epsilons=epsilons,
+            dead_size=self.dead_size,
+            known_dead=model.codes(knowledge.known_dead()),
+            lead_again=self.lead_again,
+        )
 
     def sampler(self, request: Request) -> Callable[[random.Random], Position]:
         """A function drawing one determinization of the position this request is about."""
@@ -221,8 +249,8 @@ class SearchBot(Bot):
             known_dead=known_dead,
             eliminated=tuple(knowledge.eliminations),
         )
-        # The playout policy's chance that an unseen card is dead (see playout.py).
-        self.dead_chance = 1 / max(1, sum(live))
+        # The dead hand's size, for the playout policy's chance that a card is dead.
+        self.dead_size = knowledge.dead_hand_size or 52 // (sum(live) + 1)
         if decision is Decision.STAKE:
             # Before the deal: others' sealed stakes are guessed even; the deal is the seed's.
             even = Stakes(tuple(stake_candidates(rules.stake_total, len(rules.boodle_cards))[0]))
@@ -242,25 +270,29 @@ class SearchBot(Bot):
             self.log(f"search: {error}; sampling without the inferred constraints")
             problem = dataclasses.replace(problem, forbidden=(0,) * len(problem.room))
             dealer = Dealer(problem)
-        self.dead_chance = problem.room[-1] / max(1, len(problem.pool))
         dead_known = _cards(knowledge.known_dead())
         bidders = [s for s in order if s != knowledge.dealer]
         earlier = bidders[: bidders.index(seat)] if decision is Decision.BID else []
 
         leads, played = knowledge.leads, knowledge.played
-        model = self.lead_model if leads and self.resample > 1 else None
+        chain: DealChain | None = None
+        if leads and self.chain_steps > 0 and self.lead_model is not None:
+            # Deals weighted by how well they explain the other seats' leads (inference.py).
+            likelihood = self.lead_model.likelihood(leads, played)
+            if any(likelihood.informative(s) for s in slots if s >= 0):
+                chain = DealChain(
+                    dealer,
+                    slots,
+                    likelihood,
+                    random.Random(self.rng.getrandbits(32)),
+                    steps=self.chain_steps,
+                )
+        deal: Callable[[random.Random], list[list[int]]] = (
+            dealer.deal if chain is None else chain.draw
+        )
 
         def draw(rng: random.Random) -> Position:
-            hands, dead = sample_cards(dealer, slots, seat, hand, dead_known, players, rng)
-            if model is not None:
-                # Sampling importance resampling: of a few deals, keep one in
-                # proportion to how well it explains the leads seen (inference.py).
-                deals = [(hands, dead)] + [
-                    sample_cards(dealer, slots, seat, hand, dead_known, players, rng)
-                    for _ in range(self.resample - 1)
-                ]
-                weights = [model.weight(leads, played, deal[0]) for deal in deals]
-                hands, dead = rng.choices(deals, weights)[0]
+            hands, dead = sample_cards(deal(rng), slots, seat, hand, dead_known, players)
             return dataclasses.replace(
                 base,
                 hands=hands,
@@ -273,16 +305,14 @@ class SearchBot(Bot):
 
 
 def sample_cards(
-    dealer: Dealer,
+    dealt: Sequence[Sequence[int]],
     slots: Sequence[int],
     seat: int,
     hand: tuple[Card, ...],
     dead_known: tuple[Card, ...],
     players: int,
-    rng: random.Random,
 ) -> tuple[tuple[tuple[Card, ...], ...], tuple[Card, ...]]:
-    """Every seat's hand and the dead hand, in one deal of the unseen cards."""
-    dealt = dealer.deal(rng)
+    """Every seat's hand and the dead hand, from one deal of the unseen cards."""
     hands: list[tuple[Card, ...]] = [() for _ in range(players)]
     hands[seat] = hand
     dead = dead_known

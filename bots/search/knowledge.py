@@ -98,8 +98,9 @@ class Knowledge:
         self.hand_sizes = [0] * self.players
         self.dead_hand_size = 0
         # Every other seat's lead this hand: (seat, card, how many cards were played
-        # before it, the boodle stacks then).  bots.search.inference reads them.
-        self.leads: list[tuple[int, Card, int, tuple[int, ...]]] = []
+        # before it, the boodle stacks then, the cards gone then (played or proven
+        # dead), the dead hand's size).  bots.search.inference reads them.
+        self.leads: list[tuple[int, Card, int, tuple[int, ...], int, int]] = []
 
     # -- events ----------------------------------------------------------------------------
 
@@ -124,7 +125,17 @@ class Knowledge:
                 card = parse(text)
                 if lead and seat != self.seat:
                     self._lead_proves(seat, card)
-                    self.leads.append((seat, card, len(self.played), tuple(self.stacks)))
+                    gone = self.played_mask | self.proven_dead
+                    self.leads.append(
+                        (
+                            seat,
+                            card,
+                            len(self.played),
+                            tuple(self.stacks),
+                            gone,
+                            self.dead_hand_size,
+                        )
+                    )
                 self.played.append((seat, card))
                 self.played_mask |= 1 << card
                 self.hand_sizes[seat] = max(0, self.hand_sizes[seat] - 1)

@@ -31,12 +31,23 @@ order (under either rank order) and the top card is code % 13 == 12.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from engine.actions import Bid, DeadHandChoice, Decision, Stakes
 from engine.state import Match
 
-__all__ = ["LEAD_AGAIN", "PolicyParams", "lead_value", "lead_view", "policy_lead", "rollout"]
+__all__ = [
+    "LEAD_AGAIN",
+    "PolicyParams",
+    "boodle_limits",
+    "dead_chance",
+    "lead_value",
+    "lead_view",
+    "policy_lead",
+    "rollout",
+    "starter_lead",
+]
 
 LEAD_AGAIN = 2.0
 """Leading again is worth about two cards shed (tracker's figure)."""
@@ -45,16 +56,41 @@ ROLLOUT_BID_CAP = 3
 
 
 class PolicyParams:
-    """The playout policy's knobs (plain attributes, set once per decision)."""
+    """The playout policy's knobs (plain attributes, set once per decision).
 
-    __slots__ = ("dead", "epsilon", "lead_again")
+    ``dead_size`` is the dead hand's size and ``known_dead`` the cards (a mask
+    of engine codes) proven dead at the root: with them each seat works out
+    its own chance that an unseen card is dead at each lead, as the starter
+    does.  ``epsilons`` gives each seat its own share of random leads (the
+    search uses what it learned of each seat); otherwise ``epsilon`` for all.
+    """
+
+    __slots__ = (
+        "dead_size",
+        "epsilon",
+        "epsilons",
+        "known_count",
+        "known_dead",
+        "lead_again",
+        "limits",
+    )
 
     def __init__(
-        self, *, dead: float = 0.25, epsilon: float = 0.1, lead_again: float = LEAD_AGAIN
+        self,
+        *,
+        epsilon: float = 0.1,
+        epsilons: Sequence[float] | None = None,
+        dead_size: int = 10,
+        known_dead: int = 0,
+        lead_again: float = LEAD_AGAIN,
     ) -> None:
-        self.dead = dead
         self.epsilon = epsilon
+        self.epsilons = tuple(epsilons) if epsilons is not None else (epsilon,) * 8
+        self.dead_size = dead_size
+        self.known_dead = known_dead
+        self.known_count = known_dead.bit_count()
         self.lead_again = lead_again
+        self.limits: tuple[int, ...] | None = None  # boodle_limits, kept by the first playout
 
 
 def lead_view(match: Match) -> tuple[int, int, list[int], list[int], tuple[int, ...], list[Any]]:
@@ -73,59 +109,131 @@ def lead_view(match: Match) -> tuple[int, int, list[int], list[int], tuple[int, 
 def lead_value(
     code: int,
     hand: int,
-    played: int,
-    stacks: list[int],
-    boodle_at: list[int],
+    gone: int,
+    stacks: Sequence[int],
+    boodle_at: Sequence[int],
     dead: float,
     lead_again: float,
+    limits: Sequence[int] | None = None,
 ) -> float:
-    """The policy's value of leading the card with engine code ``code`` (see the module)."""
-    value = 0.0
+    """The starter's value of leading the card with engine code ``code`` (see the module).
+
+    ``gone`` holds the cards played or known dead.  The same sums in the same
+    order as ``BoodleBot.lead``, so equal values come out equal here too.
+    ``limits`` (``boodle_limits``) lets the walk past our run stop at the
+    suit's highest boodle card: beyond it every term is zero.
+    """
     card = code
+    taken = 0
     while True:  # our own run: played by us for certain
         index = boodle_at[card]
         if index >= 0:
-            value += stacks[index]
+            taken += stacks[index]
         if card % 13 == 12 or not hand >> (card + 1) & 1:
             break
         card += 1
-    value += card - code + 1
-    if card % 13 == 12 or played >> (card + 1) & 1:
-        return value + lead_again  # a certain stop on our own card: we lead again
-    value += lead_again * dead
+    if card % 13 == 12 or gone >> (card + 1) & 1:
+        return (card - code + 1) + lead_again * 1.0 + taken + 0.0 - 0.0  # we lead again
+    won = given = 0.0
+    last = limits[card // 13] if limits is not None else card - card % 13 + 12
+    if last <= card:
+        return (card - code + 1) + lead_again * dead + taken + won - given
     reach = 1.0
-    card += 1
-    while True:  # beyond our run: each card we do not hold may be dead and stop it
-        if played >> card & 1:
-            break
-        index = boodle_at[card]
-        if hand >> card & 1:
-            if index >= 0:
-                value += reach * stacks[index]
+    nxt = card + 1
+    while not gone >> nxt & 1:  # beyond our run: each card we do not hold may be dead
+        index = boodle_at[nxt]
+        stack = stacks[index] if index >= 0 else 0
+        if hand >> nxt & 1:
+            won += reach * stack
         else:
             reach *= 1.0 - dead
-            if index >= 0:
-                value -= reach * stacks[index]
-        if card % 13 == 12:
+            given += reach * stack
+        if nxt == last:
             break
-        card += 1
-    return value
+        nxt += 1
+    return (card - code + 1) + lead_again * dead + taken + won - given
+
+
+def boodle_limits(boodle_at: Sequence[int]) -> tuple[int, ...]:
+    """Per suit, the code of its highest boodle card (below the suit: none)."""
+    limits = []
+    for suit in range(4):
+        codes = [code for code in range(13 * suit, 13 * suit + 13) if boodle_at[code] >= 0]
+        limits.append(max(codes) if codes else 13 * suit - 1)
+    return tuple(limits)
+
+
+def starter_lead(
+    hand: int,
+    gone: int,
+    stacks: Sequence[int],
+    boodle_at: Sequence[int],
+    dead: float,
+    lead_again: float = LEAD_AGAIN,
+    limits: Sequence[int] | None = None,
+) -> tuple[int, int]:
+    """The code the ``boodle`` starter leads from ``hand`` (engine codes), and how many leads
+    it had (any-suit rule): the highest value, then the lower rank, then the first suit."""
+    best, best_key = -1, (-1e18, 0)
+    options = 0
+    for suit in range(4):
+        cards = hand >> (13 * suit) & 0x1FFF
+        if not cards:
+            continue
+        options += 1
+        start = (cards & -cards).bit_length() - 1 + 13 * suit
+        value = lead_value(start, hand, gone, stacks, boodle_at, dead, lead_again, limits)
+        key = (value, -(start % 13))
+        if key > best_key:
+            best, best_key = start, key
+    return best, options
+
+
+def dead_chance(dead_size: int, known: int, held: int, played: int) -> float:
+    """A seat's chance that a card it has not seen is dead (``tracker.chance_dead``):
+    the dead cards not yet proven over the cards whose place it does not know
+    (counts: ``known`` proven dead, ``held`` in its hand, ``played``)."""
+    return max(0, dead_size - known) / max(1, 52 - held - played - known)
 
 
 def policy_lead(match: Match, draw: Any, params: PolicyParams) -> Any:
     """The lead the policy makes for the seat to act (an engine ``Card``)."""
-    hand, played, stacks, boodle_at, to_pos, legal = lead_view(match)
+    legal = match._legal
     if len(legal) == 1:
         return legal[0]
-    if draw() < params.epsilon:
+    seat = match._to_act
+    if draw() < params.epsilons[seat]:
         return legal[int(draw() * len(legal))]
-    best, best_value = legal[0], -1e9
-    dead, again = params.dead, params.lead_again
-    for card in legal:  # sorted by code: ties keep the lower card
-        value = lead_value(to_pos[card], hand, played, stacks, boodle_at, dead, again)
-        if value > best_value:
-            best, best_value = card, value
-    return best
+    hand, played, known = match._hands[seat], match._played, params.known_dead
+    gone = played | known
+    if not match._lead_any:
+        # Under the change-of-suit rules only some suits may be led: the best legal one.
+        to_pos = match._to_pos
+        dead = dead_chance(
+            params.dead_size, params.known_count, hand.bit_count(), played.bit_count()
+        )
+        return max(
+            legal,
+            key=lambda card: (
+                lead_value(
+                    to_pos[card],
+                    hand,
+                    gone,
+                    match._stacks,
+                    match._boodle_at,
+                    dead,
+                    params.lead_again,
+                ),
+                -(to_pos[card] % 13),
+            ),
+        )
+    dead = dead_chance(params.dead_size, params.known_count, hand.bit_count(), played.bit_count())
+    boodle_at = match._boodle_at
+    limits = params.limits
+    if limits is None:
+        limits = params.limits = boodle_limits(boodle_at)
+    code, _ = starter_lead(hand, gone, match._stacks, boodle_at, dead, params.lead_again, limits)
+    return match._to_card[code]
 
 
 def rollout(match: Match, rng: random.Random, stake: Stakes, params: PolicyParams | None) -> None:

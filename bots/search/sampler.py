@@ -76,6 +76,7 @@ class Dealer:
         forbidden = problem.forbidden
         slots = range(len(problem.room))
         self.room = problem.room
+        self.forbidden = problem.forbidden
         self.allowed = {
             card: [s for s in slots if not forbidden[s] >> card & 1] for card in problem.pool
         }

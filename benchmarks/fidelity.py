@@ -53,7 +53,7 @@ PAIRS = [
     ("tracker", "tracker-tiny"),
     ("tracker-noisy", "tracker-noisy"),
 ]
-FORMATS = ("old", "new", "luck", "single")
+FORMATS = ("old", "new", "rotate", "luck", "single")
 
 
 @dataclasses.dataclass

@@ -103,7 +103,7 @@ def test_equal_bots_score_zero_within_the_interval() -> None:
 
 @pytest.mark.parametrize(
     ("candidate", "baseline", "groups"),
-    [("tracker", "random", 30), ("boodler", "tracker", 40), ("tracker", "lowest", 30)],
+    [("tracker", "random", 60), ("boodler", "tracker", 80), ("tracker", "lowest", 60)],
 )
 def test_the_stronger_bot_scores_above_zero(candidate: str, baseline: str, groups: int) -> None:
     low, _ = interval(scores(candidate, baseline, groups, seed=11))

@@ -18,11 +18,15 @@ Formats (``--formats``):
 * ``old``: today's default.  Elimination sessions of the preset, the
   share-of-opponents-beaten score, Elo 0/20 with the 0.05 variance prior.
 * ``new``: the new default.  Fixed-hands duplicate matches (``--hands``
-  hands, one per player by default; deep stacks), the duplicate chips score, chips 0/0.33 (Elo 0/20
-  by ``ELO_PER_CHIP``), no prior, no decision before 8 groups.
-* ``luck``: ``new`` without duplicate deals (every match its own seed) but
+  hands, one per player by default; deep stacks) in the alternate layout
+  (candidates in alternate seats, then swapped: two matches a group), the
+  duplicate chips score, chips 0/0.267 (Elo 0/20 by ``ELO_PER_CHIP``), no
+  prior, no decision before 8 groups.
+* ``rotate``: ``new`` with one candidate in every seat in turn (the first
+  chips default: four matches a group at four players).
+* ``luck``: ``rotate`` without duplicate deals (every match its own seed) but
   with the luck correction: what the correction alone buys.
-* ``single``: ``new`` without duplicate deals and without luck.
+* ``single``: ``rotate`` without duplicate deals and without luck.
 
 CPU seconds are this process's, engine and policies included (and the
 luck replays for ``luck``); the ratio old/new is what carries over.
@@ -119,9 +123,16 @@ def false_h1(args: argparse.Namespace) -> None:
     """How often equal bots get H1, from real runs and from many runs on their groups.
 
     ``--runs`` full tests are played; then ``--groups`` groups of the pair are
-    played once, centred on 0 (the exact H0 of equal bots, with their real
-    spread and shape), and the test is re-run 4,000 times on groups drawn
-    from them (``referee.sprt.stopping_groups``): many runs for the CPU of a few.
+    played once and the test is re-run 4,000 times on groups drawn from them
+    (``referee.sprt.stopping_groups``): many runs for the CPU of a few.  The
+    groups are resampled twice: centred on 0, and symmetrized (each score and
+    its negative).  Equal bots' true group score is symmetric about 0, not
+    only centred: swapping the names "candidate" and "baseline" negates every
+    group score and changes nothing else.  A few hundred groups show a sample
+    skew of a few tenths by chance, which the centred resampling keeps and
+    the GSPRT, deciding when the mean is high and the variance low, turns
+    into a false-H1 rate that belongs to the sample, not to the bots (both
+    figures are printed; the full runs are the ground truth).
     """
     kinds = formats(preset(args.rules), args.hands)
     for name in args.formats.split(","):
@@ -144,21 +155,24 @@ def false_h1(args: argparse.Namespace) -> None:
         ]
         mean = statistics.fmean(scores)
         centred = [score - mean for score in scores]
-        trials = 4000
-        lengths, outcomes = stopping_groups(
-            centred, fmt.config(), trials=trials, max_groups=args.max_groups or 2000, seed=1
-        )
-        rate = outcomes["H1"] / trials
-        z = 1.645  # a one-sided 95% upper bound on the rate (Wilson)
-        spread = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials))
-        upper = (rate + z * z / (2 * trials) + spread) / (1 + z * z / trials)
-        print(
-            f"{args.bot} vs {args.bot}, {name}: {args.groups} groups (sd "
-            f"{statistics.stdev(scores):.3f}), centred and resampled {trials} times: "
-            f"H1 {rate:.4f} (95% upper bound {upper:.4f}), H0 {outcomes['H0'] / trials:.4f}, "
-            f"mean groups {statistics.fmean(lengths):.1f}",
-            flush=True,
-        )
+        variance = statistics.fmean(x * x for x in centred)
+        skew = statistics.fmean(x**3 for x in centred) / variance**1.5 if variance else 0.0
+        for how, sample in (("centred", centred), ("symmetrized", centred + [-x for x in centred])):
+            trials = 4000
+            lengths, outcomes = stopping_groups(
+                sample, fmt.config(), trials=trials, max_groups=args.max_groups or 2000, seed=1
+            )
+            rate = outcomes["H1"] / trials
+            z = 1.645  # a one-sided 95% upper bound on the rate (Wilson)
+            spread = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials))
+            upper = (rate + z * z / (2 * trials) + spread) / (1 + z * z / trials)
+            print(
+                f"{args.bot} vs {args.bot}, {name}: {args.groups} groups (sd "
+                f"{statistics.stdev(scores):.3f}, sample skew {skew:+.2f}), {how}, resampled "
+                f"{trials} times: H1 {rate:.4f} (95% upper bound {upper:.4f}), "
+                f"H0 {outcomes['H0'] / trials:.4f}, mean groups {statistics.fmean(lengths):.1f}",
+                flush=True,
+            )
 
 
 def conversion(args: argparse.Namespace) -> None:

@@ -71,6 +71,23 @@ def test_equal_bots_accept_h1_at_most_alpha_of_the_time(sd: float) -> None:
     assert wrong <= 30, f"{wrong} of {runs} runs accepted H1 for equal bots"
 
 
+def test_heavy_tailed_symmetric_groups_of_equal_bots_stay_within_alpha() -> None:
+    # Equal bots' group scores are symmetric about 0 (swapping the names candidate and
+    # baseline negates them) but heavier-tailed than normal: a Laplace law (kurtosis 6;
+    # the alternate layout's groups measure about 4.5) at the sd of 10%-noisy trackers.
+    rng = random.Random(14)
+    runs = 400
+    wrong = 0
+    for _ in range(runs):
+        state = SprtState(ChipsConfig())
+        decision = None
+        while decision is None and state.n < 3000:
+            magnitude = rng.expovariate(math.sqrt(2) / 1.9)  # Laplace with sd 1.9
+            decision = state.add(magnitude if rng.random() < 0.5 else -magnitude)
+        wrong += decision == H1
+    assert wrong <= 30, f"{wrong} of {runs} runs accepted H1 for equal bots"
+
+
 def test_a_true_edge_of_chips1_is_accepted_most_of_the_time() -> None:
     rng = random.Random(5)
     runs = 200

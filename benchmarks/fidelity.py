@@ -126,9 +126,10 @@ def false_h1(args: argparse.Namespace) -> None:
     played once and the test is re-run 4,000 times on groups drawn from them
     (``referee.sprt.stopping_groups``): many runs for the CPU of a few.  The
     groups are resampled twice: centred on 0, and symmetrized (each score and
-    its negative).  Equal bots' true group score is symmetric about 0, not
-    only centred: swapping the names "candidate" and "baseline" negates every
-    group score and changes nothing else.  A few hundred groups show a sample
+    its negative).  In the alternate layout (``new``) equal bots' true group
+    score is symmetric about 0, not only centred: swapping the names
+    "candidate" and "baseline" gives the same two seatings in the other order,
+    negates the group score and changes nothing else.  A few hundred groups show a sample
     skew of a few tenths by chance, which the centred resampling keeps and
     the GSPRT, deciding when the mean is high and the variance low, turns
     into a false-H1 rate that belongs to the sample, not to the bots (both

@@ -14,14 +14,20 @@ chips per hand (``referee/scoring/``); ``--score places`` is the original
 test on finishing places in elimination sessions.  The statistics are in
 ``referee/sprt.py``, kept apart from this loop so they can be tested alone.
 
-A *group* is one match per seat: the candidate in seat 0, then 1, ..., the
-baseline's copies (separate processes) in the other seats.  With duplicate
-deals (the default) the group's matches share one deal seed, so the
-candidate plays every seat's cards; ``--no-duplicate`` gives every match its
-own seed, which is what the matches-needed comparison in docs/search.md
-measures.  The bots are started once and play every match on the same
-connections; ``--concurrency K`` runs K tables side by side, each with its
-own processes (groups then finish, and are counted, in the order they end).
+A *group* is the matches of one layout (``--layout``,
+``referee.scoring.duplicate.candidate_seats``).  By default, *alternate*:
+copies of the candidate in the even seats and of the baseline in the odd
+ones, then the other way round (two matches, duplicate bridge's team
+match).  With ``--layout rotate`` (and always with ``--score places``): one
+match per seat, the candidate in seat 0, then 1, ..., the baseline's copies
+in the other seats.  Every bot of a table is its own process.  With
+duplicate deals (the default) the group's matches share one deal seed, so
+every seat's cards are played by both bots; ``--no-duplicate`` gives every
+match its own seed, which is what the matches-needed comparison in
+docs/search.md measures.  The bots are started once and play every match on
+the same connections; ``--concurrency K`` runs K tables side by side, each
+with its own processes (groups then finish, and are counted, in the order
+they end).
 
 Exit status: 0 when H1 is accepted (the candidate is better), 1 when H0 is
 accepted, 2 when the match limit comes first; a bad argument is one line on

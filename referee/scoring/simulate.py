@@ -2,8 +2,10 @@
 
 The same groups, scores and seeds as ``referee/commands/sprt.py``, for the
 measurements of ``benchmarks/fidelity.py`` and the tests of bots of known
-strength (``referee.scoring.policies``): a group of four 16-hand matches
-costs milliseconds here instead of seconds over the protocol.
+strength (``referee.scoring.policies``): a group of 4-hand matches costs
+milliseconds here instead of seconds over the protocol.  ``Format.layout``
+seats the candidates as ``newmarket sprt --layout`` does (``new`` is the
+default alternate layout, ``rotate`` one candidate in every seat).
 """
 
 from __future__ import annotations

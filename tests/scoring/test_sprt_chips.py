@@ -44,6 +44,14 @@ def test_elo_hypotheses_convert_to_chips() -> None:
         ChipsConfig(min_groups=2)
 
 
+def test_one_group_is_no_evidence_yet() -> None:
+    state = SprtState(ChipsConfig())
+    state.add(4.0)  # a single group has no spread to measure: no LLR, an unbounded interval
+    summary = state.summary()
+    assert summary.llr == 0.0 and summary.score_low == -math.inf and summary.score_high == math.inf
+    assert "LLR +0.00" in summary.line() and "[-inf, +inf]" in summary.line()
+
+
 def test_no_decision_on_a_handful_of_groups_even_with_no_variance() -> None:
     state = SprtState(ChipsConfig(min_groups=8))
     for _ in range(7):

@@ -139,7 +139,7 @@ def false_h1(args: argparse.Namespace) -> None:
     for name in args.formats.split(","):
         fmt = kinds[name]
         runs = [
-            run_test(fmt, args.bot, args.bot, args.players, 10_000 + s, args.max_groups)
+            run_test(fmt, args.bot, args.bot, args.players, args.first_seed + s, args.max_groups)
             for s in range(args.runs)
         ]
         if runs:
@@ -150,6 +150,8 @@ def false_h1(args: argparse.Namespace) -> None:
                 f"mean hands {statistics.fmean(r.hands for r in runs):.0f}",
                 flush=True,
             )
+        if not args.groups:
+            continue
         scores = [
             group_score(fmt, POLICIES[args.bot], POLICIES[args.bot], args.players, 20_000, g)[0]
             for g in range(args.groups)
@@ -224,6 +226,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     sub.choices["false-h1"].add_argument("--runs", type=int, default=10)
     sub.choices["false-h1"].add_argument("--groups", type=int, default=200)
     sub.choices["false-h1"].add_argument("--bot", default="tracker-noisy")
+    sub.choices["false-h1"].add_argument(
+        "--first-seed", type=int, default=10_000, help="the full runs' seeds count from here"
+    )
     sub.choices["conversion"].add_argument("--groups", type=int, default=150)
     args = parser.parse_args(argv)
     {"sprt": sprt_table, "false-h1": false_h1, "conversion": conversion}[args.command](args)

@@ -46,6 +46,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from engine import preset
+from referee.commands.sprt import MAX_FIXED_HANDS_MATCHES
+from referee.scoring.duplicate import candidate_seats
 from referee.scoring.policies import POLICIES
 from referee.scoring.simulate import Format, formats, group_score
 from referee.sprt import ELO_PER_CHIP, SprtState, score_to_elo, stopping_groups
@@ -68,11 +70,17 @@ class Run:
     cpu: float
 
 
+def default_max_groups(fmt: Format, players: int) -> int:
+    """``newmarket sprt``'s default match limit in groups: 2,000 sessions or 8,000 fixed-hands."""
+    matches = 2000 if fmt.name == "old" else MAX_FIXED_HANDS_MATCHES
+    return matches // len(candidate_seats(fmt.layout, players))
+
+
 def run_test(
     fmt: Format, candidate: str, baseline: str, players: int, seed: int, max_groups: int | None
 ) -> Run:
     if max_groups is None:
-        max_groups = 500 if fmt.name == "old" else 2000
+        max_groups = default_max_groups(fmt, players)
     state = SprtState(fmt.config())
     hands = 0
     started = time.process_time()
@@ -92,7 +100,8 @@ def sprt_table(args: argparse.Namespace) -> None:
     pairs = PAIRS if not args.pair else [tuple(p.split(":")) for p in args.pair]
     print(
         f"{args.seeds} seeds per pair, {args.players} players, preset {args.rules}, "
-        f"fixed-hands matches of {args.hands} hands; at most {args.max_groups or '500/2000'} groups"
+        f"fixed-hands matches of {args.hands} hands; at most "
+        f"{args.max_groups or 'the command default of 2000 sessions / 8000 matches in'} groups"
     )
     print(f"{'pair':28} {'format':7} {'hands (mean, min-max)':>26} {'cpu s':>7} {'decisions':>20}")
     for candidate, baseline in pairs:
@@ -163,7 +172,11 @@ def false_h1(args: argparse.Namespace) -> None:
         for how, sample in (("centred", centred), ("symmetrized", centred + [-x for x in centred])):
             trials = 4000
             lengths, outcomes = stopping_groups(
-                sample, fmt.config(), trials=trials, max_groups=args.max_groups or 2000, seed=1
+                sample,
+                fmt.config(),
+                trials=trials,
+                max_groups=args.max_groups or default_max_groups(fmt, args.players),
+                seed=1,
             )
             rate = outcomes["H1"] / trials
             z = 1.645  # a one-sided 95% upper bound on the rate (Wilson)
@@ -217,8 +230,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "--max-groups",
             type=int,
             default=None,
-            help="default: 500 groups of sessions, 2000 of fixed-hands matches (newmarket sprt's "
-            "default match limits at 4 players)",
+            help="default: newmarket sprt's (2000 sessions, 8000 fixed-hands matches), in groups",
         )
         p.add_argument("--formats", default="old,new" if name != "sprt" else ",".join(FORMATS))
     sub.choices["sprt"].add_argument("--seeds", type=int, default=6)

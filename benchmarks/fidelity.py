@@ -18,11 +18,15 @@ Formats (``--formats``):
 * ``old``: today's default.  Elimination sessions of the preset, the
   share-of-opponents-beaten score, Elo 0/20 with the 0.05 variance prior.
 * ``new``: the new default.  Fixed-hands duplicate matches (``--hands``
-  hands, one per player by default; deep stacks), the duplicate chips score, chips 0/0.33 (Elo 0/20
-  by ``ELO_PER_CHIP``), no prior, no decision before 8 groups.
-* ``luck``: ``new`` without duplicate deals (every match its own seed) but
+  hands, one per player by default; deep stacks) in the alternate layout
+  (candidates in alternate seats, then swapped: two matches a group), the
+  duplicate chips score, chips 0/0.267 (Elo 0/20 by ``ELO_PER_CHIP``), no
+  prior, no decision before 8 groups.
+* ``rotate``: ``new`` with one candidate in every seat in turn (the first
+  chips default: four matches a group at four players).
+* ``luck``: ``rotate`` without duplicate deals (every match its own seed) but
   with the luck correction: what the correction alone buys.
-* ``single``: ``new`` without duplicate deals and without luck.
+* ``single``: ``rotate`` without duplicate deals and without luck.
 
 CPU seconds are this process's, engine and policies included (and the
 luck replays for ``luck``); the ratio old/new is what carries over.
@@ -42,6 +46,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from engine import preset
+from referee.commands.sprt import MAX_FIXED_HANDS_MATCHES
+from referee.scoring.duplicate import candidate_seats
 from referee.scoring.policies import POLICIES
 from referee.scoring.simulate import Format, formats, group_score
 from referee.sprt import ELO_PER_CHIP, SprtState, score_to_elo, stopping_groups
@@ -53,7 +59,7 @@ PAIRS = [
     ("tracker", "tracker-tiny"),
     ("tracker-noisy", "tracker-noisy"),
 ]
-FORMATS = ("old", "new", "luck", "single")
+FORMATS = ("old", "new", "rotate", "luck", "single")
 
 
 @dataclasses.dataclass
@@ -64,11 +70,17 @@ class Run:
     cpu: float
 
 
+def default_max_groups(fmt: Format, players: int) -> int:
+    """``newmarket sprt``'s default match limit in groups: 2,000 sessions or 8,000 fixed-hands."""
+    matches = 2000 if fmt.name == "old" else MAX_FIXED_HANDS_MATCHES
+    return matches // len(candidate_seats(fmt.layout, players))
+
+
 def run_test(
     fmt: Format, candidate: str, baseline: str, players: int, seed: int, max_groups: int | None
 ) -> Run:
     if max_groups is None:
-        max_groups = 500 if fmt.name == "old" else 2000
+        max_groups = default_max_groups(fmt, players)
     state = SprtState(fmt.config())
     hands = 0
     started = time.process_time()
@@ -88,7 +100,8 @@ def sprt_table(args: argparse.Namespace) -> None:
     pairs = PAIRS if not args.pair else [tuple(p.split(":")) for p in args.pair]
     print(
         f"{args.seeds} seeds per pair, {args.players} players, preset {args.rules}, "
-        f"fixed-hands matches of {args.hands} hands; at most {args.max_groups or '500/2000'} groups"
+        f"fixed-hands matches of {args.hands} hands; at most "
+        f"{args.max_groups or 'the command default of 2000 sessions / 8000 matches in'} groups"
     )
     print(f"{'pair':28} {'format':7} {'hands (mean, min-max)':>26} {'cpu s':>7} {'decisions':>20}")
     for candidate, baseline in pairs:
@@ -119,15 +132,23 @@ def false_h1(args: argparse.Namespace) -> None:
     """How often equal bots get H1, from real runs and from many runs on their groups.
 
     ``--runs`` full tests are played; then ``--groups`` groups of the pair are
-    played once, centred on 0 (the exact H0 of equal bots, with their real
-    spread and shape), and the test is re-run 4,000 times on groups drawn
-    from them (``referee.sprt.stopping_groups``): many runs for the CPU of a few.
+    played once and the test is re-run 4,000 times on groups drawn from them
+    (``referee.sprt.stopping_groups``): many runs for the CPU of a few.  The
+    groups are resampled twice: centred on 0, and symmetrized (each score and
+    its negative).  In the alternate layout (``new``) equal bots' true group
+    score is symmetric about 0, not only centred: swapping the names
+    "candidate" and "baseline" gives the same two seatings in the other order,
+    negates the group score and changes nothing else.  A few hundred groups show a sample
+    skew of a few tenths by chance, which the centred resampling keeps and
+    the GSPRT, deciding when the mean is high and the variance low, turns
+    into a false-H1 rate that belongs to the sample, not to the bots (both
+    figures are printed; the full runs are the ground truth).
     """
     kinds = formats(preset(args.rules), args.hands)
     for name in args.formats.split(","):
         fmt = kinds[name]
         runs = [
-            run_test(fmt, args.bot, args.bot, args.players, 10_000 + s, args.max_groups)
+            run_test(fmt, args.bot, args.bot, args.players, args.first_seed + s, args.max_groups)
             for s in range(args.runs)
         ]
         if runs:
@@ -138,27 +159,36 @@ def false_h1(args: argparse.Namespace) -> None:
                 f"mean hands {statistics.fmean(r.hands for r in runs):.0f}",
                 flush=True,
             )
+        if not args.groups:
+            continue
         scores = [
             group_score(fmt, POLICIES[args.bot], POLICIES[args.bot], args.players, 20_000, g)[0]
             for g in range(args.groups)
         ]
         mean = statistics.fmean(scores)
         centred = [score - mean for score in scores]
-        trials = 4000
-        lengths, outcomes = stopping_groups(
-            centred, fmt.config(), trials=trials, max_groups=args.max_groups or 2000, seed=1
-        )
-        rate = outcomes["H1"] / trials
-        z = 1.645  # a one-sided 95% upper bound on the rate (Wilson)
-        spread = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials))
-        upper = (rate + z * z / (2 * trials) + spread) / (1 + z * z / trials)
-        print(
-            f"{args.bot} vs {args.bot}, {name}: {args.groups} groups (sd "
-            f"{statistics.stdev(scores):.3f}), centred and resampled {trials} times: "
-            f"H1 {rate:.4f} (95% upper bound {upper:.4f}), H0 {outcomes['H0'] / trials:.4f}, "
-            f"mean groups {statistics.fmean(lengths):.1f}",
-            flush=True,
-        )
+        variance = statistics.fmean(x * x for x in centred)
+        skew = statistics.fmean(x**3 for x in centred) / variance**1.5 if variance else 0.0
+        for how, sample in (("centred", centred), ("symmetrized", centred + [-x for x in centred])):
+            trials = 4000
+            lengths, outcomes = stopping_groups(
+                sample,
+                fmt.config(),
+                trials=trials,
+                max_groups=args.max_groups or default_max_groups(fmt, args.players),
+                seed=1,
+            )
+            rate = outcomes["H1"] / trials
+            z = 1.645  # a one-sided 95% upper bound on the rate (Wilson)
+            spread = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials))
+            upper = (rate + z * z / (2 * trials) + spread) / (1 + z * z / trials)
+            print(
+                f"{args.bot} vs {args.bot}, {name}: {args.groups} groups (sd "
+                f"{statistics.stdev(scores):.3f}, sample skew {skew:+.2f}), {how}, resampled "
+                f"{trials} times: H1 {rate:.4f} (95% upper bound {upper:.4f}), "
+                f"H0 {outcomes['H0'] / trials:.4f}, mean groups {statistics.fmean(lengths):.1f}",
+                flush=True,
+            )
 
 
 def conversion(args: argparse.Namespace) -> None:
@@ -200,8 +230,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "--max-groups",
             type=int,
             default=None,
-            help="default: 500 groups of sessions, 2000 of fixed-hands matches (newmarket sprt's "
-            "default match limits at 4 players)",
+            help="default: newmarket sprt's (2000 sessions, 8000 fixed-hands matches), in groups",
         )
         p.add_argument("--formats", default="old,new" if name != "sprt" else ",".join(FORMATS))
     sub.choices["sprt"].add_argument("--seeds", type=int, default=6)
@@ -209,6 +238,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     sub.choices["false-h1"].add_argument("--runs", type=int, default=10)
     sub.choices["false-h1"].add_argument("--groups", type=int, default=200)
     sub.choices["false-h1"].add_argument("--bot", default="tracker-noisy")
+    sub.choices["false-h1"].add_argument(
+        "--first-seed", type=int, default=10_000, help="the full runs' seeds count from here"
+    )
     sub.choices["conversion"].add_argument("--groups", type=int, default=150)
     args = parser.parse_args(argv)
     {"sprt": sprt_table, "false-h1": false_h1, "conversion": conversion}[args.command](args)

@@ -333,6 +333,8 @@ class SprtState:
     def variance(self) -> float:
         """The sample variance of a group score, with the prior's pseudo-observations."""
         c = self.config
+        if self.n - 1 + c.prior_weight <= 0:
+            return math.inf  # one group and no prior: no spread to measure yet, so no evidence
         pooled = (self.squares + c.prior_weight * c.prior_variance) / max(
             1.0, self.n - 1 + c.prior_weight
         )

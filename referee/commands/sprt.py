@@ -14,14 +14,20 @@ chips per hand (``referee/scoring/``); ``--score places`` is the original
 test on finishing places in elimination sessions.  The statistics are in
 ``referee/sprt.py``, kept apart from this loop so they can be tested alone.
 
-A *group* is one match per seat: the candidate in seat 0, then 1, ..., the
-baseline's copies (separate processes) in the other seats.  With duplicate
-deals (the default) the group's matches share one deal seed, so the
-candidate plays every seat's cards; ``--no-duplicate`` gives every match its
-own seed, which is what the matches-needed comparison in docs/search.md
-measures.  The bots are started once and play every match on the same
-connections; ``--concurrency K`` runs K tables side by side, each with its
-own processes (groups then finish, and are counted, in the order they end).
+A *group* is the matches of one layout (``--layout``,
+``referee.scoring.duplicate.candidate_seats``).  By default, *alternate*:
+copies of the candidate in the even seats and of the baseline in the odd
+ones, then the other way round (two matches, duplicate bridge's team
+match).  With ``--layout rotate`` (and always with ``--score places``): one
+match per seat, the candidate in seat 0, then 1, ..., the baseline's copies
+in the other seats.  Every bot of a table is its own process.  With
+duplicate deals (the default) the group's matches share one deal seed, so
+every seat's cards are played by both bots; ``--no-duplicate`` gives every
+match its own seed, which is what the matches-needed comparison in
+docs/search.md measures.  The bots are started once and play every match on
+the same connections; ``--concurrency K`` runs K tables side by side, each
+with its own processes (groups then finish, and are counted, in the order
+they end).
 
 Exit status: 0 when H1 is accepted (the candidate is better), 1 when H0 is
 accepted, 2 when the match limit comes first; a bad argument is one line on
@@ -34,7 +40,7 @@ import dataclasses
 import json
 import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, TextIO
 
@@ -67,7 +73,16 @@ from referee.commands.common import (
 from referee.commands.match import build_time_control, parse_options, unique_names
 from referee.match import MatchResult, play_match
 from referee.sandbox import Sandbox
-from referee.scoring.duplicate import GroupMatch, fixed_hands, relative_score, seat_diffs
+from referee.scoring.duplicate import (
+    ALTERNATE,
+    LAYOUTS,
+    ROTATE,
+    GroupMatch,
+    candidate_seats,
+    fixed_hands,
+    relative_score,
+    seat_diffs,
+)
 from referee.scoring.luck import luck
 from referee.session import BotSession, open_bots
 from referee.sprt import (
@@ -118,20 +133,33 @@ class SprtSettings:
     sandbox: Sandbox | None = None
     luck: bool = False  # subtract the reference policy's chips on the same seed (chips score)
     match_format: str = SESSION
+    layout: str = ROTATE  # who sits where in a group (referee.scoring.duplicate.candidate_seats)
 
     @property
     def chips(self) -> bool:
         return isinstance(self.config, ChipsConfig)
 
+    @property
+    def seatings(self) -> list[list[int]]:
+        """The candidate's seats in each match of a group."""
+        return candidate_seats(self.layout, self.players)
+
+    @property
+    def copies(self) -> tuple[int, int]:
+        """How many processes of the candidate and of the baseline a table needs."""
+        held = [len(seats) for seats in self.seatings]
+        return max(held), self.players - min(held)
+
 
 @dataclasses.dataclass(frozen=True)
 class GroupResult:
-    """One rotation group: per match (candidate in seat i), its seed, places and score.
+    """One group: per match, its seed, places, hands and nets; the candidate's scores.
 
-    ``scores[i]`` is the candidate's score in match i: the share of opponents
-    it finished ahead of (places score), or its duplicate chips diff per hand
-    against the baselines that held its seat in the group's other matches
-    (chips score; see ``referee.scoring.duplicate``).
+    ``scores`` has one entry per seat a candidate held, in match order: the
+    share of opponents it finished ahead of (places score), or its duplicate
+    chips diff per hand against the baselines that held that seat in the
+    group's other matches (chips score; see ``referee.scoring.duplicate``).
+    The group's score is their mean.
     """
 
     group: int
@@ -154,35 +182,52 @@ class GroupResult:
 def chips_scores(
     settings: SprtSettings, seeds: list[int], nets: list[list[int]], hands: list[int]
 ) -> list[float]:
-    """The candidate's chips score in each match of a group (it sat in seat i in match i)."""
+    """The candidate's chips score in every seat it held, match by match."""
     n = settings.players
-    matches = []
-    for seat, (seed, net, played) in enumerate(zip(seeds, nets, hands, strict=True)):
-        holders = ["baseline"] * n
-        holders[seat] = "candidate"
+    matches: list[GroupMatch[str]] = []
+    for mine, seed, net, played in zip(settings.seatings, seeds, nets, hands, strict=True):
+        holders = ["candidate" if seat in mine else "baseline" for seat in range(n)]
         reference = luck(settings.rules, n, seed) if settings.luck else None
         matches.append(GroupMatch(holders, net, played, reference))
-    if settings.duplicate:
-        diffs = seat_diffs(matches)
-        return [diffs[seat][seat] for seat in range(n)]
-    return [relative_score(match, seat) for seat, match in enumerate(matches)]
+    if not settings.duplicate:
+        pairs = zip(matches, settings.seatings, strict=True)
+        return [relative_score(match, seat) for match, mine in pairs for seat in mine]
+    diffs = seat_diffs(matches)
+    return [diffs[r][seat] for r, mine in enumerate(settings.seatings) for seat in mine]
 
 
 async def play_group(
-    settings: SprtSettings, candidate: BotSession, baselines: list[BotSession], group: int
+    settings: SprtSettings,
+    candidates: BotSession | Sequence[BotSession],
+    baselines: Sequence[BotSession],
+    group: int,
 ) -> GroupResult:
-    """The candidate once in every seat; the baselines fill the other seats in turn."""
+    """One match per entry of ``settings.seatings``: candidates there, baselines elsewhere.
+
+    With the rotate layout the candidate sits once in every seat and the
+    baselines fill the other seats in turn.
+    """
     n = settings.players
-    seeds, places, scores, faults = [], [], [], 0
+    if isinstance(candidates, BotSession):
+        candidates = [candidates]
+    seeds: list[int] = []
+    places: list[list[int]] = []
+    scores: list[float] = []
+    faults = 0
     hands: list[int] = []
     nets: list[list[int]] = []
     cpu = 0
-    for seat in range(n):
-        seating = [candidate] * n
-        for index, session in enumerate(baselines):
-            seating[(seat + 1 + index) % n] = session
-        seed = group_seed(settings.seed, group, None if settings.duplicate else seat)
-        match_id = f"sprt-{settings.seed}-{group}-{seat}"
+    for index, mine in enumerate(settings.seatings):
+        if settings.layout == ROTATE:
+            seat = mine[0]
+            seating = [candidates[0]] * n
+            for copy, session in enumerate(baselines):
+                seating[(seat + 1 + copy) % n] = session
+        else:
+            mine_left, others_left = iter(candidates), iter(baselines)
+            seating = [next(mine_left) if s in mine else next(others_left) for s in range(n)]
+        seed = group_seed(settings.seed, group, None if settings.duplicate else index)
+        match_id = f"sprt-{settings.seed}-{group}-{index}"
         log_path = None if settings.log_dir is None else settings.log_dir / f"{match_id}.jsonl"
         result: MatchResult = await play_match(
             seating,
@@ -194,7 +239,7 @@ async def play_group(
         )
         seeds.append(seed)
         places.append(result.places)
-        scores.append(match_score(result.places, seat))
+        scores.extend(match_score(result.places, seat) for seat in mine)
         faults += sum(len(s.faults) for s in result.seats)
         hands.append(result.hands)
         nets.append([s.net_chips for s in result.seats])
@@ -213,7 +258,7 @@ class Totals:
     cpu_ms: int = 0
 
     def add(self, group: GroupResult) -> None:
-        self.matches += len(group.scores)
+        self.matches += len(group.seeds)
         self.hands += sum(group.hands)
         self.cpu_ms += group.cpu_ms
 
@@ -232,12 +277,13 @@ async def run_sprt(
     state = SprtState(settings.config)
     totals = Totals()
     groups = iter(range(settings.max_groups))
-    specs = unique_names([settings.candidate] + [settings.baseline] * (settings.players - 1))
+    mine, theirs = settings.copies
+    specs = unique_names([settings.candidate] * mine + [settings.baseline] * theirs)
 
     async def table(cancel: trio.CancelScope) -> None:
         async with open_bots(specs, settings.control, sandbox=settings.sandbox) as sessions:
             for group in groups:
-                result = await play_group(settings, sessions[0], sessions[1:], group)
+                result = await play_group(settings, sessions[:mine], sessions[mine:], group)
                 state.add(result.score)
                 totals.add(result)
                 report(result, state.summary(), totals)
@@ -276,6 +322,7 @@ def build_settings(
     log_dir: Path | None,
     match_format: str = SESSION,
     luck: bool = False,
+    layout: str = ROTATE,
 ) -> SprtSettings:
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise UsageError(f"--players: a table seats {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
@@ -298,6 +345,13 @@ def build_settings(
         )
     if luck and not isinstance(config, ChipsConfig):
         raise UsageError("--luck: the luck correction is for the chips score (--score chips)")
+    if layout not in LAYOUTS:
+        raise UsageError(f"--layout: {layout!r} is not one of {', '.join(LAYOUTS)}")
+    if layout != ROTATE and not isinstance(config, ChipsConfig):
+        raise UsageError(
+            "--layout: the places score seats one candidate in every seat (rotate); "
+            "the other layouts are for --score chips"
+        )
     try:
         rules = rules.with_options(changes)
         if match_format == FIXED_HANDS:
@@ -309,8 +363,9 @@ def build_settings(
             f"--players: {players} players, but the rules end the match at "
             f"{rules.end_players} players left (end_players); use more players"
         )
-    if max_matches < players:
-        raise UsageError(f"--max-matches: at least one group of {players} matches is needed")
+    group_size = len(candidate_seats(layout, players))
+    if max_matches < group_size:
+        raise UsageError(f"--max-matches: at least one group of {group_size} matches is needed")
     if concurrency < 1:
         raise UsageError(f"--concurrency: must be at least 1, got {concurrency}")
     if log_dir is not None:
@@ -325,13 +380,14 @@ def build_settings(
         players=players,
         config=config,
         control=control,
-        max_groups=max_matches // players,
+        max_groups=max_matches // group_size,
         seed=seed,
         duplicate=duplicate,
         concurrency=concurrency,
         log_dir=log_dir,
         luck=luck,
         match_format=match_format,
+        layout=layout,
     )
 
 
@@ -349,11 +405,16 @@ def header(settings: SprtSettings) -> str:
         if settings.match_format == FIXED_HANDS
         else "elimination sessions"
     )
+    seating = (
+        f"{settings.candidate.name} vs {settings.players - 1}x {settings.baseline.name}"
+        if settings.layout == ROTATE
+        else f"{settings.candidate.name} and {settings.baseline.name} in alternate seats, swapped"
+    )
     return (
-        f"SPRT {settings.candidate.name} vs {settings.players - 1}x {settings.baseline.name} · "
+        f"SPRT {seating} · "
         f"{hypotheses} alpha {c.alpha:g} beta {c.beta:g} · "
         f"LLR bounds ({c.lower:+.2f}, {c.upper:+.2f}) · {fmt} · {score} · {deals} · "
-        f"seed {settings.seed} · at most {settings.max_groups * settings.players} matches"
+        f"seed {settings.seed} · at most {settings.max_groups * len(settings.seatings)} matches"
     )
 
 
@@ -401,6 +462,13 @@ def sprt_command(
             help="Subtract the luck of each deal (a reference policy replayed in-process).",
         ),
     ] = False,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            help="alternate: candidates in alternate seats, then swapped (2 matches a group; "
+            "default with --score chips); rotate: one candidate in every seat in turn.",
+        ),
+    ] = None,
     rules_name: RulesName = DEFAULT_PRESET,
     option: RuleOptions = None,
     hands: Annotated[
@@ -464,6 +532,7 @@ def sprt_command(
             log_dir=log_dir,
             match_format=chosen_format,
             luck=luck,
+            layout=layout or (ALTERNATE if score == CHIPS else ROTATE),
         )
         settings = dataclasses.replace(settings, sandbox=sandbox_of(sandbox_level))
         sink: TextIO | None = open(results, "a") if results is not None else None  # noqa: SIM115
@@ -509,6 +578,7 @@ def sprt_command(
             "cpu_seconds": round(totals.cpu_seconds, 3),
             "format": settings.match_format,
             "luck": settings.luck,
+            "layout": settings.layout,
             "verdict": verdict,
         }
         sys.stdout.write(json.dumps(record) + "\n")

@@ -40,8 +40,12 @@ from typing import Generic, TypeVar
 from engine import Rules
 
 __all__ = [
+    "ALTERNATE",
+    "LAYOUTS",
+    "ROTATE",
     "GroupMatch",
     "bridge_scores",
+    "candidate_seats",
     "deep_chips",
     "fixed_hands",
     "relative_score",
@@ -53,6 +57,29 @@ Bot = TypeVar("Bot", bound=Hashable)
 # Per hand, a seat loses at most its stake, the payment for every card it
 # could hold (no hand exceeds the 52 cards) and a dead-hand purchase fee.
 _MOST_CARDS = 52
+
+
+ROTATE = "rotate"
+ALTERNATE = "alternate"
+LAYOUTS = (ALTERNATE, ROTATE)
+
+
+def candidate_seats(layout: str, players: int) -> list[list[int]]:
+    """The seats a candidate holds in each match of a group (a baseline holds the others).
+
+    ``rotate``: one candidate, once in every seat (``players`` matches).
+    ``alternate``: candidates in the even seats, then in the odd ones (two
+    matches; duplicate bridge's team match, where the pairs swap directions).
+    Either way every seat is held by a candidate in some match and by a
+    baseline in another, so the bridge score compares them on the same cards.
+    """
+    if players < 2:
+        raise ValueError(f"players: a group seats at least two, got {players}")
+    if layout == ROTATE:
+        return [[seat] for seat in range(players)]
+    if layout == ALTERNATE:
+        return [list(range(first, players, 2)) for first in (0, 1)]
+    raise ValueError(f"layout: {layout!r} is not one of {', '.join(LAYOUTS)}")
 
 
 def deep_chips(rules: Rules, hands: int) -> int:

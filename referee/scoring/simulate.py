@@ -2,8 +2,10 @@
 
 The same groups, scores and seeds as ``referee/commands/sprt.py``, for the
 measurements of ``benchmarks/fidelity.py`` and the tests of bots of known
-strength (``referee.scoring.policies``): a group of four 16-hand matches
-costs milliseconds here instead of seconds over the protocol.
+strength (``referee.scoring.policies``): a group of 4-hand matches costs
+milliseconds here instead of seconds over the protocol.  ``Format.layout``
+seats the candidates as ``newmarket sprt --layout`` does (``new`` is the
+default alternate layout, ``rotate`` one candidate in every seat).
 """
 
 from __future__ import annotations
@@ -13,7 +15,15 @@ import random
 import statistics
 
 from engine import Rules
-from referee.scoring.duplicate import GroupMatch, fixed_hands, relative_score, seat_diffs
+from referee.scoring.duplicate import (
+    ALTERNATE,
+    ROTATE,
+    GroupMatch,
+    bridge_scores,
+    candidate_seats,
+    fixed_hands,
+    relative_score,
+)
 from referee.scoring.luck import luck
 from referee.scoring.policies import Policy, play_match
 from referee.sprt import ChipsConfig, SprtConfig, group_seed, match_score
@@ -28,6 +38,7 @@ class Format:
     chips: bool
     duplicate: bool
     luck: bool
+    layout: str = ROTATE
 
     def config(self) -> SprtConfig | ChipsConfig:
         return ChipsConfig() if self.chips else SprtConfig()
@@ -37,7 +48,8 @@ def formats(base: Rules, hands: int) -> dict[str, Format]:
     fixed = fixed_hands(base, hands)
     return {
         "old": Format("old", base, chips=False, duplicate=True, luck=False),
-        "new": Format("new", fixed, chips=True, duplicate=True, luck=False),
+        "new": Format("new", fixed, chips=True, duplicate=True, luck=False, layout=ALTERNATE),
+        "rotate": Format("rotate", fixed, chips=True, duplicate=True, luck=False),
         "luck": Format("luck", fixed, chips=True, duplicate=False, luck=True),
         "single": Format("single", fixed, chips=True, duplicate=False, luck=False),
     }
@@ -48,24 +60,26 @@ def group_score(
 ) -> tuple[float, int]:
     """One rotation group, as ``newmarket sprt`` plays it: (its score, hands played)."""
     matches: list[GroupMatch[int]] = []
-    places_scores = []
+    places_scores: list[float] = []
+    relative: list[float] = []
     hands = 0
-    for seat in range(players):
-        seats = [baseline] * players
-        seats[seat] = candidate
-        deal = group_seed(seed, group, None if fmt.duplicate else seat)
+    for index, mine in enumerate(candidate_seats(fmt.layout, players)):
+        holders = [1] * players
+        for seat in mine:
+            holders[seat] = 0
+        seats = [candidate if holder == 0 else baseline for holder in holders]
+        deal = group_seed(seed, group, None if fmt.duplicate else index)
         # Each seat's own generator, distinct per match as the random bot's is (match id, seat).
-        rngs = [random.Random(f"{seed}/{group}/{seat}/{s}") for s in range(players)]
+        rngs = [random.Random(f"{seed}/{group}/{index}/{s}") for s in range(players)]
         outcome = play_match(fmt.rules, deal, seats, rngs).outcome()
         hands += outcome.hands_played
-        places_scores.append(match_score(list(outcome.places), seat))
-        holders = [1] * players
-        holders[seat] = 0
+        places_scores.extend(match_score(list(outcome.places), seat) for seat in mine)
         reference = luck(fmt.rules, players, deal) if fmt.luck else None
-        matches.append(GroupMatch(holders, outcome.net_chips, outcome.hands_played, reference))
+        match = GroupMatch(holders, outcome.net_chips, outcome.hands_played, reference)
+        relative.extend(relative_score(match, seat) for seat in mine)
+        matches.append(match)
     if not fmt.chips:
         return statistics.fmean(places_scores), hands
     if fmt.duplicate:
-        diffs = seat_diffs(matches)
-        return statistics.fmean(diffs[seat][seat] for seat in range(players)), hands
-    return statistics.fmean(relative_score(m, seat) for seat, m in enumerate(matches)), hands
+        return bridge_scores(matches)[0], hands
+    return statistics.fmean(relative), hands

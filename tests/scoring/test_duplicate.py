@@ -9,8 +9,11 @@ import pytest
 from engine import Match, preset
 from engine.events import E_DEAL
 from referee.scoring.duplicate import (
+    ALTERNATE,
+    ROTATE,
     GroupMatch,
     bridge_scores,
+    candidate_seats,
     deep_chips,
     fixed_hands,
     relative_score,
@@ -30,6 +33,31 @@ def test_a_seat_is_compared_with_the_other_holders_of_its_cards() -> None:
     # seat 0 won 6 with a and 2 with b; seat 1 lost 6 with b and 2 with a.
     assert diffs == [[4.0, -4.0], [-4.0, 4.0]]
     assert bridge_scores(group) == {"a": 4.0, "b": -4.0}
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 8])
+@pytest.mark.parametrize("layout", [ROTATE, ALTERNATE])
+def test_every_seat_is_held_by_both_sides_of_a_group(layout: str, players: int) -> None:
+    seatings = candidate_seats(layout, players)
+    assert len(seatings) == (players if layout == ROTATE else 2)
+    for seat in range(players):
+        held = [seat in mine for mine in seatings]
+        assert any(held) and not all(held)  # a candidate and a baseline held these cards
+    if layout == ALTERNATE:  # each seat exactly once by each side, neighbours on opposite sides
+        assert sorted(seatings[0] + seatings[1]) == list(range(players))
+        assert all(seat + 1 not in seatings[0] for seat in seatings[0])
+    with pytest.raises(ValueError, match="layout"):
+        candidate_seats("teams", players)
+
+
+def test_the_alternate_layout_scores_each_seat_against_its_other_holder() -> None:
+    # Four seats, candidates "c" at 0 and 2, then at 1 and 3, on the same cards.
+    group = [
+        GroupMatch(["c", "b", "c", "b"], [4, -1, 2, -5], 1),
+        GroupMatch(["b", "c", "b", "c"], [2, 1, 0, -3], 1),
+    ]
+    # seats 0 and 2: c won 4 and 2 where b won 2 and 0; seats 1 and 3: c 1 and -3, b -1 and -5.
+    assert bridge_scores(group) == {"c": 2.0, "b": -2.0}
 
 
 def test_scores_are_per_hand_zero_sum_and_need_two_matches() -> None:

@@ -28,10 +28,12 @@ def test_json_reports_hands_and_cpu_seconds_of_fixed_hands_matches() -> None:
     assert code in (0, 1, 2), err
     summary = json.loads(out.splitlines()[-1])
     assert summary["kind"] == "chips" and summary["format"] == "fixed-hands"
+    assert summary["layout"] == "alternate" and summary["matches"] % 2 == 0  # 2 matches a group
     assert summary["hands"] == 4 * summary["matches"]  # nobody is eliminated: every hand played
     assert summary["cpu_seconds"] > 0
     lines = err.splitlines()
     assert "4-hand matches, deep stacks" in lines[0] and "duplicate chips score" in lines[0]
+    assert "tracker and random in alternate seats, swapped" in lines[0]
     assert " hands · " in lines[1] and "cpu s" in lines[1] and "chips/hand" in lines[1]
 
 
@@ -58,6 +60,8 @@ def test_bad_combinations_are_one_line_errors() -> None:
         (["--score", "places", "--chips1", "0.5"], "--chips0/--chips1"),
         (["--option", "hand_limit=5"], "fixed-hands"),
         (["--chips0", "0.5", "--chips1", "0.2"], "chips1"),
+        (["--layout", "teams"], "--layout"),
+        (["--score", "places", "--layout", "alternate"], "--layout"),
     ]:
         code, _, err = sprt("--candidate", "lowest", "--baseline", "random", *args)
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err

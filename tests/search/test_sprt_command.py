@@ -59,6 +59,8 @@ def test_the_match_limit_leaves_it_undecided(tmp_path: Path) -> None:
         "2",
         "--max-matches",
         "6",
+        "--layout",
+        "rotate",
         "--results",
         str(results),
         "--json",
@@ -78,7 +80,7 @@ def test_without_duplicate_deals_every_match_has_its_own_seed(tmp_path: Path) ->
     results = tmp_path / "groups.jsonl"
     code, _output = sprt(
         "--candidate", "random", "--baseline", "lowest", *SHORT, "--seed", "3",
-        "--max-matches", "3", "--no-duplicate", "--results", str(results),
+        "--max-matches", "3", "--no-duplicate", "--layout", "rotate", "--results", str(results),
     )  # fmt: skip
     assert code == 2
     (line,) = [json.loads(text) for text in results.read_text().splitlines()]
@@ -90,7 +92,7 @@ def test_bad_arguments_are_one_line_and_exit_2() -> None:
         (["--players", "9"], "--players"),
         (["--elo0", "30", "--elo1", "10"], "elo1"),
         (["--rules", "nonesuch"], "--rules"),
-        (["--max-matches", "2"], "--max-matches"),
+        (["--max-matches", "1"], "--max-matches"),
         (["--players", "3", "--option", "end_players=3"], "end_players"),
     ):
         code, output = sprt("--candidate", "random", "--baseline", "random", *args)

@@ -25,15 +25,18 @@ last bytes up to a cap and counts what it dropped in between.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
+import queue
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import trio
@@ -51,6 +54,145 @@ INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "LOGN
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
 KILL_WAIT = 2.0  # at most this long for SIGKILLed members of the group to be gone
+
+
+class ChildProcess:
+    """A started bot program: its pid, its pipes as trio streams, and an awaitable exit.
+
+    Why not ``trio.lowlevel.open_process``: it forks from a trio worker thread,
+    and Linux ties ``PR_SET_PDEATHSIG`` (bubblewrap's ``--die-with-parent``) to
+    the *thread* that forked, not to the process.  trio retires a worker thread
+    after 10 s idle, and every isolated bot forked from it was then SIGKILLed
+    mid-match: a bot thinking about a second per move died about 10 s into its
+    life.  Bots are forked by ``_FORKER`` instead, a thread that lives as long
+    as the referee, so "dies with its parent" means dies with the referee.
+    """
+
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        stdin: trio.lowlevel.FdStream | None,
+        stdout: trio.lowlevel.FdStream | None,
+        stderr: trio.lowlevel.FdStream | None,
+    ) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self._pidfd: int | None
+        try:
+            self._pidfd = os.pidfd_open(popen.pid)
+        except (AttributeError, OSError):
+            self._pidfd = None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> int:
+        """Wait for the exit without ever reading a pipe; reap it; its ``Popen`` status."""
+        if self._popen.returncode is None:
+            if self._pidfd is not None:
+                await trio.lowlevel.wait_readable(self._pidfd)
+            else:
+                await trio.to_thread.run_sync(self._popen.wait, abandon_on_cancel=True)
+        status = self._popen.wait()  # at once: it has exited
+        if self._pidfd is not None:
+            trio.lowlevel.notify_closing(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+        return status
+
+    def poll(self) -> int | None:
+        """The exit status if it has ended (reaping it), else None."""
+        return self._popen.poll()
+
+    def kill(self) -> None:
+        self._popen.kill()  # Popen ignores a process it has already reaped
+
+
+class _Forker:
+    """One long-lived thread that forks every bot (see ``ChildProcess`` for why)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._requests: queue.SimpleQueue[
+            tuple[
+                concurrent.futures.Future[subprocess.Popen[bytes]],
+                Callable[[], subprocess.Popen[bytes]],
+            ]
+        ] = queue.SimpleQueue()
+
+    def popen(self, start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+        """Run ``start`` on the forking thread and return its result (blocks: call in a thread)."""
+        with self._lock:
+            # After a fork (a league's worker process) the thread object says it is not alive.
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._serve, name="newmarket-forker", daemon=True
+                )
+                self._thread.start()
+        done: concurrent.futures.Future[subprocess.Popen[bytes]] = concurrent.futures.Future()
+        self._requests.put((done, start))
+        return done.result()
+
+    def _serve(self) -> None:
+        while True:
+            done, start = self._requests.get()
+            try:
+                done.set_result(start())
+            except BaseException as error:  # handed to the waiting caller, which raises it
+                done.set_exception(error)
+
+
+_FORKER = _Forker()
+
+
+async def open_child(
+    command: Sequence[str],
+    *,
+    stdio: bool,
+    cwd: Path | str | None,
+    env: Mapping[str, str],
+) -> ChildProcess:
+    """Start ``command`` in its own session: stdin/stdout pipes (or /dev/null), stderr a pipe."""
+    ours: list[int] = []
+    theirs: list[int] = []
+    try:
+        if stdio:
+            stdin_read, stdin_write = os.pipe()
+            stdout_read, stdout_write = os.pipe()
+            ours += [stdin_write, stdout_read]
+            theirs += [stdin_read, stdout_write]
+        stderr_read, stderr_write = os.pipe()
+        ours.append(stderr_read)
+        theirs.append(stderr_write)
+
+        def start() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                list(command),
+                stdin=stdin_read if stdio else subprocess.DEVNULL,
+                stdout=stdout_write if stdio else subprocess.DEVNULL,
+                stderr=stderr_write,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+            )
+
+        popen = await trio.to_thread.run_sync(_FORKER.popen, start)
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    streams = [trio.lowlevel.FdStream(fd) for fd in ours]
+    if stdio:
+        return ChildProcess(popen, streams[0], streams[1], streams[2])
+    return ChildProcess(popen, None, None, streams[0])
 
 
 class StderrBuffer:
@@ -162,7 +304,7 @@ class BotProcess:
 
     def __init__(
         self,
-        process: trio.Process,
+        process: ChildProcess,
         stderr: StderrBuffer,
         cgroups: BotCgroups | None = None,
         *,
@@ -354,7 +496,6 @@ async def start_process(
     program cannot be started (not found, not executable, bad directory, or
     its cgroup cannot be made).
     """
-    pipe_or_null = subprocess.PIPE if stdio else subprocess.DEVNULL
     command = list(argv)
     cgroups: BotCgroups | None = None
     isolated = sandbox is not None and sandbox.isolation is not None
@@ -401,14 +542,11 @@ async def start_process(
                 extra_binds=binds,
                 own_dir=own_dir,
             )
-        process = await trio.lowlevel.open_process(
+        process = await open_child(
             command,
-            stdin=pipe_or_null,
-            stdout=pipe_or_null,
-            stderr=subprocess.PIPE,
+            stdio=stdio,
             cwd="/" if isolated else cwd,  # the sandbox changes into the bot's directory itself
             env=env,
-            start_new_session=True,
         )
     except BaseException:
         if cgroups is not None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +27,7 @@ from protocol.framing import LineFramer
 from referee.bots import BotSpec, Transport
 from referee.match import MatchResult, play_match
 from referee.matchlog import read_log
-from referee.process import group_members
+from referee.process import group_members, open_child
 from referee.replay import verify_log
 from referee.session import open_bot, open_bots
 from referee.timecontrol import TimeControl
@@ -307,3 +309,39 @@ async def test_a_stalled_or_wrong_connection_does_not_keep_the_real_bot_out() ->
             assert trio.current_time() - started < 5  # not held up by the stalled one
     for stream in streams:
         await stream.aclose()
+
+
+# trio retires an idle worker thread after 10 s; the bot must outlive that.
+TRIO_THREAD_IDLE_RETIREMENT = 10.0
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_a_bot_that_dies_with_its_parent_outlives_the_thread_that_forked_it() -> None:
+    """--die-with-parent (PR_SET_PDEATHSIG) follows the forking *thread*, not the process.
+
+    Bots forked from a trio worker thread were SIGKILLed when trio retired that
+    thread, 10 s after it went idle: an isolated bot thinking a second a move
+    died mid-match.  Here a bot under bubblewrap's --die-with-parent must still
+    run after the forking thread would have been retired.
+    """
+    probe = subprocess.run(
+        ["bwrap", "--dev-bind", "/", "/", "--die-with-parent", "true"], capture_output=True
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"bubblewrap cannot run here: {probe.stderr.decode().strip()}")
+
+    async def main() -> int | None:
+        child = await open_child(
+            ["bwrap", "--dev-bind", "/", "/", "--die-with-parent", "sleep", "600"],
+            stdio=False,
+            cwd=None,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        )
+        try:
+            await trio.sleep(TRIO_THREAD_IDLE_RETIREMENT + 3.0)
+            return child.poll()
+        finally:
+            child.kill()
+            await child.wait()
+
+    assert trio.run(main) is None, "the bot was killed when the thread that forked it retired"

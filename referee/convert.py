@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast, get_args
 
 import msgspec
 
@@ -35,6 +35,7 @@ from protocol.events import (
     BoodleWon,
     CardPlayed,
     CardsDealt,
+    CardText,
     ChipsPaid,
     DeadHandDecided,
     Event,
@@ -57,14 +58,15 @@ from protocol.messages import Choice, DecisionKind, Request
 
 
 # Card texts by card number: ``str(card)`` without a method call, on the hot path.
-CARD_TEXT: tuple[str, ...] = tuple(str(card) for card in CARDS)
+CARD_TEXT: tuple[CardText, ...] = tuple(cast(CardText, str(card)) for card in CARDS)
+assert set(CARD_TEXT) == set(get_args(CardText)), "the engine's cards are the protocol's"
 
 
-def _texts(cards: Sequence[Card]) -> list[str]:
+def _texts(cards: Sequence[Card]) -> list[CardText]:
     return [CARD_TEXT[card] for card in cards]
 
 
-def _texts_or_none(cards: Sequence[Card] | None) -> list[str] | None:
+def _texts_or_none(cards: Sequence[Card] | None) -> list[CardText] | None:
     return None if cards is None else [CARD_TEXT[card] for card in cards]
 
 
@@ -300,7 +302,7 @@ def build_request(
     else:
         kind = "stake"
         stake_total = rules.stake_total
-        boodle_cards = [str(card) for card in rules.boodle_cards]
+        boodle_cards = [CARD_TEXT[card] for card in rules.boodle_cards]
     # Stakes come before the deal: no cards to show yet (the last hand's are gone).
     before_deal = decision is Decision.STAKE
     return Request(

@@ -229,11 +229,14 @@ class _Seat:
         """Asked for its decisions: not disqualified and its session alive."""
         return not self.disqualified and self.session.alive
 
-    def take_events(self, *, through_hand_end: bool = False) -> list[tuple[bytes, list[Any]]]:
+    def take_events(
+        self, *, through_hand_end: bool = False, logging: bool = True
+    ) -> list[tuple[bytes, list[Any]]]:
         """The outbox as ``events`` lines, one per hand at most, and emptied.
 
         ``through_hand_end``: only up to the last ``hand_ended`` (SPEC.md 6.2).
-        Each line comes with its events for the transcript (``wire_items``).
+        Each line comes with its events for the transcript (``wire_items``),
+        or an empty list when there is no log file (``logging`` False).
         """
         outbox, ends = self.outbox, self.hand_ends
         stop = (ends[-1] if ends else 0) if through_hand_end else len(outbox)
@@ -242,7 +245,8 @@ class _Seat:
         for end in (*(e for e in ends if e <= stop), stop):
             if end > first:
                 part = outbox[first:end]
-                lines.append((events_line([json for _, json in part]), wire_items(part)))
+                items = wire_items(part) if logging else []
+                lines.append((events_line([json for _, json in part]), items))
                 first = end
         self.outbox = outbox[stop:]
         self.hand_ends = [end - stop for end in ends if end > stop]
@@ -287,6 +291,9 @@ class _Referee:
         self.control = control
         self.match_id = match_id
         self.log = log
+        # Without a log file no record is built at all: a match played for its result
+        # alone (``newmarket match`` without --log, benchmarks) skips the transcript.
+        self.logging = log.path is not None
         self.match = Match(rules, len(sessions), seed, dealer=dealer, deals=deals, chips=chips)
         self.seats = [_Seat(i, s, control) for i, s in enumerate(sessions)]
         self.names = [s.name for s in sessions]
@@ -456,6 +463,8 @@ class _Referee:
 
     def log_sent(self, seat: _Seat, lines: list[Any]) -> None:
         """The wire transcript: what was written to a seat, line for line (``matchlog``)."""
+        if not self.logging:
+            return
         self.log.write({"type": "sent", "seat": seat.index, "t": self.clock_ms(), "lines": lines})
 
     def clock_ms(self) -> float:
@@ -475,7 +484,7 @@ class _Referee:
         for seat in self.seats:
             if seat is asked or not seat.session.alive or not seat.hand_ends:
                 continue
-            lines = seat.take_events(through_hand_end=True)
+            lines = seat.take_events(through_hand_end=True, logging=self.logging)
             data = b"".join(line for line, _ in lines)
             self.log_sent(seat, [items for _, items in lines])
             done = trio.Event()
@@ -515,9 +524,10 @@ class _Referee:
         match = self.match
         write = self.log.write
         write_json = self.log.write_json
+        logging = self.logging
         for event, wire in self.unlogged:
             kind = type(event)
-            if kind is ev.CardsDealt:
+            if kind is ev.CardsDealt and logging:
                 assert isinstance(event, ev.CardsDealt)
                 write(
                     {
@@ -534,7 +544,9 @@ class _Referee:
                 assert isinstance(event, ev.HandEnded)
                 for winner in event.winners:
                     self.seats[winner].hands_won += 1
-            if wire is None:
+            if not logging:
+                pass
+            elif wire is None:
                 write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
             else:  # the very bytes msgspec makes of that dict with the wire's event in it
                 write_json(b'{"type":"event","n":%d,"event":%b}' % (self.logged_typed, wire))
@@ -563,16 +575,17 @@ class _Referee:
         if choice is not None:
             fault = apply_choice(match, request, choice)
             if fault is None:
-                self.log.write(
-                    {
-                        "type": "decision",
-                        "seat": seat.index,
-                        "hand": hand,
-                        "decision": request.decision,
-                        "choice": choice,
-                        "by": "bot",
-                    }
-                )
+                if self.logging:
+                    self.log.write(
+                        {
+                            "type": "decision",
+                            "seat": seat.index,
+                            "hand": hand,
+                            "decision": request.decision,
+                            "choice": choice,
+                            "by": "bot",
+                        }
+                    )
                 return
             await self.fault(
                 seat, FaultKind(fault.kind), fault.detail, hand, request=request, resolves=True
@@ -609,7 +622,7 @@ class _Referee:
         seat.decisions += 1
         self.absorb()
         limit = clock.deadline
-        lines = seat.take_events()
+        lines = seat.take_events(logging=self.logging)
         asked = encode(request)
         try:
             await session.send(b"".join(line for line, _ in lines) + asked, limit)
@@ -622,7 +635,8 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(asked[:-1])])
+        if self.logging:
+            self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(asked[:-1])])
         self.deliver_hand_ends(hand - 1, asked=seat)
         self.log_new_events()
         self.log_request(seat, request, hand)
@@ -657,6 +671,8 @@ class _Referee:
                 return None
 
     def log_request(self, seat: _Seat, request: Request, hand: int) -> None:
+        if not self.logging:
+            return
         self.log.write(
             {
                 "type": "request",
@@ -723,15 +739,16 @@ class _Referee:
             seat.clock.charge(elapsed)
             seat.think += elapsed
             session.settle(request.id, late_reply_possible=False)
-            self.log.write(
-                {
-                    "type": "reply",
-                    "seat": seat.index,
-                    "id": message.id,
-                    "choice": message.choice,
-                    "latency_ms": round(elapsed * 1000, 3),
-                }
-            )
+            if self.logging:
+                self.log.write(
+                    {
+                        "type": "reply",
+                        "seat": seat.index,
+                        "id": message.id,
+                        "choice": message.choice,
+                        "latency_ms": round(elapsed * 1000, 3),
+                    }
+                )
             return True, message.choice
         if verdict == "late":
             self.log.write(
@@ -749,6 +766,8 @@ class _Referee:
 
     def log_received(self, seat: _Seat, line: bytes) -> None:
         """The wire transcript: a line the seat sent, as it came (``matchlog``)."""
+        if not self.logging:
+            return
         record: dict[str, object] = {"type": "received", "seat": seat.index, "t": self.clock_ms()}
         try:
             record["line"] = line.decode("utf-8")

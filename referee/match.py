@@ -42,7 +42,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 import trio
@@ -212,10 +212,7 @@ class _Seat:
         self.clock = SeatClock(control)
         self.faults: list[FaultRecord] = []
         self.disqualified = False
-        # Events not yet sent to this seat: (the log's event number ``n``, or -1 for the
-        # referee's own event, and the event's JSON), and where each hand's events end.
-        self.outbox: list[tuple[int, bytes]] = []
-        self.hand_ends: list[int] = []
+        self.cursor = 0  # the ``_Feed`` index of the first event not yet sent to this seat
         self.delivering: trio.Event | None = None  # set when a background write is done
         self.decisions = 0
         self.defaults = 0
@@ -230,33 +227,72 @@ class _Seat:
         return not self.disqualified and self.session.alive
 
     def take_events(
-        self, *, through_hand_end: bool = False, logging: bool = True
+        self, feed: _Feed, *, through_hand_end: bool = False, logging: bool = True
     ) -> list[tuple[bytes, list[Any]]]:
-        """The outbox as ``events`` lines, one per hand at most, and emptied.
+        """The events not yet sent to this seat as ``events`` lines, one per hand at most.
 
         ``through_hand_end``: only up to the last ``hand_ended`` (SPEC.md 6.2).
         Each line comes with its events for the transcript (``wire_items``),
         or an empty list when there is no log file (``logging`` False).
         """
-        outbox, ends = self.outbox, self.hand_ends
-        stop = (ends[-1] if ends else 0) if through_hand_end else len(outbox)
+        start = self.cursor
+        ends = [end for end in feed.hand_ends if end > start]
+        stop = (ends[-1] if ends else start) if through_hand_end else feed.end
         lines: list[tuple[bytes, list[Any]]] = []
-        first = 0
+        first = start
+        base = feed.base
+        index = self.index
         for end in (*(e for e in ends if e <= stop), stop):
             if end > first:
-                part = outbox[first:end]
+                part = feed.events[first - base : end - base]
+                jsons = [json if isinstance(json, bytes) else json[index] for _, json in part]
                 items = wire_items(part) if logging else []
-                lines.append((events_line([json for _, json in part]), items))
+                lines.append((events_line(jsons), items))
                 first = end
-        self.outbox = outbox[stop:]
-        self.hand_ends = [end - stop for end in ends if end > stop]
+        self.cursor = stop
         return lines
 
+    def has_hand_end(self, feed: _Feed) -> bool:
+        """True if a ``hand_ended`` not yet sent to this seat is in the feed."""
+        return bool(feed.hand_ends) and feed.hand_ends[-1] > self.cursor
 
-def wire_items(part: list[tuple[int, bytes]]) -> list[Any]:
+
+class _Feed:
+    """The events for the seats, in order, each encoded once, shared by every seat.
+
+    An entry is (the log's event number ``n``, or -1 for the referee's own event,
+    and the event's JSON: bytes every seat is sent, or a tuple of each seat's
+    bytes for an event whose view differs per seat).  Each seat keeps its own
+    cursor (``_Seat.cursor``); indexes count from the match's first event, and
+    entries every live seat has been sent are dropped (``trim``).  One shared
+    list, not an outbox per seat, because a public event is then one append,
+    not one per seat, for every card of the match.
+    """
+
+    __slots__ = ("base", "events", "hand_ends")
+
+    def __init__(self) -> None:
+        self.events: list[tuple[int, bytes | tuple[bytes, ...]]] = []
+        self.base = 0  # the index of events[0]
+        self.hand_ends: list[int] = []  # the index just after each hand_ended not yet trimmed
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.events)
+
+    def trim(self, low: int) -> None:
+        """Drop the entries before index ``low`` (every live seat has been sent them)."""
+        if low > self.base:
+            del self.events[: low - self.base]
+            self.base = low
+            self.hand_ends = [end for end in self.hand_ends if end > low]
+
+
+def wire_items(part: list[tuple[int, bytes | tuple[bytes, ...]]]) -> list[Any]:
     """An ``events`` line in the transcript: each engine event's number ``n`` (its JSON is
-    regenerated from the log's event line), or the referee's own event itself."""
-    return [n if n >= 0 else msgspec.Raw(json) for n, json in part]
+    regenerated from the log's event line), or the referee's own event itself (public:
+    its JSON is bytes)."""
+    return [n if n >= 0 else msgspec.Raw(cast(bytes, json)) for n, json in part]
 
 
 class _Referee:
@@ -297,7 +333,8 @@ class _Referee:
         self.match = Match(rules, len(sessions), seed, dealer=dealer, deals=deals, chips=chips)
         self.seats = [_Seat(i, s, control) for i, s in enumerate(sessions)]
         self.names = [s.name for s in sessions]
-        self.converted = 0  # raw engine events converted into the seats' outboxes
+        self.feed = _Feed()  # the seats' events, each encoded once
+        self.converted = 0  # raw engine events converted into the feed
         self.typed = 0  # typed events converted (the ``n`` of the next event line)
         # Converted, not yet written to the log: each event and its wire JSON when the
         # log's form of it is the same (most events: the log reuses the bytes).
@@ -426,11 +463,11 @@ class _Referee:
     # ------------------------------------------------------------- events
 
     def absorb(self) -> None:
-        """Convert the engine's new events into every live seat's outbox (idempotent).
+        """Convert the engine's new events into the seats' feed (idempotent).
 
         Each event is typed once for every viewer (``Match.event_views``: the
         engine's one door for hidden cards) and encoded once: a public event's
-        bytes are shared by every seat's outbox.  The log's lines are written
+        bytes are shared by every seat (``_Feed``).  The log's lines are written
         later (``log_new_events``), after the request is on its way.
         """
         match = self.match
@@ -439,25 +476,19 @@ class _Referee:
             return
         views = match.event_views(since=self.converted)
         self.converted = count
-        seats = [seat for seat in self.seats if seat.session.alive]
         n = self.typed
         unlogged = self.unlogged
+        feed = self.feed
+        events = feed.events
         for view in views:
             wire = wire_views(view)
             omniscient = view[0]
             same = isinstance(wire, bytes) and type(omniscient) not in LOG_DIFFERS_FROM_WIRE
             unlogged.append((omniscient, wire if same else None))  # type: ignore[arg-type]
             if wire is not None:
-                if isinstance(wire, bytes):
-                    item = (n, wire)
-                    for seat in seats:
-                        seat.outbox.append(item)
-                else:
-                    for seat in seats:
-                        seat.outbox.append((n, wire[seat.index]))
+                events.append((n, wire))
                 if type(omniscient) is ev.HandEnded:
-                    for seat in seats:
-                        seat.hand_ends.append(len(seat.outbox))
+                    feed.hand_ends.append(feed.end)
             n += 1
         self.typed = n
 
@@ -481,15 +512,18 @@ class _Referee:
         self.delivered_hand = self.match.hand_number
         self.absorb()
         assert self.nursery is not None
+        feed = self.feed
         for seat in self.seats:
-            if seat is asked or not seat.session.alive or not seat.hand_ends:
+            if seat is asked or not seat.session.alive or not seat.has_hand_end(feed):
                 continue
-            lines = seat.take_events(through_hand_end=True, logging=self.logging)
+            lines = seat.take_events(feed, through_hand_end=True, logging=self.logging)
             data = b"".join(line for line, _ in lines)
             self.log_sent(seat, [items for _, items in lines])
             done = trio.Event()
             previous, seat.delivering = seat.delivering, done
             self.nursery.start_soon(self.write_later, seat, data, previous, done, hand)
+        live = [seat.cursor for seat in self.seats if seat.session.alive]
+        feed.trim(min(live) if live else feed.end)
 
     async def write_later(
         self,
@@ -622,7 +656,7 @@ class _Referee:
         seat.decisions += 1
         self.absorb()
         limit = clock.deadline
-        lines = seat.take_events(logging=self.logging)
+        lines = seat.take_events(self.feed, logging=self.logging)
         asked = encode(request)
         try:
             await session.send(b"".join(line for line, _ in lines) + asked, limit)
@@ -824,9 +858,9 @@ class _Referee:
             seat.disqualified = True
             # SPEC.md 9.18: every seat is told, at the point of the game where it
             # happened (before the first hand_started for a seat that failed to start).
-            told = (-1, wire_event(SeatDisqualified(seat=seat.index, reason=str(kind))))
-            for other in self.seats:
-                other.outbox.append(told)
+            self.feed.events.append(
+                (-1, wire_event(SeatDisqualified(seat=seat.index, reason=str(kind))))
+            )
         message = encode(
             Fault(
                 id=request_id,
@@ -900,7 +934,7 @@ class _Referee:
             await self.settled(seat)
             if not seat.session.alive:
                 return
-            lines = seat.take_events()
+            lines = seat.take_events(self.feed, logging=self.logging)
             told = encode(end)
             self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(told[:-1])])
             try:

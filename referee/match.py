@@ -649,8 +649,11 @@ class _Referee:
         """
         session = seat.session
         clock = seat.clock
-        await self.read_idle(seat, hand)
-        await self.settled(seat)  # its hand-end write may have lost it
+        connection = session.connection
+        if connection is not None and connection.pending():
+            await self.read_idle(seat, hand)
+        if seat.delivering is not None:
+            await self.settled(seat)  # its hand-end write may have lost it
         if not seat.playing:
             return None
         seat.decisions += 1

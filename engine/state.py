@@ -139,7 +139,7 @@ _BIT: tuple[int, ...] = tuple(1 << code for code in range(52))
 _ALL_CARDS = (1 << 52) - 1
 # The owner table between hands.  Owner tables are never changed in place (see
 # _play_run), so every match shares this one.
-_NO_OWNER = (DEAD,) * 52
+_NO_OWNER = [DEAD] * 52
 
 
 @lru_cache(maxsize=1024)
@@ -263,11 +263,7 @@ class Match:
     _hands_played: int
     _phase: int
     _to_act: int
-    # Who was dealt each card (after any swap); static during play.  A tuple where the
-    # engine makes it: every run event refers to it, and a log of tuples holding only
-    # tuples and ints is left alone by Python's cyclic garbage collector, which a list
-    # in each of thousands of events made scan the whole log again and again.
-    _owner: Sequence[int]
+    _owner: list[int]  # who was dealt each card (after any swap); static during play
     _played: int  # mask of the cards played this hand
     _hands: list[int]
     _dead: int
@@ -549,7 +545,7 @@ class Match:
         original deal.
         """
         other = self.clone()
-        owner = list(other._owner)
+        other._owner = other._owner[:]
         fixed_dead = other._known_dead[seat] | self._dead_shown_by_stops()
         counts = [h.bit_count() for h in other._hands]
         holders = [s for s in range(self._players) if s != seat and counts[s]]
@@ -561,14 +557,13 @@ class Match:
             mask = 0
             for code in pool[at : at + counts[s]]:
                 mask |= 1 << code
-                owner[code] = s
+                other._owner[code] = s
             other._hands[s] = mask
             at += counts[s]
         dead = other._dead & fixed_dead
         for code in pool[at:]:
             dead |= 1 << code
-            owner[code] = DEAD
-        other._owner = tuple(owner)
+            other._owner[code] = DEAD
         other._dead = dead
         if other._phase == _PHASE_LEAD:
             other._prepare_lead_for(other._to_act, pass_lead=False)
@@ -774,7 +769,7 @@ class Match:
             owner = shuffled(self._seed, self._hand_number, holders)
             hands = holder_masks(owner, self._seats_and_dead)
             dead = hands.pop()
-        self._owner = tuple(owner)
+        self._owner = owner
         self._played = 0
         self._hands = hands
         self._dead = dead
@@ -856,14 +851,14 @@ class Match:
         """The seat takes the dead hand unseen; its own hand becomes the dead hand."""
         old = self._hands[seat]
         new = self._dead
-        owner = list(self._owner)  # a new table: clones may share the old one
+        owner = self._owner[:]  # a new table: clones may share the old one
         for code in range(52):
             bit = 1 << code
             if old & bit:
                 owner[code] = DEAD
             elif new & bit:
                 owner[code] = seat
-        self._owner = tuple(owner)
+        self._owner = owner
         self._hands[seat] = new
         self._dead = old
         self._known_dead[seat] = old

@@ -258,7 +258,23 @@ def _log_card_played(event: ev.CardPlayed) -> dict[str, Any]:
     return {"type": "card_played", "seat": event.seat, "card": card, "lead": event.lead}
 
 
-_TO_LOG: dict[type[Any], Callable[[Any], dict[str, Any]]] = {ev.CardPlayed: _log_card_played}
+def _log_cards_dealt(event: ev.CardsDealt) -> dict[str, Any]:
+    # Once a hand, with every hand's cards: the very dict the generic converter builds,
+    # without its recursive walk (a call and three isinstance checks per card).
+    dead = event.dead_hand
+    return {
+        "type": "cards_dealt",
+        "hand_sizes": list(event.hand_sizes),
+        "dead_hand_size": event.dead_hand_size,
+        "hands": [None if hand is None else [CARD_TEXT[c] for c in hand] for hand in event.hands],
+        "dead_hand": None if dead is None else [CARD_TEXT[c] for c in dead],
+    }
+
+
+_TO_LOG: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
+    ev.CardPlayed: _log_card_played,
+    ev.CardsDealt: _log_cards_dealt,
+}
 
 
 def log_event(event: ev.Event) -> dict[str, Any]:

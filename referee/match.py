@@ -245,7 +245,10 @@ class _Seat:
         for end in (*(e for e in ends if e <= stop), stop):
             if end > first:
                 part = feed.events[first - base : end - base]
-                jsons = [json if isinstance(json, bytes) else json[index] for _, json in part]
+                jsons: list[Any] = [json for _, json in part]
+                for at in feed.private:  # the few events whose view differs per seat
+                    if first <= at < end:
+                        jsons[at - first] = jsons[at - first][index]
                 items = wire_items(part) if logging else []
                 lines.append((events_line(jsons), items))
                 first = end
@@ -269,12 +272,13 @@ class _Feed:
     not one per seat, for every card of the match.
     """
 
-    __slots__ = ("base", "events", "hand_ends")
+    __slots__ = ("base", "events", "hand_ends", "private")
 
     def __init__(self) -> None:
         self.events: list[tuple[int, bytes | tuple[bytes, ...]]] = []
         self.base = 0  # the index of events[0]
         self.hand_ends: list[int] = []  # the index just after each hand_ended not yet trimmed
+        self.private: list[int] = []  # the index of each event with a view per seat
 
     @property
     def end(self) -> int:
@@ -286,6 +290,7 @@ class _Feed:
             del self.events[: low - self.base]
             self.base = low
             self.hand_ends = [end for end in self.hand_ends if end > low]
+            self.private = [at for at in self.private if at >= low]
 
 
 def wire_items(part: list[tuple[int, bytes | tuple[bytes, ...]]]) -> list[Any]:
@@ -486,6 +491,8 @@ class _Referee:
             same = isinstance(wire, bytes) and type(omniscient) not in LOG_DIFFERS_FROM_WIRE
             unlogged.append((omniscient, wire if same else None))  # type: ignore[arg-type]
             if wire is not None:
+                if wire.__class__ is tuple:
+                    feed.private.append(feed.end)
                 events.append((n, wire))
                 if type(omniscient) is ev.HandEnded:
                     feed.hand_ends.append(feed.end)

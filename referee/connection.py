@@ -23,7 +23,8 @@ only what the OS did not take waits (``send_now``), and a read waits with
 scheduler passes fewer per request and reply, which a referee pays for every
 decision (docs/speed.md).  A receive still passes the scheduler once, so a
 match of fast bots lets other tasks run and is cancellable as before, and a
-read or write in progress through the stream falls back to the stream.
+write while another still waits in the stream's ``send_all`` goes to the
+stream too (which refuses it, as it always did), never between its bytes.
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ class Connection:
         "_in",
         "_lines",
         "_out",
+        "_sending",
         "_socket",
         "_stream",
         "broken",
@@ -105,6 +107,7 @@ class Connection:
         self._stream = stream
         self._out, self._in = _descriptors(stream)
         self._socket = isinstance(stream, trio.SocketStream)
+        self._sending = False  # a send_rest waits in the stream's send_all
         self._framer = LineFramer(max_line_bytes)
         self._lines: deque[bytes] = deque()
         self._closed = False
@@ -141,7 +144,7 @@ class Connection:
         if self.on_send is not None:
             self.on_send(data)
         out = self._out
-        fd = -1 if out is None else out.fileno()
+        fd = -1 if out is None or self._sending else out.fileno()
         if fd < 0:
             return data  # no descriptor, or closed: the stream says so in its own words
         try:
@@ -157,6 +160,7 @@ class Connection:
 
     async def send_rest(self, data: bytes) -> None:
         """Write the rest of a ``send_now`` with the stream's ``send_all`` (it may wait)."""
+        sending, self._sending = self._sending, True
         try:
             await self._stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
@@ -166,6 +170,8 @@ class Connection:
             # Cancelled part-way: some bytes of a line may be out; the stream is out of step.
             self.broken = True
             raise
+        finally:
+            self._sending = sending
         self.bytes_sent += len(data)
 
     async def send_eof(self) -> None:

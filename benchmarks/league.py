@@ -359,6 +359,25 @@ def main() -> None:
         f"matches/s with --jobs 1): two tables on {cores} cores can give at most "
         f"{min(2.0, cores / max(table_cores, 1e-9)):.2f}x"
     )
+    # Where the second core went: the league's own work (its CPU per match times its
+    # rate), other work on the machine (busy beyond the league's), and idle time.  With
+    # --jobs 2 below the target, this says whether the cores were short (other work) or
+    # the two tables left them idle (waiting on wake-ups and bot start-ups).
+    for jobs in (1, 2):
+        r = results[jobs]
+        league_cores = r["cpu_per_match"] * r["matches_per_s"]
+        other = max(0.0, r["cores_busy"] - league_cores)
+        idle = max(0.0, cores - r["cores_busy"])
+        print(
+            f"--jobs {jobs}: the league's own work kept {league_cores:.2f} cores busy, "
+            f"other work {other:.2f}, idle {idle:.2f} (of {cores})"
+        )
+    two_tables = two["cpu_per_match"] * two["matches_per_s"]
+    free = cores - max(0.0, two["cores_busy"] - two_tables)
+    print(
+        f"with the cores other work left free ({free:.2f}), two tables could give at most "
+        f"{min(2.0, free / max(table_cores, 1e-9)):.2f}x; they used {two_tables:.2f} of them"
+    )
     print(
         f"memory per table: its referee (a table worker) {per_table_referee:.1f} MiB, "
         f"its bot processes {per_table_bots:.1f} MiB"

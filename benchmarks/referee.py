@@ -35,6 +35,7 @@ trips: a fixed workload for an instruction count that no load can blur::
         python benchmarks/referee.py --plain 1 --hands 60    # then --plain 3
 
 (the difference of the two counts, over the round trips of matches 2 and 3).
+``--no-log`` plays them without a log file, as the timed rounds do.
 """
 
 from __future__ import annotations
@@ -272,7 +273,7 @@ async def measure(hands: int, rounds: int) -> list[Round]:
     return results
 
 
-async def plain(matches: int, hands: int) -> int:
+async def plain(matches: int, hands: int, log: bool = True) -> int:
     """The fixed workload of ``--plain``: a warm-up match, then ``matches`` logged matches."""
     import tempfile
 
@@ -287,7 +288,7 @@ async def plain(matches: int, hands: int) -> int:
                     seed,
                     time_control=CONTROL,
                     match_id=f"plain-{seed}",
-                    log_path=Path(scratch) / f"{seed}.jsonl",
+                    log_path=Path(scratch) / f"{seed}.jsonl" if log else None,
                 )
                 trips = sum(seat.decisions for seat in result.seats)
                 print(f"match {seed}: {result.hands} hands, {trips} round trips")
@@ -349,9 +350,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="paired rounds")
     parser.add_argument("--check", action="store_true", help="exit 1 below the target")
     parser.add_argument("--plain", type=int, metavar="N", help="only play N logged matches")
+    parser.add_argument("--no-log", action="store_true", help="--plain without a log file")
     args = parser.parse_args()
     if args.plain is not None:
-        sys.exit(trio.run(plain, args.plain, args.hands))
+        sys.exit(trio.run(plain, args.plain, args.hands, not args.no_log))
     sys.exit(trio.run(main_async, args.hands, args.rounds, args.check))
 
 

@@ -25,7 +25,7 @@ def owed_to_winner(
     """
     if payment is Payment.FLAT:
         return [(seat, 1) for seat, _cards in cards_held]
-    return [(seat, cards) for seat, cards in cards_held]
+    return list(cards_held)  # the pairs themselves: a card a chip
 
 
 def blocked_hand_owed(

@@ -143,6 +143,13 @@ _NO_OWNER = [DEAD] * 52
 
 
 @lru_cache(maxsize=1024)
+def _clockwise(live: tuple[bool, ...], start: int) -> tuple[int, ...]:
+    """Live seats clockwise from ``start``; cached, as a hand asks two or three times."""
+    n = len(live)
+    return tuple((start + i) % n for i in range(n) if live[(start + i) % n])
+
+
+@lru_cache(maxsize=1024)
 def _holders_by_position(
     live: tuple[bool, ...], dealer: int, dead_hand: bool, dealing: Dealing
 ) -> tuple[int, ...]:
@@ -271,7 +278,7 @@ class Match:
     _leader: int
     _last_suit: int
     _legal: list[Any]
-    _stake_order: list[int]
+    _stake_order: Sequence[int]
     _stakes: list[tuple[int, ...]]
     _bid_order: list[int]
     _bids: list[int]
@@ -629,10 +636,9 @@ class Match:
                 return s
         raise NewmarketError("no live seat")
 
-    def _live_seats_from(self, start: int) -> list[int]:
+    def _live_seats_from(self, start: int) -> tuple[int, ...]:
         """Live seats clockwise, beginning with ``start`` if live."""
-        n = self._players
-        return [(start + i) % n for i in range(n) if self._live[(start + i) % n]]
+        return _clockwise(tuple(self._live), start % self._players)
 
     def _begin_hand(self) -> None:
         if self._log:
@@ -649,7 +655,8 @@ class Match:
         due, dealer_due = self._due
         chips = self._chips
         live = self._live
-        while True:
+        # Nobody can be out while every seat holds the larger stake (most hands).
+        while min(chips) < max(due, dealer_due):
             dealer = self._dealer
             out = [
                 s

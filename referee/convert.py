@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast, get_args
 
 import msgspec
 
@@ -35,6 +35,7 @@ from protocol.events import (
     BoodleWon,
     CardPlayed,
     CardsDealt,
+    CardText,
     ChipsPaid,
     DeadHandDecided,
     Event,
@@ -57,14 +58,15 @@ from protocol.messages import Choice, DecisionKind, Request
 
 
 # Card texts by card number: ``str(card)`` without a method call, on the hot path.
-CARD_TEXT: tuple[str, ...] = tuple(str(card) for card in CARDS)
+CARD_TEXT: tuple[CardText, ...] = tuple(cast(CardText, str(card)) for card in CARDS)
+assert set(CARD_TEXT) == set(get_args(CardText)), "the engine's cards are the protocol's"
 
 
-def _texts(cards: Sequence[Card]) -> list[str]:
+def _texts(cards: Sequence[Card]) -> list[CardText]:
     return [CARD_TEXT[card] for card in cards]
 
 
-def _texts_or_none(cards: Sequence[Card] | None) -> list[str] | None:
+def _texts_or_none(cards: Sequence[Card] | None) -> list[CardText] | None:
     return None if cards is None else [CARD_TEXT[card] for card in cards]
 
 
@@ -256,7 +258,23 @@ def _log_card_played(event: ev.CardPlayed) -> dict[str, Any]:
     return {"type": "card_played", "seat": event.seat, "card": card, "lead": event.lead}
 
 
-_TO_LOG: dict[type[Any], Callable[[Any], dict[str, Any]]] = {ev.CardPlayed: _log_card_played}
+def _log_cards_dealt(event: ev.CardsDealt) -> dict[str, Any]:
+    # Once a hand, with every hand's cards: the very dict the generic converter builds,
+    # without its recursive walk (a call and three isinstance checks per card).
+    dead = event.dead_hand
+    return {
+        "type": "cards_dealt",
+        "hand_sizes": list(event.hand_sizes),
+        "dead_hand_size": event.dead_hand_size,
+        "hands": [None if hand is None else [CARD_TEXT[c] for c in hand] for hand in event.hands],
+        "dead_hand": None if dead is None else [CARD_TEXT[c] for c in dead],
+    }
+
+
+_TO_LOG: dict[type[Any], Callable[[Any], dict[str, Any]]] = {
+    ev.CardPlayed: _log_card_played,
+    ev.CardsDealt: _log_cards_dealt,
+}
 
 
 def log_event(event: ev.Event) -> dict[str, Any]:
@@ -300,7 +318,7 @@ def build_request(
     else:
         kind = "stake"
         stake_total = rules.stake_total
-        boodle_cards = [str(card) for card in rules.boodle_cards]
+        boodle_cards = [CARD_TEXT[card] for card in rules.boodle_cards]
     # Stakes come before the deal: no cards to show yet (the last hand's are gone).
     before_deal = decision is Decision.STAKE
     return Request(

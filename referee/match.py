@@ -42,7 +42,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import msgspec
 import trio
@@ -212,10 +212,7 @@ class _Seat:
         self.clock = SeatClock(control)
         self.faults: list[FaultRecord] = []
         self.disqualified = False
-        # Events not yet sent to this seat: (the log's event number ``n``, or -1 for the
-        # referee's own event, and the event's JSON), and where each hand's events end.
-        self.outbox: list[tuple[int, bytes]] = []
-        self.hand_ends: list[int] = []
+        self.cursor = 0  # the ``_Feed`` index of the first event not yet sent to this seat
         self.delivering: trio.Event | None = None  # set when a background write is done
         self.decisions = 0
         self.defaults = 0
@@ -229,30 +226,78 @@ class _Seat:
         """Asked for its decisions: not disqualified and its session alive."""
         return not self.disqualified and self.session.alive
 
-    def take_events(self, *, through_hand_end: bool = False) -> list[tuple[bytes, list[Any]]]:
-        """The outbox as ``events`` lines, one per hand at most, and emptied.
+    def take_events(
+        self, feed: _Feed, *, through_hand_end: bool = False, logging: bool = True
+    ) -> list[tuple[bytes, list[Any]]]:
+        """The events not yet sent to this seat as ``events`` lines, one per hand at most.
 
         ``through_hand_end``: only up to the last ``hand_ended`` (SPEC.md 6.2).
-        Each line comes with its events for the transcript (``wire_items``).
+        Each line comes with its events for the transcript (``wire_items``),
+        or an empty list when there is no log file (``logging`` False).
         """
-        outbox, ends = self.outbox, self.hand_ends
-        stop = (ends[-1] if ends else 0) if through_hand_end else len(outbox)
+        start = self.cursor
+        ends = [end for end in feed.hand_ends if end > start]
+        stop = (ends[-1] if ends else start) if through_hand_end else feed.end
         lines: list[tuple[bytes, list[Any]]] = []
-        first = 0
+        first = start
+        base = feed.base
+        index = self.index
         for end in (*(e for e in ends if e <= stop), stop):
             if end > first:
-                part = outbox[first:end]
-                lines.append((events_line([json for _, json in part]), wire_items(part)))
+                part = feed.events[first - base : end - base]
+                jsons: list[Any] = [json for _, json in part]
+                for at in feed.private:  # the few events whose view differs per seat
+                    if first <= at < end:
+                        jsons[at - first] = jsons[at - first][index]
+                items = wire_items(part) if logging else []
+                lines.append((events_line(jsons), items))
                 first = end
-        self.outbox = outbox[stop:]
-        self.hand_ends = [end - stop for end in ends if end > stop]
+        self.cursor = stop
         return lines
 
+    def has_hand_end(self, feed: _Feed) -> bool:
+        """True if a ``hand_ended`` not yet sent to this seat is in the feed."""
+        return bool(feed.hand_ends) and feed.hand_ends[-1] > self.cursor
 
-def wire_items(part: list[tuple[int, bytes]]) -> list[Any]:
+
+class _Feed:
+    """The events for the seats, in order, each encoded once, shared by every seat.
+
+    An entry is (the log's event number ``n``, or -1 for the referee's own event,
+    and the event's JSON: bytes every seat is sent, or a tuple of each seat's
+    bytes for an event whose view differs per seat).  Each seat keeps its own
+    cursor (``_Seat.cursor``); indexes count from the match's first event, and
+    entries every live seat has been sent are dropped (``trim``).  One shared
+    list, not an outbox per seat, because a public event is then one append,
+    not one per seat, for every card of the match.
+    """
+
+    __slots__ = ("base", "events", "hand_ends", "private")
+
+    def __init__(self) -> None:
+        self.events: list[tuple[int, bytes | tuple[bytes, ...]]] = []
+        self.base = 0  # the index of events[0]
+        self.hand_ends: list[int] = []  # the index just after each hand_ended not yet trimmed
+        self.private: list[int] = []  # the index of each event with a view per seat
+
+    @property
+    def end(self) -> int:
+        return self.base + len(self.events)
+
+    def trim(self, low: int) -> None:
+        """Drop the entries before index ``low`` (every live seat has been sent them)."""
+        if low > self.base:
+            del self.events[: low - self.base]
+            self.base = low
+            self.hand_ends = [end for end in self.hand_ends if end > low]
+            self.private = [at for at in self.private if at >= low]
+
+
+def wire_items(part: list[tuple[int, bytes | tuple[bytes, ...]]]) -> list[Any]:
     """An ``events`` line in the transcript: each engine event's number ``n`` (its JSON is
-    regenerated from the log's event line), or the referee's own event itself."""
-    return [n if n >= 0 else msgspec.Raw(json) for n, json in part]
+    regenerated from the log's event line), or the referee's own event itself (public:
+    its JSON is bytes)."""
+    return [n if n >= 0 else msgspec.Raw(cast(bytes, json)) for n, json in part]
 
 
 class _Referee:
@@ -287,10 +332,14 @@ class _Referee:
         self.control = control
         self.match_id = match_id
         self.log = log
+        # Without a log file no record is built at all: a match played for its result
+        # alone (``newmarket match`` without --log, benchmarks) skips the transcript.
+        self.logging = log.path is not None
         self.match = Match(rules, len(sessions), seed, dealer=dealer, deals=deals, chips=chips)
         self.seats = [_Seat(i, s, control) for i, s in enumerate(sessions)]
         self.names = [s.name for s in sessions]
-        self.converted = 0  # raw engine events converted into the seats' outboxes
+        self.feed = _Feed()  # the seats' events, each encoded once
+        self.converted = 0  # raw engine events converted into the feed
         self.typed = 0  # typed events converted (the ``n`` of the next event line)
         # Converted, not yet written to the log: each event and its wire JSON when the
         # log's form of it is the same (most events: the log reuses the bytes).
@@ -419,11 +468,11 @@ class _Referee:
     # ------------------------------------------------------------- events
 
     def absorb(self) -> None:
-        """Convert the engine's new events into every live seat's outbox (idempotent).
+        """Convert the engine's new events into the seats' feed (idempotent).
 
         Each event is typed once for every viewer (``Match.event_views``: the
         engine's one door for hidden cards) and encoded once: a public event's
-        bytes are shared by every seat's outbox.  The log's lines are written
+        bytes are shared by every seat (``_Feed``).  The log's lines are written
         later (``log_new_events``), after the request is on its way.
         """
         match = self.match
@@ -432,30 +481,28 @@ class _Referee:
             return
         views = match.event_views(since=self.converted)
         self.converted = count
-        seats = [seat for seat in self.seats if seat.session.alive]
         n = self.typed
         unlogged = self.unlogged
+        feed = self.feed
+        events = feed.events
         for view in views:
             wire = wire_views(view)
             omniscient = view[0]
             same = isinstance(wire, bytes) and type(omniscient) not in LOG_DIFFERS_FROM_WIRE
             unlogged.append((omniscient, wire if same else None))  # type: ignore[arg-type]
             if wire is not None:
-                if isinstance(wire, bytes):
-                    item = (n, wire)
-                    for seat in seats:
-                        seat.outbox.append(item)
-                else:
-                    for seat in seats:
-                        seat.outbox.append((n, wire[seat.index]))
+                if wire.__class__ is tuple:
+                    feed.private.append(feed.end)
+                events.append((n, wire))
                 if type(omniscient) is ev.HandEnded:
-                    for seat in seats:
-                        seat.hand_ends.append(len(seat.outbox))
+                    feed.hand_ends.append(feed.end)
             n += 1
         self.typed = n
 
     def log_sent(self, seat: _Seat, lines: list[Any]) -> None:
         """The wire transcript: what was written to a seat, line for line (``matchlog``)."""
+        if not self.logging:
+            return
         self.log.write({"type": "sent", "seat": seat.index, "t": self.clock_ms(), "lines": lines})
 
     def clock_ms(self) -> float:
@@ -472,15 +519,18 @@ class _Referee:
         self.delivered_hand = self.match.hand_number
         self.absorb()
         assert self.nursery is not None
+        feed = self.feed
         for seat in self.seats:
-            if seat is asked or not seat.session.alive or not seat.hand_ends:
+            if seat is asked or not seat.session.alive or not seat.has_hand_end(feed):
                 continue
-            lines = seat.take_events(through_hand_end=True)
+            lines = seat.take_events(feed, through_hand_end=True, logging=self.logging)
             data = b"".join(line for line, _ in lines)
             self.log_sent(seat, [items for _, items in lines])
             done = trio.Event()
             previous, seat.delivering = seat.delivering, done
             self.nursery.start_soon(self.write_later, seat, data, previous, done, hand)
+        live = [seat.cursor for seat in self.seats if seat.session.alive]
+        feed.trim(min(live) if live else feed.end)
 
     async def write_later(
         self,
@@ -515,9 +565,10 @@ class _Referee:
         match = self.match
         write = self.log.write
         write_json = self.log.write_json
+        logging = self.logging
         for event, wire in self.unlogged:
             kind = type(event)
-            if kind is ev.CardsDealt:
+            if kind is ev.CardsDealt and logging:
                 assert isinstance(event, ev.CardsDealt)
                 write(
                     {
@@ -534,7 +585,9 @@ class _Referee:
                 assert isinstance(event, ev.HandEnded)
                 for winner in event.winners:
                     self.seats[winner].hands_won += 1
-            if wire is None:
+            if not logging:
+                pass
+            elif wire is None:
                 write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
             else:  # the very bytes msgspec makes of that dict with the wire's event in it
                 write_json(b'{"type":"event","n":%d,"event":%b}' % (self.logged_typed, wire))
@@ -563,16 +616,17 @@ class _Referee:
         if choice is not None:
             fault = apply_choice(match, request, choice)
             if fault is None:
-                self.log.write(
-                    {
-                        "type": "decision",
-                        "seat": seat.index,
-                        "hand": hand,
-                        "decision": request.decision,
-                        "choice": choice,
-                        "by": "bot",
-                    }
-                )
+                if self.logging:
+                    self.log.write(
+                        {
+                            "type": "decision",
+                            "seat": seat.index,
+                            "hand": hand,
+                            "decision": request.decision,
+                            "choice": choice,
+                            "by": "bot",
+                        }
+                    )
                 return
             await self.fault(
                 seat, FaultKind(fault.kind), fault.detail, hand, request=request, resolves=True
@@ -602,14 +656,17 @@ class _Referee:
         """
         session = seat.session
         clock = seat.clock
-        await self.read_idle(seat, hand)
-        await self.settled(seat)  # its hand-end write may have lost it
+        connection = session.connection
+        if connection is not None and connection.pending():
+            await self.read_idle(seat, hand)
+        if seat.delivering is not None:
+            await self.settled(seat)  # its hand-end write may have lost it
         if not seat.playing:
             return None
         seat.decisions += 1
         self.absorb()
         limit = clock.deadline
-        lines = seat.take_events()
+        lines = seat.take_events(self.feed, logging=self.logging)
         asked = encode(request)
         try:
             await session.send(b"".join(line for line, _ in lines) + asked, limit)
@@ -622,7 +679,8 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(asked[:-1])])
+        if self.logging:
+            self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(asked[:-1])])
         self.deliver_hand_ends(hand - 1, asked=seat)
         self.log_new_events()
         self.log_request(seat, request, hand)
@@ -657,6 +715,8 @@ class _Referee:
                 return None
 
     def log_request(self, seat: _Seat, request: Request, hand: int) -> None:
+        if not self.logging:
+            return
         self.log.write(
             {
                 "type": "request",
@@ -723,15 +783,16 @@ class _Referee:
             seat.clock.charge(elapsed)
             seat.think += elapsed
             session.settle(request.id, late_reply_possible=False)
-            self.log.write(
-                {
-                    "type": "reply",
-                    "seat": seat.index,
-                    "id": message.id,
-                    "choice": message.choice,
-                    "latency_ms": round(elapsed * 1000, 3),
-                }
-            )
+            if self.logging:
+                self.log.write(
+                    {
+                        "type": "reply",
+                        "seat": seat.index,
+                        "id": message.id,
+                        "choice": message.choice,
+                        "latency_ms": round(elapsed * 1000, 3),
+                    }
+                )
             return True, message.choice
         if verdict == "late":
             self.log.write(
@@ -749,6 +810,8 @@ class _Referee:
 
     def log_received(self, seat: _Seat, line: bytes) -> None:
         """The wire transcript: a line the seat sent, as it came (``matchlog``)."""
+        if not self.logging:
+            return
         record: dict[str, object] = {"type": "received", "seat": seat.index, "t": self.clock_ms()}
         try:
             record["line"] = line.decode("utf-8")
@@ -805,9 +868,9 @@ class _Referee:
             seat.disqualified = True
             # SPEC.md 9.18: every seat is told, at the point of the game where it
             # happened (before the first hand_started for a seat that failed to start).
-            told = (-1, wire_event(SeatDisqualified(seat=seat.index, reason=str(kind))))
-            for other in self.seats:
-                other.outbox.append(told)
+            self.feed.events.append(
+                (-1, wire_event(SeatDisqualified(seat=seat.index, reason=str(kind))))
+            )
         message = encode(
             Fault(
                 id=request_id,
@@ -881,7 +944,7 @@ class _Referee:
             await self.settled(seat)
             if not seat.session.alive:
                 return
-            lines = seat.take_events()
+            lines = seat.take_events(self.feed, logging=self.logging)
             told = encode(end)
             self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(told[:-1])])
             try:

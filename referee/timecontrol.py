@@ -85,21 +85,24 @@ class TimeControl:
 class SeatClock:
     """One seat's time bank for one match."""
 
-    __slots__ = ("bank_ms", "control")
+    __slots__ = ("_margin_ms", "_move_ms", "bank_ms", "control")
 
     def __init__(self, control: TimeControl) -> None:
         self.control = control
         self.bank_ms = control.time_bank_ms
+        # In milliseconds once (the control is frozen): read at every decision.
+        self._move_ms = control.move_time_ms
+        self._margin_ms = control.margin_ms
 
     @property
     def time_left_ms(self) -> int:
         """What the next request tells the bot: its move time plus the bank."""
-        return time_left_ms(self.control.move_time_ms, self.bank_ms)
+        return time_left_ms(self._move_ms, self.bank_ms)
 
     @property
     def deadline(self) -> float:
         """Seconds the referee waits for the next reply before it calls a timeout."""
-        return deadline_ms(self.control.move_time_ms, self.bank_ms, self.control.margin_ms) / 1000
+        return deadline_ms(self._move_ms, self.bank_ms, self._margin_ms) / 1000
 
     def charge(self, elapsed: float) -> None:
         """Charge a reply that came ``elapsed`` seconds after its request.
@@ -109,9 +112,7 @@ class SeatClock:
         reply late that the scope accepted.  Milliseconds round down for the
         same reason.
         """
-        result = charge(
-            int(elapsed * 1000), self.control.move_time_ms, self.bank_ms, self.control.margin_ms
-        )
+        result = charge(int(elapsed * 1000), self._move_ms, self.bank_ms, self._margin_ms)
         self.bank_ms = result.bank_ms
 
     def expire(self) -> None:

@@ -186,7 +186,10 @@ def test_a_referee_line_that_is_wrong_still_raises(line: bytes, problem: str) ->
 
 def test_cards_must_be_canonical_text() -> None:
     line = encode(REFEREE_MESSAGES[3]).replace(b'"3D"', b'"10D"')
-    with pytest.raises(MalformedMessageError, match="regex"):
+    # The error names the bad text and where it is (CardText is a Literal of the 52 texts).
+    with pytest.raises(
+        MalformedMessageError, match=r"request: invalid enum value '10D' - at `\$\.hand\[1\]`"
+    ):
         decode_referee_message(line)
 
 

@@ -136,6 +136,16 @@ def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[Card, ...]:
 
 _LOWS = {order: _lowest_cards(_TABLES[order][1]) for order in RankOrder}
 _BIT: tuple[int, ...] = tuple(1 << code for code in range(52))
+# Every stop event there can be, made once: a stop is (E_STOP, code, why, next code),
+# fixed by the card and the reason, so each hand's ten or so stops share these
+# tuples instead of allocating their own and keeping them alive until the match ends.
+_STOPS_TOP: tuple[tuple[Any, ...], ...] = tuple((E_STOP, code, STOP_TOP, -1) for code in range(52))
+_STOPS_PLAYED: tuple[tuple[Any, ...], ...] = tuple(
+    (E_STOP, code, STOP_PLAYED, code + 1) for code in range(52)
+)
+_STOPS_DEAD: tuple[tuple[Any, ...], ...] = tuple(
+    (E_STOP, code, STOP_DEAD, code + 1) for code in range(52)
+)
 _ALL_CARDS = (1 << 52) - 1
 # The owner table between hands.  Owner tables are never changed in place (see
 # _play_run), so every match shares this one.
@@ -958,17 +968,17 @@ class Match:
                 if not hand:
                     break
                 if code % 13 == 12:
-                    stop = (E_STOP, code, STOP_TOP, -1)
+                    stop = _STOPS_TOP[code]
                     break
                 if played >> (code + 1) & 1:
-                    stop = (E_STOP, code, STOP_PLAYED, code + 1)
+                    stop = _STOPS_PLAYED[code]
                     break
             elif not hand:
                 break
             nxt = code + 1
             holder = owner[nxt]
             if holder == 8:  # DEAD
-                stop = (E_STOP, code, STOP_DEAD, nxt)
+                stop = _STOPS_DEAD[code]
                 break
             code = nxt
             seat = holder

@@ -56,7 +56,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +173,6 @@ class _Process:
     session: BotSession
     dealt: set[int] = dataclasses.field(default_factory=set)  # deal seeds it has played
     used: int = 0  # the worker's match number when it last played (the oldest idle goes first)
-    ahead: bool = False  # started ahead for a match that has not taken it yet (start_ahead)
 
 
 IDLE_PER_SEAT = 2
@@ -218,19 +217,11 @@ class TableSessions:
         self.matches = 0
         self.started = 0  # bot processes started, in all
         self.fresh_starts = 0  # of which only because every live one had played the deal
-        self.starting: dict[int, trio.Event] = {}  # bots with a process starting ahead
 
     async def _process(self, bot: int, seed: int | None) -> _Process:
-        if bot in self.starting:
-            await self.starting[bot].wait()  # one started ahead for this very match, likely
         pool = self.processes.setdefault(bot, [])
         for process in list(pool):
             session = process.session
-            if process.ahead and (session.alive or not session.handshaken):
-                # Started ahead for this match: from here on, as if started just now.
-                process.ahead = False
-                self._count_start(bot, process)
-                return process
             if session.alive:
                 if seed is None or seed not in process.dealt:
                     return process
@@ -240,13 +231,8 @@ class TableSessions:
                 return process  # it cannot start: the default policy plays for it
             pool.remove(process)
             await process.keeper.close()  # dead: start it afresh for this match
-        process = await self._start(bot)
-        pool.append(process)
-        self._count_start(bot, process)
-        return process
-
-    async def _start(self, bot: int) -> _Process:
-        """A new process of ``bot``, handshaken (or dead, if it could not start)."""
+        if pool:
+            self.fresh_starts += 1
         keeper = _Keeper()
         spec = self.bots[bot]
         stderr = None
@@ -256,51 +242,15 @@ class TableSessions:
         started: BotSession = await self.nursery.start(
             keeper.run, spec, self.control, stderr, self.sandbox
         )
-        return _Process(keeper, started)
-
-    def _count_start(self, bot: int, process: _Process) -> None:
-        """Account for a new process as its match takes it: a failed start is that match's."""
         self.started += 1
-        if len(self.processes[bot]) > 1:
-            self.fresh_starts += 1
-        if not process.session.handshaken:
+        process = _Process(keeper, started)
+        pool.append(process)
+        if not started.handshaken:
             self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
-            death = process.session.death
+            death = started.death
             why = "" if death is None else f": {one_line(death.detail)}"
-            self.warn(f"{self.bots[bot].name} could not start{why}")
-
-    def start_ahead(self, key: MatchKey) -> None:
-        """Start, in the background, the processes the next match ``key`` will have to start.
-
-        With fair deals every seat rotation needs fresh processes, and a
-        match that waited for them (process start and handshake) left its
-        core idle for 9-17% of a worker's time.  The next match is known while
-        this one plays (the league keeps two at a worker), so its new processes
-        start now and are ready when it begins.  Only what ``_process`` would
-        start anyway is started: a bot whose every live process has played the
-        deal, and none that has given up.  The process waits, unused and
-        uncounted, until that match takes it (a failed start-up is still that
-        match's fault, warned about then); should another match take over the
-        pool first, it is an idle process like any other.
-        """
-        for bot in dict.fromkeys(key.bots):
-            pool = self.processes.get(bot, [])
-            if bot in self.starting or any(process.ahead for process in pool):
-                continue
-            if self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS:
-                continue  # it cannot start; no second try beyond the foreground's
-            if any(p.session.alive and key.seed not in p.dealt for p in pool):
-                continue  # a live process that has not played this deal will play it
-            self.starting[bot] = trio.Event()
-            self.nursery.start_soon(self._start_ahead, bot)
-
-    async def _start_ahead(self, bot: int) -> None:
-        try:
-            process = await self._start(bot)
-            process.ahead = True
-            self.processes.setdefault(bot, []).append(process)  # last, as _process would put it
-        finally:
-            self.starting.pop(bot).set()
+            self.warn(f"{spec.name} could not start{why}")
+        return process
 
     async def session(self, bot: int, seed: int | None = None) -> BotSession:
         """A live session of ``bot`` that has not played deal ``seed`` (None: any deal)."""
@@ -341,17 +291,7 @@ class TableSessions:
                     pool.remove(process)
             process.keeper.close_requested.set()
 
-    async def play(
-        self,
-        key: MatchKey,
-        rules: Rules,
-        look_ahead: Callable[[], Awaitable[None]] | None = None,
-    ) -> MatchResult:
-        """Play ``key``; ``look_ahead`` runs beside the match once its bots are chosen.
-
-        The look-ahead (``serve``'s) learns the next match and calls
-        ``start_ahead``; it is cancelled when the match ends.
-        """
+    async def play(self, key: MatchKey, rules: Rules) -> MatchResult:
         self.matches += 1
         chosen: list[_Process | None] = [None] * len(key.bots)
 
@@ -367,26 +307,15 @@ class TableSessions:
             process.used = self.matches
         self._end_idle(playing, IDLE_PER_SEAT * len(key.bots))
         log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
-        failure: Exception | None = None
-        async with trio.open_nursery() as beside:
-            if look_ahead is not None:
-                beside.start_soon(look_ahead)
-            try:
-                result = await play_match(
-                    [process.session for process in playing],
-                    rules,
-                    key.seed,
-                    time_control=self.control,
-                    match_id=key.match_id,
-                    log_path=log_path,
-                    chips=key.start_chips,  # each seat its own (bankroll leagues carry bankrolls)
-                )
-            except Exception as error:  # raised as itself, not in the nursery's group
-                failure = error
-            beside.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-        return result
+        return await play_match(
+            [process.session for process in playing],
+            rules,
+            key.seed,
+            time_control=self.control,
+            match_id=key.match_id,
+            log_path=log_path,
+            chips=key.start_chips,  # each seat its own (a bankroll league carries bankrolls)
+        )
 
 
 # ---------------------------------------------------------------- the process
@@ -441,19 +370,7 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
                 pending_warnings.append,
                 sandbox,
             )
-            upcoming: list[dict[str, Any]] = []  # the next message, when the look-ahead got it
-
-            async def look_ahead() -> None:
-                # Cancelled when the match ends: a receive cancelled takes no message.
-                message = await plays_out.receive()
-                upcoming.append(message)
-                if message.get("type") != "play" or "bots" in message or "keep" in message:
-                    return  # a roster that changes: its processes start as the match needs them
-                with contextlib.suppress(KeyError, TypeError, ValueError):  # said at its turn
-                    table.start_ahead(key_from_json(message["key"]))
-
-            while True:
-                message = upcoming.pop() if upcoming else await plays_out.receive()
+            async for message in plays_out:
                 if message.get("type") != "play":
                     raise SystemExit(f"table worker: unexpected {message.get('type')!r}")
                 if "bots" in message:
@@ -463,7 +380,7 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
                 key = key_from_json(message["key"])
                 rules = Rules.from_dict(message["rules"])
                 try:
-                    result = await table.play(key, rules, look_ahead)
+                    result = await table.play(key, rules)
                 except (OSError, ValueError) as error:
                     # The referee's own failure (a log it cannot write): tell the league, stop.
                     await send({"type": "error", "text": f"{key.match_id}: {error}"})

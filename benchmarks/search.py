@@ -166,7 +166,9 @@ async def fixed_groups(args: argparse.Namespace, control: TimeControl) -> None:
     async def table() -> None:
         async with open_bots(specs, control) as sessions:
             for group in counter:
-                result: GroupResult = await play_group(settings, sessions[0], sessions[1:], group)
+                result: GroupResult = await play_group(
+                    settings, [(sessions[:1], sessions[1:])], group
+                )
                 scores.append(result.score)
                 mean, half = mean_interval(scores)
                 print(f"{len(scores):>4} groups · score {mean:.3f} ± {half:.3f}", flush=True)

@@ -36,6 +36,7 @@ stderr and exit 2 before any bot starts, as with every command.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import secrets
@@ -196,20 +197,19 @@ def chips_scores(
     return [diffs[r][seat] for r, mine in enumerate(settings.seatings) for seat in mine]
 
 
-async def play_group(
-    settings: SprtSettings,
-    candidates: BotSession | Sequence[BotSession],
-    baselines: Sequence[BotSession],
-    group: int,
-) -> GroupResult:
+Lineup = tuple[Sequence[BotSession], Sequence[BotSession]]
+"""The candidate's sessions and the baseline's, as one table seats them."""
+
+
+async def play_group(settings: SprtSettings, lineups: Sequence[Lineup], group: int) -> GroupResult:
     """One match per entry of ``settings.seatings``: candidates there, baselines elsewhere.
 
-    With the rotate layout the candidate sits once in every seat and the
-    baselines fill the other seats in turn.
+    Rotation ``i`` of the group is played by ``lineups[i % len(lineups)]``:
+    with one lineup per rotation no bot process sees a duplicate deal twice
+    (SPEC.md 3.1), as in a league.  With the rotate layout the candidate sits
+    once in every seat and the baselines fill the other seats in turn.
     """
     n = settings.players
-    if isinstance(candidates, BotSession):
-        candidates = [candidates]
     seeds: list[int] = []
     places: list[list[int]] = []
     scores: list[float] = []
@@ -218,6 +218,7 @@ async def play_group(
     nets: list[list[int]] = []
     cpu = 0
     for index, mine in enumerate(settings.seatings):
+        candidates, baselines = lineups[index % len(lineups)]
         if settings.layout == ROTATE:
             seat = mine[0]
             seating = [candidates[0]] * n
@@ -280,10 +281,21 @@ async def run_sprt(
     mine, theirs = settings.copies
     specs = unique_names([settings.candidate] * mine + [settings.baseline] * theirs)
 
+    # A process learns the deal it plays (every hand is shown at its end): on
+    # duplicate deals each rotation has processes of its own, started once and
+    # kept for that rotation of every group, so no process meets a deal twice.
+    rotations = len(settings.seatings) if settings.duplicate else 1
+
     async def table(cancel: trio.CancelScope) -> None:
-        async with open_bots(specs, settings.control, sandbox=settings.sandbox) as sessions:
+        async with contextlib.AsyncExitStack() as stack:
+            lineups: list[Lineup] = []
+            for _ in range(rotations):
+                sessions = await stack.enter_async_context(
+                    open_bots(specs, settings.control, sandbox=settings.sandbox)
+                )
+                lineups.append((sessions[:mine], sessions[mine:]))
             for group in groups:
-                result = await play_group(settings, sessions[:mine], sessions[mine:], group)
+                result = await play_group(settings, lineups, group)
                 state.add(result.score)
                 totals.add(result)
                 report(result, state.summary(), totals)

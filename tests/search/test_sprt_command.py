@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
+from referee.match import play_match
 
 SEARCH = f"{sys.executable} -m bots.search --max-samples 15"
 SHORT = ["--players", "3", "--hands", "6", "--move-time", "3"]
@@ -97,3 +101,25 @@ def test_bad_arguments_are_one_line_and_exit_2() -> None:
     ):
         code, output = sprt("--candidate", "random", "--baseline", "random", *args)
         assert code == 2 and "error:" in output and word in output, (args, output)
+
+
+def test_no_bot_process_plays_a_duplicate_deal_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SPEC.md 3.1: a bot may remember a deal (every hand is shown at its end), so each
+    rotation of a duplicate group has processes of its own, in both layouts."""
+    seen: dict[int, list[int]] = {}  # a bot process (its session) -> the deal seeds it played
+
+    async def recording(seating: Sequence[Any], *args: Any, **kwargs: Any) -> Any:
+        for session in set(seating):
+            seen.setdefault(id(session), []).append(args[1])  # play_match(seating, rules, seed)
+        return await play_match(seating, *args, **kwargs)
+
+    monkeypatch.setattr("referee.commands.sprt.play_match", recording)
+    for layout, matches in (("rotate", "6"), ("alternate", "4")):
+        seen.clear()
+        code, output = sprt(
+            "--candidate", "random", "--baseline", "lowest", *SHORT, "--seed", "4",
+            "--max-matches", matches, "--layout", layout,
+        )  # fmt: skip
+        assert code == 2, output
+        assert len(seen) > len({seed for seeds in seen.values() for seed in seeds})  # 2 groups
+        assert all(len(seeds) == len(set(seeds)) for seeds in seen.values()), (layout, seen)

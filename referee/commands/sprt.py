@@ -68,10 +68,11 @@ from referee.commands.common import (
     UsageError,
     bot_of,
     fail,
+    parse_options,
     require_players_past_end,
     sandbox_of,
 )
-from referee.commands.match import build_time_control, parse_options, unique_names
+from referee.commands.match import build_time_control, unique_names
 from referee.match import MatchResult, play_match
 from referee.sandbox import Sandbox
 from referee.scoring.duplicate import (

@@ -43,3 +43,15 @@ def launched_chromium(sync_api: Any) -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+def screenshot(page: Any, artifacts: Path, name: str) -> None:
+    """Save ``page`` whole as ``artifacts/name.png`` and print where, for a person to look at.
+
+    The size check catches a blank capture (a page that never painted).
+    """
+    artifacts.mkdir(exist_ok=True)
+    path = artifacts / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+    assert path.stat().st_size > 1000

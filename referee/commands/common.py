@@ -100,12 +100,24 @@ def build_rules(name: str, options: Sequence[str], hands: int | None, players: i
         rules = rules.with_options(changes)
     except NewmarketError as error:
         raise UsageError(f"--option: {error}") from None
+    require_players_past_end(
+        rules, players, f"--bot: {players} bots", "add bots or set --option end_players=N"
+    )
+    return rules
+
+
+def require_players_past_end(rules: Rules, players: int, seated: str, advice: str) -> None:
+    """``UsageError`` unless a table of ``players`` seats more than the rules' ``end_players``.
+
+    A match ends when ``end_players`` are left, so a table of that many or fewer could
+    never be played. ``seated`` names the option and the count (``"--bot: 3 bots"``);
+    ``advice`` says how to mend it from this command.
+    """
     if rules.end_players >= players:
         raise UsageError(
-            f"--bot: {players} bots, but the rules end the match at {rules.end_players} "
-            f"players left (end_players); add bots or set --option end_players=N"
+            f"{seated}, but the rules end the match at {rules.end_players} players left "
+            f"(end_players); {advice}"
         )
-    return rules
 
 
 # ---------------------------------------------------------------- the time control (SPEC.md 12)

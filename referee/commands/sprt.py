@@ -69,9 +69,11 @@ from referee.commands.common import (
     UsageError,
     bot_of,
     fail,
+    parse_options,
+    require_players_past_end,
     sandbox_of,
 )
-from referee.commands.match import build_time_control, parse_options, unique_names
+from referee.commands.match import build_time_control, unique_names
 from referee.match import MatchResult, play_match
 from referee.sandbox import Sandbox
 from referee.scoring.duplicate import (
@@ -370,11 +372,7 @@ def build_settings(
             rules = fixed_hands(rules, hands if hands is not None else players)
     except NewmarketError as error:
         raise UsageError(f"--option: {error}") from None
-    if rules.end_players >= players:
-        raise UsageError(
-            f"--players: {players} players, but the rules end the match at "
-            f"{rules.end_players} players left (end_players); use more players"
-        )
+    require_players_past_end(rules, players, f"--players: {players} players", "use more players")
     group_size = len(candidate_seats(layout, players))
     if max_matches < group_size:
         raise UsageError(f"--max-matches: at least one group of {group_size} matches is needed")

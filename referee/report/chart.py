@@ -58,7 +58,12 @@ def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> 
     for tick in range(5):
         value = low + (high - low) * tick / 4
         ticks.append(
-            {"y": f"{y(value):.1f}", "label_y": f"{y(value) + 4:.1f}", "label": f"{value:.1f}"}
+            {
+                "y": f"{y(value):.1f}",
+                "label_y": f"{y(value) + 4:.1f}",
+                "label": f"{value:.1f}",
+                "cls": "grid",
+            }
         )
     lines = []
     ends: list[tuple[float, int, str]] = []
@@ -93,17 +98,29 @@ def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> 
         )
     return render(
         "rating_chart.svg",
-        width=WIDTH,
-        height=HEIGHT,
-        left=LEFT,
-        right=LEFT + plot_w,
-        ticks=ticks,
-        axis_x=LEFT + plot_w / 2,
-        axis_y=HEIGHT - 6,
-        axis_label=f"matches played (0 to {len(history)})",
+        **_frame(plot_w, HEIGHT, ticks, f"matches played (0 to {len(history)})"),
         lines=lines,
         ends=labels,
     )
+
+
+def _frame(
+    plot_w: float, height: int, ticks: list[dict[str, str]], axis_label: str
+) -> dict[str, object]:
+    """What every chart draws alike (``chart_frame.svg``): its size, the grid, the x axis's label.
+
+    ``ticks`` are the grid lines: ``y`` and ``label_y`` (SVG units), ``label`` and ``cls``.
+    """
+    return {
+        "width": WIDTH,
+        "height": height,
+        "left": LEFT,
+        "right": LEFT + plot_w,
+        "ticks": ticks,
+        "axis_x": LEFT + plot_w / 2,
+        "axis_y": height - 6,
+        "axis_label": axis_label,
+    }
 
 
 def _nice_step(span: int) -> int:
@@ -165,14 +182,12 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
     ]
     return render(
         "results_chart.svg",
-        width=WIDTH,
-        height=height,
-        left=LEFT,
-        right=LEFT + plot_w,
-        ticks=ticks,
-        axis_x=LEFT + plot_w / 2,
-        axis_y=height - 6,
-        axis_label=f"its matches in league order (0 to {len(results)}); net chips so far",
+        **_frame(
+            plot_w,
+            height,
+            ticks,
+            f"its matches in league order (0 to {len(results)}); net chips so far",
+        ),
         points=" ".join(f"{x(number):.1f},{y(value):.1f}" for number, value in enumerate(totals)),
         dots=dots,
     )

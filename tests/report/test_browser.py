@@ -25,7 +25,7 @@ from referee.convert import apply_choice, build_request
 from referee.matchlog import read_log
 from referee.report.data import load_league, log_path_of
 from referee.report.site import SiteBuilder
-from tests.chromium import launched_chromium, needs_chromium
+from tests.chromium import launched_chromium, needs_chromium, screenshot
 from tests.report.conftest import BOTS, MISCHIEF
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
@@ -71,14 +71,6 @@ def page(browser: Any) -> Iterator[Any]:
     assert not errors, f"script errors on the page: {errors}"
 
 
-def _screenshot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    print(f"screenshot: {path}")
-    assert path.stat().st_size > 1000
-
-
 def test_the_standings_page_shows_every_bot(site: Path, page: Any) -> None:
     page.goto((site / "index.html").as_uri())
     shown = page.locator("table.standings a.bot").all_inner_texts()
@@ -87,7 +79,7 @@ def test_the_standings_page_shows_every_bot(site: Path, page: Any) -> None:
     # The page's own stylesheet applies (allowed by its hash; nothing else may load).
     nav = page.locator("nav").evaluate("nav => getComputedStyle(nav).backgroundColor")
     assert nav == "rgb(27, 58, 43)"
-    _screenshot(page, "standings")
+    screenshot(page, ARTIFACTS, "standings")
 
 
 def test_a_bot_page_shows_faults_and_stderr_as_text(site: Path, page: Any) -> None:
@@ -96,7 +88,7 @@ def test_a_bot_page_shows_faults_and_stderr_as_text(site: Path, page: Any) -> No
     assert page.locator(".fault").count() > 0
     assert "illegal fault" in page.locator(".fault pre").first.inner_text()
     assert "</pre><b>nobody</b> notices" in page.locator("pre.stderr").first.inner_text()
-    _screenshot(page, "bot")
+    screenshot(page, ARTIFACTS, "bot")
 
 
 def test_a_bot_page_has_a_summary_its_opponents_and_a_plot(
@@ -119,7 +111,7 @@ def test_a_bot_page_has_a_summary_its_opponents_and_a_plot(
     # An opponent's link leads to that bot's page.
     rows.first.locator("a.bot").first.click()
     assert page.locator("h1").inner_text() in BOTS
-    _screenshot(page, "bot-summary")
+    screenshot(page, ARTIFACTS, "bot-summary")
 
 
 def test_a_match_page_links_its_raw_log_for_download(
@@ -156,7 +148,7 @@ def test_every_page_reads_at_400_pixels(league_db: Path, site: Path, browser: An
             narrow.goto(path.as_uri())
             width = narrow.evaluate("document.documentElement.scrollWidth")
             assert width <= 400, f"the {name} page is {width} px wide at 400"
-            _screenshot(narrow, f"{name}-400px")
+            screenshot(narrow, ARTIFACTS, f"{name}-400px")
         narrow.goto(pages["standings"].as_uri())
         table = narrow.locator("table.standings")
         assert table.evaluate("t => getComputedStyle(t).overflowX") == "auto"
@@ -197,7 +189,7 @@ def test_one_log_viewed_without_a_league(league_db: Path, tmp_path: Path, page: 
     assert [int(c) for c in final] == [seat.chips for seat in match.result.seats]
     href = page.locator("p.download a[download]").get_attribute("href")
     assert (out / href).read_bytes() == log.read_bytes()
-    _screenshot(page, "view")
+    screenshot(page, ARTIFACTS, "view")
 
 
 def _engine_states(log: Path) -> dict[int, tuple[list[int], list[list[str]]]]:
@@ -278,7 +270,7 @@ def test_stepping_the_replay_shows_the_cards_and_chips_of_the_log(
             assert (chips, hands) == expected, f"step {step}: {frame['lines']}"
             compared += 1
         if step == 6:
-            _screenshot(page, "match")
+            screenshot(page, ARTIFACTS, "match")
     assert compared >= 10
     assert len(seen_hands) > 10  # the shown cards really change as the replay steps
     final = [seat.chips for seat in match.result.seats]

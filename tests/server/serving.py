@@ -145,3 +145,20 @@ def wait_until(what: str, predicate: Callable[[], Any], timeout: float = 240.0) 
 def version_status(server: Server, version: int) -> str | None:
     status = server.get(f"/api/versions/{version}")["status"]
     return None if status == "pending" else str(status)
+
+
+def upload(server: Server, token: str | None, path: Path, runtime: str) -> httpx.Response:
+    """``path`` sent to ``/api/versions`` as a participant's script sends it, under its own name."""
+    with server.client(token) as client:
+        return client.post(
+            "/api/versions",
+            data={"runtime": runtime},
+            files={"bot": (path.name, path.read_bytes())},
+        )
+
+
+def uploaded(server: Server, token: str, path: Path, runtime: str = "python3") -> int:
+    """An upload the server must take (201 Created): the new version's id."""
+    sent = upload(server, token, path, runtime)
+    assert sent.status_code == 201, sent.text
+    return int(sent.json()["id"])

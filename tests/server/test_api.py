@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -22,6 +21,8 @@ from tests.server.serving import (
     add_participant,
     competition_file,
     running,
+    upload,
+    uploaded,
     version_status,
     wait_until,
 )
@@ -37,23 +38,13 @@ def cup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict
         yield server, tokens
 
 
-def upload(server: Server, token: str | None, path: Path, runtime: str) -> httpx.Response:
-    with server.client(token) as client:
-        return client.post(
-            "/api/versions",
-            data={"runtime": runtime},
-            files={"bot": (path.name, path.read_bytes())},
-        )
-
-
 @pytest.fixture(scope="module")
 def playing(cup: tuple[Server, dict[str, str]]) -> dict[str, int]:
     server, tokens = cup
-    alice = upload(server, tokens["alice"], BOTS / "plain.py", "python3")
-    bob = upload(server, tokens["bob"], REPO / "bots" / "c" / "bot.c", "c")
-    assert alice.status_code == 201, alice.text
-    assert bob.status_code == 201, bob.text
-    ids = {"alice": alice.json()["id"], "bob": bob.json()["id"]}
+    ids = {
+        "alice": uploaded(server, tokens["alice"], BOTS / "plain.py"),
+        "bob": uploaded(server, tokens["bob"], REPO / "bots" / "c" / "bot.c", "c"),
+    }
     for version in ids.values():
         decided = wait_until("a decision", partial(version_status, server, version))
         shown = server.get(f"/api/versions/{version}", tokens["alice"])
@@ -111,9 +102,7 @@ def test_a_broken_version_is_rejected_with_a_transcript_for_its_owner_only(
     cup: tuple[Server, dict[str, str]], playing: dict[str, int]
 ) -> None:
     server, tokens = cup
-    sent = upload(server, tokens["alice"], BOTS / "broken.py", "python3")
-    assert sent.status_code == 201
-    version = sent.json()["id"]
+    version = uploaded(server, tokens["alice"], BOTS / "broken.py")
     assert wait_until("the check", lambda: version_status(server, version)) == "rejected"
     mine = server.get(f"/api/versions/{version}", tokens["alice"])
     assert "FAIL" in mine["transcript"] and 'got "not-a-card"' in mine["transcript"]
@@ -196,9 +185,7 @@ def test_fault_transcripts_are_shown_to_their_owner_only(
     cup: tuple[Server, dict[str, str]], playing: dict[str, int]
 ) -> None:
     server, tokens = cup
-    sent = upload(server, tokens["dave"], BOTS / "sloppy.py", "python3")
-    assert sent.status_code == 201
-    version = sent.json()["id"]
+    version = uploaded(server, tokens["dave"], BOTS / "sloppy.py")
     assert wait_until("admission", partial(version_status, server, version)) == "admitted"
     faults = wait_until(
         "a fault in a match", lambda: server.get("/api/participants/dave")["faults"]

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.chromium import launched_chromium, needs_chromium
+from tests.chromium import launched_chromium, needs_chromium, screenshot
 from tests.server.serving import (
     BOTS,
     NEWMARKET,
@@ -48,14 +48,6 @@ pytestmark = needs_chromium
 def browser() -> Iterator[Any]:
     with launched_chromium(sync_api) as launched:
         yield launched
-
-
-def screenshot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    print(f"screenshot: {path}")
-    assert path.stat().st_size > 1000
 
 
 class Participant:
@@ -104,7 +96,7 @@ def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) ->
         bob.sign_in(tokens["bob"])
         assert alice.page.locator("#me").inner_text() == "alice"
         first = alice.upload(BOTS / "plain.py", "python3")
-        screenshot(alice.page, "server-version-pending")
+        screenshot(alice.page, ARTIFACTS, "server-version-pending")
         second = bob.upload(REPO / "bots" / "c" / "bot.c", "c")
         for version in (first, second):
             decided = wait_until("admission", partial(version_status, server, version))
@@ -120,7 +112,7 @@ def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) ->
             }""",
             timeout=240_000,
         )
-        screenshot(alice.page, "server-leaderboard")
+        screenshot(alice.page, ARTIFACTS, "server-leaderboard")
 
         # A broken version is rejected, and its owner reads why.
         broken = alice.upload(BOTS / "broken.py", "python3")
@@ -129,13 +121,13 @@ def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) ->
         assert "rejected" in alice.page.locator("#version-status").inner_text()
         transcript = alice.page.locator("#transcript").inner_text()
         assert "FAIL" in transcript and "not-a-card" in transcript
-        screenshot(alice.page, "server-rejected")
+        screenshot(alice.page, ARTIFACTS, "server-rejected")
         bob.page.goto(f"{base}/versions/{broken}")
         assert bob.page.locator("#transcript").count() == 0  # alice's alone
 
         # A replay opens from alice's page and steps.
         alice.page.goto(base + "/p/alice")
-        screenshot(alice.page, "server-participant")
+        screenshot(alice.page, ARTIFACTS, "server-participant")
         alice.page.locator("#matches a").first.click()
         alice.page.wait_for_selector("#replay")
         start = alice.page.locator("#position").inner_text()
@@ -143,7 +135,7 @@ def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) ->
         alice.page.click("#next")
         assert alice.page.locator("#position").inner_text() != start
         assert alice.page.locator("#table .card").count() > 0
-        screenshot(alice.page, "server-replay")
+        screenshot(alice.page, ARTIFACTS, "server-replay")
         for person in (alice, bob):
             assert not person.problems, person.problems
             person.context.close()
@@ -169,7 +161,7 @@ def test_a_remote_bot_registered_in_the_browser_connects_and_is_shown_connected(
         bot_token = carol.page.locator("#bot-token").inner_text().strip()
         command = carol.page.locator("#connect-command").inner_text()
         assert command.startswith(f"newmarket connect {found.group(1)} --token {bot_token}")
-        screenshot(carol.page, "server-remote-registered")
+        screenshot(carol.page, ARTIFACTS, "server-remote-registered")
         bot = [sys.executable, "-m", "bots.starters.tracker"]
         bridge = subprocess.Popen(
             [*NEWMARKET, "connect", found.group(1), "--token", bot_token, "--", *bot],
@@ -185,7 +177,7 @@ def test_a_remote_bot_registered_in_the_browser_connects_and_is_shown_connected(
                     && Number(document.body.dataset.matches || 0) >= 3""",
                 timeout=240_000,
             )
-            screenshot(carol.page, "server-remote-leaderboard")
+            screenshot(carol.page, ARTIFACTS, "server-remote-leaderboard")
         finally:
             bridge.terminate()
             bridge.wait(60)

@@ -21,6 +21,7 @@ from tests.server.serving import (
     add_participant,
     competition_file,
     running,
+    uploaded,
     version_status,
     wait_until,
 )
@@ -37,14 +38,7 @@ def test_a_local_cluster_plays_the_house_and_then_a_new_version(tmp_path: Path) 
     with running(config, "--cluster", "local:1", "--jobs", "1") as server:
         assert "1 tables on the Dask cluster local:1)" in server.log[0]
         wait_until("the house's first group", lambda: played(server, "house:random") >= 3)
-        with server.client(token) as client:
-            sent = client.post(
-                "/api/versions",
-                data={"runtime": "python3"},
-                files={"bot": ("main.py", (BOTS / "plain.py").read_bytes())},
-            )
-        assert sent.status_code == 201, sent.text
-        version = sent.json()["id"]
+        version = uploaded(server, token, BOTS / "plain.py")
         assert wait_until("admission", partial(version_status, server, version)) == "admitted"
         wait_until("alice's first group on the cluster", lambda: played(server, "alice") >= 3)
         # No table worker runs in the server's own process tree: the cluster's workers play.

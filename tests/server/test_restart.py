@@ -19,6 +19,7 @@ from tests.server.serving import (
     competition_file,
     running,
     start,
+    uploaded,
     version_status,
     wait_until,
 )
@@ -35,14 +36,7 @@ def test_a_restart_after_kill_9_loses_and_doubles_nothing(tmp_path: Path) -> Non
     db = tmp_path / "cup-data" / "competition.sqlite"
     server = start(config)
     try:
-        with server.client(token) as client:
-            sent = client.post(
-                "/api/versions",
-                data={"runtime": "python3"},
-                files={"bot": ("main.py", (BOTS / "plain.py").read_bytes())},
-            )
-        assert sent.status_code == 201
-        version = sent.json()["id"]
+        version = uploaded(server, token, BOTS / "plain.py")
         assert wait_until("admission", lambda: version_status(server, version)) == "admitted"
         wait_until("a dozen matches", lambda: server.get("/api/leaderboard")["matches"] >= 12)
         wait_until("a table mid-match", lambda: server.get("/api/leaderboard")["tables_playing"])

@@ -1,8 +1,11 @@
 """The leaderboard's numbers: each version's duplicate chips score with bootstrap intervals.
 
 **The seam.**  ``score_versions`` is the one function the server calls for a
-score; the fidelity work's duplicate chips score (``referee/scoring/``) can
-replace its body when it lands, keeping this signature.  Until then:
+score.  It is not yet the leagues' batch fit of duplicate chips per hand
+(``referee.scoring.fit`` and ``intervals.bootstrap``), which landed after it:
+moving onto that changes the leaderboard's unit (chips per hand, against the
+other holders of the same cards) and needs each match's hands, which the
+seats table does not join in.  Today:
 
 * A version's **score** is its mean net chips per match, averaged first
   within each duplicate rotation group (the same deal seed with the seats
@@ -26,6 +29,7 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 
+from referee.scoring.intervals import percentile
 from referee.server.store import SeatRow
 
 BOOTSTRAP = 200
@@ -54,11 +58,6 @@ class Score:
 
     def to_json(self) -> dict[str, object]:
         return dataclasses.asdict(self)
-
-
-def _percentile(ordered: Sequence[float], fraction: float) -> float:
-    index = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
-    return ordered[index]
 
 
 def score_versions(rows: Sequence[SeatRow], versions: Sequence[int]) -> dict[int, Score]:
@@ -109,10 +108,10 @@ def score_versions(rows: Sequence[SeatRow], versions: Sequence[int]) -> dict[int
             groups=counts[version],
             matches=matches[version],
             score=point.get(version),
-            low=_percentile(values, 0.025) if values else None,
-            high=_percentile(values, 0.975) if values else None,
+            low=percentile(values, 0.025) if values else None,
+            high=percentile(values, 0.975) if values else None,
             rank=rank,
-            rank_low=int(_percentile(places, 0.025)) if places else None,
-            rank_high=int(_percentile(places, 0.975)) if places else None,
+            rank_low=round(percentile(places, 0.025)) if places else None,
+            rank_high=round(percentile(places, 0.975)) if places else None,
         )
     return board

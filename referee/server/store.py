@@ -198,9 +198,9 @@ class CompetitionStore:
         except SqliteError as error:
             raise StoreError(str(error)) from None
         try:
-            with connection:
-                connection.execute("BEGIN IMMEDIATE")
-                connection.executescript("BEGIN;" + _SCHEMA + "COMMIT;")
+            # executescript commits whatever is open before it runs, so the script
+            # is its own transaction: the whole schema, or none of it.
+            connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
         except sqlite3.DatabaseError as error:
             connection.close()
             raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None

@@ -76,12 +76,21 @@ def _descriptors(stream: trio.abc.Stream) -> tuple[_HasFileno | None, _HasFileno
 def _stream_error(
     error: OSError, socket: bool
 ) -> trio.BrokenResourceError | trio.ClosedResourceError:
-    """The error trio's stream would have raised for ``error`` (so details read the same)."""
-    if error.errno == errno.EBADF:
-        return trio.ClosedResourceError("file was already closed")
-    broken = trio.BrokenResourceError(f"socket connection broken: {error}" if socket else "")
-    broken.__cause__ = error
-    return broken
+    """The error trio's stream would have raised for ``error``, so the details read the same.
+
+    trio's ``FdStream`` and ``SocketStream`` word a closed descriptor differently,
+    and both keep the ``OSError`` as the cause, which ``_reason`` prints.
+    """
+    translated: trio.BrokenResourceError | trio.ClosedResourceError
+    if error.errno == errno.EBADF or (socket and error.errno == errno.ENOTSOCK):
+        closed = "this socket was already closed" if socket else "file was already closed"
+        translated = trio.ClosedResourceError(closed)
+    else:
+        translated = trio.BrokenResourceError(
+            f"socket connection broken: {error}" if socket else ""
+        )
+    translated.__cause__ = error
+    return translated
 
 
 class Connection:
@@ -211,8 +220,7 @@ class Connection:
                 self._framer.feed(b"")  # raises the framer's error again
             try:
                 data = await self._receive_some()
-                if data is None:
-                    await trio.lowlevel.wait_readable(self._read_fd())
+                if data is None:  # it waited: the scheduler has been passed
                     passed = True
                     continue
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
@@ -236,26 +244,19 @@ class Connection:
             self.on_receive(line)
         return line
 
-    def _read_fd(self) -> int:
-        assert self._in is not None
-        fd = self._in.fileno()
-        if fd < 0:
-            raise trio.ClosedResourceError("file was already closed")
-        return fd
-
     async def _receive_some(self) -> bytes | bytearray | None:
-        """What has arrived, b"" at the end, or None if nothing has yet (fds only).
+        """What has arrived, b"" at the end, or None after waiting until something may have.
 
-        Without a file descriptor, the stream's ``receive_some`` (which waits).
+        Without a file descriptor, or with one already closed, the stream's own
+        ``receive_some`` (which waits, or says what is wrong in its own words).
         """
-        if self._in is None:
-            return await self._stream.receive_some(RECEIVE_SIZE)
-        fd = self._in.fileno()
+        fd = -1 if self._in is None else self._in.fileno()
         if fd < 0:
-            raise trio.ClosedResourceError("file was already closed")
+            return await self._stream.receive_some(RECEIVE_SIZE)
         try:
             return os.read(fd, RECEIVE_SIZE)
         except BlockingIOError:
+            await trio.lowlevel.wait_readable(fd)
             return None
         except OSError as error:
             raise _stream_error(error, self._socket) from error

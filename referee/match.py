@@ -505,6 +505,16 @@ class _Referee:
             return
         self.log.write({"type": "sent", "seat": seat.index, "t": self.clock_ms(), "lines": lines})
 
+    def log_sent_with(
+        self, seat: _Seat, lines: list[tuple[bytes, list[Any]]], message: bytes
+    ) -> None:
+        """``log_sent`` of one write: a seat's ``events`` lines (``take_events``), then a message.
+
+        The record's list is built only when there is a log file: this runs every decision.
+        """
+        if self.logging:
+            self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(message[:-1])])
+
     def clock_ms(self) -> float:
         """Milliseconds since the match began (the transcript's times)."""
         return round((trio.current_time() - self.started) * 1000, 3)
@@ -586,7 +596,7 @@ class _Referee:
                 for winner in event.winners:
                     self.seats[winner].hands_won += 1
             if not logging:
-                pass
+                pass  # the seats' stats above are all a match without a log file keeps
             elif wire is None:
                 write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
             else:  # the very bytes msgspec makes of that dict with the wire's event in it
@@ -671,7 +681,7 @@ class _Referee:
         try:
             await session.send(b"".join(line for line, _ in lines) + asked, limit)
         except BotLostError as error:
-            self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(asked[:-1])])
+            self.log_sent_with(seat, lines, asked)
             self.log_new_events()
             self.log_request(seat, request, hand)
             await self.fault(seat, error.kind, error.detail, hand, request=request, resolves=True)
@@ -679,8 +689,7 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        if self.logging:
-            self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(asked[:-1])])
+        self.log_sent_with(seat, lines, asked)
         self.deliver_hand_ends(hand - 1, asked=seat)
         self.log_new_events()
         self.log_request(seat, request, hand)
@@ -946,7 +955,7 @@ class _Referee:
                 return
             lines = seat.take_events(self.feed, logging=self.logging)
             told = encode(end)
-            self.log_sent(seat, [*(items for _, items in lines), msgspec.Raw(told[:-1])])
+            self.log_sent_with(seat, lines, told)
             try:
                 await seat.session.send(
                     b"".join(line for line, _ in lines) + told, self.control.startup_time

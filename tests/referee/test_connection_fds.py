@@ -10,6 +10,8 @@ reader that waits before its line comes, and a peer that closes.
 from __future__ import annotations
 
 import os
+import socket
+from collections.abc import Callable
 
 import pytest
 import trio
@@ -91,3 +93,74 @@ async def test_end_of_stream_and_a_closed_reader_are_named() -> None:
         await c.send(b"anyone?\n")
     assert c.broken
     await c.aclose()
+
+
+class _StreamOnly(trio.abc.Stream):
+    """The same stream with its descriptors hidden: the connection takes trio's own road."""
+
+    def __init__(self, inner: trio.abc.Stream) -> None:
+        self.inner = inner
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.inner.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.inner.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes | bytearray:
+        return await self.inner.receive_some(max_bytes)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _pipes_to_a_gone_peer() -> trio.abc.Stream:
+    """A write end whose reader is closed, and a read end whose writer is closed."""
+    gone_reader, write_end = os.pipe()
+    read_end, gone_writer = os.pipe()
+    os.close(gone_reader)
+    os.close(gone_writer)
+    return trio.StapledStream(trio.lowlevel.FdStream(write_end), trio.lowlevel.FdStream(read_end))
+
+
+def _socket_to_a_gone_peer() -> trio.abc.Stream:
+    ours, theirs = socket.socketpair()
+    theirs.close()
+    return trio.SocketStream(trio.socket.from_stdlib_socket(ours))
+
+
+async def _what_goes_wrong(connection: Connection, action: str) -> str:
+    try:
+        if action == "send":
+            await connection.send(b"anyone?\n")
+        else:
+            await connection.receive_line()
+    except (ConnectionBrokenError, ConnectionClosedError) as error:
+        return f"{type(error).__name__}: {error}"
+    finally:
+        await connection.aclose()
+    raise AssertionError("nothing went wrong")
+
+
+@pytest.mark.parametrize("make", [_pipes_to_a_gone_peer, _socket_to_a_gone_peer])
+@pytest.mark.parametrize("action", ["send", "receive"])
+@pytest.mark.parametrize("closed_by_us", [False, True])
+async def test_the_direct_road_names_errors_in_trio_s_own_words(
+    make: Callable[[], trio.abc.Stream], action: str, closed_by_us: bool
+) -> None:
+    # The fault detail a bot author reads must not depend on which road was taken.
+    words: list[str] = []
+    for wrap in (lambda stream: stream, _StreamOnly):
+        stream = make()
+        if closed_by_us:
+            await stream.aclose()
+        words.append(await _what_goes_wrong(Connection(wrap(stream)), action))
+    direct, trio_s = words
+    assert direct == trio_s
+    expected = {
+        ("send", False): "input is closed",
+        ("send", True): "already closed",
+        ("receive", False): "end of stream",
+        ("receive", True): "already closed",
+    }[action, closed_by_us]
+    assert expected in direct

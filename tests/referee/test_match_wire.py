@@ -1,0 +1,46 @@
+"""The match's events lines, assembled from each event's JSON (``referee.convert``).
+
+The referee encodes each event once and joins the pieces into a seat's
+``events`` line instead of encoding an ``Events`` message per seat.  SPEC.md
+section 4 promises compact JSON and lines of at most 65 536 bytes; these
+tests hold the assembled line to ``protocol.messages.encode``, byte for byte
+and at the limit, so the shortcut cannot drift from the one encoder.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import msgspec
+import pytest
+
+from protocol.events import Event
+from protocol.framing import MAX_LINE_BYTES, LineTooLongError
+from protocol.messages import Events, encode
+from referee.convert import events_line, wire_event
+from tests.protocol.samples import EVENTS
+
+
+def test_an_events_line_is_the_encoder_s_line_byte_for_byte() -> None:
+    for count in (0, 1, len(EVENTS)):
+        events = EVENTS[:count]
+        assert events_line([wire_event(event) for event in events]) == encode(Events(events=events))
+
+
+@pytest.mark.parametrize("over", [-1, 0, 1])
+def test_the_line_limit_falls_where_the_encoder_s_does(over: int) -> None:
+    # One string "event" padded so that the line is the limit plus ``over`` bytes.
+    frame = len(encode(Events(events=[]))) - 1 + 2  # the message around it, and the quotes
+    padding = "x" * (MAX_LINE_BYTES + over - frame)
+    fake = cast(list[Event], [padding])  # msgspec encodes what it is given
+    fragment = [msgspec.json.encode(padding)]
+    if over <= 0:
+        line = events_line(fragment)
+        assert line == encode(Events(events=fake))
+        assert len(line) == MAX_LINE_BYTES + over + 1
+        return
+    with pytest.raises(LineTooLongError) as encoder_s:
+        encode(Events(events=fake))
+    with pytest.raises(LineTooLongError) as assembled:
+        events_line(fragment)
+    assert str(assembled.value) == str(encoder_s.value)

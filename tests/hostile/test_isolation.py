@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -247,7 +248,13 @@ def play_attack_league(home: Path, wrapper: list[str]) -> dict[str, Any]:
     assert crashes >= 1
     assert "scratch full after" in stderr["fill_scratch"]
     assert "No space left on device" in stderr["fill_scratch"]
-    return {"stderr": stderr, "planted": planted, "referee": done.stderr}
+    (referee_pid,) = set(re.findall(r'\\"pids\\": \[(\d+)\]', league_text))
+    return {
+        "stderr": stderr,
+        "planted": planted,
+        "referee": done.stderr,
+        "referee_pid": int(referee_pid),
+    }
 
 
 def refused(stderr: str, attempt: str) -> None:
@@ -259,7 +266,20 @@ def refused(stderr: str, attempt: str) -> None:
 
 def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     stderr = outcome["stderr"]
+    # Every bot, the last of seven started too (after the others' pipes existed), holds its
+    # stdio alone: no pipe to a neighbour, no match log, no database.
+    for name, text in stderr.items():
+        held = [line for line in text.splitlines() if line.startswith("held fds ")]
+        assert held and all(line.startswith("held fds ['0', '1', '2'] ") for line in held), (
+            name,
+            held,
+        )
     files = stderr["read_files"]
+    for directory in ("/", "/etc", "/var/tmp", "/dev/shm", "/run"):
+        refused(files, f"create {directory}/nmforged")
+    forged = [line for line in files.splitlines() if "/nmforged: " in line]
+    assert forged and all(": refused: " in line for line in forged)  # (the cwd too)
+    assert "TRIED create /tmp/nmscratch: succeeded" in files  # its scratch is writable
     for name in ("league.toml", "league.tokens.json", "league.db", "victim/secret.txt"):
         refused(files, f"read {home / name}")
     for directory in ("league-logs", "victim"):
@@ -270,16 +290,21 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     spy = stderr["proc_spy"]
     assert "visible pids [1, 2" in spy and "unsafe" not in spy  # its own pid namespace
     net = stderr["net_escape"]
-    refused(net, "setns /proc/")
+    for kind in ("net", "mnt", "pid", "user", "ipc", "uts", "cgroup"):
+        refused(net, f"setns /proc/{outcome['referee_pid']}/ns/{kind}")
     refused(net, "connect 127.0.0.1:")
     refused(net, "resolve example.com")
     escape = stderr["cgroup_escape"]
     for path in cgroup_targets():
         refused(escape, f"write {path}")
     refused(escape, "write /sys/fs/cgroup/memory/cgroup.procs")
+    refused(escape, "mount cgroup2")
+    refused(escape, "mount cgroup")
+    refused(escape, "unshare user namespace")
     assert "TRIED linger: running as ['" in escape  # (and play_attack_league found it gone)
     signals = stderr["signals"]
     assert "unsafe" not in signals and "TRIED SIGKILL -1" in signals, signals
+    refused(signals, f"ptrace attach {outcome['referee_pid']}")
     for line in signals.splitlines():
         if line.startswith("TRIED SIGSTOP") and "parent" not in line and "-1" not in line:
             assert ": refused: " in line, line  # the referee's host pid is not in its world

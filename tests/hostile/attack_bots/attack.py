@@ -166,19 +166,22 @@ def read_files() -> None:
 
         tried(f"write {path}", forge)
     for directory in TARGETS.get("fill", []):
-
-        def fill(directory: str = directory) -> None:
-            with open(os.path.join(directory, "filler"), "wb") as handle:
-                for _ in range(64):
-                    handle.write(b"\0" * (1 << 20))
-
-        tried(f"fill {directory}", fill)
+        tried(f"fill {directory}", partial(fill, directory))
     scratch = os.environ.get("TMPDIR", "/tmp")
-    for directory in (os.getcwd(), "/", "/etc", "/var/tmp", "/dev/shm", "/run", "/home"):
+    for directory in (os.getcwd(), "/", "/etc", "/var/tmp", "/run", "/home"):
         if directory != scratch:
             tried(f"create {directory}/nmforged", partial(create, f"{directory}/nmforged"))
     tried(f"create {scratch}/nmscratch", partial(create, f"{scratch}/nmscratch"))
+    tried("fill /dev/shm with 64 MiB", partial(fill, "/dev/shm"))  # (POSIX shared memory's)
     say(f"cwd {os.getcwd()} sees {sorted(os.listdir('/'))}")
+
+
+def fill(directory: str) -> None:
+    with open(os.path.join(directory, "filler"), "wb") as handle:
+        for _ in range(64):
+            handle.write(b"\0" * (1 << 20))
+            handle.flush()
+    os.unlink(os.path.join(directory, "filler"))
 
 
 def create(path: str) -> None:

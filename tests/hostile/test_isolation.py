@@ -275,14 +275,20 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
             held,
         )
     files = stderr["read_files"]
-    for directory in ("/", "/etc", "/var/tmp", "/run"):
+    for directory in ("/", "/dev", "/etc", "/var/tmp", "/run"):
         refused(files, f"create {directory}/nmforged")
     # /dev/shm is a tmpfs of its own, capped like the scratch (8 MiB here), not bwrap's
     # half-the-machine /dev.
     refused(files, "fill /dev/shm")
     assert "fill /dev/shm with 64 MiB: refused: OSError: [Errno 28]" in files
+    # (The cwd is the league's directory, refused as root; the non-root league lies under /tmp,
+    # so there it is a directory of the bot's own scratch: the host's is checked below.)
     forged = [line for line in files.splitlines() if "/nmforged: " in line]
-    assert forged and all(": refused: " in line for line in forged)  # (the cwd too)
+    assert len(forged) == 7
+    assert all(
+        ": refused: " in line for line in forged if not line.startswith("TRIED create /tmp/")
+    )
+    assert not (home / "nmforged").exists()
     assert "TRIED create /tmp/nmscratch: succeeded" in files  # its scratch is writable
     for name in ("league.toml", "league.tokens.json", "league.db", "victim/secret.txt"):
         refused(files, f"read {home / name}")

@@ -168,7 +168,7 @@ def read_files() -> None:
     for directory in TARGETS.get("fill", []):
         tried(f"fill {directory}", partial(fill, directory))
     scratch = os.environ.get("TMPDIR", "/tmp")
-    for directory in (os.getcwd(), "/", "/etc", "/var/tmp", "/run", "/home"):
+    for directory in (os.getcwd(), "/", "/dev", "/etc", "/var/tmp", "/run", "/home"):
         if directory != scratch:
             tried(f"create {directory}/nmforged", partial(create, f"{directory}/nmforged"))
     tried(f"create {scratch}/nmscratch", partial(create, f"{scratch}/nmscratch"))
@@ -177,11 +177,16 @@ def read_files() -> None:
 
 
 def fill(directory: str) -> None:
-    with open(os.path.join(directory, "filler"), "wb") as handle:
-        for _ in range(64):
-            handle.write(b"\0" * (1 << 20))
-            handle.flush()
-    os.unlink(os.path.join(directory, "filler"))
+    """Write 64 MiB into ``directory`` (then remove it: a full scratch would hide the rest)."""
+    path = os.path.join(directory, "filler")
+    try:
+        with open(path, "wb") as handle:
+            for _ in range(64):
+                handle.write(b"\0" * (1 << 20))
+                handle.flush()
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
 
 
 def create(path: str) -> None:

@@ -25,11 +25,13 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +91,7 @@ def cgroup_targets() -> list[str]:
     return [str(parent / "cgroup.procs") for parent in parents]
 
 
-def write_league(home: Path, planted: dict[str, str], port: int) -> Path:
+def write_league(home: Path, planted: dict[str, str], port: int, mark: str) -> Path:
     """The league file, the victim's directory and a tokens file, with secrets planted."""
     victim = home / "victim"
     victim.mkdir()
@@ -127,7 +129,7 @@ env = {{ VICTIM_SECRET = "{planted["victim_env"]}" }}
             f"""
 [[bots]]
 name = "{attacker}"
-command = [{json.dumps(sys.executable)}, {json.dumps(script)}, "{attacker}"]
+command = [{json.dumps(sys.executable)}, {json.dumps(script)}, "{attacker}", "{mark}"]
 {where}
 env = {{ ATTACK_TARGETS = {json.dumps(encoded)} }}
 """
@@ -160,7 +162,8 @@ scratch_mb = 8
     return path
 
 
-def lingering(marker: str = "NMLINGER") -> list[int]:
+def lingering(marker: str) -> list[int]:
+    """The processes on this machine with ``marker`` as one of their arguments."""
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -179,9 +182,10 @@ def play_attack_league(home: Path, wrapper: list[str]) -> dict[str, Any]:
         key: f"NMSECRET-{secrets.token_hex(8)}"
         for key in ("referee_env", "victim_env", "victim_file", "league_file", "token")
     }
+    mark = f"NMLINGER-{secrets.token_hex(4)}"  # (other tests' bots on this machine have theirs)
     listener = Listener()
     try:
-        league = write_league(home, planted, listener.port)
+        league = write_league(home, planted, listener.port, mark)
         before = {"league": digest(league)}
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -224,7 +228,7 @@ def play_attack_league(home: Path, wrapper: list[str]) -> dict[str, Any]:
     assert "forged" not in league_text and digest(league) != before["league"]  # (the pid, by sed)
     assert not (home / "filler").exists() and not (home / "league-logs" / "filler").exists()
     assert listener.reached == 0, "a bot reached a listener on the host's loopback"
-    assert lingering() == [], "a process of a bot outlived the league"
+    assert lingering(mark) == [], "a process of a bot outlived the league"
     # The verdicts: the league finished; only the scratch filler has a fault.
     with sqlite3.connect(home / "league.db") as db:
         (stored,) = db.execute("SELECT COUNT(*) FROM matches").fetchone()
@@ -385,5 +389,72 @@ def test_attack_bots_in_a_league_of_an_unprivileged_referee_learn_and_touch_noth
         outcome = play_attack_league(home, wrapper)
         check_attacks(outcome, home)
         assert "the referee is not root" in outcome["referee"]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def kill_the_referee_mid_match(home: Path, wrapper: list[str]) -> None:
+    """SIGKILL a referee whose bot left a process behind and hangs: nothing of the bots stays.
+
+    A SIGKILLed referee runs no clean-up of its own: what ends the bots is the
+    sandbox alone (each bwrap dies with its parent, and a pid namespace dies
+    with its first process, taking the bot's setsid'd grandchild with it).
+    """
+    script = ATTACKS / "attack.py"
+    mark = f"NMLINGER-{secrets.token_hex(4)}"  # on every bot, and on what the hanging one leaves
+    bots = [f"hang={sys.executable} {script} hang {mark}"]
+    bots += [f"victim{index}={sys.executable} {script} victim {mark}" for index in (1, 2)]
+    argv = [*wrapper, sys.executable, "-m", "referee.cli", "match", "--hands", "1"]
+    argv += ["--move-time", "120", "--startup-time", "60", "--log", str(home / "m.jsonl")]
+    for bot in bots:
+        argv += ["--bot", bot]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    referee = subprocess.Popen(
+        argv, cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        for _ in range(600):  # until the hanging bot has left its process behind
+            if left_behind(mark) or referee.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert left_behind(mark), referee.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
+        (pid,) = lingering(str(home / "m.jsonl"))  # the referee itself (under any wrapper)
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(300):
+            if not lingering(mark):
+                break
+            time.sleep(0.1)
+        assert left_behind(mark) == [], "the bot's process outlived its SIGKILLed referee"
+        assert lingering(mark) == [], "a bot (or its sandbox) outlived its SIGKILLed referee"
+    finally:
+        if referee.poll() is None:
+            referee.kill()
+        referee.wait(timeout=60)  # (the wrapper's bwrap ends with the referee)
+        for pid in lingering(mark):  # only if the test failed
+            os.kill(pid, signal.SIGKILL)
+
+
+def left_behind(mark: str) -> list[int]:
+    """The process the hanging bot left behind (the bots' sandboxes carry ``mark`` too)."""
+    return [pid for pid in lingering(mark) if pid in lingering("import time; time.sleep(600)")]
+
+
+@NEEDS_ISOLATION
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root variant needs a root referee")
+def test_a_sigkilled_root_referee_leaves_no_bot_process(tmp_path: Path) -> None:
+    kill_the_referee_mid_match(tmp_path, [])
+
+
+@NEEDS_ISOLATION
+def test_a_sigkilled_unprivileged_referee_leaves_no_bot_process() -> None:
+    home = Path(os.environ.get("TMPDIR", "/tmp")) / f"newmarket-nonroot-{secrets.token_hex(4)}"
+    home.mkdir(mode=0o755)
+    try:
+        if os.geteuid() == 0:
+            os.chown(home, UNPRIVILEGED, UNPRIVILEGED)
+        wrapper, why = unprivileged_wrapper(home)
+        if why:
+            pytest.skip(why)
+        kill_the_referee_mid_match(home, wrapper)
     finally:
         shutil.rmtree(home, ignore_errors=True)

@@ -1,4 +1,4 @@
-"""Attack bots: ``python3 attack.py ATTACK`` (the standard library only; run from this directory).
+"""Attack bots: ``python3 attack.py ATTACK [MARK]`` (the standard library only).
 
 Each ATTACK below is one bot program (``victim`` is the well-behaved one).
 
@@ -30,6 +30,8 @@ Message = dict[str, Any]
 SECRET = re.compile(rb"NMSECRET-[0-9a-f]+")
 TARGETS: dict[str, Any] = json.loads(os.environ.get("ATTACK_TARGETS", "{}"))
 RNG = random.Random(0)
+# What marks a process a bot leaves behind (``attack.py ATTACK MARK``): one per test run.
+MARK = sys.argv[2] if len(sys.argv) > 2 else "NMLINGER"
 
 
 def say(text: str) -> None:
@@ -281,7 +283,7 @@ def move(path: str) -> None:
 
 def cgroup_escape() -> None:
     """Moves itself out of its cgroups (into the parents' cgroup.procs), then leaves a process
-    behind that should outlive the match (setsid, double fork, marked ``NMLINGER``)."""
+    behind that should outlive the match (setsid, double fork, marked ``MARK``)."""
     say("own cgroups " + read("/proc/self/cgroup").decode().replace("\n", " "))
     for path in [*TARGETS.get("cgroup_procs", []), "/sys/fs/cgroup/memory/cgroup.procs"]:
         tried(f"write {path}", partial(move, path))
@@ -299,7 +301,7 @@ def cgroup_escape() -> None:
     alive = [
         name
         for name in os.listdir("/proc")
-        if name.isdigit() and b"NMLINGER" in read(f"/proc/{name}/cmdline")
+        if name.isdigit() and MARK.encode() in read(f"/proc/{name}/cmdline").split(b"\0")
     ]
     say(f"TRIED linger: running as {alive}")
 
@@ -310,7 +312,7 @@ def linger() -> None:
         os.setsid()
         if os.fork() == 0:
             code = "import time; time.sleep(600)"
-            os.execv(sys.executable, [sys.executable, "-c", code, "NMLINGER"])
+            os.execv(sys.executable, [sys.executable, "-c", code, MARK])
         os._exit(0)
 
 

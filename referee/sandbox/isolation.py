@@ -207,7 +207,19 @@ class Isolation:
                 *argv,
             ]
         assert uid is not None, "a root referee runs each bot as its own uid"
-        outer = [self.bwrap, "--die-with-parent", *mounts, "--bind", "/proc", "/proc"]
+        # Its own pid namespace: --die-with-parent's signal goes to the outer bwrap's child,
+        # whose switch of uid (setpriv) clears it, so a SIGKILLed referee left the inner bwrap
+        # and the bot running.  As that child is now the init of a pid namespace (bwrap's
+        # own, still root), its death ends every process of the bot, whatever it became.
+        outer = [
+            self.bwrap,
+            "--die-with-parent",
+            "--unshare-pid",
+            *mounts,
+            "--bind",
+            "/proc",
+            "/proc",
+        ]
         outer += ["--dev", "/dev", "--"]
         switch = [
             self.setpriv,

@@ -418,7 +418,12 @@ def kill_the_referee_mid_match(home: Path, wrapper: list[str]) -> None:
                 break
             time.sleep(0.1)
         assert left_behind(mark), referee.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
-        (pid,) = lingering(str(home / "m.jsonl"))  # the referee itself (under any wrapper)
+        # The referee itself, not the wrapper's bwrap around it (whose argv has it too).
+        (pid,) = [
+            pid
+            for pid in lingering(str(home / "m.jsonl"))
+            if b"bwrap" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        ]
         os.kill(pid, signal.SIGKILL)
         for _ in range(300):
             if not lingering(mark):

@@ -197,6 +197,9 @@ class Isolation:
                 "/proc",
                 "--dev",
                 "/dev",
+                *self._dev_options(),
+                "--remount-ro",
+                "/",  # bwrap's root is a tmpfs of half the machine, writable until this
                 "--chdir",
                 chdir,
                 "--",
@@ -204,7 +207,19 @@ class Isolation:
                 *argv,
             ]
         assert uid is not None, "a root referee runs each bot as its own uid"
-        outer = [self.bwrap, "--die-with-parent", *mounts, "--bind", "/proc", "/proc"]
+        # Its own pid namespace: --die-with-parent's signal goes to the outer bwrap's child,
+        # whose switch of uid (setpriv) clears it, so a SIGKILLed referee left the inner bwrap
+        # and the bot running.  As that child is now the init of a pid namespace (bwrap's
+        # own, still root), its death ends every process of the bot, whatever it became.
+        outer = [
+            self.bwrap,
+            "--die-with-parent",
+            "--unshare-pid",
+            *mounts,
+            "--bind",
+            "/proc",
+            "/proc",
+        ]
         outer += ["--dev", "/dev", "--"]
         switch = [
             self.setpriv,
@@ -217,12 +232,20 @@ class Isolation:
             "--no-new-privs",
             "--",
         ]
-        inside = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+        inside = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", *self._dev_options()]
         inside += ["--bind", SCRATCH, SCRATCH]
         for _source, target in extra_binds:
             inside += ["--bind", target, target]
         inside += ["--chdir", chdir, "--"]
         return [*outer, *switch, *inner, *inside, *inner_prefix, *argv]
+
+    def _dev_options(self) -> list[str]:
+        # bwrap --dev makes /dev a tmpfs of half the machine's memory, writable, with a
+        # writable /dev/shm in it: a second scratch past the scratch cap (and past every limit
+        # where no memory cgroup charges it).  /dev is made read-only; /dev/shm, where POSIX
+        # shared memory and semaphores live, stays, as a tmpfs of its own with the cap.
+        size = [] if self.scratch_bytes is None else ["--size", str(self.scratch_bytes)]
+        return [*size, "--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
 
 
 def real_interpreter(argv: Sequence[str], env: Mapping[str, str]) -> Sequence[str]:

@@ -22,13 +22,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
+import signal
 import socket
 import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +91,7 @@ def cgroup_targets() -> list[str]:
     return [str(parent / "cgroup.procs") for parent in parents]
 
 
-def write_league(home: Path, planted: dict[str, str], port: int) -> Path:
+def write_league(home: Path, planted: dict[str, str], port: int, mark: str) -> Path:
     """The league file, the victim's directory and a tokens file, with secrets planted."""
     victim = home / "victim"
     victim.mkdir()
@@ -126,7 +129,7 @@ env = {{ VICTIM_SECRET = "{planted["victim_env"]}" }}
             f"""
 [[bots]]
 name = "{attacker}"
-command = [{json.dumps(sys.executable)}, {json.dumps(script)}, "{attacker}"]
+command = [{json.dumps(sys.executable)}, {json.dumps(script)}, "{attacker}", "{mark}"]
 {where}
 env = {{ ATTACK_TARGETS = {json.dumps(encoded)} }}
 """
@@ -159,7 +162,8 @@ scratch_mb = 8
     return path
 
 
-def lingering(marker: str = "NMLINGER") -> list[int]:
+def lingering(marker: str) -> list[int]:
+    """The processes on this machine with ``marker`` as one of their arguments."""
     found = []
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -178,9 +182,10 @@ def play_attack_league(home: Path, wrapper: list[str]) -> dict[str, Any]:
         key: f"NMSECRET-{secrets.token_hex(8)}"
         for key in ("referee_env", "victim_env", "victim_file", "league_file", "token")
     }
+    mark = f"NMLINGER-{secrets.token_hex(4)}"  # (other tests' bots on this machine have theirs)
     listener = Listener()
     try:
-        league = write_league(home, planted, listener.port)
+        league = write_league(home, planted, listener.port, mark)
         before = {"league": digest(league)}
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -223,7 +228,7 @@ def play_attack_league(home: Path, wrapper: list[str]) -> dict[str, Any]:
     assert "forged" not in league_text and digest(league) != before["league"]  # (the pid, by sed)
     assert not (home / "filler").exists() and not (home / "league-logs" / "filler").exists()
     assert listener.reached == 0, "a bot reached a listener on the host's loopback"
-    assert lingering() == [], "a process of a bot outlived the league"
+    assert lingering(mark) == [], "a process of a bot outlived the league"
     # The verdicts: the league finished; only the scratch filler has a fault.
     with sqlite3.connect(home / "league.db") as db:
         (stored,) = db.execute("SELECT COUNT(*) FROM matches").fetchone()
@@ -247,7 +252,13 @@ def play_attack_league(home: Path, wrapper: list[str]) -> dict[str, Any]:
     assert crashes >= 1
     assert "scratch full after" in stderr["fill_scratch"]
     assert "No space left on device" in stderr["fill_scratch"]
-    return {"stderr": stderr, "planted": planted, "referee": done.stderr}
+    (referee_pid,) = set(re.findall(r'\\"pids\\": \[(\d+)\]', league_text))
+    return {
+        "stderr": stderr,
+        "planted": planted,
+        "referee": done.stderr,
+        "referee_pid": int(referee_pid),
+    }
 
 
 def refused(stderr: str, attempt: str) -> None:
@@ -259,7 +270,30 @@ def refused(stderr: str, attempt: str) -> None:
 
 def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     stderr = outcome["stderr"]
+    # Every bot, the last of seven started too (after the others' pipes existed), holds its
+    # stdio alone: no pipe to a neighbour, no match log, no database.
+    for name, text in stderr.items():
+        held = [line for line in text.splitlines() if line.startswith("held fds ")]
+        assert held and all(line.startswith("held fds ['0', '1', '2'] ") for line in held), (
+            name,
+            held,
+        )
     files = stderr["read_files"]
+    for directory in ("/", "/dev", "/etc", "/var/tmp", "/run"):
+        refused(files, f"create {directory}/nmforged")
+    # /dev/shm is a tmpfs of its own, capped like the scratch (8 MiB here), not bwrap's
+    # half-the-machine /dev.
+    refused(files, "fill /dev/shm")
+    assert "fill /dev/shm with 64 MiB: refused: OSError: [Errno 28]" in files
+    # (The cwd is the league's directory, refused as root; the non-root league lies under /tmp,
+    # so there it is a directory of the bot's own scratch: the host's is checked below.)
+    forged = [line for line in files.splitlines() if "/nmforged: " in line]
+    assert len(forged) == 7
+    assert all(
+        ": refused: " in line for line in forged if not line.startswith("TRIED create /tmp/")
+    )
+    assert not (home / "nmforged").exists()
+    assert "TRIED create /tmp/nmscratch: succeeded" in files  # its scratch is writable
     for name in ("league.toml", "league.tokens.json", "league.db", "victim/secret.txt"):
         refused(files, f"read {home / name}")
     for directory in ("league-logs", "victim"):
@@ -270,16 +304,21 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     spy = stderr["proc_spy"]
     assert "visible pids [1, 2" in spy and "unsafe" not in spy  # its own pid namespace
     net = stderr["net_escape"]
-    refused(net, "setns /proc/")
+    for kind in ("net", "mnt", "pid", "user", "ipc", "uts", "cgroup"):
+        refused(net, f"setns /proc/{outcome['referee_pid']}/ns/{kind}")
     refused(net, "connect 127.0.0.1:")
     refused(net, "resolve example.com")
     escape = stderr["cgroup_escape"]
     for path in cgroup_targets():
         refused(escape, f"write {path}")
     refused(escape, "write /sys/fs/cgroup/memory/cgroup.procs")
+    refused(escape, "mount cgroup2")
+    refused(escape, "mount cgroup")
+    refused(escape, "unshare user namespace")
     assert "TRIED linger: running as ['" in escape  # (and play_attack_league found it gone)
     signals = stderr["signals"]
     assert "unsafe" not in signals and "TRIED SIGKILL -1" in signals, signals
+    refused(signals, f"ptrace attach {outcome['referee_pid']}")
     for line in signals.splitlines():
         if line.startswith("TRIED SIGSTOP") and "parent" not in line and "-1" not in line:
             assert ": refused: " in line, line  # the referee's host pid is not in its world
@@ -350,5 +389,77 @@ def test_attack_bots_in_a_league_of_an_unprivileged_referee_learn_and_touch_noth
         outcome = play_attack_league(home, wrapper)
         check_attacks(outcome, home)
         assert "the referee is not root" in outcome["referee"]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def kill_the_referee_mid_match(home: Path, wrapper: list[str]) -> None:
+    """SIGKILL a referee whose bot left a process behind and hangs: nothing of the bots stays.
+
+    A SIGKILLed referee runs no clean-up of its own: what ends the bots is the
+    sandbox alone (each bwrap dies with its parent, and a pid namespace dies
+    with its first process, taking the bot's setsid'd grandchild with it).
+    """
+    script = ATTACKS / "attack.py"
+    mark = f"NMLINGER-{secrets.token_hex(4)}"  # on every bot, and on what the hanging one leaves
+    bots = [f"hang={sys.executable} {script} hang {mark}"]
+    bots += [f"victim{index}={sys.executable} {script} victim {mark}" for index in (1, 2)]
+    argv = [*wrapper, sys.executable, "-m", "referee.cli", "match", "--hands", "1"]
+    argv += ["--move-time", "120", "--startup-time", "60", "--log", str(home / "m.jsonl")]
+    for bot in bots:
+        argv += ["--bot", bot]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    referee = subprocess.Popen(
+        argv, cwd=home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        for _ in range(600):  # until the hanging bot has left its process behind
+            if left_behind(mark) or referee.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert left_behind(mark), referee.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
+        # The referee itself, not the wrapper's bwrap around it (whose argv has it too).
+        (pid,) = [
+            pid
+            for pid in lingering(str(home / "m.jsonl"))
+            if b"bwrap" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+        ]
+        os.kill(pid, signal.SIGKILL)
+        for _ in range(300):
+            if not lingering(mark):
+                break
+            time.sleep(0.1)
+        assert left_behind(mark) == [], "the bot's process outlived its SIGKILLed referee"
+        assert lingering(mark) == [], "a bot (or its sandbox) outlived its SIGKILLed referee"
+    finally:
+        if referee.poll() is None:
+            referee.kill()
+        referee.wait(timeout=60)  # (the wrapper's bwrap ends with the referee)
+        for pid in lingering(mark):  # only if the test failed
+            os.kill(pid, signal.SIGKILL)
+
+
+def left_behind(mark: str) -> list[int]:
+    """The process the hanging bot left behind (the bots' sandboxes carry ``mark`` too)."""
+    return [pid for pid in lingering(mark) if pid in lingering("import time; time.sleep(600)")]
+
+
+@NEEDS_ISOLATION
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root variant needs a root referee")
+def test_a_sigkilled_root_referee_leaves_no_bot_process(tmp_path: Path) -> None:
+    kill_the_referee_mid_match(tmp_path, [])
+
+
+@NEEDS_ISOLATION
+def test_a_sigkilled_unprivileged_referee_leaves_no_bot_process() -> None:
+    home = Path(os.environ.get("TMPDIR", "/tmp")) / f"newmarket-nonroot-{secrets.token_hex(4)}"
+    home.mkdir(mode=0o755)
+    try:
+        if os.geteuid() == 0:
+            os.chown(home, UNPRIVILEGED, UNPRIVILEGED)
+        wrapper, why = unprivileged_wrapper(home)
+        if why:
+            pytest.skip(why)
+        kill_the_referee_mid_match(home, wrapper)
     finally:
         shutil.rmtree(home, ignore_errors=True)

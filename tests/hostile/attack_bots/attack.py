@@ -1,4 +1,4 @@
-"""Attack bots: ``python3 attack.py ATTACK`` (the standard library only; run from this directory).
+"""Attack bots: ``python3 attack.py ATTACK [MARK]`` (the standard library only).
 
 Each ATTACK below is one bot program (``victim`` is the well-behaved one).
 
@@ -30,6 +30,8 @@ Message = dict[str, Any]
 SECRET = re.compile(rb"NMSECRET-[0-9a-f]+")
 TARGETS: dict[str, Any] = json.loads(os.environ.get("ATTACK_TARGETS", "{}"))
 RNG = random.Random(0)
+# What marks a process a bot leaves behind (``attack.py ATTACK MARK``): one per test run.
+MARK = sys.argv[2] if len(sys.argv) > 2 else "NMLINGER"
 
 
 def say(text: str) -> None:
@@ -94,8 +96,28 @@ def choice(request: Message) -> object:
     return amounts
 
 
+def held_fds() -> list[str]:
+    """The descriptors this process was started with (before it opens any), and what each is.
+
+    A bot must hold only 0, 1 and 2: anything else leaked from the referee (a pipe to
+    another bot, the match log, the database) is a way in."""
+    held = []
+    for fd in range(1024):
+        try:
+            os.fstat(fd)
+        except OSError:
+            continue
+        try:
+            what = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError as error:
+            what = type(error).__name__
+        held.append(f"{fd}={what}")
+    return held
+
+
 def run(attack: Callable[[], None], name: str) -> None:
     """Handshake, then play; ``attack()`` once, when the first request arrives."""
+    say(f"held fds {[item.split('=')[0] for item in held_fds()]} {held_fds()}")
     wire = Wire()
     attacked = bool(os.environ.get("ATTACK_EARLY"))  # attack once connected, before any request
     if attacked:
@@ -146,14 +168,32 @@ def read_files() -> None:
 
         tried(f"write {path}", forge)
     for directory in TARGETS.get("fill", []):
-
-        def fill(directory: str = directory) -> None:
-            with open(os.path.join(directory, "filler"), "wb") as handle:
-                for _ in range(64):
-                    handle.write(b"\0" * (1 << 20))
-
-        tried(f"fill {directory}", fill)
+        tried(f"fill {directory}", partial(fill, directory))
+    scratch = os.environ.get("TMPDIR", "/tmp")
+    for directory in (os.getcwd(), "/", "/dev", "/etc", "/var/tmp", "/run", "/home"):
+        if directory != scratch:
+            tried(f"create {directory}/nmforged", partial(create, f"{directory}/nmforged"))
+    tried(f"create {scratch}/nmscratch", partial(create, f"{scratch}/nmscratch"))
+    tried("fill /dev/shm with 64 MiB", partial(fill, "/dev/shm"))  # (POSIX shared memory's)
     say(f"cwd {os.getcwd()} sees {sorted(os.listdir('/'))}")
+
+
+def fill(directory: str) -> None:
+    """Write 64 MiB into ``directory`` (then remove it: a full scratch would hide the rest)."""
+    path = os.path.join(directory, "filler")
+    try:
+        with open(path, "wb") as handle:
+            for _ in range(64):
+                handle.write(b"\0" * (1 << 20))
+                handle.flush()
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def create(path: str) -> None:
+    with open(path, "xb") as handle:
+        handle.write(b"forged")
 
 
 def proc_spy() -> None:
@@ -166,6 +206,7 @@ def proc_spy() -> None:
         for part in ("environ", "cmdline", "mem", "maps"):
             path = f"/proc/{pid}/{part}"
             tried(f"read {path}", partial(read, path))
+        tried(f"list /proc/{pid}/fd", partial(os.listdir, f"/proc/{pid}/fd"))
 
         def hijack(pid: int = pid) -> None:
             with open(f"/proc/{pid}/fd/1", "wb") as handle:
@@ -190,19 +231,32 @@ def signals() -> None:
         say(f"TRIED signals: unsafe: {len(visible)} processes visible, not in a pid namespace")
         return
     for pid in TARGETS.get("pids", []):
+        tried(f"ptrace attach {pid}", partial(ptrace_attach, pid))
         tried(f"SIGSTOP {pid}", partial(os.kill, pid, signal.SIGSTOP))
     tried(f"SIGSTOP parent {os.getppid()}", lambda: os.kill(os.getppid(), signal.SIGSTOP))
     tried("SIGSTOP -1", lambda: os.kill(-1, signal.SIGSTOP))
     tried("SIGKILL -1", lambda: os.kill(-1, signal.SIGKILL))
 
 
-def setns(path: str) -> None:
+def libc_call(name: str, *args: object) -> None:
+    """Call libc's ``name``; an OSError with its errno if it fails."""
     libc = ctypes.CDLL(None, use_errno=True)
+    if getattr(libc, name)(*args) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
+
+
+def ptrace_attach(pid: int) -> None:
+    PTRACE_ATTACH, PTRACE_DETACH = 16, 17  # <sys/ptrace.h>
+    libc_call("ptrace", PTRACE_ATTACH, pid, None, None)
+    os.waitpid(pid, 0)
+    libc_call("ptrace", PTRACE_DETACH, pid, None, None)
+
+
+def setns(path: str) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
-        if libc.setns(fd, 0) != 0:
-            error = ctypes.get_errno()
-            raise OSError(error, os.strerror(error))
+        libc_call("setns", fd, 0)
     finally:
         os.close(fd)
 
@@ -210,7 +264,8 @@ def setns(path: str) -> None:
 def net_escape() -> None:
     """Connects to listeners on the host's 127.0.0.1 and setns()es into the referee's netns."""
     for pid in TARGETS.get("pids", []):
-        tried(f"setns /proc/{pid}/ns/net", partial(setns, f"/proc/{pid}/ns/net"))
+        for kind in ("net", "mnt", "pid", "user", "ipc", "uts", "cgroup"):
+            tried(f"setns /proc/{pid}/ns/{kind}", partial(setns, f"/proc/{pid}/ns/{kind}"))
     for port in TARGETS.get("ports", []):
 
         def connect(port: int = port) -> None:
@@ -228,23 +283,44 @@ def move(path: str) -> None:
 
 def cgroup_escape() -> None:
     """Moves itself out of its cgroups (into the parents' cgroup.procs), then leaves a process
-    behind that should outlive the match (setsid, double fork, marked ``NMLINGER``)."""
+    behind that should outlive the match (setsid, double fork, marked ``MARK``)."""
     say("own cgroups " + read("/proc/self/cgroup").decode().replace("\n", " "))
     for path in [*TARGETS.get("cgroup_procs", []), "/sys/fs/cgroup/memory/cgroup.procs"]:
         tried(f"write {path}", partial(move, path))
-    if os.fork() == 0:
-        os.setsid()
-        if os.fork() == 0:
-            code = "import time; time.sleep(600)"
-            os.execv(sys.executable, [sys.executable, "-c", code, "NMLINGER"])
-        os._exit(0)
+    mountpoint = os.path.join(os.environ.get("TMPDIR", "/tmp"), "cg")
+    os.makedirs(mountpoint, exist_ok=True)
+    for fstype, options in (("cgroup2", None), ("cgroup", b"pids")):
+        mount = partial(
+            libc_call, "mount", fstype.encode(), mountpoint.encode(), fstype.encode(), 0, options
+        )
+        tried(f"mount {fstype}", mount)
+    CLONE_NEWUSER = 0x10000000  # <sched.h>
+    tried("unshare user namespace", partial(libc_call, "unshare", CLONE_NEWUSER))
+    linger()
     time.sleep(0.5)
     alive = [
         name
         for name in os.listdir("/proc")
-        if name.isdigit() and b"NMLINGER" in read(f"/proc/{name}/cmdline")
+        if name.isdigit() and MARK.encode() in read(f"/proc/{name}/cmdline").split(b"\0")
     ]
     say(f"TRIED linger: running as {alive}")
+
+
+def linger() -> None:
+    """Leave a process behind, out of this one's session (setsid, double fork), marked."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            code = "import time; time.sleep(600)"
+            os.execv(sys.executable, [sys.executable, "-c", code, MARK])
+        os._exit(0)
+
+
+def hang() -> None:
+    """Leaves a process behind, then never answers: the referee is killed meanwhile."""
+    linger()
+    say("ATTACK DONE")
+    time.sleep(600)
 
 
 def fill_scratch() -> None:
@@ -273,6 +349,7 @@ ATTACKS: dict[str, Callable[[], None]] = {
     "net_escape": net_escape,
     "cgroup_escape": cgroup_escape,
     "fill_scratch": fill_scratch,
+    "hang": hang,
 }
 
 if __name__ == "__main__":

@@ -152,7 +152,7 @@ class Isolation:
 
     def describe(self) -> str:
         size = "" if self.scratch_bytes is None else f" {self.scratch_bytes >> 20} MiB"
-        scratch = f"scratch tmpfs{size}"
+        scratch = f"scratch tmpfs{size} (and /dev/shm alike)"
         common = (
             "own pid/ipc/uts/cgroup/net/mount namespaces, read-only system and bot directory, "
             f"{scratch}, no_new_privs, no capabilities"

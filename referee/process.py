@@ -329,6 +329,9 @@ class BotProcess:
         self.status: int | None = None  # as Popen.returncode: negative for a signal
         self._ended = False
         self._reaped = False  # after this, the group's id may be reused: no /proc look
+        # A pidfd of its own, beside the ChildProcess's: ``watch`` waits on this one for
+        # the whole life of the bot while ``end`` reaps through the other, and trio lets
+        # only one task at a time wait for one descriptor to become readable.
         self._pidfd: int | None
         try:
             self._pidfd = os.pidfd_open(process.pid)

@@ -72,9 +72,13 @@ class Bootstrap:
         return self.ahead[a][b]
 
 
-def _ranks(values: Sequence[float]) -> list[int]:
-    """1 for the largest value; equal values share the best rank among them."""
-    order = sorted(range(len(values)), key=lambda i: -values[i])
+def _ranks(values: Sequence[float], ranked: Sequence[int] | None = None) -> list[int]:
+    """1 for the largest value; equal values share the best rank among them.
+
+    With ``ranked``, only those indices take part (the others get rank 0).
+    """
+    among = range(len(values)) if ranked is None else ranked
+    order = sorted(among, key=lambda i: -values[i])
     ranks = [0] * len(values)
     for position, i in enumerate(order):
         if position and values[order[position - 1]] == values[i]:
@@ -96,8 +100,14 @@ def bootstrap(
     resamples: int | None = None,
     seed: int = 0,
     confidence: float = CONFIDENCE,
+    ranked: Sequence[int] | None = None,
 ) -> Bootstrap:
-    """Fit the strengths on all ``groups``, then on resamples of them (see the module docstring)."""
+    """Fit the strengths on all ``groups``, then on resamples of them (see the module docstring).
+
+    ``ranked`` limits the rank intervals to those bots (a competition ranks its
+    current versions, though its retired ones stay in the fit as opponents);
+    the others get rank 0.
+    """
     count = default_resamples(bots) if resamples is None else resamples
     strength = solve(bots, groups)
     rng = random.Random(seed)
@@ -110,12 +120,12 @@ def bootstrap(
             samples.append(solve(bots, groups, weights))
     tail = (1 - confidence) / 2
     low, high, rank_low, rank_high = [], [], [], []
-    ranks = [_ranks(sample) for sample in samples]
+    ranks = [_ranks(sample, ranked) for sample in samples]
     for bot in range(bots):
         values = sorted(sample[bot] for sample in samples) or [strength[bot]]
         low.append(percentile(values, tail))
         high.append(percentile(values, 1 - tail))
-        bot_ranks = sorted(r[bot] for r in ranks) or [_ranks(strength)[bot]]
+        bot_ranks = sorted(r[bot] for r in ranks) or [_ranks(strength, ranked)[bot]]
         rank_low.append(round(percentile(bot_ranks, tail)))
         rank_high.append(round(percentile(bot_ranks, 1 - tail)))
     ahead = [[0.5] * bots for _ in range(bots)]

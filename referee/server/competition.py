@@ -92,6 +92,6 @@ def _scores(path: Path, admitted: list[int]) -> dict[int, Score]:
     """In a worker thread, on its own connection: reading every seat is not the pages' wait."""
     reader = CompetitionStore.reader(path)
     try:
-        return score_versions(reader.seat_rows(), admitted)
+        return score_versions(reader.played_matches(), admitted)
     finally:
         reader.close()

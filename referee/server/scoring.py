@@ -1,36 +1,46 @@
-"""The leaderboard's numbers: each version's duplicate chips score with bootstrap intervals.
+"""The leaderboard's numbers: the leagues' batch fit of duplicate chips per hand, with intervals.
 
-**The seam.**  ``score_versions`` is the one function the server calls for a
-score.  It is not yet the leagues' batch fit of duplicate chips per hand
-(``referee.scoring.fit`` and ``intervals.bootstrap``), which landed after it:
-moving onto that changes the leaderboard's unit (chips per hand, against the
-other holders of the same cards) and needs each match's hands, which the
-seats table does not join in.  Today:
+The same score as ``newmarket standings`` (docs/fidelity.md section 4), so a
+competition's leaderboard and a league's table mean the same thing:
 
-* A version's **score** is its mean net chips per match, averaged first
-  within each duplicate rotation group (the same deal seed with the seats
-  rotated), then across the groups it played in: the cards' luck cancels
-  within a group, so the groups are the independent samples.
-* Its **score interval** is the 2.5th to 97.5th percentile of that mean over
-  ``BOOTSTRAP`` resamples of the groups (with replacement, seeded, so the
-  page does not flicker between two refreshes with the same results).
-* Its **rank interval** is the 2.5th to 97.5th percentile of its rank among
-  the scored versions in the same resamples.
+* Within a **duplicate group** (one deal seed played once per rotation of the
+  seats), each seat's chips per hand are compared with what the group's other
+  holders of the same cards won (bridge scoring,
+  ``referee.scoring.duplicate.seat_diffs``).  A match whose deal nobody else
+  played (a remote table deals each rotation its own seed) compares each seat
+  with the others at its table instead.
+* A version's **score** is its fitted strength in chips per hand above the
+  average version that has played: one least-squares solve over every match
+  (``referee.scoring.fit``).  Why a fit and not a mean: the scheduler seats
+  close neighbours on the leaderboard together, so a strong version mostly
+  meets strong ones; a mean over its groups would pull it towards the middle,
+  while the fit credits it for its company, and the order in which the matches
+  were played cannot matter.
+* Its **score interval** and **rank interval** are the 2.5th and 97.5th
+  percentiles over ``BOOTSTRAP`` resamples of the groups (fewer with many
+  versions: ``default_resamples``), each refitted
+  (``referee.scoring.intervals.bootstrap``; seeded, so the page does not
+  flicker between two refreshes with the same results).  Ranks are among the
+  versions asked for (the admitted ones); older versions stay in the fit as
+  opponents.
 
 A version with fewer than ``MIN_GROUPS`` groups has no interval yet (shown as
-"new"): the scheduler treats it as the most uncertain of all.
+"new"): the scheduler treats it as the most uncertain of all.  The fit is a
+dense solve per resample, so it runs in a worker thread (``competition``),
+once per new result.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import random
 from collections import defaultdict
 from collections.abc import Sequence
 
-from referee.scoring.intervals import percentile
-from referee.server.store import SeatRow
+from referee.scoring.duplicate import GroupMatch
+from referee.scoring.fit import GroupEquations, equations
+from referee.scoring.intervals import bootstrap, default_resamples
+from referee.server.store import PlayedMatch
 
 BOOTSTRAP = 200
 MIN_GROUPS = 2
@@ -42,7 +52,7 @@ class Score:
     version: int
     groups: int  # duplicate groups it played in
     matches: int
-    score: float | None  # mean net chips per match
+    score: float | None  # fitted chips per hand above the average version
     low: float | None
     high: float | None
     rank: int  # 1 is best; by score, unscored versions last
@@ -60,58 +70,52 @@ class Score:
         return dataclasses.asdict(self)
 
 
-def score_versions(rows: Sequence[SeatRow], versions: Sequence[int]) -> dict[int, Score]:
-    """Scores for ``versions`` from every stored seat (see the module doc)."""
-    per_group: dict[int, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+def _groups(played: Sequence[PlayedMatch], index: dict[int, int]) -> list[list[GroupMatch[int]]]:
+    """The fit's groups: the matches of a group that share its deal seed; any other match alone."""
+    by_deal: dict[tuple[int, int], list[GroupMatch[int]]] = defaultdict(list)
+    for match in played:
+        holders = [index[version] for version in match.versions]
+        by_deal[(match.group_id, match.seed)].append(
+            GroupMatch(holders, [float(net) for net in match.net_chips], match.hands)
+        )
+    return [matches for _deal, matches in sorted(by_deal.items())]
+
+
+def score_versions(played: Sequence[PlayedMatch], versions: Sequence[int]) -> dict[int, Score]:
+    """Scores for ``versions`` from every finished match (see the module doc)."""
+    everyone = sorted({v for match in played for v in match.versions} | set(versions))
+    index = {version: i for i, version in enumerate(everyone)}
+    fit_groups = _groups(played, index)
+    group_equations: list[GroupEquations] = [equations(group) for group in fit_groups]
+    groups: dict[int, set[int]] = defaultdict(set)
     matches: dict[int, int] = defaultdict(int)
-    for row in rows:
-        per_group[row.group_id][row.version].append(row.net_chips)
-        matches[row.version] += 1
-    # Each group as (version, its mean there) pairs: the unit the bootstrap resamples.
-    groups = [
-        [(version, sum(chips) / len(chips)) for version, chips in members.items()]
-        for _gid, members in sorted(per_group.items())
-    ]
-    counts: dict[int, int] = defaultdict(int)
-    sums: dict[int, float] = defaultdict(float)
-    for group in groups:
-        for version, value in group:
-            counts[version] += 1
-            sums[version] += value
-    point = {v: sums[v] / counts[v] for v in versions if counts[v] > 0}
-    scored = [v for v in versions if counts[v] >= MIN_GROUPS]
-    samples: dict[int, list[float]] = {v: [] for v in scored}
-    ranks: dict[int, list[int]] = {v: [] for v in scored}
-    if scored and groups:
-        rng = random.Random(SEED)
-        wanted = set(scored)
-        for _ in range(BOOTSTRAP):
-            s_sum: dict[int, float] = defaultdict(float)
-            s_count: dict[int, int] = defaultdict(int)
-            for _i in range(len(groups)):
-                for version, value in groups[rng.randrange(len(groups))]:
-                    if version in wanted:
-                        s_sum[version] += value
-                        s_count[version] += 1
-            means = {v: s_sum[v] / s_count[v] for v in scored if s_count[v]}
-            order = sorted(means, key=lambda v: -means[v])
-            for place, version in enumerate(order, start=1):
-                samples[version].append(means[version])
-                ranks[version].append(place)
+    for match in played:
+        for version in set(match.versions):
+            groups[version].add(match.group_id)
+            matches[version] += 1
+    # Rank intervals among the versions that have one: a new version's rank is still noise.
+    ranked = [index[v] for v in versions if len(groups[v]) >= MIN_GROUPS]
+    resamples = min(BOOTSTRAP, default_resamples(len(everyone)))
+    fitted = (
+        bootstrap(len(everyone), group_equations, resamples=resamples, seed=SEED, ranked=ranked)
+        if group_equations
+        else None
+    )
+    point = {v: fitted.strength[index[v]] for v in versions if fitted and groups[v]}
     order = sorted(versions, key=lambda v: (v not in point, -point.get(v, 0.0), v))
     board: dict[int, Score] = {}
     for rank, version in enumerate(order, start=1):
-        values = sorted(samples.get(version, []))
-        places = sorted(ranks.get(version, []))
+        interval = fitted is not None and len(groups[version]) >= MIN_GROUPS
+        i = index[version]
         board[version] = Score(
             version=version,
-            groups=counts[version],
+            groups=len(groups[version]),
             matches=matches[version],
             score=point.get(version),
-            low=percentile(values, 0.025) if values else None,
-            high=percentile(values, 0.975) if values else None,
+            low=fitted.low[i] if fitted and interval else None,
+            high=fitted.high[i] if fitted and interval else None,
             rank=rank,
-            rank_low=round(percentile(places, 0.025)) if places else None,
-            rank_high=round(percentile(places, 0.975)) if places else None,
+            rank_low=fitted.rank_low[i] if fitted and interval else None,
+            rank_high=fitted.rank_high[i] if fitted and interval else None,
         )
     return board

@@ -158,17 +158,15 @@ class Group:
 
 
 @dataclasses.dataclass(frozen=True)
-class SeatRow:
-    match_id: str
+class PlayedMatch:
+    """One finished match as the leaderboard's fit reads it: who sat where, and what they won."""
+
     group_id: int
-    seat: int
-    version: int
-    place: int
-    chips: int
-    net_chips: int
-    status: str
-    faults: int
-    finished_at: float
+    rotation: int
+    seed: int  # the group's deal seed, or the rotation's own at the remote table
+    versions: tuple[int, ...]  # the version at each seat
+    net_chips: tuple[int, ...]  # each seat's chips won (or lost, negative)
+    hands: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -484,15 +482,25 @@ class CompetitionStore:
         (count,) = self._db.execute("SELECT COUNT(*) FROM matches").fetchone()
         return int(count)
 
-    def seat_rows(self, version: int | None = None) -> list[SeatRow]:
-        clause, args = ("WHERE s.version = ?", [version]) if version is not None else ("", [])
-        rows = self._db.execute(
-            "SELECT s.match_id, m.group_id, s.seat, s.version, s.place, s.chips, s.net_chips, "
-            f"s.status, s.faults, m.finished_at FROM seats s JOIN matches m USING (match_id) "
-            f"{clause} ORDER BY m.finished_at, s.match_id, s.seat",
-            args,
-        )
-        return [SeatRow(*row) for row in rows]
+    def played_matches(self) -> list[PlayedMatch]:
+        """Every finished match, by group then rotation (the leaderboard's input)."""
+        nets: dict[str, dict[int, int]] = {}
+        for match_id, seat, net in self._db.execute("SELECT match_id, seat, net_chips FROM seats"):
+            nets.setdefault(match_id, {})[int(seat)] = int(net)
+        played = []
+        for match_id, group_id, rotation, seed, versions, hands in self._db.execute(
+            "SELECT match_id, group_id, rotation, seed, versions, hands FROM matches "
+            "ORDER BY group_id, rotation"
+        ):
+            seats = tuple(int(v) for v in json.loads(versions))
+            by_seat = nets.get(match_id, {})
+            if len(by_seat) != len(seats):
+                continue  # not possible through record_match's one transaction; never guessed
+            net = tuple(by_seat[seat] for seat in range(len(seats)))
+            played.append(
+                PlayedMatch(int(group_id), int(rotation), int(seed), seats, net, int(hands))
+            )
+        return played
 
     def net_chips_history(self, version: int) -> list[tuple[int, float]]:
         """A version's net chips and finishing time in each of its matches, in order."""

@@ -6,8 +6,7 @@ import random
 from collections import Counter
 
 from referee.server.scheduler import Candidate, choose_table
-from referee.server.scoring import Score, score_versions
-from referee.server.store import SeatRow
+from referee.server.scoring import Score
 
 
 def score(version: int, value: float | None, width: float | None, groups: int = 10) -> Score:
@@ -50,26 +49,6 @@ def test_a_participant_over_its_share_waits_while_others_can_play() -> None:
 
 def test_too_few_versions_play_no_table() -> None:
     assert choose_table([Candidate(1, 1), Candidate(2, 2)], {}, [], 3, 1.0, random.Random()) is None
-
-
-def rows(group: int, chips: dict[int, list[int]]) -> list[SeatRow]:
-    out = []
-    for version, values in chips.items():
-        for rotation, net in enumerate(values):
-            out.append(SeatRow(f"g{group}r{rotation}", group, 0, version, 1, 0, net, "", 0, 0.0))
-    return out
-
-
-def test_the_score_averages_within_groups_and_the_intervals_cover_it() -> None:
-    seats = []
-    for group in range(30):
-        seats += rows(group, {1: [3, 5, 4], 2: [0, -1, 1], 3: [-3, -4, -5]})
-    board = score_versions(seats, [1, 2, 3, 4])
-    assert board[1].score == 4.0 and board[2].score == 0.0 and board[3].score == -4.0
-    assert [board[v].rank for v in (1, 2, 3, 4)] == [1, 2, 3, 4]
-    assert board[1].low is not None and board[1].low <= 4.0 <= (board[1].high or 0)
-    assert board[1].rank_low == board[1].rank_high == 1  # clearly first in every resample
-    assert board[4].score is None and board[4].width == float("inf")  # never played: new
 
 
 def test_the_remote_table_focuses_on_a_connected_remote_version() -> None:

@@ -1,0 +1,91 @@
+"""The leaderboard's score: the leagues' batch fit of duplicate chips per hand, without a server."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from referee.server.scoring import MIN_GROUPS, score_versions
+from referee.server.store import PlayedMatch
+
+HANDS = 10
+
+
+def play_group(
+    group_id: int,
+    table: list[int],
+    strength: dict[int, float],
+    rng: random.Random,
+    own_seeds: bool = False,
+) -> list[PlayedMatch]:
+    """A rotation group of ``table``: every version holds every seat once, on one deal.
+
+    A seat's chips per hand are the value of its cards (the same in every rotation
+    of a duplicate group) plus its holder's strength minus the table's mean strength
+    (chips change hands: the table sums to zero), plus a little noise.  ``own_seeds``
+    deals each rotation its own cards, as the remote table does.
+    """
+    n = len(table)
+    cards = [rng.gauss(0, 3) for _ in range(n)]
+    played = []
+    for rotation in range(n):
+        if own_seeds:
+            cards = [rng.gauss(0, 3) for _ in range(n)]
+        holders = tuple(table[(seat + rotation) % n] for seat in range(n))
+        total = sum(strength[v] for v in holders)
+        per_hand = [
+            cards[s] - sum(cards) / n + strength[v] - total / n + rng.gauss(0, 0.3)
+            for s, v in enumerate(holders)
+        ]
+        nets = tuple(round(value * HANDS) for value in per_hand)
+        seed = group_id * 100 + (rotation if own_seeds else 0)
+        played.append(PlayedMatch(group_id, rotation, seed, holders, nets, HANDS))
+    return played
+
+
+STRENGTH = {1: 3.0, 2: 2.0, 3: 1.0, 4: -1.0, 5: -2.0, 6: -3.0}
+
+
+def test_the_score_is_true_strength_even_when_strong_versions_only_meet_strong_ones() -> None:
+    # The scheduler seats neighbours on the leaderboard together: version 1 never meets 4-6.
+    rng = random.Random(5)
+    played: list[PlayedMatch] = []
+    tables = [[1, 2, 3], [2, 3, 4], [3, 4, 5], [4, 5, 6]]
+    for group in range(40):
+        played += play_group(group, tables[group % 4], STRENGTH, rng)
+    board = score_versions(played, list(STRENGTH))
+    for version, strength in STRENGTH.items():
+        score = board[version].score
+        assert score is not None and score == pytest.approx(strength, abs=0.15)
+        low, high = board[version].low, board[version].high
+        assert low is not None and high is not None
+        assert low <= strength + 0.15 and high >= strength - 0.15
+    assert [board[v].rank for v in STRENGTH] == [1, 2, 3, 4, 5, 6]
+    # A mean over its groups would have given version 1 about +1.5: it only met 2 and 3.
+    assert board[1].score is not None and board[1].score > 2.5
+
+
+def test_clear_gaps_have_tight_rank_intervals_and_new_versions_have_none() -> None:
+    rng = random.Random(6)
+    played: list[PlayedMatch] = []
+    for group in range(30):
+        played += play_group(group, [1, 2, 3], {1: 2.0, 2: 0.0, 3: -2.0}, rng)
+    played += play_group(99, [1, 2, 7], {1: 2.0, 2: 0.0, 7: 0.0}, rng)  # 7: one group so far
+    board = score_versions(played, [1, 2, 3, 7, 8])
+    assert board[1].rank_low == board[1].rank_high == 1
+    assert board[3].rank_low == board[3].rank_high == 3
+    assert board[7].groups == 1 < MIN_GROUPS and board[7].score is not None
+    assert board[7].low is None and board[7].width == float("inf")  # new: no interval yet
+    assert board[8].score is None and board[8].rank == 5 and board[8].matches == 0  # never played
+    assert (board[1].groups, board[1].matches) == (31, 93)
+
+
+def test_a_remote_tables_rotations_with_their_own_deals_still_rank_the_versions() -> None:
+    rng = random.Random(7)
+    played: list[PlayedMatch] = []
+    for group in range(60):
+        played += play_group(group, [1, 2, 3], {1: 1.5, 2: 0.0, 3: -1.5}, rng, own_seeds=True)
+    board = score_versions(played, [1, 2, 3])
+    assert [board[v].rank for v in (1, 2, 3)] == [1, 2, 3]
+    assert board[1].score == pytest.approx(1.5, abs=0.5)

@@ -24,6 +24,9 @@ Formats (``--formats``):
   prior, no decision before 8 groups.
 * ``rotate``: ``new`` with one candidate in every seat in turn (the first
   chips default: four matches a group at four players).
+* ``hand-luck``: ``new`` with AIVAT's chance correction at every deal,
+  ``referee.scoring.luck.held_boodle_luck`` (the chips on the boodle cards a
+  seat was dealt minus their mean over deals): measured, not the command's.
 * ``luck``: ``rotate`` without duplicate deals (every match its own seed) but
   with the luck correction: what the correction alone buys.
 * ``single``: ``rotate`` without duplicate deals and without luck.

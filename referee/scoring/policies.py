@@ -152,12 +152,19 @@ def default_action(match: Match, rules: Rules) -> object:
 
 
 def play_match(
-    rules: Rules, seed: int, seats: Sequence[Policy], rngs: Sequence[random.Random] | None = None
+    rules: Rules,
+    seed: int,
+    seats: Sequence[Policy],
+    rngs: Sequence[random.Random] | None = None,
+    on_deal: Callable[[Match], None] | None = None,
 ) -> Match:
     """Play one match in-process, ``seats[i]`` at seat i; return the finished match.
 
     ``rngs[i]`` is seat i's generator (only random and noisy policies draw
     from it); by default each seat gets one seeded from the match seed.
+    ``on_deal`` sees the match once a hand, just after its deal: at the
+    hand's first decision that is not a stake (stakes come before the deal,
+    a dead-hand choice or a lead after it).
     """
     match = Match(rules, len(seats), seed)
     generators = (
@@ -165,9 +172,17 @@ def play_match(
         if rngs is not None
         else [random.Random(f"{seed}/{seat}") for seat in range(len(seats))]
     )
+    dealt = 0  # the hands on_deal has seen
     while not match.is_over:
         seat = match.current_seat()
         assert seat is not None
+        if (
+            on_deal is not None
+            and match.hand_number > dealt
+            and match.decision is not Decision.STAKE
+        ):
+            dealt = match.hand_number
+            on_deal(match)
         if match.decision is Decision.LEAD:
             legal = match.legal_actions()
             match.apply(seats[seat](match, seat, legal, generators[seat]))

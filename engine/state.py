@@ -148,7 +148,7 @@ _STOPS_DEAD: tuple[tuple[Any, ...], ...] = tuple(
 )
 _ALL_CARDS = (1 << 52) - 1
 # The owner table between hands.  Owner tables are never changed in place (see
-# _play_run), so every match shares this one.
+# Match.apply), so every match shares this one.
 _NO_OWNER = [DEAD] * 52
 
 
@@ -481,15 +481,104 @@ class Match:
     # ------------------------------------------------------------------ actions
 
     def apply(self, action: Action) -> None:
-        """Apply the decision of the seat to act. Bad actions raise and change nothing."""
+        """Apply the decision of the seat to act. Bad actions raise and change nothing.
+
+        A lead is played here, with its forced follows, rather than in a method
+        of its own: random playouts make millions of leads, and a lead is the one
+        decision of most hands, so it costs one Python frame, not two.
+
+        A run is logged as one event (first card, last card, the owner table)
+        rather than one per card: who played each card is in the owner table, so
+        ``engine.events`` expands it later.  An owner table is never changed once
+        a run refers to it (a new hand or a redealt clone gets a new list).
+
+        Most cards of a run need only "who holds the next card?": ``rare`` marks
+        the cards after which something else may happen (a boodle card, the top
+        of a suit, a next card already played: none of those change during a run,
+        which plays only cards above the ones played before it), so the common
+        card costs one bit test.
+        """
+        if self._phase != _PHASE_LEAD:
+            self._apply_other(action)
+            return
+        if type(action) is not Card:
+            raise MalformedActionError(f"a lead must be a Card, got {action!r}")
+        if action not in self._legal:
+            raise IllegalActionError(self._illegal_lead_reason(action))
+        code = self._to_pos[action]
+        owner = self._owner
+        hands = self._hands
+        played = self._played
+        log = self._log[-1]
+        seat = self._to_act
+        bit = _BIT
+        lead = first = code
+        is_lead = True
+        rare = (played >> 1) | _TOPS | self._boodle_mask
+        stop: tuple[Any, ...] | None = None
+        while True:
+            hand = hands[seat] ^ bit[code]
+            hands[seat] = hand
+            if rare >> code & 1:
+                index = self._boodle_at[code]
+                if index >= 0 and self._stacks[index]:
+                    # "takes all the chips on that card" at once (every source)
+                    log.append((E_RUN, first, code, is_lead, owner))
+                    first = code + 1
+                    is_lead = False
+                    won = self._stacks[index]
+                    self._stacks[index] = 0
+                    self._chips[seat] += won
+                    log.append((E_BOODLE, seat, index, won))
+                if not hand:
+                    break
+                if code % 13 == 12:
+                    stop = _STOPS_TOP[code]
+                    break
+                if played >> (code + 1) & 1:
+                    stop = _STOPS_PLAYED[code]
+                    break
+            elif not hand:
+                break
+            nxt = code + 1
+            holder = owner[nxt]
+            if holder == 8:  # DEAD
+                stop = _STOPS_DEAD[code]
+                break
+            code = nxt
+            seat = holder
+        if first <= code:
+            log.append((E_RUN, first, code, is_lead, owner))
+        self._played = played | ((2 << code) - (1 << lead))
+        if stop is None:  # the seat played its last card
+            self._settle_out(seat)
+            return
+        log.append(stop)
+        # The last player to play leads again (seeds 000/002/003/004).
+        self._last_suit = code // 13
+        if not self._lead_any:
+            self._prepare_lead_for(seat, pass_lead=True)
+            return
+        # _prepare_lead_for inlined for the common rule (any suit may be led).
+        # ``hand`` is the leader's hand: the last card played was its own.
+        lows = self._lows
+        legal = []
+        if suit := hand & 0x1FFF:
+            legal.append(lows[suit])
+        if suit := hand >> 13 & 0x1FFF:
+            legal.append(lows[suit | 0x2000])
+        if suit := hand >> 26 & 0x1FFF:
+            legal.append(lows[suit | 0x4000])
+        if suit := hand >> 39:
+            legal.append(lows[suit | 0x6000])
+        self._legal = legal
+        self._leader = seat
+        self._to_act = seat
+
+    def _apply_other(self, action: object) -> None:
+        """A decision that is not a lead (a stake, the dead hand, a bid), or the match's end."""
         phase = self._phase
-        if phase == _PHASE_LEAD:
-            if type(action) is not Card:
-                raise MalformedActionError(f"a lead must be a Card, got {action!r}")
-            if action not in self._legal:
-                raise IllegalActionError(self._illegal_lead_reason(action))
-            self._play_run(self._to_pos[action])
-        elif phase == _PHASE_STAKE:
+        if phase == _PHASE_STAKE:
             self._apply_stake(action)
         elif phase == _PHASE_DEAD_HAND:
             self._apply_dead_hand_choice(action)
@@ -525,7 +614,7 @@ class Match:
         other._phase = self._phase
         other.is_over = self.is_over
         other._to_act = self._to_act
-        other._owner = self._owner  # never changed in place once made (see _play_run)
+        other._owner = self._owner  # never changed in place once made (see apply)
         other._played = self._played
         other._hands = self._hands[:]
         other._dead = self._dead
@@ -922,90 +1011,6 @@ class Match:
                         return
                 self._settle_blocked()
                 return
-        self._legal = legal
-        self._leader = seat
-        self._to_act = seat
-
-    def _play_run(self, code: int) -> None:
-        """Lead ``code`` and play the forced follows until the run stops or someone goes out.
-
-        This is the hot loop of the engine.  A run is logged as one event
-        (first card, last card, the owner table) rather than one per card: who
-        played each card is in the owner table, so ``engine.events`` expands it
-        later.  An owner table is never changed once a run refers to it (a new
-        hand or a redealt clone gets a new list).
-
-        Most cards of a run need only "who holds the next card?": ``rare`` marks
-        the cards after which something else may happen (a boodle card, the top
-        of a suit, a next card already played: none of those change during a run,
-        which plays only cards above the ones played before it), so the common
-        card costs one bit test.
-        """
-        owner = self._owner
-        hands = self._hands
-        played = self._played
-        log = self._log[-1]
-        seat = self._to_act
-        bit = _BIT
-        lead = first = code
-        is_lead = True
-        rare = (played >> 1) | _TOPS | self._boodle_mask
-        stop: tuple[Any, ...] | None = None
-        while True:
-            hand = hands[seat] ^ bit[code]
-            hands[seat] = hand
-            if rare >> code & 1:
-                index = self._boodle_at[code]
-                if index >= 0 and self._stacks[index]:
-                    # "takes all the chips on that card" at once (every source)
-                    log.append((E_RUN, first, code, is_lead, owner))
-                    first = code + 1
-                    is_lead = False
-                    won = self._stacks[index]
-                    self._stacks[index] = 0
-                    self._chips[seat] += won
-                    log.append((E_BOODLE, seat, index, won))
-                if not hand:
-                    break
-                if code % 13 == 12:
-                    stop = _STOPS_TOP[code]
-                    break
-                if played >> (code + 1) & 1:
-                    stop = _STOPS_PLAYED[code]
-                    break
-            elif not hand:
-                break
-            nxt = code + 1
-            holder = owner[nxt]
-            if holder == 8:  # DEAD
-                stop = _STOPS_DEAD[code]
-                break
-            code = nxt
-            seat = holder
-        if first <= code:
-            log.append((E_RUN, first, code, is_lead, owner))
-        self._played = played | ((2 << code) - (1 << lead))
-        if stop is None:  # the seat played its last card
-            self._settle_out(seat)
-            return
-        log.append(stop)
-        # The last player to play leads again (seeds 000/002/003/004).
-        self._last_suit = code // 13
-        if not self._lead_any:
-            self._prepare_lead_for(seat, pass_lead=True)
-            return
-        # _prepare_lead_for inlined for the common rule (any suit may be led).
-        # ``hand`` is the leader's hand: the last card played was its own.
-        lows = self._lows
-        legal = []
-        if suit := hand & 0x1FFF:
-            legal.append(lows[suit])
-        if suit := hand >> 13 & 0x1FFF:
-            legal.append(lows[suit | 0x2000])
-        if suit := hand >> 26 & 0x1FFF:
-            legal.append(lows[suit | 0x4000])
-        if suit := hand >> 39:
-            legal.append(lows[suit | 0x6000])
         self._legal = legal
         self._leader = seat
         self._to_act = seat

@@ -10,13 +10,13 @@ machine's business (engine/state.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from engine.rules import BlockedHand, Payment
 
 
 def owed_to_winner(
-    cards_held: Sequence[tuple[int, int]], payment: Payment
+    cards_held: Iterable[tuple[int, int]], payment: Payment
 ) -> list[tuple[int, int]]:
     """[(seat, chips owed)] by each other player to the one who went out.
 

@@ -178,6 +178,31 @@ def _holders_by_position(
     return tuple((recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt))
 
 
+class _Seating:
+    """The live seats clockwise from one seat's left, worked out once per table.
+
+    Every hand needs them three times (who deals next, who stakes and is dealt
+    to in which order, who pays the one who went out), and they change only
+    when a seat is eliminated, so a match keeps one per seat (``Match._seatings``)
+    and drops them all when a seat goes out.
+    """
+
+    __slots__ = ("holders", "order", "others")
+
+    order: tuple[int, ...]  # live seats from the seat's left; the seat itself last if live
+    others: tuple[int, ...]  # ``order`` without the seat: who pays it when it goes out
+    holders: tuple[int, ...]  # who receives the k-th card when the seat deals
+
+    def __init__(self, live: tuple[bool, ...], seat: int, dead_hand: bool, dealing: Dealing):
+        self.order = _clockwise(live, (seat + 1) % len(live))
+        self.others = tuple(s for s in self.order if s != seat)
+        self.holders = _holders_by_position(live, seat, dead_hand, dealing)
+
+
+# Shared by every match: a table has few (live seats, seat) combinations.
+_seating_of = lru_cache(maxsize=1024)(_Seating)
+
+
 @lru_cache(maxsize=64)
 def stake_placements(total: int, cards: int) -> tuple[Stakes, ...]:
     """Every way to spread ``total`` chips over ``cards`` boodle cards, sorted."""
@@ -236,12 +261,14 @@ class Match:
         "_log",
         "_log_base",
         "_lows",
+        "_most_due",
         "_owner",
         "_phase",
         "_places",
         "_played",
         "_players",
         "_rules",
+        "_seatings",
         "_seats_and_dead",
         "_seed",
         "_stacks",
@@ -269,10 +296,12 @@ class Match:
     _lead_any: bool  # rules.lead_suit is ANY: no pass, no steering away from a suit
     _deals: tuple[Deal, ...]
     _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
+    _most_due: int  # the larger of the two
     _fixed_ante: tuple[tuple[int, ...], tuple[int, ...]]  # per card, (non-dealer, dealer)
     _start: tuple[int, ...]  # each seat's chips at the start of the match
     _chips: list[int]
     _live: list[bool]
+    _seatings: dict[int, _Seating]  # by seat, for the live seats now (see _Seating)
     _stacks: list[int]
     _kitty: int
     _dealer: int
@@ -344,11 +373,13 @@ class Match:
         self._lead_any = rules.lead_suit is LeadSuit.ANY
         self._deals = tuple(deals)
         self._due = (rules.stake_required(False), rules.stake_required(True))
+        self._most_due = max(self._due)
         cards = len(rules.boodle_cards)
         self._fixed_ante = ((rules.ante_per_card,) * cards, (rules.dealer_ante_per_card,) * cards)
         self._start = start
         self._chips = list(start)
         self._live = [True] * players
+        self._seatings = {}
         self._stacks = [0] * len(rules.boodle_cards)
         self._kitty = 0
         # The hand before the first is dealt by the seat to the first dealer's right,
@@ -602,10 +633,12 @@ class Match:
         other._lead_any = self._lead_any
         other._deals = self._deals
         other._due = self._due
+        other._most_due = self._most_due
         other._fixed_ante = self._fixed_ante
         other._start = self._start
         other._chips = self._chips[:]
         other._live = self._live[:]
+        other._seatings = self._seatings  # the same live seats; _eliminate makes a new dict
         other._stacks = self._stacks[:]
         other._kitty = self._kitty
         other._dealer = self._dealer
@@ -739,40 +772,41 @@ class Match:
         """Live seats clockwise, beginning with ``start`` if live."""
         return _clockwise(tuple(self._live), start % self._players)
 
+    def _seating(self, seat: int) -> _Seating:
+        """``seat``'s seating for the live seats now, kept until a seat goes out.
+
+        The hot path reads ``self._seatings.get(seat) or self._seating(seat)``:
+        a dict lookup, and this call only the first time.
+        """
+        rules = self._rules
+        seating = _seating_of(tuple(self._live), seat, rules.dead_hand, rules.dealing)
+        self._seatings[seat] = seating
+        return seating
+
     def _begin_hand(self) -> None:
+        log: list[tuple[Any, ...]] = []
         if self._log:
             self._log_base += len(self._log[-1])
-        self._log.append([])
+        self._log.append(log)
         rules = self._rules
         if self._hands_played >= rules.hand_limit:
             self._end_match(END_HAND_LIMIT)
             return
-        self._dealer = self._next_live(self._dealer)
-        # Eliminations: a player who cannot pay the stake required of them for the
-        # coming hand is out before the deal (seed 000).  If the dealer is out, the
-        # deal passes on and the new dealer's larger stake is checked in turn.
-        due, dealer_due = self._due
+        seatings = self._seatings
+        dealer = self._dealer
+        dealer = self._dealer = (seatings.get(dealer) or self._seating(dealer)).order[0]
+        seating = seatings.get(dealer) or self._seating(dealer)
+        order = seating.order
         chips = self._chips
-        live = self._live
-        # Nobody can be out while every seat holds the larger stake (most hands).
-        while min(chips) < max(due, dealer_due):
-            dealer = self._dealer
-            out = [
-                s
-                for s in range(self._players)
-                if live[s] and chips[s] < (dealer_due if s == dealer else due)
-            ]
-            if not out:
-                break
-            self._eliminate(out)
-            if sum(self._live) <= rules.end_players:
-                self._end_match(END_PLAYERS_LEFT)
+        # Nobody can be out while every live seat holds the larger stake (most hands).
+        if min(map(chips.__getitem__, order)) < self._most_due:
+            if self._eliminations():
                 return
-            if not self._live[dealer]:
-                self._dealer = self._next_live(dealer)
+            dealer = self._dealer
+            seating = self._seatings.get(dealer) or self._seating(dealer)
+            order = seating.order
         self._hand_number += 1
-        self._log[-1].append((E_HAND_START, self._hand_number, self._dealer))
-        order = self._live_seats_from(self._dealer + 1)
+        log.append((E_HAND_START, self._hand_number, dealer))
         if rules.ante is Ante.FREE:
             self._phase = _PHASE_STAKE
             self._stake_order = order
@@ -782,16 +816,13 @@ class Match:
         # Fixed antes, _pay_stake for every seat at once: each seat pays its due
         # (the ante plus any kitty ante) and each boodle card gets every seat's ante.
         ante, dealer_ante = self._fixed_ante
+        due, dealer_due = self._due
         kitty = rules.kitty_ante
-        dealer = self._dealer
-        log = self._log[-1]
-        for seat in order:
-            if seat == dealer:
-                chips[seat] -= dealer_due
-                log.append((E_STAKE, seat, dealer_ante, kitty))
-            else:
-                chips[seat] -= due
-                log.append((E_STAKE, seat, ante, kitty))
+        for seat in seating.others:
+            chips[seat] -= due
+            log.append((E_STAKE, seat, ante, kitty))
+        chips[dealer] -= dealer_due  # the dealer stakes last, being last from its own left
+        log.append((E_STAKE, dealer, dealer_ante, kitty))
         self._kitty += kitty * len(order)
         stacks = self._stacks
         others = len(order) - 1
@@ -799,9 +830,36 @@ class Match:
             stacks[index] += ante[index] * others + dealer_ante[index]
         self._deal()
 
+    def _eliminations(self) -> bool:
+        """Eliminate the seats that cannot pay the coming hand's stake; True if the match ended.
+
+        A player who cannot pay the stake required of them for the coming hand
+        is out before the deal (seed 000).  If the dealer is out, the deal
+        passes on and the new dealer's larger stake is checked in turn.
+        """
+        due, dealer_due = self._due
+        chips = self._chips
+        live = self._live
+        while True:
+            dealer = self._dealer
+            out = [
+                s
+                for s in range(self._players)
+                if live[s] and chips[s] < (dealer_due if s == dealer else due)
+            ]
+            if not out:
+                return False
+            self._eliminate(out)
+            if sum(self._live) <= self._rules.end_players:
+                self._end_match(END_PLAYERS_LEFT)
+                return True
+            if not self._live[dealer]:
+                self._dealer = self._next_live(dealer)
+
     def _eliminate(self, seats: list[int]) -> None:
         for seat in seats:
             self._live[seat] = False
+        self._seatings = {}  # a new dict: clones made before share the old one
         survivors_exist = any(self._live)
         for seat in seats:
             chips = self._chips[seat]
@@ -869,10 +927,9 @@ class Match:
             for mask in hands:
                 dead ^= mask
         else:
-            holders = _holders_by_position(
-                tuple(self._live), self._dealer, rules.dead_hand, rules.dealing
-            )
-            owner = shuffled(self._seed, self._hand_number, holders)
+            dealer = self._dealer
+            seating = self._seatings.get(dealer) or self._seating(dealer)
+            owner = shuffled(self._seed, self._hand_number, seating.holders)
             hands = holder_masks(owner, self._seats_and_dead)
             dead = hands.pop()
         self._owner = owner
@@ -882,7 +939,12 @@ class Match:
         # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
         self._log[-1].append((E_DEAL, tuple(hands), dead))
         if rules.dead_hand_exchange is DeadHandExchange.OFF:
-            self._start_play()
+            # _start_play, one call fewer: the seat after the dealer leads first
+            self._last_suit = -1
+            self._phase = _PHASE_LEAD
+            dealer = self._dealer
+            seating = self._seatings.get(dealer) or self._seating(dealer)
+            self._prepare_lead_for(seating.order[0], True)
             return
         self._phase = _PHASE_DEAD_HAND
         self._to_act = self._dealer
@@ -1022,10 +1084,9 @@ class Match:
         log.append((E_OUT, winner))
         chips = self._chips
         hands = self._hands
-        others = [
-            (s, hands[s].bit_count()) for s in self._live_seats_from(winner + 1) if s != winner
-        ]
-        for seat, owed in owed_to_winner(others, self._rules.payment):
+        others = (self._seatings.get(winner) or self._seating(winner)).others
+        held_cards = zip(others, map(int.bit_count, map(hands.__getitem__, others)), strict=True)
+        for seat, owed in owed_to_winner(held_cards, self._rules.payment):
             held = chips[seat]
             paid = owed if owed <= held else held  # a player pays what they have; never below 0
             chips[seat] = held - paid

@@ -29,6 +29,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from operator import add
 from typing import Any
 
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
@@ -184,19 +185,32 @@ class _Seating:
     Every hand needs them three times (who deals next, who stakes and is dealt
     to in which order, who pays the one who went out), and they change only
     when a seat is eliminated, so a match keeps one per seat (``Match._seatings``)
-    and drops them all when a seat goes out.
+    and drops them all when a seat goes out.  With fixed antes they also hold
+    the hand's stakes when the seat deals: the stake events (immutable, so every
+    hand dealt by the seat shares them) and what each boodle card gains.
     """
 
-    __slots__ = ("holders", "order", "others")
+    __slots__ = ("holders", "order", "others", "pot", "stakes")
 
     order: tuple[int, ...]  # live seats from the seat's left; the seat itself last if live
     others: tuple[int, ...]  # ``order`` without the seat: who pays it when it goes out
     holders: tuple[int, ...]  # who receives the k-th card when the seat deals
+    stakes: tuple[tuple[Any, ...], ...]  # fixed antes: the stake events when the seat deals
+    pot: tuple[int, ...]  # fixed antes: chips each boodle card gains when the seat deals
 
-    def __init__(self, live: tuple[bool, ...], seat: int, dead_hand: bool, dealing: Dealing):
+    def __init__(self, live: tuple[bool, ...], seat: int, rules: Rules):
         self.order = _clockwise(live, (seat + 1) % len(live))
         self.others = tuple(s for s in self.order if s != seat)
-        self.holders = _holders_by_position(live, seat, dead_hand, dealing)
+        self.holders = _holders_by_position(live, seat, rules.dead_hand, rules.dealing)
+        cards = len(rules.boodle_cards)
+        ante = (rules.ante_per_card,) * cards
+        dealer_ante = (rules.dealer_ante_per_card,) * cards
+        kitty = rules.kitty_ante
+        self.stakes = tuple(
+            (E_STAKE, s, dealer_ante if s == seat else ante, kitty) for s in self.order
+        )
+        payers = len(self.order) - 1
+        self.pot = tuple(a * payers + d for a, d in zip(ante, dealer_ante, strict=True))
 
 
 # Shared by every match: a table has few (live seats, seat) combinations.
@@ -247,7 +261,6 @@ class Match:
         "_due",
         "_elimination",
         "_end_reason",
-        "_fixed_ante",
         "_hand_number",
         "_hands",
         "_hands_played",
@@ -297,7 +310,6 @@ class Match:
     _deals: tuple[Deal, ...]
     _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
     _most_due: int  # the larger of the two
-    _fixed_ante: tuple[tuple[int, ...], tuple[int, ...]]  # per card, (non-dealer, dealer)
     _start: tuple[int, ...]  # each seat's chips at the start of the match
     _chips: list[int]
     _live: list[bool]
@@ -374,8 +386,6 @@ class Match:
         self._deals = tuple(deals)
         self._due = (rules.stake_required(False), rules.stake_required(True))
         self._most_due = max(self._due)
-        cards = len(rules.boodle_cards)
-        self._fixed_ante = ((rules.ante_per_card,) * cards, (rules.dealer_ante_per_card,) * cards)
         self._start = start
         self._chips = list(start)
         self._live = [True] * players
@@ -634,7 +644,6 @@ class Match:
         other._deals = self._deals
         other._due = self._due
         other._most_due = self._most_due
-        other._fixed_ante = self._fixed_ante
         other._start = self._start
         other._chips = self._chips[:]
         other._live = self._live[:]
@@ -778,8 +787,7 @@ class Match:
         The hot path reads ``self._seatings.get(seat) or self._seating(seat)``:
         a dict lookup, and this call only the first time.
         """
-        rules = self._rules
-        seating = _seating_of(tuple(self._live), seat, rules.dead_hand, rules.dealing)
+        seating = _seating_of(tuple(self._live), seat, self._rules)
         self._seatings[seat] = seating
         return seating
 
@@ -815,19 +823,15 @@ class Match:
             return
         # Fixed antes, _pay_stake for every seat at once: each seat pays its due
         # (the ante plus any kitty ante) and each boodle card gets every seat's ante.
-        ante, dealer_ante = self._fixed_ante
         due, dealer_due = self._due
-        kitty = rules.kitty_ante
         for seat in seating.others:
             chips[seat] -= due
-            log.append((E_STAKE, seat, ante, kitty))
-        chips[dealer] -= dealer_due  # the dealer stakes last, being last from its own left
-        log.append((E_STAKE, dealer, dealer_ante, kitty))
-        self._kitty += kitty * len(order)
+        chips[dealer] -= dealer_due
+        log += seating.stakes
+        if rules.kitty_ante:
+            self._kitty += rules.kitty_ante * len(order)
         stacks = self._stacks
-        others = len(order) - 1
-        for index in range(len(stacks)):
-            stacks[index] += ante[index] * others + dealer_ante[index]
+        stacks[:] = map(add, stacks, seating.pot)
         self._deal()
 
     def _eliminations(self) -> bool:

@@ -145,6 +145,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     if position.starting_chips is not None:
         match._start = tuple(position.starting_chips)
     match._live = list(position.live)
+    match._seatings = {}  # the template's were worked out for its own live seats
     match._stacks = list(position.boodle)
     match._kitty = position.kitty
     match._dealer = position.dealer
@@ -205,6 +206,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
         log.append((E_DEAL, tuple(dealt), dead))
     log.extend(runs)
     match._log = [log]
+    match._hand_log = log
     match._log_base = 0
 
     match._owner = owner

@@ -123,16 +123,14 @@ _TABLES = {order: _tables(order) for order in RankOrder}
 _TOPS = sum(1 << (13 * suit + 12) for suit in range(4))
 
 
-def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[Card, ...]:
-    """Indexed by ``suit << 13 | m`` for a suit's 13-bit mask m > 0: its lowest card.
-
-    One lookup per suit lists a leader's legal leads (entries with m == 0 are never read).
+def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
+    """Per suit, indexed by the suit's 13-bit mask m > 0: its lowest card (``Card(0)`` for m == 0,
+    never read).  One lookup per suit lists a leader's legal leads.
     """
-    lows: list[Card] = []
-    for suit in range(4):
-        lows.append(to_card[0])
-        lows.extend(map(to_card[13 * suit : 13 * suit + 13].__getitem__, _LOWEST[1:]))
-    return tuple(lows)
+    lowest = (0, *_LOWEST[1:])
+    return tuple(
+        tuple(map(to_card[13 * suit : 13 * suit + 13].__getitem__, lowest)) for suit in range(4)
+    )
 
 
 _LOWS = {order: _lowest_cards(_TABLES[order][1]) for order in RankOrder}
@@ -177,6 +175,29 @@ def _holders_by_position(
     if dealing is Dealing.EQUAL_HANDS:
         dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
     return tuple((recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt))
+
+
+def _leads(hand: int, lows: tuple[tuple[Card, ...], ...]) -> list[Card]:
+    """The legal leads of a hand when any suit may be led: its lowest card in each suit, sorted.
+
+    A lead is the lowest card held in a suit (every source).  Legal leads come
+    out sorted because a suit's codes and its cards both sit in one block of 13.
+    The 52-bit hand is split into two 26-bit halves first: operations on an int
+    of one 30-bit digit cost less than on the whole two-digit hand.
+    """
+    clubs, diamonds, hearts, spades = lows
+    low = hand & 0x3FFFFFF
+    high = hand >> 26
+    legal = []
+    if suit := low & 0x1FFF:
+        legal.append(clubs[suit])
+    if suit := low >> 13:
+        legal.append(diamonds[suit])
+    if suit := high & 0x1FFF:
+        legal.append(hearts[suit])
+    if suit := high >> 13:
+        legal.append(spades[suit])
+    return legal
 
 
 class _Seating:
@@ -261,6 +282,7 @@ class Match:
         "_due",
         "_elimination",
         "_end_reason",
+        "_hand_log",
         "_hand_number",
         "_hands",
         "_hands_played",
@@ -305,7 +327,7 @@ class Match:
     _to_card: tuple[Card, ...]
     _boodle_at: list[int]
     _boodle_mask: int  # the boodle cards' codes
-    _lows: tuple[Card, ...]  # see _lowest_cards
+    _lows: tuple[tuple[Card, ...], ...]  # see _lowest_cards
     _lead_any: bool  # rules.lead_suit is ANY: no pass, no steering away from a suit
     _deals: tuple[Deal, ...]
     _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
@@ -338,6 +360,7 @@ class Match:
     _end_reason: str
     _log: list[list[tuple[Any, ...]]]  # raw events, one list per hand
     _log_base: int  # raw events in every list but the last
+    _hand_log: list[tuple[Any, ...]]  # the last list of _log: this hand's raw events
 
     def __init__(
         self,
@@ -418,6 +441,7 @@ class Match:
         self._end_reason = ""
         self._log = []
         self._log_base = 0
+        self._hand_log = []
         self._begin_hand()
 
     # ------------------------------------------------------------------ queries
@@ -445,7 +469,7 @@ class Match:
     def legal_actions(self) -> list[Any]:
         """The choices of the seat to act, sorted; empty exactly when the match is over."""
         if self._phase == _PHASE_LEAD:
-            return self._legal[:]
+            return self._legal.copy()
         if self._phase == _PHASE_STAKE:
             return list(stake_placements(self._rules.stake_total, len(self._stacks)))
         if self._phase == _PHASE_BID:
@@ -550,7 +574,7 @@ class Match:
         owner = self._owner
         hands = self._hands
         played = self._played
-        log = self._log[-1]
+        log = self._hand_log
         seat = self._to_act
         bit = _BIT
         lead = first = code
@@ -600,18 +624,21 @@ class Match:
         if not self._lead_any:
             self._prepare_lead_for(seat, pass_lead=True)
             return
-        # _prepare_lead_for inlined for the common rule (any suit may be led).
-        # ``hand`` is the leader's hand: the last card played was its own.
-        lows = self._lows
+        # _prepare_lead_for inlined for the common rule (any suit may be led): _leads
+        # written out, as a call would cost about as much again.  ``hand`` is the
+        # leader's hand: the last card played was its own.
+        clubs, diamonds, hearts, spades = self._lows
+        low = hand & 0x3FFFFFF  # two suits in a one-digit int: cheaper to split
+        high = hand >> 26
         legal = []
-        if suit := hand & 0x1FFF:
-            legal.append(lows[suit])
-        if suit := hand >> 13 & 0x1FFF:
-            legal.append(lows[suit | 0x2000])
-        if suit := hand >> 26 & 0x1FFF:
-            legal.append(lows[suit | 0x4000])
-        if suit := hand >> 39:
-            legal.append(lows[suit | 0x6000])
+        if suit := low & 0x1FFF:
+            legal.append(clubs[suit])
+        if suit := low >> 13:
+            legal.append(diamonds[suit])
+        if suit := high & 0x1FFF:
+            legal.append(hearts[suit])
+        if suit := high >> 13:
+            legal.append(spades[suit])
         self._legal = legal
         self._leader = seat
         self._to_act = seat
@@ -675,6 +702,7 @@ class Match:
         if log:
             log[-1] = log[-1][:]
         other._log = log
+        other._hand_log = log[-1] if log else []
         other._log_base = self._log_base
         return other
 
@@ -729,7 +757,7 @@ class Match:
 
     def event_count(self) -> int:
         """Raw events so far: a cursor for ``events(since=...)`` (a run is one raw event)."""
-        return self._log_base + len(self._log[-1])
+        return self._log_base + len(self._hand_log)
 
     def raw_events(self, since: int = 0) -> list[tuple[Any, ...]]:
         """Omniscient raw event tuples from index ``since`` on (see engine.events)."""
@@ -766,7 +794,7 @@ class Match:
     # ------------------------------------------------------------------ the hand
 
     def _record(self, event: tuple[Any, ...]) -> None:
-        self._log[-1].append(event)
+        self._hand_log.append(event)
 
     def _next_live(self, seat: int) -> int:
         live = self._live
@@ -794,8 +822,9 @@ class Match:
     def _begin_hand(self) -> None:
         log: list[tuple[Any, ...]] = []
         if self._log:
-            self._log_base += len(self._log[-1])
+            self._log_base += len(self._hand_log)
         self._log.append(log)
+        self._hand_log = log
         rules = self._rules
         if self._hands_played >= rules.hand_limit:
             self._end_match(END_HAND_LIMIT)
@@ -885,7 +914,7 @@ class Match:
         kitty = self._rules.kitty_ante
         self._kitty += kitty
         self._chips[seat] -= sum(amounts) + kitty
-        self._log[-1].append((E_STAKE, seat, amounts, kitty))
+        self._hand_log.append((E_STAKE, seat, amounts, kitty))
 
     def _apply_stake(self, action: object) -> None:
         cards = len(self._stacks)
@@ -941,7 +970,7 @@ class Match:
         self._hands = hands
         self._dead = dead
         # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
-        self._log[-1].append((E_DEAL, tuple(hands), dead))
+        self._hand_log.append((E_DEAL, tuple(hands), dead))
         if rules.dead_hand_exchange is DeadHandExchange.OFF:
             # _start_play, one call fewer: the seat after the dealer leads first
             self._last_suit = -1
@@ -1049,17 +1078,7 @@ class Match:
         A lead is the lowest card held in a suit (every source).  Legal leads come
         out sorted because a suit's codes and its cards both sit in one block of 13.
         """
-        hand = self._hands[seat]
-        lows = self._lows
-        legal = []
-        if hand & 0x1FFF:
-            legal.append(lows[hand & 0x1FFF])
-        if hand >> 13 & 0x1FFF:
-            legal.append(lows[hand >> 13 & 0x1FFF | 0x2000])
-        if hand >> 26 & 0x1FFF:
-            legal.append(lows[hand >> 26 & 0x1FFF | 0x4000])
-        if hand >> 39:
-            legal.append(lows[hand >> 39 | 0x6000])
+        legal = _leads(self._hands[seat], self._lows)
         last = self._last_suit
         if last >= 0 and self._rules.lead_suit is not LeadSuit.ANY:
             other = [card for card in legal if card // 13 != last]
@@ -1084,7 +1103,7 @@ class Match:
     # -- settlement ------------------------------------------------------------------
 
     def _settle_out(self, winner: int) -> None:
-        log = self._log[-1]
+        log = self._hand_log
         log.append((E_OUT, winner))
         chips = self._chips
         hands = self._hands
@@ -1124,7 +1143,7 @@ class Match:
         self._end_hand(winners)
 
     def _end_hand(self, winners: tuple[int, ...]) -> None:
-        self._log[-1].append((E_HAND_END, tuple(self._hands), self._dead, winners))
+        self._hand_log.append((E_HAND_END, tuple(self._hands), self._dead, winners))
         self._hands_played += 1
         self._legal = []
         # The cards are shown and gathered: between hands nobody holds any.

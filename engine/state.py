@@ -134,7 +134,7 @@ def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
 
 
 _LOWS = {order: _lowest_cards(_TABLES[order][1]) for order in RankOrder}
-_BIT: tuple[int, ...] = tuple(1 << code for code in range(52))
+_BIT: tuple[int, ...] = tuple(1 << code for code in range(53))  # 1 << 52 ends a run at code 51
 # Every stop event there can be, made once: a stop is (E_STOP, code, why, next code),
 # fixed by the card and the reason, so each hand's ten or so stops share these
 # tuples instead of allocating their own and keeping them alive until the match ends.
@@ -274,7 +274,6 @@ class Match:
         "_bid_order",
         "_bids",
         "_boodle_at",
-        "_boodle_mask",
         "_chips",
         "_dead",
         "_dealer",
@@ -302,9 +301,10 @@ class Match:
         "_places",
         "_played",
         "_players",
+        "_rare_cards",
         "_rules",
         "_seatings",
-        "_seats_and_dead",
+        "_seats",
         "_seed",
         "_stacks",
         "_stake_order",
@@ -322,11 +322,11 @@ class Match:
     _rules: Rules
     _players: int
     _seed: int
-    _seats_and_dead: tuple[int, ...]  # 0..players-1, then DEAD
+    _seats: tuple[int, ...]  # 0..players-1
     _to_pos: tuple[int, ...]
     _to_card: tuple[Card, ...]
     _boodle_at: list[int]
-    _boodle_mask: int  # the boodle cards' codes
+    _rare_cards: int  # the boodle cards and each suit's top: a run may pay or stop after them
     _lows: tuple[tuple[Card, ...], ...]  # see _lowest_cards
     _lead_any: bool  # rules.lead_suit is ANY: no pass, no steering away from a suit
     _deals: tuple[Deal, ...]
@@ -397,13 +397,14 @@ class Match:
         self._rules = rules
         self._players = players
         self._seed = seed
-        self._seats_and_dead = (*range(players), DEAD)
+        self._seats = tuple(range(players))
         self._to_pos, self._to_card = _TABLES[rules.rank_order]
         self._boodle_at = [-1] * 52
-        self._boodle_mask = 0
+        boodle_mask = 0
         for index, card in enumerate(rules.boodle_cards):
             self._boodle_at[self._to_pos[card]] = index
-            self._boodle_mask |= 1 << self._to_pos[card]
+            boodle_mask |= 1 << self._to_pos[card]
+        self._rare_cards = _TOPS | boodle_mask
         self._lows = _LOWS[rules.rank_order]
         self._lead_any = rules.lead_suit is LeadSuit.ANY
         self._deals = tuple(deals)
@@ -579,12 +580,12 @@ class Match:
         bit = _BIT
         lead = first = code
         is_lead = True
-        rare = (played >> 1) | _TOPS | self._boodle_mask
+        rare = (played >> 1) | self._rare_cards
         stop: tuple[Any, ...] | None = None
         while True:
             hand = hands[seat] ^ bit[code]
             hands[seat] = hand
-            if rare >> code & 1:
+            if rare & bit[code]:  # one operation on the big int, not two (rare >> code & 1)
                 index = self._boodle_at[code]
                 if index >= 0 and self._stacks[index]:
                     # "takes all the chips on that card" at once (every source)
@@ -600,7 +601,7 @@ class Match:
                 if code % 13 == 12:
                     stop = _STOPS_TOP[code]
                     break
-                if played >> (code + 1) & 1:
+                if played & bit[code + 1]:
                     stop = _STOPS_PLAYED[code]
                     break
             elif not hand:
@@ -614,7 +615,7 @@ class Match:
             seat = holder
         if first <= code:
             log.append((E_RUN, first, code, is_lead, owner))
-        self._played = played | ((2 << code) - (1 << lead))
+        self._played = played | (bit[code + 1] - bit[lead])  # the run's cards, lead..code
         if stop is None:  # the seat played its last card
             self._settle_out(seat)
             return
@@ -661,11 +662,11 @@ class Match:
         other._rules = self._rules
         other._players = self._players
         other._seed = self._seed
-        other._seats_and_dead = self._seats_and_dead
+        other._seats = self._seats
         other._to_pos = self._to_pos
         other._to_card = self._to_card
         other._boodle_at = self._boodle_at
-        other._boodle_mask = self._boodle_mask
+        other._rare_cards = self._rare_cards
         other._lows = self._lows
         other._lead_any = self._lead_any
         other._deals = self._deals
@@ -963,8 +964,8 @@ class Match:
             dealer = self._dealer
             seating = self._seatings.get(dealer) or self._seating(dealer)
             owner = shuffled(self._seed, self._hand_number, seating.holders)
-            hands = holder_masks(owner, self._seats_and_dead)
-            dead = hands.pop()
+            hands = holder_masks(owner, self._seats)
+            dead = _ALL_CARDS ^ sum(hands)  # the masks are disjoint: their sum is their union
         self._owner = owner
         self._played = 0
         self._hands = hands

@@ -104,6 +104,10 @@ _DECISION_OF_PHASE = {
 }
 
 _SUIT_MASK = 0x1FFF
+# Rule values the state machine tests once a hand.  An enum member read through its
+# class (``Ante.FREE``) costs about 0.3 µs in Python 3.11, several times a module name.
+_FREE_ANTE = Ante.FREE
+_NO_EXCHANGE = DeadHandExchange.OFF
 # _LOWEST[m] is the lowest set bit's index of a 13-bit mask m (m > 0).
 _LOWEST: tuple[int, ...] = (-1, *(((m & -m).bit_length() - 1) for m in range(1, 1 << 13)))
 
@@ -845,7 +849,7 @@ class Match:
             order = seating.order
         self._hand_number += 1
         log.append((E_HAND_START, self._hand_number, dealer))
-        if rules.ante is Ante.FREE:
+        if rules.ante is _FREE_ANTE:
             self._phase = _PHASE_STAKE
             self._stake_order = order
             self._stakes = []
@@ -972,7 +976,7 @@ class Match:
         self._dead = dead
         # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
         self._hand_log.append((E_DEAL, tuple(hands), dead))
-        if rules.dead_hand_exchange is DeadHandExchange.OFF:
+        if rules.dead_hand_exchange is _NO_EXCHANGE:
             # _start_play, one call fewer: the seat after the dealer leads first
             self._last_suit = -1
             self._phase = _PHASE_LEAD
@@ -1081,7 +1085,7 @@ class Match:
         """
         legal = _leads(self._hands[seat], self._lows)
         last = self._last_suit
-        if last >= 0 and self._rules.lead_suit is not LeadSuit.ANY:
+        if last >= 0 and not self._lead_any:
             other = [card for card in legal if card // 13 != last]
             if other:
                 legal = other

@@ -54,6 +54,7 @@ _ONE_SEAT = tuple(
 
 
 _BASE_2 = itertools.repeat(2)
+_one_seat = _ONE_SEAT.__getitem__
 
 
 def holder_masks(owner: list[int], holders: Sequence[int]) -> list[int]:
@@ -65,7 +66,7 @@ def holder_masks(owner: list[int], holders: Sequence[int]) -> list[int]:
     chained with ``map`` so that no Python frame is made (a deal per hand).
     """
     text = bytes(owner)[::-1]
-    return list(map(int, map(text.translate, map(_ONE_SEAT.__getitem__, holders)), _BASE_2))
+    return list(map(int, map(text.translate, map(_one_seat, holders)), _BASE_2))
 
 
 def shuffled_deck(seed: int, hand_number: int) -> list[int]:

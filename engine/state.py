@@ -108,6 +108,7 @@ _SUIT_MASK = 0x1FFF
 # class (``Ante.FREE``) costs about 0.3 µs in Python 3.11, several times a module name.
 _FREE_ANTE = Ante.FREE
 _NO_EXCHANGE = DeadHandExchange.OFF
+_bit_count = int.bit_count  # the same: a method read through its type is a lookup each time
 # _LOWEST[m] is the lowest set bit's index of a 13-bit mask m (m > 0).
 _LOWEST: tuple[int, ...] = (-1, *(((m & -m).bit_length() - 1) for m in range(1, 1 << 13)))
 
@@ -138,6 +139,7 @@ def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
 
 
 _LOWS = {order: _lowest_cards(_TABLES[order][1]) for order in RankOrder}
+_SUIT_OF: tuple[int, ...] = tuple(code // 13 for code in range(52))  # a lookup, not a division
 _BIT: tuple[int, ...] = tuple(1 << code for code in range(53))  # 1 << 52 ends a run at code 51
 # Every stop event there can be, made once: a stop is (E_STOP, code, why, next code),
 # fixed by the card and the reason, so each hand's ten or so stops share these
@@ -625,7 +627,7 @@ class Match:
             return
         log.append(stop)
         # The last player to play leads again (seeds 000/002/003/004).
-        self._last_suit = code // 13
+        self._last_suit = _SUIT_OF[code]
         if not self._lead_any:
             self._prepare_lead_for(seat, pass_lead=True)
             return
@@ -1113,7 +1115,7 @@ class Match:
         chips = self._chips
         hands = self._hands
         others = (self._seatings.get(winner) or self._seating(winner)).others
-        held_cards = zip(others, map(int.bit_count, map(hands.__getitem__, others)), strict=True)
+        held_cards = zip(others, map(_bit_count, map(hands.__getitem__, others)), strict=True)
         for seat, owed in owed_to_winner(held_cards, self._rules.payment):
             held = chips[seat]
             paid = owed if owed <= held else held  # a player pays what they have; never below 0

@@ -108,6 +108,7 @@ _SUIT_MASK = 0x1FFF
 # class (``Ante.FREE``) costs about 0.3 µs in Python 3.11, several times a module name.
 _FREE_ANTE = Ante.FREE
 _NO_EXCHANGE = DeadHandExchange.OFF
+_ANY_SUIT = LeadSuit.ANY
 _bit_count = int.bit_count  # the same: a method read through its type is a lookup each time
 # _LOWEST[m] is the lowest set bit's index of a 13-bit mask m (m > 0).
 _LOWEST: tuple[int, ...] = (-1, *(((m & -m).bit_length() - 1) for m in range(1, 1 << 13)))
@@ -166,7 +167,7 @@ def _clockwise(live: tuple[bool, ...], start: int) -> tuple[int, ...]:
 
 @lru_cache(maxsize=1024)
 def _holders_by_position(
-    live: tuple[bool, ...], dealer: int, dead_hand: bool, dealing: Dealing
+    live: tuple[bool, ...], dealer: int, dead_hand: bool, equal_hands: bool
 ) -> tuple[int, ...]:
     """Who receives the k-th card dealt: clockwise from the dealer's left, dead hand last.
 
@@ -178,7 +179,7 @@ def _holders_by_position(
         recipients.append(DEAD)
     ways = len(recipients)
     dealt = 52
-    if dealing is Dealing.EQUAL_HANDS:
+    if equal_hands:
         dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
     return tuple((recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt))
 
@@ -211,10 +212,12 @@ class _Seating:
 
     Every hand needs them three times (who deals next, who stakes and is dealt
     to in which order, who pays the one who went out), and they change only
-    when a seat is eliminated, so a match keeps one per seat (``Match._seatings``)
-    and drops them all when a seat goes out.  With fixed antes they also hold
-    the hand's stakes when the seat deals: the stake events (immutable, so every
-    hand dealt by the seat shares them) and what each boodle card gains.
+    when a seat is eliminated.  With fixed antes they also hold the hand's
+    stakes when the seat deals: the stake events (immutable, so every hand
+    dealt by the seat shares them) and what each boodle card gains.  A match
+    reads them from ``Match._seatings``, a dict shared by every match at the
+    same table (``_seatings_at``), so that after the first matches no hand
+    works one out.
     """
 
     __slots__ = ("holders", "order", "others", "pot", "stakes")
@@ -225,14 +228,13 @@ class _Seating:
     stakes: tuple[tuple[Any, ...], ...]  # fixed antes: the stake events when the seat deals
     pot: tuple[int, ...]  # fixed antes: chips each boodle card gains when the seat deals
 
-    def __init__(self, live: tuple[bool, ...], seat: int, rules: Rules):
+    def __init__(self, live: tuple[bool, ...], seat: int, table: _Table):
+        dead_hand, equal_hands, ante_per_card, dealer_ante_per_card, kitty, cards = table
         self.order = _clockwise(live, (seat + 1) % len(live))
         self.others = tuple(s for s in self.order if s != seat)
-        self.holders = _holders_by_position(live, seat, rules.dead_hand, rules.dealing)
-        cards = len(rules.boodle_cards)
-        ante = (rules.ante_per_card,) * cards
-        dealer_ante = (rules.dealer_ante_per_card,) * cards
-        kitty = rules.kitty_ante
+        self.holders = _holders_by_position(live, seat, dead_hand, equal_hands)
+        ante = (ante_per_card,) * cards
+        dealer_ante = (dealer_ante_per_card,) * cards
         self.stakes = tuple(
             (E_STAKE, s, dealer_ante if s == seat else ante, kitty) for s in self.order
         )
@@ -240,8 +242,29 @@ class _Seating:
         self.pot = tuple(a * payers + d for a, d in zip(ante, dealer_ante, strict=True))
 
 
-# Shared by every match: a table has few (live seats, seat) combinations.
-_seating_of = lru_cache(maxsize=1024)(_Seating)
+# What a table's seatings depend on besides its live seats, as plain values (a Rules
+# hashes by a Python method over all its fields, and an enum member by another):
+# (dead hand dealt, equal hands, ante per card, dealer's ante per card, kitty ante,
+# boodle cards).
+_Table = tuple[bool, bool, int, int, int, int]
+
+
+def _table_of(rules: Rules) -> _Table:
+    return (
+        rules.dead_hand,
+        rules.dealing is Dealing.EQUAL_HANDS,
+        rules.ante_per_card,
+        rules.dealer_ante_per_card,
+        rules.kitty_ante,
+        len(rules.boodle_cards),
+    )
+
+
+@lru_cache(maxsize=1024)
+def _seatings_at(live: tuple[bool, ...], table: _Table) -> dict[int, _Seating]:
+    """The seatings by seat at a table with these live seats, filled in as they are asked
+    for (``Match._seating``) and shared by every match at such a table."""
+    return {}
 
 
 @lru_cache(maxsize=64)
@@ -316,6 +339,7 @@ class Match:
         "_stake_order",
         "_stakes",
         "_start",
+        "_table",
         "_to_act",
         "_to_card",
         "_to_pos",
@@ -342,6 +366,7 @@ class Match:
     _chips: list[int]
     _live: list[bool]
     _seatings: dict[int, _Seating]  # by seat, for the live seats now (see _Seating)
+    _table: _Table  # see _table_of
     _stacks: list[int]
     _kitty: int
     _dealer: int
@@ -412,14 +437,15 @@ class Match:
             boodle_mask |= 1 << self._to_pos[card]
         self._rare_cards = _TOPS | boodle_mask
         self._lows = _LOWS[rules.rank_order]
-        self._lead_any = rules.lead_suit is LeadSuit.ANY
+        self._lead_any = rules.lead_suit is _ANY_SUIT
         self._deals = tuple(deals)
         self._due = (rules.stake_required(False), rules.stake_required(True))
         self._most_due = max(self._due)
         self._start = start
         self._chips = list(start)
         self._live = [True] * players
-        self._seatings = {}
+        self._table = _table_of(rules)
+        self._seatings = _seatings_at(tuple(self._live), self._table)
         self._stacks = [0] * len(rules.boodle_cards)
         self._kitty = 0
         # The hand before the first is dealt by the seat to the first dealer's right,
@@ -681,7 +707,8 @@ class Match:
         other._start = self._start
         other._chips = self._chips[:]
         other._live = self._live[:]
-        other._seatings = self._seatings  # the same live seats; _eliminate makes a new dict
+        other._seatings = self._seatings  # the same live seats; _eliminate takes another
+        other._table = self._table
         other._stacks = self._stacks[:]
         other._kitty = self._kitty
         other._dealer = self._dealer
@@ -822,7 +849,7 @@ class Match:
         The hot path reads ``self._seatings.get(seat) or self._seating(seat)``:
         a dict lookup, and this call only the first time.
         """
-        seating = _seating_of(tuple(self._live), seat, self._rules)
+        seating = _Seating(tuple(self._live), seat, self._table)
         self._seatings[seat] = seating
         return seating
 
@@ -899,7 +926,7 @@ class Match:
     def _eliminate(self, seats: list[int]) -> None:
         for seat in seats:
             self._live[seat] = False
-        self._seatings = {}  # a new dict: clones made before share the old one
+        self._seatings = _seatings_at(tuple(self._live), self._table)
         survivors_exist = any(self._live)
         for seat in seats:
             chips = self._chips[seat]
@@ -979,12 +1006,14 @@ class Match:
         # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
         self._hand_log.append((E_DEAL, tuple(hands), dead))
         if rules.dead_hand_exchange is _NO_EXCHANGE:
-            # _start_play, one call fewer: the seat after the dealer leads first
+            # _start_play and _prepare_lead_for, two calls fewer: the seat after the
+            # dealer leads first, and a hand's first lead may be in any suit.
             self._last_suit = -1
             self._phase = _PHASE_LEAD
             dealer = self._dealer
-            seating = self._seatings.get(dealer) or self._seating(dealer)
-            self._prepare_lead_for(seating.order[0], True)
+            leader = (self._seatings.get(dealer) or self._seating(dealer)).order[0]
+            self._legal = _leads(hands[leader], self._lows)
+            self._leader = self._to_act = leader
             return
         self._phase = _PHASE_DEAD_HAND
         self._to_act = self._dealer

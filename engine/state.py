@@ -108,7 +108,6 @@ _SUIT_MASK = 0x1FFF
 # class (``Ante.FREE``) costs about 0.3 µs in Python 3.11, several times a module name.
 _FREE_ANTE = Ante.FREE
 _NO_EXCHANGE = DeadHandExchange.OFF
-_ANY_SUIT = LeadSuit.ANY
 _bit_count = int.bit_count  # the same: a method read through its type is a lookup each time
 # _LOWEST[m] is the lowest set bit's index of a 13-bit mask m (m > 0).
 _LOWEST: tuple[int, ...] = (-1, *(((m & -m).bit_length() - 1) for m in range(1, 1 << 13)))
@@ -153,6 +152,9 @@ _STOPS_DEAD: tuple[tuple[Any, ...], ...] = tuple(
     (E_STOP, code, STOP_DEAD, code + 1) for code in range(52)
 )
 _ALL_CARDS = (1 << 52) - 1
+# A hand's going out, and its winners, shared like the stops: (E_OUT, seat) and (seat,).
+_OUTS: tuple[tuple[int, int], ...] = tuple((E_OUT, seat) for seat in range(8))
+_ALONE: tuple[tuple[int], ...] = tuple((seat,) for seat in range(8))
 # The owner table between hands.  Owner tables are never changed in place (see
 # Match.apply), so every match shares this one.
 _NO_OWNER = [DEAD] * 52
@@ -258,6 +260,46 @@ def _table_of(rules: Rules) -> _Table:
         rules.kitty_ante,
         len(rules.boodle_cards),
     )
+
+
+class _Plan:
+    """What a match derives from its rules alone, worked out once per ``Rules`` object.
+
+    A match starts every 16 hands or so of random play, and these took several
+    µs a match (enum reads, ``stake_required``, the boodle tables).
+    """
+
+    __slots__ = ("boodle_at", "due", "lead_any", "lows", "most_due", "rare_cards", "table")
+
+    def __init__(self, rules: Rules) -> None:
+        to_pos = _TABLES[rules.rank_order][0]
+        self.boodle_at = [-1] * 52  # shared by every match of these rules: never changed
+        boodle_mask = 0
+        for index, card in enumerate(rules.boodle_cards):
+            self.boodle_at[to_pos[card]] = index
+            boodle_mask |= 1 << to_pos[card]
+        self.rare_cards = _TOPS | boodle_mask
+        self.lows = _LOWS[rules.rank_order]
+        self.lead_any = rules.lead_suit is LeadSuit.ANY
+        self.due = (rules.stake_required(False), rules.stake_required(True))
+        self.most_due = max(self.due)
+        self.table = _table_of(rules)
+
+
+# By id(rules), with the rules kept alive beside their plan so that no other object
+# can take the id (a Rules hashes by a Python method over all its fields: slow).
+_PLANS: dict[int, tuple[Rules, _Plan]] = {}
+
+
+def _plan_of(rules: Rules) -> _Plan:
+    entry = _PLANS.get(id(rules))
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    if len(_PLANS) >= 256:
+        _PLANS.clear()
+    plan = _Plan(rules)
+    _PLANS[id(rules)] = (rules, plan)
+    return plan
 
 
 @lru_cache(maxsize=1024)
@@ -430,21 +472,18 @@ class Match:
         self._seed = seed
         self._seats = tuple(range(players))
         self._to_pos, self._to_card = _TABLES[rules.rank_order]
-        self._boodle_at = [-1] * 52
-        boodle_mask = 0
-        for index, card in enumerate(rules.boodle_cards):
-            self._boodle_at[self._to_pos[card]] = index
-            boodle_mask |= 1 << self._to_pos[card]
-        self._rare_cards = _TOPS | boodle_mask
-        self._lows = _LOWS[rules.rank_order]
-        self._lead_any = rules.lead_suit is _ANY_SUIT
+        plan = _plan_of(rules)
+        self._boodle_at = plan.boodle_at
+        self._rare_cards = plan.rare_cards
+        self._lows = plan.lows
+        self._lead_any = plan.lead_any
         self._deals = tuple(deals)
-        self._due = (rules.stake_required(False), rules.stake_required(True))
-        self._most_due = max(self._due)
+        self._due = plan.due
+        self._most_due = plan.most_due
         self._start = start
         self._chips = list(start)
         self._live = [True] * players
-        self._table = _table_of(rules)
+        self._table = plan.table
         self._seatings = _seatings_at(tuple(self._live), self._table)
         self._stacks = [0] * len(rules.boodle_cards)
         self._kitty = 0
@@ -1140,7 +1179,7 @@ class Match:
 
     def _settle_out(self, winner: int) -> None:
         log = self._hand_log
-        log.append((E_OUT, winner))
+        log.append(_OUTS[winner])
         chips = self._chips
         hands = self._hands
         others = (self._seatings.get(winner) or self._seating(winner)).others
@@ -1155,7 +1194,7 @@ class Match:
             chips[winner] += self._kitty
             log.append((E_KITTY, winner, self._kitty))
             self._kitty = 0
-        self._end_hand((winner,))
+        self._end_hand(_ALONE[winner])
 
     def _settle_blocked(self) -> None:
         self._record((E_BLOCKED,))

@@ -217,7 +217,6 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._known_dead = known_dead
     match._last_suit = -1
     match._legal = []
-    match._leader = -1
     phase = _PHASE_OF_DECISION[position.decision]
     match._phase = phase
     match._to_act = position.to_act

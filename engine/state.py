@@ -360,7 +360,6 @@ class Match:
         "_known_dead",
         "_last_suit",
         "_lead_any",
-        "_leader",
         "_legal",
         "_live",
         "_log",
@@ -421,7 +420,6 @@ class Match:
     _hands: list[int]
     _dead: int
     _known_dead: list[int]
-    _leader: int
     _last_suit: int
     _legal: list[Any]
     _stake_order: Sequence[int]
@@ -501,7 +499,6 @@ class Match:
         self._hands = [0] * players
         self._dead = 0
         self._known_dead = [0] * players
-        self._leader = -1
         self._last_suit = -1
         self._legal = []
         self._stake_order = []
@@ -712,7 +709,6 @@ class Match:
         if suit := high >> 13:
             legal.append(spades[suit])
         self._legal = legal
-        self._leader = seat
         self._to_act = seat
 
     def _apply_other(self, action: object) -> None:
@@ -761,7 +757,6 @@ class Match:
         other._hands = self._hands[:]
         other._dead = self._dead
         other._known_dead = self._known_dead[:]
-        other._leader = self._leader
         other._last_suit = self._last_suit
         other._legal = self._legal[:]
         other._stake_order = self._stake_order
@@ -1052,7 +1047,7 @@ class Match:
             dealer = self._dealer
             leader = (self._seatings.get(dealer) or self._seating(dealer)).order[0]
             self._legal = _leads(hands[leader], self._lows)
-            self._leader = self._to_act = leader
+            self._to_act = leader
             return
         self._phase = _PHASE_DEAD_HAND
         self._to_act = self._dealer
@@ -1172,7 +1167,6 @@ class Match:
                 self._settle_blocked()
                 return
         self._legal = legal
-        self._leader = seat
         self._to_act = seat
 
     # -- settlement ------------------------------------------------------------------

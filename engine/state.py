@@ -693,9 +693,10 @@ class Match:
         if not self._lead_any:
             self._prepare_lead_for(seat, pass_lead=True)
             return
-        # _prepare_lead_for inlined for the common rule (any suit may be led): _leads
-        # written out, as a call would cost about as much again.  ``hand`` is the
-        # leader's hand: the last card played was its own.
+        # _prepare_lead_for inlined for the common rule (any suit may be led): a copy
+        # of _leads, kept in step with it by hand, because calling it here cost 1.3%
+        # more instructions a hand (callgrind).  ``hand`` is the leader's hand: the
+        # last card played was its own.
         clubs, diamonds, hearts, spades = self._lows
         low = hand & 0x3FFFFFF  # two suits in a one-digit int: cheaper to split
         high = hand >> 26

@@ -1,7 +1,7 @@
 """How fast the engine plays: hands per second and state copies per second, per preset.
 
     python benchmarks/engine.py [--seconds S] [--players N] [--seed N] [--check]
-    python benchmarks/engine.py --kernel [--rounds R] [--seconds S]
+    python benchmarks/engine.py --kernel [--rounds R] [--seconds S] [--cpu]
 
 ``--kernel`` measures the default preset's public API against a bare kernel
 of the same random play (``kernel_hand``: the seeded deal, leads, forced runs,
@@ -31,6 +31,7 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from engine.playout import random_playout
 TARGET_HANDS_PER_SECOND = 20_000
 TARGET_COPIES_PER_SECOND = 200_000
 TARGET_KERNEL_RATIO = 0.8
+Clock = Callable[[], float]
 ROUNDS = 3  # each figure is the best of this many rounds of seconds / ROUNDS
 
 
@@ -134,54 +136,76 @@ def kernel_hand(players: int, seed: int, hand: int, holders: list[int], choose: 
             seat = holder
 
 
-def kernel_hands(players: int, seconds: float, seed: int, pick: random.Random) -> float:
+def kernel_hands(
+    players: int, seconds: float, seed: int, pick: random.Random, clock: Clock = time.perf_counter
+) -> float:
     """Hands per second of the bare kernel (the dealer moves on each hand)."""
     choose = pick.random
     hands = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     holders = [kernel_holders(players, dealer) for dealer in range(players)]
     while True:
         for _ in range(50):
             kernel_hand(players, seed, hands + 1, holders[hands % players], choose)
             hands += 1
-        now = time.perf_counter()
+        now = clock()
         if now >= deadline:
             return hands / (now - start)
 
 
-def api_hands(rules: Rules, players: int, seconds: float, seed: int, pick: random.Random) -> float:
+def api_hands(
+    rules: Rules,
+    players: int,
+    seconds: float,
+    seed: int,
+    pick: random.Random,
+    clock: Clock = time.perf_counter,
+) -> float:
     """Hands per second of whole random matches through the public API."""
     hands = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     while True:
         hands += play_random_match(rules, players, seed, pick)
         seed += 1
-        now = time.perf_counter()
+        now = clock()
         if now >= deadline:
             return hands / (now - start)
 
 
 def playout_hands(
-    rules: Rules, players: int, seconds: float, seed: int, pick: random.Random
+    rules: Rules,
+    players: int,
+    seconds: float,
+    seed: int,
+    pick: random.Random,
+    clock: Clock = time.perf_counter,
 ) -> float:
-    """Hands per second of whole random matches on ``engine.playout`` (no events)."""
+    """Hands per second of whole random matches on ``engine.playout``."""
     hands = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     choose = pick.random
     while True:
         match = Match(rules, players, seed)
         hands += random_playout(match, choose)
         seed += 1
-        now = time.perf_counter()
+        now = clock()
         if now >= deadline:
             return hands / (now - start)
 
 
-def kernel_report(players: int, seconds: float, rounds: int, seed: int) -> list[str]:
-    """Rounds alternating the API, the playout path and the kernel; ratios per round."""
+def kernel_report(
+    players: int, seconds: float, rounds: int, seed: int, cpu: bool = False
+) -> list[str]:
+    """Rounds alternating the API, the playout path and the kernel; ratios per round.
+
+    ``cpu`` times each round by this thread's CPU time instead of the wall clock:
+    on a host loaded by other work it leaves out the time they hold the core
+    (not what sharing its caches costs), so the rounds differ less.
+    """
+    clock = time.thread_time if cpu else time.perf_counter
     rules = preset(DEFAULT_PRESET)
     pick = random.Random(seed)
     api: list[float] = []
@@ -191,11 +215,13 @@ def kernel_report(players: int, seconds: float, rounds: int, seed: int) -> list[
         order = [0, 1, 2] if number % 2 == 0 else [2, 1, 0]  # neither always goes first
         for which in order:
             if which == 0:
-                api.append(api_hands(rules, players, seconds, seed + 1000 * number, pick))
+                api.append(api_hands(rules, players, seconds, seed + 1000 * number, pick, clock))
             elif which == 1:
-                fast.append(playout_hands(rules, players, seconds, seed + 1000 * number, pick))
+                fast.append(
+                    playout_hands(rules, players, seconds, seed + 1000 * number, pick, clock)
+                )
             else:
-                bare.append(kernel_hands(players, seconds, seed + 1000 * number, pick))
+                bare.append(kernel_hands(players, seconds, seed + 1000 * number, pick, clock))
     api_ratio = sorted(a / k for a, k in zip(api, bare, strict=True))
     fast_ratio = sorted(f / k for f, k in zip(fast, bare, strict=True))
 
@@ -204,7 +230,8 @@ def kernel_report(players: int, seconds: float, rounds: int, seed: int) -> list[
 
     return [
         f"{DEFAULT_PRESET}, {players} players, random decisions, {rounds} rounds of "
-        f"{seconds:g} s each (API, playout, kernel interleaved), Python {sys.version.split()[0]}, "
+        f"{seconds:g} s {'of CPU time ' if cpu else ''}each (API, playout, kernel interleaved), "
+        f"Python {sys.version.split()[0]}, "
         f"load average {os.getloadavg()[0]:.2f}",
         f"kernel  : {statistics.median(bare):9,.0f} hands/s (median of rounds)",
         f"API     : {statistics.median(api):9,.0f} hands/s; API / kernel median "
@@ -309,6 +336,11 @@ def main(argv: list[str] | None = None) -> int:
         "--kernel", action="store_true", help="the API and playout against the bare kernel"
     )
     parser.add_argument("--rounds", type=int, default=7, help="--kernel: rounds (default 7)")
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="--kernel: time rounds by this thread's CPU time (for a host loaded by other work)",
+    )
     parser.add_argument("--plain", choices=("api", "playout", "kernel", "none"))
     args = parser.parse_args(argv)
     if not 3 <= args.players <= 8:
@@ -320,7 +352,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.plain}: {plain(args.plain, args.players, args.seed):,} hands")
         return 0
     if args.kernel:
-        print("\n".join(kernel_report(args.players, args.seconds, args.rounds, args.seed)))
+        print(
+            "\n".join(kernel_report(args.players, args.seconds, args.rounds, args.seed, args.cpu))
+        )
         return 0
     print(
         f"{args.players} players, random decisions, {args.seconds:g} s per figure "

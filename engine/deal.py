@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import struct
 from collections.abc import Iterable, Sequence
 
@@ -52,15 +53,20 @@ _ONE_SEAT = tuple(
 )
 
 
+_BASE_2 = itertools.repeat(2)
+_one_seat = _ONE_SEAT.__getitem__
+
+
 def holder_masks(owner: list[int], holders: Sequence[int]) -> list[int]:
     """For each of ``holders``, the 52-bit mask of the positions ``owner`` gives it.
 
     Done as text: the owner table (one byte per position, position 51 first)
     becomes a string of 0s and 1s per holder, read back as a binary number:
-    a few C calls per holder instead of a Python loop over the 52 positions.
+    a few C calls per holder instead of a Python loop over the 52 positions,
+    chained with ``map`` so that no Python frame is made (a deal per hand).
     """
     text = bytes(owner)[::-1]
-    return [int(text.translate(_ONE_SEAT[seat]), 2) for seat in holders]
+    return list(map(int, map(text.translate, map(_one_seat, holders)), _BASE_2))
 
 
 def shuffled_deck(seed: int, hand_number: int) -> list[int]:

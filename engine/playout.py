@@ -1,12 +1,11 @@
-"""Fast random playouts for search bots: the engine's hot loop without the API's checks.
+"""Fast random playouts for search bots: the engine's hot loop without the API's copies.
 
 A Monte Carlo search plays thousands of random continuations per decision.
-Through the public API each lead costs a ``legal_actions()`` copy, the
-``apply`` type and legality checks and a card-to-code lookup, which together
-cost about as much as the play itself.  ``random_leads`` picks uniformly among
-the engine's own list of legal leads and plays the run directly, so it only
-ever makes legal plays, and leaves every other decision (stakes, the dead
-hand, bids) to the caller, who has a policy for them::
+Through the public API each lead costs a ``legal_actions()`` call and copy.
+``random_leads`` picks uniformly among the engine's own list of legal leads
+and applies it, so it only ever makes legal plays, and leaves every other
+decision (stakes, the dead hand, bids) to the caller, who has a policy for
+them::
 
     from engine.playout import random_leads
     draw = rng.random
@@ -36,13 +35,12 @@ def random_leads(match: Match, draw: Callable[[], float], *, hands: int | None =
     have ended (a search that scores one hand).  Returns the leads played.
     """
     m = match
-    play = m._play_run
-    to_pos = m._to_pos
+    apply = m.apply
     stop_at = m._hands_played + hands if hands is not None else -1
     leads = 0
     while m._phase == _PHASE_LEAD:
         legal = m._legal
-        play(to_pos[legal[int(draw() * len(legal))]])
+        apply(legal[int(draw() * len(legal))])
         leads += 1
         if m._hands_played == stop_at:
             break

@@ -61,6 +61,7 @@ from engine.state import (
     _PHASE_STAKE,
     DEAD,
     Match,
+    _seatings_at,
 )
 
 __all__ = ["Position", "PositionError", "build_match", "from_observation", "position_of"]
@@ -145,6 +146,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     if position.starting_chips is not None:
         match._start = tuple(position.starting_chips)
     match._live = list(position.live)
+    match._seatings = _seatings_at(tuple(match._live), match._table)  # not the template's
     match._stacks = list(position.boodle)
     match._kitty = position.kitty
     match._dealer = position.dealer
@@ -205,6 +207,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
         log.append((E_DEAL, tuple(dealt), dead))
     log.extend(runs)
     match._log = [log]
+    match._hand_log = log
     match._log_base = 0
 
     match._owner = owner
@@ -214,7 +217,6 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._known_dead = known_dead
     match._last_suit = -1
     match._legal = []
-    match._leader = -1
     phase = _PHASE_OF_DECISION[position.decision]
     match._phase = phase
     match._to_act = position.to_act

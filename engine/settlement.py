@@ -10,20 +10,23 @@ machine's business (engine/state.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from engine.rules import BlockedHand, Payment
 
+# Read once a hand: an enum member read through its class costs about 0.3 µs in Python 3.11.
+_FLAT = Payment.FLAT
+
 
 def owed_to_winner(
-    cards_held: Sequence[tuple[int, int]], payment: Payment
+    cards_held: Iterable[tuple[int, int]], payment: Payment
 ) -> list[tuple[int, int]]:
     """[(seat, chips owed)] by each other player to the one who went out.
 
     ``cards_held`` is (seat, cards still held) for every other live player.
     per_card (000/001/003/004): 1 chip per card held; flat (002): 1 chip each.
     """
-    if payment is Payment.FLAT:
+    if payment is _FLAT:
         return [(seat, 1) for seat, _cards in cards_held]
     return list(cards_held)  # the pairs themselves: a card a chip
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
+from operator import add
 from typing import Any
 
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
@@ -103,6 +104,11 @@ _DECISION_OF_PHASE = {
 }
 
 _SUIT_MASK = 0x1FFF
+# Rule values the state machine tests once a hand.  An enum member read through its
+# class (``Ante.FREE``) costs about 0.3 µs in Python 3.11, several times a module name.
+_FREE_ANTE = Ante.FREE
+_NO_EXCHANGE = DeadHandExchange.OFF
+_bit_count = int.bit_count  # the same: a method read through its type is a lookup each time
 # _LOWEST[m] is the lowest set bit's index of a 13-bit mask m (m > 0).
 _LOWEST: tuple[int, ...] = (-1, *(((m & -m).bit_length() - 1) for m in range(1, 1 << 13)))
 
@@ -122,20 +128,19 @@ _TABLES = {order: _tables(order) for order in RankOrder}
 _TOPS = sum(1 << (13 * suit + 12) for suit in range(4))
 
 
-def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[Card, ...]:
-    """Indexed by ``suit << 13 | m`` for a suit's 13-bit mask m > 0: its lowest card.
-
-    One lookup per suit lists a leader's legal leads (entries with m == 0 are never read).
+def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
+    """Per suit, indexed by the suit's 13-bit mask m > 0: its lowest card (``Card(0)`` for m == 0,
+    never read).  One lookup per suit lists a leader's legal leads.
     """
-    lows: list[Card] = []
-    for suit in range(4):
-        lows.append(to_card[0])
-        lows.extend(map(to_card[13 * suit : 13 * suit + 13].__getitem__, _LOWEST[1:]))
-    return tuple(lows)
+    lowest = (0, *_LOWEST[1:])
+    return tuple(
+        tuple(map(to_card[13 * suit : 13 * suit + 13].__getitem__, lowest)) for suit in range(4)
+    )
 
 
 _LOWS = {order: _lowest_cards(_TABLES[order][1]) for order in RankOrder}
-_BIT: tuple[int, ...] = tuple(1 << code for code in range(52))
+_SUIT_OF: tuple[int, ...] = tuple(code // 13 for code in range(52))  # a lookup, not a division
+_BIT: tuple[int, ...] = tuple(1 << code for code in range(53))  # 1 << 52 ends a run at code 51
 # Every stop event there can be, made once: a stop is (E_STOP, code, why, next code),
 # fixed by the card and the reason, so each hand's ten or so stops share these
 # tuples instead of allocating their own and keeping them alive until the match ends.
@@ -147,8 +152,11 @@ _STOPS_DEAD: tuple[tuple[Any, ...], ...] = tuple(
     (E_STOP, code, STOP_DEAD, code + 1) for code in range(52)
 )
 _ALL_CARDS = (1 << 52) - 1
+# A hand's going out, and its winners, shared like the stops: (E_OUT, seat) and (seat,).
+_OUTS: tuple[tuple[int, int], ...] = tuple((E_OUT, seat) for seat in range(8))
+_ALONE: tuple[tuple[int], ...] = tuple((seat,) for seat in range(8))
 # The owner table between hands.  Owner tables are never changed in place (see
-# _play_run), so every match shares this one.
+# Match.apply), so every match shares this one.
 _NO_OWNER = [DEAD] * 52
 
 
@@ -161,7 +169,7 @@ def _clockwise(live: tuple[bool, ...], start: int) -> tuple[int, ...]:
 
 @lru_cache(maxsize=1024)
 def _holders_by_position(
-    live: tuple[bool, ...], dealer: int, dead_hand: bool, dealing: Dealing
+    live: tuple[bool, ...], dealer: int, dead_hand: bool, equal_hands: bool
 ) -> tuple[int, ...]:
     """Who receives the k-th card dealt: clockwise from the dealer's left, dead hand last.
 
@@ -173,9 +181,132 @@ def _holders_by_position(
         recipients.append(DEAD)
     ways = len(recipients)
     dealt = 52
-    if dealing is Dealing.EQUAL_HANDS:
+    if equal_hands:
         dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
     return tuple((recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt))
+
+
+def _leads(hand: int, lows: tuple[tuple[Card, ...], ...]) -> list[Card]:
+    """The legal leads of a hand when any suit may be led: its lowest card in each suit, sorted.
+
+    A lead is the lowest card held in a suit (every source).  Legal leads come
+    out sorted because a suit's codes and its cards both sit in one block of 13.
+    The 52-bit hand is split into two 26-bit halves first: operations on an int
+    of one 30-bit digit cost less than on the whole two-digit hand.
+    """
+    clubs, diamonds, hearts, spades = lows
+    low = hand & 0x3FFFFFF
+    high = hand >> 26
+    legal = []
+    if suit := low & 0x1FFF:
+        legal.append(clubs[suit])
+    if suit := low >> 13:
+        legal.append(diamonds[suit])
+    if suit := high & 0x1FFF:
+        legal.append(hearts[suit])
+    if suit := high >> 13:
+        legal.append(spades[suit])
+    return legal
+
+
+class _Seating:
+    """The live seats clockwise from one seat's left, worked out once per table.
+
+    Every hand needs them three times (who deals next, who stakes and is dealt
+    to in which order, who pays the one who went out), and they change only
+    when a seat is eliminated.  With fixed antes they also hold the hand's
+    stakes when the seat deals: the stake events (immutable, so every hand
+    dealt by the seat shares them) and what each boodle card gains.  A match
+    reads them from ``Match._seatings``, a dict shared by every match at the
+    same table (``_seatings_at``), so that after the first matches no hand
+    works one out.
+    """
+
+    __slots__ = ("holders", "order", "others", "pot", "stakes")
+
+    order: tuple[int, ...]  # live seats from the seat's left; the seat itself last if live
+    others: tuple[int, ...]  # ``order`` without the seat: who pays it when it goes out
+    holders: tuple[int, ...]  # who receives the k-th card when the seat deals
+    stakes: tuple[tuple[Any, ...], ...]  # fixed antes: the stake events when the seat deals
+    pot: tuple[int, ...]  # fixed antes: chips each boodle card gains when the seat deals
+
+    def __init__(self, live: tuple[bool, ...], seat: int, table: _Table):
+        dead_hand, equal_hands, ante_per_card, dealer_ante_per_card, kitty, cards = table
+        self.order = _clockwise(live, (seat + 1) % len(live))
+        self.others = tuple(s for s in self.order if s != seat)
+        self.holders = _holders_by_position(live, seat, dead_hand, equal_hands)
+        ante = (ante_per_card,) * cards
+        dealer_ante = (dealer_ante_per_card,) * cards
+        self.stakes = tuple(
+            (E_STAKE, s, dealer_ante if s == seat else ante, kitty) for s in self.order
+        )
+        payers = len(self.order) - 1
+        self.pot = tuple(a * payers + d for a, d in zip(ante, dealer_ante, strict=True))
+
+
+# What a table's seatings depend on besides its live seats, as plain values (a Rules
+# hashes by a Python method over all its fields, and an enum member by another):
+# (dead hand dealt, equal hands, ante per card, dealer's ante per card, kitty ante,
+# boodle cards).
+_Table = tuple[bool, bool, int, int, int, int]
+
+
+def _table_of(rules: Rules) -> _Table:
+    return (
+        rules.dead_hand,
+        rules.dealing is Dealing.EQUAL_HANDS,
+        rules.ante_per_card,
+        rules.dealer_ante_per_card,
+        rules.kitty_ante,
+        len(rules.boodle_cards),
+    )
+
+
+class _Plan:
+    """What a match derives from its rules alone, worked out once per ``Rules`` object.
+
+    A match starts every 16 hands or so of random play, and these took several
+    µs a match (enum reads, ``stake_required``, the boodle tables).
+    """
+
+    __slots__ = ("boodle_at", "due", "lead_any", "lows", "most_due", "rare_cards", "table")
+
+    def __init__(self, rules: Rules) -> None:
+        to_pos = _TABLES[rules.rank_order][0]
+        self.boodle_at = [-1] * 52  # shared by every match of these rules: never changed
+        boodle_mask = 0
+        for index, card in enumerate(rules.boodle_cards):
+            self.boodle_at[to_pos[card]] = index
+            boodle_mask |= 1 << to_pos[card]
+        self.rare_cards = _TOPS | boodle_mask
+        self.lows = _LOWS[rules.rank_order]
+        self.lead_any = rules.lead_suit is LeadSuit.ANY
+        self.due = (rules.stake_required(False), rules.stake_required(True))
+        self.most_due = max(self.due)
+        self.table = _table_of(rules)
+
+
+# By id(rules), with the rules kept alive beside their plan so that no other object
+# can take the id (a Rules hashes by a Python method over all its fields: slow).
+_PLANS: dict[int, tuple[Rules, _Plan]] = {}
+
+
+def _plan_of(rules: Rules) -> _Plan:
+    entry = _PLANS.get(id(rules))
+    if entry is not None and entry[0] is rules:
+        return entry[1]
+    if len(_PLANS) >= 256:
+        _PLANS.clear()
+    plan = _Plan(rules)
+    _PLANS[id(rules)] = (rules, plan)
+    return plan
+
+
+@lru_cache(maxsize=1024)
+def _seatings_at(live: tuple[bool, ...], table: _Table) -> dict[int, _Seating]:
+    """The seatings by seat at a table with these live seats, filled in as they are asked
+    for (``Match._seating``) and shared by every match at such a table."""
+    return {}
 
 
 @lru_cache(maxsize=64)
@@ -214,7 +345,6 @@ class Match:
         "_bid_order",
         "_bids",
         "_boodle_at",
-        "_boodle_mask",
         "_chips",
         "_dead",
         "_dealer",
@@ -222,7 +352,7 @@ class Match:
         "_due",
         "_elimination",
         "_end_reason",
-        "_fixed_ante",
+        "_hand_log",
         "_hand_number",
         "_hands",
         "_hands_played",
@@ -230,24 +360,27 @@ class Match:
         "_known_dead",
         "_last_suit",
         "_lead_any",
-        "_leader",
         "_legal",
         "_live",
         "_log",
         "_log_base",
         "_lows",
+        "_most_due",
         "_owner",
         "_phase",
         "_places",
         "_played",
         "_players",
+        "_rare_cards",
         "_rules",
-        "_seats_and_dead",
+        "_seatings",
+        "_seats",
         "_seed",
         "_stacks",
         "_stake_order",
         "_stakes",
         "_start",
+        "_table",
         "_to_act",
         "_to_card",
         "_to_pos",
@@ -260,19 +393,21 @@ class Match:
     _rules: Rules
     _players: int
     _seed: int
-    _seats_and_dead: tuple[int, ...]  # 0..players-1, then DEAD
+    _seats: tuple[int, ...]  # 0..players-1
     _to_pos: tuple[int, ...]
     _to_card: tuple[Card, ...]
     _boodle_at: list[int]
-    _boodle_mask: int  # the boodle cards' codes
-    _lows: tuple[Card, ...]  # see _lowest_cards
+    _rare_cards: int  # the boodle cards and each suit's top: a run may pay or stop after them
+    _lows: tuple[tuple[Card, ...], ...]  # see _lowest_cards
     _lead_any: bool  # rules.lead_suit is ANY: no pass, no steering away from a suit
     _deals: tuple[Deal, ...]
     _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
-    _fixed_ante: tuple[tuple[int, ...], tuple[int, ...]]  # per card, (non-dealer, dealer)
+    _most_due: int  # the larger of the two
     _start: tuple[int, ...]  # each seat's chips at the start of the match
     _chips: list[int]
     _live: list[bool]
+    _seatings: dict[int, _Seating]  # by seat, for the live seats now (see _Seating)
+    _table: _Table  # see _table_of
     _stacks: list[int]
     _kitty: int
     _dealer: int
@@ -285,7 +420,6 @@ class Match:
     _hands: list[int]
     _dead: int
     _known_dead: list[int]
-    _leader: int
     _last_suit: int
     _legal: list[Any]
     _stake_order: Sequence[int]
@@ -297,6 +431,7 @@ class Match:
     _end_reason: str
     _log: list[list[tuple[Any, ...]]]  # raw events, one list per hand
     _log_base: int  # raw events in every list but the last
+    _hand_log: list[tuple[Any, ...]]  # the last list of _log: this hand's raw events
 
     def __init__(
         self,
@@ -333,22 +468,21 @@ class Match:
         self._rules = rules
         self._players = players
         self._seed = seed
-        self._seats_and_dead = (*range(players), DEAD)
+        self._seats = tuple(range(players))
         self._to_pos, self._to_card = _TABLES[rules.rank_order]
-        self._boodle_at = [-1] * 52
-        self._boodle_mask = 0
-        for index, card in enumerate(rules.boodle_cards):
-            self._boodle_at[self._to_pos[card]] = index
-            self._boodle_mask |= 1 << self._to_pos[card]
-        self._lows = _LOWS[rules.rank_order]
-        self._lead_any = rules.lead_suit is LeadSuit.ANY
+        plan = _plan_of(rules)
+        self._boodle_at = plan.boodle_at
+        self._rare_cards = plan.rare_cards
+        self._lows = plan.lows
+        self._lead_any = plan.lead_any
         self._deals = tuple(deals)
-        self._due = (rules.stake_required(False), rules.stake_required(True))
-        cards = len(rules.boodle_cards)
-        self._fixed_ante = ((rules.ante_per_card,) * cards, (rules.dealer_ante_per_card,) * cards)
+        self._due = plan.due
+        self._most_due = plan.most_due
         self._start = start
         self._chips = list(start)
         self._live = [True] * players
+        self._table = plan.table
+        self._seatings = _seatings_at(tuple(self._live), self._table)
         self._stacks = [0] * len(rules.boodle_cards)
         self._kitty = 0
         # The hand before the first is dealt by the seat to the first dealer's right,
@@ -365,7 +499,6 @@ class Match:
         self._hands = [0] * players
         self._dead = 0
         self._known_dead = [0] * players
-        self._leader = -1
         self._last_suit = -1
         self._legal = []
         self._stake_order = []
@@ -377,6 +510,7 @@ class Match:
         self._end_reason = ""
         self._log = []
         self._log_base = 0
+        self._hand_log = []
         self._begin_hand()
 
     # ------------------------------------------------------------------ queries
@@ -404,7 +538,7 @@ class Match:
     def legal_actions(self) -> list[Any]:
         """The choices of the seat to act, sorted; empty exactly when the match is over."""
         if self._phase == _PHASE_LEAD:
-            return self._legal[:]
+            return self._legal.copy()
         if self._phase == _PHASE_STAKE:
             return list(stake_placements(self._rules.stake_total, len(self._stacks)))
         if self._phase == _PHASE_BID:
@@ -481,15 +615,107 @@ class Match:
     # ------------------------------------------------------------------ actions
 
     def apply(self, action: Action) -> None:
-        """Apply the decision of the seat to act. Bad actions raise and change nothing."""
+        """Apply the decision of the seat to act. Bad actions raise and change nothing.
+
+        A lead is played here, with its forced follows, rather than in a method
+        of its own: random playouts make millions of leads, and a lead is the one
+        decision of most hands, so it costs one Python frame, not two.
+
+        A run is logged as one event (first card, last card, the owner table)
+        rather than one per card: who played each card is in the owner table, so
+        ``engine.events`` expands it later.  An owner table is never changed once
+        a run refers to it (a new hand or a redealt clone gets a new list).
+
+        Most cards of a run need only "who holds the next card?": ``rare`` marks
+        the cards after which something else may happen (a boodle card, the top
+        of a suit, a next card already played: none of those change during a run,
+        which plays only cards above the ones played before it), so the common
+        card costs one bit test.
+        """
+        if self._phase != _PHASE_LEAD:
+            self._apply_other(action)
+            return
+        if type(action) is not Card:
+            raise MalformedActionError(f"a lead must be a Card, got {action!r}")
+        if action not in self._legal:
+            raise IllegalActionError(self._illegal_lead_reason(action))
+        code = self._to_pos[action]
+        owner = self._owner
+        hands = self._hands
+        played = self._played
+        log = self._hand_log
+        seat = self._to_act
+        bit = _BIT
+        lead = first = code
+        is_lead = True
+        rare = (played >> 1) | self._rare_cards
+        stop: tuple[Any, ...] | None = None
+        while True:
+            hand = hands[seat] ^ bit[code]
+            hands[seat] = hand
+            if rare & bit[code]:  # one operation on the big int, not two (rare >> code & 1)
+                index = self._boodle_at[code]
+                if index >= 0 and self._stacks[index]:
+                    # "takes all the chips on that card" at once (every source)
+                    log.append((E_RUN, first, code, is_lead, owner))
+                    first = code + 1
+                    is_lead = False
+                    won = self._stacks[index]
+                    self._stacks[index] = 0
+                    self._chips[seat] += won
+                    log.append((E_BOODLE, seat, index, won))
+                if not hand:
+                    break
+                if code % 13 == 12:
+                    stop = _STOPS_TOP[code]
+                    break
+                if played & bit[code + 1]:
+                    stop = _STOPS_PLAYED[code]
+                    break
+            elif not hand:
+                break
+            nxt = code + 1
+            holder = owner[nxt]
+            if holder == 8:  # DEAD
+                stop = _STOPS_DEAD[code]
+                break
+            code = nxt
+            seat = holder
+        if first <= code:
+            log.append((E_RUN, first, code, is_lead, owner))
+        self._played = played | (bit[code + 1] - bit[lead])  # the run's cards, lead..code
+        if stop is None:  # the seat played its last card
+            self._settle_out(seat)
+            return
+        log.append(stop)
+        # The last player to play leads again (seeds 000/002/003/004).
+        self._last_suit = _SUIT_OF[code]
+        if not self._lead_any:
+            self._prepare_lead_for(seat, pass_lead=True)
+            return
+        # _prepare_lead_for inlined for the common rule (any suit may be led): a copy
+        # of _leads, kept in step with it by hand, because calling it here cost 1.3%
+        # more instructions a hand (callgrind).  ``hand`` is the leader's hand: the
+        # last card played was its own.
+        clubs, diamonds, hearts, spades = self._lows
+        low = hand & 0x3FFFFFF  # two suits in a one-digit int: cheaper to split
+        high = hand >> 26
+        legal = []
+        if suit := low & 0x1FFF:
+            legal.append(clubs[suit])
+        if suit := low >> 13:
+            legal.append(diamonds[suit])
+        if suit := high & 0x1FFF:
+            legal.append(hearts[suit])
+        if suit := high >> 13:
+            legal.append(spades[suit])
+        self._legal = legal
+        self._to_act = seat
+
+    def _apply_other(self, action: object) -> None:
+        """A decision that is not a lead (a stake, the dead hand, a bid), or the match's end."""
         phase = self._phase
-        if phase == _PHASE_LEAD:
-            if type(action) is not Card:
-                raise MalformedActionError(f"a lead must be a Card, got {action!r}")
-            if action not in self._legal:
-                raise IllegalActionError(self._illegal_lead_reason(action))
-            self._play_run(self._to_pos[action])
-        elif phase == _PHASE_STAKE:
+        if phase == _PHASE_STAKE:
             self._apply_stake(action)
         elif phase == _PHASE_DEAD_HAND:
             self._apply_dead_hand_choice(action)
@@ -504,19 +730,21 @@ class Match:
         other._rules = self._rules
         other._players = self._players
         other._seed = self._seed
-        other._seats_and_dead = self._seats_and_dead
+        other._seats = self._seats
         other._to_pos = self._to_pos
         other._to_card = self._to_card
         other._boodle_at = self._boodle_at
-        other._boodle_mask = self._boodle_mask
+        other._rare_cards = self._rare_cards
         other._lows = self._lows
         other._lead_any = self._lead_any
         other._deals = self._deals
         other._due = self._due
-        other._fixed_ante = self._fixed_ante
+        other._most_due = self._most_due
         other._start = self._start
         other._chips = self._chips[:]
         other._live = self._live[:]
+        other._seatings = self._seatings  # the same live seats; _eliminate takes another
+        other._table = self._table
         other._stacks = self._stacks[:]
         other._kitty = self._kitty
         other._dealer = self._dealer
@@ -525,12 +753,11 @@ class Match:
         other._phase = self._phase
         other.is_over = self.is_over
         other._to_act = self._to_act
-        other._owner = self._owner  # never changed in place once made (see _play_run)
+        other._owner = self._owner  # never changed in place once made (see apply)
         other._played = self._played
         other._hands = self._hands[:]
         other._dead = self._dead
         other._known_dead = self._known_dead[:]
-        other._leader = self._leader
         other._last_suit = self._last_suit
         other._legal = self._legal[:]
         other._stake_order = self._stake_order
@@ -544,6 +771,7 @@ class Match:
         if log:
             log[-1] = log[-1][:]
         other._log = log
+        other._hand_log = log[-1] if log else []
         other._log_base = self._log_base
         return other
 
@@ -598,7 +826,7 @@ class Match:
 
     def event_count(self) -> int:
         """Raw events so far: a cursor for ``events(since=...)`` (a run is one raw event)."""
-        return self._log_base + len(self._log[-1])
+        return self._log_base + len(self._hand_log)
 
     def raw_events(self, since: int = 0) -> list[tuple[Any, ...]]:
         """Omniscient raw event tuples from index ``since`` on (see engine.events)."""
@@ -635,7 +863,7 @@ class Match:
     # ------------------------------------------------------------------ the hand
 
     def _record(self, event: tuple[Any, ...]) -> None:
-        self._log[-1].append(event)
+        self._hand_log.append(event)
 
     def _next_live(self, seat: int) -> int:
         live = self._live
@@ -650,41 +878,42 @@ class Match:
         """Live seats clockwise, beginning with ``start`` if live."""
         return _clockwise(tuple(self._live), start % self._players)
 
+    def _seating(self, seat: int) -> _Seating:
+        """``seat``'s seating for the live seats now, kept until a seat goes out.
+
+        The hot path reads ``self._seatings.get(seat) or self._seating(seat)``:
+        a dict lookup, and this call only the first time.
+        """
+        seating = _Seating(tuple(self._live), seat, self._table)
+        self._seatings[seat] = seating
+        return seating
+
     def _begin_hand(self) -> None:
+        log: list[tuple[Any, ...]] = []
         if self._log:
-            self._log_base += len(self._log[-1])
-        self._log.append([])
+            self._log_base += len(self._hand_log)
+        self._log.append(log)
+        self._hand_log = log
         rules = self._rules
         if self._hands_played >= rules.hand_limit:
             self._end_match(END_HAND_LIMIT)
             return
-        self._dealer = self._next_live(self._dealer)
-        # Eliminations: a player who cannot pay the stake required of them for the
-        # coming hand is out before the deal (seed 000).  If the dealer is out, the
-        # deal passes on and the new dealer's larger stake is checked in turn.
-        due, dealer_due = self._due
+        seatings = self._seatings
+        dealer = self._dealer
+        dealer = self._dealer = (seatings.get(dealer) or self._seating(dealer)).order[0]
+        seating = seatings.get(dealer) or self._seating(dealer)
+        order = seating.order
         chips = self._chips
-        live = self._live
-        # Nobody can be out while every seat holds the larger stake (most hands).
-        while min(chips) < max(due, dealer_due):
-            dealer = self._dealer
-            out = [
-                s
-                for s in range(self._players)
-                if live[s] and chips[s] < (dealer_due if s == dealer else due)
-            ]
-            if not out:
-                break
-            self._eliminate(out)
-            if sum(self._live) <= rules.end_players:
-                self._end_match(END_PLAYERS_LEFT)
+        # Nobody can be out while every live seat holds the larger stake (most hands).
+        if min(map(chips.__getitem__, order)) < self._most_due:
+            if self._eliminations():
                 return
-            if not self._live[dealer]:
-                self._dealer = self._next_live(dealer)
+            dealer = self._dealer
+            seating = self._seatings.get(dealer) or self._seating(dealer)
+            order = seating.order
         self._hand_number += 1
-        self._log[-1].append((E_HAND_START, self._hand_number, self._dealer))
-        order = self._live_seats_from(self._dealer + 1)
-        if rules.ante is Ante.FREE:
+        log.append((E_HAND_START, self._hand_number, dealer))
+        if rules.ante is _FREE_ANTE:
             self._phase = _PHASE_STAKE
             self._stake_order = order
             self._stakes = []
@@ -692,27 +921,47 @@ class Match:
             return
         # Fixed antes, _pay_stake for every seat at once: each seat pays its due
         # (the ante plus any kitty ante) and each boodle card gets every seat's ante.
-        ante, dealer_ante = self._fixed_ante
-        kitty = rules.kitty_ante
-        dealer = self._dealer
-        log = self._log[-1]
-        for seat in order:
-            if seat == dealer:
-                chips[seat] -= dealer_due
-                log.append((E_STAKE, seat, dealer_ante, kitty))
-            else:
-                chips[seat] -= due
-                log.append((E_STAKE, seat, ante, kitty))
-        self._kitty += kitty * len(order)
+        due, dealer_due = self._due
+        for seat in seating.others:
+            chips[seat] -= due
+        chips[dealer] -= dealer_due
+        log += seating.stakes
+        if rules.kitty_ante:
+            self._kitty += rules.kitty_ante * len(order)
         stacks = self._stacks
-        others = len(order) - 1
-        for index in range(len(stacks)):
-            stacks[index] += ante[index] * others + dealer_ante[index]
+        stacks[:] = map(add, stacks, seating.pot)
         self._deal()
+
+    def _eliminations(self) -> bool:
+        """Eliminate the seats that cannot pay the coming hand's stake; True if the match ended.
+
+        A player who cannot pay the stake required of them for the coming hand
+        is out before the deal (seed 000).  If the dealer is out, the deal
+        passes on and the new dealer's larger stake is checked in turn.
+        """
+        due, dealer_due = self._due
+        chips = self._chips
+        live = self._live
+        while True:
+            dealer = self._dealer
+            out = [
+                s
+                for s in range(self._players)
+                if live[s] and chips[s] < (dealer_due if s == dealer else due)
+            ]
+            if not out:
+                return False
+            self._eliminate(out)
+            if sum(self._live) <= self._rules.end_players:
+                self._end_match(END_PLAYERS_LEFT)
+                return True
+            if not self._live[dealer]:
+                self._dealer = self._next_live(dealer)
 
     def _eliminate(self, seats: list[int]) -> None:
         for seat in seats:
             self._live[seat] = False
+        self._seatings = _seatings_at(tuple(self._live), self._table)
         survivors_exist = any(self._live)
         for seat in seats:
             chips = self._chips[seat]
@@ -734,7 +983,7 @@ class Match:
         kitty = self._rules.kitty_ante
         self._kitty += kitty
         self._chips[seat] -= sum(amounts) + kitty
-        self._log[-1].append((E_STAKE, seat, amounts, kitty))
+        self._hand_log.append((E_STAKE, seat, amounts, kitty))
 
     def _apply_stake(self, action: object) -> None:
         cards = len(self._stacks)
@@ -780,20 +1029,26 @@ class Match:
             for mask in hands:
                 dead ^= mask
         else:
-            holders = _holders_by_position(
-                tuple(self._live), self._dealer, rules.dead_hand, rules.dealing
-            )
-            owner = shuffled(self._seed, self._hand_number, holders)
-            hands = holder_masks(owner, self._seats_and_dead)
-            dead = hands.pop()
+            dealer = self._dealer
+            seating = self._seatings.get(dealer) or self._seating(dealer)
+            owner = shuffled(self._seed, self._hand_number, seating.holders)
+            hands = holder_masks(owner, self._seats)
+            dead = _ALL_CARDS ^ sum(hands)  # the masks are disjoint: their sum is their union
         self._owner = owner
         self._played = 0
         self._hands = hands
         self._dead = dead
         # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
-        self._log[-1].append((E_DEAL, tuple(hands), dead))
-        if rules.dead_hand_exchange is DeadHandExchange.OFF:
-            self._start_play()
+        self._hand_log.append((E_DEAL, tuple(hands), dead))
+        if rules.dead_hand_exchange is _NO_EXCHANGE:
+            # _start_play and _prepare_lead_for, two calls fewer: the seat after the
+            # dealer leads first, and a hand's first lead may be in any suit.
+            self._last_suit = -1
+            self._phase = _PHASE_LEAD
+            dealer = self._dealer
+            leader = (self._seatings.get(dealer) or self._seating(dealer)).order[0]
+            self._legal = _leads(hands[leader], self._lows)
+            self._to_act = leader
             return
         self._phase = _PHASE_DEAD_HAND
         self._to_act = self._dealer
@@ -894,19 +1149,9 @@ class Match:
         A lead is the lowest card held in a suit (every source).  Legal leads come
         out sorted because a suit's codes and its cards both sit in one block of 13.
         """
-        hand = self._hands[seat]
-        lows = self._lows
-        legal = []
-        if hand & 0x1FFF:
-            legal.append(lows[hand & 0x1FFF])
-        if hand >> 13 & 0x1FFF:
-            legal.append(lows[hand >> 13 & 0x1FFF | 0x2000])
-        if hand >> 26 & 0x1FFF:
-            legal.append(lows[hand >> 26 & 0x1FFF | 0x4000])
-        if hand >> 39:
-            legal.append(lows[hand >> 39 | 0x6000])
+        legal = _leads(self._hands[seat], self._lows)
         last = self._last_suit
-        if last >= 0 and self._rules.lead_suit is not LeadSuit.ANY:
+        if last >= 0 and not self._lead_any:
             other = [card for card in legal if card // 13 != last]
             if other:
                 legal = other
@@ -923,104 +1168,18 @@ class Match:
                 self._settle_blocked()
                 return
         self._legal = legal
-        self._leader = seat
-        self._to_act = seat
-
-    def _play_run(self, code: int) -> None:
-        """Lead ``code`` and play the forced follows until the run stops or someone goes out.
-
-        This is the hot loop of the engine.  A run is logged as one event
-        (first card, last card, the owner table) rather than one per card: who
-        played each card is in the owner table, so ``engine.events`` expands it
-        later.  An owner table is never changed once a run refers to it (a new
-        hand or a redealt clone gets a new list).
-
-        Most cards of a run need only "who holds the next card?": ``rare`` marks
-        the cards after which something else may happen (a boodle card, the top
-        of a suit, a next card already played: none of those change during a run,
-        which plays only cards above the ones played before it), so the common
-        card costs one bit test.
-        """
-        owner = self._owner
-        hands = self._hands
-        played = self._played
-        log = self._log[-1]
-        seat = self._to_act
-        bit = _BIT
-        lead = first = code
-        is_lead = True
-        rare = (played >> 1) | _TOPS | self._boodle_mask
-        stop: tuple[Any, ...] | None = None
-        while True:
-            hand = hands[seat] ^ bit[code]
-            hands[seat] = hand
-            if rare >> code & 1:
-                index = self._boodle_at[code]
-                if index >= 0 and self._stacks[index]:
-                    # "takes all the chips on that card" at once (every source)
-                    log.append((E_RUN, first, code, is_lead, owner))
-                    first = code + 1
-                    is_lead = False
-                    won = self._stacks[index]
-                    self._stacks[index] = 0
-                    self._chips[seat] += won
-                    log.append((E_BOODLE, seat, index, won))
-                if not hand:
-                    break
-                if code % 13 == 12:
-                    stop = _STOPS_TOP[code]
-                    break
-                if played >> (code + 1) & 1:
-                    stop = _STOPS_PLAYED[code]
-                    break
-            elif not hand:
-                break
-            nxt = code + 1
-            holder = owner[nxt]
-            if holder == 8:  # DEAD
-                stop = _STOPS_DEAD[code]
-                break
-            code = nxt
-            seat = holder
-        if first <= code:
-            log.append((E_RUN, first, code, is_lead, owner))
-        self._played = played | ((2 << code) - (1 << lead))
-        if stop is None:  # the seat played its last card
-            self._settle_out(seat)
-            return
-        log.append(stop)
-        # The last player to play leads again (seeds 000/002/003/004).
-        self._last_suit = code // 13
-        if not self._lead_any:
-            self._prepare_lead_for(seat, pass_lead=True)
-            return
-        # _prepare_lead_for inlined for the common rule (any suit may be led).
-        # ``hand`` is the leader's hand: the last card played was its own.
-        lows = self._lows
-        legal = []
-        if suit := hand & 0x1FFF:
-            legal.append(lows[suit])
-        if suit := hand >> 13 & 0x1FFF:
-            legal.append(lows[suit | 0x2000])
-        if suit := hand >> 26 & 0x1FFF:
-            legal.append(lows[suit | 0x4000])
-        if suit := hand >> 39:
-            legal.append(lows[suit | 0x6000])
-        self._legal = legal
-        self._leader = seat
         self._to_act = seat
 
     # -- settlement ------------------------------------------------------------------
 
     def _settle_out(self, winner: int) -> None:
-        log = self._log[-1]
-        log.append((E_OUT, winner))
+        log = self._hand_log
+        log.append(_OUTS[winner])
         chips = self._chips
         hands = self._hands
-        others = [
-            (s, hands[s].bit_count()) for s in self._live_seats_from(winner + 1) if s != winner
-        ]
-        for seat, owed in owed_to_winner(others, self._rules.payment):
+        others = (self._seatings.get(winner) or self._seating(winner)).others
+        held_cards = zip(others, map(_bit_count, map(hands.__getitem__, others)), strict=True)
+        for seat, owed in owed_to_winner(held_cards, self._rules.payment):
             held = chips[seat]
             paid = owed if owed <= held else held  # a player pays what they have; never below 0
             chips[seat] = held - paid
@@ -1030,7 +1189,7 @@ class Match:
             chips[winner] += self._kitty
             log.append((E_KITTY, winner, self._kitty))
             self._kitty = 0
-        self._end_hand((winner,))
+        self._end_hand(_ALONE[winner])
 
     def _settle_blocked(self) -> None:
         self._record((E_BLOCKED,))
@@ -1054,7 +1213,7 @@ class Match:
         self._end_hand(winners)
 
     def _end_hand(self, winners: tuple[int, ...]) -> None:
-        self._log[-1].append((E_HAND_END, tuple(self._hands), self._dead, winners))
+        self._hand_log.append((E_HAND_END, tuple(self._hands), self._dead, winners))
         self._hands_played += 1
         self._legal = []
         # The cards are shown and gathered: between hands nobody holds any.

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bots.search.playout import PolicyParams, boodle_limits, dead_chance, starter_lead
+from bots.search.playout import LeadCache, PolicyParams, boodle_limits, dead_chance
 from engine.cards import Card, Rank
 from engine.position import Position
 from engine.rules import LeadSuit, Rules
@@ -76,6 +76,7 @@ class HandKernel:
         # The cards after which more than "who holds the next card" can happen.
         self.rare_base = boodle_mask | sum(1 << (13 * suit + 12) for suit in range(4))
         self.limits = boodle_limits(self.boodle_at)
+        self.leads: LeadCache | None = None  # made by the first playout, for its lead_again
         self.payment = rules.payment
         self.players = players
         self.live = list(live)
@@ -131,7 +132,10 @@ class HandKernel:
         epsilons = params.epsilons
         known, known_count = params.known_dead, params.known_count
         dead_size, again = params.dead_size, params.lead_again
-        limits = self.limits
+        leads = self.leads
+        if leads is None or leads.lead_again != again:
+            leads = self.leads = LeadCache(boodle_at, again, self.limits)
+        starter = leads.lead
         code = lead
         while True:
             # One run from ``code``, led by ``seat``.
@@ -189,4 +193,4 @@ class HandKernel:
                 code = first
                 continue
             dead = dead_chance(dead_size, known_count, hand.bit_count(), played.bit_count())
-            code, _ = starter_lead(hand, played | known, stacks, boodle_at, dead, again, limits)
+            code, _ = starter(hand, played | known, stacks, dead)

@@ -518,6 +518,126 @@ def regret(args: argparse.Namespace) -> None:
                     )
 
 
+# ---------------------------------------------------------------- choice: loss against a reference
+
+
+class Judge(Bot):
+    """Seat 0 of a ``choice`` match: plays the boodle starter, and grades every variant's lead.
+
+    At each lead with a choice, the reference (a search bot with many deals)
+    values every legal lead over its own sampled deals; each variant (a search
+    bot that saw the same events) then decides ``repeats`` times, reseeded, and
+    its loss is the reference's value of the best lead minus that of the one it
+    chose.  No deal luck enters: this measures how well a variant finds what
+    the reference's model of the game says is best, per CPU second, far more
+    tightly than ``duel`` or ``regret`` can (it cannot tell a better model of
+    the game, only a better use of one).
+    """
+
+    name = "judge"
+
+    def __init__(self, reference: Bot, variants: list[Bot], samples: int, repeats: int) -> None:
+        from bots.starters.boodle import BoodleBot
+
+        self.player = BoodleBot()
+        self.reference = reference
+        self.variants = variants
+        self.samples = samples
+        self.repeats = repeats
+        self.losses: list[list[float]] = [[] for _ in variants]
+        self.seconds: list[list[float]] = [[] for _ in variants]
+
+    def on_match_start(self, start: MatchStart, state: TableState) -> None:
+        for bot in (self.reference, *self.variants):
+            bot.on_match_start(start, state)
+
+    def on_events(self, events: list[Any], state: TableState) -> None:
+        for bot in (self.reference, *self.variants):
+            bot.on_events(events, state)
+
+    def lead(self, request: Request, state: TableState) -> str:
+        import random
+
+        from bots.search.bot import SearchBot
+        from bots.search.montecarlo import evaluate
+
+        played = self.player.lead(request, state)
+        reference = self.reference
+        if len(request.legal) < 2 or not isinstance(reference, SearchBot):
+            return played
+        assert reference.knowledge is not None
+        estimates, _ = evaluate(
+            reference.sampler(request),
+            [Card.parse(text) for text in request.legal],
+            reference.knowledge.seat,
+            random.Random(len(self.losses[0])),
+            deadline=float("inf"),
+            max_samples=self.samples,
+            policy=reference.policy_params(),
+        )
+        value = {str(estimate.action): estimate.mean for estimate in estimates}
+        top = max(value.values())
+        for losses, seconds, variant in zip(self.losses, self.seconds, self.variants, strict=True):
+            for repeat in range(self.repeats):
+                if isinstance(variant, SearchBot):
+                    variant.rng = random.Random(repeat * 7919 + len(losses))
+                started = time.process_time()
+                choice = variant.lead(request, state)
+                seconds.append(time.process_time() - started)
+                losses.append(top - value[choice])
+        return played
+
+
+def choice_match(
+    args: argparse.Namespace, number: int
+) -> tuple[list[list[float]], list[list[float]]]:
+    rules = preset(args.rules).with_options(
+        {**parse_options(args.option), "hand_limit": args.hands}
+    )
+    judge = Judge(
+        make_bot(args.reference),
+        [make_bot(text) for text in args.variant],
+        args.samples,
+        args.repeats,
+    )
+    bots: list[Bot] = [judge, *(make_bot("boodle") for _ in range(args.players - 1))]
+    play_in_process(bots, rules, group_seed(args.seed, number), 3_600_000)
+    return judge.losses, judge.seconds
+
+
+def choice(args: argparse.Namespace) -> None:
+    started = time.monotonic()
+    losses: list[list[float]] = [[] for _ in args.variant]
+    seconds: list[list[float]] = [[] for _ in args.variant]
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for done, (match_losses, match_seconds) in enumerate(
+            pool.imap(functools.partial(choice_match, args), range(args.matches)), start=1
+        ):
+            for total, more in zip(losses, match_losses, strict=True):
+                total.extend(more)
+            for total, more in zip(seconds, match_seconds, strict=True):
+                total.extend(more)
+            if done % args.every and done != args.matches:
+                continue
+            print(
+                f"{done} matches, {len(losses[0]) // args.repeats} leads with a choice x "
+                f"{args.repeats} repeats, {time.monotonic() - started:.0f} s; chips lost per "
+                f"decision against {args.reference} at {args.samples} deals:"
+            )
+            for text, values, cpu in zip(args.variant, losses, seconds, strict=True):
+                mean, half = mean_interval(values)
+                paired, paired_half = mean_interval(
+                    [a - b for a, b in zip(values, losses[0], strict=True)]
+                )
+                wrong = sum(value > 1e-9 for value in values) / len(values)
+                print(
+                    f"  {text:<40} {mean:.3f} ± {half:.3f} (not its best {wrong:.0%}; "
+                    f"vs the first {paired:+.3f} ± {paired_half:.3f}) "
+                    f"{1000 * statistics.fmean(cpu):.1f} ms CPU",
+                    flush=True,
+                )
+
+
 # ---------------------------------------------------------------- kernel: playout speed
 
 
@@ -626,6 +746,19 @@ def main() -> None:
     panel.add_argument(
         "--move-time", type=float, default=0.2, help="seconds per decision (large: samples bind)"
     )
+    grade = commands.add_parser("choice")
+    grade.add_argument("--reference", default="search", help="the model whose values grade")
+    grade.add_argument("--samples", type=int, default=4000, help="the reference's deals")
+    grade.add_argument("--variant", action="append", required=True)
+    grade.add_argument("--repeats", type=int, default=4, help="reseeded decisions per variant")
+    grade.add_argument("--rules", default="boodle")
+    grade.add_argument("--option", action="append", default=[])
+    grade.add_argument("--players", type=int, default=4)
+    grade.add_argument("--hands", type=int, default=6)
+    grade.add_argument("--matches", type=int, default=4)
+    grade.add_argument("--seed", type=int, default=31)
+    grade.add_argument("--jobs", type=int, default=1)
+    grade.add_argument("--every", type=int, default=2)
     speed = commands.add_parser("kernel")
     speed.add_argument("--rules", default="boodle")
     speed.add_argument("--players", type=int, default=4)
@@ -639,6 +772,9 @@ def main() -> None:
         return
     if args.command == "regret":
         regret(args)
+        return
+    if args.command == "choice":
+        choice(args)
         return
     if args.command == "duel":
         duel(args)

@@ -638,6 +638,108 @@ def choice(args: argparse.Namespace) -> None:
                 )
 
 
+# ---------------------------------------------------------------- deals: sampled deals vs the truth
+
+
+def deals_match(args: argparse.Namespace, number: int) -> list[tuple[int, list[float]]]:
+    """One match of a search bot against boodle starters; at each of its leads with a choice,
+    deals drawn without and with the deal chain are held against the true deal.
+
+    Per lead: (other seats' leads seen this hand, and for each sampler the share of the
+    other hands' cards placed right, the share of the dead hand's, the share of cards
+    where the previous deal had them, and the share of deals in which the starter's rule
+    names every lead of every seat it reads).
+    """
+    import random
+
+    from bots.search.bot import SearchBot
+    from bots.starters.boodle import BoodleBot
+    from engine.position import Position
+
+    truth: list[Match] = []
+    rows: list[tuple[int, list[float]]] = []
+
+    class Probe(SearchBot):
+        def sampler(self, request: Request) -> Callable[[random.Random], Position]:
+            knowledge, model = self.knowledge, self.lead_model
+            if request.decision != "lead" or len(request.legal) < 2 or not truth:
+                return super().sampler(request)
+            assert knowledge is not None and model is not None
+            match, seat, players = truth[-1], knowledge.seat, knowledge.players
+            likelihood = model.likelihood(knowledge.leads, knowledge.played)
+            figures: list[float] = []
+            for steps in (0, self.chain_steps):
+                kept, self.chain_steps = self.chain_steps, steps
+                state = self.rng.getstate()
+                draw = super().sampler(request)
+                self.rng.setstate(state)
+                self.chain_steps = kept
+                rng = random.Random(number)
+                hands = dead = same = named = 0.0
+                previous: list[set[Card]] | None = None
+                for _ in range(args.deals):
+                    position = draw(rng)
+                    places = [set(cards) for cards in position.hands] + [set(position.dead_hand)]
+                    held = sum(len(match.hand_of(s)) for s in range(players) if s != seat)
+                    hands += sum(
+                        len(set(match.hand_of(s)) & places[s]) for s in range(players) if s != seat
+                    ) / max(1, held)
+                    dead += len(set(match.dead_hand()) & places[-1]) / max(
+                        1, len(match.dead_hand())
+                    )
+                    if previous is not None:
+                        same += sum(
+                            len(a & b) for a, b in zip(places, previous, strict=True)
+                        ) / max(1, sum(len(a) for a in places))
+                    previous = places
+                    explained = True
+                    for other in likelihood.leads:
+                        if other == seat:
+                            continue  # our own leads: the search's, not the starter's
+                        mask = model.codes(sum(1 << card for card in position.hands[other]))
+                        kept_epsilon, likelihood.epsilon[other] = likelihood.epsilon[other], 0.0
+                        explained = explained and likelihood.factor(other, mask) > 0.5
+                        likelihood.epsilon[other] = kept_epsilon
+                        likelihood.cache.clear()
+                    named += explained
+                figures += [
+                    hands / args.deals,
+                    dead / args.deals,
+                    same / (args.deals - 1),
+                    named / args.deals,
+                ]
+            rows.append((len(knowledge.leads), figures))
+            return super().sampler(request)
+
+    rules = preset(args.rules).with_options({"hand_limit": args.hands})
+    bots: list[Bot] = [Probe(max_samples=20, log=lambda _line: None)]
+    bots += [BoodleBot() for _ in range(args.players - 1)]
+    play_in_process(bots, rules, group_seed(args.seed, number), 60_000, before=truth.append)
+    return rows
+
+
+def deals(args: argparse.Namespace) -> None:
+    rows: list[tuple[int, list[float]]] = []
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for more in pool.imap(functools.partial(deals_match, args), range(args.matches)):
+            rows.extend(more)
+    print(
+        f"{len(rows)} leads with a choice; {args.deals} deals each, drawn without the chain / "
+        "with it: share of the other hands' cards placed right, of the dead hand's, kept "
+        "from the previous deal, and deals explaining every lead read"
+    )
+    for low in range(0, 12, 3):
+        group = [figures for seen, figures in rows if low <= min(seen, 11) < low + 3]
+        if not group:
+            continue
+        means = [statistics.fmean(figures[i] for figures in group) for i in range(8)]
+        print(
+            f"  {low:>2}-{low + 2} leads seen ({len(group):>3}): "
+            f"hands {means[0]:.3f} / {means[4]:.3f}   dead {means[1]:.3f} / {means[5]:.3f}   "
+            f"kept {means[2]:.3f} / {means[6]:.3f}   explained {means[3]:.3f} / {means[7]:.3f}"
+        )
+
+
 # ---------------------------------------------------------------- kernel: playout speed
 
 
@@ -759,6 +861,14 @@ def main() -> None:
     grade.add_argument("--seed", type=int, default=31)
     grade.add_argument("--jobs", type=int, default=1)
     grade.add_argument("--every", type=int, default=2)
+    sampled = commands.add_parser("deals")
+    sampled.add_argument("--deals", type=int, default=60, help="deals drawn per sampler")
+    sampled.add_argument("--rules", default="boodle")
+    sampled.add_argument("--players", type=int, default=4)
+    sampled.add_argument("--hands", type=int, default=8)
+    sampled.add_argument("--matches", type=int, default=6)
+    sampled.add_argument("--seed", type=int, default=11)
+    sampled.add_argument("--jobs", type=int, default=1)
     speed = commands.add_parser("kernel")
     speed.add_argument("--rules", default="boodle")
     speed.add_argument("--players", type=int, default=4)
@@ -772,6 +882,9 @@ def main() -> None:
         return
     if args.command == "regret":
         regret(args)
+        return
+    if args.command == "deals":
+        deals(args)
         return
     if args.command == "choice":
         choice(args)

@@ -574,6 +574,7 @@ class Judge(Bot):
             deadline=float("inf"),
             max_samples=self.samples,
             policy=reference.policy_params(),
+            pruning=0.0,  # every lead valued on every deal
         )
         value = {str(estimate.action): estimate.mean for estimate in estimates}
         top = max(value.values())

@@ -453,7 +453,9 @@ class Panel(Bot):
         if len(request.legal) < 2 or self.match is None:
             return played
         values = {}
-        params = PolicyParams(epsilon=0.0)
+        # The starter's rule for every seat, with the dead hand's true size (stops shown
+        # in the rest of the hand count, as policy_lead reads them from the match).
+        params = PolicyParams(epsilon=0.0, dead_size=len(self.match.dead_hand()))
         for text in request.legal:
             match = self.match.clone()
             hand = match.hand_number

@@ -16,7 +16,8 @@ It plays exactly the engine's rules for the rest of a hand under the "any
 suit" rule (a run follows the next card to whoever holds it; it stops at the
 top card, a card already played or a dead one; the last to play leads again;
 a boodle card's stack goes at once to whoever plays it; the first seat out
-collects what the rules' payment says, and the kitty), and leads with
+collects what the rules' payment says, and the kitty; a stop on a dead card
+shows it to every seat, whose later leads count it gone), and leads with
 ``bots.search.playout``'s policy, drawing its random numbers in the same
 order.  So for the same draws it ends the hand exactly as the engine rollout
 does: ``tests/search/test_kernel.py`` holds it to that on many positions.
@@ -155,6 +156,11 @@ class HandKernel:
                     break
                 holder = owner[code + 1]
                 if holder == DEAD:
+                    # A stop on a dead card shows it to every seat: from now on their
+                    # leads count it gone, as the starter's TableState does.
+                    if not known >> (code + 1) & 1:
+                        known |= 1 << (code + 1)
+                        known_count += 1
                     break
                 code += 1
                 seat = holder

@@ -289,14 +289,15 @@ def policy_lead(match: Match, draw: Any, params: PolicyParams) -> Any:
     seat = match._to_act
     if draw() < params.epsilons[seat]:
         return legal[int(draw() * len(legal))]
-    hand, played, known = match._hands[seat], match._played, params.known_dead
+    hand, played = match._hands[seat], match._played
+    # The dead cards known at the root, and those the playout's stops have shown since.
+    known = params.known_dead | match._dead_shown_by_stops()
+    known_count = known.bit_count()
     gone = played | known
     if not match._lead_any:
         # Under the change-of-suit rules only some suits may be led: the best legal one.
         to_pos = match._to_pos
-        dead = dead_chance(
-            params.dead_size, params.known_count, hand.bit_count(), played.bit_count()
-        )
+        dead = dead_chance(params.dead_size, known_count, hand.bit_count(), played.bit_count())
         return max(
             legal,
             key=lambda card: (
@@ -312,7 +313,7 @@ def policy_lead(match: Match, draw: Any, params: PolicyParams) -> Any:
                 -(to_pos[card] % 13),
             ),
         )
-    dead = dead_chance(params.dead_size, params.known_count, hand.bit_count(), played.bit_count())
+    dead = dead_chance(params.dead_size, known_count, hand.bit_count(), played.bit_count())
     boodle_at = match._boodle_at
     limits = params.limits
     if limits is None:

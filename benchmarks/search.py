@@ -339,8 +339,15 @@ def duel(args: argparse.Namespace) -> None:
     results: list[tuple[float, float]] = []
     groups = range(args.first, args.first + args.groups)
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        for result in pool.imap(functools.partial(duel_group, args), groups):
+        for number, result in zip(
+            groups, pool.imap(functools.partial(duel_group, args), groups), strict=True
+        ):
             results.append(result)
+            if args.results is not None:
+                # One line per group, to pair two versions' runs on the same deals.
+                with args.results.open("a") as out:
+                    line = {"group": number, "chips": result[0], "place": result[1]}
+                    out.write(json.dumps(line) + "\n")
             if len(results) % args.every == 0 or len(results) == args.groups:
                 chips, half = mean_interval([chips for chips, _ in results])
                 place, place_half = mean_interval([place for _, place in results])
@@ -838,6 +845,7 @@ def main() -> None:
     fight.add_argument("--move-time", type=float, default=0.2)
     fight.add_argument("--jobs", type=int, default=1)
     fight.add_argument("--every", type=int, default=10, help="print after this many groups")
+    fight.add_argument("--results", type=Path, help="append each group's figures (JSON lines)")
     panel = commands.add_parser("regret")
     panel.add_argument("--variant", action="append", required=True)
     panel.add_argument("--rules", default="boodle")

@@ -94,8 +94,10 @@ class SearchBot(Bot):
         lead_noise: float = LEAD_NOISE,
         learned_noise: int = 1,
         pruning: float = PRUNE_Z,
+        playout_stops: int = 1,
     ) -> None:
         self.pruning = pruning
+        self.playout_stops = playout_stops
         self.chain_steps = chain_steps
         self.lead_noise = lead_noise
         self.lead_model: LeadModel | None = None
@@ -220,6 +222,7 @@ class SearchBot(Bot):
             dead_size=self.dead_size,
             known_dead=model.codes(knowledge.known_dead()),
             lead_again=self.lead_again,
+            stops_shown=bool(self.playout_stops),
         )
 
     def sampler(self, request: Request) -> Callable[[random.Random], Position]:

@@ -133,6 +133,7 @@ class HandKernel:
         epsilons = params.epsilons
         known, known_count = params.known_dead, params.known_count
         dead_size, again = params.dead_size, params.lead_again
+        shown = params.stops_shown
         leads = self.leads
         if leads is None or leads.lead_again != again:
             leads = self.leads = LeadCache(boodle_at, again, self.limits)
@@ -158,7 +159,7 @@ class HandKernel:
                 if holder == DEAD:
                     # A stop on a dead card shows it to every seat: from now on their
                     # leads count it gone, as the starter's TableState does.
-                    if not known >> (code + 1) & 1:
+                    if shown and not known >> (code + 1) & 1:
                         known |= 1 << (code + 1)
                         known_count += 1
                     break

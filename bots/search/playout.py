@@ -74,6 +74,7 @@ class PolicyParams:
         "known_dead",
         "lead_again",
         "limits",
+        "stops_shown",
     )
 
     def __init__(
@@ -84,8 +85,12 @@ class PolicyParams:
         dead_size: int = 10,
         known_dead: int = 0,
         lead_again: float = LEAD_AGAIN,
+        stops_shown: bool = True,
     ) -> None:
         self.epsilon = epsilon
+        # A stop on a dead card in the playout shows it to every seat (as the starter
+        # counts it); False forgets it, as the playouts did before (for comparisons).
+        self.stops_shown = stops_shown
         self.epsilons = tuple(epsilons) if epsilons is not None else (epsilon,) * 8
         self.dead_size = dead_size
         self.known_dead = known_dead
@@ -291,7 +296,7 @@ def policy_lead(match: Match, draw: Any, params: PolicyParams) -> Any:
         return legal[int(draw() * len(legal))]
     hand, played = match._hands[seat], match._played
     # The dead cards known at the root, and those the playout's stops have shown since.
-    known = params.known_dead | match._dead_shown_by_stops()
+    known = params.known_dead | (match._dead_shown_by_stops() if params.stops_shown else 0)
     known_count = known.bit_count()
     gone = played | known
     if not match._lead_any:

@@ -339,8 +339,15 @@ def duel(args: argparse.Namespace) -> None:
     results: list[tuple[float, float]] = []
     groups = range(args.first, args.first + args.groups)
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        for result in pool.imap(functools.partial(duel_group, args), groups):
+        for number, result in zip(
+            groups, pool.imap(functools.partial(duel_group, args), groups), strict=True
+        ):
             results.append(result)
+            if args.results is not None:
+                # One line per group, to pair two versions' runs on the same deals.
+                with args.results.open("a") as out:
+                    line = {"group": number, "chips": result[0], "place": result[1]}
+                    out.write(json.dumps(line) + "\n")
             if len(results) % args.every == 0 or len(results) == args.groups:
                 chips, half = mean_interval([chips for chips, _ in results])
                 place, place_half = mean_interval([place for _, place in results])
@@ -453,7 +460,9 @@ class Panel(Bot):
         if len(request.legal) < 2 or self.match is None:
             return played
         values = {}
-        params = PolicyParams(epsilon=0.0)
+        # The starter's rule for every seat, with the dead hand's true size (stops shown
+        # in the rest of the hand count, as policy_lead reads them from the match).
+        params = PolicyParams(epsilon=0.0, dead_size=len(self.match.dead_hand()))
         for text in request.legal:
             match = self.match.clone()
             hand = match.hand_number
@@ -516,6 +525,229 @@ def regret(args: argparse.Namespace) -> None:
                         f"vs the first {paired:+.3f} ± {paired_half:.3f}",
                         flush=True,
                     )
+
+
+# ---------------------------------------------------------------- choice: loss against a reference
+
+
+class Judge(Bot):
+    """Seat 0 of a ``choice`` match: plays the boodle starter, and grades every variant's lead.
+
+    At each lead with a choice, the reference (a search bot with many deals)
+    values every legal lead over its own sampled deals; each variant (a search
+    bot that saw the same events) then decides ``repeats`` times, reseeded, and
+    its loss is the reference's value of the best lead minus that of the one it
+    chose.  No deal luck enters: this measures how well a variant finds what
+    the reference's model of the game says is best, per CPU second, far more
+    tightly than ``duel`` or ``regret`` can (it cannot tell a better model of
+    the game, only a better use of one).
+    """
+
+    name = "judge"
+
+    def __init__(self, reference: Bot, variants: list[Bot], samples: int, repeats: int) -> None:
+        from bots.starters.boodle import BoodleBot
+
+        self.player = BoodleBot()
+        self.reference = reference
+        self.variants = variants
+        self.samples = samples
+        self.repeats = repeats
+        self.losses: list[list[float]] = [[] for _ in variants]
+        self.seconds: list[list[float]] = [[] for _ in variants]
+
+    def on_match_start(self, start: MatchStart, state: TableState) -> None:
+        for bot in (self.reference, *self.variants):
+            bot.on_match_start(start, state)
+
+    def on_events(self, events: list[Any], state: TableState) -> None:
+        for bot in (self.reference, *self.variants):
+            bot.on_events(events, state)
+
+    def lead(self, request: Request, state: TableState) -> str:
+        import random
+
+        from bots.search.bot import SearchBot
+        from bots.search.montecarlo import evaluate
+
+        played = self.player.lead(request, state)
+        reference = self.reference
+        if len(request.legal) < 2 or not isinstance(reference, SearchBot):
+            return played
+        assert reference.knowledge is not None
+        estimates, _ = evaluate(
+            reference.sampler(request),
+            [Card.parse(text) for text in request.legal],
+            reference.knowledge.seat,
+            random.Random(len(self.losses[0])),
+            deadline=float("inf"),
+            max_samples=self.samples,
+            policy=reference.policy_params(),
+            pruning=0.0,  # every lead valued on every deal
+        )
+        value = {str(estimate.action): estimate.mean for estimate in estimates}
+        top = max(value.values())
+        for losses, seconds, variant in zip(self.losses, self.seconds, self.variants, strict=True):
+            for repeat in range(self.repeats):
+                if isinstance(variant, SearchBot):
+                    variant.rng = random.Random(repeat * 7919 + len(losses))
+                started = time.process_time()
+                choice = variant.lead(request, state)
+                seconds.append(time.process_time() - started)
+                losses.append(top - value[choice])
+        return played
+
+
+def choice_match(
+    args: argparse.Namespace, number: int
+) -> tuple[list[list[float]], list[list[float]]]:
+    rules = preset(args.rules).with_options(
+        {**parse_options(args.option), "hand_limit": args.hands}
+    )
+    judge = Judge(
+        make_bot(args.reference),
+        [make_bot(text) for text in args.variant],
+        args.samples,
+        args.repeats,
+    )
+    bots: list[Bot] = [judge, *(make_bot("boodle") for _ in range(args.players - 1))]
+    play_in_process(bots, rules, group_seed(args.seed, number), 3_600_000)
+    return judge.losses, judge.seconds
+
+
+def choice(args: argparse.Namespace) -> None:
+    started = time.monotonic()
+    losses: list[list[float]] = [[] for _ in args.variant]
+    seconds: list[list[float]] = [[] for _ in args.variant]
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for done, (match_losses, match_seconds) in enumerate(
+            pool.imap(functools.partial(choice_match, args), range(args.matches)), start=1
+        ):
+            for total, more in zip(losses, match_losses, strict=True):
+                total.extend(more)
+            for total, more in zip(seconds, match_seconds, strict=True):
+                total.extend(more)
+            if done % args.every and done != args.matches:
+                continue
+            print(
+                f"{done} matches, {len(losses[0]) // args.repeats} leads with a choice x "
+                f"{args.repeats} repeats, {time.monotonic() - started:.0f} s; chips lost per "
+                f"decision against {args.reference} at {args.samples} deals:"
+            )
+            for text, values, cpu in zip(args.variant, losses, seconds, strict=True):
+                mean, half = mean_interval(values)
+                paired, paired_half = mean_interval(
+                    [a - b for a, b in zip(values, losses[0], strict=True)]
+                )
+                wrong = sum(value > 1e-9 for value in values) / len(values)
+                print(
+                    f"  {text:<40} {mean:.3f} ± {half:.3f} (not its best {wrong:.0%}; "
+                    f"vs the first {paired:+.3f} ± {paired_half:.3f}) "
+                    f"{1000 * statistics.fmean(cpu):.1f} ms CPU",
+                    flush=True,
+                )
+
+
+# ---------------------------------------------------------------- deals: sampled deals vs the truth
+
+
+def deals_match(args: argparse.Namespace, number: int) -> list[tuple[int, list[float]]]:
+    """One match of a search bot against boodle starters; at each of its leads with a choice,
+    deals drawn without and with the deal chain are held against the true deal.
+
+    Per lead: (other seats' leads seen this hand, and for each sampler the share of the
+    other hands' cards placed right, the share of the dead hand's, the share of cards
+    where the previous deal had them, and the share of deals in which the starter's rule
+    names every lead of every seat it reads).
+    """
+    import random
+
+    from bots.search.bot import SearchBot
+    from bots.starters.boodle import BoodleBot
+    from engine.position import Position
+
+    truth: list[Match] = []
+    rows: list[tuple[int, list[float]]] = []
+
+    class Probe(SearchBot):
+        def sampler(self, request: Request) -> Callable[[random.Random], Position]:
+            knowledge, model = self.knowledge, self.lead_model
+            if request.decision != "lead" or len(request.legal) < 2 or not truth:
+                return super().sampler(request)
+            assert knowledge is not None and model is not None
+            match, seat, players = truth[-1], knowledge.seat, knowledge.players
+            likelihood = model.likelihood(knowledge.leads, knowledge.played)
+            figures: list[float] = []
+            for steps in (0, self.chain_steps):
+                kept, self.chain_steps = self.chain_steps, steps
+                state = self.rng.getstate()
+                draw = super().sampler(request)
+                self.rng.setstate(state)
+                self.chain_steps = kept
+                rng = random.Random(number)
+                hands = dead = same = named = 0.0
+                previous: list[set[Card]] | None = None
+                for _ in range(args.deals):
+                    position = draw(rng)
+                    places = [set(cards) for cards in position.hands] + [set(position.dead_hand)]
+                    held = sum(len(match.hand_of(s)) for s in range(players) if s != seat)
+                    hands += sum(
+                        len(set(match.hand_of(s)) & places[s]) for s in range(players) if s != seat
+                    ) / max(1, held)
+                    dead += len(set(match.dead_hand()) & places[-1]) / max(
+                        1, len(match.dead_hand())
+                    )
+                    if previous is not None:
+                        same += sum(
+                            len(a & b) for a, b in zip(places, previous, strict=True)
+                        ) / max(1, sum(len(a) for a in places))
+                    previous = places
+                    explained = True
+                    for other in likelihood.leads:
+                        if other == seat:
+                            continue  # our own leads: the search's, not the starter's
+                        mask = model.codes(sum(1 << card for card in position.hands[other]))
+                        kept_epsilon, likelihood.epsilon[other] = likelihood.epsilon[other], 0.0
+                        explained = explained and likelihood.factor(other, mask) > 0.5
+                        likelihood.epsilon[other] = kept_epsilon
+                        likelihood.cache.clear()
+                    named += explained
+                figures += [
+                    hands / args.deals,
+                    dead / args.deals,
+                    same / (args.deals - 1),
+                    named / args.deals,
+                ]
+            rows.append((len(knowledge.leads), figures))
+            return super().sampler(request)
+
+    rules = preset(args.rules).with_options({"hand_limit": args.hands})
+    bots: list[Bot] = [Probe(max_samples=20, log=lambda _line: None)]
+    bots += [BoodleBot() for _ in range(args.players - 1)]
+    play_in_process(bots, rules, group_seed(args.seed, number), 60_000, before=truth.append)
+    return rows
+
+
+def deals(args: argparse.Namespace) -> None:
+    rows: list[tuple[int, list[float]]] = []
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for more in pool.imap(functools.partial(deals_match, args), range(args.matches)):
+            rows.extend(more)
+    print(
+        f"{len(rows)} leads with a choice; {args.deals} deals each, drawn without the chain / "
+        "with it: share of the other hands' cards placed right, of the dead hand's, kept "
+        "from the previous deal, and deals explaining every lead read"
+    )
+    for low in range(0, 12, 3):
+        group = [figures for seen, figures in rows if low <= min(seen, 11) < low + 3]
+        if not group:
+            continue
+        means = [statistics.fmean(figures[i] for figures in group) for i in range(8)]
+        print(
+            f"  {low:>2}-{low + 2} leads seen ({len(group):>3}): "
+            f"hands {means[0]:.3f} / {means[4]:.3f}   dead {means[1]:.3f} / {means[5]:.3f}   "
+            f"kept {means[2]:.3f} / {means[6]:.3f}   explained {means[3]:.3f} / {means[7]:.3f}"
+        )
 
 
 # ---------------------------------------------------------------- kernel: playout speed
@@ -613,6 +845,7 @@ def main() -> None:
     fight.add_argument("--move-time", type=float, default=0.2)
     fight.add_argument("--jobs", type=int, default=1)
     fight.add_argument("--every", type=int, default=10, help="print after this many groups")
+    fight.add_argument("--results", type=Path, help="append each group's figures (JSON lines)")
     panel = commands.add_parser("regret")
     panel.add_argument("--variant", action="append", required=True)
     panel.add_argument("--rules", default="boodle")
@@ -626,6 +859,27 @@ def main() -> None:
     panel.add_argument(
         "--move-time", type=float, default=0.2, help="seconds per decision (large: samples bind)"
     )
+    grade = commands.add_parser("choice")
+    grade.add_argument("--reference", default="search", help="the model whose values grade")
+    grade.add_argument("--samples", type=int, default=4000, help="the reference's deals")
+    grade.add_argument("--variant", action="append", required=True)
+    grade.add_argument("--repeats", type=int, default=4, help="reseeded decisions per variant")
+    grade.add_argument("--rules", default="boodle")
+    grade.add_argument("--option", action="append", default=[])
+    grade.add_argument("--players", type=int, default=4)
+    grade.add_argument("--hands", type=int, default=6)
+    grade.add_argument("--matches", type=int, default=4)
+    grade.add_argument("--seed", type=int, default=31)
+    grade.add_argument("--jobs", type=int, default=1)
+    grade.add_argument("--every", type=int, default=2)
+    sampled = commands.add_parser("deals")
+    sampled.add_argument("--deals", type=int, default=60, help="deals drawn per sampler")
+    sampled.add_argument("--rules", default="boodle")
+    sampled.add_argument("--players", type=int, default=4)
+    sampled.add_argument("--hands", type=int, default=8)
+    sampled.add_argument("--matches", type=int, default=6)
+    sampled.add_argument("--seed", type=int, default=11)
+    sampled.add_argument("--jobs", type=int, default=1)
     speed = commands.add_parser("kernel")
     speed.add_argument("--rules", default="boodle")
     speed.add_argument("--players", type=int, default=4)
@@ -639,6 +893,12 @@ def main() -> None:
         return
     if args.command == "regret":
         regret(args)
+        return
+    if args.command == "deals":
+        deals(args)
+        return
+    if args.command == "choice":
+        choice(args)
         return
     if args.command == "duel":
         duel(args)

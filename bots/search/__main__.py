@@ -11,6 +11,7 @@ import argparse
 
 from bots.sdk import run
 from bots.search.bot import CHAIN_STEPS, CONFIDENCE, LEAD_NOISE, TIME_FRACTION, SearchBot
+from bots.search.montecarlo import PRUNE_Z
 
 
 def main() -> None:
@@ -44,6 +45,13 @@ def main() -> None:
         help="prior share of the other seats' leads taken as random (then learned per seat)",
     )
     parser.add_argument(
+        "--pruning",
+        type=float,
+        default=PRUNE_Z,
+        help=f"standard errors by which a choice must trail to stop being played "
+        f"(default {PRUNE_Z:g}; 0: play every choice to the end)",
+    )
+    parser.add_argument(
         "--random-playouts", action="store_true", help="random leads in playouts (the old bot)"
     )
     args = parser.parse_args()
@@ -51,6 +59,8 @@ def main() -> None:
         parser.error("--fraction must be in (0, 0.95]")
     if args.chain_steps < 0 or args.confidence < 0 or not 0 <= args.lead_noise <= 1:
         parser.error("--chain-steps must be >= 0, --confidence >= 0, --lead-noise in [0, 1]")
+    if args.pruning < 0:
+        parser.error("--pruning must be >= 0")
     bot = SearchBot(
         seed=args.seed,
         fraction=args.fraction,
@@ -59,6 +69,7 @@ def main() -> None:
         chain_steps=args.chain_steps,
         lead_noise=args.lead_noise,
         random_playouts=args.random_playouts,
+        pruning=args.pruning,
     )
     run(bot)
 

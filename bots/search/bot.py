@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from bots.sdk import Bot, TableState
 from bots.search.inference import DealChain, LeadModel
 from bots.search.knowledge import DEAD_SLOT, Knowledge
-from bots.search.montecarlo import Estimate, evaluate
+from bots.search.montecarlo import PRUNE_Z, Estimate, evaluate
 from bots.search.playout import LEAD_AGAIN, PolicyParams
 from bots.search.sampler import Dealer, DealError
 from bots.starters.boodle import BoodleBot
@@ -93,7 +93,11 @@ class SearchBot(Bot):
         chain_steps: int = CHAIN_STEPS,
         lead_noise: float = LEAD_NOISE,
         learned_noise: int = 1,
+        pruning: float = PRUNE_Z,
+        playout_stops: int = 1,
     ) -> None:
+        self.pruning = pruning
+        self.playout_stops = playout_stops
         self.chain_steps = chain_steps
         self.lead_noise = lead_noise
         self.lead_model: LeadModel | None = None
@@ -192,6 +196,7 @@ class SearchBot(Bot):
             max_samples=self.max_samples,
             clock=self.clock,
             policy=policy,
+            pruning=self.pruning,
         )
         self.decisions += 1
         self.samples += samples
@@ -217,6 +222,7 @@ class SearchBot(Bot):
             dead_size=self.dead_size,
             known_dead=model.codes(knowledge.known_dead()),
             lead_again=self.lead_again,
+            stops_shown=bool(self.playout_stops),
         )
 
     def sampler(self, request: Request) -> Callable[[random.Random], Position]:
@@ -345,10 +351,11 @@ def choose(estimates: Sequence[Estimate], confidence: float) -> Estimate:
 
 
 def best(estimates: Sequence[Estimate]) -> Estimate:
-    """The highest mean; ties (and no samples at all) go to the earliest candidate."""
+    """The highest mean of those played to the end (not ``dropped``); ties (and no samples at
+    all) go to the earliest candidate."""
     top = estimates[0]
     for estimate in estimates[1:]:
-        if estimate.mean > top.mean:
+        if not estimate.dropped and estimate.mean > top.mean:
             top = estimate
     return top
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from bots.search.playout import LEAD_AGAIN, boodle_limits, dead_chance, starter_lead
+from bots.search.playout import LEAD_AGAIN, LeadCache, boodle_limits, dead_chance
 from bots.search.sampler import Dealer
 from engine.cards import Card, Rank
 from engine.rules import LeadSuit, Rules
@@ -74,6 +74,8 @@ class LeadModel:
         for index, card in enumerate(rules.boodle_cards):
             self.boodle_at[self.code[card]] = index
         self.limits = boodle_limits(self.boodle_at)
+        # The chain replays every lead of the hand for each deal it weighs: remembered by suit.
+        self.leads = LeadCache(self.boodle_at, LEAD_AGAIN, self.limits)
         self.applies = rules.lead_suit is LeadSuit.ANY
         self.prior_epsilon = prior_epsilon
         self.prior_weight = prior_weight
@@ -95,7 +97,7 @@ class LeadModel:
 
     def predict(self, hand: int, gone: int, stacks: Sequence[int], dead: float) -> tuple[int, int]:
         """The code the ``boodle`` starter leads from ``hand`` (codes), and how many it could."""
-        return starter_lead(hand, gone, stacks, self.boodle_at, dead, LEAD_AGAIN, self.limits)
+        return self.leads.lead(hand, gone, stacks, dead)
 
     # -- learning how predictable each seat is ------------------------------------------------
 

@@ -16,7 +16,8 @@ It plays exactly the engine's rules for the rest of a hand under the "any
 suit" rule (a run follows the next card to whoever holds it; it stops at the
 top card, a card already played or a dead one; the last to play leads again;
 a boodle card's stack goes at once to whoever plays it; the first seat out
-collects what the rules' payment says, and the kitty), and leads with
+collects what the rules' payment says, and the kitty; a stop on a dead card
+shows it to every seat, whose later leads count it gone), and leads with
 ``bots.search.playout``'s policy, drawing its random numbers in the same
 order.  So for the same draws it ends the hand exactly as the engine rollout
 does: ``tests/search/test_kernel.py`` holds it to that on many positions.
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bots.search.playout import PolicyParams, boodle_limits, dead_chance, starter_lead
+from bots.search.playout import LeadCache, PolicyParams, boodle_limits, dead_chance
 from engine.cards import Card, Rank
 from engine.position import Position
 from engine.rules import LeadSuit, Rules
@@ -76,6 +77,7 @@ class HandKernel:
         # The cards after which more than "who holds the next card" can happen.
         self.rare_base = boodle_mask | sum(1 << (13 * suit + 12) for suit in range(4))
         self.limits = boodle_limits(self.boodle_at)
+        self.leads: LeadCache | None = None  # made by the first playout, for its lead_again
         self.payment = rules.payment
         self.players = players
         self.live = list(live)
@@ -131,7 +133,11 @@ class HandKernel:
         epsilons = params.epsilons
         known, known_count = params.known_dead, params.known_count
         dead_size, again = params.dead_size, params.lead_again
-        limits = self.limits
+        shown = params.stops_shown
+        leads = self.leads
+        if leads is None or leads.lead_again != again:
+            leads = self.leads = LeadCache(boodle_at, again, self.limits)
+        starter = leads.lead
         code = lead
         while True:
             # One run from ``code``, led by ``seat``.
@@ -151,6 +157,11 @@ class HandKernel:
                     break
                 holder = owner[code + 1]
                 if holder == DEAD:
+                    # A stop on a dead card shows it to every seat: from now on their
+                    # leads count it gone, as the starter's TableState does.
+                    if shown and not known >> (code + 1) & 1:
+                        known |= 1 << (code + 1)
+                        known_count += 1
                     break
                 code += 1
                 seat = holder
@@ -189,4 +200,4 @@ class HandKernel:
                 code = first
                 continue
             dead = dead_chance(dead_size, known_count, hand.bit_count(), played.bit_count())
-            code, _ = starter_lead(hand, played | known, stacks, boodle_at, dead, again, limits)
+            code, _ = starter(hand, played | known, stacks, dead)

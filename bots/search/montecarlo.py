@@ -34,7 +34,9 @@ Why it is shaped this way:
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
+import statistics
 import time
 from collections.abc import Callable, Sequence
 
@@ -45,7 +47,14 @@ from engine.cards import Card
 from engine.position import Position, build_match
 from engine.state import Match
 
-__all__ = ["Estimate", "evaluate", "utility"]
+__all__ = ["PRUNE_EVERY", "PRUNE_FROM", "PRUNE_Z", "Estimate", "evaluate", "prune", "utility"]
+
+PRUNE_FROM = 32
+"""Determinizations before any candidate may be dropped (``prune``)."""
+PRUNE_EVERY = 16
+"""Determinizations between two looks for candidates to drop."""
+PRUNE_Z = 3.0
+"""Standard errors by which a candidate must trail the leader to be dropped."""
 
 
 @dataclasses.dataclass
@@ -60,6 +69,8 @@ class Estimate:
     total: float = 0.0
     count: int = 0
     values: list[float] = dataclasses.field(default_factory=list)
+    dropped: bool = False
+    """Set when ``prune`` stopped playing it: its mean is then over fewer samples."""
 
     @property
     def mean(self) -> float:
@@ -77,6 +88,7 @@ def evaluate(
     clock: Callable[[], float] = time.perf_counter,
     policy: PolicyParams | None = None,
     lean: bool = True,
+    pruning: float = PRUNE_Z,
 ) -> tuple[list[Estimate], int]:
     """Score every action over determinizations until ``deadline`` (or ``max_samples``).
 
@@ -84,15 +96,22 @@ def evaluate(
     ``lean`` plays leads under the any-suit rule with ``bots.search.kernel``
     (the same results for the same draws, several times faster); otherwise,
     and for every other decision, the engine plays.
+    ``pruning`` (standard errors; 0: never) stops playing a candidate that
+    clearly trails (``prune``), so the time goes to the close ones.
 
     Returns the estimates, in the order of ``actions``, and the number of
     determinizations played.
     """
     estimates = [Estimate(action) for action in actions]
+    active = list(estimates)
     playout = random.Random()
     samples = 0
     kernel: HandKernel | None = None
     while (max_samples is None or samples < max_samples) and clock() < deadline:
+        if pruning > 0 and samples >= PRUNE_FROM and samples % PRUNE_EVERY == 0:
+            active = prune(active, pruning)
+            if len(active) == 1:
+                break  # every other choice clearly trails the default: it is the answer
         position = sample(rng)
         if (
             lean
@@ -105,7 +124,7 @@ def evaluate(
                 kernel = HandKernel(position.rules, position.players, position.live)
             start = kernel.load(position)
             seed = rng.getrandbits(64)
-            for estimate in estimates:
+            for estimate in active:
                 assert isinstance(estimate.action, Card)
                 playout.seed(seed)
                 value = kernel.play(
@@ -122,7 +141,7 @@ def evaluate(
         root = build_match(position, check=False, hand_limit=played + 1)
         stake = _even_stakes(position)
         seed = rng.getrandbits(64)
-        for estimate in estimates:
+        for estimate in active:
             match = root.clone()
             match.apply(estimate.action)
             playout.seed(seed)
@@ -133,6 +152,29 @@ def evaluate(
             estimate.values.append(value)
         samples += 1
     return estimates, samples
+
+
+def prune(active: list[Estimate], z: float) -> list[Estimate]:
+    """The candidates still worth playing: drop any that trail the leader by ``z`` standard errors.
+
+    The first candidate (the default choice) is always kept, and so is the
+    leader; the others are compared with the leader sample by sample (common
+    random numbers: the difference is measured far more tightly than either
+    mean).  A dropped candidate keeps its estimate, marked ``dropped``.
+    """
+    leader = max(active, key=lambda estimate: estimate.mean)
+    kept = []
+    for index, estimate in enumerate(active):
+        if index == 0 or estimate is leader:
+            kept.append(estimate)
+            continue
+        gaps = [a - b for a, b in zip(estimate.values, leader.values, strict=True)]
+        error = statistics.stdev(gaps) / math.sqrt(len(gaps))
+        if statistics.fmean(gaps) + z * error < 0:
+            estimate.dropped = True
+        else:
+            kept.append(estimate)
+    return kept
 
 
 def utility(match: Match, seat: int) -> float:

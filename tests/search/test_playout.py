@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import random
 
-from bots.search.playout import PolicyParams, lead_value, lead_view, policy_lead, rollout
+from bots.search.playout import (
+    LeadCache,
+    PolicyParams,
+    boodle_limits,
+    lead_value,
+    lead_view,
+    policy_lead,
+    rollout,
+    starter_lead,
+)
 from engine import Deal, Match, preset
 from engine.actions import Decision, Stakes
 from engine.cards import Card
@@ -87,3 +96,26 @@ def test_the_policy_leads_only_legal_cards_of_a_scripted_deal() -> None:
     assert match.decision is Decision.LEAD
     for draw in (0.0, 0.5, 0.99):
         assert policy_lead(match, lambda draw=draw: draw, PolicyParams()) in match.legal_actions()
+
+
+def test_the_cached_lead_is_the_starters_lead_on_every_position_and_every_repeat() -> None:
+    # Two boodle layouts: one card per suit (the default) and two in one suit, none in another.
+    for cards in ((12, 24, 36, 48), (3, 12, 16, 40)):
+        boodle_at = [-1] * 52
+        for index, code in enumerate(cards):
+            boodle_at[code] = index
+        limits = boodle_limits(boodle_at)
+        cache = LeadCache(boodle_at, 2.0, limits)
+        rng = random.Random(len(cards) + cards[0])
+        positions = []
+        for _ in range(400):
+            codes = rng.sample(range(52), 30)
+            hand = sum(1 << code for code in codes[:10])
+            gone = sum(1 << code for code in codes[10 : 10 + rng.randrange(20)])
+            stacks = [rng.choice((0, 0, 3, 7, 25, 1 << 21)) for _ in cards]
+            dead = rng.choice((0.0, 0.2, 0.25, 1 / 3))
+            positions.append((hand, gone, stacks, dead))
+        for hand, gone, stacks, dead in positions * 2:  # the second pass answers from the cache
+            expected = starter_lead(hand, gone, stacks, boodle_at, dead, 2.0, limits)
+            assert cache.lead(hand, gone, stacks, dead) == expected
+        assert 0 < cache.size <= 4 * len(positions)  # a suit per entry; repeats add none

@@ -215,8 +215,18 @@ class BotSession:
         If the process exits while this waits, the wait is cut to ``EXIT_GRACE``.
         """
         connection = self._live_connection()
-        if connection.pending():
-            return await connection.receive_line()
+        try:
+            # A reply already there needs no cancel scope (nor its deadline in trio's heap).
+            ready = connection.read_now()
+        except ConnectionClosedError as error:
+            raise await self._stream_ended(error) from None
+        except LineTooLongError as error:
+            raise self.lose(FaultKind.LINE_TOO_LONG, str(error)) from None
+        if ready:
+            # Pass the scheduler once all the same, as a wait would (other tasks,
+            # cancellation, Ctrl-C); the line stays in the connection until taken.
+            await trio.lowlevel.checkpoint()
+            return connection.take_line()
         if self.exited:
             deadline = min(deadline, trio.current_time() + EXIT_GRACE)
         with trio.CancelScope(deadline=deadline) as scope:

@@ -170,6 +170,27 @@ def wire_event(event: Event) -> bytes:
 CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
 
 
+# The JSON of public events that recur with the same fields (engine events are frozen
+# and hashable), each encoded once: a run stopped by the same card, the same stakes
+# every hand, a lead passed between the same seats.  Cleared when it grows past its limit.
+_REPEATING: frozenset[type[Any]] = frozenset(
+    {
+        ev.RunStopped,
+        ev.StakePlaced,
+        ev.LeadPassed,
+        ev.WentOut,
+        ev.HandBlocked,
+        ev.BoodleWon,
+        ev.ChipsPaid,
+        ev.PotShared,
+        ev.KittyWon,
+        ev.DeadHandDecided,
+    }
+)
+_PUBLIC_JSON: dict[ev.Event, bytes] = {}
+_PUBLIC_JSON_LIMIT = 20_000
+
+
 def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
     """One engine event (``Match.event_views``) as the wire's JSON, encoded once.
 
@@ -186,7 +207,17 @@ def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
             json = CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
         return json
     if each is None:
-        event = table[type(omniscient)](omniscient)
+        kind = type(omniscient)
+        if kind in _REPEATING:  # a stop, a pass, a stake...: the same few over and over
+            json = _PUBLIC_JSON.get(omniscient)
+            if json is None:
+                if len(_PUBLIC_JSON) >= _PUBLIC_JSON_LIMIT:
+                    _PUBLIC_JSON.clear()
+                event = table[kind](omniscient)
+                assert event is not None
+                json = _PUBLIC_JSON[omniscient] = _encoder.encode(event)
+            return json
+        event = table[kind](omniscient)
         return None if event is None else _encoder.encode(event)
     encoded: list[bytes] = []
     for view in each:

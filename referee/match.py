@@ -373,8 +373,8 @@ class _Referee:
         self.feed = _Feed()  # the seats' events, each encoded once
         self.converted = 0  # raw engine events converted into the feed
         self.typed = 0  # typed events converted (the ``n`` of the next event line)
-        # Converted, not yet written to the log: each event and its wire JSON when the
-        # log's form of it is the same (most events: the log reuses the bytes).
+        # Converted, not yet written to the log (only with a log file): each event and its
+        # wire JSON when the log's form of it is the same (most events: the log reuses it).
         self.unlogged: list[tuple[ev.Event, bytes | None]] = []
         self.logged_typed = 0  # typed events written (the ``n`` of event lines)
         self.delivered_hand = 0  # every seat has been sent the events of hands before this
@@ -514,6 +514,7 @@ class _Referee:
         views = match.event_views(since=self.converted)
         self.converted = count
         n = self.typed
+        logging = self.logging
         unlogged = self.unlogged
         feed = self.feed
         jsons = feed.jsons
@@ -528,14 +529,16 @@ class _Referee:
                 json = played_json.get((played.seat, played.card, played.lead))
                 if json is None:
                     json = cast(bytes, wire_views(view))
-                unlogged.append((played, json))
+                if logging:
+                    unlogged.append((played, json))
                 jsons.append(json)
                 numbers.append(n)
                 n += 1
                 continue
             wire = wire_views(view)
-            same = isinstance(wire, bytes) and kind not in LOG_DIFFERS_FROM_WIRE
-            unlogged.append((omniscient, cast(bytes, wire) if same else None))
+            if logging:
+                same = isinstance(wire, bytes) and kind not in LOG_DIFFERS_FROM_WIRE
+                unlogged.append((omniscient, cast(bytes, wire) if same else None))
             if wire is not None:
                 if isinstance(wire, tuple):
                     feed.private.append(feed.end)
@@ -543,6 +546,12 @@ class _Referee:
                 numbers.append(n)
                 if kind is ev.HandEnded:
                     feed.hand_ends.append(feed.end)
+            if kind is ev.BoodleWon:  # the seats' own statistics, kept with or without a log
+                won = cast(ev.BoodleWon, omniscient)
+                self.seats[won.seat].boodle_chips += won.chips
+            elif kind is ev.HandEnded:
+                for winner in cast(ev.HandEnded, omniscient).winners:
+                    self.seats[winner].hands_won += 1
             n += 1
         self.typed = n
 
@@ -630,17 +639,18 @@ class _Referee:
             await seat.delivering.wait()
 
     def log_new_events(self) -> None:
-        """Write the engine's new events (and each deal's chance line) to the log."""
+        """Write the engine's new events (and each deal's chance line) to the log.
+
+        Without a log file nothing is kept for it (``absorb``): this only converts.
+        """
         self.absorb()
         if not self.unlogged:
             return
         match = self.match
         write = self.log.write
         write_json = self.log.write_json
-        logging = self.logging
         for event, wire in self.unlogged:
-            kind = type(event)
-            if kind is ev.CardsDealt and logging:
+            if type(event) is ev.CardsDealt:
                 assert isinstance(event, ev.CardsDealt)
                 write(
                     {
@@ -650,16 +660,7 @@ class _Referee:
                         "dead": [CARD_TEXT[c] for c in event.dead_hand or ()],
                     }
                 )
-            elif kind is ev.BoodleWon:
-                assert isinstance(event, ev.BoodleWon)
-                self.seats[event.seat].boodle_chips += event.chips
-            elif kind is ev.HandEnded:
-                assert isinstance(event, ev.HandEnded)
-                for winner in event.winners:
-                    self.seats[winner].hands_won += 1
-            if not logging:
-                pass  # the seats' stats above are all a match without a log file keeps
-            elif wire is None:
+            if wire is None:
                 write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
             else:  # the very bytes msgspec makes of that dict with the wire's event in it
                 write_json(b'{"type":"event","n":%d,"event":%b}' % (self.logged_typed, wire))
@@ -855,9 +856,9 @@ class _Referee:
         verdict = session.classify_id(message.id, None if request is None else request.id)
         if verdict == "pending":
             assert request is not None
-            seat.clock.charge(elapsed)
+            if elapsed > self.control.move_time:  # within it the bank is untouched
+                seat.clock.charge(elapsed)
             seat.think += elapsed
-            session.settle(request.id, late_reply_possible=False)
             if self.logging:
                 self.log.write(
                     {

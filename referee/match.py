@@ -756,11 +756,14 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        self.log_sent_with(seat, lines, asked)
+        logging = self.logging
+        if logging:
+            self.log_sent_with(seat, lines, asked)
         self.deliver_hand_ends(hand - 1, asked=seat)
-        self.log_new_events()
-        self.log_request(seat, request, hand)
-        self.log.flush()
+        if logging:
+            self.log_new_events()
+            self.log_request(seat, request, hand)
+            self.log.flush()
         while True:
             try:
                 line = await session.receive_line(deadline)

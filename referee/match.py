@@ -282,12 +282,13 @@ class _Feed:
 
     Two lists in step: ``jsons``, each event's JSON (bytes every seat is sent,
     or a tuple of each seat's bytes for an event whose view differs per seat),
-    and ``numbers``, the log's event number ``n`` of each, or -1 for the
-    referee's own event.  Each seat keeps its own cursor (``_Seat.cursor``);
-    indexes count from the match's first event, and entries every live seat
-    has been sent are dropped (``trim``).  One shared list, not an outbox per
-    seat, because a public event is then one append, not one per seat, for
-    every card of the match; and a seat's line is one slice of ``jsons``.
+    and, only with a log file (``append``'s ``logging``), ``numbers``, the
+    log's event number ``n`` of each, or -1 for the referee's own event.  Each
+    seat keeps its own cursor (``_Seat.cursor``); indexes count from the
+    match's first event, and entries every live seat has been sent are dropped
+    (``trim``).  One shared list, not an outbox per seat, because a public
+    event is then one append, not one per seat, for every card of the match;
+    and a seat's line is one slice of ``jsons``.
     """
 
     __slots__ = ("base", "hand_ends", "jsons", "numbers", "private")
@@ -303,8 +304,9 @@ class _Feed:
     def end(self) -> int:
         return self.base + len(self.jsons)
 
-    def append(self, number: int, json: bytes | tuple[bytes, ...]) -> None:
-        self.numbers.append(number)
+    def append(self, number: int, json: bytes | tuple[bytes, ...], logging: bool) -> None:
+        if logging:
+            self.numbers.append(number)
         self.jsons.append(json)
 
     def trim(self, low: int) -> None:
@@ -525,14 +527,14 @@ class _Referee:
             omniscient = view[0]
             kind = type(omniscient)
             if kind is card_played:  # most events: public, its bytes from a table
-                played = cast(ev.CardPlayed, omniscient)
+                played: ev.CardPlayed = omniscient  # type: ignore[assignment]  # no cast() call
                 json = played_json.get((played.seat, played.card, played.lead))
                 if json is None:
                     json = cast(bytes, wire_views(view))
+                jsons.append(json)
                 if logging:
                     unlogged.append((played, json))
-                jsons.append(json)
-                numbers.append(n)
+                    numbers.append(n)
                 n += 1
                 continue
             wire = wire_views(view)
@@ -543,7 +545,8 @@ class _Referee:
                 if isinstance(wire, tuple):
                     feed.private.append(feed.end)
                 jsons.append(wire)
-                numbers.append(n)
+                if logging:
+                    numbers.append(n)
                 if kind is ev.HandEnded:
                     feed.hand_ends.append(feed.end)
             if kind is ev.BoodleWon:  # the seats' own statistics, kept with or without a log
@@ -947,7 +950,8 @@ class _Referee:
             seat.disqualified = True
             # SPEC.md 9.18: every seat is told, at the point of the game where it
             # happened (before the first hand_started for a seat that failed to start).
-            self.feed.append(-1, wire_event(SeatDisqualified(seat=seat.index, reason=str(kind))))
+            disqualified = wire_event(SeatDisqualified(seat=seat.index, reason=str(kind)))
+            self.feed.append(-1, disqualified, self.logging)
         message = encode(
             Fault(
                 id=request_id,

@@ -28,13 +28,24 @@ the matches/s of both, the cluster's set-up and tear-down time, and the
 per-match overhead Dask adds: the extra wall time per match once set-up is
 taken out, and the round trip of an empty task through the same scheduler
 (submit, run on a worker, result back), which a match pays at least once.
+
+    sudo .venv/bin/python benchmarks/league.py --timeline  # where each table's time goes
+
+``--timeline`` plays ``--measure 1`` and ``--measure 2`` under ``perf record``
+of the scheduler's events (root, or a perf_event_paranoid that allows it) and
+prints, per table, the time one of its processes was on a core, the time one
+was runnable while other work had the cores, and the time none was runnable
+(blocked: bot start-ups, the league process, timers), with the CPU of its
+worker, its bots and their sandboxes, and how many of each it started.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -296,12 +307,185 @@ def cluster_main(bots: int, hands: int) -> None:
     )
 
 
+# ---------------------------------------------------------------- --timeline (perf sched)
+
+_SCHED_EVENTS = (
+    "sched:sched_switch",
+    "sched:sched_wakeup",
+    "sched:sched_wakeup_new",
+    "sched:sched_process_fork",
+    "sched:sched_process_exit",
+)
+_PERF_LINE = re.compile(r"^\s*(.+?)\s+(-?\d+)/(-?\d+)\s+\[(\d+)\]\s+([\d.]+):\s+(\S+):\s+(.*)$")
+
+
+@dataclasses.dataclass
+class _Table:
+    """One table worker and its descendants, as a timeline of states."""
+
+    running: set[int] = dataclasses.field(default_factory=set)
+    runnable: set[int] = dataclasses.field(default_factory=set)
+    since: float | None = None
+    first: float | None = None
+    seconds: dict[str, float] = dataclasses.field(
+        default_factory=lambda: {"running": 0.0, "waiting for a core": 0.0, "blocked": 0.0}
+    )
+    cpu: dict[str, float] = dataclasses.field(default_factory=dict)  # by process kind
+    started: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def state(self) -> str:
+        if self.running:
+            return "running"
+        return "waiting for a core" if self.runnable else "blocked"
+
+    def advance(self, now: float) -> None:
+        if self.since is not None:
+            self.seconds[self.state] += now - self.since
+        self.since = now
+        if self.first is None:
+            self.first = now
+
+
+def timeline(perf_script: list[str], root: int) -> dict[int, _Table]:
+    """Each table's time, from ``perf script`` lines of sched events; ``root``: the league.
+
+    Per table (a worker process of ``root`` and everything it started): the
+    time with one of its tasks on a core, with one runnable but none on a
+    core (other work had the cores), and with none runnable (blocked: waiting
+    for a bot's start-up, the league process, a timer); and the CPU of the
+    worker, its bots and their sandboxes, with how many of each it started.
+    """
+    events = [m.groups() for line in perf_script if (m := _PERF_LINE.match(line))]
+    tgid: dict[int, int] = {}
+    for _comm, pid, tid, *_rest in events:
+        tgid.setdefault(int(tid), int(pid))
+    parent: dict[int, int] = {}
+    for _comm, pid, _tid, _cpu, _t, name, rest in events:
+        if name == "sched:sched_process_fork":
+            child = int(dict(re.findall(r"(\w+)=(\S+)", rest))["child_pid"])
+            if tgid.get(child, child) != int(pid):  # a process, not a thread of its parent
+                parent[child] = int(pid)
+    owner: dict[int, int | None] = {}
+
+    def table_of(tid: int) -> int | None:
+        if tid not in owner:
+            process = tgid.get(tid, tid)
+            while process in parent and parent[process] != root:
+                process = parent[process]
+            owner[tid] = process if parent.get(process) == root else None
+        return owner[tid]
+
+    tables: dict[int, _Table] = {}
+    comms: dict[int, set[str]] = {}
+    on_core: dict[int, float] = {}
+    cpu_of: dict[int, float] = {}
+    for _comm, _pid, _tid, _cpu, t, name, rest in events:
+        now = float(t)
+        fields = dict(re.findall(r"(\w+)=(\S+)", rest))
+        if name == "sched:sched_switch":
+            prev, after = int(fields["prev_pid"]), int(fields["next_pid"])
+            if prev in on_core:
+                cpu_of[tgid.get(prev, prev)] = cpu_of.get(tgid.get(prev, prev), 0.0) + (
+                    now - on_core.pop(prev)
+                )
+            on_core[after] = now
+            comms.setdefault(tgid.get(after, after), set()).add(fields["next_comm"])
+            for tid, going in ((prev, True), (after, False)):
+                number = table_of(tid)
+                if number is None:
+                    continue
+                table = tables.setdefault(number, _Table())
+                table.advance(now)
+                if going:
+                    table.running.discard(tid)
+                    if fields["prev_state"].startswith("R"):
+                        table.runnable.add(tid)  # preempted
+                    else:
+                        table.runnable.discard(tid)
+                else:
+                    table.runnable.discard(tid)
+                    table.running.add(tid)
+        elif name in ("sched:sched_wakeup", "sched:sched_wakeup_new"):
+            tid = int(fields["pid"])
+            number = table_of(tid)
+            if number is not None:
+                table = tables.setdefault(number, _Table())
+                table.advance(now)
+                if tid not in table.running:
+                    table.runnable.add(tid)
+        elif name == "sched:sched_process_exit":
+            tid = int(fields["pid"])
+            number = table_of(tid)
+            if number is not None:
+                table = tables.setdefault(number, _Table())
+                table.advance(now)
+                table.running.discard(tid)
+                table.runnable.discard(tid)
+    for process, number in ((p, table_of(p)) for p in set(parent) | set(tables)):
+        if number is None:
+            continue
+        names = comms.get(process, set())
+        kind = (
+            "worker"
+            if process == number
+            else "bots"
+            if any("python" in n for n in names)
+            else "sandbox"
+            if "bwrap" in names
+            else "other"
+        )
+        table = tables.setdefault(number, _Table())
+        table.cpu[kind] = table.cpu.get(kind, 0.0) + cpu_of.get(process, 0.0)
+        table.started[kind] = table.started.get(kind, 0) + 1
+    return {n: t for n, t in tables.items() if t.first is not None and (t.since or 0) - t.first > 1}
+
+
+def timeline_main(bots: int, hands: int) -> None:
+    """``--measure 1`` and ``--measure 2`` under ``perf record`` of the scheduler's events."""
+    for jobs in (1, 2):
+        with tempfile.TemporaryDirectory(prefix="newmarket-sched-") as directory:
+            data = Path(directory) / "perf.data"
+            pid_file = Path(directory) / "pid"
+            child = f"echo $$ > {pid_file}; exec {sys.executable} {__file__} --measure {jobs}"
+            events = [arg for event in _SCHED_EVENTS for arg in ("-e", event)]
+            command = ["perf", "record", "-q", "-a", *events, "-o", str(data), "--"]
+            command += ["sh", "-c", f"{child} --bots {bots} --hands {hands}"]
+            run = subprocess.run(command, capture_output=True, text=True, check=True)
+            measured = json.loads(run.stdout.strip().splitlines()[-1])
+            script = subprocess.run(
+                ["perf", "script", "-i", str(data), "-F", "comm,pid,tid,cpu,time,event,trace"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.splitlines()
+            tables = timeline(script, int(pid_file.read_text()))
+        print(
+            f"--jobs {jobs}: {measured['matches_per_s']:.2f} matches/s "
+            f"({measured['seconds']:.1f} s; load average {measured['load_before']:.2f} before)"
+        )
+        for number, table in sorted(tables.items()):
+            wall = sum(table.seconds.values())
+            shares = ", ".join(f"{k} {v:.2f} s ({v / wall:.0%})" for k, v in table.seconds.items())
+            cpu = ", ".join(
+                f"{kind} {seconds:.2f} s ({table.started.get(kind, 0)} processes)"
+                if kind != "worker"
+                else f"worker {seconds:.2f} s"
+                for kind, seconds in sorted(table.cpu.items())
+            )
+            print(f"  table {number}: {shares}")
+            print(f"    CPU: {cpu}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a smaller league")
     parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--measure-cluster", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--cluster", action="store_true", help="--cluster local:2 vs --jobs 2")
+    parser.add_argument(
+        "--timeline", action="store_true", help="where each table's time goes (perf sched)"
+    )
     parser.add_argument("--bots", type=int, default=6)
     parser.add_argument("--hands", type=int, default=40, help="hand limit per match")
     args = parser.parse_args()
@@ -314,6 +498,9 @@ def main() -> None:
         return
     if args.cluster:
         cluster_main(bots, hands)
+        return
+    if args.timeline:
+        timeline_main(bots, hands)
         return
     results = {}
     for jobs in (1, 2):

@@ -41,9 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import sys
-import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, BinaryIO, Final, NoReturn, TextIO
 
@@ -481,7 +479,7 @@ class BotSession:
             return self._dispatch(message)
         except Exception:
             self.log(f"newmarket sdk: error while handling a {type(message).__name__}:")
-            self.log(traceback.format_exc().rstrip())
+            self.log(_traceback_text())
             if isinstance(message, Request):
                 return [encode(Reply(id=message.id, choice=message.default))]
             return []
@@ -548,7 +546,7 @@ class BotSession:
             choice = _as_choice(method(request, self.state))
         except Exception:
             self.log(f"newmarket sdk: {request.decision} raised; replying with the default:")
-            self.log(traceback.format_exc().rstrip())
+            self.log(_traceback_text())
             return request.default
         fault = choice_fault(request, choice) if choice is not None else None
         if choice is None or fault is not None:
@@ -565,7 +563,7 @@ class BotSession:
             hook(argument, self.state)
         except Exception:
             self.log(f"newmarket sdk: {getattr(hook, '__name__', 'a hook')} raised:")
-            self.log(traceback.format_exc().rstrip())
+            self.log(_traceback_text())
 
     def _salvage(self, line: bytes, error: MalformedMessageError) -> list[bytes]:
         """A line we cannot read as a message: log it, and still answer if it is a request.
@@ -686,7 +684,18 @@ def _serve_stdio(bot: Bot, token: str | None) -> int:
         _restore(sys.__stdout__)
 
 
+def _traceback_text() -> str:
+    """The exception being handled, as ``traceback`` prints it (imported only when needed)."""
+    import traceback  # only on an error: a bot's start-up skips it
+
+    return traceback.format_exc().rstrip()
+
+
 def _serve_tcp(bot: Bot, address: tuple[str, int], token: str | None) -> int:
+    # Imported here: most bots speak stdio, and every bot process's start-up pays for
+    # what the SDK imports (a league starts one per bot and seat rotation per table).
+    import socket
+
     try:
         connection = socket.create_connection(address, timeout=30)
     except OSError as error:

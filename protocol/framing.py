@@ -95,10 +95,16 @@ class LineFramer:
             raise LineTooLongError(str(self._error))
         if self._ended:
             raise StreamEndedError("the stream has ended; no more data can be fed")
-        lines: list[bytes] = []
         buffer = self._buffer
-        start = 0
         size = len(data)
+        if size and not buffer and size <= self._max and data.find(b"\n") == size - 1:
+            # The usual read: one whole line (a bot's reply), nothing held before it.
+            line = bytes(data[:-1])
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            return [line] if line.strip(_BLANK) else []
+        lines: list[bytes] = []
+        start = 0
         while start < size:
             newline = data.find(b"\n", start)
             if newline < 0:

@@ -207,6 +207,42 @@ class Connection:
         """True if a whole line has been received and not yet taken."""
         return bool(self._lines)
 
+    def read_now(self) -> bool:
+        """Read what has arrived, without waiting; True if a whole line is now ready.
+
+        Only for a stream of file descriptors with no line ready yet (else it
+        reads nothing).  Raises as ``receive_line`` does: ``ConnectionClosedError``
+        at the end of the stream, ``LineTooLongError`` past the cap.  The caller
+        takes the line (``take_line``).
+        """
+        if self._lines or self._in is None or self._framer.failed:
+            return bool(self._lines)
+        fd = self._in.fileno()
+        if fd < 0:
+            return False
+        try:
+            data = os.read(fd, RECEIVE_SIZE)
+        except BlockingIOError:
+            return False
+        except OSError as error:
+            stream_error = _stream_error(error, self._socket)
+            raise ConnectionClosedError(f"the connection broke ({_reason(stream_error)})") from None
+        if not data:
+            raise ConnectionClosedError("end of stream", self._framer.end())
+        self._take(data)
+        return bool(self._lines)
+
+    def _take(self, data: bytes) -> None:
+        """Frame bytes just read into lines (an over-long line raises once the lines
+        before it are kept)."""
+        self.bytes_received += len(data)
+        try:
+            self._lines.extend(self._framer.feed(data))
+        except LineTooLongError as error:
+            self._lines.extend(error.lines)
+            if not self._lines:
+                raise
+
     async def receive_line(self) -> bytes:
         """The next line, without its terminator.
 
@@ -228,13 +264,7 @@ class Connection:
             if not data:
                 leftover = self._framer.end() if not self._framer.failed else None
                 raise ConnectionClosedError("end of stream", leftover)
-            self.bytes_received += len(data)
-            try:
-                self._lines.extend(self._framer.feed(bytes(data)))
-            except LineTooLongError as error:
-                self._lines.extend(error.lines)
-                if not self._lines:
-                    raise
+            self._take(bytes(data))
         if not passed:
             # Read without waiting: pass the scheduler once all the same, as the
             # stream's receive_some would have (other tasks, cancellation, Ctrl-C).

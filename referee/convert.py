@@ -167,7 +167,28 @@ def wire_event(event: Event) -> bytes:
 
 
 # card_played's JSON by (seat, card, lead): at most 8 * 52 * 2 entries, each encoded once.
-_CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
+CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
+
+
+# The JSON of public events that recur with the same fields (engine events are frozen
+# and hashable), each encoded once: a run stopped by the same card, the same stakes
+# every hand, a lead passed between the same seats.  Cleared when it grows past its limit.
+_REPEATING: frozenset[type[Any]] = frozenset(
+    {
+        ev.RunStopped,
+        ev.StakePlaced,
+        ev.LeadPassed,
+        ev.WentOut,
+        ev.HandBlocked,
+        ev.BoodleWon,
+        ev.ChipsPaid,
+        ev.PotShared,
+        ev.KittyWon,
+        ev.DeadHandDecided,
+    }
+)
+_PUBLIC_JSON: dict[ev.Event, bytes] = {}
+_PUBLIC_JSON_LIMIT = 20_000
 
 
 def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
@@ -181,12 +202,22 @@ def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
     table = _TO_PROTOCOL
     if type(omniscient) is ev.CardPlayed:  # a public event, and most events: from a table
         key = (omniscient.seat, omniscient.card, omniscient.lead)
-        json = _CARD_PLAYED_JSON.get(key)
+        json = CARD_PLAYED_JSON.get(key)
         if json is None:
-            json = _CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
+            json = CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
         return json
     if each is None:
-        event = table[type(omniscient)](omniscient)
+        kind = type(omniscient)
+        if kind in _REPEATING:  # a stop, a pass, a stake...: the same few over and over
+            json = _PUBLIC_JSON.get(omniscient)
+            if json is None:
+                if len(_PUBLIC_JSON) >= _PUBLIC_JSON_LIMIT:
+                    _PUBLIC_JSON.clear()
+                event = table[kind](omniscient)
+                assert event is not None
+                json = _PUBLIC_JSON[omniscient] = _encoder.encode(event)
+            return json
+        event = table[kind](omniscient)
         return None if event is None else _encoder.encode(event)
     encoded: list[bytes] = []
     for view in each:
@@ -325,7 +356,9 @@ def build_request(
         id=request_id,
         decision=kind,
         legal=legal,
-        default=default_choice(
+        default=legal[0]  # default_choice's, without the call: a lead is most requests
+        if kind == "lead"
+        else default_choice(
             kind, legal, stake_total=rules.stake_total, boodle_cards=len(rules.boodle_cards)
         ),
         hand=[] if before_deal else [CARD_TEXT[card] for card in match.hand_of(seat)],

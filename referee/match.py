@@ -67,6 +67,7 @@ from protocol.messages import (
     encode,
 )
 from referee.convert import (
+    CARD_PLAYED_JSON,
     CARD_TEXT,
     LOG_DIFFERS_FROM_WIRE,
     apply_choice,
@@ -236,21 +237,37 @@ class _Seat:
         or an empty list when there is no log file (``logging`` False).
         """
         start = self.cursor
-        ends = [end for end in feed.hand_ends if end > start]
-        stop = (ends[-1] if ends else start) if through_hand_end else feed.end
+        base = feed.base
+        hand_ends = feed.hand_ends
+        private = feed.private
+        if not through_hand_end and (not hand_ends or hand_ends[-1] <= start):
+            # The usual case, before each request: the hand's events since the last
+            # request, all in one line.
+            stop = base + len(feed.jsons)
+            if stop == start:
+                return []
+            self.cursor = stop
+            jsons: list[Any] = feed.jsons[start - base :]
+            if private and private[-1] >= start:
+                index = self.index
+                for at in private:  # the few events whose view differs per seat
+                    if at >= start:
+                        jsons[at - start] = jsons[at - start][index]
+            items = wire_items(feed, start, stop) if logging else []
+            return [(events_line(jsons), items)]
+        ends = [end for end in hand_ends if end > start]
+        stop = (ends[-1] if ends else start) if through_hand_end else base + len(feed.jsons)
         lines: list[tuple[bytes, list[Any]]] = []
         first = start
-        base = feed.base
         index = self.index
         for end in (*(e for e in ends if e <= stop), stop):
             if end > first:
-                part = feed.events[first - base : end - base]
-                jsons: list[Any] = [json for _, json in part]
-                for at in feed.private:  # the few events whose view differs per seat
+                part: list[Any] = feed.jsons[first - base : end - base]
+                for at in private:
                     if first <= at < end:
-                        jsons[at - first] = jsons[at - first][index]
-                items = wire_items(part) if logging else []
-                lines.append((events_line(jsons), items))
+                        part[at - first] = part[at - first][index]
+                items = wire_items(feed, first, end) if logging else []
+                lines.append((events_line(part), items))
                 first = end
         self.cursor = stop
         return lines
@@ -263,41 +280,58 @@ class _Seat:
 class _Feed:
     """The events for the seats, in order, each encoded once, shared by every seat.
 
-    An entry is (the log's event number ``n``, or -1 for the referee's own event,
-    and the event's JSON: bytes every seat is sent, or a tuple of each seat's
-    bytes for an event whose view differs per seat).  Each seat keeps its own
-    cursor (``_Seat.cursor``); indexes count from the match's first event, and
-    entries every live seat has been sent are dropped (``trim``).  One shared
-    list, not an outbox per seat, because a public event is then one append,
-    not one per seat, for every card of the match.
+    Two lists in step: ``jsons``, each event's JSON (bytes every seat is sent,
+    or a tuple of each seat's bytes for an event whose view differs per seat),
+    and, only with a log file (``append``'s ``logging``), ``numbers``, the
+    log's event number ``n`` of each, or -1 for the referee's own event.  Each
+    seat keeps its own cursor (``_Seat.cursor``); indexes count from the
+    match's first event, and entries every live seat has been sent are dropped
+    (``trim``).  One shared list, not an outbox per seat, because a public
+    event is then one append, not one per seat, for every card of the match;
+    and a seat's line is one slice of ``jsons``.
     """
 
-    __slots__ = ("base", "events", "hand_ends", "private")
+    __slots__ = ("base", "hand_ends", "jsons", "numbers", "private")
 
     def __init__(self) -> None:
-        self.events: list[tuple[int, bytes | tuple[bytes, ...]]] = []
-        self.base = 0  # the index of events[0]
+        self.jsons: list[bytes | tuple[bytes, ...]] = []
+        self.numbers: list[int] = []
+        self.base = 0  # the index of jsons[0]
         self.hand_ends: list[int] = []  # the index just after each hand_ended not yet trimmed
         self.private: list[int] = []  # the index of each event with a view per seat
 
     @property
     def end(self) -> int:
-        return self.base + len(self.events)
+        return self.base + len(self.jsons)
+
+    def append(self, number: int, json: bytes | tuple[bytes, ...], logging: bool) -> None:
+        if logging:
+            self.numbers.append(number)
+        self.jsons.append(json)
 
     def trim(self, low: int) -> None:
         """Drop the entries before index ``low`` (every live seat has been sent them)."""
         if low > self.base:
-            del self.events[: low - self.base]
+            del self.jsons[: low - self.base]
+            del self.numbers[: low - self.base]
             self.base = low
             self.hand_ends = [end for end in self.hand_ends if end > low]
             self.private = [at for at in self.private if at >= low]
 
 
-def wire_items(part: list[tuple[int, bytes | tuple[bytes, ...]]]) -> list[Any]:
+def wire_items(feed: _Feed, first: int, end: int) -> list[Any]:
     """An ``events`` line in the transcript: each engine event's number ``n`` (its JSON is
     regenerated from the log's event line), or the referee's own event itself (public:
     its JSON is bytes)."""
-    return [n if n >= 0 else msgspec.Raw(cast(bytes, json)) for n, json in part]
+    base = feed.base
+    return [
+        n if n >= 0 else msgspec.Raw(cast(bytes, json))
+        for n, json in zip(
+            feed.numbers[first - base : end - base],
+            feed.jsons[first - base : end - base],
+            strict=True,
+        )
+    ]
 
 
 class _Referee:
@@ -341,8 +375,8 @@ class _Referee:
         self.feed = _Feed()  # the seats' events, each encoded once
         self.converted = 0  # raw engine events converted into the feed
         self.typed = 0  # typed events converted (the ``n`` of the next event line)
-        # Converted, not yet written to the log: each event and its wire JSON when the
-        # log's form of it is the same (most events: the log reuses the bytes).
+        # Converted, not yet written to the log (only with a log file): each event and its
+        # wire JSON when the log's form of it is the same (most events: the log reuses it).
         self.unlogged: list[tuple[ev.Event, bytes | None]] = []
         self.logged_typed = 0  # typed events written (the ``n`` of event lines)
         self.delivered_hand = 0  # every seat has been sent the events of hands before this
@@ -482,20 +516,45 @@ class _Referee:
         views = match.event_views(since=self.converted)
         self.converted = count
         n = self.typed
+        logging = self.logging
         unlogged = self.unlogged
         feed = self.feed
-        events = feed.events
+        jsons = feed.jsons
+        numbers = feed.numbers
+        card_played = ev.CardPlayed
+        played_json = CARD_PLAYED_JSON
         for view in views:
-            wire = wire_views(view)
             omniscient = view[0]
-            same = isinstance(wire, bytes) and type(omniscient) not in LOG_DIFFERS_FROM_WIRE
-            unlogged.append((omniscient, wire if same else None))  # type: ignore[arg-type]
+            kind = type(omniscient)
+            if kind is card_played:  # most events: public, its bytes from a table
+                played: ev.CardPlayed = omniscient  # type: ignore[assignment]  # no cast() call
+                json = played_json.get((played.seat, played.card, played.lead))
+                if json is None:
+                    json = cast(bytes, wire_views(view))
+                jsons.append(json)
+                if logging:
+                    unlogged.append((played, json))
+                    numbers.append(n)
+                n += 1
+                continue
+            wire = wire_views(view)
+            if logging:
+                same = isinstance(wire, bytes) and kind not in LOG_DIFFERS_FROM_WIRE
+                unlogged.append((omniscient, cast(bytes, wire) if same else None))
             if wire is not None:
-                if wire.__class__ is tuple:
+                if isinstance(wire, tuple):
                     feed.private.append(feed.end)
-                events.append((n, wire))
-                if type(omniscient) is ev.HandEnded:
+                jsons.append(wire)
+                if logging:
+                    numbers.append(n)
+                if kind is ev.HandEnded:
                     feed.hand_ends.append(feed.end)
+            if kind is ev.BoodleWon:  # the seats' own statistics, kept with or without a log
+                won = cast(ev.BoodleWon, omniscient)
+                self.seats[won.seat].boodle_chips += won.chips
+            elif kind is ev.HandEnded:
+                for winner in cast(ev.HandEnded, omniscient).winners:
+                    self.seats[winner].hands_won += 1
             n += 1
         self.typed = n
 
@@ -522,7 +581,8 @@ class _Referee:
     def deliver_hand_ends(self, hand: int, asked: _Seat | None = None) -> None:
         """SPEC.md 6.2: after each ``hand_ended`` every seat is sent that hand's events.
 
-        ``asked`` had them with its request.  The writes are background tasks.
+        ``asked`` had them with its request.  What the OS takes at once is written
+        here; the rest (a bot slow to read) is written by a background task.
         """
         if self.match.hand_number == self.delivered_hand:
             return
@@ -536,9 +596,16 @@ class _Referee:
             lines = seat.take_events(feed, through_hand_end=True, logging=self.logging)
             data = b"".join(line for line, _ in lines)
             self.log_sent(seat, [items for _, items in lines])
+            started = seat.delivering is None
+            if started:
+                # Nothing of this seat's is still on its way: write what the OS takes
+                # now (a pipe with room takes it all), and leave only the rest to a task.
+                data = seat.session.send_now(data)
+                if not data:
+                    continue
             done = trio.Event()
             previous, seat.delivering = seat.delivering, done
-            self.nursery.start_soon(self.write_later, seat, data, previous, done, hand)
+            self.nursery.start_soon(self.write_later, seat, data, previous, done, hand, started)
         live = [seat.cursor for seat in self.seats if seat.session.alive]
         feed.trim(min(live) if live else feed.end)
 
@@ -549,12 +616,19 @@ class _Referee:
         previous: trio.Event | None,
         done: trio.Event,
         hand: int,
+        started: bool,
     ) -> None:
+        """Write ``data`` to the seat after its ``previous`` write; ``started``: it is the
+        rest of a ``send_now``, not yet begun otherwise."""
         try:
             if previous is not None:
                 await previous.wait()
             if seat.session.alive:
-                await seat.session.send(data, self.control.move_time + self.control.margin)
+                limit = self.control.move_time + self.control.margin
+                if started:
+                    await seat.session.send_rest(data, limit)
+                else:
+                    await seat.session.send(data, limit)
         except BotLostError as error:
             await self.fault(seat, error.kind, error.detail, hand)
         finally:
@@ -568,17 +642,18 @@ class _Referee:
             await seat.delivering.wait()
 
     def log_new_events(self) -> None:
-        """Write the engine's new events (and each deal's chance line) to the log."""
+        """Write the engine's new events (and each deal's chance line) to the log.
+
+        Without a log file nothing is kept for it (``absorb``): this only converts.
+        """
         self.absorb()
         if not self.unlogged:
             return
         match = self.match
         write = self.log.write
         write_json = self.log.write_json
-        logging = self.logging
         for event, wire in self.unlogged:
-            kind = type(event)
-            if kind is ev.CardsDealt and logging:
+            if type(event) is ev.CardsDealt:
                 assert isinstance(event, ev.CardsDealt)
                 write(
                     {
@@ -588,16 +663,7 @@ class _Referee:
                         "dead": [CARD_TEXT[c] for c in event.dead_hand or ()],
                     }
                 )
-            elif kind is ev.BoodleWon:
-                assert isinstance(event, ev.BoodleWon)
-                self.seats[event.seat].boodle_chips += event.chips
-            elif kind is ev.HandEnded:
-                assert isinstance(event, ev.HandEnded)
-                for winner in event.winners:
-                    self.seats[winner].hands_won += 1
-            if not logging:
-                pass  # the seats' stats above are all a match without a log file keeps
-            elif wire is None:
+            if wire is None:
                 write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
             else:  # the very bytes msgspec makes of that dict with the wire's event in it
                 write_json(b'{"type":"event","n":%d,"event":%b}' % (self.logged_typed, wire))
@@ -679,7 +745,11 @@ class _Referee:
         lines = seat.take_events(self.feed, logging=self.logging)
         asked = encode(request)
         try:
-            await session.send(b"".join(line for line, _ in lines) + asked, limit)
+            # send's two halves inline: the second (a wait) only for what the OS did not take.
+            data = b"".join([line for line, _ in lines]) + asked if lines else asked
+            rest = session.send_now(data)
+            if rest:
+                await session.send_rest(rest, limit)
         except BotLostError as error:
             self.log_sent_with(seat, lines, asked)
             self.log_new_events()
@@ -689,11 +759,14 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        self.log_sent_with(seat, lines, asked)
+        logging = self.logging
+        if logging:
+            self.log_sent_with(seat, lines, asked)
         self.deliver_hand_ends(hand - 1, asked=seat)
-        self.log_new_events()
-        self.log_request(seat, request, hand)
-        self.log.flush()
+        if logging:
+            self.log_new_events()
+            self.log_request(seat, request, hand)
+            self.log.flush()
         while True:
             try:
                 line = await session.receive_line(deadline)
@@ -789,9 +862,9 @@ class _Referee:
         verdict = session.classify_id(message.id, None if request is None else request.id)
         if verdict == "pending":
             assert request is not None
-            seat.clock.charge(elapsed)
+            if elapsed > self.control.move_time:  # within it the bank is untouched
+                seat.clock.charge(elapsed)
             seat.think += elapsed
-            session.settle(request.id, late_reply_possible=False)
             if self.logging:
                 self.log.write(
                     {
@@ -877,9 +950,8 @@ class _Referee:
             seat.disqualified = True
             # SPEC.md 9.18: every seat is told, at the point of the game where it
             # happened (before the first hand_started for a seat that failed to start).
-            self.feed.events.append(
-                (-1, wire_event(SeatDisqualified(seat=seat.index, reason=str(kind))))
-            )
+            disqualified = wire_event(SeatDisqualified(seat=seat.index, reason=str(kind)))
+            self.feed.append(-1, disqualified, self.logging)
         message = encode(
             Fault(
                 id=request_id,

@@ -102,6 +102,7 @@ class BotSession:
         self.last_request_id = 0
         self._late_ids: dict[int, None] = {}  # timed out, a late reply still expected
         self._wait_scope: trio.CancelScope | None = None
+        self._send_error: ConnectionBrokenError | None = None  # from send_now, for send_rest
         self._refusal = ""  # why the last TCP connection was refused, for the fault's detail
 
     # ----------------------------------------------------------------- state
@@ -166,18 +167,38 @@ class BotSession:
         A bot that does not read its input for that long is lost: the write
         may have stopped half-way through a line.
         """
+        # What the OS takes at once needs no timeout (the usual case: a pipe or a
+        # socket with room); only the rest waits, under a bare CancelScope.
+        rest = self.send_now(data)
+        if rest:
+            await self.send_rest(rest, timeout)
+
+    def send_now(self, data: bytes) -> bytes:
+        """Write what the OS takes of ``data`` at once, without waiting; the rest for ``send_rest``.
+
+        Never raises for the bot's side: if the connection broke, nothing was
+        written, all of ``data`` is returned, and ``send_rest`` raises the
+        ``BotLostError`` that says why.  (A dead session raises its death, as
+        ``send`` does.)
+        """
         connection = self._live_connection()
         try:
-            # What the OS takes at once needs no timeout (the usual case: a pipe or a
-            # socket with room); only the rest waits, under a bare CancelScope.
-            rest = connection.send_now(data)
-            if rest:
-                with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
-                    await connection.send_rest(rest)
-                if scope.cancelled_caught:
-                    raise self.lose(
-                        FaultKind.TIMEOUT, f"did not read its input for {timeout:.3g} s"
-                    )
+            return connection.send_now(data)
+        except ConnectionBrokenError as error:
+            self._send_error = error
+            return data
+
+    async def send_rest(self, rest: bytes, timeout: float) -> None:
+        """``send``'s second half: the bytes ``send_now`` left, within ``timeout`` seconds."""
+        connection = self._live_connection()
+        try:
+            error, self._send_error = self._send_error, None
+            if error is not None:
+                raise error
+            with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
+                await connection.send_rest(rest)
+            if scope.cancelled_caught:
+                raise self.lose(FaultKind.TIMEOUT, f"did not read its input for {timeout:.3g} s")
         except ConnectionBrokenError as error:
             if self.process is not None:
                 with trio.move_on_after(EOF_EXIT_WAIT):
@@ -194,8 +215,18 @@ class BotSession:
         If the process exits while this waits, the wait is cut to ``EXIT_GRACE``.
         """
         connection = self._live_connection()
-        if connection.pending():
-            return await connection.receive_line()
+        try:
+            # A reply already there needs no cancel scope (nor its deadline in trio's heap).
+            ready = connection.read_now()
+        except ConnectionClosedError as error:
+            raise await self._stream_ended(error) from None
+        except LineTooLongError as error:
+            raise self.lose(FaultKind.LINE_TOO_LONG, str(error)) from None
+        if ready:
+            # Pass the scheduler once all the same, as a wait would (other tasks,
+            # cancellation, Ctrl-C); the line stays in the connection until taken.
+            await trio.lowlevel.checkpoint()
+            return connection.take_line()
         if self.exited:
             deadline = min(deadline, trio.current_time() + EXIT_GRACE)
         with trio.CancelScope(deadline=deadline) as scope:

@@ -8,7 +8,8 @@ The shape follows from three promises of the issue:
   next match (start-up is paid once).  Workers are processes, not tasks,
   because refereeing costs about as much CPU as the bots themselves: in one
   process it would be the bottleneck of every league on a multi-core machine.
-  This module hands out matches, one at a time, to whichever worker is free.
+  This module hands out matches to the workers as they finish, each worker
+  taking its own seat rotations first (``_Waiting``).
 * **Crash safety.**  Only this process writes the database: each result is
   recorded (one transaction) the moment its worker reports it.  Nothing else
   is state: what to play next is the schedule minus the stored match ids.
@@ -26,10 +27,10 @@ at a time (a round's seating depends on the previous round's results).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import json
-import math
 import os
 import signal
 import subprocess
@@ -444,6 +445,38 @@ def _stop_on_give_up(job: TableJob, why: str) -> None:
     raise LeagueError(f"match {job.key.match_id}: {why}")
 
 
+class _Waiting:
+    """The matches not yet handed out, each worker taking its own seat rotations first.
+
+    Worker ``slot`` of ``workers`` takes, in schedule order, the matches of
+    rotations ``slot``, ``slot + workers``, ...; when it has none left, the
+    next match of the worker with the most left.  Why: in a duplicate league a
+    table's rotations share one deal, and a bot process never plays a deal
+    twice (``referee.league.worker``), so a worker needs a process per bot for
+    every rotation of a table it plays.  Handed out in turn, each of two
+    workers met nearly every rotation and started almost as many bot processes
+    as one worker alone (36 each against 35, ``benchmarks/league.py --bots
+    8``; docs/speed.md): CPU spent twice.  Split by rotation, each starts about
+    half.  Plain deals (a seed per match) lose nothing by it either way.
+    """
+
+    def __init__(self, jobs: Sequence[TableJob], workers: int) -> None:
+        self.workers = max(1, workers)
+        self.queues: list[collections.deque[TableJob]] = [
+            collections.deque() for _ in range(self.workers)
+        ]
+        for job in jobs:
+            self.queues[job.key.rotation % self.workers].append(job)
+
+    def take(self, slot: int) -> TableJob | None:
+        """The next match for worker ``slot``, or None when every match is handed out."""
+        own = self.queues[slot % self.workers]
+        if own:
+            return own.popleft()
+        longest = max(self.queues, key=len)
+        return longest.popleft() if longest else None
+
+
 class TablePool:
     """``jobs`` table worker processes; ``play`` runs tables on them and records each result."""
 
@@ -511,16 +544,12 @@ class TablePool:
         if self.logs is not None:
             self.logs.mkdir(parents=True, exist_ok=True)
         await self._start_workers(len(jobs))
-        send, receive = trio.open_memory_channel[TableJob](math.inf)
-        for job in jobs:
-            send.send_nowait(job)
-        send.close()
+        waiting = _Waiting(jobs, min(len(jobs), len(self.workers)))
         async with trio.open_nursery() as nursery:
-            for slot in range(min(len(jobs), len(self.workers))):
-                nursery.start_soon(self._work, slot, receive.clone())
-        receive.close()
+            for slot in range(waiting.workers):
+                nursery.start_soon(self._work, slot, waiting)
 
-    async def _work(self, slot: int, receive: trio.MemoryReceiveChannel[TableJob]) -> None:
+    async def _work(self, slot: int, waiting: _Waiting) -> None:
         """Keep ``PLAYS_AHEAD`` matches at worker ``slot``; record each result as it comes.
 
         If the worker dies, it is replaced and every match it had is sent again:
@@ -529,32 +558,26 @@ class TablePool:
         """
         sent: list[TableJob] = []  # at the worker, oldest (the one it plays) first
         attempts: dict[str, int] = {}  # attempts of the match at the head, by match id
-        async with receive:
-            while True:
-                while len(sent) < PLAYS_AHEAD:
+        while True:
+            while len(sent) < PLAYS_AHEAD:
+                job = waiting.take(slot)
+                if job is None:
                     if sent:
-                        try:
-                            job = receive.receive_nowait()
-                        except (trio.WouldBlock, trio.EndOfChannel):
-                            break
-                    else:
-                        try:
-                            job = await receive.receive()
-                        except trio.EndOfChannel:
-                            return
-                    sent.append(job)
-                    if not await self._send(slot, sent, attempts, [job]):
                         break
-                if not sent:
-                    continue  # the worker's matches were given up: take the next ones
-                try:
-                    result = await self.workers[slot].next_result()
-                except WorkerDied as death:
-                    await self._replace(slot, sent, attempts, death)
-                    continue
-                job = sent.pop(0)
-                attempts.pop(job.key.match_id, None)
-                self.on_result(job, result)
+                    return
+                sent.append(job)
+                if not await self._send(slot, sent, attempts, [job]):
+                    break
+            if not sent:
+                continue  # the worker's matches were given up: take the next ones
+            try:
+                result = await self.workers[slot].next_result()
+            except WorkerDied as death:
+                await self._replace(slot, sent, attempts, death)
+                continue
+            job = sent.pop(0)
+            attempts.pop(job.key.match_id, None)
+            self.on_result(job, result)
 
     async def _send(
         self, slot: int, sent: list[TableJob], attempts: dict[str, int], jobs: list[TableJob]

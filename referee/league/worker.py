@@ -389,7 +389,14 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
                     await send({"type": "warn", "text": text})
                 pending_warnings.clear()
                 await send({"type": "result", "result": result.to_json()})
-        nursery.cancel_scope.cancel()  # ends every session (bot processes) and the helpers
+        # Shut every bot down while the nursery still runs, all at once: each session's
+        # process watcher is a task in it, and sees the exit the moment it happens.
+        # Cancelled first, a session would wait out its whole shutdown grace and SIGTERM
+        # grace (2.5 s) for an exit nobody watches: a tail on every league's wall time.
+        async with trio.open_nursery() as closing:
+            for keeper, _session in table.sessions.values():
+                closing.start_soon(keeper.close)
+        nursery.cancel_scope.cancel()  # ends what is left (the helpers, closing keepers)
 
 
 class PipeError(ValueError):

@@ -62,11 +62,10 @@ from referee.league.runner import (
     LeagueError,
     TableJob,
     WorkerDied,
-    describe_exit,
 )
 from referee.league.worker import PipeError, pipe_message, play_message, setup_message
 from referee.match import MatchResult
-from referee.process import why_cannot_start
+from referee.process import describe_exit, why_cannot_start
 from referee.timecontrol import TimeControl
 
 LOCAL_PREFIX = "local:"

@@ -51,6 +51,7 @@ from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import LeagueStore, MatchKey
 from referee.league.worker import JsonLines, PipeError, one_line, play_message, setup_message
 from referee.match import MatchResult
+from referee.process import describe_exit
 from referee.timecontrol import TimeControl
 
 if TYPE_CHECKING:
@@ -89,16 +90,6 @@ league and stop it again on every resume.  With it, the league goes on and
 names the match once (``LeagueRun.abandoned``); running the command again
 tries it again, MATCH_ATTEMPTS more times at most.
 """
-
-
-def describe_exit(code: int) -> str:
-    """A process's exit status in words: ``killed by SIGKILL`` or ``exit code 1``."""
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit code {code}"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -214,7 +214,8 @@ async def test_a_worker_killed_twice_mid_match_costs_two_replays_and_the_league_
     assert run.done == run.total == stored == 3 and not run.abandoned and not run.stopped
     replays = [w for w in reporter.warnings if "playing the match again" in w]
     assert len(replays) == MATCH_ATTEMPTS - 1
-    assert replays[0].startswith("c1-t00001-r0: its table worker ended (killed by SIGKILL)")
+    ended = "c1-t00001-r0: its table worker ended (killed by signal 9 (SIGKILL))"
+    assert replays[0].startswith(ended)
 
 
 async def test_a_worker_killed_in_every_attempt_leaves_each_match_unplayed_and_named(
@@ -235,5 +236,5 @@ async def test_a_worker_killed_in_every_attempt_leaves_each_match_unplayed_and_n
     ]
     for line in run.abandoned:
         assert line.startswith("league error: match c1-t00001-r")
-        assert f"killed by SIGKILL) in each of {MATCH_ATTEMPTS} attempts" in line
+        assert f"killed by signal 9 (SIGKILL)) in each of {MATCH_ATTEMPTS} attempts" in line
         assert line in reporter.warnings

@@ -16,11 +16,14 @@ def test_the_demo_league_plays_every_match_and_prints_the_standings(
     monkeypatch.delenv("COLUMNS", raising=False)
     out = io.StringIO()  # not a terminal, as in make demo | tee: rich would cut to 80 columns
     standings = run_demo_league(Console(file=out), jobs=2)
-    assert standings.finished and standings.matches_done == standings.matches_total == 20
+    assert standings.finished and standings.matches_done == standings.matches_total == 200
     assert sorted(row.name for row in standings.rows) == sorted(DEMO_BOTS)
     assert all(row.disqualifications == 0 for row in standings.rows)
     text = out.getvalue()
-    assert "standings final (20 of 20 matches)" in text
+    assert "standings final (200 of 200 matches)" in text
+    # Enough duplicate groups to put the strongest starter first, and clearly so.
+    best = standings.rows[0]
+    assert best.name == "boodle" and best.rank_low == best.rank_high == 1
     assert standings.rows[0].name in text
     # The whole table: every column's header on one line, nothing cut with an ellipsis.
     header = next(line for line in text.splitlines() if " DQ" in line)

@@ -7,7 +7,8 @@ are.  Resampling whole groups with replacement, and refitting every bot's
 strength (``referee.scoring.fit``) on each resample, gives
 
 * each bot's **score interval**: the 2.5th and 97.5th percentiles of its
-  refitted strength (a percentile bootstrap);
+  refitted strength (a percentile bootstrap, its spread stretched when the
+  groups are few: ``widening``);
 * each bot's **rank interval**: the same percentiles of its rank;
 * the **LOS** (likelihood of superiority) of each bot over the next one in
   the table: the share of resamples in which it is ahead (ties half).
@@ -23,6 +24,7 @@ import dataclasses
 import math
 import random
 from collections.abc import Sequence
+from statistics import NormalDist
 
 from referee.scoring.fit import GroupEquations, solve
 
@@ -42,17 +44,62 @@ def percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[low] * (1 - fraction) + sorted_values[high] * fraction
 
 
+def t_quantile(p: float, df: int) -> float:
+    """The p-quantile of Student's t with ``df`` degrees of freedom (stdlib has none).
+
+    Exact for 1 and 2 degrees of freedom; the Cornish-Fisher expansion around
+    the normal quantile beyond (within 0.2% of the true value from 3 on).
+    """
+    if df < 1 or not 0 < p < 1:
+        raise ValueError(f"t_quantile: needs 0 < p < 1 and df >= 1, got p={p}, df={df}")
+    if df == 1:
+        return math.tan(math.pi * (p - 0.5))
+    if df == 2:
+        return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    z = NormalDist().inv_cdf(p)
+    v = float(df)
+    return (
+        z
+        + (z**3 + z) / (4 * v)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4)
+    )
+
+
+def widening(units: int, confidence: float = CONFIDENCE) -> float:
+    """How much to stretch a bootstrap's spread when it resamples only ``units`` groups.
+
+    A percentile bootstrap over n units sees the plug-in variance, (n - 1) / n
+    of the real one, and cuts its tails at normal quantiles where the
+    estimate's own uncertainty calls for t's: at five groups its 95% interval
+    covered the truth in 87% of 300 trials, widened in 94%
+    (tests/scoring/test_intervals.py).  Stretching every resample's
+    distance from the estimate by sqrt(n / (n - 1)) x t / z (1.58 at five
+    groups, 1.10 at twenty, 1.04 at fifty) restores the coverage, and leaves
+    big leagues as they were.
+    """
+    if units < 2:
+        return 1.0
+    q = 1 - (1 - confidence) / 2
+    return math.sqrt(units / (units - 1)) * t_quantile(q, units - 1) / NormalDist().inv_cdf(q)
+
+
 def mean_interval(
     values: Sequence[float], *, resamples: int = 2000, seed: int = 0, confidence: float = CONFIDENCE
 ) -> tuple[float, float, float]:
-    """The mean of independent ``values`` and its percentile-bootstrap interval."""
+    """The mean of independent ``values`` and its bootstrap interval (widened for few values)."""
     if not values:
         raise ValueError("mean_interval: no values")
     rng = random.Random(seed)
     n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
+    mean = sum(values) / n
+    stretch = widening(n, confidence)
+    means = sorted(
+        mean + stretch * (sum(rng.choices(values, k=n)) / n - mean) for _ in range(resamples)
+    )
     tail = (1 - confidence) / 2
-    return sum(values) / n, percentile(means, tail), percentile(means, 1 - tail)
+    return mean, percentile(means, tail), percentile(means, 1 - tail)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +165,12 @@ def bootstrap(
             for index in rng.choices(range(len(groups)), k=len(groups)):
                 weights[index] += 1
             samples.append(solve(bots, groups, weights))
+    stretch = widening(len(groups), confidence)
+    if stretch != 1.0:  # few groups: see widening; ranks and LOS follow the widened spread
+        samples = [
+            [p + stretch * (value - p) for value, p in zip(sample, strength, strict=True)]
+            for sample in samples
+        ]
     tail = (1 - confidence) / 2
     low, high, rank_low, rank_high = [], [], [], []
     ranks = [_ranks(sample, ranked) for sample in samples]

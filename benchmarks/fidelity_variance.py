@@ -57,26 +57,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
+from benchmarks.fidelity import PAIRS  # the pairs of known strength, the same as its tables
 from engine import CARDS, Deal, Decision, Match, Rules, preset
 from referee.scoring.duplicate import GroupMatch, bridge_scores, candidate_seats
+from referee.scoring.luck import held_boodle_luck
 from referee.scoring.policies import (
     POLICIES,
     REFERENCE,
     Policy,
-    default_action,
+    play_match,
+    play_step,
     random_policy,
 )
 from referee.scoring.simulate import Format, formats, group_score
 from referee.sprt import ChipsConfig, SprtState, group_seed
 from referee.sprt import Decision as SprtDecision
 
-PAIRS = [
-    ("tracker", "random"),
-    ("boodler", "tracker"),
-    ("tracker", "tracker-noisy"),
-    ("tracker", "tracker-tiny"),
-    ("tracker-noisy", "tracker-noisy"),
-]
 SEED = 100  # the groups of seed 100, as the first seed of benchmarks/fidelity.py sprt
 
 
@@ -139,29 +135,10 @@ def play_group(
         holders = [0 if s in mine else 1 for s in range(4)]
         seats = [candidate if h == 0 else baseline for h in holders]
         rngs = [random.Random(f"{tag}/{index}/{s}") for s in range(4)]
-        outcome = _play(fmt.rules, deal, seats, rngs).outcome()
+        outcome = play_match(fmt.rules, deal, seats, rngs).outcome()
         hands += outcome.hands_played
         matches.append(GroupMatch(holders, outcome.net_chips, outcome.hands_played))
     return bridge_scores(matches)[0], hands
-
-
-def _play(rules: Rules, seed: int, seats: Sequence[Policy], rngs: Sequence[random.Random]) -> Match:
-    match = Match(rules, len(seats), seed)
-    while not match.is_over:
-        _step(match, seats, rngs)
-    return match
-
-
-def _step(match: Match, seats: Sequence[Policy], rngs: Sequence[random.Random]) -> object:
-    seat = match.current_seat()
-    assert seat is not None
-    action: object
-    if match.decision is Decision.LEAD:
-        action = seats[seat](match, seat, match.legal_actions(), rngs[seat])
-    else:
-        action = default_action(match, match.rules)
-    match.apply(action)  # type: ignore[arg-type]
-    return action
 
 
 def sources(args: argparse.Namespace) -> None:
@@ -196,7 +173,7 @@ def _hand_value(match: Match) -> list[int]:
     start, hands = match.chips, match.hands_played
     rng = random.Random(0)  # the reference is deterministic; never drawn from
     while not match.is_over and match.hands_played == hands:
-        _step(match, [REFERENCE] * match.players, [rng] * match.players)
+        play_step(match, [REFERENCE] * match.players, [rng] * match.players)
     return [after - before for after, before in zip(match.chips, start, strict=True)]
 
 
@@ -245,12 +222,10 @@ def corrected_match(
                     sampled.append(_hand_value(replay))
                 for s in range(players):
                     aivat[s] += real[s] - statistics.fmean(v[s] for v in sampled)
-            on_cards = dict(zip(match.rules.boodle_cards, match.boodle_stacks, strict=True))
-            total = sum(match.boodle_stacks)
+            held = held_boodle_luck(match.rules.boodle_cards, match.boodle_stacks, deals[-1].hands)
             for s in range(players):
-                held = sum(on_cards.get(card, 0) for card in match.hand_of(s))
-                boodle[s] += held - total * sizes[s] / 52
-        actions.append(_step(match, seats, rngs))
+                boodle[s] += held[s]
+        actions.append(play_step(match, seats, rngs))
     outcome = match.outcome()
     return outcome.net_chips, outcome.hands_played, aivat, boodle
 
@@ -278,6 +253,9 @@ def chance(args: argparse.Namespace) -> None:
             boodle.append(bridge_scores(rows["boodle"])[0])
         base = statistics.variance(plain)
         line = f"{candidate} vs {baseline}: {args.groups} groups, variance {base:.3f}"
+        if base == 0:  # a deterministic pair can score alike in a few groups: no ratio to give
+            print(line + " | nothing to correct", flush=True)
+            continue
         for name, corrected in (("reference playout", aivat), ("boodle chips held", boodle)):
             correction = [p - c for p, c in zip(plain, corrected, strict=True)]
             rho = (

@@ -33,6 +33,7 @@ __all__ = [
     "default_action",
     "noisy",
     "play_match",
+    "play_step",
     "random_policy",
     "tracker",
 ]
@@ -174,8 +175,6 @@ def play_match(
     )
     dealt = 0  # the hands on_deal has seen
     while not match.is_over:
-        seat = match.current_seat()
-        assert seat is not None
         if (
             on_deal is not None
             and match.hand_number > dealt
@@ -183,9 +182,21 @@ def play_match(
         ):
             dealt = match.hand_number
             on_deal(match)
-        if match.decision is Decision.LEAD:
-            legal = match.legal_actions()
-            match.apply(seats[seat](match, seat, legal, generators[seat]))
-        else:
-            match.apply(default_action(match, rules))  # type: ignore[arg-type]
+        play_step(match, seats, generators)
     return match
+
+
+def play_step(match: Match, seats: Sequence[Policy], rngs: Sequence[random.Random]) -> object:
+    """Apply the next decision: the seat's policy for a lead, ``default_action`` else.
+
+    Returns the action applied, so a caller can record the match and replay it.
+    """
+    seat = match.current_seat()
+    assert seat is not None, "play_step: the match is over"
+    action: object
+    if match.decision is Decision.LEAD:
+        action = seats[seat](match, seat, match.legal_actions(), rngs[seat])
+    else:
+        action = default_action(match, match.rules)
+    match.apply(action)  # type: ignore[arg-type]
+    return action

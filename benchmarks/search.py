@@ -802,6 +802,33 @@ def kernel_speed(args: argparse.Namespace) -> None:
     )
 
 
+def _played_matches(
+    parser: argparse.ArgumentParser,
+    *,
+    hands: int,
+    matches: int | None = None,
+    seed: int | None = None,
+    jobs: bool = False,
+    every: int | None = None,
+    options: bool = True,
+    hands_help: str | None = None,
+) -> None:
+    """The options every subcommand that plays matches shares, with its own defaults."""
+    parser.add_argument("--rules", default="boodle")
+    if options:
+        parser.add_argument("--option", action="append", default=[])
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--hands", type=int, default=hands, help=hands_help)
+    if matches is not None:
+        parser.add_argument("--matches", type=int, default=matches)
+    if seed is not None:
+        parser.add_argument("--seed", type=int, default=seed)
+    if jobs:
+        parser.add_argument("--jobs", type=int, default=1)
+    if every is not None:
+        parser.add_argument("--every", type=int, default=every)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -835,27 +862,16 @@ def main() -> None:
     fight = commands.add_parser("duel")
     fight.add_argument("--candidate", required=True)
     fight.add_argument("--baseline", required=True)
-    fight.add_argument("--rules", default="boodle")
-    fight.add_argument("--option", action="append", default=[])
-    fight.add_argument("--players", type=int, default=4)
-    fight.add_argument("--hands", type=int, default=20, help="hand limit of each match")
+    _played_matches(fight, hands=20, seed=1, hands_help="hand limit of each match")
     fight.add_argument("--groups", type=int, default=100)
     fight.add_argument("--first", type=int, default=0, help="the first group's number")
-    fight.add_argument("--seed", type=int, default=1)
     fight.add_argument("--move-time", type=float, default=0.2)
     fight.add_argument("--jobs", type=int, default=1)
     fight.add_argument("--every", type=int, default=10, help="print after this many groups")
     fight.add_argument("--results", type=Path, help="append each group's figures (JSON lines)")
     panel = commands.add_parser("regret")
     panel.add_argument("--variant", action="append", required=True)
-    panel.add_argument("--rules", default="boodle")
-    panel.add_argument("--option", action="append", default=[])
-    panel.add_argument("--players", type=int, default=4)
-    panel.add_argument("--hands", type=int, default=20)
-    panel.add_argument("--matches", type=int, default=20)
-    panel.add_argument("--seed", type=int, default=1)
-    panel.add_argument("--jobs", type=int, default=1)
-    panel.add_argument("--every", type=int, default=5)
+    _played_matches(panel, hands=20, matches=20, seed=1, jobs=True, every=5)
     panel.add_argument(
         "--move-time", type=float, default=0.2, help="seconds per decision (large: samples bind)"
     )
@@ -864,47 +880,25 @@ def main() -> None:
     grade.add_argument("--samples", type=int, default=4000, help="the reference's deals")
     grade.add_argument("--variant", action="append", required=True)
     grade.add_argument("--repeats", type=int, default=4, help="reseeded decisions per variant")
-    grade.add_argument("--rules", default="boodle")
-    grade.add_argument("--option", action="append", default=[])
-    grade.add_argument("--players", type=int, default=4)
-    grade.add_argument("--hands", type=int, default=6)
-    grade.add_argument("--matches", type=int, default=4)
-    grade.add_argument("--seed", type=int, default=31)
-    grade.add_argument("--jobs", type=int, default=1)
-    grade.add_argument("--every", type=int, default=2)
+    _played_matches(grade, hands=6, matches=4, seed=31, jobs=True, every=2)
     sampled = commands.add_parser("deals")
     sampled.add_argument("--deals", type=int, default=60, help="deals drawn per sampler")
-    sampled.add_argument("--rules", default="boodle")
-    sampled.add_argument("--players", type=int, default=4)
-    sampled.add_argument("--hands", type=int, default=8)
-    sampled.add_argument("--matches", type=int, default=6)
-    sampled.add_argument("--seed", type=int, default=11)
-    sampled.add_argument("--jobs", type=int, default=1)
+    _played_matches(sampled, hands=8, matches=6, seed=11, jobs=True, options=False)
     speed = commands.add_parser("kernel")
-    speed.add_argument("--rules", default="boodle")
-    speed.add_argument("--players", type=int, default=4)
-    speed.add_argument("--hands", type=int, default=2)
-    speed.add_argument("--matches", type=int, default=12)
+    _played_matches(speed, hands=2, matches=12, options=False)
     speed.add_argument("--samples", type=int, default=40)
     speed.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    if args.command == "kernel":
-        kernel_speed(args)
-        return
-    if args.command == "regret":
-        regret(args)
-        return
-    if args.command == "deals":
-        deals(args)
-        return
-    if args.command == "choice":
-        choice(args)
-        return
-    if args.command == "duel":
-        duel(args)
-        return
-    if args.command == "asn":
-        asn(args)
+    in_process = {
+        "kernel": kernel_speed,
+        "regret": regret,
+        "deals": deals,
+        "choice": choice,
+        "duel": duel,
+        "asn": asn,
+    }
+    if args.command in in_process:
+        in_process[args.command](args)
         return
     control = TimeControl(
         move_time=args.move_time, time_bank=args.time_bank, startup_time=30.0, margin=0.05

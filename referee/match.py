@@ -862,8 +862,7 @@ class _Referee:
         verdict = session.classify_id(message.id, None if request is None else request.id)
         if verdict == "pending":
             assert request is not None
-            if elapsed > self.control.move_time:  # within it the bank is untouched
-                seat.clock.charge(elapsed)
+            seat.clock.charge(elapsed)
             seat.think += elapsed
             if self.logging:
                 self.log.write(

@@ -14,10 +14,12 @@ from typing import cast
 import msgspec
 import pytest
 
+from engine import events as engine_events
 from protocol.events import Event
 from protocol.framing import MAX_LINE_BYTES, LineTooLongError
 from protocol.messages import Events, encode
-from referee.convert import events_line, wire_event
+from referee import convert
+from referee.convert import events_line, protocol_event, wire_event
 from tests.protocol.samples import EVENTS
 
 
@@ -44,3 +46,21 @@ def test_the_line_limit_falls_where_the_encoder_s_does(over: int) -> None:
     with pytest.raises(LineTooLongError) as assembled:
         events_line(fragment)
     assert str(assembled.value) == str(encoder_s.value)
+
+
+def test_the_table_of_repeated_events_keeps_within_its_limit_and_gives_the_encoder_s_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The referee runs for a whole league: its table of pre-encoded events must not
+    # grow with the events it meets, and a cached line must be the encoder's own.
+    table: dict[engine_events.Event, bytes] = {}
+    monkeypatch.setattr(convert, "_PUBLIC_JSON", table)
+    monkeypatch.setattr(convert, "_PUBLIC_JSON_LIMIT", 5)
+    for stake in range(40):
+        event = engine_events.StakePlaced(seat=stake % 4, amounts=(stake, 1, 0, 2), kitty=1)
+        fresh = wire_event(cast(Event, protocol_event(event)))
+        first = convert.wire_views((event, None))
+        again = convert.wire_views((event, None))
+        assert first == fresh
+        assert again is first  # the second time from the table, not encoded again
+        assert len(table) <= 5

@@ -745,11 +745,7 @@ class _Referee:
         lines = seat.take_events(self.feed, logging=self.logging)
         asked = encode(request)
         try:
-            # send's two halves inline: the second (a wait) only for what the OS did not take.
-            data = b"".join([line for line, _ in lines]) + asked if lines else asked
-            rest = session.send_now(data)
-            if rest:
-                await session.send_rest(rest, limit)
+            await session.send(b"".join([line for line, _ in lines]) + asked, limit)
         except BotLostError as error:
             self.log_sent_with(seat, lines, asked)
             self.log_new_events()
@@ -759,11 +755,9 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        logging = self.logging
-        if logging:
-            self.log_sent_with(seat, lines, asked)
+        self.log_sent_with(seat, lines, asked)
         self.deliver_hand_ends(hand - 1, asked=seat)
-        if logging:
+        if self.logging:
             self.log_new_events()
             self.log_request(seat, request, hand)
             self.log.flush()

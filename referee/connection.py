@@ -243,8 +243,12 @@ class Connection:
             if not self._lines:
                 raise
 
-    async def receive_line(self) -> bytes:
+    async def receive_line(self, *, drained: bool = False) -> bytes:
         """The next line, without its terminator.
+
+        ``drained``: the caller has just read all there was (``read_now`` said no
+        line), so this waits before it reads again instead of trying a read that
+        would find nothing.
 
         Raises ``ConnectionClosedError`` at the end of the stream and
         ``LineTooLongError`` (from the framer) when a line passes the cap.
@@ -255,7 +259,8 @@ class Connection:
             if self._framer.failed:
                 self._framer.feed(b"")  # raises the framer's error again
             try:
-                data = await self._receive_some()
+                data = await self._receive_some(wait_first=drained)
+                drained = False
                 if data is None:  # it waited: the scheduler has been passed
                     passed = True
                     continue
@@ -274,15 +279,19 @@ class Connection:
             self.on_receive(line)
         return line
 
-    async def _receive_some(self) -> bytes | bytearray | None:
+    async def _receive_some(self, *, wait_first: bool = False) -> bytes | bytearray | None:
         """What has arrived, b"" at the end, or None after waiting until something may have.
 
+        ``wait_first``: wait (and return None) without trying a read first.
         Without a file descriptor, or with one already closed, the stream's own
         ``receive_some`` (which waits, or says what is wrong in its own words).
         """
         fd = -1 if self._in is None else self._in.fileno()
         if fd < 0:
             return await self._stream.receive_some(RECEIVE_SIZE)
+        if wait_first:
+            await trio.lowlevel.wait_readable(fd)
+            return None
         try:
             return os.read(fd, RECEIVE_SIZE)
         except BlockingIOError:

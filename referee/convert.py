@@ -356,9 +356,7 @@ def build_request(
         id=request_id,
         decision=kind,
         legal=legal,
-        default=legal[0]  # default_choice's, without the call: a lead is most requests
-        if kind == "lead"
-        else default_choice(
+        default=default_choice(
             kind, legal, stake_total=rules.stake_total, boodle_cards=len(rules.boodle_cards)
         ),
         hand=[] if before_deal else [CARD_TEXT[card] for card in match.hand_of(seat)],

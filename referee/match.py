@@ -237,40 +237,38 @@ class _Seat:
         or an empty list when there is no log file (``logging`` False).
         """
         start = self.cursor
-        base = feed.base
         hand_ends = feed.hand_ends
-        private = feed.private
         if not through_hand_end and (not hand_ends or hand_ends[-1] <= start):
             # The usual case, before each request: the hand's events since the last
             # request, all in one line.
-            stop = base + len(feed.jsons)
+            stop = feed.end
             if stop == start:
                 return []
             self.cursor = stop
-            jsons: list[Any] = feed.jsons[start - base :]
-            if private and private[-1] >= start:
-                index = self.index
-                for at in private:  # the few events whose view differs per seat
-                    if at >= start:
-                        jsons[at - start] = jsons[at - start][index]
-            items = wire_items(feed, start, stop) if logging else []
-            return [(events_line(jsons), items)]
+            return [self._line(feed, start, stop, logging)]
         ends = [end for end in hand_ends if end > start]
-        stop = (ends[-1] if ends else start) if through_hand_end else base + len(feed.jsons)
+        stop = (ends[-1] if ends else start) if through_hand_end else feed.end
         lines: list[tuple[bytes, list[Any]]] = []
         first = start
-        index = self.index
         for end in (*(e for e in ends if e <= stop), stop):
             if end > first:
-                part: list[Any] = feed.jsons[first - base : end - base]
-                for at in private:
-                    if first <= at < end:
-                        part[at - first] = part[at - first][index]
-                items = wire_items(feed, first, end) if logging else []
-                lines.append((events_line(part), items))
+                lines.append(self._line(feed, first, end, logging))
                 first = end
         self.cursor = stop
         return lines
+
+    def _line(self, feed: _Feed, first: int, end: int, logging: bool) -> tuple[bytes, list[Any]]:
+        """The ``events`` line of the feed's entries ``first`` to ``end`` as this seat sees
+        them, with its transcript items (``take_events``)."""
+        base = feed.base
+        part: list[Any] = feed.jsons[first - base : end - base]
+        private = feed.private
+        if private and private[-1] >= first:
+            index = self.index
+            for at in private:  # the few events whose view differs per seat
+                if first <= at < end:
+                    part[at - first] = part[at - first][index]
+        return events_line(part), wire_items(feed, first, end) if logging else []
 
     def has_hand_end(self, feed: _Feed) -> bool:
         """True if a ``hand_ended`` not yet sent to this seat is in the feed."""
@@ -745,11 +743,7 @@ class _Referee:
         lines = seat.take_events(self.feed, logging=self.logging)
         asked = encode(request)
         try:
-            # send's two halves inline: the second (a wait) only for what the OS did not take.
-            data = b"".join([line for line, _ in lines]) + asked if lines else asked
-            rest = session.send_now(data)
-            if rest:
-                await session.send_rest(rest, limit)
+            await session.send(b"".join([line for line, _ in lines]) + asked, limit)
         except BotLostError as error:
             self.log_sent_with(seat, lines, asked)
             self.log_new_events()
@@ -759,11 +753,9 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        logging = self.logging
-        if logging:
-            self.log_sent_with(seat, lines, asked)
+        self.log_sent_with(seat, lines, asked)
         self.deliver_hand_ends(hand - 1, asked=seat)
-        if logging:
+        if self.logging:
             self.log_new_events()
             self.log_request(seat, request, hand)
             self.log.flush()
@@ -862,8 +854,7 @@ class _Referee:
         verdict = session.classify_id(message.id, None if request is None else request.id)
         if verdict == "pending":
             assert request is not None
-            if elapsed > self.control.move_time:  # within it the bank is untouched
-                seat.clock.charge(elapsed)
+            seat.clock.charge(elapsed)
             seat.think += elapsed
             if self.logging:
                 self.log.write(

@@ -232,7 +232,8 @@ class BotSession:
         with trio.CancelScope(deadline=deadline) as scope:
             self._wait_scope = scope
             try:
-                return await connection.receive_line()
+                # read_now found no line: wait for the descriptor before reading again.
+                return await connection.receive_line(drained=True)
             except ConnectionClosedError as error:
                 raise await self._stream_ended(error) from None
             except LineTooLongError as error:

@@ -85,7 +85,7 @@ class TimeControl:
 class SeatClock:
     """One seat's time bank for one match."""
 
-    __slots__ = ("_margin_ms", "_move_ms", "bank_ms", "control")
+    __slots__ = ("_margin_ms", "_move_ms", "_move_time", "bank_ms", "control")
 
     def __init__(self, control: TimeControl) -> None:
         self.control = control
@@ -93,6 +93,7 @@ class SeatClock:
         # In milliseconds once (the control is frozen): read at every decision.
         self._move_ms = control.move_time_ms
         self._margin_ms = control.margin_ms
+        self._move_time = control.move_time
 
     @property
     def time_left_ms(self) -> int:
@@ -111,7 +112,15 @@ class SeatClock:
         deadline above), not recomputed here: rounding could otherwise call a
         reply late that the scope accepted.  Milliseconds round down for the
         same reason.
+
+        A reply within the move time leaves the bank as it is, and most replies
+        are: that case returns before the arithmetic.  It is the rule's own
+        answer, not an approximation: ``elapsed <= move_time`` gives
+        ``int(elapsed * 1000) <= round(move_time * 1000)`` (multiplication and
+        truncation never reverse an order), for which ``charge`` takes nothing.
         """
+        if elapsed <= self._move_time:
+            return
         result = charge(int(elapsed * 1000), self._move_ms, self.bank_ms, self._margin_ms)
         self.bank_ms = result.bank_ms
 

@@ -557,7 +557,7 @@ class TablePool:
                         break
                     return
                 sent.append(job)
-                if not await self._send(slot, sent, attempts, [job]):
+                if not await self._send(slot, sent, attempts, job):
                     break
             if not sent:
                 continue  # the worker's matches were given up: take the next ones
@@ -571,12 +571,11 @@ class TablePool:
             self.on_result(job, result)
 
     async def _send(
-        self, slot: int, sent: list[TableJob], attempts: dict[str, int], jobs: list[TableJob]
+        self, slot: int, sent: list[TableJob], attempts: dict[str, int], job: TableJob
     ) -> bool:
-        """Send ``jobs`` to the worker; False (and the worker replaced) if it died meanwhile."""
+        """Send ``job`` to the worker; False (and the worker replaced) if it died meanwhile."""
         try:
-            for job in jobs:
-                await self.workers[slot].send_play(play_message(job.key, job.rules))
+            await self.workers[slot].send_play(play_message(job.key, job.rules))
         except WorkerDied as death:
             await self._replace(slot, sent, attempts, death)
             return False

@@ -128,18 +128,25 @@ async def fake_table(
     ready: Sequence[Message | None] | None = None,
     names: Sequence[str] | None = None,
     lockstep: bool = False,
+    sockets: bool = False,
 ) -> AsyncIterator[tuple[list[BotSession], list[FakeWire]]]:
     """Sessions for fake bots, one per policy, and each bot's wire (what it saw).
 
     With ``lockstep`` a write completes only when the bot has read it, as if
     pipes had no buffer: a bot that stops reading blocks the referee's writes.
+    With ``sockets`` each bot is at the other end of a socket pair, so the
+    referee's connection takes its file-descriptor road (``referee.connection``).
     """
     async with trio.open_nursery() as nursery, AsyncExitStack() as stack:
         sessions: list[BotSession] = []
         wires: list[FakeWire] = []
         for index, policy in enumerate(policies):
             pair = (
-                trio.testing.lockstep_stream_pair if lockstep else trio.testing.memory_stream_pair
+                _socket_stream_pair
+                if sockets
+                else trio.testing.lockstep_stream_pair
+                if lockstep
+                else trio.testing.memory_stream_pair
             )
             referee_end, bot_end = pair()
             wire = FakeWire(bot_end)
@@ -153,6 +160,11 @@ async def fake_table(
         await stack.aclose()
         await trio.testing.wait_all_tasks_blocked()  # let each bot read its shutdown
         nursery.cancel_scope.cancel()
+
+
+def _socket_stream_pair() -> tuple[trio.SocketStream, trio.SocketStream]:
+    left, right = trio.socket.socketpair()
+    return trio.SocketStream(left), trio.SocketStream(right)
 
 
 async def _run_bot(

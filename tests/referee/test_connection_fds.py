@@ -52,18 +52,52 @@ async def test_a_write_longer_than_the_pipe_arrives_whole_and_in_order() -> None
     await b.aclose()
 
 
-async def test_a_reader_that_waits_gets_the_line_when_it_comes() -> None:
-    a, b = _pipe_pair()
+async def _received_while_sent_later(
+    a: Connection, b: Connection, data: bytes, *, drained: bool = False
+) -> bytes:
+    """``b``'s next line, while ``a`` sends ``data`` a moment after ``b`` began to wait."""
 
     async def send_later() -> None:
         await trio.sleep(0.05)
-        await a.send(b'{"type":"reply","id":1,"choice":"2C"}\n')
+        await a.send(data)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(send_later)
         with trio.fail_after(10):  # generous: a real pipe, not a virtual clock
-            line = await b.receive_line()
+            line = await b.receive_line(drained=drained)
+    return line
+
+
+async def test_a_reader_that_waits_gets_the_line_when_it_comes() -> None:
+    a, b = _pipe_pair()
+    line = await _received_while_sent_later(a, b, b'{"type":"reply","id":1,"choice":"2C"}\n')
     assert line == b'{"type":"reply","id":1,"choice":"2C"}'
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_a_drained_reader_waits_once_and_reads_each_line_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A session reads what is there (read_now), and only if no line is whole waits in
+    # receive_line(drained=True): that wait must come before the next read, so a
+    # reply costs one read that finds nothing, not two; and a half line is kept.
+    a, b = _pipe_pair()
+    reads: list[int] = []
+    real_read = os.read
+
+    def counting_read(fd: int, size: int) -> bytes:
+        reads.append(fd)
+        return real_read(fd, size)
+
+    monkeypatch.setattr(os, "read", counting_read)
+    await a.send(b'{"type":"reply",')
+    assert b.read_now() is False  # half a line: read, framed, not yet a line
+    assert b.read_now() is False  # nothing more: a read that finds nothing
+    reads.clear()
+    line = await _received_while_sent_later(a, b, b'"id":1,"choice":"2C"}\n', drained=True)
+    assert line == b'{"type":"reply","id":1,"choice":"2C"}'
+    assert len(reads) == 1  # after the wait, the one read that finds the rest
     await a.aclose()
     await b.aclose()
 

@@ -366,10 +366,6 @@ class WorkerProcess:
     async def send(self, message: dict[str, object]) -> None:
         await self.stdin.send_all(json.dumps(message).encode() + b"\n")
 
-    async def play(self, job: TableJob) -> MatchResult:
-        """The match's result; ``WorkerDied`` if the worker ended or spoke garbage meanwhile."""
-        return await self.result_of(play_message(job.key, job.rules))
-
     async def result_of(self, play: dict[str, object]) -> MatchResult:
         """Send one ``play`` message and wait for its result (warnings go to ``warn``)."""
         await self.send_play(play)

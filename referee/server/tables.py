@@ -67,7 +67,7 @@ class WorkerTable(WorkerProcess):
         )
         return table
 
-    async def play(  # type: ignore[override]  # the server's roster grows per message
+    async def play(  # the server's roster grows per message: specs and keep come with each
         self, key: MatchKey, rules: Rules, specs: Mapping[int, BotSpec], keep: Iterable[int]
     ) -> MatchResult:
         try:

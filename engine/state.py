@@ -1014,6 +1014,8 @@ class Match:
         n = self._players
         rules = self._rules
         to_pos = self._to_pos
+        dealer = self._dealer
+        seating = self._seatings.get(dealer) or self._seating(dealer)  # who is dealt, who leads
         index = self._hand_number - 1
         if index < len(self._deals):
             owner = [DEAD] * 52
@@ -1029,8 +1031,6 @@ class Match:
             for mask in hands:
                 dead ^= mask
         else:
-            dealer = self._dealer
-            seating = self._seatings.get(dealer) or self._seating(dealer)
             owner = shuffled(self._seed, self._hand_number, seating.holders)
             hands = holder_masks(owner, self._seats)
             dead = _ALL_CARDS ^ sum(hands)  # the masks are disjoint: their sum is their union
@@ -1045,13 +1045,12 @@ class Match:
             # dealer leads first, and a hand's first lead may be in any suit.
             self._last_suit = -1
             self._phase = _PHASE_LEAD
-            dealer = self._dealer
-            leader = (self._seatings.get(dealer) or self._seating(dealer)).order[0]
+            leader = seating.order[0]
             self._legal = _leads(hands[leader], self._lows)
             self._to_act = leader
             return
         self._phase = _PHASE_DEAD_HAND
-        self._to_act = self._dealer
+        self._to_act = dealer
         self._legal = self._dead_hand_choices()
 
     # -- the dead hand -------------------------------------------------------------

@@ -61,7 +61,6 @@ from engine.state import (
     _PHASE_STAKE,
     DEAD,
     Match,
-    _seatings_at,
 )
 
 __all__ = ["Position", "PositionError", "build_match", "from_observation", "position_of"]
@@ -145,8 +144,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._chips = list(position.chips)
     if position.starting_chips is not None:
         match._start = tuple(position.starting_chips)
-    match._live = list(position.live)
-    match._seatings = _seatings_at(tuple(match._live), match._table)  # not the template's
+    match._seat_live(list(position.live))  # and their seatings, not the template's
     match._stacks = list(position.boodle)
     match._kitty = position.kitty
     match._dealer = position.dealer

@@ -480,9 +480,8 @@ class Match:
         self._most_due = plan.most_due
         self._start = start
         self._chips = list(start)
-        self._live = [True] * players
         self._table = plan.table
-        self._seatings = _seatings_at(tuple(self._live), self._table)
+        self._seat_live([True] * players)
         self._stacks = [0] * len(rules.boodle_cards)
         self._kitty = 0
         # The hand before the first is dealt by the seat to the first dealer's right,
@@ -958,10 +957,20 @@ class Match:
             if not self._live[dealer]:
                 self._dealer = self._next_live(dealer)
 
+    def _seat_live(self, live: list[bool]) -> None:
+        """Make ``live`` the live seats, and ``_seatings`` the seatings for them.
+
+        The two change together, always here: a seating lists live seats, and one
+        kept from other live seats charges or deals to a seat that is out.
+        """
+        self._live = live
+        self._seatings = _seatings_at(tuple(live), self._table)
+
     def _eliminate(self, seats: list[int]) -> None:
+        live = self._live  # the same list: _eliminations reads it between calls
         for seat in seats:
-            self._live[seat] = False
-        self._seatings = _seatings_at(tuple(self._live), self._table)
+            live[seat] = False
+        self._seat_live(live)
         survivors_exist = any(self._live)
         for seat in seats:
             chips = self._chips[seat]

@@ -160,9 +160,10 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._elimination = [entry for entry in missing if entry[1] not in recorded] + eliminated
     match._places = ()
     match._end_reason = ""
-    match._stake_order = match._live_seats_from(position.dealer + 1)
+    seating = match._seating(position.dealer)  # the order of stakes and bids
+    match._stake_order = seating.order
     match._stakes = [stake.amounts for stake in position.stakes]
-    match._bid_order = [s for s in match._stake_order if s != position.dealer]
+    match._bid_order = seating.others
     match._bids = list(position.bids)
 
     owner = [DEAD] * 52

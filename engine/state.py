@@ -424,7 +424,7 @@ class Match:
     _legal: list[Any]
     _stake_order: Sequence[int]
     _stakes: list[tuple[int, ...]]
-    _bid_order: list[int]
+    _bid_order: Sequence[int]
     _bids: list[int]
     _elimination: list[tuple[int, int, int]]
     _places: tuple[int, ...]
@@ -1100,7 +1100,8 @@ class Match:
             self._kitty += fee  # seed 004 names no payee; the kitty keeps chips conserved
             self._swap_with_dead(dealer, fee, -1)
         elif action is DeadHandChoice.AUCTION:
-            self._bid_order = [s for s in self._live_seats_from(dealer + 1) if s != dealer]
+            seating = self._seatings.get(dealer) or self._seating(dealer)
+            self._bid_order = seating.others  # the live seats from the dealer's left
             self._bids = []
             self._phase = _PHASE_BID
             self._to_act = self._bid_order[0]

@@ -154,7 +154,16 @@ def kernel_hands(
             return hands / (now - start)
 
 
-def api_hands(
+def playout_match(rules: Rules, players: int, seed: int, pick: random.Random) -> int:
+    """One whole match on ``engine.playout`` (random decisions); returns the hands played."""
+    return random_playout(Match(rules, players, seed), pick.random)
+
+
+MatchPlayer = Callable[[Rules, int, int, random.Random], int]  # play_random_match or playout_match
+
+
+def matches_rate(
+    play: MatchPlayer,
     rules: Rules,
     players: int,
     seconds: float,
@@ -162,34 +171,12 @@ def api_hands(
     pick: random.Random,
     clock: Clock = time.perf_counter,
 ) -> float:
-    """Hands per second of whole random matches through the public API."""
+    """Hands per second of whole matches ``play``ed from ``seed`` on (one seed a match)."""
     hands = 0
     start = clock()
     deadline = start + seconds
     while True:
-        hands += play_random_match(rules, players, seed, pick)
-        seed += 1
-        now = clock()
-        if now >= deadline:
-            return hands / (now - start)
-
-
-def playout_hands(
-    rules: Rules,
-    players: int,
-    seconds: float,
-    seed: int,
-    pick: random.Random,
-    clock: Clock = time.perf_counter,
-) -> float:
-    """Hands per second of whole random matches on ``engine.playout``."""
-    hands = 0
-    start = clock()
-    deadline = start + seconds
-    choose = pick.random
-    while True:
-        match = Match(rules, players, seed)
-        hands += random_playout(match, choose)
+        hands += play(rules, players, seed, pick)
         seed += 1
         now = clock()
         if now >= deadline:
@@ -213,15 +200,18 @@ def kernel_report(
     bare: list[float] = []
     for number in range(rounds):
         order = [0, 1, 2] if number % 2 == 0 else [2, 1, 0]  # neither always goes first
+        first = seed + 1000 * number  # the round's first match seed
         for which in order:
             if which == 0:
-                api.append(api_hands(rules, players, seconds, seed + 1000 * number, pick, clock))
+                api.append(
+                    matches_rate(play_random_match, rules, players, seconds, first, pick, clock)
+                )
             elif which == 1:
                 fast.append(
-                    playout_hands(rules, players, seconds, seed + 1000 * number, pick, clock)
+                    matches_rate(playout_match, rules, players, seconds, first, pick, clock)
                 )
             else:
-                bare.append(kernel_hands(players, seconds, seed + 1000 * number, pick, clock))
+                bare.append(kernel_hands(players, seconds, first, pick, clock))
     api_ratio = sorted(a / k for a, k in zip(api, bare, strict=True))
     fast_ratio = sorted(f / k for f, k in zip(fast, bare, strict=True))
 
@@ -252,11 +242,9 @@ def plain(path: str, players: int, seed: int, hands: int = 3000) -> int:
         for played in range(hands):
             kernel_hand(players, seed, played + 1, holders[played % players], pick.random)
         return hands
+    play = play_random_match if path == "api" else playout_match
     while path != "none" and played < hands:
-        if path == "api":
-            played += play_random_match(rules, players, match_seed, pick)
-        else:
-            played += random_playout(Match(rules, players, match_seed), pick.random)
+        played += play(rules, players, match_seed, pick)
         match_seed += 1
     return played
 

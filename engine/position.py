@@ -61,7 +61,6 @@ from engine.state import (
     _PHASE_STAKE,
     DEAD,
     Match,
-    _seatings_at,
 )
 
 __all__ = ["Position", "PositionError", "build_match", "from_observation", "position_of"]
@@ -145,8 +144,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._chips = list(position.chips)
     if position.starting_chips is not None:
         match._start = tuple(position.starting_chips)
-    match._live = list(position.live)
-    match._seatings = _seatings_at(tuple(match._live), match._table)  # not the template's
+    match._seat_live(list(position.live))  # and their seatings, not the template's
     match._stacks = list(position.boodle)
     match._kitty = position.kitty
     match._dealer = position.dealer
@@ -162,9 +160,10 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._elimination = [entry for entry in missing if entry[1] not in recorded] + eliminated
     match._places = ()
     match._end_reason = ""
-    match._stake_order = match._live_seats_from(position.dealer + 1)
+    seating = match._seating(position.dealer)  # the order of stakes and bids
+    match._stake_order = seating.order
     match._stakes = [stake.amounts for stake in position.stakes]
-    match._bid_order = [s for s in match._stake_order if s != position.dealer]
+    match._bid_order = seating.others
     match._bids = list(position.bids)
 
     owner = [DEAD] * 52

@@ -292,8 +292,10 @@ _PLANS: dict[int, tuple[Rules, _Plan]] = {}
 
 
 def _plan_of(rules: Rules) -> _Plan:
+    # Keyed by identity (hashing Rules runs Python over every field). Safe: the entry
+    # keeps its Rules alive, so no other object can take that id while it is here.
     entry = _PLANS.get(id(rules))
-    if entry is not None and entry[0] is rules:
+    if entry is not None:
         return entry[1]
     if len(_PLANS) >= 256:
         _PLANS.clear()

@@ -1,0 +1,67 @@
+"""The edges of the referee's line reading, against real bot processes (stdio and TCP).
+
+The referee reads and writes a bot's pipes and sockets straight through the OS
+(``referee.connection``'s fast paths: ``read_now``, ``send_now``, and the
+framer's single-line path), so each edge here is one those paths must get
+right: a line exactly at the cap arriving in many pieces, a NUL and a lone
+surrogate inside a line, a line just over the cap behind a whole one in the
+same write, a reply followed by half a line and the end of the stream.  The
+shared promises (the match finishes, its result is saved and replays, no
+process is left, memory stays bounded) are ``play_hostile``'s.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from referee.bots import Transport
+from tests.hostile.protocol_harness import Hostile, play_hostile, proto_bot, table_mates
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
+
+
+def assert_the_others_untouched(played: Hostile) -> None:
+    for seat in (1, 2):
+        assert played.faults(seat) == [] and played.status[seat] == "ok"
+    for _, detail in played.faults():
+        assert "\n" not in detail and "\r" not in detail  # one line, whatever the bot sent
+
+
+def played_on_time(played: Hostile) -> list[tuple[int, object]]:
+    """(id, choice) of seat 0's replies the referee took; the bot's own ``played`` lines."""
+    taken = [(r["id"], r["choice"]) for r in played.of_type("reply")]
+    said = [line.split()[1:] for line in played.stderr.splitlines() if line.startswith("played")]
+    assert [(int(i), c) for i, c in said] == taken
+    return taken
+
+
+@pytest.mark.parametrize("transport", ["stdio", "tcp"])
+async def test_lines_at_over_and_past_the_cap_and_bad_bytes_are_judged_one_by_one(
+    tmp_path: Path, transport: Transport
+) -> None:
+    bots = [proto_bot("edges", transport=transport), *table_mates(transport=transport)]
+    played = await play_hostile(bots, tmp_path)
+    # Request 1: a reply of exactly the cap, in 1 KiB writes, is played without a fault.
+    assert len(played_on_time(played)) == 1
+    kinds = played.kinds()
+    assert kinds == ["malformed", "malformed", "line_too_long"], played.faults()
+    nul, surrogate, too_long = (detail for _, detail in played.faults())
+    assert nul.startswith("not JSON: invalid character") and '"A\x00S"' in nul
+    assert surrogate.startswith("not JSON: ") and "\\ud800" in surrogate
+    assert too_long.startswith("line too long: 65537 bytes")
+    assert too_long.endswith("(the limit is 65536)")
+    assert played.status[0] == "disqualified"
+    assert_the_others_untouched(played)
+
+
+async def test_a_reply_then_half_a_line_then_a_closed_stdout_is_played_then_eof(
+    tmp_path: Path,
+) -> None:
+    played = await play_hostile([proto_bot("reply_then_close"), *table_mates()], tmp_path)
+    assert len(played_on_time(played)) == 1
+    assert played.faults() == [("eof", "its output ended after an unterminated line (8 bytes)")]
+    assert played.status[0] == "disqualified"
+    assert_the_others_untouched(played)

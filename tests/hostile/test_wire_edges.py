@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import trio
 
 from referee.bots import Transport
 from tests.hostile.protocol_harness import Hostile, play_hostile, proto_bot, table_mates
@@ -64,4 +65,16 @@ async def test_a_reply_then_half_a_line_then_a_closed_stdout_is_played_then_eof(
     assert len(played_on_time(played)) == 1
     assert played.faults() == [("eof", "its output ended after an unterminated line (8 bytes)")]
     assert played.status[0] == "disqualified"
+    assert_the_others_untouched(played)
+
+
+async def test_a_flood_of_blank_lines_is_timed_out_at_the_deadline(tmp_path: Path) -> None:
+    # The bot floods for 40 s; three timeouts of 2.5 s end its seat (and its process)
+    # long before that.  A referee deaf to its deadlines while bytes arrive would take
+    # the whole flood per request.
+    started = trio.current_time()
+    played = await play_hostile([proto_bot("blank_flood", "40"), *table_mates()], tmp_path)
+    assert played.kinds() == ["timeout"] * 3, played.faults()
+    assert played.status[0] == "disqualified"
+    assert trio.current_time() - started < 25
     assert_the_others_untouched(played)

@@ -1,0 +1,27 @@
+"""At its first request, writes blank lines (skipped by the framer) for SECONDS (argument 1).
+
+No line ever comes whole, so the referee must time the request out while
+bytes keep arriving: a reader that loops on data without passing trio's
+scheduler never sees its deadline, and every other seat waits with it.
+"""
+
+import time
+
+from tests.hostile.proto_bots._wire import Message, Wire, arg, run
+
+SECONDS = float(arg(1, "40"))
+BLANKS = b"\n" * 65536
+
+
+def policy(wire: Wire, request: Message) -> None:
+    end = time.monotonic() + SECONDS
+    try:
+        while time.monotonic() < end:
+            wire.raw(BLANKS)
+    except OSError:
+        return
+    time.sleep(600)  # then silent: the verdict must not wait for it
+
+
+if __name__ == "__main__":
+    run(policy, name="blank_flood")

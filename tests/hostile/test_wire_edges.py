@@ -81,3 +81,20 @@ async def test_a_flood_of_blank_lines_is_timed_out_at_the_deadline(tmp_path: Pat
     assert played.status[0] == "disqualified"
     assert trio.current_time() - started < 25
     assert_the_others_untouched(played)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "tcp"])
+async def test_a_flood_of_blank_lines_instead_of_ready_is_a_startup_fault_at_the_deadline(
+    tmp_path: Path, transport: Transport
+) -> None:
+    control = dataclasses.replace(CONTROL, startup_time=5.0)
+    started = trio.current_time()
+    bots = [proto_bot("blank_flood", "40", "before_ready", transport=transport)]
+    played = await play_hostile(
+        [*bots, *table_mates(transport=transport)], tmp_path, control=control
+    )
+    [(kind, detail)] = played.faults()
+    assert kind == "startup" and "no ready within 5 s" in detail, detail
+    assert played.status[0] == "disqualified"
+    assert trio.current_time() - started < 25
+    assert_the_others_untouched(played)

@@ -98,3 +98,20 @@ async def test_a_flood_of_blank_lines_instead_of_ready_is_a_startup_fault_at_the
     assert played.status[0] == "disqualified"
     assert trio.current_time() - started < 25
     assert_the_others_untouched(played)
+
+
+async def test_a_reply_written_past_the_deadline_while_a_fault_was_told_is_late(
+    tmp_path: Path,
+) -> None:
+    control = dataclasses.replace(CONTROL, move_time=6.0, margin=0.5)
+    played = await play_hostile(
+        [proto_bot("overtime", "6.5"), *table_mates()], tmp_path, control=control
+    )
+    [said] = [line.split() for line in played.stderr.splitlines() if line.startswith("overtime")]
+    first = int(said[1])
+    assert played.kinds()[:2] == ["protocol", "timeout"], played.faults()
+    assert played.faults()[1][1].startswith(f"no reply to request {first} within 6500 ms")
+    assert first not in [r["id"] for r in played.of_type("reply")]
+    assert first in [r["id"] for r in played.of_type("late")]
+    assert played.status[0] == "ok"
+    assert_the_others_untouched(played)

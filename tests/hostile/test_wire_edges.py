@@ -115,3 +115,12 @@ async def test_a_reply_written_past_the_deadline_while_a_fault_was_told_is_late(
     assert first in [r["id"] for r in played.of_type("late")]
     assert played.status[0] == "ok"
     assert_the_others_untouched(played)
+
+
+async def test_a_bot_that_closes_its_input_is_lost_at_the_next_write(tmp_path: Path) -> None:
+    played = await play_hostile([proto_bot("close_stdin"), *table_mates()], tmp_path)
+    assert len(played_on_time(played)) == 1
+    [(kind, detail)] = played.faults()
+    assert kind == "eof" and detail.startswith("stopped reading: the bot's input is closed"), detail
+    assert played.status[0] == "disqualified"
+    assert_the_others_untouched(played)

@@ -270,6 +270,12 @@ class Connection:
                 leftover = self._framer.end() if not self._framer.failed else None
                 raise ConnectionClosedError("end of stream", leftover)
             self._take(bytes(data))
+            if not self._lines:
+                # Bytes but no line yet (blank lines, a line in pieces): pass the
+                # scheduler before reading again, or a bot that keeps bytes coming
+                # keeps this loop from ever seeing the caller's deadline.
+                await trio.lowlevel.checkpoint()
+                passed = True
         if not passed:
             # Read without waiting: pass the scheduler once all the same, as the
             # stream's receive_some would have (other tasks, cancellation, Ctrl-C).

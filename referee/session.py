@@ -215,9 +215,13 @@ class BotSession:
         If the process exits while this waits, the wait is cut to ``EXIT_GRACE``.
         """
         connection = self._live_connection()
+        # Past the deadline (the referee was held up, e.g. telling the bot of a fault
+        # into a pipe it would not drain), a read now would take a reply written after
+        # the deadline as on time: only lines read before count, and the scope decides.
+        past = trio.current_time() >= deadline
         try:
             # A reply already there needs no cancel scope (nor its deadline in trio's heap).
-            ready = connection.read_now()
+            ready = connection.pending() if past else connection.read_now()
         except ConnectionClosedError as error:
             raise await self._stream_ended(error) from None
         except LineTooLongError as error:

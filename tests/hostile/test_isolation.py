@@ -404,7 +404,10 @@ def kill_the_referee_mid_match(home: Path, wrapper: list[str]) -> None:
     mark = f"NMLINGER-{secrets.token_hex(4)}"  # on every bot, and on what the hanging one leaves
     bots = [f"hang={sys.executable} {script} hang {mark}"]
     bots += [f"victim{index}={sys.executable} {script} victim {mark}" for index in (1, 2)]
-    argv = [*wrapper, sys.executable, "-m", "referee.cli", "match", "--hands", "1"]
+    # Seed 2 deals the first lead to seat 0 (the hanging bot): with a random seed, one
+    # match in several never asked it anything in its one hand, so it left nothing behind
+    # and the referee ended on its own (boodle's only decisions are leads).
+    argv = [*wrapper, sys.executable, "-m", "referee.cli", "match", "--hands", "1", "--seed", "2"]
     argv += ["--move-time", "120", "--startup-time", "60", "--log", str(home / "m.jsonl")]
     for bot in bots:
         argv += ["--bot", bot]

@@ -236,7 +236,8 @@ class BotSession:
         with trio.CancelScope(deadline=deadline) as scope:
             self._wait_scope = scope
             try:
-                # read_now found no line: wait for the descriptor before reading again.
+                # No line yet: wait for the descriptor before reading (read_now has just
+                # read all there was; past the deadline, the scope ends the wait at once).
                 return await connection.receive_line(drained=True)
             except ConnectionClosedError as error:
                 raise await self._stream_ended(error) from None

@@ -19,6 +19,7 @@ that user's uid), each skipped with the reason where the machine cannot.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -32,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -374,10 +376,12 @@ def unprivileged_wrapper(home: Path) -> tuple[list[str], str]:
     return wrapper, ""
 
 
-@NEEDS_ISOLATION
-def test_attack_bots_in_a_league_of_an_unprivileged_referee_learn_and_touch_nothing(
-    tmp_path: Path,
-) -> None:
+@contextlib.contextmanager
+def unprivileged_home() -> Iterator[tuple[Path, list[str]]]:
+    """A home the unprivileged referee owns, and the wrapper that runs it there.
+
+    Skips the test, saying why, where the referee cannot run as ``nobody``.
+    """
     home = Path(os.environ.get("TMPDIR", "/tmp")) / f"newmarket-nonroot-{secrets.token_hex(4)}"
     home.mkdir(mode=0o755)
     try:
@@ -386,11 +390,19 @@ def test_attack_bots_in_a_league_of_an_unprivileged_referee_learn_and_touch_noth
         wrapper, why = unprivileged_wrapper(home)
         if why:
             pytest.skip(why)
+        yield home, wrapper
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@NEEDS_ISOLATION
+def test_attack_bots_in_a_league_of_an_unprivileged_referee_learn_and_touch_nothing(
+    tmp_path: Path,
+) -> None:
+    with unprivileged_home() as (home, wrapper):
         outcome = play_attack_league(home, wrapper)
         check_attacks(outcome, home)
         assert "the referee is not root" in outcome["referee"]
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
 
 
 def kill_the_referee_mid_match(home: Path, wrapper: list[str]) -> None:
@@ -455,14 +467,5 @@ def test_a_sigkilled_root_referee_leaves_no_bot_process(tmp_path: Path) -> None:
 
 @NEEDS_ISOLATION
 def test_a_sigkilled_unprivileged_referee_leaves_no_bot_process() -> None:
-    home = Path(os.environ.get("TMPDIR", "/tmp")) / f"newmarket-nonroot-{secrets.token_hex(4)}"
-    home.mkdir(mode=0o755)
-    try:
-        if os.geteuid() == 0:
-            os.chown(home, UNPRIVILEGED, UNPRIVILEGED)
-        wrapper, why = unprivileged_wrapper(home)
-        if why:
-            pytest.skip(why)
+    with unprivileged_home() as (home, wrapper):
         kill_the_referee_mid_match(home, wrapper)
-    finally:
-        shutil.rmtree(home, ignore_errors=True)

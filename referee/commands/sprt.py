@@ -407,6 +407,8 @@ def header(settings: SprtSettings) -> str:
     if isinstance(c, ChipsConfig):
         hypotheses = f"chips/hand {c.chips0:g} vs {c.chips1:.3g} (Elo {c.elo0:g}/{c.elo1:.3g})"
         score = "duplicate chips score" + (" with luck correction" if settings.luck else "")
+        if c.decisive:
+            score += f" · decisive at GLR ({-c.decisive_lower:+.2f}, {c.decisive_upper:+.2f})"
     else:
         hypotheses = f"elo0 {c.elo0:g} elo1 {c.elo1:g}"
         score = "places score"
@@ -451,6 +453,13 @@ def sprt_command(
     ] = None,
     alpha: Annotated[float, typer.Option(help="The chance of accepting H1 when H0 holds.")] = 0.05,
     beta: Annotated[float, typer.Option(help="The chance of accepting H0 when H1 holds.")] = 0.05,
+    decisive: Annotated[
+        bool,
+        typer.Option(
+            help="Chips score: also decide as soon as the evidence is far beyond the "
+            "hypotheses (a likelihood ratio at the measured edge; docs/fidelity.md)."
+        ),
+    ] = True,
     score: Annotated[
         str,
         typer.Option(
@@ -521,7 +530,7 @@ def sprt_command(
     defaults to 1 here: every table starts its own processes.
     """
     try:
-        config = build_config(score, elo0, elo1, chips0, chips1, alpha, beta)
+        config = build_config(score, elo0, elo1, chips0, chips1, alpha, beta, decisive=decisive)
         chosen_format = match_format or (FIXED_HANDS if score == CHIPS else SESSION)
         if max_matches is None:
             max_matches = MAX_FIXED_HANDS_MATCHES if chosen_format == FIXED_HANDS else 2000
@@ -603,6 +612,8 @@ def build_config(
     chips1: float | None,
     alpha: float,
     beta: float,
+    *,
+    decisive: bool = True,
 ) -> SprtConfig | ChipsConfig:
     """The test's hypotheses: Elo on places, or chips per hand (given, or from Elo)."""
     if score not in SCORES:
@@ -617,6 +628,7 @@ def build_config(
             chips1=elo1 / ELO_PER_CHIP if chips1 is None else chips1,
             alpha=alpha,
             beta=beta,
+            decisive=decisive,
         )
     except ValueError as error:
         raise UsageError(f"--elo0/--elo1/--chips0/--chips1/--alpha/--beta: {error}") from None

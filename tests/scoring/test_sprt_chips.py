@@ -16,7 +16,7 @@ import pytest
 from engine import preset
 from referee.scoring.policies import POLICIES
 from referee.scoring.simulate import formats, group_score
-from referee.sprt import ELO_PER_CHIP, H0, H1, ChipsConfig, SprtState
+from referee.sprt import ELO_PER_CHIP, H0, H1, ChipsConfig, Decision, SprtState
 
 
 def test_the_llr_is_the_normal_gsprt_formula_with_the_small_sample_factor() -> None:
@@ -101,6 +101,61 @@ def test_a_true_edge_of_chips1_is_accepted_most_of_the_time() -> None:
     runs = 200
     right = sum(run_until_decided(1 / 3, 0.65, rng)[0] == H1 for _ in range(runs))
     assert right >= 0.9 * runs  # power 1 - beta = 0.95
+
+
+def groups_to_decide(
+    config: ChipsConfig, mean: float, sd: float, seed: int, runs: int
+) -> tuple[list[Decision | None], list[int]]:
+    """Each run's decision and groups, on normal groups drawn from one seeded generator."""
+    rng = random.Random(seed)
+    decisions, lengths = [], []
+    for _ in range(runs):
+        state = SprtState(config)
+        decision = None
+        while decision is None and state.n < 4000:
+            decision = state.add(rng.gauss(mean, sd))
+        decisions.append(decision)
+        lengths.append(state.n)
+    return decisions, lengths
+
+
+def test_the_decisive_road_is_the_likelihood_at_the_mean_against_h0() -> None:
+    config = ChipsConfig()  # chips 0 / 0.267, alpha = beta = 0.05
+    assert config.upper == pytest.approx(math.log(0.95 / 0.05) + 0.16)
+    assert config.decisive_upper == pytest.approx(math.log(20) + 2.5)
+    state = SprtState(config)
+    data = [2.5, 1.0, 3.0, 1.5, 2.0, 3.2, 0.8, 2.0]  # far above H1's 0.267 chips
+    for x in data:
+        decision = state.add(x)
+    mean, nu = statistics.fmean(data), len(data) - 1
+    variance = statistics.variance(data) * (nu / (nu - 2)) ** 2
+    assert state.glr() == pytest.approx(len(data) * mean**2 / (2 * variance))
+    # The SPRT alone is far from its bound; the groups' own mean is decisive.
+    assert state.llr() < config.upper < config.decisive_upper <= state.glr()  # type: ignore[operator]
+    assert decision == H1 and state.decided_by == "decisive"
+    summary = state.summary()
+    assert summary.line().endswith("-> H1 accepted (decisive)") and "GLR +" in summary.line()
+    assert summary.to_json()["decided_by"] == "decisive"
+    plain = SprtState(ChipsConfig(decisive=False))
+    assert [plain.add(x) for x in data][-1] is None and plain.glr() is None
+    assert "GLR" not in plain.summary().line()
+
+
+def test_a_candidate_far_ahead_or_behind_decides_in_fewer_groups() -> None:
+    # Tracker against random bots: +1.27 chips per hand, group sd 3.08 (docs/fidelity.md).
+    for mean, verdict in ((1.27, H1), (-1.27, H0)):
+        plain = groups_to_decide(ChipsConfig(decisive=False), mean, 3.08, seed=3, runs=200)
+        decisive = groups_to_decide(ChipsConfig(), mean, 3.08, seed=3, runs=200)
+        assert set(plain[0]) == set(decisive[0]) == {verdict}
+        assert statistics.fmean(decisive[1]) < 0.75 * statistics.fmean(plain[1])
+
+
+def test_a_pair_near_the_hypotheses_pays_little_for_the_decisive_road() -> None:
+    config = ChipsConfig()
+    plain = groups_to_decide(ChipsConfig(decisive=False), config.chips1, 1.6, seed=4, runs=200)
+    decisive = groups_to_decide(config, config.chips1, 1.6, seed=4, runs=200)
+    assert decisive[0].count(H1) >= 0.9 * 200  # power 1 - beta = 0.95 at exactly H1
+    assert statistics.fmean(decisive[1]) < 1.12 * statistics.fmean(plain[1])
 
 
 FIXED = formats(preset("boodle"), 8)["new"]

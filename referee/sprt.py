@@ -105,7 +105,7 @@ SPRT_WIDENING = 0.16
 
 The decisive road adds a little to each error rate; moving Wald's bounds out
 by 0.16 nats (the SPRT's own alpha and beta times about 0.85) pays for it.
-It costs pairs near the hypotheses about 1 to 8% more groups.
+It costs pairs near the hypotheses about 1 to 9% more groups.
 """
 
 
@@ -243,7 +243,7 @@ class ChipsConfig(_ErrorRates):
     (and H0 symmetrically, below ``chips0``, against H1 and with beta).  A
     fixed-alternative SPRT gathers evidence against H0 at the rate the H1
     point allows, however far beyond it the truth lies; a candidate 5 times
-    the H1 edge ahead decides in about 0.65 of the groups this way.  Wald's
+    the H1 edge ahead decides in about 0.67 of the groups this way.  Wald's
     bounds move out by ``SPRT_WIDENING`` to keep alpha and beta.
     """
 

@@ -35,6 +35,23 @@ def test_json_reports_hands_and_cpu_seconds_of_fixed_hands_matches() -> None:
     assert "4-hand matches, deep stacks" in lines[0] and "duplicate chips score" in lines[0]
     assert "tracker and random in alternate seats, swapped" in lines[0]
     assert " hands · " in lines[1] and "cpu s" in lines[1] and "chips/hand" in lines[1]
+    # The decisive road is on by default: its bounds in the header, its statistic per line.
+    assert "decisive at GLR (-5.50, +5.50)" in lines[0] and "GLR " in lines[1]
+    assert round(summary["glr_upper"], 2) == 5.5
+    assert summary["decided_by"] in ("sprt", "decisive", None)
+
+
+def test_no_decisive_is_the_plain_sprt() -> None:
+    code, out, err = sprt(
+        "--candidate", "tracker", "--baseline", "random", *SHORT, "--max-matches", "2",
+        "--no-decisive", "--json",
+    )  # fmt: skip
+    assert code == 2, err  # two matches are one group: no decision
+    summary = json.loads(out.splitlines()[-1])
+    assert summary["glr"] is None and summary["decided_by"] is None
+    lines = err.splitlines()
+    assert "decisive" not in lines[0] and "LLR bounds (-2.94, +2.94)" in lines[0]
+    assert "GLR" not in lines[1]
 
 
 def test_the_places_test_stays_available() -> None:

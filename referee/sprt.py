@@ -334,7 +334,12 @@ class SprtSummary:
     decided_by: Literal["sprt", "decisive"] | None = None
 
     def to_json(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
+        """The fields for ``--json``; an unbounded interval or LLR (one group, or identical
+        groups) is null, since ``Infinity`` is not JSON and most readers refuse it."""
+        return {
+            name: None if isinstance(value, float) and not math.isfinite(value) else value
+            for name, value in dataclasses.asdict(self).items()
+        }
 
     def line(self) -> str:
         """One line for people: score, Elo with interval, LLR within its bounds."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
@@ -47,8 +48,9 @@ def test_no_decisive_is_the_plain_sprt() -> None:
         "--no-decisive", "--json",
     )  # fmt: skip
     assert code == 2, err  # two matches are one group: no decision
-    summary = json.loads(out.splitlines()[-1])
+    summary = json.loads(out.splitlines()[-1], parse_constant=pytest.fail)  # no Infinity
     assert summary["glr"] is None and summary["decided_by"] is None
+    assert summary["score_low"] is None and summary["llr"] == 0.0  # one group: unbounded
     lines = err.splitlines()
     assert "decisive" not in lines[0] and "LLR bounds (-2.94, +2.94)" in lines[0]
     assert "GLR" not in lines[1]

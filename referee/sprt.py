@@ -11,8 +11,9 @@ matches, hypotheses in chips per hand (or Elo at ``ELO_PER_CHIP``), no
 variance prior but no decision before ``min_groups`` and a small-sample
 inflation of the variance, and a second, stricter road to each decision for
 evidence far beyond the hypotheses (``decisive``, below; docs/fidelity.md
-has the definitions and the measurements).  The places score below (``SprtConfig``) is the original
-test, kept as ``newmarket sprt --score places``.
+has the definitions and the measurements).  The places score below
+(``SprtConfig``) is the original test, kept as ``newmarket sprt --score
+places``.
 
 The places model, chess engines' SPRT (cutechess, fastchess) carried over to
 a table of N players:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shutil
 from pathlib import Path, PurePosixPath
 
 import trio
@@ -104,7 +105,14 @@ async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, secon
     shown = " ".join(argv)
     # The version's own files stay read-only to the compiler; it writes only OUTPUT.
     output_dir = cwd / OUTPUT
-    output_dir.mkdir(exist_ok=True)
+    if output_dir.is_symlink() or (output_dir.exists() and not output_dir.is_dir()):
+        # Uncaught, mkdir's FileExistsError ended the admission loop and the server with it.
+        raise BuildError(f"{OUTPUT!r} is where the compiler writes: the upload may not hold it")
+    try:
+        shutil.rmtree(output_dir, ignore_errors=True)  # a build cut short by a crash: anew
+        output_dir.mkdir()
+    except OSError as error:
+        raise BuildError(f"cannot make the compiler's {OUTPUT!r} directory: {error}") from None
     try:
         process = await start_process(
             argv,

@@ -185,3 +185,34 @@ def _sleepers() -> list[int]:
                 if (entry / "cmdline").read_bytes() == b"sleep\x00120\x00":
                     found.append(int(entry.name))
     return found
+
+
+def zipped_files(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_file_where_the_compiler_writes_is_a_rejection_not_a_dead_server(
+    cup: tuple[Server, dict[str, str]],
+) -> None:
+    """A C upload holding a file named ``build`` (where the compiler's output goes) used to
+    raise FileExistsError out of the admission loop: the server died, and died again at
+    every restart on the same pending version."""
+    server, tokens = cup
+    payload = zipped_files({"main.c": b"int main(void) { return 0; }\n", "build": b"x"})
+    with server.client(tokens["mallory"]) as client:
+        sent = client.post(
+            "/api/versions", data={"runtime": "c"}, files={"bot": ("bot.zip", payload)}
+        )
+    assert sent.status_code == 201, sent.text
+    version = sent.json()["id"]
+    assert wait_until("the build's verdict", partial(version_status, server, version)) == (
+        "rejected"
+    )
+    detail = server.get(f"/api/versions/{version}")["detail"]
+    assert detail.startswith("build:") and "'build'" in detail, detail
+    assert server.process.poll() is None
+    assert server.get("/api/leaderboard")["competition"] == "Test cup"

@@ -33,16 +33,18 @@ from referee.server.config import UploadLimits
 
 CHUNK = 64 * 1024
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+# What a compiler may name its output: also javac's ``Main$1.class`` for an inner class.
+BUILT_NAME = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9._$-]{0,199}$")
 
 
 class UnpackError(ValueError):
     """An upload refused; the message is one line a participant can act on."""
 
 
-def safe_member_path(name: str) -> str | None:
+def safe_member_path(name: str, names: re.Pattern[str] = SAFE_NAME) -> str | None:
     """``name`` as a relative POSIX path inside the directory, None for a directory entry.
 
-    Raises ``UnpackError`` for a path that would leave it.
+    Raises ``UnpackError`` for a path that would leave it, or a part ``names`` refuses.
     """
     if "\x00" in name or "\\" in name:
         raise UnpackError(f"{name!r}: a path with a backslash or NUL")
@@ -54,8 +56,9 @@ def safe_member_path(name: str) -> str | None:
     if not parts:
         return None
     for part in parts:
-        if not SAFE_NAME.match(part):
-            raise UnpackError(f"{name!r}: file names may use letters, digits, '.', '_' and '-'")
+        if not names.match(part):
+            allowed = "'.', '_', '$' and '-'" if "$" in names.pattern else "'.', '_' and '-'"
+            raise UnpackError(f"{name!r}: file names may use letters, digits, {allowed}")
     normal = posixpath.normpath("/".join(parts))
     return None if name.endswith("/") else normal
 
@@ -77,9 +80,10 @@ def archive_kind(filename: str, head: bytes) -> str:
 class _Writer:
     """Writes members under ``root`` and keeps the count and byte caps."""
 
-    def __init__(self, root: Path, limits: UploadLimits) -> None:
+    def __init__(self, root: Path, limits: UploadLimits, names: re.Pattern[str]) -> None:
         self.root = root
         self.limits = limits
+        self.names = names
         self.files: list[str] = []
         self.total = 0
 
@@ -120,15 +124,22 @@ def _read_chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def unpack_upload(
-    source: Path, filename: str, root: Path, limits: UploadLimits, *, executable: bool = False
+    source: Path,
+    filename: str,
+    root: Path,
+    limits: UploadLimits,
+    *,
+    executable: bool = False,
+    names: re.Pattern[str] = SAFE_NAME,
 ) -> list[str]:
     """Unpack the upload in ``source`` (named ``filename`` by its sender) into new ``root``.
 
     Returns the files written (relative POSIX paths).  On refusal raises
-    ``UnpackError``; the caller removes ``root``.
+    ``UnpackError``; the caller removes ``root``.  ``names`` is what each
+    part of a member's path must match (``BUILT_NAME`` for a compiler's output).
     """
     root.mkdir(parents=True, exist_ok=False)
-    writer = _Writer(root, limits)
+    writer = _Writer(root, limits, names)
     with source.open("rb") as raw:
         head = raw.read(8)
         raw.seek(0)
@@ -160,7 +171,7 @@ def _unpack_zip(raw: IO[bytes], writer: _Writer) -> None:
         if len(members) > writer.limits.max_files * 2:
             raise UnpackError(f"more than {writer.limits.max_files} files")
         for info in members:
-            relative = safe_member_path(info.filename)
+            relative = safe_member_path(info.filename, writer.names)
             mode = info.external_attr >> 16
             kind = stat.S_IFMT(mode)  # 0 when the zip was made where files have no Unix type
             if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
@@ -196,7 +207,7 @@ def _unpack_tar(raw: IO[bytes], writer: _Writer) -> None:
                 count += 1
                 if count > writer.limits.max_files * 2:
                     raise UnpackError(f"more than {writer.limits.max_files} files")
-                relative = safe_member_path(member.name)
+                relative = safe_member_path(member.name, writer.names)
                 if member.issym() or member.islnk():
                     raise UnpackError(f"{member.name!r}: a link")
                 if member.isdir():

@@ -18,6 +18,7 @@ An upload comes from a stranger, so nothing in it is trusted:
 
 from __future__ import annotations
 
+import gzip
 import os
 import posixpath
 import re
@@ -195,9 +196,40 @@ def _unpack_zip(raw: IO[bytes], writer: _Writer) -> None:
                 raise UnpackError(f"{info.filename!r}: cannot be read: {error}") from None
 
 
+TAR_BYTES_PER_MEMBER = 4 * 512  # a header, a pax or long-name header, the last block's padding
+
+
+class _CappedGunzip:
+    """The decompressed bytes of a gzip stream, refused past ``cap`` in all.
+
+    ``tarfile`` reads a GNU long-name or pax header whole into memory, however
+    large its declared size: a 1 MiB upload of one such header (a gigabyte of
+    ``A`` compresses a thousandfold) held 2 GiB of the server's memory for ten
+    seconds before it was refused.  Counting the whole tar stream here bounds
+    every header, and the file data too, before ``tarfile`` sees a byte.
+    """
+
+    def __init__(self, raw: IO[bytes], cap: int) -> None:
+        self.inner = gzip.GzipFile(fileobj=raw, mode="rb")
+        self.cap = cap
+        self.total = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size if size >= 0 else CHUNK)
+        self.total += len(data)
+        if self.total > self.cap:
+            raise UnpackError(
+                f"expands beyond {self.cap // 1024} KiB of tar data (a decompression bomb?)"
+            )
+        return data
+
+
 def _unpack_tar(raw: IO[bytes], writer: _Writer) -> None:
+    limits = writer.limits
+    cap = limits.max_unpacked_bytes + (limits.max_files * 2 + 20) * TAR_BYTES_PER_MEMBER
     try:
-        archive = tarfile.open(fileobj=raw, mode="r|gz")  # noqa: SIM115 (closed below)
+        stream = _CappedGunzip(raw, cap)
+        archive = tarfile.open(fileobj=stream, mode="r|")  # type: ignore[call-overload]  # noqa: SIM115
     except (tarfile.TarError, OSError, EOFError) as error:
         raise UnpackError(f"not a readable tar.gz file: {error}") from None
     try:

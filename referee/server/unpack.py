@@ -34,6 +34,7 @@ from referee.server.config import UploadLimits
 
 CHUNK = 64 * 1024
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+MAX_DEPTH = 32  # directories in a member's path
 # What a compiler may name its output: also javac's ``Main$1.class`` for an inner class.
 BUILT_NAME = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9._$-]{0,199}$")
 
@@ -56,6 +57,11 @@ def safe_member_path(name: str, names: re.Pattern[str] = SAFE_NAME) -> str | Non
         raise UnpackError(f"{name!r}: a path that leaves the directory (..)")
     if not parts:
         return None
+    if len(parts) > MAX_DEPTH:
+        # pathlib makes parents (and os.walk visits them) recursively: a path 1500
+        # directories deep raised RecursionError, past every handler, and killed the server.
+        shown = name if len(name) <= 60 else name[:57] + "..."
+        raise UnpackError(f"{shown!r}: a path deeper than {MAX_DEPTH} directories")
     for part in parts:
         if not names.match(part):
             allowed = "'.', '_', '$' and '-'" if "$" in names.pattern else "'.', '_' and '-'"

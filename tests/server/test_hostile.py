@@ -216,3 +216,23 @@ def test_a_file_where_the_compiler_writes_is_a_rejection_not_a_dead_server(
     assert detail.startswith("build:") and "'build'" in detail, detail
     assert server.process.poll() is None
     assert server.get("/api/leaderboard")["competition"] == "Test cup"
+
+
+def test_a_path_a_thousand_directories_deep_is_a_refusal_not_a_dead_server(
+    cup: tuple[Server, dict[str, str]],
+) -> None:
+    """pathlib makes parent directories recursively: 1500 levels raised RecursionError,
+    which no handler expected.  The upload failed with a 500 and its version stayed
+    pending; the admission loop unpacked it again, and the server died (and again at
+    every restart)."""
+    server, tokens = cup
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        info = tarfile.TarInfo("a/" * 1500 + "main.py")
+        info.size = 4
+        archive.addfile(info, io.BytesIO(b"pass"))
+    response = post(server, tokens["mallory"], "deep.tar.gz", buffer.getvalue())
+    assert response.status_code == 400, response.text
+    assert "deeper than" in response.json()["error"]
+    assert server.process.poll() is None
+    assert server.get("/api/leaderboard")["competition"] == "Test cup"

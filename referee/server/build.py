@@ -35,7 +35,7 @@ from referee.process import BotProcess, clean_environment, start_process
 from referee.sandbox import Sandbox
 from referee.sandbox.isolation import SCRATCH
 from referee.server.config import UploadLimits
-from referee.server.unpack import BUILT_NAME, UnpackError, unpack_upload
+from referee.server.unpack import BUILT_NAME, unpack_upload
 
 OUTPUT = "build"  # the only directory of a version its compiler may write
 ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
@@ -218,7 +218,7 @@ async def _compile_isolated(
         try:
             unpack = partial(unpack_upload, names=BUILT_NAME)
             await trio.to_thread.run_sync(unpack, Path(spool.name), "build", cwd / OUTPUT, limits)
-        except UnpackError as error:
+        except Exception as error:  # the stream is the upload's code's to forge: any error
             shutil.rmtree(cwd / OUTPUT, ignore_errors=True)
             raise BuildError(f"the compiler's output: {error}", output) from None
     return transcript

@@ -143,6 +143,11 @@ def unpack_version(competition: Competition, version: Version) -> Path:
     except UnpackError:
         shutil.rmtree(files, ignore_errors=True)
         raise
+    except Exception as error:
+        # The admission loop unpacks a pending version again, and knows only UnpackError:
+        # anything else a stranger's archive raised here ended the server at every start.
+        shutil.rmtree(files, ignore_errors=True)
+        raise UnpackError(f"cannot be unpacked ({type(error).__name__}: {error})") from None
     (root / COMPLETE).touch()
     fsync_parent(root / COMPLETE)
     return files

@@ -1,0 +1,85 @@
+"""Two colluding bots in separate sandboxes try to pass a secret through shared files.
+
+``signal``: holds ``flock`` on /etc/hostname and a POSIX record lock on byte SECRET of
+/etc/passwd (read-only opens are enough for both), says ``held`` with what the kernel
+answered, and, when told ``open`` on stdin, opens and reads /etc/hostname (an inotify
+event for any watcher).  ``listen``: asks about both locks, watches /etc/hostname with
+inotify, says ``watching``, and when told ``report`` prints what it learned.  Run by
+tests/hostile/test_collusion.py, only ever inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import os
+import select
+import struct
+import sys
+
+SECRET = 4242  # the byte offset the signaller locks: what the listener must not learn
+LIBC = ctypes.CDLL(None, use_errno=True)
+IN_OPEN, IN_ACCESS = 0x20, 0x01
+
+
+def say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def attempt(what: str, action: object) -> str:
+    try:
+        action()  # type: ignore[operator]
+    except OSError as error:
+        return f"{what}: refused ({error.strerror})"
+    return f"{what}: ok"
+
+
+def signal() -> None:
+    hostname = open("/etc/hostname", "rb")  # noqa: SIM115 (held for the bot's life)
+    passwd = open("/etc/passwd", "rb")  # noqa: SIM115
+    held = [
+        attempt("flock", lambda: fcntl.flock(hostname, fcntl.LOCK_EX)),
+        attempt("lockf", lambda: fcntl.lockf(passwd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, SECRET)),
+    ]
+    say("held " + "; ".join(held))
+    for line in sys.stdin:
+        if line.strip() == "open":
+            with open("/etc/hostname", "rb") as again:
+                again.read()
+            say("opened")
+
+
+def listen() -> None:
+    learned = []
+    hostname = open("/etc/hostname", "rb")  # noqa: SIM115
+    try:
+        fcntl.flock(hostname, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        learned.append("LEARNED: flock on /etc/hostname is held by another bot")
+    except OSError as error:
+        learned.append(f"flock: refused ({error.strerror})")
+    passwd = open("/etc/passwd", "rb")  # noqa: SIM115
+    query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+    try:
+        answer = struct.unpack("hhqqi", fcntl.fcntl(passwd, fcntl.F_GETLK, query))
+        if answer[0] != fcntl.F_UNLCK:
+            learned.append(f"LEARNED: a lock on /etc/passwd at byte {answer[2]}")
+    except OSError as error:
+        learned.append(f"F_GETLK: refused ({error.strerror})")
+    watch = LIBC.inotify_init1(os.O_NONBLOCK)
+    if watch < 0:
+        learned.append(f"inotify: refused ({os.strerror(ctypes.get_errno())})")
+    elif LIBC.inotify_add_watch(watch, b"/etc/hostname", IN_OPEN | IN_ACCESS) < 0:
+        learned.append(f"inotify watch: refused ({os.strerror(ctypes.get_errno())})")
+    say("watching")
+    for line in sys.stdin:
+        if line.strip() == "report":
+            if watch >= 0 and select.select([watch], [], [], 0)[0]:
+                learned.append("LEARNED: /etc/hostname was opened by another bot")
+            say("report " + "; ".join(learned))
+            return
+
+
+if __name__ == "__main__":
+    signal() if sys.argv[1:] == ["signal"] else listen()

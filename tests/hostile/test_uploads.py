@@ -109,3 +109,43 @@ def test_a_damaged_archive_is_a_refusal_and_nothing_else(
             unpack_upload(upload, name, files, UploadLimits())
         except UnpackError as error:
             assert "\n" not in str(error)
+
+
+def tar_gz(info: tarfile.TarInfo, data: bytes = b"") -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        info.size = len(data) if info.isfile() else 0
+        archive.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    return buffer.getvalue()
+
+
+def member(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname = kind, link
+    return info
+
+
+@pytest.mark.parametrize(
+    ("info", "why"),
+    [
+        (member("main.py", tarfile.LNKTYPE, "/etc/shadow"), "a link"),  # a hard link
+        (member("fifo", tarfile.FIFOTYPE), "not a regular file"),
+        (member("tty", tarfile.CHRTYPE), "not a regular file"),
+        (member("/etc/cron.d/x"), "an absolute path"),
+        (member("a/../../x.py"), "leaves the directory"),
+        (member("-fplugin=evil.c"), "file names may use"),  # an option to the compiler
+        (member("main\n.py"), "file names may use"),
+        (member("\x1b[2Jmain.py"), "file names may use"),
+        (member("main.py\u202egnp"), "file names may use"),
+    ],
+    ids=["hardlink", "fifo", "device", "absolute", "dotdot", "option", "newline", "ansi", "bidi"],
+)
+def test_a_member_that_is_not_a_plain_file_with_a_plain_name_is_refused(
+    info: tarfile.TarInfo, why: str, tmp_path: Path
+) -> None:
+    upload = tmp_path / "upload"
+    upload.write_bytes(tar_gz(info, b"pass\n"))
+    with pytest.raises(UnpackError, match=why) as caught:
+        unpack_upload(upload, "bot.tar.gz", tmp_path / "files", UploadLimits())
+    assert "\n" not in str(caught.value) and "\x1b" not in str(caught.value)
+    assert not list((tmp_path / "files").rglob("*"))  # nothing was written

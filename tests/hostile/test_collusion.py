@@ -6,13 +6,16 @@ a bot holding ``flock`` on ``/etc/hostname`` or a record lock on byte N of
 ``/etc/passwd`` was seen by another bot asking (``F_GETLK`` names the byte:
 one call carries a whole hand), and opening a file woke another's inotify
 watch.  ``referee.sandbox.seccomp`` refuses those calls inside the sandbox.
-The two bots here (``attack_bots/collude.py``) run under the real sandbox at
-the same time; each step waits for the other's line, so nothing depends on
-timing.
+Kernel keyrings held without a filter: each bot's user namespace has keyrings
+of its own, even for a later bot given the same uid.  The bots here
+(``attack_bots/collude.py``) run under the real sandbox at the same time, then
+a third after the signaller has ended (the uid pool hands it the signaller's
+uid); each step waits for the other's line, so nothing depends on timing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -20,7 +23,8 @@ import pytest
 import trio
 
 from referee.process import BotProcess, clean_environment, start_process
-from referee.sandbox import detect, resolve
+from referee.sandbox import Sandbox, detect, resolve
+from referee.sandbox.isolation import UID_BASE, UID_COUNT, UidPool
 
 SUPPORT = detect()
 pytestmark = [
@@ -57,42 +61,57 @@ class Lines:
         await self.bot.process.stdin.send_all(text.encode() + b"\n")
 
 
-async def start(role: str, nursery: trio.Nursery) -> Lines:
+def own_pool_sandbox(directory: Path) -> Sandbox:
+    """The real sandbox, leasing uids from a pool of the test's own (above the referee's
+    range): the lowest free uid is then known, whatever else runs on the machine."""
+    sandbox = resolve("auto")
+    assert sandbox.isolation is not None
+    pool = UidPool(directory, base=UID_BASE + UID_COUNT)
+    return dataclasses.replace(sandbox, isolation=dataclasses.replace(sandbox.isolation, pool=pool))
+
+
+async def start(role: str, nursery: trio.Nursery, sandbox: Sandbox) -> Lines:
     bot = await start_process(
         [sys.executable, str(BOT), role],
         cwd=BOT.parent,
         env=clean_environment(),
         stdio=True,
-        sandbox=resolve("auto"),
+        sandbox=sandbox,
     )
     nursery.start_soon(bot.watch)
     nursery.start_soon(bot.drain_stderr)
     return Lines(bot)
 
 
-async def test_two_bots_cannot_signal_through_locks_or_inotify_on_shared_files() -> None:
+async def test_two_bots_cannot_signal_through_locks_inotify_or_keys(tmp_path: Path) -> None:
+    refused = "refused (No locks available)"
+    sandbox = own_pool_sandbox(tmp_path / "uids")
     async with trio.open_nursery() as nursery:
-        signaller = await start("signal", nursery)
+        signaller = await start("signal", nursery, sandbox)
         listener: Lines | None = None
+        later: Lines | None = None
         try:
             held = await signaller.line()
-            assert (
-                held
-                == "held flock: refused (No locks available); lockf: refused (No locks available)"
-            )
-            listener = await start("listen", nursery)
+            assert held == f"held flock: {refused}; lockf: {refused}; session key: ok; user key: ok"
+            listener = await start("listen", nursery, sandbox)
             assert await listener.line() == "watching"
             await signaller.tell("open")
             assert await signaller.line() == "opened"
             await listener.tell("report")
             report = await listener.line()
+            await signaller.bot.end()  # its uid goes back to the pool, for the next bot
+            later = await start("listen", nursery, sandbox)
+            assert later.bot.uid == signaller.bot.uid  # None for both, if not root
+            assert await later.line() == "watching"
+            await later.tell("report")
+            later_report = await later.line()
         finally:
-            for bot in (signaller, listener):
+            for bot in (signaller, listener, later):
                 if bot is not None:
                     await bot.bot.end()
             nursery.cancel_scope.cancel()
-    assert "LEARNED" not in report, report
-    assert report == (
-        "report flock: refused (No locks available); F_GETLK: refused (No locks available); "
-        "inotify: refused (Function not implemented)"
+    assert "LEARNED" not in report + later_report, (report, later_report)
+    expected = (
+        f"report flock: {refused}; F_GETLK: {refused}; inotify: refused (Function not implemented)"
     )
+    assert report == later_report == expected

@@ -1,11 +1,13 @@
-"""Two colluding bots in separate sandboxes try to pass a secret through shared files.
+"""Two colluding bots in separate sandboxes try to pass a secret through shared files and keys.
 
 ``signal``: holds ``flock`` on /etc/hostname and a POSIX record lock on byte SECRET of
 /etc/passwd (read-only opens are enough for both), says ``held`` with what the kernel
 answered, and, when told ``open`` on stdin, opens and reads /etc/hostname (an inotify
-event for any watcher).  ``listen``: asks about both locks, watches /etc/hostname with
-inotify, says ``watching``, and when told ``report`` prints what it learned.  Run by
-tests/hostile/test_collusion.py, only ever inside the sandbox.
+event for any watcher).  It also leaves the secret as a key in its session and user
+keyrings (which a later bot given the same uid might share).  ``listen``: asks about both
+locks, watches /etc/hostname with inotify, says ``watching``, and when told ``report``
+prints what it learned, the keyrings searched too.  Run by tests/hostile/test_collusion.py,
+only ever inside the sandbox (x86_64: the key calls are made by number).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ import sys
 SECRET = 4242  # the byte offset the signaller locks: what the listener must not learn
 LIBC = ctypes.CDLL(None, use_errno=True)
 IN_OPEN, IN_ACCESS = 0x20, 0x01
+ADD_KEY, KEYCTL, KEYCTL_SEARCH = 248, 250, 10  # x86_64 system calls; keyctl's command
+KEYRINGS = {"session": -3, "user": -4}  # KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING
+KEY = b"newmarket-collude"
 
 
 def say(text: str) -> None:
@@ -42,6 +47,9 @@ def signal() -> None:
         attempt("flock", lambda: fcntl.flock(hostname, fcntl.LOCK_EX)),
         attempt("lockf", lambda: fcntl.lockf(passwd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, SECRET)),
     ]
+    for name, ring in KEYRINGS.items():
+        added = LIBC.syscall(ADD_KEY, b"user", KEY, str(SECRET).encode(), 4, ring)
+        held.append(f"{name} key: " + ("ok" if added >= 0 else "refused"))
     say("held " + "; ".join(held))
     for line in sys.stdin:
         if line.strip() == "open":
@@ -77,6 +85,9 @@ def listen() -> None:
         if line.strip() == "report":
             if watch >= 0 and select.select([watch], [], [], 0)[0]:
                 learned.append("LEARNED: /etc/hostname was opened by another bot")
+            for name, ring in KEYRINGS.items():
+                if LIBC.syscall(KEYCTL, KEYCTL_SEARCH, ring, b"user", KEY, 0) >= 0:
+                    learned.append(f"LEARNED: the other bot's key in the {name} keyring")
             say("report " + "; ".join(learned))
             return
 

@@ -180,7 +180,8 @@ async def _compile_isolated(
         )
     except OSError as error:
         raise BuildError(f"cannot start the compiler ({argv[0]}): {error}") from None
-    assert process.process.stdout is not None
+    assert process.process.stdout is not None and process.process.stdin is not None
+    await process.process.stdin.aclose()  # nothing to read, as with /dev/null before
     stream = process.process.stdout
     too_big = False
     with tempfile.NamedTemporaryFile(prefix="newmarket-build-", suffix=".tar.gz") as spool:

@@ -7,7 +7,8 @@ a bot holding ``flock`` on ``/etc/hostname`` or a record lock on byte N of
 one call carries a whole hand), and opening a file woke another's inotify
 watch.  ``referee.sandbox.seccomp`` refuses those calls inside the sandbox.
 Kernel keyrings held without a filter: each bot's user namespace has keyrings
-of its own, even for a later bot given the same uid.  The bots here
+of its own, even for a later bot given the same uid; so did an abstract Unix
+socket and a port on 127.0.0.1 (each bot's network namespace is its own).  The bots here
 (``attack_bots/collude.py``) run under the real sandbox at the same time, then
 a third after the signaller has ended (the uid pool hands it the signaller's
 uid); each step waits for the other's line, so nothing depends on timing.

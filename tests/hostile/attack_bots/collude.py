@@ -1,13 +1,15 @@
-"""Two colluding bots in separate sandboxes try to pass a secret through shared files and keys.
+"""Two colluding bots in separate sandboxes try to pass a secret through what they share.
 
 ``signal``: holds ``flock`` on /etc/hostname and a POSIX record lock on byte SECRET of
-/etc/passwd (read-only opens are enough for both), says ``held`` with what the kernel
-answered, and, when told ``open`` on stdin, opens and reads /etc/hostname (an inotify
-event for any watcher).  It also leaves the secret as a key in its session and user
-keyrings (which a later bot given the same uid might share).  ``listen``: asks about both
-locks, watches /etc/hostname with inotify, says ``watching``, and when told ``report``
-prints what it learned, the keyrings searched too.  Run by tests/hostile/test_collusion.py,
-only ever inside the sandbox (x86_64: the key calls are made by number).
+/etc/passwd (read-only opens are enough for both), leaves the secret as a key in its
+session and user keyrings (which a later bot given the same uid might share), listens
+on an abstract Unix socket and on 127.0.0.1 (shared only with a shared network
+namespace), says ``held`` with what the kernel answered, and, when told ``open`` on
+stdin, opens and reads /etc/hostname (an inotify event for any watcher).  ``listen``:
+asks about both locks, watches /etc/hostname with inotify, says ``watching``, and when
+told ``report`` searches the keyrings, tries both sockets and prints what it learned.
+Run by tests/hostile/test_collusion.py, only ever inside the sandbox (x86_64: the key
+calls are made by number).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import ctypes
 import fcntl
 import os
 import select
+import socket
 import struct
 import sys
 
@@ -25,6 +28,8 @@ IN_OPEN, IN_ACCESS = 0x20, 0x01
 ADD_KEY, KEYCTL, KEYCTL_SEARCH = 248, 250, 10  # x86_64 system calls; keyctl's command
 KEYRINGS = {"session": -3, "user": -4}  # KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING
 KEY = b"newmarket-collude"
+ABSTRACT = b"\0newmarket-collude"
+PORT = 47474
 
 
 def say(text: str) -> None:
@@ -50,6 +55,12 @@ def signal() -> None:
     for name, ring in KEYRINGS.items():
         added = LIBC.syscall(ADD_KEY, b"user", KEY, str(SECRET).encode(), 4, ring)
         held.append(f"{name} key: " + ("ok" if added >= 0 else "refused"))
+    listeners = []
+    for family, address in ((socket.AF_UNIX, ABSTRACT), (socket.AF_INET, ("127.0.0.1", PORT))):
+        server = socket.socket(family, socket.SOCK_STREAM)
+        server.bind(address)
+        server.listen(1)
+        listeners.append(server)
     say("held " + "; ".join(held))
     for line in sys.stdin:
         if line.strip() == "open":
@@ -88,6 +99,13 @@ def listen() -> None:
             for name, ring in KEYRINGS.items():
                 if LIBC.syscall(KEYCTL, KEYCTL_SEARCH, ring, b"user", KEY, 0) >= 0:
                     learned.append(f"LEARNED: the other bot's key in the {name} keyring")
+            for family, address in (
+                (socket.AF_UNIX, ABSTRACT),
+                (socket.AF_INET, ("127.0.0.1", PORT)),
+            ):
+                with socket.socket(family, socket.SOCK_STREAM) as client:
+                    if client.connect_ex(address) == 0:
+                        learned.append(f"LEARNED: the other bot listens at {address!r}")
             say("report " + "; ".join(learned))
             return
 

@@ -439,14 +439,14 @@ def detect_isolation(root: bool, scratch_bytes: int | None) -> tuple[Isolation |
         if why:
             return None, f"no uid pool for bots: {why}"
     isolation = Isolation(bwrap, setpriv, scratch_bytes, pool)
-    why = _try(isolation, root)
-    if why:
-        return None, f"bubblewrap cannot isolate a bot here: {why}"
     program = lock_filter()
-    if program is not None:
+    if program is not None:  # with the filter first: one try where it works (the usual case)
         filtered = dataclasses.replace(isolation, seccomp=program)
         if not _try(filtered, root):
             return filtered, ""
+    why = _try(isolation, root)
+    if why:
+        return None, f"bubblewrap cannot isolate a bot here: {why}"
     return isolation, ""
 
 

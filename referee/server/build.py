@@ -217,8 +217,12 @@ async def _compile_isolated(
         spool.flush()
         limits = UploadLimits(max_files=BUILT_FILES, max_unpacked_bytes=cap)
         try:
+            # Named as a tar.gz: a stream that is not one (forged, or empty) is refused,
+            # never taken for a single file called "build".
             unpack = partial(unpack_upload, names=BUILT_NAME)
-            await trio.to_thread.run_sync(unpack, Path(spool.name), "build", cwd / OUTPUT, limits)
+            await trio.to_thread.run_sync(
+                unpack, Path(spool.name), "out.tar.gz", cwd / OUTPUT, limits
+            )
         except Exception as error:  # the stream is the upload's code's to forge: any error
             shutil.rmtree(cwd / OUTPUT, ignore_errors=True)
             raise BuildError(f"the compiler's output: {error}", output) from None

@@ -44,7 +44,7 @@ import trio
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from protocol.transports import ENV_CONNECT, parse_connect
 from referee.sandbox import BotCgroups, Sandbox
-from referee.sandbox.isolation import ENV_SHARED_DIR, SCRATCH, UidLease
+from referee.sandbox.isolation import ENV_SHARED_DIR, SCRATCH, UidLease, filter_pipe
 
 FORWARD_SCRIPT = Path(__file__).resolve().parent / "sandbox" / "forward.py"
 REFEREE_SOCKET = "/.referee.sock"  # where an isolated TCP bot's relay finds the referee
@@ -156,8 +156,12 @@ async def open_child(
     stdio: bool,
     cwd: Path | str | None,
     env: Mapping[str, str],
+    pass_fds: Sequence[int] = (),
 ) -> ChildProcess:
-    """Start ``command`` in its own session: stdin/stdout pipes (or /dev/null), stderr a pipe."""
+    """Start ``command`` in its own session: stdin/stdout pipes (or /dev/null), stderr a pipe.
+
+    ``pass_fds`` stay open in the child under their numbers (and are the caller's to close).
+    """
     ours: list[int] = []
     theirs: list[int] = []
     try:
@@ -179,6 +183,7 @@ async def open_child(
                 cwd=cwd,
                 env=dict(env),
                 start_new_session=True,
+                pass_fds=tuple(pass_fds),
             )
 
         popen = await trio.to_thread.run_sync(_FORKER.popen, start)
@@ -506,6 +511,7 @@ async def start_process(
     cleanup: list[UidLease | tempfile.TemporaryDirectory[str]] = []
     env = dict(env)
     own_dir = env.pop(ENV_SHARED_DIR, None) is None  # sandbox data, not for the bot
+    seccomp_fd: int | None = None  # the filter's pipe, read by the inner bwrap
     try:
         if sandbox is not None and sandbox.level != "none":
             # The wrappers exec the program, so a missing one would only show as the
@@ -534,6 +540,9 @@ async def start_process(
                         os.chown(writable, lease.uid, lease.uid)
                 if not stdio and ENV_CONNECT in env:
                     prefix, binds = await _relay_to_referee(env[ENV_CONNECT], helpers, cleanup)
+                assert sandbox.isolation is not None
+                if sandbox.isolation.seccomp is not None:
+                    seccomp_fd = filter_pipe(sandbox.isolation.seccomp)
             command = sandbox.wrap(
                 command,
                 stdio=stdio,
@@ -544,12 +553,14 @@ async def start_process(
                 inner_prefix=prefix,
                 extra_binds=binds,
                 own_dir=own_dir,
+                seccomp_fd=seccomp_fd,
             )
         process = await open_child(
             command,
             stdio=stdio,
             cwd="/" if isolated else cwd,  # the sandbox changes into the bot's directory itself
             env=env,
+            pass_fds=() if seccomp_fd is None else (seccomp_fd,),
         )
     except BaseException:
         if cgroups is not None:
@@ -563,6 +574,9 @@ async def start_process(
             else:
                 item.cleanup()
         raise
+    finally:
+        if seccomp_fd is not None:
+            os.close(seccomp_fd)
     return BotProcess(
         process,
         StderrBuffer(stderr_cap),

@@ -22,7 +22,7 @@ from rich.console import Console
 
 from referee.commands.match import print_result
 from referee.matchlog import LogError
-from referee.printing import print_line
+from referee.printing import print_line, printable
 from referee.replay import render_replay, verify_log
 from referee.transcript import feed, transcript
 
@@ -94,8 +94,9 @@ def _seat_transcript(log: Path, seat: int, wire: bool, feed_command: str | None)
     if wire:
         for line in lines:
             mark = "<" if line.direction == "sent" else ">"
-            for text in line.data.decode("utf-8", "replace").splitlines() or [""]:
-                sys.stdout.write(f"{line.t:12.3f} {mark} {text}\n")
+            # A bot's bytes, raw, would reach the organiser's terminal: escapes made visible.
+            for text in line.data.decode("utf-8", "replace").removesuffix("\n").split("\n"):
+                sys.stdout.write(f"{line.t:12.3f} {mark} {printable(text)}\n")
     if feed_command is None:
         return 0
     command = shlex.split(feed_command)
@@ -117,7 +118,7 @@ def _seat_transcript(log: Path, seat: int, wire: bool, feed_command: str | None)
     sys.stdout.write(
         f"seat {seat}: the first difference is request {divergence.request_id} "
         f"({divergence.decision}), after {result.requests} answered alike\n"
-        f"  recorded: {divergence.recorded}\n"
-        f"  this bot: {divergence.answered}\n"
+        f"  recorded: {printable(divergence.recorded)}\n"
+        f"  this bot: {printable(divergence.answered)}\n"
     )
     return 1

@@ -429,6 +429,7 @@ class Sandbox:
         inner_prefix: Sequence[str] = (),
         extra_binds: Sequence[tuple[str, str]] = (),
         own_dir: bool = True,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         """The argv that starts ``argv`` under this sandbox (``argv`` itself at level none).
 
@@ -457,6 +458,7 @@ class Sandbox:
                 inner_prefix=[*back, *inner_prefix, *limits],
                 extra_binds=extra_binds,
                 own_dir=own_dir,
+                seccomp_fd=seccomp_fd,
             )
         if stdio and self.netns is not None:
             out += self.netns
@@ -549,10 +551,17 @@ def resolve(level: str, limits: Limits | None = None, support: Support | None = 
         missing.append(f"isolation: {support.isolation_why}")
     else:
         isolation = dataclasses.replace(isolation, scratch_bytes=limits.scratch_bytes)
+        if isolation.seccomp is None:
+            missing.append(
+                "lock filter: no seccomp filter for this machine's bwrap or architecture: "
+                "bots can signal each other through file locks on shared system files"
+            )
     if support.netns is None and isolation is None:
         missing.append(f"no-network: {support.netns_why}")
     if level == "strict":
-        essential = [line for line in missing if not line.startswith("cgroup.kill")]
+        # A lock filter exists only for x86_64: elsewhere strict would be impossible.
+        optional = ("cgroup.kill", "lock filter")
+        essential = [line for line in missing if not line.startswith(optional)]
         if essential:
             raise SandboxError(
                 "--sandbox strict is not possible on this machine: "

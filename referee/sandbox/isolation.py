@@ -47,6 +47,8 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from referee.sandbox.seccomp import lock_filter
+
 # Read-only in every bot's view (those that exist here); the merged-/usr links are kept as links.
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -145,6 +147,7 @@ class Isolation:
     setpriv: str | None  # root: the uid switch; None when the referee is not root
     scratch_bytes: int | None
     pool: UidPool = dataclasses.field(default_factory=UidPool)
+    seccomp: bytes | None = None  # referee.sandbox.seccomp's filter, where bwrap takes it
 
     @property
     def own_uids(self) -> bool:
@@ -157,6 +160,8 @@ class Isolation:
             "own pid/ipc/uts/cgroup/net/mount namespaces, read-only system and bot directory, "
             f"{scratch}, no_new_privs, no capabilities"
         )
+        if self.seccomp is not None:
+            common += ", no file locks or inotify (no channel between bots)"
         if self.own_uids:
             return f"bubblewrap: own uid per bot, {common}"
         return f"bubblewrap: {common} (every bot has the operator's uid: the referee is not root)"
@@ -171,12 +176,15 @@ class Isolation:
         inner_prefix: Sequence[str] = (),
         extra_binds: Iterable[tuple[str, str]] = (),
         own_dir: bool = True,
+        seccomp_fd: int | None = None,
     ) -> list[str]:
         """The argv that runs ``argv`` isolated; ``inner_prefix`` runs inside, before it.
 
         ``extra_binds`` are (host path, path inside) pairs bound read-write
         (a socket to the referee).  ``uid`` is required when the referee is
-        root.
+        root.  ``seccomp_fd`` is an inherited descriptor the inner bwrap reads
+        the seccomp filter from (``seccomp``: a fresh pipe per start, since
+        reading consumes it).
         """
         argv = [*real_interpreter(argv, env)]
         workdir, binds, files = view(argv, cwd, env, own_dir=own_dir)
@@ -189,6 +197,8 @@ class Isolation:
         for source, target in extra_binds:
             mounts += ["--bind", source, target]
         inner = [self.bwrap, *INNER_OPTIONS]
+        if seccomp_fd is not None:
+            inner += ["--seccomp", str(seccomp_fd)]
         if self.setpriv is None:
             return [
                 *inner,
@@ -429,24 +439,50 @@ def detect_isolation(root: bool, scratch_bytes: int | None) -> tuple[Isolation |
         if why:
             return None, f"no uid pool for bots: {why}"
     isolation = Isolation(bwrap, setpriv, scratch_bytes, pool)
-    lease = pool.lease() if root else None
-    try:
-        argv = isolation.command(
-            ["/bin/sh", "-c", "test -w /tmp && ! test -e /sys/fs/cgroup"],
-            cwd=None,
-            env={},
-            uid=None if lease is None else lease.uid,
-        )
-        why = failure_of(argv)
-    finally:
-        if lease is not None:
-            lease.release()
+    program = lock_filter()
+    if program is not None:  # with the filter first: one try where it works (the usual case)
+        filtered = dataclasses.replace(isolation, seccomp=program)
+        if not _try(filtered, root):
+            return filtered, ""
+    why = _try(isolation, root)
     if why:
         return None, f"bubblewrap cannot isolate a bot here: {why}"
     return isolation, ""
 
 
-def failure_of(argv: Sequence[str]) -> str:
+def _try(isolation: Isolation, root: bool) -> str:
+    """'' if a bot-like program runs under ``isolation`` (its filter too, if it has one)."""
+    lease = isolation.pool.lease() if root else None
+    read_end: int | None = None
+    try:
+        if isolation.seccomp is not None:
+            read_end = filter_pipe(isolation.seccomp)
+        argv = isolation.command(
+            ["/bin/sh", "-c", "test -w /tmp && ! test -e /sys/fs/cgroup"],
+            cwd=None,
+            env={},
+            uid=None if lease is None else lease.uid,
+            seccomp_fd=read_end,
+        )
+        return failure_of(argv, pass_fds=() if read_end is None else (read_end,))
+    finally:
+        if read_end is not None:
+            os.close(read_end)
+        if lease is not None:
+            lease.release()
+
+
+def filter_pipe(program: bytes) -> int:
+    """The read end of a pipe holding ``program`` whole (the write end is closed)."""
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, program)  # a few hundred bytes: far below a pipe's buffer
+    finally:
+        os.close(write_end)
+    return read_end
+
+
+def failure_of(argv: Sequence[str], pass_fds: Sequence[int] = ()) -> str:
     """'' if ``argv`` runs and exits 0 (in ``/``, no input), else its complaint: one line."""
     try:
         done = subprocess.run(
@@ -456,6 +492,7 @@ def failure_of(argv: Sequence[str]) -> str:
             check=False,
             stdin=subprocess.DEVNULL,
             cwd="/",
+            pass_fds=tuple(pass_fds),
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return str(error)

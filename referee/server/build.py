@@ -23,13 +23,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import shutil
+import tempfile
+from functools import partial
 from pathlib import Path, PurePosixPath
 
 import trio
 
 from referee.bots import BotSpec
-from referee.process import clean_environment, start_process
+from referee.process import BotProcess, clean_environment, start_process
 from referee.sandbox import Sandbox
+from referee.sandbox.isolation import SCRATCH
+from referee.server.config import UploadLimits
+from referee.server.unpack import BUILT_NAME, unpack_upload
 
 OUTPUT = "build"  # the only directory of a version its compiler may write
 ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
@@ -100,11 +106,31 @@ async def build(
 
 
 async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, seconds: float) -> str:
-    """Run a compiler under the sandbox; its output, or ``BuildError`` with it."""
+    """Run a compiler under the sandbox; its output, or ``BuildError`` with it.
+
+    ``argv`` names its output under ``OUTPUT/``.  Isolated, the compiler never
+    writes the server's disk: it writes ``OUTPUT`` in its own scratch tmpfs
+    (capped), which comes out as a tar stream on its stdout, read up to the
+    cap and unpacked by the upload's rules (regular files and directories,
+    no path out, counted bytes).  A compiler runs the upload's code (javac
+    runs any annotation processor it finds on its class path, and the class
+    path is the upload): given a directory of the server's disk, that code
+    filled it, 256 MiB per file and as many files as it liked.
+    """
     shown = " ".join(argv)
-    # The version's own files stay read-only to the compiler; it writes only OUTPUT.
     output_dir = cwd / OUTPUT
-    output_dir.mkdir(exist_ok=True)
+    if output_dir.is_symlink() or (output_dir.exists() and not output_dir.is_dir()):
+        # Uncaught, mkdir's FileExistsError ended the admission loop and the server with it.
+        raise BuildError(f"{OUTPUT!r} is where the compiler writes: the upload may not hold it")
+    try:
+        shutil.rmtree(output_dir, ignore_errors=True)  # a build cut short by a crash: anew
+        if sandbox.isolation is None:
+            output_dir.mkdir()
+    except OSError as error:
+        raise BuildError(f"cannot make the compiler's {OUTPUT!r} directory: {error}") from None
+    if sandbox.isolation is not None:
+        return await _compile_isolated(argv, shown, cwd, sandbox, seconds)
+    # Not isolated, the compiler could write anywhere its user can: it writes OUTPUT itself.
     try:
         process = await start_process(
             argv,
@@ -126,6 +152,85 @@ async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, secon
         await process.end()
         nursery.cancel_scope.cancel()
     _own_again(output_dir)
+    return _verdict(process, shown, cwd, seconds, timed_out)
+
+
+# Inside the sandbox: make the output directory in the scratch tmpfs, compile (its stdout
+# joins its stderr: stdout is the tar stream's alone), then stream the directory out.
+_COMPILE_THEN_TAR = 'set -e; mkdir -p "$0"; "$@" >&2; exec tar -C "$0" -czf - .'
+BUILT_FILES = 5000  # javac writes a class file per class, inner and anonymous ones too
+
+
+async def _compile_isolated(
+    argv: list[str], shown: str, cwd: Path, sandbox: Sandbox, seconds: float
+) -> str:
+    scratch_output = f"{SCRATCH}/{OUTPUT}"
+    inside = [
+        scratch_output + argument[len(OUTPUT) :] if argument.startswith(f"{OUTPUT}/") else argument
+        for argument in argv
+    ]
+    cap = sandbox.limits.scratch_bytes or 256 << 20
+    try:
+        process = await start_process(
+            ["/bin/sh", "-c", _COMPILE_THEN_TAR, scratch_output, *inside],
+            cwd=cwd,
+            env=clean_environment(),
+            stdio=True,
+            sandbox=sandbox,
+        )
+    except OSError as error:
+        raise BuildError(f"cannot start the compiler ({argv[0]}): {error}") from None
+    assert process.process.stdout is not None and process.process.stdin is not None
+    await process.process.stdin.aclose()  # nothing to read, as with /dev/null before
+    stream = process.process.stdout
+    too_big = False
+    with tempfile.NamedTemporaryFile(prefix="newmarket-build-", suffix=".tar.gz") as spool:
+
+        async def collect(done: trio.Event) -> None:
+            nonlocal too_big
+            size = 0
+            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                while data := await stream.receive_some(65536):
+                    size += len(data)
+                    if size > cap:
+                        too_big = True
+                        break
+                    spool.write(data)
+            done.set()
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(process.watch)
+            nursery.start_soon(process.drain_stderr)
+            collected = trio.Event()
+            nursery.start_soon(collect, collected)
+            with trio.move_on_after(seconds):
+                await collected.wait()  # the stream's end (the compiler is done), or the cap
+                if not too_big:
+                    await process.exited.wait()
+            timed_out = not process.exited.is_set() and not too_big
+            await process.end()
+            nursery.cancel_scope.cancel()
+        output = f"$ {shown}\n{process.stderr.text()}"
+        if too_big:
+            raise BuildError(f"the compiler's output is larger than {cap >> 20} MiB", output)
+        transcript = _verdict(process, shown, cwd, seconds, timed_out)
+        spool.flush()
+        limits = UploadLimits(max_files=BUILT_FILES, max_unpacked_bytes=cap)
+        try:
+            # Named as a tar.gz: a stream that is not one (forged, or empty) is refused,
+            # never taken for a single file called "build".
+            unpack = partial(unpack_upload, names=BUILT_NAME)
+            await trio.to_thread.run_sync(
+                unpack, Path(spool.name), "out.tar.gz", cwd / OUTPUT, limits
+            )
+        except Exception as error:  # the stream is the upload's code's to forge: any error
+            shutil.rmtree(cwd / OUTPUT, ignore_errors=True)
+            raise BuildError(f"the compiler's output: {error}", output) from None
+    return transcript
+
+
+def _verdict(process: BotProcess, shown: str, cwd: Path, seconds: float, timed_out: bool) -> str:
+    """The transcript of a compiler that succeeded, else ``BuildError`` with it."""
     output = f"$ {shown}\n{process.stderr.text()}"
     if timed_out:
         raise BuildError(f"the compiler ran longer than {seconds:g} s", output)

@@ -18,6 +18,8 @@ An upload comes from a stranger, so nothing in it is trusted:
 
 from __future__ import annotations
 
+import gzip
+import lzma
 import os
 import posixpath
 import re
@@ -33,16 +35,19 @@ from referee.server.config import UploadLimits
 
 CHUNK = 64 * 1024
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+MAX_DEPTH = 32  # directories in a member's path
+# What a compiler may name its output: also javac's ``Main$1.class`` for an inner class.
+BUILT_NAME = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9._$-]{0,199}$")
 
 
 class UnpackError(ValueError):
     """An upload refused; the message is one line a participant can act on."""
 
 
-def safe_member_path(name: str) -> str | None:
+def safe_member_path(name: str, names: re.Pattern[str] = SAFE_NAME) -> str | None:
     """``name`` as a relative POSIX path inside the directory, None for a directory entry.
 
-    Raises ``UnpackError`` for a path that would leave it.
+    Raises ``UnpackError`` for a path that would leave it, or a part ``names`` refuses.
     """
     if "\x00" in name or "\\" in name:
         raise UnpackError(f"{name!r}: a path with a backslash or NUL")
@@ -53,9 +58,15 @@ def safe_member_path(name: str) -> str | None:
         raise UnpackError(f"{name!r}: a path that leaves the directory (..)")
     if not parts:
         return None
+    if len(parts) > MAX_DEPTH:
+        # pathlib makes parents (and os.walk visits them) recursively: a path 1500
+        # directories deep raised RecursionError, past every handler, and killed the server.
+        shown = name if len(name) <= 60 else name[:57] + "..."
+        raise UnpackError(f"{shown!r}: a path deeper than {MAX_DEPTH} directories")
     for part in parts:
-        if not SAFE_NAME.match(part):
-            raise UnpackError(f"{name!r}: file names may use letters, digits, '.', '_' and '-'")
+        if not names.match(part):
+            allowed = "'.', '_', '$' and '-'" if "$" in names.pattern else "'.', '_' and '-'"
+            raise UnpackError(f"{name!r}: file names may use letters, digits, {allowed}")
     normal = posixpath.normpath("/".join(parts))
     return None if name.endswith("/") else normal
 
@@ -77,9 +88,10 @@ def archive_kind(filename: str, head: bytes) -> str:
 class _Writer:
     """Writes members under ``root`` and keeps the count and byte caps."""
 
-    def __init__(self, root: Path, limits: UploadLimits) -> None:
+    def __init__(self, root: Path, limits: UploadLimits, names: re.Pattern[str]) -> None:
         self.root = root
         self.limits = limits
+        self.names = names
         self.files: list[str] = []
         self.total = 0
 
@@ -120,15 +132,22 @@ def _read_chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
 
 def unpack_upload(
-    source: Path, filename: str, root: Path, limits: UploadLimits, *, executable: bool = False
+    source: Path,
+    filename: str,
+    root: Path,
+    limits: UploadLimits,
+    *,
+    executable: bool = False,
+    names: re.Pattern[str] = SAFE_NAME,
 ) -> list[str]:
     """Unpack the upload in ``source`` (named ``filename`` by its sender) into new ``root``.
 
     Returns the files written (relative POSIX paths).  On refusal raises
-    ``UnpackError``; the caller removes ``root``.
+    ``UnpackError``; the caller removes ``root``.  ``names`` is what each
+    part of a member's path must match (``BUILT_NAME`` for a compiler's output).
     """
     root.mkdir(parents=True, exist_ok=False)
-    writer = _Writer(root, limits)
+    writer = _Writer(root, limits, names)
     with source.open("rb") as raw:
         head = raw.read(8)
         raw.seek(0)
@@ -150,17 +169,33 @@ def unpack_upload(
     return writer.files
 
 
+# zipfile raises more than BadZipFile on a stranger's bytes: NotImplementedError for a
+# "version needed" it does not know, UnicodeDecodeError for a name, zlib.error and EOFError
+# for damaged data (found by mutating a small zip, tests/hostile/test_uploads.py).  Any of
+# them escaping here ended the server (its admission loop unpacks a pending version again).
+ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    NotImplementedError,
+    RuntimeError,
+    OSError,
+    ValueError,
+    EOFError,
+    zlib.error,
+    lzma.LZMAError,
+)
+
+
 def _unpack_zip(raw: IO[bytes], writer: _Writer) -> None:
     try:
         archive = zipfile.ZipFile(raw)
-    except (zipfile.BadZipFile, OSError, ValueError) as error:
+    except ZIP_ERRORS as error:
         raise UnpackError(f"not a readable zip file: {error}") from None
     with archive:
         members = archive.infolist()
         if len(members) > writer.limits.max_files * 2:
             raise UnpackError(f"more than {writer.limits.max_files} files")
         for info in members:
-            relative = safe_member_path(info.filename)
+            relative = safe_member_path(info.filename, writer.names)
             mode = info.external_attr >> 16
             kind = stat.S_IFMT(mode)  # 0 when the zip was made where files have no Unix type
             if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
@@ -178,15 +213,46 @@ def _unpack_zip(raw: IO[bytes], writer: _Writer) -> None:
                     writer.write(
                         relative, _read_chunks(member), executable=bool(mode & stat.S_IXUSR)
                     )
-            except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as error:
+            except ZIP_ERRORS as error:
                 if isinstance(error, UnpackError):
                     raise
                 raise UnpackError(f"{info.filename!r}: cannot be read: {error}") from None
 
 
+TAR_BYTES_PER_MEMBER = 4 * 512  # a header, a pax or long-name header, the last block's padding
+
+
+class _CappedGunzip:
+    """The decompressed bytes of a gzip stream, refused past ``cap`` in all.
+
+    ``tarfile`` reads a GNU long-name or pax header whole into memory, however
+    large its declared size: a 1 MiB upload of one such header (a gigabyte of
+    ``A`` compresses a thousandfold) held 2 GiB of the server's memory for ten
+    seconds before it was refused.  Counting the whole tar stream here bounds
+    every header, and the file data too, before ``tarfile`` sees a byte.
+    """
+
+    def __init__(self, raw: IO[bytes], cap: int) -> None:
+        self.inner = gzip.GzipFile(fileobj=raw, mode="rb")
+        self.cap = cap
+        self.total = 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size if size >= 0 else CHUNK)
+        self.total += len(data)
+        if self.total > self.cap:
+            raise UnpackError(
+                f"expands beyond {self.cap // 1024} KiB of tar data (a decompression bomb?)"
+            )
+        return data
+
+
 def _unpack_tar(raw: IO[bytes], writer: _Writer) -> None:
+    limits = writer.limits
+    cap = limits.max_unpacked_bytes + (limits.max_files * 2 + 20) * TAR_BYTES_PER_MEMBER
     try:
-        archive = tarfile.open(fileobj=raw, mode="r|gz")  # noqa: SIM115 (closed below)
+        stream = _CappedGunzip(raw, cap)
+        archive = tarfile.open(fileobj=stream, mode="r|")  # type: ignore[call-overload]  # noqa: SIM115
     except (tarfile.TarError, OSError, EOFError) as error:
         raise UnpackError(f"not a readable tar.gz file: {error}") from None
     try:
@@ -196,7 +262,7 @@ def _unpack_tar(raw: IO[bytes], writer: _Writer) -> None:
                 count += 1
                 if count > writer.limits.max_files * 2:
                     raise UnpackError(f"more than {writer.limits.max_files} files")
-                relative = safe_member_path(member.name)
+                relative = safe_member_path(member.name, writer.names)
                 if member.issym() or member.islnk():
                     raise UnpackError(f"{member.name!r}: a link")
                 if member.isdir():

@@ -105,6 +105,10 @@ async def accept_upload(
             os.fsync(out.fileno())
         if size == 0:
             raise UploadRefusedError(400, "the upload is empty: send the bot's file as 'bot'")
+        # Again, with no await between the count and the new row: uploads sent at once all
+        # passed the first check while their bodies were read (spooled to disk above 1 MiB,
+        # read in threads), and 50 at once made 50 versions under a limit of 3 an hour.
+        _allowed(competition, participant, runtime)
         version = store.add_version(participant.id, runtime, filename, digest.hexdigest(), size)
         root = version_root(competition, version.id)
         root.mkdir(parents=True, exist_ok=False)
@@ -143,6 +147,11 @@ def unpack_version(competition: Competition, version: Version) -> Path:
     except UnpackError:
         shutil.rmtree(files, ignore_errors=True)
         raise
+    except Exception as error:
+        # The admission loop unpacks a pending version again, and knows only UnpackError:
+        # anything else a stranger's archive raised here ended the server at every start.
+        shutil.rmtree(files, ignore_errors=True)
+        raise UnpackError(f"cannot be unpacked ({type(error).__name__}: {error})") from None
     (root / COMPLETE).touch()
     fsync_parent(root / COMPLETE)
     return files

@@ -2,9 +2,9 @@
 
 The ``ansi`` bot writes screen-clearing and title-setting escapes, ``\\r``
 overwrites and a bidi override to its stderr and in its malformed replies.
-``newmarket match``, ``newmarket check``, ``newmarket league`` (its
-disqualification warnings) and the report must show them as visible escapes
-(``\\x1b``), never as the bytes themselves.
+``newmarket match``, ``newmarket replay --wire``, ``newmarket check``,
+``newmarket league`` (its disqualification warnings) and the report must
+show them as visible escapes (``\\x1b``), never as the bytes themselves.
 """
 
 from __future__ import annotations
@@ -55,6 +55,11 @@ def test_a_match_shows_the_bots_escapes_as_text(tmp_path: Path) -> None:
     assert_harmless(done.stdout + done.stderr)
     assert "malformed: not JSON" in done.stdout and "\\x1b[31m\\x1b[2J" in done.stdout
     assert "unknown field `\\x1b[2J" in done.stdout
+    # The organiser reads the ansi bot's side of the wire from the log: its lines as text.
+    wire = run("replay", str(tmp_path / "m.jsonl"), "--seat", "0", "--wire")
+    assert wire.returncode == 0, wire.stderr
+    assert_harmless(wire.stdout + wire.stderr)
+    assert "> \\x1b[31m\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07all bots crashed\\r" in wire.stdout
 
 
 def test_check_shows_the_bots_lines_and_stderr_as_text() -> None:

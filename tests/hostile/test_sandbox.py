@@ -79,7 +79,7 @@ EVERYTHING = Support(
     netns=("/usr/bin/unshare", "--net", "--"),
     netns_why="",
     root=True,
-    isolation=Isolation("/usr/bin/bwrap", "/usr/bin/setpriv", 64 * MIB),
+    isolation=Isolation("/usr/bin/bwrap", "/usr/bin/setpriv", 64 * MIB, seccomp=b"a filter"),
     isolation_why="",
 )
 # Everything but bubblewrap: the network is taken away by ``unshare --net`` alone.
@@ -120,6 +120,17 @@ def test_strict_is_refused_where_its_protections_are_missing() -> None:
     assert "use --sandbox auto" in message
     # With everything there, strict is what auto would be, named strict.
     assert resolve("strict", support=EVERYTHING).missing == ()
+
+
+def test_without_a_lock_filter_the_line_says_bots_can_signal_through_locks() -> None:
+    assert EVERYTHING.isolation is not None
+    unfiltered = dataclasses.replace(
+        EVERYTHING, isolation=dataclasses.replace(EVERYTHING.isolation, seccomp=None)
+    )
+    for level in ("auto", "strict"):  # not x86_64 is no reason to refuse strict
+        (line,) = resolve(level, support=unfiltered).missing
+        assert line.startswith("lock filter: ") and "through file locks" in line
+    assert "no file locks or inotify" in resolve("auto", support=EVERYTHING).describe()
 
 
 def test_basic_as_root_says_the_process_count_is_not_limited() -> None:

@@ -1,8 +1,10 @@
 """Hostile uploads against a real server: each is refused or contained, and the server goes on.
 
 zip-slip, a symlink, a decompression bomb, a 1 GB upload (declared, and
-streamed without a length), and a bot that passes the check and then
-attacks its table from inside a match.
+streamed without a length), a bot that passes the check and then attacks
+its table from inside a match, and three uploads that used to end the
+server (a file named ``build`` in a C upload, a path 1500 directories deep)
+or its hourly limit (40 uploads at once).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import stat
 import tarfile
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -38,8 +41,10 @@ GIB = 1 << 30
 @pytest.fixture(scope="module")
 def cup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict[str, str]]]:
     tmp = tmp_path_factory.mktemp("hostile")
-    config = competition_file(tmp, house=("lowest", "random"))
-    tokens = {name: add_participant(config, name) for name in ("alice", "mallory")}
+    # Uploads up to 4 MiB: above 1 MiB Starlette spools a file to disk and reads it in a
+    # thread, which is what let uploads sent at once past the hourly limit.
+    config = competition_file(tmp, house=("lowest", "random"), uploads="max_kb = 4096")
+    tokens = {name: add_participant(config, name) for name in ("alice", "mallory", "flood")}
     with running(config) as server:
         yield server, tokens
 
@@ -185,3 +190,78 @@ def _sleepers() -> list[int]:
                 if (entry / "cmdline").read_bytes() == b"sleep\x00120\x00":
                     found.append(int(entry.name))
     return found
+
+
+def zipped_files(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_file_where_the_compiler_writes_is_a_rejection_not_a_dead_server(
+    cup: tuple[Server, dict[str, str]],
+) -> None:
+    """A C upload holding a file named ``build`` (where the compiler's output goes) used to
+    raise FileExistsError out of the admission loop: the server died, and died again at
+    every restart on the same pending version."""
+    server, tokens = cup
+    payload = zipped_files({"main.c": b"int main(void) { return 0; }\n", "build": b"x"})
+    with server.client(tokens["mallory"]) as client:
+        sent = client.post(
+            "/api/versions", data={"runtime": "c"}, files={"bot": ("bot.zip", payload)}
+        )
+    assert sent.status_code == 201, sent.text
+    version = sent.json()["id"]
+    assert wait_until("the build's verdict", partial(version_status, server, version)) == (
+        "rejected"
+    )
+    detail = server.get(f"/api/versions/{version}")["detail"]
+    assert detail.startswith("build:") and "'build'" in detail, detail
+    assert server.process.poll() is None
+    assert server.get("/api/leaderboard")["competition"] == "Test cup"
+
+
+def test_a_path_a_thousand_directories_deep_is_a_refusal_not_a_dead_server(
+    cup: tuple[Server, dict[str, str]],
+) -> None:
+    """pathlib makes parent directories recursively: 1500 levels raised RecursionError,
+    which no handler expected.  The upload failed with a 500 and its version stayed
+    pending; the admission loop unpacked it again, and the server died (and again at
+    every restart)."""
+    server, tokens = cup
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        info = tarfile.TarInfo("a/" * 1500 + "main.py")
+        info.size = 4
+        archive.addfile(info, io.BytesIO(b"pass"))
+    response = post(server, tokens["mallory"], "deep.tar.gz", buffer.getvalue())
+    assert response.status_code == 400, response.text
+    assert "deeper than" in response.json()["error"]
+    assert server.process.poll() is None
+    assert server.get("/api/leaderboard")["competition"] == "Test cup"
+
+
+def test_uploads_sent_at_once_cannot_pass_the_hourly_limit(
+    cup: tuple[Server, dict[str, str]],
+) -> None:
+    """40 uploads of 2 MiB at once, against a limit of 30 an hour: the limit was checked
+    before each body was read and the version written after, so all of them passed (50 of
+    50 with a limit of 3), each a version for the admission queue."""
+    server, tokens = cup
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("pad.bin", b"#" * (2 << 20))  # refused at unpacking: no admission
+        archive.writestr("../evil.py", b"x")
+    payload = buffer.getvalue()
+    with ThreadPoolExecutor(40) as pool:
+        codes = list(
+            pool.map(
+                lambda _: post(server, tokens["flood"], "b.zip", payload).status_code, range(40)
+            )
+        )
+    assert sorted(set(codes)) == [400, 429], codes
+    assert codes.count(400) == 30  # refused at unpacking, and counted
+    versions = server.get("/api/participants/flood")["versions"]
+    assert len(versions) == 30

@@ -46,14 +46,26 @@ async def admission_loop(competition: Competition) -> None:
         pending = [v for v in competition.store.versions(status="pending") if v.runtime != REMOTE]
         for version in pending:
             competition.admitting = version.id
-            try:  # again, if a crash came between the upload and its unpacking
+            try:
+                # Unpacked again, if a crash came between the upload and its unpacking.
                 await trio.to_thread.run_sync(unpack_version, competition, version)
+                await admit(competition.config, competition.store, version)
             except UnpackError as error:
                 competition.store.decide(version.id, "rejected", f"upload: {error}")
-                continue
-            await admit(competition.config, competition.store, version)
-            competition.admitting = None
-            competition.notify()
+            except Exception as error:
+                # A bug on this version's path must not end the loop: the version stays
+                # pending, so every restart would meet it again and stop the server for
+                # good. It is rejected with the error named; the next version goes on.
+                competition.store.decide(
+                    version.id,
+                    "rejected",
+                    "the server failed while admitting it (a server bug, not yours): "
+                    f"{type(error).__name__}: {error}"[:500],
+                )
+                competition.status = f"admission of version {version.id}: {type(error).__name__}"
+            finally:
+                competition.admitting = None
+                competition.notify()
         if not pending:
             with trio.move_on_after(POLL):
                 await competition.changed.wait()

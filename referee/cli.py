@@ -33,6 +33,8 @@ def _click_errors() -> Any:
 
 
 errors = _click_errors()
+# click's Abort (Ctrl-C or end of input at a prompt); typer 0.20+ keeps it in typer.exceptions.
+ABORT: type[BaseException] = getattr(errors, "Abort", typer.Abort)
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -184,7 +186,14 @@ def run(args: Sequence[str] | None = None) -> int:
     except errors.ClickException as error:
         typer.echo(f"error: {' '.join(error.format_message().split())}", err=True)
         return int(error.exit_code)
-    except (errors.Abort, typer.Abort):
+    except (ABORT, typer.Abort):
+        typer.echo("interrupted", err=True)
+        return 130
+    except BaseExceptionGroup as group:
+        # Ctrl-C inside a trio nursery (check, sprt, connect) arrives wrapped in a group,
+        # which click's own KeyboardInterrupt handler never sees.
+        if group.subgroup(KeyboardInterrupt) is None:
+            raise
         typer.echo("interrupted", err=True)
         return 130
     return code if isinstance(code, int) else 0

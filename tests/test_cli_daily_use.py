@@ -7,12 +7,20 @@ asserts what they now see.
 
 from __future__ import annotations
 
+import io
 from typing import Any, NoReturn
 
 import pytest
 import trio
+from rich.console import Console
 
 import referee.commands.check
+from bots.registry import BUNDLED
+from engine import preset
+from referee.commands.match import print_result
+from referee.league.standings import StandingRow, Standings
+from referee.match import MatchResult, SeatResult
+from referee.printing import print_whole
 from tests.clirun import newmarket
 
 
@@ -36,3 +44,70 @@ def test_ctrl_c_inside_a_trio_nursery_is_one_line_and_exit_130(
     code, _out, err = newmarket("check", "random")
     assert code == 130
     assert err.strip() == "interrupted"
+
+
+# ---------------------------------------------------------------- tables, piped or on a terminal
+
+
+def test_bots_and_rules_piped_keep_every_row_and_hint_on_one_line() -> None:
+    # Piped (`newmarket bots | less`), the tables were laid out at 80 columns: the C bot's
+    # build path was cut with an ellipsis and every description and hint wrapped mid-phrase.
+    _code, out, _err = newmarket("bots")
+    lines = out.splitlines()
+    assert "…" not in out
+    for name, bot in BUNDLED.items():
+        row = next(line for line in lines if line.startswith(f"│ {name} "))
+        assert bot.description in row
+    hint = "Give a name to --bot (`--bot tracker`), or any command line "
+    assert hint + '(`--bot "node bots/js/bot.js"`).' in lines
+    _code, out, _err = newmarket("rules")
+    assert "`newmarket rules NAME` shows every option of a preset; " in out
+    assert any(line.endswith("changes one.") and "rules NAME" in line for line in out.splitlines())
+    _code, out, _err = newmarket("rules", "stops")
+    for option, _value, meaning in preset("stops").describe():
+        assert any(option in line and meaning in line for line in out.splitlines()), option
+
+
+def terminal(width: int) -> tuple[Console, io.StringIO]:
+    screen = io.StringIO()
+    return Console(file=screen, force_terminal=True, width=width, color_system=None), screen
+
+
+def test_standings_on_a_narrow_terminal_leave_out_columns_instead_of_cutting_names() -> None:
+    # rich squeezed the 17 columns into 80: the rank column vanished and every name and
+    # score was cut to two letters and an ellipsis.
+    names = ["alice", "bob-the-builder", "carol", "dave"]
+    rows = [
+        StandingRow(rank=n, name=name, matches=40, score=1.5 - n, score_low=-9.5, score_high=9.5)
+        for n, name in enumerate(names, start=1)
+    ]
+    h2h = {a: {b: (0.5, 4) for b in names if b != a} for a in names}
+    table = Standings("cup", "round_robin", 40, 40, True, rows, head_to_head=h2h).table()
+    console, screen = terminal(80)
+    print_whole(table, console)
+    text = screen.getvalue()
+    assert "…" not in text
+    *table_lines, note = text.rstrip("\n").splitlines()
+    assert all(len(line) <= 80 for line in table_lines)
+    header = next(line for line in table_lines if "score" in line)
+    assert header.split()[:3] == ["#", "bot", "score"]
+    for n, name in enumerate(names, start=1):
+        assert any(line.split()[:2] == [str(n), name] for line in table_lines)
+    assert note.startswith("(left out to fit 80 columns: ")
+    assert "faults, DQ;" in note and "less -S" in note
+    wide, screen = terminal(200)
+    print_whole(table, wide)  # room for everything: nothing left out
+    assert "left out" not in screen.getvalue() and " DQ" in screen.getvalue()
+
+
+def test_a_match_result_on_a_narrow_terminal_keeps_every_name_whole() -> None:
+    seats = [
+        SeatResult(n, name, n + 1, 40 - n, "ok", [], -n, 0, 1)
+        for n, name in enumerate(["a-rather-long-bot-name", "random", "lowest"])
+    ]
+    result = MatchResult("m1", 7, {}, 3, seats, None, "hand_limit")
+    console, screen = terminal(60)
+    print_result(console, result)
+    text = screen.getvalue()
+    assert "a-rather-long-bot-name" in text and "…" not in text
+    assert "left out to fit 60 columns:" in text

@@ -48,6 +48,26 @@ app = typer.Typer(
     context_settings=CONTEXT,
 )
 
+# What `newmarket --help` lists: each fits the 80-column list whole (click cuts a
+# longer first sentence of the docstring with "...").
+SHORT_HELP = {
+    "bots": "List the bundled bots and whether each runs here.",
+    "check": "Check that a bot follows the protocol (SPEC.md).",
+    "match": "Play one match between 3 to 8 bots.",
+    "replay": "Verify a match log against the engine and tell the match.",
+    "view": "Write one match log as a page with a replay.",
+    "sprt": "Test whether a bot is stronger than another (SPRT).",
+    "league": "Play a league from its TOML file; resumable.",
+    "standings": "Print a league's standings, also while it runs.",
+    "report": "Write a league's results as a static site.",
+    "tokens": "Issue the tokens of a league's remote bots.",
+    "connect": "Join a league over the network with a local bot.",
+    "serve": "Run a competition server: uploads, matches, leaderboard.",
+    "rules": "List the rule presets, or every option of one.",
+    "simulate": "Play random matches in-process and summarise the rules.",
+    "demo": "Play a few hands with random players, or a short league.",
+}
+
 USAGE = "2 a usage error (one line on stderr, before anything starts)"
 EXIT_CODES = {
     "rules": ("0 printed", USAGE),
@@ -57,20 +77,21 @@ EXIT_CODES = {
     "match": (
         "0 the match was played to its end (whatever the bots did)",
         "1 the referee failed (a log that cannot be written)",
-        USAGE + ", e.g. a bot whose program cannot start",
+        USAGE + ",\n    e.g. a bot whose program cannot start",
         "130 interrupted (the log so far is kept)",
     ),
     "replay": ("0 the log verifies", "1 it does not", "2 it cannot be read"),
     "sprt": (
         "0 H1 accepted (the candidate is better)",
         "1 H0 accepted",
-        "2 undecided at --max-matches, or " + USAGE,
+        "2 undecided at --max-matches, or a usage error (one line on stderr, before\n"
+        "    any bot starts)",
     ),
     "check": ("0 the bot passed", "1 the bot failed (the report says where)", USAGE),
     "league": (
         "0 played (or already finished)",
         "1 the referee failed; finished matches are kept, the same command resumes",
-        USAGE + ": the file, a bot that cannot start, the database",
+        USAGE + ":\n    the file, a bot that cannot start, the database",
         "130 stopped by Ctrl-C; the same command resumes",
     ),
     "standings": ("0 printed", "2 the database cannot be read"),
@@ -86,11 +107,12 @@ EXIT_CODES = {
         "1 the league could not be reached within --wait, or refused the bot",
         USAGE,
     ),
-    "view": ("0 written", USAGE + ": LOG is not a file, or --out cannot be written"),
+    "view": ("0 written", USAGE + ":\n    LOG is not a file, or --out cannot be written"),
     "serve": (
-        "0 stopped by Ctrl-C or SIGTERM (matches in progress are played again on restart)",
-        "1 the server failed (a port that cannot be listened on, a store that cannot be written)",
-        USAGE + ": the competition file",
+        "0 stopped by Ctrl-C or SIGTERM (matches in progress are played again on\n    restart)",
+        "1 the server failed (a port that cannot be listened on, a store that cannot\n"
+        "    be written)",
+        USAGE + ":\n    the competition file",
     ),
 }
 
@@ -142,25 +164,27 @@ def _register() -> None:
     from referee.commands.tokens import tokens_command
     from referee.commands.view import view_command
 
+    # In the order a user meets them (`newmarket --help` lists them so): a bot writer's,
+    # a league organiser's, a host's, then the rules engine's.
     commands: dict[str, Callable[..., None]] = {
-        "rules": rules.rules_command,
-        "simulate": simulate.simulate_command,
-        "demo": demo.demo_command,
         "bots": bots.bots_command,
+        "check": check_command,
         "match": match.match_command,
         "replay": replay.replay_command,
+        "view": view_command,
         "sprt": sprt_command,
-        "check": check_command,
         "league": league_command,
         "standings": standings_command,
         "report": report_command,
         "tokens": tokens_command,
         "connect": connect_command,
-        "view": view_command,
         "serve": serve_command,
+        "rules": rules.rules_command,
+        "simulate": simulate.simulate_command,
+        "demo": demo.demo_command,
     }
     for name, command in commands.items():
-        app.command(name, epilog=epilog(name))(command)
+        app.command(name, short_help=SHORT_HELP[name], epilog=epilog(name))(command)
 
 
 _register()

@@ -17,6 +17,7 @@ from rich.console import Console
 import referee.commands.check
 from bots.registry import BUNDLED
 from engine import preset
+from referee.cli import EXIT_CODES, SHORT_HELP
 from referee.commands.match import print_result
 from referee.league.standings import StandingRow, Standings
 from referee.match import MatchResult, SeatResult
@@ -111,3 +112,26 @@ def test_a_match_result_on_a_narrow_terminal_keeps_every_name_whole() -> None:
     text = screen.getvalue()
     assert "a-rather-long-bot-name" in text and "…" not in text
     assert "left out to fit 60 columns:" in text
+
+
+# ---------------------------------------------------------------- help at 80 columns
+
+
+def test_the_command_list_is_whole_and_in_the_order_users_meet_the_commands() -> None:
+    # Each command's first docstring sentence was cut with "..." at 80 columns.
+    _code, out, _err = newmarket("--help")
+    listed = out.split("Commands:\n", 1)[1].splitlines()
+    assert [line.split()[0] for line in listed] == list(SHORT_HELP)
+    for line, (name, text) in zip(listed, SHORT_HELP.items(), strict=True):
+        assert line.split(None, 1) == [name, text]
+        assert len(line) <= 80 and "..." not in line
+    assert list(SHORT_HELP)[:3] == ["bots", "check", "match"]
+
+
+@pytest.mark.parametrize("command", sorted(EXIT_CODES))
+def test_every_help_line_fits_80_columns_and_each_exit_code_is_given_once(command: str) -> None:
+    _code, out, _err = newmarket(command, "--help")
+    assert max(len(line) for line in out.splitlines()) <= 80
+    codes = out.split("Exit codes:\n", 1)[1].splitlines()
+    numbers = [line.split()[0] for line in codes if line.startswith("    ") and line[4] != " "]
+    assert len(numbers) == len(set(numbers)), codes  # sprt said "2 ..., or 2 a usage error"

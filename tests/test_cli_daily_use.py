@@ -135,3 +135,15 @@ def test_every_help_line_fits_80_columns_and_each_exit_code_is_given_once(comman
     codes = out.split("Exit codes:\n", 1)[1].splitlines()
     numbers = [line.split()[0] for line in codes if line.startswith("    ") and line[4] != " "]
     assert len(numbers) == len(set(numbers)), codes  # sprt said "2 ..., or 2 a usage error"
+
+
+@pytest.mark.parametrize("command", sorted(EXIT_CODES))
+def test_repeatable_flags_show_what_they_take_not_a_python_type(command: str) -> None:
+    _code, out, _err = newmarket(command, "--help")
+    flags = [line for line in out.splitlines() if line.lstrip().startswith(("-h", "--", "-j"))]
+    flags = [line for line in flags if not line.lstrip().startswith("-- ")]  # connect's COMMAND
+    assert not [line for line in flags if "list[str]" in line]  # `--bot <list[str]>`
+    if command in ("match", "sprt", "check", "simulate"):
+        assert any(line.split()[:2] == ["--option", "KEY=VALUE"] for line in flags)
+    if command == "match":
+        assert any(line.split()[:2] == ["--bot", "BOT"] for line in flags)

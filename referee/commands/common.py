@@ -50,7 +50,9 @@ RulesName = Annotated[str, typer.Option("--rules", help="The rule preset (see `n
 RuleOptions = Annotated[
     list[str] | None,
     typer.Option(
-        "--option", help="A rule option KEY=VALUE over the preset; repeatable (`newmarket rules`)."
+        "--option",
+        metavar="KEY=VALUE",
+        help="A rule option KEY=VALUE over the preset; repeatable (`newmarket rules`).",
     ),
 ]
 HandLimit = Annotated[

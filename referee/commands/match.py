@@ -177,6 +177,7 @@ def match_command(
         list[str],
         typer.Option(
             "--bot",
+            metavar="BOT",
             help="A bundled bot's name (see `newmarket bots`) or a command line, "
             "optionally NAME=COMMAND to name the seat; one per seat, 3 to 8.",
         ),

@@ -15,6 +15,7 @@ import trio
 from rich.console import Console
 
 import referee.commands.check
+import referee.commands.sprt
 from bots.registry import BUNDLED
 from engine import preset
 from referee.cli import EXIT_CODES, SHORT_HELP
@@ -147,3 +148,31 @@ def test_repeatable_flags_show_what_they_take_not_a_python_type(command: str) ->
         assert any(line.split()[:2] == ["--option", "KEY=VALUE"] for line in flags)
     if command == "match":
         assert any(line.split()[:2] == ["--bot", "BOT"] for line in flags)
+
+
+# ---------------------------------------------------------------- Ctrl-C keeps what was learnt
+
+
+def test_sprt_interrupted_prints_the_estimate_so_far_and_how_to_repeat_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Ctrl-C midway through an SPRT ended in a traceback and lost the running estimate;
+    # fastchess prints the result so far.  The Ctrl-C here lands after the first group.
+    real_run = referee.commands.sprt.run_sprt
+
+    async def pressed_after_one_group(settings: Any, report: Any) -> Any:
+        def report_then_press(*args: Any) -> None:
+            report(*args)
+            raise KeyboardInterrupt
+
+        return await real_run(settings, report_then_press)
+
+    monkeypatch.setattr(referee.commands.sprt, "run_sprt", pressed_after_one_group)
+    code, out, err = newmarket(
+        "sprt", "--candidate", "lowest", "--baseline", "random", "--players", "3",
+        "--hands", "2", "--seed", "5", "--sandbox", "none",
+    )  # fmt: skip
+    assert code == 130, err
+    last = out.splitlines()[-1]
+    assert last.startswith("interrupted, undecided after 2 matches: chips/hand ")
+    assert last.endswith("(--seed 5 plays the same deals)")

@@ -552,8 +552,10 @@ def sprt_command(
         raise fail(f"--results: cannot write {results}: {error.strerror or error}") from None
     out = sys.stderr if as_json else sys.stdout
     print(header(settings), file=out, flush=True)
+    latest: list[tuple[SprtSummary, Totals]] = []  # the estimate after the last group
 
     def report(group: GroupResult, summary: SprtSummary, totals: Totals) -> None:
+        latest[:] = [(summary, totals)]
         faults = f" · {group.faults} faults" if group.faults else ""
         print(f"{totals.line()} · {summary.line()}{faults}", file=out, flush=True)
         if sink is not None:
@@ -562,6 +564,21 @@ def sprt_command(
 
     try:
         summary, totals = trio.run(run_sprt, settings, report)
+    except (KeyboardInterrupt, BaseExceptionGroup) as error:
+        if isinstance(error, BaseExceptionGroup) and not error.subgroup(KeyboardInterrupt):
+            raise
+        # As fastchess does on Ctrl-C: the test so far, and how to play it again.
+        so_far = (
+            f"undecided after {latest[0][1].matches} matches: {latest[0][0].line()}"
+            if latest
+            else "before the first group of matches finished"
+        )
+        print(
+            f"interrupted, {so_far} (--seed {settings.seed} plays the same deals)",
+            file=out,
+            flush=True,
+        )
+        raise typer.Exit(code=130) from None
     finally:
         if sink is not None:
             sink.close()

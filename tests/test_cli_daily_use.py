@@ -8,6 +8,7 @@ asserts what they now see.
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
@@ -176,3 +177,25 @@ def test_sprt_interrupted_prints_the_estimate_so_far_and_how_to_repeat_it(
     last = out.splitlines()[-1]
     assert last.startswith("interrupted, undecided after 2 matches: chips/hand ")
     assert last.endswith("(--seed 5 plays the same deals)")
+
+
+# ---------------------------------------------------------------- serve's management commands
+
+
+def test_serve_management_says_how_to_name_the_competition_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `newmarket serve pause` looks for competition.toml; without one it said only
+    # "cannot read", and `serve cup.toml add-participant alice` that it expected a file.
+    monkeypatch.chdir(tmp_path)
+    code, out, err = newmarket("serve", "pause")
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: competition.toml: no such competition file; name yours with -c FILE "
+        "(newmarket serve pause -c cup.toml)\n"
+    )
+    code, _out, err = newmarket("serve", "cup.toml", "add-participant", "alice")
+    assert code == 2
+    assert err == (
+        "error: serve: the action comes first: newmarket serve add-participant alice -c cup.toml\n"
+    )

@@ -21,10 +21,13 @@ from bots.registry import BUNDLED
 from engine import preset
 from referee.cli import EXIT_CODES, SHORT_HELP
 from referee.commands.match import print_result
+from referee.league.config import load_config
 from referee.league.standings import StandingRow, Standings
 from referee.match import MatchResult, SeatResult
 from referee.printing import print_whole
 from tests.clirun import newmarket
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def test_ctrl_c_inside_a_trio_nursery_is_one_line_and_exit_130(
@@ -199,3 +202,19 @@ def test_serve_management_says_how_to_name_the_competition_file(
     assert err == (
         "error: serve: the action comes first: newmarket serve add-participant alice -c cup.toml\n"
     )
+
+
+# ---------------------------------------------------------------- the examples
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.toml")), ids=lambda path: path.name)
+def test_every_example_league_loads_with_bundled_bots(example: Path) -> None:
+    config = load_config(example)
+    assert len(config.bots) >= config.table_size
+    assert all(bot.command for bot in config.bots)  # every bot starts here, none is remote
+
+
+def test_the_quick_example_leaves_out_the_search_bot_that_takes_hours() -> None:
+    config = load_config(EXAMPLES / "quick.toml")
+    assert "search" not in [bot.name for bot in config.bots]
+    assert config.rules.hand_limit <= 10

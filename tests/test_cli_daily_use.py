@@ -16,9 +16,11 @@ import trio
 from rich.console import Console
 
 import referee.commands.check
+import referee.commands.connect
 import referee.commands.sprt
 from bots.registry import BUNDLED
 from engine import preset
+from referee.bots import resolve_bot
 from referee.cli import EXIT_CODES, SHORT_HELP
 from referee.commands.match import print_result
 from referee.league.config import load_config
@@ -218,3 +220,20 @@ def test_the_quick_example_leaves_out_the_search_bot_that_takes_hours() -> None:
     config = load_config(EXAMPLES / "quick.toml")
     assert "search" not in [bot.name for bot in config.bots]
     assert config.rules.hand_limit <= 10
+
+
+def test_connect_takes_a_bundled_bot_by_name_as_check_and_match_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `newmarket connect HOST:PORT --token T -- random`, to try a league's address before
+    # one's own bot is ready, said "program 'random' is not on PATH".
+    started: list[list[str]] = []
+
+    async def bridge(host: str, port: int, token: str, command: list[str], **_: Any) -> int:
+        started.append(command)
+        return 0
+
+    monkeypatch.setattr(referee.commands.connect, "bridge", bridge)
+    code, _out, err = newmarket("connect", "127.0.0.1:7464", "--token", "t", "--", "random")
+    assert code == 0, err
+    assert started == [list(resolve_bot("random").command)]

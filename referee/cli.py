@@ -205,6 +205,7 @@ def run(args: Sequence[str] | None = None) -> int:
     except errors.UsageError as error:
         where = error.ctx.command_path if error.ctx is not None else "newmarket"
         message = " ".join(error.format_message().split())  # one line, whatever click said
+        message = _single_dash_hint(error, list(sys.argv[1:] if args is None else args), message)
         typer.echo(f"error: {message} (see `{where} --help`)", err=True)
         return int(error.exit_code)
     except errors.ClickException as error:
@@ -221,6 +222,32 @@ def run(args: Sequence[str] | None = None) -> int:
         typer.echo("interrupted", err=True)
         return 130
     return code if isinstance(code, int) else 0
+
+
+def _single_dash_hint(error: Any, args: list[str], message: str) -> str:
+    """click's message, or for cutechess's ``-games``, ``-concurrency``: what to type here.
+
+    click reads ``-games`` as the short options ``-g -a -m ...`` and says only
+    "No such option: -g", which names nothing the user typed.
+    """
+    if not isinstance(error, errors.NoSuchOption) or error.option_name.startswith("--"):
+        return message
+    typed = next(
+        (arg.split("=")[0] for arg in args if arg.startswith(error.option_name) and len(arg) > 2),
+        None,
+    )
+    if typed is None or typed.startswith("--"):
+        return message
+    known = (
+        {name for param in error.ctx.command.params for name in param.opts} if error.ctx else set()
+    )
+    double = "-" + typed
+    if double in known:
+        return f"No such option: {typed}; did you mean {double}?"
+    return (
+        f"No such option: {typed} (options here take two dashes; docs/cli.md says where "
+        "cutechess's and fastchess's options went)"
+    )
 
 
 def main() -> None:

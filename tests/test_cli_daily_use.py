@@ -237,3 +237,17 @@ def test_connect_takes_a_bundled_bot_by_name_as_check_and_match_do(
     code, _out, err = newmarket("connect", "127.0.0.1:7464", "--token", "t", "--", "random")
     assert code == 0, err
     assert started == [list(resolve_bot("random").command)]
+
+
+def test_a_cutechess_style_single_dash_option_is_named_as_typed() -> None:
+    # click read `-concurrency` as `-c -o -n ...` and said "No such option: -c".
+    code, _out, err = newmarket("league", "league.toml", "-concurrency", "2")
+    assert code == 2
+    assert err == (
+        "error: No such option: -concurrency; did you mean --concurrency? "
+        "(see `newmarket league --help`)\n"
+    )
+    code, _out, err = newmarket("match", "-games", "3", "--bot", "random")
+    assert code == 2
+    assert err.startswith("error: No such option: -games (options here take two dashes; ")
+    assert "docs/cli.md" in err and len(err.splitlines()) == 1

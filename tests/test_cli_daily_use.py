@@ -251,3 +251,8 @@ def test_a_cutechess_style_single_dash_option_is_named_as_typed() -> None:
     assert code == 2
     assert err.startswith("error: No such option: -games (options here take two dashes; ")
     assert "docs/cli.md" in err and len(err.splitlines()) == 1
+
+
+def test_a_demo_of_one_hand_says_one_hand() -> None:
+    _code, out, _err = newmarket("demo", "--seed", "3", "--hands", "1")
+    assert out.startswith("Newmarket demo: boodle rules, 4 random players, 1 hand, seed 3 ")

@@ -256,3 +256,23 @@ def test_a_cutechess_style_single_dash_option_is_named_as_typed() -> None:
 def test_a_demo_of_one_hand_says_one_hand() -> None:
     _code, out, _err = newmarket("demo", "--seed", "3", "--hands", "1")
     assert out.startswith("Newmarket demo: boodle rules, 4 random players, 1 hand, seed 3 ")
+
+
+# ---------------------------------------------------------------- a bot writer's slips
+
+
+def test_a_bot_file_given_without_its_interpreter_gets_the_command_that_runs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--bot mybot.py` is looked up on PATH, as a shell would; the error said only that.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mybot.py").write_text("print('ready')\n")
+    (tmp_path / "bots").mkdir()
+    code, _out, err = newmarket("match", "--bot", "random", "--bot", "lowest", "--bot", "mybot.py")
+    assert code == 2
+    assert err == (
+        "error: --bot: program 'mybot.py' is not on PATH; "
+        "to run the file mybot.py here, give 'python3 mybot.py'\n"
+    )
+    code, _out, err = newmarket("check", "--", "./bots")
+    assert (code, err) == (2, "error: COMMAND: program './bots' is a directory\n")

@@ -38,7 +38,7 @@ from protocol.framing import MAX_LINE_BYTES, LineFramer, LineTooLongError
 from protocol.messages import Fault, MalformedMessageError, MatchStart, decode_referee_message
 from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
 from referee.bots import resolve_bot
-from referee.process import why_cannot_start
+from referee.commands.common import why_not_startable
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
 DRAIN_GRACE = 2.0  # after the bot exits, how long the league's last lines may take
@@ -212,7 +212,7 @@ def connect_command(
         command = list(bundled.command)
     # As every command that runs a bot: a program that cannot start is the command line's
     # mistake, said before the league is contacted.
-    why = why_cannot_start(command, Path.cwd(), {}) if command else "give the bot's command"
+    why = why_not_startable(command, Path.cwd()) if command else "give the bot's command"
     if why is not None:
         typer.echo(f"error: COMMAND: {why}", err=True)
         raise typer.Exit(code=2)

@@ -187,7 +187,11 @@ def _register() -> None:
         app.command(name, short_help=SHORT_HELP[name], epilog=epilog(name))(command)
 
 
-_register()
+try:
+    _register()
+except KeyboardInterrupt:  # Ctrl-C in the second it takes to import every command
+    sys.stderr.write("interrupted\n")
+    sys.exit(130)
 
 
 def run(args: Sequence[str] | None = None) -> int:

@@ -8,6 +8,8 @@ asserts what they now see.
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -29,7 +31,8 @@ from referee.match import MatchResult, SeatResult
 from referee.printing import print_whole
 from tests.clirun import newmarket
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
 
 
 def test_ctrl_c_inside_a_trio_nursery_is_one_line_and_exit_130(
@@ -276,3 +279,25 @@ def test_a_bot_file_given_without_its_interpreter_gets_the_command_that_runs_it(
     )
     code, _out, err = newmarket("check", "--", "./bots")
     assert (code, err) == (2, "error: COMMAND: program './bots' is a directory\n")
+
+
+def test_ctrl_c_while_the_commands_are_imported_is_one_line_and_exit_130() -> None:
+    # Ctrl-C in the first second (a league started on the wrong file) used to print a
+    # traceback through whichever import it landed in.
+    interrupt_an_import = (
+        "import sys\n"
+        "class Pressed:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'referee.commands.check':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Pressed())\n"
+        "from referee.cli import main\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", interrupt_an_import],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")

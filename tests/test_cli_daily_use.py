@@ -301,3 +301,20 @@ def test_ctrl_c_while_the_commands_are_imported_is_one_line_and_exit_130() -> No
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "interrupted\n")
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--alpha", "2"], "--alpha: must be between 0 and 0.5 (exclusive), got 2"),
+        (["--elo1", "-5"], "--elo1: must be greater than --elo0 (0), got -5"),
+        (["--chips1", "-1"], "--chips1: must be greater than --chips0 (0 chips per hand), got -1"),
+        (["--log-dir", "/proc/no/such"], "--log-dir: cannot create /proc/no/such: No such file"),
+    ],
+)
+def test_sprt_hypotheses_errors_name_the_flag_typed(flags: list[str], message: str) -> None:
+    # They named all six flags at once ("--elo0/--elo1/--chips0/--chips1/--alpha/--beta:
+    # alpha: ...") and --elo1 -5 as "chips1 (-0.06666666666666667) must be greater ...".
+    code, _out, err = newmarket("sprt", "--candidate", "lowest", "--baseline", "random", *flags)
+    assert code == 2
+    assert err.startswith(f"error: {message}") and len(err.splitlines()) == 1

@@ -382,7 +382,9 @@ def build_settings(
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise UsageError(f"--log-dir: cannot create {log_dir}: {error}") from None
+            raise UsageError(
+                f"--log-dir: cannot create {log_dir}: {error.strerror or error}"
+            ) from None
     return SprtSettings(
         candidate=specs[0],
         baseline=specs[1],
@@ -626,14 +628,22 @@ def build_config(
         raise UsageError(f"--score: {score!r} is not one of {', '.join(SCORES)}")
     if score == PLACES and (chips0 is not None or chips1 is not None):
         raise UsageError("--chips0/--chips1: only for --score chips; use --elo0/--elo1")
+    # Each mistake named by the flag the user typed (the configs' own errors name fields).
+    for flag, value in (("--alpha", alpha), ("--beta", beta)):
+        if not 0.0 < value < 0.5:
+            raise UsageError(f"{flag}: must be between 0 and 0.5 (exclusive), got {value:g}")
+    if chips0 is None and chips1 is None and not elo1 > elo0:
+        raise UsageError(f"--elo1: must be greater than --elo0 ({elo0:g}), got {elo1:g}")
+    low = elo0 / ELO_PER_CHIP if chips0 is None else chips0
+    high = elo1 / ELO_PER_CHIP if chips1 is None else chips1
+    if score == CHIPS and not high > low:
+        raise UsageError(
+            f"--chips1: must be greater than --chips0 ({low:.4g} chips per hand), got {high:.4g}"
+            + ("" if chips1 is not None else f" (--elo1 {elo1:g} / {ELO_PER_CHIP:g})")
+        )
     try:
         if score == PLACES:
             return SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
-        return ChipsConfig(
-            chips0=elo0 / ELO_PER_CHIP if chips0 is None else chips0,
-            chips1=elo1 / ELO_PER_CHIP if chips1 is None else chips1,
-            alpha=alpha,
-            beta=beta,
-        )
+        return ChipsConfig(chips0=low, chips1=high, alpha=alpha, beta=beta)
     except ValueError as error:
         raise UsageError(f"--elo0/--elo1/--chips0/--chips1/--alpha/--beta: {error}") from None

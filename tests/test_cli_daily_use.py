@@ -318,3 +318,10 @@ def test_sprt_hypotheses_errors_name_the_flag_typed(flags: list[str], message: s
     code, _out, err = newmarket("sprt", "--candidate", "lowest", "--baseline", "random", *flags)
     assert code == 2
     assert err.startswith(f"error: {message}") and len(err.splitlines()) == 1
+
+
+def test_check_with_a_log_dir_that_cannot_be_made_is_a_usage_error() -> None:
+    # It was a traceback from deep in the check, after the header was printed.
+    code, out, err = newmarket("check", "--log-dir", "/proc/no/such", "--matches", "1", "random")
+    assert (code, out) == (2, "")
+    assert err == "error: --log-dir: cannot create /proc/no/such: No such file or directory\n"

@@ -67,6 +67,7 @@ from referee.commands.common import (
     UsageError,
     build_rules,
     fail,
+    made_log_dir,
     sandbox_of,
     startable,
     time_control,
@@ -174,6 +175,7 @@ def check_command(
             rules_name, option or [], hands, players, seed, matches
         )
         sandbox = sandbox_of(sandbox_level)
+        made_log_dir(log_dir)
     except UsageError as error:
         raise fail(str(error)) from None
 

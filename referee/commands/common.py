@@ -172,6 +172,18 @@ LogDir = Annotated[
 ]
 
 
+def made_log_dir(log_dir: Path | None) -> Path | None:
+    """``--log-dir``, created now, or a ``UsageError`` before any bot starts."""
+    if log_dir is not None:
+        try:
+            log_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise UsageError(
+                f"--log-dir: cannot create {log_dir}: {error.strerror or error}"
+            ) from None
+    return log_dir
+
+
 def time_control(
     move_time: float, time_bank: float, startup_time: float, margin: float, max_faults: int
 ) -> TimeControl:

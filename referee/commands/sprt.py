@@ -69,6 +69,7 @@ from referee.commands.common import (
     UsageError,
     bot_of,
     fail,
+    made_log_dir,
     parse_options,
     require_players_past_end,
     sandbox_of,
@@ -378,13 +379,7 @@ def build_settings(
         raise UsageError(f"--max-matches: at least one group of {group_size} matches is needed")
     if concurrency < 1:
         raise UsageError(f"--concurrency: must be at least 1, got {concurrency}")
-    if log_dir is not None:
-        try:
-            log_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise UsageError(
-                f"--log-dir: cannot create {log_dir}: {error.strerror or error}"
-            ) from None
+    made_log_dir(log_dir)
     return SprtSettings(
         candidate=specs[0],
         baseline=specs[1],

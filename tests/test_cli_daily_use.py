@@ -325,3 +325,11 @@ def test_check_with_a_log_dir_that_cannot_be_made_is_a_usage_error() -> None:
     code, out, err = newmarket("check", "--log-dir", "/proc/no/such", "--matches", "1", "random")
     assert (code, out) == (2, "")
     assert err == "error: --log-dir: cannot create /proc/no/such: No such file or directory\n"
+
+
+@pytest.mark.parametrize("command", [["standings", "--db", "x.db"], ["league", "x.toml"]])
+def test_json_and_csv_together_is_a_usage_error(command: list[str]) -> None:
+    # --json won and --csv was dropped without a word.
+    code, out, err = newmarket(*command, "--json", "--csv")
+    assert (code, out) == (2, "")
+    assert err == "error: --json and --csv: give one (the standings are printed once)\n"

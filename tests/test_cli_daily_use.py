@@ -24,6 +24,7 @@ from bots.registry import BUNDLED
 from engine import preset
 from referee.bots import resolve_bot
 from referee.cli import EXIT_CODES, SHORT_HELP
+from referee.commands.bots import bots_table
 from referee.commands.match import print_result
 from referee.league.config import load_config
 from referee.league.standings import StandingRow, Standings
@@ -333,3 +334,13 @@ def test_json_and_csv_together_is_a_usage_error(command: list[str]) -> None:
     code, out, err = newmarket(*command, "--json", "--csv")
     assert (code, out) == (2, "")
     assert err == "error: --json and --csv: give one (the standings are printed once)\n"
+
+
+def test_bots_on_an_80_column_terminal_fold_a_long_path_instead_of_cutting_it() -> None:
+    console, screen = terminal(80)
+    table = bots_table()
+    table.add_row("mine", "c", "yes: built: /root/.cache/newmarket/bot-e497a6f1965c9be6", "mine")
+    console.print(table)
+    folded = "".join(line.split("│")[3].strip() for line in screen.getvalue().splitlines()[-6:-1])
+    assert "…" not in screen.getvalue()
+    assert "/root/.cache/newmarket/bot-e497a6f1965c9be6" in folded

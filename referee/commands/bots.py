@@ -20,7 +20,7 @@ def bots_table() -> Table:
     table = Table(title="Bundled bots", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("language", no_wrap=True)
-    table.add_column("runs here")
+    table.add_column("runs here", overflow="fold")  # a long path folds, never cut
     table.add_column("what it does")
     for name, bot in BUNDLED.items():
         ok, why = bot.available()

@@ -262,6 +262,16 @@ def test_a_demo_of_one_hand_says_one_hand() -> None:
     assert out.startswith("Newmarket demo: boodle rules, 4 random players, 1 hand, seed 3 ")
 
 
+def test_check_of_one_random_match_says_one_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    def stop_after_the_header(*_args: Any, **_kwargs: Any) -> NoReturn:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(referee.commands.check, "check_bot", stop_after_the_header)
+    code, out, _err = newmarket("check", "--matches", "1", "--seed", "4", "random")
+    assert code == 130
+    assert "\nthen 1 random match, seed 4\n" in out
+
+
 # ---------------------------------------------------------------- a bot writer's slips
 
 

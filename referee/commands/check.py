@@ -187,7 +187,8 @@ def check_command(
         header = render_header(spec, control)
         if stress_seed is not None:
             random_count = len(scenarios) - len(SCENARIOS)
-            header += f"then {random_count} random matches, seed {stress_seed}\n"
+            matches_word = "match" if random_count == 1 else "matches"
+            header += f"then {random_count} random {matches_word}, seed {stress_seed}\n"
         sys.stdout.write(header + "\n")
         sys.stdout.flush()
     report = check_bot(

@@ -194,12 +194,38 @@ except KeyboardInterrupt:  # Ctrl-C in the second it takes to import every comma
     sys.exit(130)
 
 
+# Words users of other tools type for a command of another name: the error names ours
+# (click's own guess for `play` would be `replay`).
+OTHER_NAMES = {
+    "play": "match",
+    "game": "match",
+    "games": "match",
+    "tournament": "league",
+    "gauntlet": "league",
+    "test": "check",
+    "validate": "check",
+    "server": "serve",
+    "results": "standings",
+}
+
+
 def run(args: Sequence[str] | None = None) -> int:
     """Run the command line on ``args`` (default: ``sys.argv``); return the exit code."""
+    args = list(sys.argv[1:] if args is None else args)
+    if args[:1] == ["help"]:  # `newmarket help league`, as git and cargo take it
+        args = [*args[1:2], "--help"]
+    if args and args[0] in OTHER_NAMES:
+        ours = OTHER_NAMES[args[0]]
+        typer.echo(
+            f"error: No such command {args[0]!r}; newmarket calls it {ours!r} "
+            f"(see `newmarket {ours} --help`)",
+            err=True,
+        )
+        return 2
     command = typer.main.get_command(app)
     try:
         code = command.main(
-            args=list(sys.argv[1:] if args is None else args),
+            args=args,
             prog_name="newmarket",
             standalone_mode=False,
         )
@@ -209,7 +235,7 @@ def run(args: Sequence[str] | None = None) -> int:
     except errors.UsageError as error:
         where = error.ctx.command_path if error.ctx is not None else "newmarket"
         message = " ".join(error.format_message().split())  # one line, whatever click said
-        message = _single_dash_hint(error, list(sys.argv[1:] if args is None else args), message)
+        message = _single_dash_hint(error, args, message)
         typer.echo(f"error: {message} (see `{where} --help`)", err=True)
         return int(error.exit_code)
     except errors.ClickException as error:

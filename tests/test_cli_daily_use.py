@@ -354,3 +354,16 @@ def test_bots_on_an_80_column_terminal_fold_a_long_path_instead_of_cutting_it() 
     folded = "".join(line.split("│")[3].strip() for line in screen.getvalue().splitlines()[-6:-1])
     assert "…" not in screen.getvalue()
     assert "/root/.cache/newmarket/bot-e497a6f1965c9be6" in folded
+
+
+def test_help_as_a_command_and_other_tools_names_for_ours() -> None:
+    code, out, _err = newmarket("help", "league")
+    assert code == 0 and out.startswith("Usage: newmarket league ")
+    code, out, _err = newmarket("help")
+    assert code == 0 and "Commands:" in out
+    # click guessed 'replay' for 'play'.
+    code, out, err = newmarket("play", "--bot", "random")
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: No such command 'play'; newmarket calls it 'match' (see `newmarket match --help`)\n"
+    )

@@ -15,6 +15,7 @@ in a help line is printed as written.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -209,6 +210,9 @@ OTHER_NAMES = {
 }
 
 
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat big | head`
+
+
 def run(args: Sequence[str] | None = None) -> int:
     """Run the command line on ``args`` (default: ``sys.argv``); return the exit code."""
     args = list(sys.argv[1:] if args is None else args)
@@ -229,6 +233,14 @@ def run(args: Sequence[str] | None = None) -> int:
             prog_name="newmarket",
             standalone_mode=False,
         )
+    except SystemExit as stop:
+        # rich and typer answer a reader that went away (`newmarket replay LOG | head`) with
+        # exit 1, which for replay, check and sprt means "failed"; a shell's 141 (SIGPIPE)
+        # says what happened, as cat or grep would.  Both exit while handling the EPIPE.
+        cause = stop.__context__
+        if stop.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
+            return EXIT_BROKEN_PIPE
+        raise
     except errors.NoArgsIsHelpError as error:
         typer.echo(error.ctx.get_help() if error.ctx else str(error), err=True)
         return 2

@@ -8,6 +8,7 @@ asserts what they now see.
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -367,3 +368,25 @@ def test_help_as_a_command_and_other_tools_names_for_ours() -> None:
     assert err == (
         "error: No such command 'play'; newmarket calls it 'match' (see `newmarket match --help`)\n"
     )
+
+
+def test_output_cut_short_by_its_reader_exits_141_not_the_failure_code(tmp_path: Path) -> None:
+    # `newmarket replay LOG | head` exited 1, replay's "the log does not verify".
+    log = tmp_path / "m.jsonl"
+    played = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "match", "--bot", "random", "--bot", "lowest",
+         "--bot", "tracker", "--seed", "3", "--hands", "3", "--sandbox", "none",
+         "--log", str(log)],
+        capture_output=True, text=True, cwd=REPO, check=False,
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line: every write fails
+    try:
+        reader_gone = subprocess.run(
+            [sys.executable, "-m", "referee.cli", "replay", str(log)],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, cwd=REPO, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (reader_gone.returncode, reader_gone.stderr) == (141, "")

@@ -31,8 +31,7 @@ def replay_command(
     log: Annotated[
         Path,
         typer.Argument(
-            help="A match log: of `newmarket match`, a league's logs, or sprt's or check's "
-            "--log-dir."
+            help="A match log: of `newmarket match`, a league, or `newmarket sprt --log-dir`."
         ),
     ],
     as_json: Annotated[

@@ -321,7 +321,7 @@ def test_ctrl_c_while_the_commands_are_imported_is_one_line_and_exit_130() -> No
         (["--alpha", "2"], "--alpha: must be between 0 and 0.5 (exclusive), got 2"),
         (["--elo1", "-5"], "--elo1: must be greater than --elo0 (0), got -5"),
         (["--chips1", "-1"], "--chips1: must be greater than --chips0 (0 chips per hand), got -1"),
-        (["--log-dir", "/proc/no/such"], "--log-dir: cannot create /proc/no/such: No such file"),
+        (["--log-dir", "/proc/no/such"], "--log-dir /proc/no/such: cannot create the directory"),
     ],
 )
 def test_sprt_hypotheses_errors_name_the_flag_typed(flags: list[str], message: str) -> None:
@@ -336,7 +336,9 @@ def test_check_with_a_log_dir_that_cannot_be_made_is_a_usage_error() -> None:
     # It was a traceback from deep in the check, after the header was printed.
     code, out, err = newmarket("check", "--log-dir", "/proc/no/such", "--matches", "1", "random")
     assert (code, out) == (2, "")
-    assert err == "error: --log-dir: cannot create /proc/no/such: No such file or directory\n"
+    assert err == (
+        "error: --log-dir /proc/no/such: cannot create the directory: No such file or directory\n"
+    )
 
 
 @pytest.mark.parametrize("command", [["standings", "--db", "x.db"], ["league", "x.toml"]])

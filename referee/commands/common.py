@@ -28,6 +28,7 @@ import typer
 
 from engine import NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
+from referee.league.preflight import PreflightError, check_writable
 from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
 from referee.timecontrol import TimeControl
@@ -173,14 +174,13 @@ LogDir = Annotated[
 
 
 def made_log_dir(log_dir: Path | None) -> Path | None:
-    """``--log-dir``, created now, or a ``UsageError`` before any bot starts."""
+    """``--log-dir``, made and tried with a write now, or a ``UsageError`` before any bot
+    starts (as a league's log directory is, by the same check)."""
     if log_dir is not None:
         try:
-            log_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise UsageError(
-                f"--log-dir: cannot create {log_dir}: {error.strerror or error}"
-            ) from None
+            check_writable("--log-dir", log_dir)
+        except PreflightError as error:
+            raise UsageError(str(error)) from None
     return log_dir
 
 

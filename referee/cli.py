@@ -15,6 +15,7 @@ in a help line is printed as written.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -33,6 +34,8 @@ def _click_errors() -> Any:
 
 
 errors = _click_errors()
+# click's Abort (Ctrl-C or end of input at a prompt); typer 0.20+ keeps it in typer.exceptions.
+ABORT: type[BaseException] = getattr(errors, "Abort", typer.Abort)
 
 CONTEXT = {"help_option_names": ["-h", "--help"]}
 
@@ -46,6 +49,26 @@ app = typer.Typer(
     context_settings=CONTEXT,
 )
 
+# What `newmarket --help` lists: each fits the 80-column list whole (click cuts a
+# longer first sentence of the docstring with "...").
+SHORT_HELP = {
+    "bots": "List the bundled bots and whether each runs here.",
+    "check": "Check that a bot follows the protocol (SPEC.md).",
+    "match": "Play one match between 3 to 8 bots.",
+    "replay": "Verify a match log against the engine and tell the match.",
+    "view": "Write one match log as a page with a replay.",
+    "sprt": "Test whether a bot is stronger than another (SPRT).",
+    "league": "Play a league from its TOML file; resumable.",
+    "standings": "Print a league's standings, also while it runs.",
+    "report": "Write a league's results as a static site.",
+    "tokens": "Issue the tokens of a league's remote bots.",
+    "connect": "Join a league over the network with a local bot.",
+    "serve": "Run a competition server: uploads, matches, leaderboard.",
+    "rules": "List the rule presets, or every option of one.",
+    "simulate": "Play random matches in-process and summarise the rules.",
+    "demo": "Play a few hands with random players, or a short league.",
+}
+
 USAGE = "2 a usage error (one line on stderr, before anything starts)"
 EXIT_CODES = {
     "rules": ("0 printed", USAGE),
@@ -55,20 +78,21 @@ EXIT_CODES = {
     "match": (
         "0 the match was played to its end (whatever the bots did)",
         "1 the referee failed (a log that cannot be written)",
-        USAGE + ", e.g. a bot whose program cannot start",
+        USAGE + ",\n    e.g. a bot whose program cannot start",
         "130 interrupted (the log so far is kept)",
     ),
     "replay": ("0 the log verifies", "1 it does not", "2 it cannot be read"),
     "sprt": (
         "0 H1 accepted (the candidate is better)",
         "1 H0 accepted",
-        "2 undecided at --max-matches, or " + USAGE,
+        "2 undecided at --max-matches, or a usage error (one line on stderr, before\n"
+        "    any bot starts)",
     ),
     "check": ("0 the bot passed", "1 the bot failed (the report says where)", USAGE),
     "league": (
         "0 played (or already finished)",
         "1 the referee failed; finished matches are kept, the same command resumes",
-        USAGE + ": the file, a bot that cannot start, the database",
+        USAGE + ":\n    the file, a bot that cannot start, the database",
         "130 stopped by Ctrl-C; the same command resumes",
     ),
     "standings": ("0 printed", "2 the database cannot be read"),
@@ -84,11 +108,12 @@ EXIT_CODES = {
         "1 the league could not be reached within --wait, or refused the bot",
         USAGE,
     ),
-    "view": ("0 written", USAGE + ": LOG is not a file, or --out cannot be written"),
+    "view": ("0 written", USAGE + ":\n    LOG is not a file, or --out cannot be written"),
     "serve": (
-        "0 stopped by Ctrl-C or SIGTERM (matches in progress are played again on restart)",
-        "1 the server failed (a port that cannot be listened on, a store that cannot be written)",
-        USAGE + ": the competition file",
+        "0 stopped by Ctrl-C or SIGTERM (matches in progress are played again on\n    restart)",
+        "1 the server failed (a port that cannot be listened on, a store that cannot\n"
+        "    be written)",
+        USAGE + ":\n    the competition file",
     ),
 }
 
@@ -140,54 +165,131 @@ def _register() -> None:
     from referee.commands.tokens import tokens_command
     from referee.commands.view import view_command
 
+    # In the order a user meets them (`newmarket --help` lists them so): a bot writer's,
+    # a league organiser's, a host's, then the rules engine's.
     commands: dict[str, Callable[..., None]] = {
-        "rules": rules.rules_command,
-        "simulate": simulate.simulate_command,
-        "demo": demo.demo_command,
         "bots": bots.bots_command,
+        "check": check_command,
         "match": match.match_command,
         "replay": replay.replay_command,
+        "view": view_command,
         "sprt": sprt_command,
-        "check": check_command,
         "league": league_command,
         "standings": standings_command,
         "report": report_command,
         "tokens": tokens_command,
         "connect": connect_command,
-        "view": view_command,
         "serve": serve_command,
+        "rules": rules.rules_command,
+        "simulate": simulate.simulate_command,
+        "demo": demo.demo_command,
     }
     for name, command in commands.items():
-        app.command(name, epilog=epilog(name))(command)
+        app.command(name, short_help=SHORT_HELP[name], epilog=epilog(name))(command)
 
 
-_register()
+try:
+    _register()
+except KeyboardInterrupt:  # Ctrl-C in the second it takes to import every command
+    sys.stderr.write("interrupted\n")
+    sys.exit(130)
+
+
+# Words users of other tools type for a command of another name: the error names ours
+# (click's own guess for `play` would be `replay`).
+OTHER_NAMES = {
+    "play": "match",
+    "game": "match",
+    "games": "match",
+    "tournament": "league",
+    "gauntlet": "league",
+    "test": "check",
+    "validate": "check",
+    "server": "serve",
+    "results": "standings",
+}
+
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat big | head`
 
 
 def run(args: Sequence[str] | None = None) -> int:
     """Run the command line on ``args`` (default: ``sys.argv``); return the exit code."""
+    args = list(sys.argv[1:] if args is None else args)
+    if args[:1] == ["help"]:  # `newmarket help league`, as git and cargo take it
+        args = [*args[1:2], "--help"]
+    if args and args[0] in OTHER_NAMES:
+        ours = OTHER_NAMES[args[0]]
+        typer.echo(
+            f"error: No such command {args[0]!r}; newmarket calls it {ours!r} "
+            f"(see `newmarket {ours} --help`)",
+            err=True,
+        )
+        return 2
     command = typer.main.get_command(app)
     try:
         code = command.main(
-            args=list(sys.argv[1:] if args is None else args),
+            args=args,
             prog_name="newmarket",
             standalone_mode=False,
         )
+    except SystemExit as stop:
+        # rich and typer answer a reader that went away (`newmarket replay LOG | head`) with
+        # exit 1, which for replay, check and sprt means "failed"; a shell's 141 (SIGPIPE)
+        # says what happened, as cat or grep would.  Both exit while handling the EPIPE.
+        cause = stop.__context__
+        if stop.code == 1 and isinstance(cause, OSError) and cause.errno == errno.EPIPE:
+            return EXIT_BROKEN_PIPE
+        raise
     except errors.NoArgsIsHelpError as error:
         typer.echo(error.ctx.get_help() if error.ctx else str(error), err=True)
         return 2
     except errors.UsageError as error:
         where = error.ctx.command_path if error.ctx is not None else "newmarket"
         message = " ".join(error.format_message().split())  # one line, whatever click said
+        message = _single_dash_hint(error, args, message)
         typer.echo(f"error: {message} (see `{where} --help`)", err=True)
         return int(error.exit_code)
     except errors.ClickException as error:
         typer.echo(f"error: {' '.join(error.format_message().split())}", err=True)
         return int(error.exit_code)
-    except (errors.Abort, typer.Abort):
+    except (ABORT, typer.Abort):
+        typer.echo("interrupted", err=True)
+        return 130
+    except BaseExceptionGroup as group:
+        # Ctrl-C inside a trio nursery (check, sprt, connect) arrives wrapped in a group,
+        # which click's own KeyboardInterrupt handler never sees.
+        if group.subgroup(KeyboardInterrupt) is None:
+            raise
         typer.echo("interrupted", err=True)
         return 130
     return code if isinstance(code, int) else 0
+
+
+def _single_dash_hint(error: Any, args: list[str], message: str) -> str:
+    """click's message, or for cutechess's ``-games``, ``-concurrency``: what to type here.
+
+    click reads ``-games`` as the short options ``-g -a -m ...`` and says only
+    "No such option: -g", which names nothing the user typed.
+    """
+    if not isinstance(error, errors.NoSuchOption) or error.option_name.startswith("--"):
+        return message
+    typed = next(
+        (arg.split("=")[0] for arg in args if arg.startswith(error.option_name) and len(arg) > 2),
+        None,
+    )
+    if typed is None or typed.startswith("--"):
+        return message
+    known = (
+        {name for param in error.ctx.command.params for name in param.opts} if error.ctx else set()
+    )
+    double = "-" + typed
+    if double in known:
+        return f"No such option: {typed}; did you mean {double}?"
+    return (
+        f"No such option: {typed} (options here take two dashes; docs/cli.md says where "
+        "cutechess's and fastchess's options went)"
+    )
 
 
 def main() -> None:

@@ -22,10 +22,13 @@ verdict read backwards.  ``print_line`` applies it to whatever it prints.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import re
 from typing import Final
 
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.table import Column, Table
 from rich.text import Text
 
 # C0 controls, DEL and C1 controls (0x9b is a one-byte CSI); the bidirectional
@@ -66,14 +69,67 @@ WIDEST = 10_000  # room to measure a table's natural width; no real table comes 
 
 
 def print_whole(renderable: RenderableType, console: Console | None = None) -> None:
-    """Print ``renderable`` on ``console`` (stdout); off a terminal, never cut to a width."""
+    """Print ``renderable`` on ``console`` (stdout); off a terminal, never cut to a width.
+
+    On a terminal too narrow for a table, the table loses columns from its right
+    (the least important: the standings end with faults and DQ) until every cell
+    that cannot wrap is whole, and one line says which were left out; squeezed,
+    rich would cut every column, the bots' names first, to one letter and an ellipsis.
+    """
     console = console or Console()
     if console.is_terminal:
-        console.print(renderable)
+        fitted, left_out = _fit_columns(renderable, console)
+        console.print(fitted)
+        if left_out:
+            print_line(
+                console,
+                f"(left out to fit {console.width} columns: {left_out}; "
+                "widen the window, or pipe into less -S)",
+            )
         return
     measuring = Console(file=console.file, width=WIDEST)
     width = measuring.measure(renderable).maximum
     Console(file=console.file, width=max(width, 1)).print(renderable)
+
+
+MIN_COLUMNS = 2  # a table is never narrowed past its first two columns (rank and name)
+
+
+def _fit_columns(renderable: RenderableType, console: Console) -> tuple[RenderableType, str]:
+    """``renderable`` with its tables narrowed to ``console``'s width; what was left out."""
+    if isinstance(renderable, Group):  # the standings and their head-to-head table
+        parts = [_fit_columns(part, console) for part in renderable.renderables]
+        gone = [
+            f"{part.title}: {left_out}" if n and isinstance(part.title, str) else left_out
+            for n, (part, left_out) in enumerate(parts)
+            if left_out and isinstance(part, Table)
+        ]
+        return Group(*(part for part, _ in parts)), "; ".join(gone)
+    if not isinstance(renderable, Table) or not all(c.no_wrap for c in renderable.columns):
+        return renderable, ""  # a table of text wraps its cells to fit, as it should
+    unbounded = console.options.update_width(WIDEST)  # a measure is capped at its width
+    fitted = copy.copy(renderable)  # the caller's table keeps every column
+    fitted.columns = [_unsqueezable(column, console, unbounded) for column in fitted.columns]
+    left_out: list[str] = []
+    while (
+        len(fitted.columns) > MIN_COLUMNS
+        and console.measure(fitted, options=unbounded).minimum > console.width
+    ):
+        left_out.insert(0, str(fitted.columns.pop().header))
+    if not left_out:
+        return renderable, ""
+    return fitted, ", ".join(left_out)
+
+
+def _unsqueezable(column: Column, console: Console, options: ConsoleOptions) -> Column:
+    """``column``, whose minimum width is its widest cell.
+
+    rich measures a cell that may not wrap by its longest word, yet then cuts
+    it rather than wrap it: this is the width it needs to be shown whole.
+    """
+    cells = [column.header, *column.cells]
+    widest = max(console.measure(cell, options=options).maximum for cell in cells)
+    return dataclasses.replace(column, min_width=max(widest, column.min_width or 0))
 
 
 def print_line(console: Console, text: str | Text) -> None:

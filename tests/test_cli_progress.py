@@ -7,6 +7,7 @@ plays with the default table size, which fits it.
 from __future__ import annotations
 
 import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +87,16 @@ def test_a_minimal_league_of_three_bots_plays_and_prints_a_line_per_match(tmp_pa
     lines = [line for line in done.stderr.splitlines() if line.startswith("match ")]
     assert lines and lines[-1].startswith(f"match {len(lines)}/{len(lines)} done: ")
     assert '"finished": true' in done.stdout
+
+
+def test_on_an_80_column_terminal_the_bar_line_is_whole() -> None:
+    # rich's 40-wide bar pushed the line past 80 columns: the rate was cut to "matc…".
+    out = io.StringIO()
+    reporter = RichReporter(Console(file=out, width=80, force_terminal=True, color_system=None))
+    reporter.begin(504, 0, "bundled bots: round robin")
+    reporter.progress.refresh()
+    reporter.end()
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    line = next(line for line in re.split(r"[\r\n]", drawn) if "round robin" in line)
+    assert len(line) <= 80 and "…" not in line
+    assert line.endswith(" 0/504 0.00/s 0:00:00 elapsed, -:--:-- left")

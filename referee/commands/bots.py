@@ -13,13 +13,14 @@ from rich.console import Console
 from rich.table import Table
 
 from bots.registry import BUNDLED
+from referee.printing import print_line, print_whole
 
 
 def bots_table() -> Table:
     table = Table(title="Bundled bots", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
     table.add_column("language", no_wrap=True)
-    table.add_column("runs here")
+    table.add_column("runs here", overflow="fold")  # a long path folds, never cut
     table.add_column("what it does")
     for name, bot in BUNDLED.items():
         ok, why = bot.available()
@@ -32,8 +33,9 @@ def bots_table() -> Table:
 def bots_command() -> None:
     """List the bundled bots, their language, and whether each can run on this machine."""
     console = Console()
-    console.print(bots_table())
-    console.print(
+    print_whole(bots_table(), console)  # piped: every path whole, never cut with an ellipsis
+    print_line(
+        console,
         "Give a name to --bot (`--bot tracker`), or any command line "
-        '(`--bot "node bots/js/bot.js"`).'
+        '(`--bot "node bots/js/bot.js"`).',
     )

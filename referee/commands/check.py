@@ -67,6 +67,7 @@ from referee.commands.common import (
     UsageError,
     build_rules,
     fail,
+    made_log_dir,
     sandbox_of,
     startable,
     time_control,
@@ -174,6 +175,7 @@ def check_command(
             rules_name, option or [], hands, players, seed, matches
         )
         sandbox = sandbox_of(sandbox_level)
+        made_log_dir(log_dir)
     except UsageError as error:
         raise fail(str(error)) from None
 
@@ -185,7 +187,8 @@ def check_command(
         header = render_header(spec, control)
         if stress_seed is not None:
             random_count = len(scenarios) - len(SCENARIOS)
-            header += f"then {random_count} random matches, seed {stress_seed}\n"
+            matches_word = "match" if random_count == 1 else "matches"
+            header += f"then {random_count} random {matches_word}, seed {stress_seed}\n"
         sys.stdout.write(header + "\n")
         sys.stdout.flush()
     report = check_bot(

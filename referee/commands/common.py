@@ -18,8 +18,9 @@ command that runs bots makes before any bot starts.
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -27,6 +28,7 @@ import typer
 
 from engine import NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
+from referee.league.preflight import PreflightError, check_writable
 from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
 from referee.timecontrol import TimeControl
@@ -50,7 +52,9 @@ RulesName = Annotated[str, typer.Option("--rules", help="The rule preset (see `n
 RuleOptions = Annotated[
     list[str] | None,
     typer.Option(
-        "--option", help="A rule option KEY=VALUE over the preset; repeatable (`newmarket rules`)."
+        "--option",
+        metavar="KEY=VALUE",
+        help="A rule option KEY=VALUE over the preset; repeatable (`newmarket rules`).",
     ),
 ]
 HandLimit = Annotated[
@@ -169,6 +173,17 @@ LogDir = Annotated[
 ]
 
 
+def made_log_dir(log_dir: Path | None) -> Path | None:
+    """``--log-dir``, made and tried with a write now, or a ``UsageError`` before any bot
+    starts (as a league's log directory is, by the same check)."""
+    if log_dir is not None:
+        try:
+            check_writable("--log-dir", log_dir)
+        except PreflightError as error:
+            raise UsageError(str(error)) from None
+    return log_dir
+
+
 def time_control(
     move_time: float, time_bank: float, startup_time: float, margin: float, max_faults: int
 ) -> TimeControl:
@@ -222,7 +237,33 @@ def startable(spec: BotSpec, flag: str) -> BotSpec:
         raise UsageError(f"{flag}: {spec.unavailable}")
     if not spec.command:
         return spec  # a remote bot: nothing to start here
-    why = why_cannot_start(spec.command, spec.cwd or Path.cwd(), spec.env)
+    why = why_not_startable(spec.command, spec.cwd or Path.cwd(), spec.env)
     if why is not None:
         raise UsageError(f"{flag}: {why}")
     return spec
+
+
+INTERPRETERS = {".py": "python3", ".js": "node", ".sh": "bash"}
+
+
+def why_not_startable(
+    command: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None
+) -> str | None:
+    """``why_cannot_start``, with what to type instead for a bot writer's usual slips.
+
+    ``--bot mybot.py`` looks ``mybot.py`` up on PATH, not in the current
+    directory, as a shell does: the message says so and gives the command line
+    that runs it.  A directory is named as one, not as a program that does not exist.
+    """
+    why = why_cannot_start(command, cwd, env or {})
+    if why is None:
+        return None
+    program = command[0]
+    here = cwd / os.path.expanduser(program)
+    if here.is_dir():
+        return f"program {program!r} is a directory"
+    if "/" not in program and here.is_file():
+        interpreter = INTERPRETERS.get(here.suffix)
+        instead = f"{interpreter} {program}" if interpreter else f"./{program}"
+        return f"{why}; to run the file {program} here, give {instead!r}"
+    return why

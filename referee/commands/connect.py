@@ -33,10 +33,12 @@ from typing import Annotated
 import trio
 import typer
 
+from bots.registry import BUNDLED
 from protocol.framing import MAX_LINE_BYTES, LineFramer, LineTooLongError
 from protocol.messages import Fault, MalformedMessageError, MatchStart, decode_referee_message
 from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
-from referee.process import why_cannot_start
+from referee.bots import resolve_bot
+from referee.commands.common import why_not_startable
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
 DRAIN_GRACE = 2.0  # after the bot exits, how long the league's last lines may take
@@ -181,7 +183,11 @@ async def bridge(host: str, port: int, token: str, command: list[str], *, wait: 
 def connect_command(
     address: Annotated[str, typer.Argument(metavar="HOST:PORT", help="The league's address.")],
     command: Annotated[
-        list[str], typer.Argument(metavar="-- COMMAND...", help="How to start your bot.")
+        list[str],
+        typer.Argument(
+            metavar="-- COMMAND...",
+            help="How to start your bot, or a bundled bot's name (see `newmarket bots`).",
+        ),
     ],
     token: Annotated[str, typer.Option(help="Your bot's token, from the organiser.")],
     wait: Annotated[
@@ -198,9 +204,15 @@ def connect_command(
     if not token.strip():
         typer.echo("error: --token: must not be empty", err=True)
         raise typer.Exit(code=2)
+    if len(command) == 1 and command[0] in BUNDLED:  # `-- random`, as `check random` takes
+        bundled = resolve_bot(command[0])
+        if bundled.unavailable is not None:
+            typer.echo(f"error: COMMAND: {bundled.unavailable}", err=True)
+            raise typer.Exit(code=2)
+        command = list(bundled.command)
     # As every command that runs a bot: a program that cannot start is the command line's
     # mistake, said before the league is contacted.
-    why = why_cannot_start(command, Path.cwd(), {}) if command else "give the bot's command"
+    why = why_not_startable(command, Path.cwd()) if command else "give the bot's command"
     if why is not None:
         typer.echo(f"error: COMMAND: {why}", err=True)
         raise typer.Exit(code=2)

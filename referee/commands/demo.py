@@ -54,7 +54,8 @@ def demo_command(
 
     typer.echo(
         f"Newmarket demo: {DEFAULT_PRESET} rules, {len(NAMES)} random players, "
-        f"{hands} hands, seed {seed} (again: newmarket demo --seed {seed} --hand-limit {hands})"
+        f"{hands} hand{'' if hands == 1 else 's'}, seed {seed} "
+        f"(again: newmarket demo --seed {seed} --hand-limit {hands})"
     )
     typer.echo(f"boodle cards: {cards(rules.boodle_cards)}; {rules.starting_chips} chips each\n")
     for line in render(match.events(), NAMES, rules.boodle_cards):

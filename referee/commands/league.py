@@ -20,7 +20,7 @@ from typing import Annotated
 import trio
 import typer
 
-from referee.commands.common import Concurrency
+from referee.commands.common import Concurrency, fail
 from referee.failures import first_instance
 from referee.league.config import ConfigError, LeagueConfig, load_config
 from referee.league.deals import deal_note
@@ -54,6 +54,12 @@ def check_schedule(config: LeagueConfig) -> None:
 
 def open_store(config: LeagueConfig, db: Path) -> LeagueStore:
     return LeagueStore.for_league(db, config)
+
+
+def one_format(as_json: bool, as_csv: bool) -> None:
+    """``--json`` and ``--csv`` together would print one and drop the other without a word."""
+    if as_json and as_csv:
+        raise fail("--json and --csv: give one (the standings are printed once)")
 
 
 def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> None:
@@ -123,6 +129,7 @@ def league_command(
     plain line per finished match on stderr; the standings go to stdout.
     """
     db_path = db if db is not None else default_db(league_file)
+    one_format(as_json, as_csv)
     if cluster is not None and jobs is not None:
         typer.echo(
             "error: --concurrency/--jobs and --cluster: give one (local:N sets the workers)",

@@ -116,15 +116,17 @@ def result_table(result: MatchResult) -> Table:
         f"({result.reason.replace('_', ' ')})",
         title_justify="left",
     )
-    table.add_column("place", justify="right")
-    table.add_column("seat", justify="right")
-    table.add_column("bot", style="bold")
-    table.add_column("chips", justify="right")
-    table.add_column("net", justify="right")
-    table.add_column("boodle", justify="right")
-    table.add_column("hands won", justify="right")
-    table.add_column("status")
-    table.add_column("faults")
+    # No cell wraps or is cut: on a narrow terminal print_whole leaves out the last columns
+    # instead (the faults are listed under the table too).
+    for header in ("place", "seat", "bot", "chips", "net", "boodle", "hands won", "status"):
+        numeric = header not in ("bot", "status")
+        table.add_column(
+            header,
+            justify="right" if numeric else "left",
+            style="bold" if header == "bot" else "",
+            no_wrap=True,
+        )
+    table.add_column("faults", no_wrap=True)
     for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
         kinds: dict[str, int] = {}
         for fault in seat.faults:
@@ -175,6 +177,7 @@ def match_command(
         list[str],
         typer.Option(
             "--bot",
+            metavar="BOT",
             help="A bundled bot's name (see `newmarket bots`) or a command line, "
             "optionally NAME=COMMAND to name the seat; one per seat, 3 to 8.",
         ),

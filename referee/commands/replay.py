@@ -28,7 +28,12 @@ from referee.transcript import feed, transcript
 
 
 def replay_command(
-    log: Annotated[Path, typer.Argument(help="A match log written by `newmarket match`.")],
+    log: Annotated[
+        Path,
+        typer.Argument(
+            help="A match log: of `newmarket match`, a league, or `newmarket sprt --log-dir`."
+        ),
+    ],
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the verified match as JSON.")
     ] = False,

@@ -29,6 +29,7 @@ from engine import (
     preset,
 )
 from engine.presets import preset_summary
+from referee.printing import print_line, print_whole
 
 _LEAD_SUIT = {
     LeadSuit.ANY: "any suit after a stop",
@@ -97,14 +98,15 @@ def rules_command(
     """List the rule presets, or show every option of one preset."""
     console = Console()
     if name is None:
-        console.print(presets_table())
-        console.print(
+        print_whole(presets_table(), console)  # piped: one line per preset, never wrapped
+        print_line(
+            console,
             "`newmarket rules NAME` shows every option of a preset; "
-            "`newmarket simulate --option KEY=VALUE` changes one."
+            "`newmarket simulate --option KEY=VALUE` changes one.",
         )
         return
     try:
         table = options_table(name)
     except RulesError as error:
         raise fail(str(error)) from None
-    console.print(table)
+    print_whole(table, console)

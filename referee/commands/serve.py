@@ -65,6 +65,11 @@ def serve_command(
         if words[0] in ACTIONS:
             _manage(words, competition)
             return
+        if len(words) > 1 and words[1] in ACTIONS:  # `serve cup.toml pause`, as git would
+            action = " ".join(words[1:])
+            raise ConfigError(
+                f"serve: the action comes first: newmarket serve {action} -c {words[0]}"
+            )
         if len(words) != 1:
             raise ConfigError(f"serve: expected COMPETITION.toml or one of {', '.join(ACTIONS)}")
         config = load_config(Path(words[0]))
@@ -92,6 +97,11 @@ def _manage(words: list[str], competition: Path) -> None:
     if len(rest) != expected:
         usage = "add-participant NAME" if expected else action
         raise ConfigError(f"serve {action}: usage: newmarket serve {usage} [-c COMPETITION.toml]")
+    if not competition.exists():
+        raise ConfigError(
+            f"{competition}: no such competition file; name yours with -c FILE "
+            f"(newmarket serve {' '.join(words)} -c cup.toml)"
+        )
     config = load_config(competition)
     store = CompetitionStore.open(config.database)
     try:

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from engine import (
@@ -66,6 +65,7 @@ from referee.commands.common import (
     parse_options,
 )
 from referee.commands.rules import fail
+from referee.printing import print_whole
 
 STOP_CAUSES = (STOP_TOP, STOP_DEAD, STOP_PLAYED)
 
@@ -269,4 +269,4 @@ def simulate_command(
         return
     extra = "".join(f" {k}={v}" for k, v in options.items())
     title = f"{rules_name}{extra}: {players} players, seed {seed}, random decisions"
-    Console().print(summary_table(summary, title))
+    print_whole(summary_table(summary, title))

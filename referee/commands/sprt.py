@@ -69,6 +69,7 @@ from referee.commands.common import (
     UsageError,
     bot_of,
     fail,
+    made_log_dir,
     parse_options,
     require_players_past_end,
     sandbox_of,
@@ -378,11 +379,7 @@ def build_settings(
         raise UsageError(f"--max-matches: at least one group of {group_size} matches is needed")
     if concurrency < 1:
         raise UsageError(f"--concurrency: must be at least 1, got {concurrency}")
-    if log_dir is not None:
-        try:
-            log_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise UsageError(f"--log-dir: cannot create {log_dir}: {error}") from None
+    made_log_dir(log_dir)
     return SprtSettings(
         candidate=specs[0],
         baseline=specs[1],
@@ -561,8 +558,10 @@ def sprt_command(
         raise fail(f"--results: cannot write {results}: {error.strerror or error}") from None
     out = sys.stderr if as_json else sys.stdout
     print(header(settings), file=out, flush=True)
+    latest: list[tuple[SprtSummary, Totals]] = []  # the estimate after the last group
 
     def report(group: GroupResult, summary: SprtSummary, totals: Totals) -> None:
+        latest[:] = [(summary, totals)]
         faults = f" · {group.faults} faults" if group.faults else ""
         print(f"{totals.line()} · {summary.line()}{faults}", file=out, flush=True)
         if sink is not None:
@@ -571,6 +570,21 @@ def sprt_command(
 
     try:
         summary, totals = trio.run(run_sprt, settings, report)
+    except (KeyboardInterrupt, BaseExceptionGroup) as error:
+        if isinstance(error, BaseExceptionGroup) and not error.subgroup(KeyboardInterrupt):
+            raise
+        # As fastchess does on Ctrl-C: the test so far, and how to play it again.
+        so_far = (
+            f"undecided after {latest[0][1].matches} matches: {latest[0][0].line()}"
+            if latest
+            else "before the first group of matches finished"
+        )
+        print(
+            f"interrupted, {so_far} (--seed {settings.seed} plays the same deals)",
+            file=out,
+            flush=True,
+        )
+        raise typer.Exit(code=130) from None
     finally:
         if sink is not None:
             sink.close()
@@ -620,15 +634,22 @@ def build_config(
         raise UsageError(f"--score: {score!r} is not one of {', '.join(SCORES)}")
     if score == PLACES and (chips0 is not None or chips1 is not None):
         raise UsageError("--chips0/--chips1: only for --score chips; use --elo0/--elo1")
+    # Each mistake named by the flag the user typed (the configs' own errors name fields).
+    for flag, value in (("--alpha", alpha), ("--beta", beta)):
+        if not 0.0 < value < 0.5:
+            raise UsageError(f"{flag}: must be between 0 and 0.5 (exclusive), got {value:g}")
+    if chips0 is None and chips1 is None and not elo1 > elo0:
+        raise UsageError(f"--elo1: must be greater than --elo0 ({elo0:g}), got {elo1:g}")
+    low = elo0 / ELO_PER_CHIP if chips0 is None else chips0
+    high = elo1 / ELO_PER_CHIP if chips1 is None else chips1
+    if score == CHIPS and not high > low:
+        raise UsageError(
+            f"--chips1: must be greater than --chips0 ({low:.4g} chips per hand), got {high:.4g}"
+            + ("" if chips1 is not None else f" (--elo1 {elo1:g} / {ELO_PER_CHIP:g})")
+        )
     try:
         if score == PLACES:
             return SprtConfig(elo0=elo0, elo1=elo1, alpha=alpha, beta=beta)
-        return ChipsConfig(
-            chips0=elo0 / ELO_PER_CHIP if chips0 is None else chips0,
-            chips1=elo1 / ELO_PER_CHIP if chips1 is None else chips1,
-            alpha=alpha,
-            beta=beta,
-            decisive=decisive,
-        )
+        return ChipsConfig(chips0=low, chips1=high, alpha=alpha, beta=beta, decisive=decisive)
     except ValueError as error:
         raise UsageError(f"--elo0/--elo1/--chips0/--chips1/--alpha/--beta: {error}") from None

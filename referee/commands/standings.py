@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from referee.commands.league import print_standings
+from referee.commands.league import one_format, print_standings
 from referee.league.standings import standings_of
 from referee.league.store import LeagueStore, StoreError
 
@@ -22,6 +22,7 @@ def standings_command(
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
 ) -> None:
     """Print a league's standings from its database (also while it runs)."""
+    one_format(as_json, as_csv)
     try:
         with LeagueStore.open_existing(db) as store:
             standings = standings_of(store)  # a damaged row is a StoreError here

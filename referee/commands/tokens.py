@@ -23,7 +23,7 @@ def tokens_command(
     league_file: Annotated[Path, typer.Argument(help="The league's TOML file.")],
     renew: Annotated[
         list[str] | None,
-        typer.Option(help="Give this remote bot a new token (repeat for several)."),
+        typer.Option(metavar="NAME", help="Give this remote bot a new token (repeat for several)."),
     ] = None,
 ) -> None:
     """Issue (or show) one token per remote bot of a league; prints NAME TOKEN lines."""

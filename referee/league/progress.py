@@ -46,7 +46,12 @@ class _RateColumn(ProgressColumn):
         elapsed = time.monotonic() - self.reporter.started
         played = self.reporter.played
         rate = played / elapsed if elapsed > 0 and played else 0.0
-        return Text(f"{rate:.2f} matches/s", style="progress.data.speed")
+        # "/s" after "12/504": matches per second, short enough for the line to fit 80 columns.
+        return Text(f"{rate:.2f}/s", style="progress.data.speed", no_wrap=True)
+
+
+# "0.00/s 0:00:00 elapsed, 0:00:00 left" and the spaces between the columns.
+BAR_LINE_WITHOUT_BAR_OR_COUNT = 40
 
 
 class RichReporter:
@@ -54,9 +59,10 @@ class RichReporter:
 
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(stderr=True)
+        self.bar = BarColumn()
         self.progress = Progress(
             TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
+            self.bar,
             MofNCompleteColumn(),
             _RateColumn(self),
             TimeElapsedColumn(),
@@ -74,6 +80,10 @@ class RichReporter:
         self.plain = not self.console.is_terminal  # a line per match instead of a bar
 
     def begin(self, total: int | None, done: int, description: str) -> None:
+        # The bar takes what the other columns leave of the line (rich's 40 pushed the
+        # rate past 80 columns, where it was cut to "matche…"), from 5 to 40 wide.
+        rest = len(description) + len(f" {total}/{total}") + BAR_LINE_WITHOUT_BAR_OR_COUNT
+        self.bar.bar_width = max(5, min(40, self.console.width - rest))
         self.started = time.monotonic()
         self.done, self.total = done, total
         self.progress.start()

@@ -42,7 +42,6 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -63,7 +62,13 @@ from referee.league.runner import (
     TableJob,
     WorkerDied,
 )
-from referee.league.worker import PipeError, pipe_message, play_message, setup_message
+from referee.league.worker import (
+    WORKER_COMMAND,
+    PipeError,
+    pipe_message,
+    play_message,
+    setup_message,
+)
 from referee.match import MatchResult
 from referee.process import describe_exit, why_cannot_start
 from referee.timecontrol import TimeControl
@@ -116,7 +121,7 @@ class _Table:
 
     def __init__(self, setup: dict[str, object]) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "referee.league.worker"],
+            WORKER_COMMAND,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )

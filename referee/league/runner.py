@@ -34,7 +34,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -49,7 +48,14 @@ from referee.league import bankroll
 from referee.league.config import LeagueConfig
 from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.store import LeagueStore, MatchKey
-from referee.league.worker import JsonLines, PipeError, one_line, play_message, setup_message
+from referee.league.worker import (
+    WORKER_COMMAND,
+    JsonLines,
+    PipeError,
+    one_line,
+    play_message,
+    setup_message,
+)
 from referee.match import MatchResult
 from referee.process import describe_exit
 from referee.timecontrol import TimeControl
@@ -489,7 +495,7 @@ class TablePool:
 
     async def _start_worker(self, slot: int) -> WorkerProcess:
         process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "referee.league.worker"],
+            WORKER_COMMAND,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )

@@ -452,8 +452,21 @@ async def _main() -> None:
     await serve(stdin, stdout)
 
 
+WORKER_COMMAND = [
+    sys.executable,
+    "-c",
+    # SIGINT is ignored before anything is imported: Ctrl-C in a terminal reaches the
+    # whole process group, and a worker still importing (trio, the engine: a second at
+    # start) would otherwise print a KeyboardInterrupt traceback over the league's own
+    # "interrupted". The league process decides, and stops its workers itself.
+    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "from referee.league.worker import main; main()",
+]
+"""How a league starts a table worker (``runner`` on this machine, ``cluster`` on Dask's)."""
+
+
 def main() -> None:
-    # Ctrl-C in a terminal reaches the whole process group; the league process decides.
+    # Also here for `python -m referee.league.worker` by hand: the league decides.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     trio.run(_main)
 

@@ -50,6 +50,7 @@ from bots.sdk import Bot, TableState
 from engine import Match, Outcome, Rules, preset
 from engine.actions import Decision
 from engine.cards import Card
+from engine.events import E_STOP, STOP_DEAD
 from protocol.messages import MatchStart, Request
 from referee import convert
 from referee.bots import BotSpec, resolve_bot
@@ -325,13 +326,22 @@ def duel_group(args: argparse.Namespace, group: int) -> tuple[float, float]:
         bots = [
             make_bot(args.candidate if s == seat else args.baseline) for s in range(args.players)
         ]
-        outcome = play_in_process(bots, rules, seed, int(args.move_time * 1000))
+        oracles = [bot for bot in bots if isinstance(bot, Oracle)]
+        outcome = play_in_process(
+            bots, rules, seed, int(args.move_time * 1000), before=functools.partial(_show, oracles)
+        )
         pairs = zip(outcome.chips, outcome.starting_chips, strict=True)
         net = [end - start for end, start in pairs]
         others = statistics.fmean(net[s] for s in range(args.players) if s != seat)
         chips.append((net[seat] - others) / max(1, outcome.hands_played))
         places.append(match_score(list(outcome.places), seat))
     return statistics.fmean(chips), statistics.fmean(places)
+
+
+def _show(oracles: list[Oracle], match: Match) -> None:
+    """An oracle (benchmarks only) reads the true deal before each decision."""
+    for oracle in oracles:
+        oracle.match = match
 
 
 def duel(args: argparse.Namespace) -> None:
@@ -368,15 +378,30 @@ class Oracle(Bot):
 
     With the hidden cards known, the only errors left are the playouts'; a
     correct search then comes close to the best lead.  ``hide`` takes some
-    knowledge away again, to see where the value of knowing lies: 1 keeps the
-    true dead hand and shuffles the other seats' cards among them (their hand
-    sizes kept); 2 shuffles the dead hand in too (no inference, no facts from
-    the play: a lower bound for the search).
+    knowledge away again, to see where the value of knowing lies:
+
+    * 0: every card known (knowing the other seats' hands is knowing the dead
+      hand too: it is the rest of the pack);
+    * 1: the true dead hand kept, the other seats' cards shuffled among them
+      (their hand sizes kept);
+    * 2: the dead hand shuffled in too (no inference, no facts from the play,
+      not even the stops: a lower bound for the search);
+    * 4: as 2, but the dead cards that stops have proven so far stay dead (the
+      facts a bot has from the stops; the search has these and more);
+    * 3: as 4, and the dead cards that stops *will* prove in the rest of this
+      hand stay dead too (those of the noiseless continuation after any legal
+      lead): clairvoyance of every stop to
+      come, an upper bound on what leading to learn from stops could be worth.
+
+    The playouts count the dead cards proven so far as gone for every seat
+    (``known_dead``), as the search's do.
     """
 
     name = "oracle"
 
     def __init__(self, samples: int = 20, epsilon: float = 0.1, hide: int = 0) -> None:
+        if hide not in (0, 1, 2, 3, 4):
+            raise SystemExit(f"error: oracle: hide={hide}: expected 0 to 4")
         self.samples = samples
         self.epsilon = epsilon
         self.hide = hide
@@ -394,20 +419,31 @@ class Oracle(Bot):
         truth = position_of(self.match)
         seat = state.seat
         hide = self.hide
+        shown = self.match._dead_shown_by_stops()  # engine codes
+        fixed_dead: set[Card] = set()
+        if hide in (3, 4):
+            mask = shown
+            if hide == 3:
+                mask |= continuations(self.match, request.legal, seat)[1]
+            to_card = self.match._to_card
+            fixed_dead = {to_card[code] for code in range(52) if mask >> code & 1}
 
         def sample(rng: random.Random) -> Position:
             if not hide:
                 return truth
             others = [s for s in range(truth.players) if s != seat]
             cards = [card for s in others for card in truth.hands[s]]
-            if hide == 2:
-                cards += truth.dead_hand
+            if hide != 1:
+                cards += [card for card in truth.dead_hand if card not in fixed_dead]
             rng.shuffle(cards)
             hands = list(truth.hands)
             for s in others:
                 size = len(truth.hands[s])
                 hands[s], cards = tuple(cards[:size]), cards[size:]
-            dead = tuple(cards) if hide == 2 else truth.dead_hand
+            if hide == 1:
+                dead = truth.dead_hand
+            else:
+                dead = tuple(card for card in truth.dead_hand if card in fixed_dead) + tuple(cards)
             return dataclasses.replace(truth, hands=tuple(hands), dead_hand=dead)
 
         estimates, _ = evaluate(
@@ -417,9 +453,45 @@ class Oracle(Bot):
             random.Random(0),
             deadline=float("inf"),
             max_samples=self.samples,
-            policy=PolicyParams(epsilon=self.epsilon, dead_size=len(truth.dead_hand)),
+            policy=PolicyParams(
+                epsilon=self.epsilon,
+                dead_size=len(truth.dead_hand),
+                known_dead=0 if hide == 2 else shown,
+            ),
         )
         return str(max(estimates, key=lambda estimate: estimate.mean).action)
+
+
+def continuations(match: Match, legal: list[str], seat: int) -> tuple[dict[str, float], int]:
+    """Each legal lead valued on the true deal, and the dead cards the rest of the hand shows.
+
+    The rest of the hand is played by every seat with the playout policy
+    without randomness (the boodle starter's rule, the dead hand's true size;
+    stops shown in the rest of the hand count, as ``policy_lead`` reads them
+    from the match) and scored as the search scores a hand.  The mask (engine
+    codes) holds every card a stop with cause ``dead`` proves after any of the
+    leads and was not proven before.
+    """
+    from bots.search.montecarlo import utility
+    from bots.search.playout import PolicyParams, policy_lead
+
+    values: dict[str, float] = {}
+    params = PolicyParams(epsilon=0.0, dead_size=len(match.dead_hand()))
+    future = 0
+    for text in legal:
+        play = match.clone()
+        hand = play.hand_number
+        since = play.event_count()
+        play.apply(Card.parse(text))
+        while not play.is_over and play.hand_number == hand:
+            if play.decision is not Decision.LEAD:
+                break
+            play.apply(policy_lead(play, lambda: 1.0, params))
+        values[text] = utility(play, seat)
+        for raw in play.raw_events(since):
+            if raw[0] == E_STOP and raw[2] == STOP_DEAD:
+                future |= 1 << raw[3]
+    return values, future & ~match._dead_shown_by_stops()
 
 
 class Panel(Bot):
@@ -443,6 +515,8 @@ class Panel(Bot):
         self.match: Match | None = None
         self.gains: list[list[float]] = [[] for _ in variants]
         self.best: list[float] = []
+        self.tags: list[tuple[int, int]] = []
+        """Per lead: dead cards proven by stops so far, and those the rest of the hand proves."""
 
     def on_match_start(self, start: MatchStart, state: TableState) -> None:
         for variant in self.variants:
@@ -453,34 +527,23 @@ class Panel(Bot):
             variant.on_events(events, state)
 
     def lead(self, request: Request, state: TableState) -> str:
-        from bots.search.montecarlo import utility
-        from bots.search.playout import PolicyParams, policy_lead
-
         played = self.player.lead(request, state)
         if len(request.legal) < 2 or self.match is None:
             return played
-        values = {}
-        # The starter's rule for every seat, with the dead hand's true size (stops shown
-        # in the rest of the hand count, as policy_lead reads them from the match).
-        params = PolicyParams(epsilon=0.0, dead_size=len(self.match.dead_hand()))
-        for text in request.legal:
-            match = self.match.clone()
-            hand = match.hand_number
-            match.apply(Card.parse(text))
-            while not match.is_over and match.hand_number == hand:
-                if match.decision is not Decision.LEAD:
-                    break
-                match.apply(policy_lead(match, lambda: 1.0, params))
-            values[text] = utility(match, state.seat)
+        values, future = continuations(self.match, request.legal, state.seat)
+        shown = self.match._dead_shown_by_stops()
         for gains, variant in zip(self.gains, self.variants, strict=True):
             if isinstance(variant, Oracle):
                 variant.match = self.match
             gains.append(values[variant.lead(request, state)] - values[played])
         self.best.append(max(values.values()) - values[played])
+        self.tags.append((shown.bit_count(), future.bit_count()))
         return played
 
 
-def regret_match(args: argparse.Namespace, number: int) -> tuple[list[list[float]], list[float]]:
+def regret_match(
+    args: argparse.Namespace, number: int
+) -> tuple[list[list[float]], list[float], list[tuple[int, int]]]:
     rules = preset(args.rules).with_options(
         {**parse_options(args.option), "hand_limit": args.hands}
     )
@@ -493,38 +556,62 @@ def regret_match(args: argparse.Namespace, number: int) -> tuple[list[list[float
     # The variants' sample caps, not the clock, bound their work (--move-time 0 is 200 ms).
     move_ms = int(args.move_time * 1000) or 200
     play_in_process(bots, rules, group_seed(args.seed, number), move_ms, before=before)
-    return panel.gains, panel.best
+    return panel.gains, panel.best, panel.tags
+
+
+REGRET_SPLITS: list[tuple[str, Callable[[tuple[int, int]], bool]]] = [
+    ("no dead card proven yet", lambda tag: tag[0] == 0),
+    ("a dead card proven", lambda tag: tag[0] > 0),
+    ("no stop on a dead card to come", lambda tag: tag[1] == 0),
+    ("a stop on a dead card to come", lambda tag: tag[1] > 0),
+]
+"""How ``regret --split`` cuts the leads: by what the stops have shown and will show."""
 
 
 def regret(args: argparse.Namespace) -> None:
     started = time.monotonic()
     gains: list[list[float]] = [[] for _ in args.variant]
     best: list[float] = []
+    tags: list[tuple[int, int]] = []
     with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-        for done, (match_gains, match_best) in enumerate(
+        for done, (match_gains, match_best, match_tags) in enumerate(
             pool.imap(functools.partial(regret_match, args), range(args.matches)), start=1
         ):
             for total, more in zip(gains, match_gains, strict=True):
                 total.extend(more)
             best.extend(match_best)
+            tags.extend(match_tags)
             if done % args.every == 0 or done == args.matches:
                 print(
                     f"{done} matches, {len(best)} leads with a choice, "
                     f"{time.monotonic() - started:.0f} s; chips gained per lead over boodle's:"
                 )
-                mean, half = mean_interval(best)
-                print(f"  {'(the best lead)':<40} {mean:+.3f} ± {half:.3f}")
-                for text, values in zip(args.variant, gains, strict=True):
-                    mean, half = mean_interval(values)
-                    # Paired with the first variant (the same leads): far tighter.
-                    paired, paired_half = mean_interval(
-                        [a - b for a, b in zip(values, gains[0], strict=True)]
-                    )
-                    print(
-                        f"  {text:<40} {mean:+.3f} ± {half:.3f}   "
-                        f"vs the first {paired:+.3f} ± {paired_half:.3f}",
-                        flush=True,
-                    )
+                report_regret(args.variant, gains, best)
+                if args.split and done == args.matches:
+                    for label, keep in REGRET_SPLITS:
+                        chosen = [i for i, tag in enumerate(tags) if keep(tag)]
+                        if len(chosen) < 2:
+                            continue
+                        print(f" {label} ({len(chosen)} leads):")
+                        report_regret(
+                            args.variant,
+                            [[values[i] for i in chosen] for values in gains],
+                            [best[i] for i in chosen],
+                        )
+
+
+def report_regret(names: list[str], gains: list[list[float]], best: list[float]) -> None:
+    """Each variant's gain per lead, and paired with the first (the same leads: far tighter)."""
+    mean, half = mean_interval(best)
+    print(f"  {'(the best lead)':<40} {mean:+.3f} ± {half:.3f}")
+    for text, values in zip(names, gains, strict=True):
+        mean, half = mean_interval(values)
+        paired, paired_half = mean_interval([a - b for a, b in zip(values, gains[0], strict=True)])
+        print(
+            f"  {text:<40} {mean:+.3f} ± {half:.3f}   "
+            f"vs the first {paired:+.3f} ± {paired_half:.3f}",
+            flush=True,
+        )
 
 
 # ---------------------------------------------------------------- choice: loss against a reference
@@ -874,6 +961,9 @@ def main() -> None:
     _played_matches(panel, hands=20, matches=20, seed=1, jobs=True, every=5)
     panel.add_argument(
         "--move-time", type=float, default=0.2, help="seconds per decision (large: samples bind)"
+    )
+    panel.add_argument(
+        "--split", action="store_true", help="also by what the stops have shown and will show"
     )
     grade = commands.add_parser("choice")
     grade.add_argument("--reference", default="search", help="the model whose values grade")

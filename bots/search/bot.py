@@ -95,7 +95,9 @@ class SearchBot(Bot):
         learned_noise: int = 1,
         pruning: float = PRUNE_Z,
         playout_stops: int = 1,
+        later_sight: int = 0,
     ) -> None:
+        self.later_sight = later_sight
         self.pruning = pruning
         self.playout_stops = playout_stops
         self.chain_steps = chain_steps
@@ -208,6 +210,10 @@ class SearchBot(Bot):
         Our own seat with ``epsilon`` random leads; every other seat with the
         share its shown hands proved random (``LeadModel.epsilon``: near 0 for a
         seat that leads like the starter), or ``epsilon`` if ``learned_noise`` is off.
+        With ``later_sight`` our own later leads in the playouts see the sampled deal's
+        whole dead hand: not a bot to play (it trusts a guess as if it were seen) but a
+        bound, for ``benchmarks/search.py``, on what our later leads could make of what
+        the stops reveal.
         """
         knowledge, model = self.knowledge, self.lead_model
         assert knowledge is not None and model is not None
@@ -223,6 +229,7 @@ class SearchBot(Bot):
             known_dead=model.codes(knowledge.known_dead()),
             lead_again=self.lead_again,
             stops_shown=bool(self.playout_stops),
+            sight=knowledge.seat if self.later_sight else -1,
         )
 
     def sampler(self, request: Request) -> Callable[[random.Random], Position]:

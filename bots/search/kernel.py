@@ -134,6 +134,12 @@ class HandKernel:
         known, known_count = params.known_dead, params.known_count
         dead_size, again = params.dead_size, params.lead_again
         shown = params.stops_shown
+        sight = params.sight
+        dead_mask = 0
+        if sight >= 0:
+            for card in range(52):
+                if owner[card] == DEAD:
+                    dead_mask |= 1 << card
         leads = self.leads
         if leads is None or leads.lead_again != again:
             leads = self.leads = LeadCache(boodle_at, again, self.limits)
@@ -198,6 +204,10 @@ class HandKernel:
                             break
                         pick -= 1
                 code = first
+                continue
+            if seat == sight:
+                # This seat sees the whole dead hand (PolicyParams.sight): nothing unseen is dead.
+                code, _ = starter(hand, played | known | dead_mask, stacks, 0.0)
                 continue
             dead = dead_chance(dead_size, known_count, hand.bit_count(), played.bit_count())
             code, _ = starter(hand, played | known, stacks, dead)

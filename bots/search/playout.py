@@ -74,6 +74,7 @@ class PolicyParams:
         "known_dead",
         "lead_again",
         "limits",
+        "sight",
         "stops_shown",
     )
 
@@ -86,8 +87,13 @@ class PolicyParams:
         known_dead: int = 0,
         lead_again: float = LEAD_AGAIN,
         stops_shown: bool = True,
+        sight: int = -1,
     ) -> None:
         self.epsilon = epsilon
+        # A seat (-1: none) whose leads in the playout count the whole dead hand of the
+        # determinization gone: a clairvoyant bound on what our own later leads could make
+        # of what the stops reveal (the search's ``later_sight``; measurements only).
+        self.sight = sight
         # A stop on a dead card in the playout shows it to every seat (as the starter
         # counts it); False forgets it, as the playouts did before (for comparisons).
         self.stops_shown = stops_shown
@@ -297,6 +303,8 @@ def policy_lead(match: Match, draw: Any, params: PolicyParams) -> Any:
     hand, played = match._hands[seat], match._played
     # The dead cards known at the root, and those the playout's stops have shown since.
     known = params.known_dead | (match._dead_shown_by_stops() if params.stops_shown else 0)
+    if seat == params.sight:
+        known |= match._dead  # this seat sees the determinization's whole dead hand
     known_count = known.bit_count()
     gone = played | known
     if not match._lead_any:

@@ -37,6 +37,9 @@ def test_the_kernel_ends_every_hand_as_the_engine_rollout_does() -> None:
                     dead_size=len(position.dead_hand),
                     # What the search knows at a lead: the dead cards the stops have shown.
                     known_dead=match._dead_shown_by_stops(),
+                    # With noise, the leader's later leads also see the whole dead hand
+                    # (the search's later_sight): both paths must play it alike.
+                    sight=seat if epsilon else -1,
                 )
                 for card in match.legal_actions():
                     draws = random.Random(compared)

@@ -337,9 +337,9 @@ def build_request(
     kind: DecisionKind
     min_bid = max_bid = stake_total = None
     boodle_cards = None
-    if decision is Decision.LEAD:
+    if decision is Decision.LEAD:  # most requests
         kind = "lead"
-        legal = [CARD_TEXT[card] for card in match.legal_actions()]
+        legal = list(map(CARD_TEXT.__getitem__, match.legal_actions()))
     elif decision is Decision.DEAD_HAND:
         kind = "dead_hand"
         legal = [choice.value for choice in match.legal_actions()]
@@ -352,14 +352,19 @@ def build_request(
         boodle_cards = [CARD_TEXT[card] for card in rules.boodle_cards]
     # Stakes come before the deal: no cards to show yet (the last hand's are gone).
     before_deal = decision is Decision.STAKE
+    default: Choice
+    if kind == "lead" and legal:
+        default = legal[0]  # default_choice's answer for a lead, without the call
+    else:
+        default = default_choice(
+            kind, legal, stake_total=rules.stake_total, boodle_cards=len(rules.boodle_cards)
+        )
     return Request(
         id=request_id,
         decision=kind,
         legal=legal,
-        default=default_choice(
-            kind, legal, stake_total=rules.stake_total, boodle_cards=len(rules.boodle_cards)
-        ),
-        hand=[] if before_deal else [CARD_TEXT[card] for card in match.hand_of(seat)],
+        default=default,
+        hand=[] if before_deal else list(map(CARD_TEXT.__getitem__, match.hand_of(seat))),
         hand_sizes=[0] * match.players if before_deal else list(match.hand_sizes()),
         chips=list(match.chips),
         boodle=list(match.boodle_stacks),
@@ -374,6 +379,9 @@ def build_request(
 
 
 # ---------------------------------------------------------------- protocol -> engine
+
+
+_CARD_BY_TEXT: dict[str, Card] = {CARD_TEXT[card]: card for card in CARDS}
 
 
 def to_action(decision: DecisionKind, choice: Choice) -> Action:
@@ -402,11 +410,21 @@ def apply_choice(match: Match, request: Request, choice: Choice) -> ChoiceFault 
 
     The one boundary where engine errors become bot faults.
     """
-    fault = choice_fault(request, choice)
-    if fault is not None:
-        return fault
+    action: Action
+    if type(choice) is str and request.decision == "lead" and choice in request.legal:
+        # The commonest reply, a card of the request's own list: ``choice_fault``
+        # would pass it and ``to_action`` parse it to this very card.
+        action = _CARD_BY_TEXT[choice]
+    else:
+        fault = choice_fault(request, choice)
+        if fault is not None:
+            return fault
+        try:
+            action = to_action(request.decision, choice)
+        except MalformedActionError as error:
+            return ChoiceFault("malformed", str(error))
     try:
-        match.apply(to_action(request.decision, choice))
+        match.apply(action)
     except MalformedActionError as error:
         return ChoiceFault("malformed", str(error))
     except IllegalActionError as error:

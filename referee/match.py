@@ -781,6 +781,9 @@ class _Referee:
                     resolves=True,
                 )
                 return None
+            reply = self.reply_now(seat, line, request, now - sent)
+            if reply is not None:
+                return reply.choice
             resolved, choice = await self.read(seat, hand, line, request, now - sent)
             if resolved:
                 return choice
@@ -853,19 +856,7 @@ class _Referee:
         assert isinstance(message, Reply)
         verdict = session.classify_id(message.id, None if request is None else request.id)
         if verdict == "pending":
-            assert request is not None
-            seat.clock.charge(elapsed)
-            seat.think += elapsed
-            if self.logging:
-                self.log.write(
-                    {
-                        "type": "reply",
-                        "seat": seat.index,
-                        "id": message.id,
-                        "choice": message.choice,
-                        "latency_ms": round(elapsed * 1000, 3),
-                    }
-                )
+            self.accept_reply(seat, message, elapsed)
             return True, message.choice
         if verdict == "late":
             self.log.write(
@@ -880,6 +871,37 @@ class _Referee:
         waiting = f" (waiting for request {request.id})" if request is not None else ""
         await self.fault(seat, FaultKind.PROTOCOL, what + waiting, hand, request_id=message.id)
         return False, None
+
+    def reply_now(self, seat: _Seat, line: bytes, request: Request, elapsed: float) -> Reply | None:
+        """``read``'s usual case, without its coroutine: ``line`` is the reply to ``request``.
+
+        Accepted as ``read`` would (the transcript, the clock, the log); None for
+        any other line, which ``read`` then judges from the start.
+        """
+        try:
+            message = decode_bot_message(line)
+        except MalformedMessageError:
+            return None
+        if type(message) is not Reply or message.id != request.id:
+            return None
+        self.log_received(seat, line)
+        self.accept_reply(seat, message, elapsed)
+        return message
+
+    def accept_reply(self, seat: _Seat, message: Reply, elapsed: float) -> None:
+        """The reply to the waiting request, ``elapsed`` seconds after it: charge, log."""
+        seat.clock.charge(elapsed)
+        seat.think += elapsed
+        if self.logging:
+            self.log.write(
+                {
+                    "type": "reply",
+                    "seat": seat.index,
+                    "id": message.id,
+                    "choice": message.choice,
+                    "latency_ms": round(elapsed * 1000, 3),
+                }
+            )
 
     def log_received(self, seat: _Seat, line: bytes) -> None:
         """The wire transcript: a line the seat sent, as it came (``matchlog``)."""

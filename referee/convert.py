@@ -233,6 +233,25 @@ LOG_DIFFERS_FROM_WIRE: frozenset[type[Any]] = frozenset(
     {ev.HandStarted, ev.CardsDealt, ev.HandSwapped, ev.MatchEnded}
 )
 
+# The wire JSON of event objects met before, by the object's identity: a card played
+# (the engine makes each (seat, card, lead) once) and a recurring public event (the
+# engine makes each once per match, given a memo: ``Match.event_views``).  An int
+# lookup, where the tables above hash a dataclass or build a key.  Each entry keeps
+# its event alive, so its id is no other object's while it is here, and a caller
+# checks ``entry[0] is event``.  Cleared when it grows past its limit.
+WIRE_BY_ID: dict[int, tuple[ev.Event, bytes]] = {}
+_WIRE_BY_ID_LIMIT = 20_000
+_BY_ID_KINDS: frozenset[type[Any]] = _REPEATING | {ev.CardPlayed}
+assert not _BY_ID_KINDS & LOG_DIFFERS_FROM_WIRE, "their wire bytes are their log's too"
+
+
+def remember_wire(event: ev.Event, wire: bytes | tuple[bytes, ...] | None) -> None:
+    """Keep ``wire`` (``wire_views``) in ``WIRE_BY_ID`` if ``event`` is of a kind that recurs."""
+    if type(event) in _BY_ID_KINDS and isinstance(wire, bytes):
+        if len(WIRE_BY_ID) >= _WIRE_BY_ID_LIMIT:
+            WIRE_BY_ID.clear()
+        WIRE_BY_ID[id(event)] = (event, wire)
+
 
 def events_line(fragments: Sequence[bytes]) -> bytes:
     """An ``events`` message from its events' JSON (``wire_event``), as one protocol line.

@@ -759,8 +759,10 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        self.log_sent_with(seat, lines, asked)
-        self.deliver_hand_ends(hand - 1, asked=seat)
+        if self.logging:
+            self.log_sent_with(seat, lines, asked)
+        if hand != self.delivered_hand:  # deliver_hand_ends's own test, without the call
+            self.deliver_hand_ends(hand - 1, asked=seat)
         if self.logging:
             self.log_new_events()
             self.log_request(seat, request, hand)

@@ -253,7 +253,7 @@ class BotSession:
             try:
                 # No line yet: wait for the descriptor before reading (read_now has just
                 # read all there was; past the deadline, the scope ends the wait at once).
-                return await connection.receive_line(drained=True)
+                return await connection.wait_line()
             except ConnectionClosedError as error:
                 raise await self._stream_ended(error) from None
             except LineTooLongError as error:

@@ -102,6 +102,51 @@ async def test_a_drained_reader_waits_once_and_reads_each_line_once(
     await b.aclose()
 
 
+async def test_a_session_s_wait_reads_a_line_sent_in_pieces_once_and_names_the_end() -> None:
+    # BotSession.receive_line waits in wait_line once read_now found no whole line:
+    # each wake reads what came, a half line is kept, and the end of the stream
+    # after an unterminated line says so, as receive_line does.
+    a, b = _pipe_pair()
+
+    async def send_in_pieces() -> None:
+        for piece in (b'{"type":"reply",', b'"id":1,', b'"choice":"2C"}\nnext\nhalf'):
+            await trio.sleep(0.02)
+            await a.send(piece)
+        await trio.sleep(0.02)
+        await a.aclose()
+
+    assert b.read_now() is False
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(send_in_pieces)
+        with trio.fail_after(10):  # generous: a real pipe
+            assert await b.wait_line() == b'{"type":"reply","id":1,"choice":"2C"}'
+            assert b.take_line() == b"next"
+            with pytest.raises(ConnectionClosedError, match="end of stream") as ended:
+                await b.wait_line()
+    assert ended.value.leftover == b"half"
+    await b.aclose()
+
+
+async def test_a_wait_on_bytes_that_never_make_a_line_still_ends_at_the_deadline() -> None:
+    # A peer that keeps blank lines coming wakes the wait again and again; every
+    # wake passes the scheduler, so the caller's deadline still ends it.
+    a, b = _pipe_pair()
+
+    async def flood() -> None:
+        while True:
+            await a.send(b"\n" * 512)
+            await trio.sleep(0)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flood)
+        with trio.move_on_after(0.2) as scope:
+            await b.wait_line()
+        nursery.cancel_scope.cancel()
+    assert scope.cancelled_caught
+    await a.aclose()
+    await b.aclose()
+
+
 async def test_a_wait_for_a_line_is_cancelled_by_the_callers_scope_and_loses_nothing() -> None:
     a, b = _pipe_pair()
     with trio.move_on_after(0.05) as scope:

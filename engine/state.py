@@ -835,6 +835,8 @@ class Match:
     def raw_events(self, since: int = 0) -> list[tuple[Any, ...]]:
         """Omniscient raw event tuples from index ``since`` on (see engine.events)."""
         start = self._log_base
+        if since >= start:  # within the hand being played: a referee asks at every decision
+            return self._hand_log[since - start :]
         index = len(self._log) - 1
         while index > 0 and start > since:
             index -= 1

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 from pathlib import Path
 
 import trio
@@ -25,7 +24,7 @@ from referee.connection import Connection
 from referee.match import MatchResult, play_match
 from referee.session import SCHEDULE_EVERY, BotSession
 from referee.timecontrol import TimeControl
-from tests.referee.fakes import fake_table, randomly
+from tests.referee.fakes import fake_table, pipe_pair, randomly
 
 CONTROL = TimeControl(move_time=1.0, time_bank=5.0)
 
@@ -94,15 +93,8 @@ async def test_a_match_without_a_log_file_plays_and_scores_the_same(
 
 def _session_over_a_pipe() -> tuple[BotSession, Connection]:
     """A session whose connection reads a pipe, and the connection that writes to it."""
-    to_session, from_bot = os.pipe()
-    to_bot, from_session = os.pipe()
     session = BotSession(BotSpec("piped", (), transport="tcp"), CONTROL)
-    session.connection = Connection(
-        trio.StapledStream(trio.lowlevel.FdStream(from_session), trio.lowlevel.FdStream(to_session))
-    )
-    bot = Connection(
-        trio.StapledStream(trio.lowlevel.FdStream(from_bot), trio.lowlevel.FdStream(to_bot))
-    )
+    session.connection, bot = pipe_pair()
     return session, bot
 
 

@@ -280,17 +280,36 @@ EventViews = tuple[Event, tuple[Event, ...] | None]
 the referee's event itself (all events but ``CardsDealt`` and ``HandSwapped``)."""
 
 
+# Raw kinds whose events recur within a match with the same fields (a stop at the
+# same card, the same stakes every hand, a lead passed between the same seats), whose
+# raw tuple (ints, strings, tuples of ints) is the whole of what they say, and whose
+# typed form every viewer shares: ``typed_views`` types each once per ``memo``.
+_RECURRING: frozenset[int] = frozenset(
+    {E_STOP, E_BOODLE, E_STAKE, E_DEAD_HAND, E_PASS, E_BLOCKED, E_OUT, E_PAY, E_SHARE, E_KITTY}
+)
+MEMO_LIMIT = 4096  # a memo's entries at most (a match has a few hundred distinct ones)
+
+RecurringMemo = dict[tuple[Any, ...], "Event"]
+"""Recurring events already typed, by raw tuple, for one match (its rules' cards)."""
+
+
 def typed_views(
     raws: Iterable[tuple[Any, ...]],
     players: int,
     to_card: Sequence[Card],
     boodle_cards: Sequence[Card],
+    memo: RecurringMemo | None = None,
 ) -> list[EventViews]:
     """Typed events of raw events for every viewer at once (see ``EventViews``).
 
     The same events as ``typed_events`` with ``viewer=None`` and with each seat,
     typed once rather than once per viewer: a referee tells every seat and
     keeps a log, and most events are public.
+
+    ``memo``, a dict the caller keeps for one match (``to_card`` and
+    ``boodle_cards`` never change within it), makes a recurring event (see
+    ``_RECURRING``) the very object it was the last time: typed once, and a
+    caller may key its own work on the object's identity.
     """
     out: list[EventViews] = []
     for raw in raws:
@@ -303,6 +322,16 @@ def typed_views(
                 if played is None:
                     played = _CARD_PLAYED[key] = CardPlayed(*key)
                 out.append((played, None))
+        elif memo is not None and kind in _RECURRING:
+            try:
+                event = memo.get(raw)
+                if event is None:
+                    event = typed(raw, None, to_card, boodle_cards)[0]
+                    if len(memo) < MEMO_LIMIT:
+                        memo[raw] = event
+            except TypeError:  # a list in the raw tuple (a caller's Stakes of a list)
+                event = typed(raw, None, to_card, boodle_cards)[0]
+            out.append((event, None))
         elif kind == E_DEAL:
             masks: tuple[int, ...] = raw[1]
             hands = tuple(_cards(mask, to_card) for mask in masks)

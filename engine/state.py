@@ -67,6 +67,7 @@ from engine.events import (
     STOP_TOP,
     Event,
     EventViews,
+    RecurringMemo,
     typed_events,
     typed_views,
 )
@@ -834,6 +835,8 @@ class Match:
     def raw_events(self, since: int = 0) -> list[tuple[Any, ...]]:
         """Omniscient raw event tuples from index ``since`` on (see engine.events)."""
         start = self._log_base
+        if since >= start:  # within the hand being played: a referee asks at every decision
+            return self._hand_log[since - start :]
         index = len(self._log) - 1
         while index > 0 and start > since:
             index -= 1
@@ -848,15 +851,17 @@ class Match:
         """Typed events from index ``since`` on, as ``viewer`` sees them (None: everything)."""
         return typed_events(self.raw_events(since), viewer, self._to_card, self._rules.boodle_cards)
 
-    def event_views(self, since: int = 0) -> list[EventViews]:
+    def event_views(self, since: int = 0, memo: RecurringMemo | None = None) -> list[EventViews]:
         """Typed events from index ``since`` on, as the referee and as every seat sees them.
 
         The same as ``events(viewer=None)`` and ``events(viewer=seat)`` for each
         seat, typed once (see ``engine.events.EventViews``): for a referee, which
-        tells every seat and keeps a log.
+        tells every seat and keeps a log.  ``memo``: an empty dict the caller
+        keeps for this match, and passes every time, so that each recurring event
+        is typed once (``engine.events.typed_views``).
         """
         return typed_views(
-            self.raw_events(since), self._players, self._to_card, self._rules.boodle_cards
+            self.raw_events(since), self._players, self._to_card, self._rules.boodle_cards, memo
         )
 
     def observation(self, seat: int) -> Observation:

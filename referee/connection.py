@@ -285,6 +285,31 @@ class Connection:
             self.on_receive(line)
         return line
 
+    async def wait_line(self) -> bytes:
+        """``receive_line(drained=True)``, on the shortest road for a file descriptor.
+
+        The caller's ``read_now`` has just said no whole line is there: wait for
+        the descriptor (a pass of the scheduler, and the caller's deadline), read
+        what came, and again until a line is whole.  Raises as ``receive_line``.
+        Anything but an open descriptor with a working framer takes ``receive_line``.
+        """
+        source = self._in
+        fd = -1 if source is None or self._framer.failed else source.fileno()
+        if source is None or fd < 0:
+            return await self.receive_line(drained=True)
+        while True:
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
+                raise ConnectionClosedError(f"the connection broke ({_reason(error)})") from None
+            if self.read_now():
+                line = self._lines.popleft()
+                if self.on_receive is not None:
+                    self.on_receive(line)
+                return line
+            if self._framer.failed or source.fileno() < 0:
+                return await self.receive_line()
+
     async def _receive_some(self, *, wait_first: bool = False) -> bytes | bytearray | None:
         """What has arrived, b"" at the end, or None after waiting until something may have.
 

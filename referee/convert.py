@@ -233,6 +233,25 @@ LOG_DIFFERS_FROM_WIRE: frozenset[type[Any]] = frozenset(
     {ev.HandStarted, ev.CardsDealt, ev.HandSwapped, ev.MatchEnded}
 )
 
+# The wire JSON of event objects met before, by the object's identity: a card played
+# (the engine makes each (seat, card, lead) once) and a recurring public event (the
+# engine makes each once per match, given a memo: ``Match.event_views``).  An int
+# lookup, where the tables above hash a dataclass or build a key.  Each entry keeps
+# its event alive, so its id is no other object's while it is here, and a caller
+# checks ``entry[0] is event``.  Cleared when it grows past its limit.
+WIRE_BY_ID: dict[int, tuple[ev.Event, bytes]] = {}
+_WIRE_BY_ID_LIMIT = 20_000
+_BY_ID_KINDS: frozenset[type[Any]] = _REPEATING | {ev.CardPlayed}
+assert not _BY_ID_KINDS & LOG_DIFFERS_FROM_WIRE, "their wire bytes are their log's too"
+
+
+def remember_wire(event: ev.Event, wire: bytes | tuple[bytes, ...] | None) -> None:
+    """Keep ``wire`` (``wire_views``) in ``WIRE_BY_ID`` if ``event`` is of a kind that recurs."""
+    if type(event) in _BY_ID_KINDS and isinstance(wire, bytes):
+        if len(WIRE_BY_ID) >= _WIRE_BY_ID_LIMIT:
+            WIRE_BY_ID.clear()
+        WIRE_BY_ID[id(event)] = (event, wire)
+
 
 def events_line(fragments: Sequence[bytes]) -> bytes:
     """An ``events`` message from its events' JSON (``wire_event``), as one protocol line.
@@ -337,9 +356,9 @@ def build_request(
     kind: DecisionKind
     min_bid = max_bid = stake_total = None
     boodle_cards = None
-    if decision is Decision.LEAD:
+    if decision is Decision.LEAD:  # most requests
         kind = "lead"
-        legal = [CARD_TEXT[card] for card in match.legal_actions()]
+        legal = list(map(CARD_TEXT.__getitem__, match.legal_actions()))
     elif decision is Decision.DEAD_HAND:
         kind = "dead_hand"
         legal = [choice.value for choice in match.legal_actions()]
@@ -352,14 +371,19 @@ def build_request(
         boodle_cards = [CARD_TEXT[card] for card in rules.boodle_cards]
     # Stakes come before the deal: no cards to show yet (the last hand's are gone).
     before_deal = decision is Decision.STAKE
+    default: Choice
+    if kind == "lead" and legal:
+        default = legal[0]  # default_choice's answer for a lead, without the call
+    else:
+        default = default_choice(
+            kind, legal, stake_total=rules.stake_total, boodle_cards=len(rules.boodle_cards)
+        )
     return Request(
         id=request_id,
         decision=kind,
         legal=legal,
-        default=default_choice(
-            kind, legal, stake_total=rules.stake_total, boodle_cards=len(rules.boodle_cards)
-        ),
-        hand=[] if before_deal else [CARD_TEXT[card] for card in match.hand_of(seat)],
+        default=default,
+        hand=[] if before_deal else list(map(CARD_TEXT.__getitem__, match.hand_of(seat))),
         hand_sizes=[0] * match.players if before_deal else list(match.hand_sizes()),
         chips=list(match.chips),
         boodle=list(match.boodle_stacks),
@@ -374,6 +398,9 @@ def build_request(
 
 
 # ---------------------------------------------------------------- protocol -> engine
+
+
+_CARD_BY_TEXT: dict[str, Card] = {CARD_TEXT[card]: card for card in CARDS}
 
 
 def to_action(decision: DecisionKind, choice: Choice) -> Action:
@@ -402,11 +429,21 @@ def apply_choice(match: Match, request: Request, choice: Choice) -> ChoiceFault 
 
     The one boundary where engine errors become bot faults.
     """
-    fault = choice_fault(request, choice)
-    if fault is not None:
-        return fault
+    action: Action
+    if type(choice) is str and request.decision == "lead" and choice in request.legal:
+        # The commonest reply, a card of the request's own list: ``choice_fault``
+        # would pass it and ``to_action`` parse it to this very card.
+        action = _CARD_BY_TEXT[choice]
+    else:
+        fault = choice_fault(request, choice)
+        if fault is not None:
+            return fault
+        try:
+            action = to_action(request.decision, choice)
+        except MalformedActionError as error:
+            return ChoiceFault("malformed", str(error))
     try:
-        match.apply(to_action(request.decision, choice))
+        match.apply(action)
     except MalformedActionError as error:
         return ChoiceFault("malformed", str(error))
     except IllegalActionError as error:

@@ -49,6 +49,7 @@ import trio
 
 from engine import events as ev
 from engine.deal import Deal
+from engine.events import RecurringMemo
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS, Match
 from protocol.events import SeatDisqualified
@@ -67,14 +68,15 @@ from protocol.messages import (
     encode,
 )
 from referee.convert import (
-    CARD_PLAYED_JSON,
     CARD_TEXT,
     LOG_DIFFERS_FROM_WIRE,
+    WIRE_BY_ID,
     apply_choice,
     apply_default,
     build_request,
     events_line,
     log_event,
+    remember_wire,
     wire_event,
     wire_views,
 )
@@ -372,6 +374,7 @@ class _Referee:
         self.names = [s.name for s in sessions]
         self.feed = _Feed()  # the seats' events, each encoded once
         self.converted = 0  # raw engine events converted into the feed
+        self.memo: RecurringMemo = {}  # this match's recurring events, typed once (engine)
         self.typed = 0  # typed events converted (the ``n`` of the next event line)
         # Converted, not yet written to the log (only with a log file): each event and its
         # wire JSON when the log's form of it is the same (most events: the log reuses it).
@@ -511,7 +514,7 @@ class _Referee:
         count = match.event_count()
         if count == self.converted:
             return
-        views = match.event_views(since=self.converted)
+        views = match.event_views(self.converted, self.memo)
         self.converted = count
         n = self.typed
         logging = self.logging
@@ -519,23 +522,26 @@ class _Referee:
         feed = self.feed
         jsons = feed.jsons
         numbers = feed.numbers
-        card_played = ev.CardPlayed
-        played_json = CARD_PLAYED_JSON
+        by_id = WIRE_BY_ID
+        boodle_won = ev.BoodleWon
         for view in views:
             omniscient = view[0]
-            kind = type(omniscient)
-            if kind is card_played:  # most events: public, its bytes from a table
-                played: ev.CardPlayed = omniscient  # type: ignore[assignment]  # no cast() call
-                json = played_json.get((played.seat, played.card, played.lead))
-                if json is None:
-                    json = cast(bytes, wire_views(view))
+            entry = by_id.get(id(omniscient))
+            if entry is not None and entry[0] is omniscient:
+                # Most events: a card played or a recurring public event met before,
+                # its bytes the wire's and the log's (``WIRE_BY_ID``).
+                json = entry[1]
                 jsons.append(json)
                 if logging:
-                    unlogged.append((played, json))
+                    unlogged.append((omniscient, json))
                     numbers.append(n)
+                if type(omniscient) is boodle_won:
+                    self.seats[omniscient.seat].boodle_chips += omniscient.chips
                 n += 1
                 continue
+            kind = type(omniscient)
             wire = wire_views(view)
+            remember_wire(omniscient, wire)
             if logging:
                 same = isinstance(wire, bytes) and kind not in LOG_DIFFERS_FROM_WIRE
                 unlogged.append((omniscient, cast(bytes, wire) if same else None))
@@ -547,7 +553,7 @@ class _Referee:
                     numbers.append(n)
                 if kind is ev.HandEnded:
                     feed.hand_ends.append(feed.end)
-            if kind is ev.BoodleWon:  # the seats' own statistics, kept with or without a log
+            if kind is boodle_won:  # the seats' own statistics, kept with or without a log
                 won = cast(ev.BoodleWon, omniscient)
                 self.seats[won.seat].boodle_chips += won.chips
             elif kind is ev.HandEnded:
@@ -753,8 +759,10 @@ class _Referee:
         sent = trio.current_time()
         deadline = sent + limit
         # While the bot thinks: the log and the other seats' events (see the class doc).
-        self.log_sent_with(seat, lines, asked)
-        self.deliver_hand_ends(hand - 1, asked=seat)
+        if self.logging:
+            self.log_sent_with(seat, lines, asked)
+        if hand != self.delivered_hand:  # deliver_hand_ends's own test, without the call
+            self.deliver_hand_ends(hand - 1, asked=seat)
         if self.logging:
             self.log_new_events()
             self.log_request(seat, request, hand)
@@ -781,6 +789,9 @@ class _Referee:
                     resolves=True,
                 )
                 return None
+            reply = self.reply_now(seat, line, request, now - sent)
+            if reply is not None:
+                return reply.choice
             resolved, choice = await self.read(seat, hand, line, request, now - sent)
             if resolved:
                 return choice
@@ -853,19 +864,7 @@ class _Referee:
         assert isinstance(message, Reply)
         verdict = session.classify_id(message.id, None if request is None else request.id)
         if verdict == "pending":
-            assert request is not None
-            seat.clock.charge(elapsed)
-            seat.think += elapsed
-            if self.logging:
-                self.log.write(
-                    {
-                        "type": "reply",
-                        "seat": seat.index,
-                        "id": message.id,
-                        "choice": message.choice,
-                        "latency_ms": round(elapsed * 1000, 3),
-                    }
-                )
+            self.accept_reply(seat, message, elapsed)
             return True, message.choice
         if verdict == "late":
             self.log.write(
@@ -880,6 +879,37 @@ class _Referee:
         waiting = f" (waiting for request {request.id})" if request is not None else ""
         await self.fault(seat, FaultKind.PROTOCOL, what + waiting, hand, request_id=message.id)
         return False, None
+
+    def reply_now(self, seat: _Seat, line: bytes, request: Request, elapsed: float) -> Reply | None:
+        """``read``'s usual case, without its coroutine: ``line`` is the reply to ``request``.
+
+        Accepted as ``read`` would (the transcript, the clock, the log); None for
+        any other line, which ``read`` then judges from the start.
+        """
+        try:
+            message = decode_bot_message(line)
+        except MalformedMessageError:
+            return None
+        if type(message) is not Reply or message.id != request.id:
+            return None
+        self.log_received(seat, line)
+        self.accept_reply(seat, message, elapsed)
+        return message
+
+    def accept_reply(self, seat: _Seat, message: Reply, elapsed: float) -> None:
+        """The reply to the waiting request, ``elapsed`` seconds after it: charge, log."""
+        seat.clock.charge(elapsed)
+        seat.think += elapsed
+        if self.logging:
+            self.log.write(
+                {
+                    "type": "reply",
+                    "seat": seat.index,
+                    "id": message.id,
+                    "choice": message.choice,
+                    "latency_ms": round(elapsed * 1000, 3),
+                }
+            )
 
     def log_received(self, seat: _Seat, line: bytes) -> None:
         """The wire transcript: a line the seat sent, as it came (``matchlog``)."""

@@ -69,6 +69,7 @@ from engine.events import (
     MatchEnded,
     PlayerEliminated,
     PotShared,
+    RecurringMemo,
     RunStopped,
     StakePlaced,
     WentOut,
@@ -587,15 +588,23 @@ def check_views(match: Match) -> None:
     """No seat's events show another seat's cards or the dead hand before the hand ends.
 
     ``event_views`` (every viewer typed at once, for the referee) gives exactly
-    ``events(viewer=None)`` and each seat's ``events(viewer=seat)``, from any cursor.
+    ``events(viewer=None)`` and each seat's ``events(viewer=seat)``, from any cursor,
+    with or without a memo of recurring events (kept across calls, as a referee does).
     """
     rules = match.rules
-    for since in (0, match.event_count() // 2):
-        views = match.event_views(since)
-        assert [omniscient for omniscient, _ in views] == match.events(since=since)
-        for viewer in range(match.players):
-            seen = [omniscient if each is None else each[viewer] for omniscient, each in views]
-            assert seen == match.events(viewer=viewer, since=since)
+    memo: RecurringMemo = {}
+    for since in (0, match.event_count() // 2, 0):
+        for views in (match.event_views(since), match.event_views(since, memo)):
+            assert [omniscient for omniscient, _ in views] == match.events(since=since)
+            for viewer in range(match.players):
+                seen = [omniscient if each is None else each[viewer] for omniscient, each in views]
+                assert seen == match.events(viewer=viewer, since=since)
+    # The memo's point: an event that recurs with the same fields is one object.
+    memoized = {id(event) for event in memo.values()}
+    by_value: dict[object, object] = {}
+    for event, _ in match.event_views(0, memo):
+        if id(event) in memoized:
+            assert by_value.setdefault(event, event) is event, f"{event} typed twice"
     for viewer in range(match.players):
         own: set[Card] = set()  # every card the viewer has held this hand
         public: set[Card] = set(rules.boodle_cards)  # cards everyone has seen this hand

@@ -11,6 +11,7 @@ purpose and at a chosen moment.
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -20,6 +21,7 @@ import trio
 import trio.testing
 
 from protocol.framing import LineFramer
+from referee.connection import Connection
 from referee.session import BotSession, open_stream_bot
 from referee.timecontrol import TimeControl
 
@@ -175,3 +177,17 @@ async def _run_bot(
     ready: Message | None,
 ) -> None:
     await fake_bot(stream, wire, policy, name=name, ready=ready)
+
+
+def pipe_pair() -> tuple[Connection, Connection]:
+    """Two connections over two real pipes (the descriptors' road): what one sends, the
+    other receives."""
+    a_read, b_write = os.pipe()
+    b_read, a_write = os.pipe()
+    a = Connection(
+        trio.StapledStream(trio.lowlevel.FdStream(a_write), trio.lowlevel.FdStream(a_read))
+    )
+    b = Connection(
+        trio.StapledStream(trio.lowlevel.FdStream(b_write), trio.lowlevel.FdStream(b_read))
+    )
+    return a, b

@@ -17,23 +17,11 @@ import pytest
 import trio
 
 from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
-
-
-def _pipe_pair() -> tuple[Connection, Connection]:
-    """Two connections over two pipes: what one sends, the other receives."""
-    a_read, b_write = os.pipe()
-    b_read, a_write = os.pipe()
-    a = Connection(
-        trio.StapledStream(trio.lowlevel.FdStream(a_write), trio.lowlevel.FdStream(a_read))
-    )
-    b = Connection(
-        trio.StapledStream(trio.lowlevel.FdStream(b_write), trio.lowlevel.FdStream(b_read))
-    )
-    return a, b
+from tests.referee.fakes import pipe_pair
 
 
 async def test_a_write_longer_than_the_pipe_arrives_whole_and_in_order() -> None:
-    a, b = _pipe_pair()
+    a, b = pipe_pair()
     # Five lines in one write: a Linux pipe holds 64 KiB, so most of it must wait
     # for the reader (the part the OS did not take goes through the stream).
     lines = [bytes([65 + n]) * 60_000 for n in range(5)]
@@ -69,7 +57,7 @@ async def _received_while_sent_later(
 
 
 async def test_a_reader_that_waits_gets_the_line_when_it_comes() -> None:
-    a, b = _pipe_pair()
+    a, b = pipe_pair()
     line = await _received_while_sent_later(a, b, b'{"type":"reply","id":1,"choice":"2C"}\n')
     assert line == b'{"type":"reply","id":1,"choice":"2C"}'
     await a.aclose()
@@ -82,7 +70,7 @@ async def test_a_drained_reader_waits_once_and_reads_each_line_once(
     # A session reads what is there (read_now), and only if no line is whole waits in
     # receive_line(drained=True): that wait must come before the next read, so a
     # reply costs one read that finds nothing, not two; and a half line is kept.
-    a, b = _pipe_pair()
+    a, b = pipe_pair()
     reads: list[int] = []
     real_read = os.read
 
@@ -102,8 +90,53 @@ async def test_a_drained_reader_waits_once_and_reads_each_line_once(
     await b.aclose()
 
 
+async def test_a_session_s_wait_reads_a_line_sent_in_pieces_once_and_names_the_end() -> None:
+    # BotSession.receive_line waits in wait_line once read_now found no whole line:
+    # each wake reads what came, a half line is kept, and the end of the stream
+    # after an unterminated line says so, as receive_line does.
+    a, b = pipe_pair()
+
+    async def send_in_pieces() -> None:
+        for piece in (b'{"type":"reply",', b'"id":1,', b'"choice":"2C"}\nnext\nhalf'):
+            await trio.sleep(0.02)
+            await a.send(piece)
+        await trio.sleep(0.02)
+        await a.aclose()
+
+    assert b.read_now() is False
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(send_in_pieces)
+        with trio.fail_after(10):  # generous: a real pipe
+            assert await b.wait_line() == b'{"type":"reply","id":1,"choice":"2C"}'
+            assert b.take_line() == b"next"
+            with pytest.raises(ConnectionClosedError, match="end of stream") as ended:
+                await b.wait_line()
+    assert ended.value.leftover == b"half"
+    await b.aclose()
+
+
+async def test_a_wait_on_bytes_that_never_make_a_line_still_ends_at_the_deadline() -> None:
+    # A peer that keeps blank lines coming wakes the wait again and again; every
+    # wake passes the scheduler, so the caller's deadline still ends it.
+    a, b = pipe_pair()
+
+    async def flood() -> None:
+        while True:
+            await a.send(b"\n" * 512)
+            await trio.sleep(0)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flood)
+        with trio.move_on_after(0.2) as scope:
+            await b.wait_line()
+        nursery.cancel_scope.cancel()
+    assert scope.cancelled_caught
+    await a.aclose()
+    await b.aclose()
+
+
 async def test_a_wait_for_a_line_is_cancelled_by_the_callers_scope_and_loses_nothing() -> None:
-    a, b = _pipe_pair()
+    a, b = pipe_pair()
     with trio.move_on_after(0.05) as scope:
         await b.receive_line()
     assert scope.cancelled_caught
@@ -114,14 +147,14 @@ async def test_a_wait_for_a_line_is_cancelled_by_the_callers_scope_and_loses_not
 
 
 async def test_end_of_stream_and_a_closed_reader_are_named() -> None:
-    a, b = _pipe_pair()
+    a, b = pipe_pair()
     await a.send(b"last\n")
     await a.aclose()
     assert await b.receive_line() == b"last"
     with pytest.raises(ConnectionClosedError, match="end of stream"):
         await b.receive_line()
     await b.aclose()
-    c, d = _pipe_pair()
+    c, d = pipe_pair()
     await d.aclose()  # the peer's reading end is gone: a write is a broken pipe
     with pytest.raises(ConnectionBrokenError, match="input is closed"):
         await c.send(b"anyone?\n")

@@ -1,11 +1,13 @@
-"""The speed round's shortcuts change no byte a user sees: the log and the wire are the same.
+"""The speed rounds' shortcuts change no byte a user sees, and leave trio's promises whole.
 
 A connection over file descriptors writes and reads them directly, and over
 any other stream goes through trio's ``Stream`` (``referee.connection``); a
 match without a log file builds no log records at all (``_Referee.logging``).
 The same match, with the same fake bots on a virtual clock, is played over
 memory streams and over socket pairs, with and without a log file: every
-seat's wire, the log file and the result must come out the same.
+seat's wire, the log file and the result must come out the same.  And a reply
+already read skips trio's scheduler most of the time (``BotSession.receive_line``):
+other tasks must still run, and a cancellation still be seen, at every reply.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from pathlib import Path
 import trio
 
 from engine import preset
+from referee.bots import BotSpec
+from referee.connection import Connection
 from referee.match import MatchResult, play_match
+from referee.session import SCHEDULE_EVERY, BotSession
 from referee.timecontrol import TimeControl
-from tests.referee.fakes import fake_table, randomly
+from tests.referee.fakes import fake_table, pipe_pair, randomly
 
 CONTROL = TimeControl(move_time=1.0, time_bank=5.0)
 
@@ -84,3 +89,38 @@ async def test_a_match_without_a_log_file_plays_and_scores_the_same(
     unlogged, unlogged_wire = await play(None, sockets=True)
     assert unlogged_wire == logged_wire
     assert scored(unlogged) == scored(logged)
+
+
+def _session_over_a_pipe() -> tuple[BotSession, Connection]:
+    """A session whose connection reads a pipe, and the connection that writes to it."""
+    session = BotSession(BotSpec("piped", (), transport="tcp"), CONTROL)
+    session.connection, bot = pipe_pair()
+    return session, bot
+
+
+async def test_replies_always_already_there_still_let_other_tasks_run_and_be_cancelled() -> None:
+    # A reply already read passes the scheduler only every SCHEDULE_EVERY times in a
+    # row (session.receive_line): a bot always quicker than the referee must not keep
+    # the other tasks (a hand-end write, the process watcher, stderr) from running,
+    # and cancellation must still be seen at every reply, without losing the line.
+    session, bot = _session_over_a_pipe()
+    await bot.send(b"".join(b"line %d\n" % n for n in range(3 * SCHEDULE_EVERY)))
+    ran_at: list[int] = []
+    taken = 0
+
+    async def other_task() -> None:
+        ran_at.append(taken)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(other_task)
+        for _ in range(2 * SCHEDULE_EVERY):
+            assert await session.receive_line(trio.current_time() + 10) == b"line %d" % taken
+            taken += 1
+    assert ran_at and ran_at[0] < SCHEDULE_EVERY, f"other task ran only after {ran_at} replies"
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await session.receive_line(trio.current_time() + 10)
+    assert scope.cancelled_caught
+    assert await session.receive_line(trio.current_time() + 10) == b"line %d" % taken
+    await session.connection.aclose()  # type: ignore[union-attr]
+    await bot.aclose()

@@ -1,7 +1,8 @@
 """The loops that never stop: admission of pending versions, and tables playing groups.
 
-* ``admission_loop`` takes pending versions oldest first (those left pending
-  by a crash too) and admits or rejects each (``referee.server.admission``).
+* ``admission_loop`` takes pending versions one at a time, participants in
+  turn and each one's oldest first (those left pending by a crash too), and
+  admits or rejects each (``referee.server.admission``).
 * ``table_loop`` (one per ``--jobs``) owns one table worker process and plays
   one duplicate rotation group after another: first the groups a previous
   run began and did not finish (their missing rotations only), then groups
@@ -41,34 +42,46 @@ SUSPECT_FAILURES = 3  # a version at this many failed tables in a row is suspend
 
 
 async def admission_loop(competition: Competition) -> None:
+    """Admit pending versions one at a time, participants in turn.
+
+    Each version costs up to its build time plus the check's five minutes, and a
+    participant may upload many an hour: oldest first, one participant's burst
+    would hold everybody else's versions for hours.  So the next version is the
+    oldest of the participant served longest ago (never served first).
+    """
+    served: dict[int, int] = {}  # participant -> the turn it was last served at
+    turn = 0
     while True:
         # A remote version is admitted by its first connection (referee.server.remote).
         pending = [v for v in competition.store.versions(status="pending") if v.runtime != REMOTE]
-        for version in pending:
-            competition.admitting = version.id
-            try:
-                # Unpacked again, if a crash came between the upload and its unpacking.
-                await trio.to_thread.run_sync(unpack_version, competition, version)
-                await admit(competition.config, competition.store, version)
-            except UnpackError as error:
-                competition.store.decide(version.id, "rejected", f"upload: {error}")
-            except Exception as error:
-                # A bug on this version's path must not end the loop: the version stays
-                # pending, so every restart would meet it again and stop the server for
-                # good. It is rejected with the error named; the next version goes on.
-                competition.store.decide(
-                    version.id,
-                    "rejected",
-                    "the server failed while admitting it (a server bug, not yours): "
-                    f"{type(error).__name__}: {error}"[:500],
-                )
-                competition.status = f"admission of version {version.id}: {type(error).__name__}"
-            finally:
-                competition.admitting = None
-                competition.notify()
         if not pending:
             with trio.move_on_after(POLL):
                 await competition.changed.wait()
+            continue
+        version = min(pending, key=lambda v: (served.get(v.participant, -1), v.id))
+        served[version.participant] = turn
+        turn += 1
+        competition.admitting = version.id
+        try:
+            # Unpacked again, if a crash came between the upload and its unpacking.
+            await trio.to_thread.run_sync(unpack_version, competition, version)
+            await admit(competition.config, competition.store, version)
+        except UnpackError as error:
+            competition.store.decide(version.id, "rejected", f"upload: {error}")
+        except Exception as error:
+            # A bug on this version's path must not end the loop: the version stays
+            # pending, so every restart would meet it again and stop the server for
+            # good. It is rejected with the error named; the next version goes on.
+            competition.store.decide(
+                version.id,
+                "rejected",
+                "the server failed while admitting it (a server bug, not yours): "
+                f"{type(error).__name__}: {error}"[:500],
+            )
+            competition.status = f"admission of version {version.id}: {type(error).__name__}"
+        finally:
+            competition.admitting = None
+            competition.notify()
 
 
 class GroupQueue:

@@ -93,3 +93,38 @@ async def test_a_worker_that_ends_or_speaks_garbage_is_a_table_failure(misbehavi
             await table.play(key, preset("boodle"), {}, [])
     finally:
         await table.aclose()
+
+
+async def test_participants_are_admitted_in_turn_not_one_burst_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each admission can take minutes: one participant's burst of uploads must not
+    # hold a later participant's first version until the whole burst is checked.
+    from referee.server import play
+
+    config_path = tmp_path / "cup.toml"
+    config_path.write_text('[competition]\nname = "x"\nhouse_bots = ["random"]\n')
+    config = load_config(config_path)
+    store = CompetitionStore.open(config.database)
+    competition = Competition(config, store)
+    mallory, _token = store.add_participant("mallory")
+    alice, _token = store.add_participant("alice")
+    burst = [store.add_version(mallory.id, "python3", "main.py", "", 1).id for _ in range(3)]
+    later = store.add_version(alice.id, "python3", "main.py", "", 1).id
+    order: list[int] = []
+
+    def unpack(_competition: Competition, _version: object) -> None:
+        return None
+
+    async def admit(_config: object, the_store: CompetitionStore, version: object) -> bool:
+        version_id = getattr(version, "id", 0)
+        the_store.decide(version_id, "admitted", "ok", "", {"name": "v", "command": ["x"]})
+        order.append(version_id)
+        return True
+
+    monkeypatch.setattr(play, "unpack_version", unpack)
+    monkeypatch.setattr(play, "admit", admit)
+    with trio.move_on_after(5):
+        await play.admission_loop(competition)
+    assert order == [burst[0], later, burst[1], burst[2]]
+    store.close()

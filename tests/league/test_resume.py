@@ -317,3 +317,54 @@ command = ["python3", "-c", "import sys; sys.exit(3)"]
     rows = {row.name: row for row in standings.rows}
     assert rows["dies"].disqualifications == 3 and rows["dies"].average_place == 3.0
     assert standings.rows[-1].name == "dies"
+
+
+@pytest.mark.trio
+async def test_a_bot_that_never_starts_stops_the_league_keeping_what_finished(
+    tmp_path: Path,
+) -> None:
+    from referee.league.config import parse_config
+    from referee.league.runner import (
+        NEVER_STARTED_LIMIT,
+        LeagueError,
+        SilentReporter,
+        run_league,
+    )
+    from referee.league.store import LeagueStore
+
+    text = """
+[league]
+seed = 3
+table_size = 3
+hand_limit = 4
+logs = false
+
+[[bots]]
+name = "a"
+command = "lowest"
+
+[[bots]]
+name = "b"
+command = "longest"
+
+[[bots]]
+name = "c"
+command = "random"
+
+[[bots]]
+name = "typo"
+command = ["python3", "-c", "import nosuchmodule_for_this_test"]
+"""
+    path = tmp_path / "typo.toml"
+    path.write_text(text)
+    config = parse_config(text, path)
+    with LeagueStore.for_league(tmp_path / "typo.db", config) as store:
+        with pytest.raises(LeagueError) as stopped:
+            await run_league(config, store, jobs=1, reporter=SilentReporter(), handle_signals=False)
+        done = store.count()
+    message = str(stopped.value)
+    assert message.startswith(f"typo could not start in any of its first {NEVER_STARTED_LIMIT}")
+    assert "nosuchmodule_for_this_test" in message and "check its command" in message
+    # 12 matches in all (4 tables of 3, one per seat rotation), 9 of them with typo: the
+    # league stopped soon after its third failure, and what finished is kept.
+    assert NEVER_STARTED_LIMIT <= done < 12

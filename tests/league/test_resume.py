@@ -368,3 +368,50 @@ command = ["python3", "-c", "import nosuchmodule_for_this_test"]
     # 12 matches in all (4 tables of 3, one per seat rotation), 9 of them with typo: the
     # league stopped soon after its third failure, and what finished is kept.
     assert NEVER_STARTED_LIMIT <= done < 12
+
+
+@pytest.mark.trio
+async def test_a_bundled_bot_whose_runtime_is_missing_does_not_stop_the_league(
+    tmp_path: Path,
+) -> None:
+    # A league file naming, say, the JavaScript bot runs on a machine without node:
+    # that bot's seat faults at start in every match by design, and the league plays on.
+    import dataclasses
+
+    from referee.league.config import parse_config
+    from referee.league.runner import SilentReporter, run_league
+    from referee.league.store import LeagueStore
+
+    text = """
+[league]
+seed = 3
+table_size = 3
+hand_limit = 4
+logs = false
+
+[[bots]]
+name = "a"
+command = "lowest"
+
+[[bots]]
+name = "b"
+command = "longest"
+
+[[bots]]
+name = "c"
+command = "random"
+
+[[bots]]
+name = "js"
+command = "lowest"
+"""
+    path = tmp_path / "missing.toml"
+    path.write_text(text)
+    parsed = parse_config(text, path)
+    bots = list(parsed.bots)
+    bots[3] = dataclasses.replace(bots[3], unavailable="node is not installed here")
+    config = dataclasses.replace(parsed, bots=tuple(bots))
+    reporter = SilentReporter()
+    with LeagueStore.for_league(tmp_path / "missing.db", config) as store:
+        run = await run_league(config, store, jobs=1, reporter=reporter, handle_signals=False)
+    assert run.done == run.total == 12

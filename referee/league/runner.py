@@ -173,9 +173,7 @@ choices: the league would play on for hours to standings that mean nothing.
 So, as cutechess and fastchess stop on an engine that will not start, the
 league stops with one line naming the bot and why; finished matches are
 kept, and the same command resumes once the bot is fixed.  A bot that has
-started at least once in this run (it may have crashed since) plays on, and
-so do remote bots (absent is their forfeit) and bundled bots whose runtime
-this machine lacks (``BotSpec.unavailable``: a fault by design).
+started at least once in this run (it may have crashed since) plays on.
 """
 
 
@@ -271,18 +269,13 @@ async def run_league(
                 started_once.add(bot)
                 continue
             start_failures[bot] += 1
-            spec = config.bots[bot]
             if (
                 bot not in started_once
                 and start_failures[bot] >= NEVER_STARTED_LIMIT
                 and not never_started
-                # Not for a remote bot (it may come later: its absence is its forfeit), nor
-                # one whose runtime this machine lacks (a fault by design, not an error).
-                and spec.command
-                and spec.unavailable is None
             ):
                 never_started.append(
-                    f"{spec.name} could not start in any of its first "
+                    f"{config.bots[bot].name} could not start in any of its first "
                     f"{start_failures[bot]} matches ({one_line(failed.detail)}); "
                     "check its command"
                 )

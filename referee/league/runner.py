@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Protocol
 import trio
 
 from engine.rules import Rules
-from protocol.faults import FaultKind
 from referee.bots import BotSpec
 from referee.league import bankroll
 from referee.league.config import LeagueConfig
@@ -164,19 +163,6 @@ class LeagueRun:
     abandoned: list[str] = dataclasses.field(default_factory=list)
 
 
-NEVER_STARTED_LIMIT = 3
-"""Matches a bot may fail to start in, never having started in this run, before the league stops.
-
-A bot that cannot start at all (a typo in its command, an import error) is
-disqualified at once in every match and its seat played by the default
-choices: the league would play on for hours to standings that mean nothing.
-So, as cutechess and fastchess stop on an engine that will not start, the
-league stops with one line naming the bot and why; finished matches are
-kept, and the same command resumes once the bot is fixed.  A bot that has
-started at least once in this run (it may have crashed since) plays on.
-"""
-
-
 def round_robin_jobs(config: LeagueConfig) -> list[TableJob]:
     """Every match of a round-robin league, in schedule order."""
     settings = config.schedule
@@ -251,9 +237,6 @@ async def run_league(
     played = 0
     total: int | None = None
     abandoned: list[str] = []
-    started_once: set[int] = set()  # bots that have started in a match of this run
-    start_failures: collections.Counter[int] = collections.Counter()
-    never_started: list[str] = []  # why the league stopped early, if it did
 
     def record(job: TableJob, result: MatchResult) -> None:
         nonlocal played
@@ -262,24 +245,6 @@ async def run_league(
         reporter.finished(job, result)
         for warning in result_warnings(config.bots, job, result):
             reporter.warn(warning)
-        for seat in result.seats:
-            bot = job.key.bots[seat.seat]
-            failed = next((f for f in seat.faults if f.kind == FaultKind.STARTUP), None)
-            if failed is None:
-                started_once.add(bot)
-                continue
-            start_failures[bot] += 1
-            if (
-                bot not in started_once
-                and start_failures[bot] >= NEVER_STARTED_LIMIT
-                and not never_started
-            ):
-                never_started.append(
-                    f"{config.bots[bot].name} could not start in any of its first "
-                    f"{start_failures[bot]} matches ({one_line(failed.detail)}); "
-                    "check its command"
-                )
-                league_scope.cancel()
 
     def give_up(job: TableJob, why: str) -> None:
         then = (
@@ -313,9 +278,6 @@ async def run_league(
                     await pool.play(pending)
         outer.cancel_scope.cancel()
     reporter.end()
-    unfinished = total is None or store.count() < total  # a bankroll league's total is open
-    if never_started and league_scope.cancelled_caught and unfinished:
-        raise LeagueError(never_started[0])
     return LeagueRun(
         played,
         store.count(),

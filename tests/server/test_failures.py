@@ -19,15 +19,20 @@ from referee.server.store import CompetitionStore
 from referee.server.tables import WorkerError, WorkerTable
 
 
-def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
-    tmp_path: Path,
-) -> None:
+def _competition(tmp_path: Path) -> Competition:
+    """A competition with one house bot and no participants, its store open."""
     config_path = tmp_path / "cup.toml"
     config_path.write_text('[competition]\nname = "x"\nhouse_bots = ["random"]\n')
     config = load_config(config_path)
-    store = CompetitionStore.open(config.database)
-    competition = Competition(config, store)
-    competition.ensure_house_bots(config.house_bots)
+    return Competition(config, CompetitionStore.open(config.database))
+
+
+def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
+    tmp_path: Path,
+) -> None:
+    competition = _competition(tmp_path)
+    store = competition.store
+    competition.ensure_house_bots(competition.config.house_bots)
     house = store.versions()[0].id
     versions = []
     for name in ("alice", "bob", "mallory"):
@@ -102,11 +107,8 @@ async def test_participants_are_admitted_in_turn_not_one_burst_first(
     # hold a later participant's first version until the whole burst is checked.
     from referee.server import play
 
-    config_path = tmp_path / "cup.toml"
-    config_path.write_text('[competition]\nname = "x"\nhouse_bots = ["random"]\n')
-    config = load_config(config_path)
-    store = CompetitionStore.open(config.database)
-    competition = Competition(config, store)
+    competition = _competition(tmp_path)
+    store = competition.store
     mallory, _token = store.add_participant("mallory")
     alice, _token = store.add_participant("alice")
     burst = [store.add_version(mallory.id, "python3", "main.py", "", 1).id for _ in range(3)]

@@ -130,3 +130,38 @@ async def test_participants_are_admitted_in_turn_not_one_burst_first(
         await play.admission_loop(competition)
     assert order == [burst[0], later, burst[1], burst[2]]
     store.close()
+
+
+async def test_a_server_bug_admitting_one_version_rejects_it_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Left pending, the version would meet the same bug at every restart and stop the
+    # server for good; swallowed silently, the bug would never be seen by the operator.
+    from referee.server import play
+
+    competition = _competition(tmp_path)
+    store = competition.store
+    alice, _token = store.add_participant("alice")
+    broken = store.add_version(alice.id, "python3", "main.py", "", 1).id
+    fine = store.add_version(alice.id, "python3", "main.py", "", 1).id
+
+    def unpack(_competition: Competition, _version: object) -> None:
+        return None
+
+    async def admit(_config: object, the_store: CompetitionStore, version: object) -> bool:
+        version_id = getattr(version, "id", 0)
+        if version_id == broken:
+            raise KeyError("a bug")
+        the_store.decide(version_id, "admitted", "ok", "", {"name": "v", "command": ["x"]})
+        return True
+
+    monkeypatch.setattr(play, "unpack_version", unpack)
+    monkeypatch.setattr(play, "admit", admit)
+    with trio.move_on_after(5):
+        await play.admission_loop(competition)
+    statuses = {v.id: (v.status, v.detail) for v in store.versions()}
+    assert statuses[broken][0] == "rejected"
+    assert "a server bug" in statuses[broken][1] and "KeyError" in statuses[broken][1]
+    assert statuses[fine][0] == "admitted"
+    assert "Traceback" in capsys.readouterr().err
+    store.close()

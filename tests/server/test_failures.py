@@ -165,3 +165,30 @@ async def test_a_server_bug_admitting_one_version_rejects_it_and_goes_on(
     assert statuses[fine][0] == "admitted"
     assert "Traceback" in capsys.readouterr().err
     store.close()
+
+
+def test_an_unnamed_error_unpacking_is_a_refusal_with_its_traceback_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A library's reaction to bytes nobody has tried yet: the participant gets a refusal
+    # (not a 500 with the version left pending), the operator the traceback.
+    from referee.server import uploads
+    from referee.server.unpack import UnpackError
+
+    competition = _competition(tmp_path)
+    alice, _token = competition.store.add_participant("alice")
+    version = competition.store.add_version(alice.id, "python3", "main.zip", "", 1)
+    root = uploads.version_root(competition, version.id)
+    root.mkdir(parents=True)
+    (root / "upload").write_bytes(b"PK\x03\x04")
+
+    def unpack(_source: Path, _filename: str, files: Path, *_args: object, **_kw: object) -> None:
+        files.mkdir()
+        raise IndexError("an error nobody named")
+
+    monkeypatch.setattr(uploads, "unpack_upload", unpack)
+    with pytest.raises(UnpackError, match="IndexError: an error nobody named"):
+        uploads.unpack_version(competition, version)
+    assert not (root / "files").exists()
+    assert "Traceback" in capsys.readouterr().err
+    competition.store.close()

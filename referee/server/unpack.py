@@ -85,6 +85,15 @@ def archive_kind(filename: str, head: bytes) -> str:
     return "file"
 
 
+def _bomb(cap: int, name: str = "", what: str = "") -> UnpackError:
+    """The refusal of more than ``cap`` bytes (of ``name``, or ``what``) once unpacked."""
+    where = f"{name!r}: " if name else ""
+    return UnpackError(
+        f"{where}expands beyond {cap // 1024} KiB {what + ' ' if what else ''}"
+        "(a decompression bomb?)"
+    )
+
+
 class _Writer:
     """Writes members under ``root`` and keeps the count and byte caps."""
 
@@ -114,10 +123,7 @@ class _Writer:
                 for chunk in chunks:
                     self.total += len(chunk)
                     if self.total > self.limits.max_unpacked_bytes:
-                        raise UnpackError(
-                            f"expands beyond {self.limits.max_unpacked_bytes // 1024} KiB "
-                            "(a decompression bomb?)"
-                        )
+                        raise _bomb(self.limits.max_unpacked_bytes)
                     out.write(chunk)
                 out.flush()
                 os.fsync(fd)
@@ -204,10 +210,7 @@ def _unpack_zip(raw: IO[bytes], writer: _Writer) -> None:
             if relative is None or info.is_dir():
                 continue
             if info.file_size > writer.limits.max_unpacked_bytes:
-                raise UnpackError(
-                    f"{info.filename!r}: expands beyond "
-                    f"{writer.limits.max_unpacked_bytes // 1024} KiB (a decompression bomb?)"
-                )
+                raise _bomb(writer.limits.max_unpacked_bytes, info.filename)
             try:
                 with archive.open(info) as member:
                     writer.write(
@@ -241,9 +244,7 @@ class _CappedGunzip:
         data = self.inner.read(size if size >= 0 else CHUNK)
         self.total += len(data)
         if self.total > self.cap:
-            raise UnpackError(
-                f"expands beyond {self.cap // 1024} KiB of tar data (a decompression bomb?)"
-            )
+            raise _bomb(self.cap, what="of tar data")
         return data
 
 
@@ -272,17 +273,12 @@ def _unpack_tar(raw: IO[bytes], writer: _Writer) -> None:
                 if relative is None:
                     continue
                 if member.size > writer.limits.max_unpacked_bytes:
-                    raise UnpackError(
-                        f"{member.name!r}: expands beyond "
-                        f"{writer.limits.max_unpacked_bytes // 1024} KiB (a decompression bomb?)"
-                    )
+                    raise _bomb(writer.limits.max_unpacked_bytes, member.name)
                 stream = archive.extractfile(member)
                 if stream is None:
                     raise UnpackError(f"{member.name!r}: cannot be read")
                 writer.write(relative, _read_chunks(stream), executable=bool(member.mode & 0o100))
     except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
-        if isinstance(error, UnpackError):
-            raise
         raise UnpackError(f"not a readable tar.gz file: {error}") from None
 
 

@@ -35,7 +35,7 @@ from referee.process import BotProcess, clean_environment, start_process
 from referee.sandbox import Sandbox
 from referee.sandbox.isolation import SCRATCH
 from referee.server.config import UploadLimits
-from referee.server.unpack import BUILT_NAME, unpack_upload
+from referee.server.unpack import BUILT_NAME, UnpackError, unpack_upload
 
 OUTPUT = "build"  # the only directory of a version its compiler may write
 ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
@@ -223,7 +223,7 @@ async def _compile_isolated(
             await trio.to_thread.run_sync(
                 unpack, Path(spool.name), "out.tar.gz", cwd / OUTPUT, limits
             )
-        except Exception as error:  # the stream is the upload's code's to forge: any error
+        except UnpackError as error:  # whatever the forged stream raised: unpack_upload's doc
             shutil.rmtree(cwd / OUTPUT, ignore_errors=True)
             raise BuildError(f"the compiler's output: {error}", output) from None
     return transcript

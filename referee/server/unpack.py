@@ -24,7 +24,9 @@ import os
 import posixpath
 import re
 import stat
+import sys
 import tarfile
+import traceback
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -149,8 +151,9 @@ def unpack_upload(
     """Unpack the upload in ``source`` (named ``filename`` by its sender) into new ``root``.
 
     Returns the files written (relative POSIX paths).  On refusal raises
-    ``UnpackError``; the caller removes ``root``.  ``names`` is what each
-    part of a member's path must match (``BUILT_NAME`` for a compiler's output).
+    ``UnpackError``, and only that, whatever the bytes; the caller removes
+    ``root``.  ``names`` is what each part of a member's path must match
+    (``BUILT_NAME`` for a compiler's output).
     """
     root.mkdir(parents=True, exist_ok=False)
     writer = _Writer(root, limits, names)
@@ -158,17 +161,29 @@ def unpack_upload(
         head = raw.read(8)
         raw.seek(0)
         kind = archive_kind(filename, head)
-        if kind == "zip":
-            _unpack_zip(raw, writer)
-        elif kind == "tar.gz":
-            _unpack_tar(raw, writer)
-        else:
-            base = posixpath.basename(filename.replace("\\", "/")) or "bot"
-            if not SAFE_NAME.match(base):
-                raise UnpackError(
-                    f"file name {filename!r}: use letters, digits, '.', '_' and '-' only"
-                )
-            writer.write(base, _read_chunks(raw), executable=executable)
+        try:
+            if kind == "zip":
+                _unpack_zip(raw, writer)
+            elif kind == "tar.gz":
+                _unpack_tar(raw, writer)
+            else:
+                base = posixpath.basename(filename.replace("\\", "/")) or "bot"
+                if not SAFE_NAME.match(base):
+                    raise UnpackError(
+                        f"file name {filename!r}: use letters, digits, '.', '_' and '-' only"
+                    )
+                writer.write(base, _read_chunks(raw), executable=executable)
+        except UnpackError:
+            raise
+        except Exception as error:
+            # Not an error named above: a library's reaction to a stranger's bytes nobody
+            # has tried yet, or a bug of ours. Escaping, it ended the server at every
+            # start (the admission loop unpacks a pending version again), and the
+            # compiler's output is the upload's code's to forge as well. So it is a
+            # refusal too, and its traceback goes to the operator's stderr, for the
+            # error to be named above or the bug fixed.
+            traceback.print_exc(file=sys.stderr)
+            raise UnpackError(f"cannot be unpacked ({type(error).__name__}: {error})") from None
     if not writer.files:
         raise UnpackError("the archive holds no files")
     _fsync_tree(root)

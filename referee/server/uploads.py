@@ -22,9 +22,7 @@ import hashlib
 import os
 import secrets
 import shutil
-import sys
 import time
-import traceback
 from pathlib import Path
 
 import trio
@@ -146,16 +144,9 @@ def unpack_version(competition: Competition, version: Version) -> Path:
             competition.config.uploads,
             executable=version.runtime == "binary",
         )
-    except Exception as error:
+    except UnpackError:  # whatever the bytes raised (unpack_upload names them all)
         shutil.rmtree(files, ignore_errors=True)
-        if isinstance(error, UnpackError):
-            raise
-        # An error unpack_upload does not name: a library's reaction to a stranger's
-        # bytes it has not met yet, or a bug of ours. Either way the upload is refused
-        # (a 400, not a 500 with the version left pending), and the traceback goes to
-        # the operator's stderr, so the error can be named in unpack.py or the bug fixed.
-        traceback.print_exc(file=sys.stderr)
-        raise UnpackError(f"cannot be unpacked ({type(error).__name__}: {error})") from None
+        raise
     (root / COMPLETE).touch()
     fsync_parent(root / COMPLETE)
     return files

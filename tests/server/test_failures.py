@@ -172,7 +172,7 @@ def test_an_unnamed_error_unpacking_is_a_refusal_with_its_traceback_shown(
 ) -> None:
     # A library's reaction to bytes nobody has tried yet: the participant gets a refusal
     # (not a 500 with the version left pending), the operator the traceback.
-    from referee.server import uploads
+    from referee.server import unpack, uploads
     from referee.server.unpack import UnpackError
 
     competition = _competition(tmp_path)
@@ -182,11 +182,10 @@ def test_an_unnamed_error_unpacking_is_a_refusal_with_its_traceback_shown(
     root.mkdir(parents=True)
     (root / "upload").write_bytes(b"PK\x03\x04")
 
-    def unpack(_source: Path, _filename: str, files: Path, *_args: object, **_kw: object) -> None:
-        files.mkdir()
+    def unpack_zip(_raw: object, _writer: object) -> None:
         raise IndexError("an error nobody named")
 
-    monkeypatch.setattr(uploads, "unpack_upload", unpack)
+    monkeypatch.setattr(unpack, "_unpack_zip", unpack_zip)
     with pytest.raises(UnpackError, match="IndexError: an error nobody named"):
         uploads.unpack_version(competition, version)
     assert not (root / "files").exists()

@@ -35,7 +35,7 @@ from referee.process import BotProcess, clean_environment, start_process
 from referee.sandbox import Sandbox
 from referee.sandbox.isolation import SCRATCH
 from referee.server.config import UploadLimits
-from referee.server.unpack import BUILT_NAME, unpack_upload
+from referee.server.unpack import BUILT_NAME, UnpackError, unpack_upload
 
 OUTPUT = "build"  # the only directory of a version its compiler may write
 ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
@@ -152,7 +152,7 @@ async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, secon
         await process.end()
         nursery.cancel_scope.cancel()
     _own_again(output_dir)
-    return _verdict(process, shown, cwd, seconds, timed_out)
+    return _verdict(process, _transcript(process, shown), cwd, seconds, timed_out)
 
 
 # Inside the sandbox: make the output directory in the scratch tmpfs, compile (its stdout
@@ -210,10 +210,10 @@ async def _compile_isolated(
             timed_out = not process.exited.is_set() and not too_big
             await process.end()
             nursery.cancel_scope.cancel()
-        output = f"$ {shown}\n{process.stderr.text()}"
+        transcript = _transcript(process, shown)
         if too_big:
-            raise BuildError(f"the compiler's output is larger than {cap >> 20} MiB", output)
-        transcript = _verdict(process, shown, cwd, seconds, timed_out)
+            raise BuildError(f"the compiler's output is larger than {cap >> 20} MiB", transcript)
+        _verdict(process, transcript, cwd, seconds, timed_out)
         spool.flush()
         limits = UploadLimits(max_files=BUILT_FILES, max_unpacked_bytes=cap)
         try:
@@ -223,15 +223,19 @@ async def _compile_isolated(
             await trio.to_thread.run_sync(
                 unpack, Path(spool.name), "out.tar.gz", cwd / OUTPUT, limits
             )
-        except Exception as error:  # the stream is the upload's code's to forge: any error
+        except UnpackError as error:  # whatever the forged stream raised: unpack_upload's doc
             shutil.rmtree(cwd / OUTPUT, ignore_errors=True)
-            raise BuildError(f"the compiler's output: {error}", output) from None
+            raise BuildError(f"the compiler's output: {error}", transcript) from None
     return transcript
 
 
-def _verdict(process: BotProcess, shown: str, cwd: Path, seconds: float, timed_out: bool) -> str:
-    """The transcript of a compiler that succeeded, else ``BuildError`` with it."""
-    output = f"$ {shown}\n{process.stderr.text()}"
+def _transcript(process: BotProcess, shown: str) -> str:
+    """What a participant sees of a build: the command, then the compiler's stderr."""
+    return f"$ {shown}\n{process.stderr.text()}"
+
+
+def _verdict(process: BotProcess, output: str, cwd: Path, seconds: float, timed_out: bool) -> str:
+    """``output`` (the transcript) if the compiler succeeded, else ``BuildError`` with it."""
     if timed_out:
         raise BuildError(f"the compiler ran longer than {seconds:g} s", output)
     if process.status != 0:

@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import random
+import sys
+import traceback
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
@@ -72,6 +74,8 @@ async def admission_loop(competition: Competition) -> None:
             # A bug on this version's path must not end the loop: the version stays
             # pending, so every restart would meet it again and stop the server for
             # good. It is rejected with the error named; the next version goes on.
+            # The traceback goes to the operator's stderr: a bug must stay visible.
+            traceback.print_exc(file=sys.stderr)
             competition.store.decide(
                 version.id,
                 "rejected",

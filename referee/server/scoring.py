@@ -85,8 +85,7 @@ def score_versions(played: Sequence[PlayedMatch], versions: Sequence[int]) -> di
     """Scores for ``versions`` from every finished match (see the module doc)."""
     everyone = sorted({v for match in played for v in match.versions} | set(versions))
     index = {version: i for i, version in enumerate(everyone)}
-    fit_groups = _groups(played, index)
-    group_equations: list[GroupEquations] = [equations(group) for group in fit_groups]
+    group_equations: list[GroupEquations] = [equations(group) for group in _groups(played, index)]
     groups: dict[int, set[int]] = defaultdict(set)
     matches: dict[int, int] = defaultdict(int)
     for match in played:
@@ -105,17 +104,18 @@ def score_versions(played: Sequence[PlayedMatch], versions: Sequence[int]) -> di
     order = sorted(versions, key=lambda v: (v not in point, -point.get(v, 0.0), v))
     board: dict[int, Score] = {}
     for rank, version in enumerate(order, start=1):
-        interval = fitted is not None and len(groups[version]) >= MIN_GROUPS
+        # The bootstrap's intervals, for a version with enough groups to have them.
+        sure = fitted if len(groups[version]) >= MIN_GROUPS else None
         i = index[version]
         board[version] = Score(
             version=version,
             groups=len(groups[version]),
             matches=matches[version],
             score=point.get(version),
-            low=fitted.low[i] if fitted and interval else None,
-            high=fitted.high[i] if fitted and interval else None,
+            low=sure.low[i] if sure else None,
+            high=sure.high[i] if sure else None,
             rank=rank,
-            rank_low=fitted.rank_low[i] if fitted and interval else None,
-            rank_high=fitted.rank_high[i] if fitted and interval else None,
+            rank_low=sure.rank_low[i] if sure else None,
+            rank_high=sure.rank_high[i] if sure else None,
         )
     return board

@@ -24,7 +24,9 @@ import os
 import posixpath
 import re
 import stat
+import sys
 import tarfile
+import traceback
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -85,6 +87,15 @@ def archive_kind(filename: str, head: bytes) -> str:
     return "file"
 
 
+def _bomb(cap: int, name: str = "", what: str = "") -> UnpackError:
+    """The refusal of more than ``cap`` bytes (of ``name``, or ``what``) once unpacked."""
+    where = f"{name!r}: " if name else ""
+    return UnpackError(
+        f"{where}expands beyond {cap // 1024} KiB {what + ' ' if what else ''}"
+        "(a decompression bomb?)"
+    )
+
+
 class _Writer:
     """Writes members under ``root`` and keeps the count and byte caps."""
 
@@ -114,10 +125,7 @@ class _Writer:
                 for chunk in chunks:
                     self.total += len(chunk)
                     if self.total > self.limits.max_unpacked_bytes:
-                        raise UnpackError(
-                            f"expands beyond {self.limits.max_unpacked_bytes // 1024} KiB "
-                            "(a decompression bomb?)"
-                        )
+                        raise _bomb(self.limits.max_unpacked_bytes)
                     out.write(chunk)
                 out.flush()
                 os.fsync(fd)
@@ -143,8 +151,9 @@ def unpack_upload(
     """Unpack the upload in ``source`` (named ``filename`` by its sender) into new ``root``.
 
     Returns the files written (relative POSIX paths).  On refusal raises
-    ``UnpackError``; the caller removes ``root``.  ``names`` is what each
-    part of a member's path must match (``BUILT_NAME`` for a compiler's output).
+    ``UnpackError``, and only that, whatever the bytes; the caller removes
+    ``root``.  ``names`` is what each part of a member's path must match
+    (``BUILT_NAME`` for a compiler's output).
     """
     root.mkdir(parents=True, exist_ok=False)
     writer = _Writer(root, limits, names)
@@ -152,17 +161,29 @@ def unpack_upload(
         head = raw.read(8)
         raw.seek(0)
         kind = archive_kind(filename, head)
-        if kind == "zip":
-            _unpack_zip(raw, writer)
-        elif kind == "tar.gz":
-            _unpack_tar(raw, writer)
-        else:
-            base = posixpath.basename(filename.replace("\\", "/")) or "bot"
-            if not SAFE_NAME.match(base):
-                raise UnpackError(
-                    f"file name {filename!r}: use letters, digits, '.', '_' and '-' only"
-                )
-            writer.write(base, _read_chunks(raw), executable=executable)
+        try:
+            if kind == "zip":
+                _unpack_zip(raw, writer)
+            elif kind == "tar.gz":
+                _unpack_tar(raw, writer)
+            else:
+                base = posixpath.basename(filename.replace("\\", "/")) or "bot"
+                if not SAFE_NAME.match(base):
+                    raise UnpackError(
+                        f"file name {filename!r}: use letters, digits, '.', '_' and '-' only"
+                    )
+                writer.write(base, _read_chunks(raw), executable=executable)
+        except UnpackError:
+            raise
+        except Exception as error:
+            # Not an error named above: a library's reaction to a stranger's bytes nobody
+            # has tried yet, or a bug of ours. Escaping, it ended the server at every
+            # start (the admission loop unpacks a pending version again), and the
+            # compiler's output is the upload's code's to forge as well. So it is a
+            # refusal too, and its traceback goes to the operator's stderr, for the
+            # error to be named above or the bug fixed.
+            traceback.print_exc(file=sys.stderr)
+            raise UnpackError(f"cannot be unpacked ({type(error).__name__}: {error})") from None
     if not writer.files:
         raise UnpackError("the archive holds no files")
     _fsync_tree(root)
@@ -204,10 +225,7 @@ def _unpack_zip(raw: IO[bytes], writer: _Writer) -> None:
             if relative is None or info.is_dir():
                 continue
             if info.file_size > writer.limits.max_unpacked_bytes:
-                raise UnpackError(
-                    f"{info.filename!r}: expands beyond "
-                    f"{writer.limits.max_unpacked_bytes // 1024} KiB (a decompression bomb?)"
-                )
+                raise _bomb(writer.limits.max_unpacked_bytes, info.filename)
             try:
                 with archive.open(info) as member:
                     writer.write(
@@ -241,9 +259,7 @@ class _CappedGunzip:
         data = self.inner.read(size if size >= 0 else CHUNK)
         self.total += len(data)
         if self.total > self.cap:
-            raise UnpackError(
-                f"expands beyond {self.cap // 1024} KiB of tar data (a decompression bomb?)"
-            )
+            raise _bomb(self.cap, what="of tar data")
         return data
 
 
@@ -272,17 +288,12 @@ def _unpack_tar(raw: IO[bytes], writer: _Writer) -> None:
                 if relative is None:
                     continue
                 if member.size > writer.limits.max_unpacked_bytes:
-                    raise UnpackError(
-                        f"{member.name!r}: expands beyond "
-                        f"{writer.limits.max_unpacked_bytes // 1024} KiB (a decompression bomb?)"
-                    )
+                    raise _bomb(writer.limits.max_unpacked_bytes, member.name)
                 stream = archive.extractfile(member)
                 if stream is None:
                     raise UnpackError(f"{member.name!r}: cannot be read")
                 writer.write(relative, _read_chunks(stream), executable=bool(member.mode & 0o100))
     except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
-        if isinstance(error, UnpackError):
-            raise
         raise UnpackError(f"not a readable tar.gz file: {error}") from None
 
 

@@ -144,14 +144,9 @@ def unpack_version(competition: Competition, version: Version) -> Path:
             competition.config.uploads,
             executable=version.runtime == "binary",
         )
-    except UnpackError:
+    except UnpackError:  # whatever the bytes raised (unpack_upload names them all)
         shutil.rmtree(files, ignore_errors=True)
         raise
-    except Exception as error:
-        # The admission loop unpacks a pending version again, and knows only UnpackError:
-        # anything else a stranger's archive raised here ended the server at every start.
-        shutil.rmtree(files, ignore_errors=True)
-        raise UnpackError(f"cannot be unpacked ({type(error).__name__}: {error})") from None
     (root / COMPLETE).touch()
     fsync_parent(root / COMPLETE)
     return files

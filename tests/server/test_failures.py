@@ -19,15 +19,20 @@ from referee.server.store import CompetitionStore
 from referee.server.tables import WorkerError, WorkerTable
 
 
-def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
-    tmp_path: Path,
-) -> None:
+def _competition(tmp_path: Path) -> Competition:
+    """A competition with one house bot and no participants, its store open."""
     config_path = tmp_path / "cup.toml"
     config_path.write_text('[competition]\nname = "x"\nhouse_bots = ["random"]\n')
     config = load_config(config_path)
-    store = CompetitionStore.open(config.database)
-    competition = Competition(config, store)
-    competition.ensure_house_bots(config.house_bots)
+    return Competition(config, CompetitionStore.open(config.database))
+
+
+def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
+    tmp_path: Path,
+) -> None:
+    competition = _competition(tmp_path)
+    store = competition.store
+    competition.ensure_house_bots(competition.config.house_bots)
     house = store.versions()[0].id
     versions = []
     for name in ("alice", "bob", "mallory"):
@@ -102,11 +107,8 @@ async def test_participants_are_admitted_in_turn_not_one_burst_first(
     # hold a later participant's first version until the whole burst is checked.
     from referee.server import play
 
-    config_path = tmp_path / "cup.toml"
-    config_path.write_text('[competition]\nname = "x"\nhouse_bots = ["random"]\n')
-    config = load_config(config_path)
-    store = CompetitionStore.open(config.database)
-    competition = Competition(config, store)
+    competition = _competition(tmp_path)
+    store = competition.store
     mallory, _token = store.add_participant("mallory")
     alice, _token = store.add_participant("alice")
     burst = [store.add_version(mallory.id, "python3", "main.py", "", 1).id for _ in range(3)]
@@ -128,3 +130,64 @@ async def test_participants_are_admitted_in_turn_not_one_burst_first(
         await play.admission_loop(competition)
     assert order == [burst[0], later, burst[1], burst[2]]
     store.close()
+
+
+async def test_a_server_bug_admitting_one_version_rejects_it_and_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Left pending, the version would meet the same bug at every restart and stop the
+    # server for good; swallowed silently, the bug would never be seen by the operator.
+    from referee.server import play
+
+    competition = _competition(tmp_path)
+    store = competition.store
+    alice, _token = store.add_participant("alice")
+    broken = store.add_version(alice.id, "python3", "main.py", "", 1).id
+    fine = store.add_version(alice.id, "python3", "main.py", "", 1).id
+
+    def unpack(_competition: Competition, _version: object) -> None:
+        return None
+
+    async def admit(_config: object, the_store: CompetitionStore, version: object) -> bool:
+        version_id = getattr(version, "id", 0)
+        if version_id == broken:
+            raise KeyError("a bug")
+        the_store.decide(version_id, "admitted", "ok", "", {"name": "v", "command": ["x"]})
+        return True
+
+    monkeypatch.setattr(play, "unpack_version", unpack)
+    monkeypatch.setattr(play, "admit", admit)
+    with trio.move_on_after(5):
+        await play.admission_loop(competition)
+    statuses = {v.id: (v.status, v.detail) for v in store.versions()}
+    assert statuses[broken][0] == "rejected"
+    assert "a server bug" in statuses[broken][1] and "KeyError" in statuses[broken][1]
+    assert statuses[fine][0] == "admitted"
+    assert "Traceback" in capsys.readouterr().err
+    store.close()
+
+
+def test_an_unnamed_error_unpacking_is_a_refusal_with_its_traceback_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A library's reaction to bytes nobody has tried yet: the participant gets a refusal
+    # (not a 500 with the version left pending), the operator the traceback.
+    from referee.server import unpack, uploads
+    from referee.server.unpack import UnpackError
+
+    competition = _competition(tmp_path)
+    alice, _token = competition.store.add_participant("alice")
+    version = competition.store.add_version(alice.id, "python3", "main.zip", "", 1)
+    root = uploads.version_root(competition, version.id)
+    root.mkdir(parents=True)
+    (root / "upload").write_bytes(b"PK\x03\x04")
+
+    def unpack_zip(_raw: object, _writer: object) -> None:
+        raise IndexError("an error nobody named")
+
+    monkeypatch.setattr(unpack, "_unpack_zip", unpack_zip)
+    with pytest.raises(UnpackError, match="IndexError: an error nobody named"):
+        uploads.unpack_version(competition, version)
+    assert not (root / "files").exists()
+    assert "Traceback" in capsys.readouterr().err
+    competition.store.close()

@@ -305,6 +305,15 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     refused(files, "list /proc/")  # the referee's open files (its live match log)
     spy = stderr["proc_spy"]
     assert "visible pids [1, 2" in spy and "unsafe" not in spy  # its own pid namespace
+    # Its namespace's init (bwrap, the bot's uid) holds nothing a bot could open its way
+    # out through (a host file or directory), and its root and cwd are the bot's own view.
+    links = re.findall(r"^link /proc/1/fd/\d+ -> (.*)$", spy, re.MULTILINE)
+    assert links, spy
+    for link in links:
+        assert link == "/dev/null" or link.startswith(("pipe:", "anon_inode:")), links
+    (view,) = re.findall(r"^/ shows (.*)$", spy, re.MULTILINE)
+    assert f"/proc/1/root/ shows {view}" in spy, spy
+    assert "/proc/1/cwd/ shows None" not in spy
     net = stderr["net_escape"]
     for kind in ("net", "mnt", "pid", "user", "ipc", "uts", "cgroup"):
         refused(net, f"setns /proc/{outcome['referee_pid']}/ns/{kind}")

@@ -51,6 +51,8 @@ NEEDS_ISOLATION = pytest.mark.skipif(
 )
 ATTACKERS = ("read_files", "proc_spy", "signals", "net_escape", "cgroup_escape", "fill_scratch")
 UNPRIVILEGED = 65534  # nobody
+# The first match's log and the victim's stderr, both open in the referee at the attack.
+LIVE_LOGS = ("c1-t00001-r0.jsonl", "stderr/victim-1.stderr")
 
 
 class Listener:
@@ -104,7 +106,8 @@ def write_league(home: Path, planted: dict[str, str], port: int, mark: str) -> P
     db = home / "league.db"
     logs = home / "league-logs"
     targets = {
-        "files": [str(home / "league.toml"), str(tokens), str(db), str(victim / "secret.txt")],
+        "files": [str(home / "league.toml"), str(tokens), str(db), str(victim / "secret.txt")]
+        + [str(logs / name) for name in LIVE_LOGS],  # (by name: no listing needed)
         "dirs": [str(logs), str(victim), str(home)],
         "pids": ["REFEREE_PID"],
         "writable": [str(db), str(home / "league.toml")],
@@ -298,6 +301,9 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     assert "TRIED create /tmp/nmscratch: succeeded" in files  # its scratch is writable
     for name in ("league.toml", "league.tokens.json", "league.db", "victim/secret.txt"):
         refused(files, f"read {home / name}")
+    for name in LIVE_LOGS:
+        assert (home / "league-logs" / name).is_file()  # (the names the bot tried are right)
+        refused(files, f"read {home / 'league-logs' / name}")
     for directory in ("league-logs", "victim"):
         refused(files, f"list {home / directory}")
     refused(files, f"write {home / 'league.db'}")

@@ -335,6 +335,9 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     assert "TRIED linger: running as ['" in escape  # (and play_attack_league found it gone)
     signals = stderr["signals"]
     assert "unsafe" not in signals and "TRIED SIGKILL -1" in signals, signals
+    # Of the pids 1 to 65535, only its namespace's init and itself answer signal 0: no
+    # sibling bot, worker or referee can even be named, let alone signalled.
+    assert "probed pids [1, 2] (me 2)" in signals, signals
     refused(signals, f"ptrace attach {outcome['referee_pid']}")
     for line in signals.splitlines():
         if line.startswith("TRIED SIGSTOP") and "parent" not in line and "-1" not in line:

@@ -257,12 +257,24 @@ def signals() -> None:
     if len(visible) > 8:
         say(f"TRIED signals: unsafe: {len(visible)} processes visible, not in a pid namespace")
         return
+    say(f"probed pids {[pid for pid in range(1, 1 << 16) if exists(pid)]} (me {os.getpid()})")
     for pid in TARGETS.get("pids", []):
         tried(f"ptrace attach {pid}", partial(ptrace_attach, pid))
         tried(f"SIGSTOP {pid}", partial(os.kill, pid, signal.SIGSTOP))
     tried(f"SIGSTOP parent {os.getppid()}", lambda: os.kill(os.getppid(), signal.SIGSTOP))
     tried("SIGSTOP -1", lambda: os.kill(-1, signal.SIGSTOP))
     tried("SIGKILL -1", lambda: os.kill(-1, signal.SIGKILL))
+
+
+def exists(pid: int) -> bool:
+    """Whether a process ``pid`` is there to signal (signal 0: nothing is sent)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # there, but not ours: still a process it can see
+    return True
 
 
 def libc_call(name: str, *args: object) -> None:

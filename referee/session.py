@@ -500,7 +500,8 @@ class BotSession:
             except LineTooLongError as error:
                 raise BotLostError(FaultKind.STARTUP, f"instead of ready: {error}") from None
             finally:
-                self._wait_scope = None
+                if self._wait_scope is scope:  # (a TCP handshake's is not: accept's stays)
+                    self._wait_scope = None
         if scope.cancelled_caught:
             if self.exited:
                 raise BotLostError(FaultKind.STARTUP, self._exit_detail("before ready"))

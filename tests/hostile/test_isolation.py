@@ -51,6 +51,8 @@ NEEDS_ISOLATION = pytest.mark.skipif(
 )
 ATTACKERS = ("read_files", "proc_spy", "signals", "net_escape", "cgroup_escape", "fill_scratch")
 UNPRIVILEGED = 65534  # nobody
+# The first match's log and the victim's stderr, both open in the referee at the attack.
+LIVE_LOGS = ("c1-t00001-r0.jsonl", "stderr/victim-1.stderr")
 
 
 class Listener:
@@ -104,7 +106,8 @@ def write_league(home: Path, planted: dict[str, str], port: int, mark: str) -> P
     db = home / "league.db"
     logs = home / "league-logs"
     targets = {
-        "files": [str(home / "league.toml"), str(tokens), str(db), str(victim / "secret.txt")],
+        "files": [str(home / "league.toml"), str(tokens), str(db), str(victim / "secret.txt")]
+        + [str(logs / name) for name in LIVE_LOGS],  # (by name: no listing needed)
         "dirs": [str(logs), str(victim), str(home)],
         "pids": ["REFEREE_PID"],
         "writable": [str(db), str(home / "league.toml")],
@@ -298,6 +301,9 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     assert "TRIED create /tmp/nmscratch: succeeded" in files  # its scratch is writable
     for name in ("league.toml", "league.tokens.json", "league.db", "victim/secret.txt"):
         refused(files, f"read {home / name}")
+    for name in LIVE_LOGS:
+        assert (home / "league-logs" / name).is_file()  # (the names the bot tried are right)
+        refused(files, f"read {home / 'league-logs' / name}")
     for directory in ("league-logs", "victim"):
         refused(files, f"list {home / directory}")
     refused(files, f"write {home / 'league.db'}")
@@ -305,6 +311,15 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     refused(files, "list /proc/")  # the referee's open files (its live match log)
     spy = stderr["proc_spy"]
     assert "visible pids [1, 2" in spy and "unsafe" not in spy  # its own pid namespace
+    # Its namespace's init (bwrap, the bot's uid) holds nothing a bot could open its way
+    # out through (a host file or directory), and its root and cwd are the bot's own view.
+    links = re.findall(r"^link /proc/1/fd/\d+ -> (.*)$", spy, re.MULTILINE)
+    assert links, spy
+    for link in links:
+        assert link == "/dev/null" or link.startswith(("pipe:", "anon_inode:")), links
+    (view,) = re.findall(r"^/ shows (.*)$", spy, re.MULTILINE)
+    assert f"/proc/1/root/ shows {view}" in spy, spy
+    assert "/proc/1/cwd/ shows None" not in spy
     net = stderr["net_escape"]
     for kind in ("net", "mnt", "pid", "user", "ipc", "uts", "cgroup"):
         refused(net, f"setns /proc/{outcome['referee_pid']}/ns/{kind}")
@@ -320,6 +335,9 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     assert "TRIED linger: running as ['" in escape  # (and play_attack_league found it gone)
     signals = stderr["signals"]
     assert "unsafe" not in signals and "TRIED SIGKILL -1" in signals, signals
+    # Of the pids 1 to 65535, only its namespace's init and itself answer signal 0: no
+    # sibling bot, worker or referee can even be named, let alone signalled.
+    assert "probed pids [1, 2] (me 2)" in signals, signals
     refused(signals, f"ptrace attach {outcome['referee_pid']}")
     for line in signals.splitlines():
         if line.startswith("TRIED SIGSTOP") and "parent" not in line and "-1" not in line:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.bots import Transport
 from referee.league.config import parse_config
 from referee.league.runner import SilentReporter, run_league
 from referee.league.store import LeagueStore
@@ -25,8 +26,12 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 TOO_DEEP = "arrays or objects nested more than 32 deep; no message nests deeper than 4"
 
 
-async def test_a_nested_reply_is_malformed_twice_and_the_bot_plays_on(tmp_path: Path) -> None:
-    played = await play_hostile([proto_bot("nested"), *table_mates()], tmp_path)
+@pytest.mark.parametrize("transport", ["stdio", "tcp"])  # (the referee's two ways of reading)
+async def test_a_nested_reply_is_malformed_twice_and_the_bot_plays_on(
+    tmp_path: Path, transport: Transport
+) -> None:
+    bots = [proto_bot("nested", transport=transport), *table_mates(transport=transport)]
+    played = await play_hostile(bots, tmp_path)
     assert played.kinds() == ["malformed", "malformed"]
     first, second = (detail for _, detail in played.faults())
     assert first.startswith(f'{TOO_DEEP} (line: {{"type":"reply","id":1,"choice":[[[[')
@@ -36,9 +41,16 @@ async def test_a_nested_reply_is_malformed_twice_and_the_bot_plays_on(tmp_path: 
     assert "bot" in {r["by"] for r in played.of_type("decision")}
 
 
-async def test_a_nested_ready_is_a_startup_fault_of_that_bot_alone(tmp_path: Path) -> None:
-    played = await play_hostile([proto_bot("nested", "ready"), *table_mates()], tmp_path)
-    assert played.faults() == [("startup", f"instead of ready: {TOO_DEEP}")]
+@pytest.mark.parametrize("transport", ["stdio", "tcp"])
+async def test_a_nested_ready_is_a_startup_fault_of_that_bot_alone(
+    tmp_path: Path, transport: Transport
+) -> None:
+    bots = [proto_bot("nested", "ready", transport=transport), *table_mates(transport=transport)]
+    played = await play_hostile(bots, tmp_path)
+    [(kind, detail)] = played.faults()
+    # (Over TCP the refused bot exits before its seat gives up: the detail says that first.)
+    assert kind == "startup" and detail.endswith(f"instead of ready: {TOO_DEEP}"), detail
+    assert transport == "tcp" or detail == f"instead of ready: {TOO_DEEP}"
     assert played.status == ["disqualified", "ok", "ok"]
 
 

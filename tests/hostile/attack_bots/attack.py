@@ -20,6 +20,7 @@ import random
 import re
 import signal
 import socket
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -206,7 +207,14 @@ def proc_spy() -> None:
         for part in ("environ", "cmdline", "mem", "maps"):
             path = f"/proc/{pid}/{part}"
             tried(f"read {path}", partial(read, path))
-        tried(f"list /proc/{pid}/fd", partial(os.listdir, f"/proc/{pid}/fd"))
+        fds = tried(f"list /proc/{pid}/fd", partial(os.listdir, f"/proc/{pid}/fd"))
+        if len(visible) <= 8:  # (in its own pid namespace: never open strangers' descriptors)
+            for fd in fds if isinstance(fds, list) else []:
+                tried(f"open /proc/{pid}/fd/{fd}", partial(peek, f"/proc/{pid}/fd/{fd}"))
+        for link in ("root", "cwd"):  # its init's: its own view, or a way out of it
+            path = f"/proc/{pid}/{link}/"
+            names = tried(f"list {path}", partial(os.listdir, path))
+            say(f"{path} shows {sorted(names) if isinstance(names, list) else None}")
 
         def hijack(pid: int = pid) -> None:
             with open(f"/proc/{pid}/fd/1", "wb") as handle:
@@ -216,6 +224,25 @@ def proc_spy() -> None:
             say(f"TRIED write /proc/{pid}/fd/1: unsafe: not in a pid namespace")
         elif pid in TARGETS.get("pids", []) or pid > 2:
             tried(f"write /proc/{pid}/fd/1", hijack)
+    say(f"/ shows {sorted(os.listdir('/'))}")
+
+
+def peek(path: str) -> str:
+    """Open ``path`` (another process's descriptor) and say what it is: a file's secrets
+    are ``FOUND``, a directory's names shown; a pipe is never read (it would block)."""
+    target = os.readlink(path)
+    say(f"link {path} -> {target}")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            found(path, os.pread(fd, 1 << 20, 0))
+        elif stat.S_ISDIR(info.st_mode):
+            say(f"directory {path} -> {target} holds {sorted(os.listdir(fd))}")
+    finally:
+        os.close(fd)
+    say(f"opened {path} -> {target}")
+    return target
 
 
 def signals() -> None:
@@ -230,12 +257,24 @@ def signals() -> None:
     if len(visible) > 8:
         say(f"TRIED signals: unsafe: {len(visible)} processes visible, not in a pid namespace")
         return
+    say(f"probed pids {[pid for pid in range(1, 1 << 16) if exists(pid)]} (me {os.getpid()})")
     for pid in TARGETS.get("pids", []):
         tried(f"ptrace attach {pid}", partial(ptrace_attach, pid))
         tried(f"SIGSTOP {pid}", partial(os.kill, pid, signal.SIGSTOP))
     tried(f"SIGSTOP parent {os.getppid()}", lambda: os.kill(os.getppid(), signal.SIGSTOP))
     tried("SIGSTOP -1", lambda: os.kill(-1, signal.SIGSTOP))
     tried("SIGKILL -1", lambda: os.kill(-1, signal.SIGKILL))
+
+
+def exists(pid: int) -> bool:
+    """Whether a process ``pid`` is there to signal (signal 0: nothing is sent)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # there, but not ours: still a process it can see
+    return True
 
 
 def libc_call(name: str, *args: object) -> None:

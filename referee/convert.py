@@ -400,9 +400,6 @@ def build_request(
 # ---------------------------------------------------------------- protocol -> engine
 
 
-_CARD_BY_TEXT: dict[str, Card] = {CARD_TEXT[card]: card for card in CARDS}
-
-
 def to_action(decision: DecisionKind, choice: Choice) -> Action:
     """A choice of the right shape for ``decision`` as an engine action.
 
@@ -429,21 +426,14 @@ def apply_choice(match: Match, request: Request, choice: Choice) -> ChoiceFault 
 
     The one boundary where engine errors become bot faults.
     """
-    action: Action
-    if type(choice) is str and request.decision == "lead" and choice in request.legal:
-        # The commonest reply, a card of the request's own list: ``choice_fault``
-        # would pass it and ``to_action`` parse it to this very card.
-        action = _CARD_BY_TEXT[choice]
-    else:
+    if not (type(choice) is str and request.decision == "lead" and choice in request.legal):
+        # Not the commonest reply, a card of the request's own list, which
+        # ``choice_fault`` would pass: judge it.
         fault = choice_fault(request, choice)
         if fault is not None:
             return fault
-        try:
-            action = to_action(request.decision, choice)
-        except MalformedActionError as error:
-            return ChoiceFault("malformed", str(error))
     try:
-        match.apply(action)
+        match.apply(to_action(request.decision, choice))
     except MalformedActionError as error:
         return ChoiceFault("malformed", str(error))
     except IllegalActionError as error:

@@ -167,7 +167,7 @@ def wire_event(event: Event) -> bytes:
 
 
 # card_played's JSON by (seat, card, lead): at most 8 * 52 * 2 entries, each encoded once.
-CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
+_CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
 
 
 # The JSON of public events that recur with the same fields (engine events are frozen
@@ -202,9 +202,9 @@ def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
     table = _TO_PROTOCOL
     if type(omniscient) is ev.CardPlayed:  # a public event, and most events: from a table
         key = (omniscient.seat, omniscient.card, omniscient.lead)
-        json = CARD_PLAYED_JSON.get(key)
+        json = _CARD_PLAYED_JSON.get(key)
         if json is None:
-            json = CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
+            json = _CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
         return json
     if each is None:
         kind = type(omniscient)

@@ -426,14 +426,16 @@ def apply_choice(match: Match, request: Request, choice: Choice) -> ChoiceFault 
 
     The one boundary where engine errors become bot faults.
     """
-    if not (type(choice) is str and request.decision == "lead" and choice in request.legal):
-        # Not the commonest reply, a card of the request's own list, which
-        # ``choice_fault`` would pass: judge it.
+    # The commonest reply, a card of the request's own list: ``choice_fault`` would
+    # pass it, and ``to_action`` would ``Card.parse`` it.
+    card = type(choice) is str and request.decision == "lead" and choice in request.legal
+    if not card:
         fault = choice_fault(request, choice)
         if fault is not None:
             return fault
     try:
-        match.apply(to_action(request.decision, choice))
+        action = Card.parse(choice) if card else to_action(request.decision, choice)  # type: ignore[arg-type]
+        match.apply(action)
     except MalformedActionError as error:
         return ChoiceFault("malformed", str(error))
     except IllegalActionError as error:

@@ -34,7 +34,7 @@ import errno
 import os
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, cast
 
 import trio
 
@@ -248,19 +248,20 @@ class Connection:
 
         ``drained``: the caller has just read all there was (``read_now`` said no
         line), so this waits before it reads again instead of trying a read that
-        would find nothing.
+        would find nothing (``wait_line``).
 
         Raises ``ConnectionClosedError`` at the end of the stream and
         ``LineTooLongError`` (from the framer) when a line passes the cap.
         Lines that came whole before an over-long one are returned first.
         """
+        if drained and not self._lines:
+            return await self.wait_line()
         passed = self._lines or self._in is None  # no read of ours, or the stream's own
         while not self._lines:
             if self._framer.failed:
                 self._framer.feed(b"")  # raises the framer's error again
             try:
-                data = await self._receive_some(wait_first=drained)
-                drained = False
+                data = await self._receive_some()
                 if data is None:  # it waited: the scheduler has been passed
                     passed = True
                     continue
@@ -295,34 +296,27 @@ class Connection:
         """
         source = self._in
         fd = -1 if source is None or self._framer.failed else source.fileno()
-        if source is None or fd < 0:
-            return await self.receive_line(drained=True)
+        if source is None or fd < 0:  # the stream's own receive_some waits, or raises
+            return await self.receive_line()
         while True:
             try:
                 await trio.lowlevel.wait_readable(fd)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as error:
                 raise ConnectionClosedError(f"the connection broke ({_reason(error)})") from None
             if self.read_now():
-                line = self._lines.popleft()
-                if self.on_receive is not None:
-                    self.on_receive(line)
-                return line
+                return cast(bytes, self.take_line())
             if self._framer.failed or source.fileno() < 0:
                 return await self.receive_line()
 
-    async def _receive_some(self, *, wait_first: bool = False) -> bytes | bytearray | None:
+    async def _receive_some(self) -> bytes | bytearray | None:
         """What has arrived, b"" at the end, or None after waiting until something may have.
 
-        ``wait_first``: wait (and return None) without trying a read first.
         Without a file descriptor, or with one already closed, the stream's own
         ``receive_some`` (which waits, or says what is wrong in its own words).
         """
         fd = -1 if self._in is None else self._in.fileno()
         if fd < 0:
             return await self._stream.receive_some(RECEIVE_SIZE)
-        if wait_first:
-            await trio.lowlevel.wait_readable(fd)
-            return None
         try:
             return os.read(fd, RECEIVE_SIZE)
         except BlockingIOError:

@@ -167,7 +167,7 @@ def wire_event(event: Event) -> bytes:
 
 
 # card_played's JSON by (seat, card, lead): at most 8 * 52 * 2 entries, each encoded once.
-CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
+_CARD_PLAYED_JSON: dict[tuple[int, int, bool], bytes] = {}
 
 
 # The JSON of public events that recur with the same fields (engine events are frozen
@@ -202,9 +202,9 @@ def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
     table = _TO_PROTOCOL
     if type(omniscient) is ev.CardPlayed:  # a public event, and most events: from a table
         key = (omniscient.seat, omniscient.card, omniscient.lead)
-        json = CARD_PLAYED_JSON.get(key)
+        json = _CARD_PLAYED_JSON.get(key)
         if json is None:
-            json = CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
+            json = _CARD_PLAYED_JSON[key] = _encoder.encode(table[ev.CardPlayed](omniscient))
         return json
     if each is None:
         kind = type(omniscient)
@@ -400,9 +400,6 @@ def build_request(
 # ---------------------------------------------------------------- protocol -> engine
 
 
-_CARD_BY_TEXT: dict[str, Card] = {CARD_TEXT[card]: card for card in CARDS}
-
-
 def to_action(decision: DecisionKind, choice: Choice) -> Action:
     """A choice of the right shape for ``decision`` as an engine action.
 
@@ -429,20 +426,15 @@ def apply_choice(match: Match, request: Request, choice: Choice) -> ChoiceFault 
 
     The one boundary where engine errors become bot faults.
     """
-    action: Action
-    if type(choice) is str and request.decision == "lead" and choice in request.legal:
-        # The commonest reply, a card of the request's own list: ``choice_fault``
-        # would pass it and ``to_action`` parse it to this very card.
-        action = _CARD_BY_TEXT[choice]
-    else:
+    # The commonest reply, a card of the request's own list: ``choice_fault`` would
+    # pass it, and ``to_action`` would ``Card.parse`` it.
+    card = type(choice) is str and request.decision == "lead" and choice in request.legal
+    if not card:
         fault = choice_fault(request, choice)
         if fault is not None:
             return fault
-        try:
-            action = to_action(request.decision, choice)
-        except MalformedActionError as error:
-            return ChoiceFault("malformed", str(error))
     try:
+        action = Card.parse(choice) if card else to_action(request.decision, choice)  # type: ignore[arg-type]
         match.apply(action)
     except MalformedActionError as error:
         return ChoiceFault("malformed", str(error))

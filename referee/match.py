@@ -792,9 +792,8 @@ class _Referee:
             reply = self.reply_now(seat, line, request, now - sent)
             if reply is not None:
                 return reply.choice
-            resolved, choice = await self.read(seat, hand, line, request, now - sent)
-            if resolved:
-                return choice
+            if await self.read(seat, hand, line, request, now - sent):
+                return None  # a fault settled the request
             if not seat.playing:  # disqualified by faults while waiting
                 session.settle(request.id, late_reply_possible=True)
                 return None
@@ -830,11 +829,12 @@ class _Referee:
 
     async def read(
         self, seat: _Seat, hand: int, line: bytes, request: Request | None, elapsed: float
-    ) -> tuple[bool, Choice | None]:
+    ) -> bool:
         """Judge one line from the bot; ``request`` is the one waiting, if any.
 
-        Returns (True, choice) for the waiting request's reply, (True, None)
-        when a fault settled that request, or (False, None) to keep waiting.
+        The reply to ``request`` is ``reply_now``'s, taken before this is called:
+        here every line is a fault, a late reply, or a malformed one.  Returns
+        True when a fault settled ``request``, False to keep waiting.
         """
         session = seat.session
         self.log_received(seat, line)
@@ -855,22 +855,20 @@ class _Referee:
                 request=request,
                 resolves=request is not None,
             )
-            return request is not None, None
+            return request is not None
         if isinstance(message, Ready):
             await self.fault(
                 seat, FaultKind.PROTOCOL, "unexpected ready: the handshake is over", hand
             )
-            return False, None
+            return False
         assert isinstance(message, Reply)
         verdict = session.classify_id(message.id, None if request is None else request.id)
-        if verdict == "pending":
-            self.accept_reply(seat, message, elapsed)
-            return True, message.choice
+        assert verdict != "pending", "reply_now takes the reply to the waiting request"
         if verdict == "late":
             self.log.write(
                 {"type": "late", "seat": seat.index, "id": message.id, "choice": message.choice}
             )
-            return False, None
+            return False
         what = (
             f"a second reply to request {message.id}"
             if verdict == "duplicate"
@@ -878,13 +876,13 @@ class _Referee:
         )
         waiting = f" (waiting for request {request.id})" if request is not None else ""
         await self.fault(seat, FaultKind.PROTOCOL, what + waiting, hand, request_id=message.id)
-        return False, None
+        return False
 
     def reply_now(self, seat: _Seat, line: bytes, request: Request, elapsed: float) -> Reply | None:
-        """``read``'s usual case, without its coroutine: ``line`` is the reply to ``request``.
+        """The usual line, without ``read``'s coroutine: ``line`` is the reply to ``request``.
 
-        Accepted as ``read`` would (the transcript, the clock, the log); None for
-        any other line, which ``read`` then judges from the start.
+        Accepted (the transcript, the clock, the log); None for any other line,
+        which ``read`` then judges from the start.
         """
         try:
             message = decode_bot_message(line)
@@ -893,11 +891,6 @@ class _Referee:
         if type(message) is not Reply or message.id != request.id:
             return None
         self.log_received(seat, line)
-        self.accept_reply(seat, message, elapsed)
-        return message
-
-    def accept_reply(self, seat: _Seat, message: Reply, elapsed: float) -> None:
-        """The reply to the waiting request, ``elapsed`` seconds after it: charge, log."""
         seat.clock.charge(elapsed)
         seat.think += elapsed
         if self.logging:
@@ -910,6 +903,7 @@ class _Referee:
                     "latency_ms": round(elapsed * 1000, 3),
                 }
             )
+        return message
 
     def log_received(self, seat: _Seat, line: bytes) -> None:
         """The wire transcript: a line the seat sent, as it came (``matchlog``)."""

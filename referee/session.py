@@ -174,7 +174,7 @@ class BotSession:
         # What the OS takes at once needs no timeout (the usual case: a pipe or a
         # socket with room); only the rest waits, under a bare CancelScope.
         rest = self.send_now(data)
-        if rest:
+        if rest or self._send_error is not None:  # a break is raised even with no rest
             await self.send_rest(rest, timeout)
 
     def send_now(self, data: bytes) -> bytes:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
 from collections import deque
 from collections.abc import Callable
 from typing import Protocol, cast
@@ -102,6 +103,7 @@ class Connection:
         "_in",
         "_lines",
         "_out",
+        "_poller",
         "_sending",
         "_socket",
         "_stream",
@@ -117,6 +119,7 @@ class Connection:
         self._out, self._in = _descriptors(stream)
         self._socket = isinstance(stream, trio.SocketStream)
         self._sending = False  # a send_rest waits in the stream's send_all
+        self._poller: tuple[int, select.poll] | None = None  # read_soon's, for its descriptor
         self._framer = LineFramer(max_line_bytes)
         self._lines: deque[bytes] = deque()
         self._closed = False
@@ -231,6 +234,30 @@ class Connection:
             raise ConnectionClosedError("end of stream", self._framer.end())
         self._take(data)
         return bool(self._lines)
+
+    def read_soon(self, seconds: float) -> bool:
+        """``read_now`` after blocking this thread up to ``seconds`` for the descriptor.
+
+        This blocks the whole trio run: every other task and every deadline
+        waits with it.  It is for a caller that knows nothing else is in play
+        (``BotSession.receive_line``'s ``brief_wait``), for a time short beside
+        any time limit: a quick bot's reply is then read without a pass of
+        trio's run loop, which costs a referee more than the read itself
+        (docs/speed.md).  ``poll``, not ``select``, so any descriptor number works.
+        """
+        if self._lines or self._in is None or self._framer.failed:
+            return bool(self._lines)
+        fd = self._in.fileno()
+        if fd < 0:
+            return False
+        poller = self._poller
+        if poller is None or poller[0] != fd:
+            poller = (fd, select.poll())
+            poller[1].register(fd, select.POLLIN)
+            self._poller = poller
+        if not poller[1].poll(seconds * 1000):
+            return False
+        return self.read_now()
 
     def _take(self, data: bytes) -> None:
         """Frame bytes just read into lines (an over-long line raises once the lines

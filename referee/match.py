@@ -87,6 +87,14 @@ from referee.timecontrol import SeatClock, TimeControl
 
 Status = Literal["ok", "disqualified"]
 START_HAND = 0  # the ``hand`` of faults before the first hand (a bot dead at the start)
+# While a match is the only one its trio run is playing, a reply not yet there is
+# first waited for by blocking the run this long (``BotSession.receive_line``'s
+# ``brief_wait``): a quick bot's reply then skips trio's run loop, a quarter of the
+# referee's CPU per decision.  Two matches in one run (a pool of remote bots, sprt's
+# ``--concurrency``) must not hold each other up, so they wait the trio way.
+BRIEF_WAIT = 0.001
+# [matches in play] in this trio run, shared by its ``play_match`` calls.
+_MATCHES_IN_PLAY: trio.lowlevel.RunVar[list[int]] = trio.lowlevel.RunVar("matches_in_play")
 
 
 @dataclasses.dataclass
@@ -382,10 +390,24 @@ class _Referee:
         self.logged_typed = 0  # typed events written (the ``n`` of event lines)
         self.delivered_hand = 0  # every seat has been sent the events of hands before this
         self.nursery: trio.Nursery | None = None  # background writes (see the class doc)
+        self.in_play = [0]  # this trio run's matches in play (``play``; ``BRIEF_WAIT``)
 
     # ------------------------------------------------------------- the match
 
     async def play(self) -> MatchResult:
+        try:
+            in_play = _MATCHES_IN_PLAY.get()
+        except LookupError:
+            in_play = [0]
+            _MATCHES_IN_PLAY.set(in_play)
+        self.in_play = in_play
+        in_play[0] += 1
+        try:
+            return await self._play()
+        finally:
+            in_play[0] -= 1
+
+    async def _play(self) -> MatchResult:
         self.started = trio.current_time()
         self.write_header()
         for seat in self.seats:
@@ -769,7 +791,9 @@ class _Referee:
             self.log.flush()
         while True:
             try:
-                line = await session.receive_line(deadline)
+                line = await session.receive_line(
+                    deadline, BRIEF_WAIT if self.in_play[0] == 1 else 0.0
+                )
             except BotLostError as error:
                 await self.fault(
                     seat, error.kind, error.detail, hand, request=request, resolves=True

@@ -8,21 +8,26 @@ memory streams and over socket pairs, with and without a log file: every
 seat's wire, the log file and the result must come out the same.  And a reply
 already read skips trio's scheduler most of the time (``BotSession.receive_line``):
 other tasks must still run, and a cancellation still be seen, at every reply.
+A match alone in its trio run first waits for a reply by blocking the run
+briefly (``BRIEF_WAIT``): only when it is alone, and never past a deadline.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import threading
+import time
 from pathlib import Path
 
+import pytest
 import trio
 
 from engine import preset
 from referee.bots import BotSpec
 from referee.connection import Connection
-from referee.match import MatchResult, play_match
-from referee.session import SCHEDULE_EVERY, BotSession
+from referee.match import BRIEF_WAIT, MatchResult, play_match
+from referee.session import SCHEDULE_EVERY, BotLostError, BotSession
 from referee.timecontrol import TimeControl
 from tests.referee.fakes import fake_table, pipe_pair, randomly
 
@@ -128,3 +133,74 @@ async def test_replies_always_already_there_still_let_other_tasks_run_and_be_can
     assert await session.receive_line(trio.current_time() + 10) == b"line %d" % taken
     await session.connection.aclose()  # type: ignore[union-attr]
     await bot.aclose()
+
+
+async def test_a_brief_wait_reads_a_reply_that_comes_and_a_deadline_ends_a_silent_bot() -> None:
+    session, bot = _session_over_a_pipe()
+    # A reply written by another thread while the referee blocks in its brief wait (or,
+    # if the thread is slower than that, while it waits the trio way): read either way.
+
+    def write_soon() -> None:
+        time.sleep(0.0002)
+        bot.send_now(b"late\n")
+
+    writer = threading.Thread(target=write_soon)
+    writer.start()
+    with trio.fail_after(10):  # generous: a real pipe and a real thread
+        assert await session.receive_line(trio.current_time() + 5, 0.5) == b"late"
+    writer.join()
+    # Nothing comes: the brief wait gives up and the deadline ends the wait, as without it.
+    started = time.monotonic()
+    assert await session.receive_line(trio.current_time() + 0.05, 0.01) is None
+    assert time.monotonic() - started < 5
+    # A deadline nearer than the brief wait: no blocking past it.
+    assert await session.receive_line(trio.current_time() + 0.01, 10.0) is None
+    # The bot's end while the referee blocks: lost, named as at any other wait.
+    await bot.aclose()
+    with pytest.raises(BotLostError) as lost:
+        await session.receive_line(trio.current_time() + 5, 0.5)
+    assert lost.value.kind.value == "eof"
+    await session.connection.aclose()  # type: ignore[union-attr]
+
+
+async def test_only_a_match_alone_in_its_trio_run_waits_briefly(
+    autojump_clock: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Blocking the run would hold up every other table of a process that plays
+    # several at once (a pool of remote bots, sprt --concurrency): those wait the
+    # trio way, and a table left alone takes the brief wait again.
+    playing = [0]
+    seen: list[tuple[float, int]] = []  # (brief_wait asked, matches this test has in play)
+    real_receive_line = BotSession.receive_line
+
+    async def spy(self: BotSession, deadline: float, brief_wait: float = 0.0) -> bytes | None:
+        seen.append((brief_wait, playing[0]))
+        return await real_receive_line(self, deadline, brief_wait)
+
+    monkeypatch.setattr(BotSession, "receive_line", spy)
+
+    async def one_match(hands: int) -> None:
+        policies = [randomly(seed) for seed in range(4)]
+        async with fake_table(policies, CONTROL, sockets=True) as (sessions, _):
+            playing[0] += 1
+            try:
+                await play_match(
+                    sessions,
+                    dataclasses.replace(preset("boodle"), hand_limit=hands),
+                    hands,
+                    time_control=CONTROL,
+                    match_id=f"alone-{hands}",
+                )
+            finally:
+                playing[0] -= 1
+
+    await one_match(2)
+    assert seen and all(brief == BRIEF_WAIT for brief, _ in seen)
+    seen.clear()
+    async with trio.open_nursery() as nursery:  # a short match and a long one at once
+        nursery.start_soon(one_match, 1)
+        nursery.start_soon(one_match, 6)
+    together = [brief for brief, in_play in seen if in_play == 2]
+    alone_after = [brief for brief, in_play in seen if in_play == 1]
+    assert together and set(together) == {0.0}
+    assert alone_after and set(alone_after) == {BRIEF_WAIT}

@@ -271,9 +271,22 @@ def typed(
     raise AssertionError(f"unknown raw event {raw!r}")
 
 
-# Every (seat, card, lead) CardPlayed, made once: events are immutable, and a referee
-# types every card of every match (at most 8 * 52 * 2 of them).
-_CARD_PLAYED: dict[tuple[int, Card, bool], CardPlayed] = {}
+# Every CardPlayed, made once: events are immutable, and a referee types every card
+# of every match.  Indexed by seat, then card (an int 0..51): no key tuple to build and
+# hash per card, which a run of several cards pays at every decision.
+_MAX_SEATS = 8
+_LEADS: list[list[CardPlayed | None]] = [[None] * 52 for _ in range(_MAX_SEATS)]
+_FOLLOWS: list[list[CardPlayed | None]] = [[None] * 52 for _ in range(_MAX_SEATS)]
+
+
+def _card_played(seat: int, card: Card, lead: bool) -> CardPlayed:
+    """The one ``CardPlayed(seat, card, lead)`` (made at its first use)."""
+    row = (_LEADS if lead else _FOLLOWS)[seat]
+    played = row[card]
+    if played is None:
+        played = row[card] = CardPlayed(seat, card, lead)
+    return played
+
 
 EventViews = tuple[Event, tuple[Event, ...] | None]
 """An event as the referee sees it, and as each seat sees it: None when every seat sees
@@ -316,11 +329,14 @@ def typed_views(
         kind = raw[0]
         if kind == E_RUN:
             first, last, is_lead, owner = raw[1], raw[2], raw[3], raw[4]
+            if is_lead:
+                out.append((_card_played(owner[first], to_card[first], True), None))
+                first += 1
             for code in range(first, last + 1):
-                key = (owner[code], to_card[code], is_lead and code == first)
-                played = _CARD_PLAYED.get(key)
+                card = to_card[code]
+                played = _FOLLOWS[owner[code]][card]
                 if played is None:
-                    played = _CARD_PLAYED[key] = CardPlayed(*key)
+                    played = _card_played(owner[code], card, False)
                 out.append((played, None))
         elif memo is not None and kind in _RECURRING:
             try:

@@ -588,7 +588,7 @@ class Match:
         return sum(self._chips) + sum(self._stacks) + self._kitty
 
     def hand_sizes(self) -> tuple[int, ...]:
-        return tuple(h.bit_count() for h in self._hands)
+        return tuple(map(int.bit_count, self._hands))  # no generator frame: every request
 
     def hand_of(self, seat: int) -> tuple[Card, ...]:
         """Omniscient: the cards a seat holds. Referees and tests only; bots use observation."""

@@ -81,7 +81,11 @@ EXIT_CODES = {
         USAGE + ",\n    e.g. a bot whose program cannot start",
         "130 interrupted (the log so far is kept)",
     ),
-    "replay": ("0 the log verifies", "1 it does not", "2 it cannot be read"),
+    "replay": (
+        "0 the log verifies",
+        "1 it does not (the message names the first line that differs)",
+        "2 LOG is not a match log (missing, empty, no header line), or a usage error",
+    ),
     "sprt": (
         "0 H1 accepted (the candidate is better)",
         "1 H0 accepted",

@@ -78,6 +78,43 @@ class Replay:
         }
 
 
+class NotAMatchLog(LogError):
+    """The file is not a match log this replay can read: it cannot be opened, it is
+    empty, or its first line is not a header of a known format.
+
+    A log whose first line is a good header and which then goes wrong does not
+    verify (a plain ``LogError``); this file was never a match log at all, which
+    ``newmarket replay`` answers as it answers any bad argument (exit 2).  The
+    message starts with the file's name.
+    """
+
+    def __init__(self, path: Path, error: LogError) -> None:
+        where = "" if str(path) in error.reason else f"{path}: "
+        super().__init__(f"{where}{error}")
+        self.line = error.line
+        self.reason = error.reason
+
+
+def log_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``read_log``'s records, after a first line that is a header of a format this replay
+    reads; ``NotAMatchLog`` if there is no such line, ``LogError`` for a later bad line."""
+    records = read_log(path)
+    try:
+        number, header = next(records)
+        if header["type"] != "header":
+            raise LogError(f"the first line must be the header, got {header['type']!r}", number)
+        if header.get("format") not in READABLE_FORMATS:
+            raise LogError(
+                f"log format {header.get('format')!r}; this replay reads formats "
+                f"{', '.join(map(str, READABLE_FORMATS))}",
+                number,
+            )
+    except LogError as error:
+        raise NotAMatchLog(path, error) from None
+    yield number, header
+    yield from records
+
+
 def hands(events: list[ev.Event]) -> Iterator[list[ev.Event]]:
     """The events cut after each ``HandEnded`` (eliminations go with the hand that follows)."""
     start = 0
@@ -132,11 +169,9 @@ class _Verifier:
             "stderr": self.on_ignored,
             "result": self.on_result,
         }
-        for number, record in read_log(self.path):
+        for number, record in log_records(self.path):
             self.lines = number
             kind = record["type"]
-            if number == 1 and kind != "header":
-                raise LogError(f"the first line must be the header, got {kind!r}", number)
             if self.result is not None:
                 raise LogError(f"a {kind!r} line after the result", number)
             handler = handlers.get(kind)
@@ -186,12 +221,6 @@ class _Verifier:
     def on_header(self, number: int, record: dict[str, Any]) -> None:
         if number != 1:
             raise LogError("a second header", number)
-        if record.get("format") not in READABLE_FORMATS:
-            raise LogError(
-                f"log format {record.get('format')!r}; this replay reads formats "
-                f"{', '.join(map(str, READABLE_FORMATS))}",
-                number,
-            )
         self.format = int(record["format"])
         try:
             self.rules = Rules.from_dict(record["rules"])
@@ -426,7 +455,8 @@ def _first_difference(logged: Any, want: Any, where: str = "") -> str:
 
 
 def verify_log(path: Path) -> Replay:
-    """Re-run the engine from the log at ``path``; ``LogError`` names the first differing line."""
+    """Re-run the engine from the log at ``path``; ``LogError`` names the first differing line
+    (``NotAMatchLog`` when the file is not a match log at all)."""
     return _Verifier(path).run()
 
 

@@ -392,3 +392,30 @@ def test_output_cut_short_by_its_reader_exits_141_not_the_failure_code(tmp_path:
     finally:
         os.close(write_end)
     assert (reader_gone.returncode, reader_gone.stderr) == (141, "")
+
+
+# ---------------------------------------------------------------- replay of a file that is no log
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        (b"", "is empty"),
+        (b"hello\n", "line 1: not JSON"),
+        (b'{"type": "result"}\n', "line 1: the first line must be the header, got 'result'"),
+        (b'{"type": "header", "format": 9}\n', "line 1: log format 9; this replay reads"),
+        (b'{"type": "header"', "line 1: the last line is cut short"),
+    ],
+)
+def test_replay_of_a_file_that_is_no_match_log_is_a_usage_error(
+    tmp_path: Path, content: bytes, what: str
+) -> None:
+    # An empty file or a wrong one (a league's TOML, a CSV) exited 1, "does not verify",
+    # which a script reads as a tampered log; it is a bad argument, as a missing file is.
+    bad = tmp_path / "games.jsonl"
+    bad.write_bytes(content)
+    for extra in ([], ["--json"], ["--seat", "0", "--wire"]):
+        code, out, err = newmarket("replay", *extra, str(bad))
+        assert (code, out) == (2, ""), extra
+        assert err.startswith(f"error: LOG: {bad}") and what in err, extra
+        assert err.count("\n") == 1, err

@@ -419,3 +419,30 @@ def test_replay_of_a_file_that_is_no_match_log_is_a_usage_error(
         assert (code, out) == (2, ""), extra
         assert err.startswith(f"error: LOG: {bad}") and what in err, extra
         assert err.count("\n") == 1, err
+
+
+# ---------------------------------------------------------------- stdout holds the result alone
+
+
+def test_match_and_sprt_piped_put_the_result_alone_on_stdout(tmp_path: Path) -> None:
+    # `newmarket match ... > result.txt` began with the sandbox's description and a
+    # "Playing ..." line, and `sprt > verdict.txt` with every progress line: notes belong
+    # on stderr, as a league's progress does, so stdout is the result a script reads.
+    log = tmp_path / "m.jsonl"
+    code, out, err = newmarket(
+        "match", "--bot", "random", "--bot", "lowest", "--bot", "tracker",
+        "--seed", "3", "--hands", "2", "--sandbox", "none", "--log", str(log),
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.startswith("Match ") and "seed 3" in out.splitlines()[0]
+    assert out.splitlines()[-1] == f"Log: {log}   (newmarket replay {log})"
+    assert "sandbox" not in out and "Playing" not in out
+    assert err.splitlines()[0].startswith("sandbox none")
+    assert err.splitlines()[1] == f"Playing random, lowest, tracker · seed 3 · log {log}"
+    code, out, err = newmarket(
+        "sprt", "--candidate", "lowest", "--baseline", "random", "--players", "3",
+        "--hands", "2", "--seed", "3", "--max-matches", "2", "--sandbox", "none",
+    )  # fmt: skip
+    assert code == 2, err  # undecided after one group
+    assert out.startswith("undecided after 2 matches (2 matches, ") and out.count("\n") == 1
+    assert "LLR" in err and "undecided" not in err

@@ -41,7 +41,9 @@ eliminations, whatever the rules' options make happen), judged the same way.
 
 The match logs go to a temporary directory that is always removed (the
 report carries the transcript), unless the caller keeps them in a directory
-of its own (``keep_logs``, ``--log-dir``).
+of its own (``keep_logs``, ``--log-dir``).  A scripted table's log header names
+the dealer and deals the script chose (``play_match`` writes them), so every kept
+log replays and verifies with ``newmarket replay`` like a league's.
 """
 
 from __future__ import annotations

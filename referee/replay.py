@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine import Deal
 from engine import events as ev
 from engine.errors import NewmarketError
 from engine.rules import Rules
@@ -227,7 +228,19 @@ class _Verifier:
             players = int(record["players"])
             # Logs from before per-seat chips have no "chips": every seat had the rules'.
             chips = record.get("chips")
-            self.match = Match(self.rules, players, int(record["seed"]), chips=chips)
+            # A scripted table (``newmarket check``) names the dealer and deals that took
+            # the seed's place; the engine is given the same, and the rest is checked alike.
+            scripted = record.get("scripted") or {}
+            dealer = scripted.get("first_dealer")
+            deals = [Deal.of(deal["hands"], deal["dead"]) for deal in scripted.get("deals", ())]
+            self.match = Match(
+                self.rules,
+                players,
+                int(record["seed"]),
+                chips=chips,
+                dealer=None if dealer is None else int(dealer),
+                deals=deals,
+            )
         except NewmarketError as error:
             raise LogError(f"the header cannot start a match: {error}", number) from None
         if record.get("first_dealer") != self.match.dealer:
@@ -469,6 +482,15 @@ def render_replay(replay: Replay) -> list[str]:
         f"Match {header.get('match_id')} · seed {header.get('seed')} · "
         f"{header.get('players')} players · {header.get('referee')}",
     ]
+    scripted = header.get("scripted")
+    if scripted:  # the seed did not choose everything: say what a script chose instead
+        chosen = []
+        if scripted.get("first_dealer") is not None:
+            chosen.append(f"the first dealer (seat {scripted['first_dealer']})")
+        if scripted.get("deals"):
+            count = len(scripted["deals"])
+            chosen.append(f"the first {count} deals" if count > 1 else "the first deal")
+        lines.append(f"  scripted, not from the seed: {' and '.join(chosen)}")
     for bot in header.get("bots", []):
         reported = bot.get("reported_name")
         said = ""

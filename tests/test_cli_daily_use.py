@@ -183,8 +183,8 @@ def test_sprt_interrupted_prints_the_estimate_so_far_and_how_to_repeat_it(
         "sprt", "--candidate", "lowest", "--baseline", "random", "--players", "3",
         "--hands", "2", "--seed", "5", "--sandbox", "none",
     )  # fmt: skip
-    assert code == 130, err
-    last = out.splitlines()[-1]
+    assert (code, out) == (130, ""), err  # like every command's "interrupted": on stderr
+    last = err.splitlines()[-1]
     assert last.startswith("interrupted, undecided after 2 matches: chips/hand ")
     assert last.endswith("(--seed 5 plays the same deals)")
 

@@ -24,6 +24,7 @@ import referee.commands.sprt
 from bots.registry import BUNDLED
 from engine import preset
 from referee.bots import resolve_bot
+from referee.check import render_stderr
 from referee.cli import EXIT_CODES, SHORT_HELP
 from referee.commands.bots import bots_table
 from referee.commands.match import print_result
@@ -446,3 +447,57 @@ def test_match_and_sprt_piped_put_the_result_alone_on_stdout(tmp_path: Path) -> 
     assert code == 2, err  # undecided after one group
     assert out.startswith("undecided after 2 matches (2 matches, ") and out.count("\n") == 1
     assert "LLR" in err and "undecided" not in err
+
+
+# ---------------------------------------------------------------- a bot's long stderr line
+
+
+def test_a_league_warning_keeps_both_ends_of_a_long_stderr_line_and_names_the_log(
+    tmp_path: Path,
+) -> None:
+    # "warning: broken could not start: ...; stderr: Traceback ... No mod…": cut at 160
+    # characters, the line's end (what was wrong) lost, with no word of where the rest was.
+    said = "import numpy as np; ModuleNotFoundError: No module named 'numpy' " + "x" * 200
+    (tmp_path / "broken.py").write_text(
+        f"import sys\nsys.stderr.write({said + ' END'!r} + '\\n')\nsys.exit(1)\n"
+    )
+    (tmp_path / "cup.toml").write_text(
+        '[league]\nname = "t"\nseed = 1\ntable_size = 3\nhand_limit = 1\nlogs = "logs"\n'
+        "[schedule]\nduplicate = false\n"
+        '[[bots]]\nname = "random"\ncommand = "random"\n'
+        '[[bots]]\nname = "lowest"\ncommand = "lowest"\n'
+        f'[[bots]]\nname = "broken"\ncommand = ["{sys.executable}", "broken.py"]\n'
+    )
+    code, _out, err = newmarket(
+        "league", str(tmp_path / "cup.toml"), "--db", str(tmp_path / "cup.db"),
+        "--sandbox", "none", "-j", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert any(" disqualified (startup " in line for line in warnings), err
+    for warning in warnings:
+        assert "stderr: import numpy as np; ModuleNotFoundError: No module named" in warning
+        assert " chars… " in warning and "xxx END" in warning
+    could_not_start = [line for line in warnings if " could not start: " in line]
+    assert could_not_start, err
+    for warning in could_not_start:
+        log = Path(warning.split("xxx END (whole in ")[1].removesuffix(")"))
+        assert log.parent == tmp_path / "logs"
+        assert said + " END" in log.read_text()  # the whole line is where the warning says
+
+
+def test_check_show_stderr_shows_every_line_whole() -> None:
+    # --show-stderr promised "all the bot's stderr", yet cut every line past 180
+    # characters; without it a cut line now says so, and how to see it whole.
+    long = "warning: " + "y" * 300 + " END"
+    assert render_stderr(f"starting\n{long}\n", None) == [
+        "The bot's stderr:",
+        "  | starting",
+        f"  | {long}",
+    ]
+    head, first, cut = render_stderr(f"starting\n{long}\n", 20)
+    assert head == (
+        "The bot's stderr (lines over 180 characters cut in the middle; "
+        "--show-stderr shows it all, whole):"
+    )
+    assert first == "  | starting" and " chars… " in cut and cut.endswith("y END")

@@ -501,3 +501,17 @@ def test_check_show_stderr_shows_every_line_whole() -> None:
         "--show-stderr shows it all, whole):"
     )
     assert first == "  | starting" and " chars… " in cut and cut.endswith("y END")
+
+
+def test_arguments_are_named_in_help_and_errors_as_the_docs_name_them() -> None:
+    # `newmarket league` said "Missing argument 'league_file'" and replay's help read
+    # "newmarket replay [OPTIONS] {log}": Python's parameter names, not the docs' LOG.
+    for command, name in [("replay", "LOG"), ("view", "LOG"), ("league", "LEAGUE.toml"),
+                          ("tokens", "LEAGUE.toml")]:  # fmt: skip
+        code, out, _err = newmarket(command, "--help")
+        assert code == 0 and out.splitlines()[0].endswith(f" {{{name}}}"), out
+        code, out, err = newmarket(command)
+        assert (code, out) == (2, "")
+        assert err.startswith(f"error: Missing argument '{name}'."), err
+    _code, out, _err = newmarket("rules", "--help")
+    assert out.splitlines()[0] == "Usage: newmarket rules [OPTIONS] [NAME]"

@@ -34,7 +34,9 @@ def replay_command(
     log: Annotated[
         Path,
         typer.Argument(
-            help="A match log: of `newmarket match`, a league, or `newmarket sprt --log-dir`."
+            metavar="LOG",
+            help="A match log: of `newmarket match`, a league, or `newmarket sprt` or "
+            "`newmarket check` with --log-dir.",
         ),
     ],
     as_json: Annotated[

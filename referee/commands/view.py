@@ -19,7 +19,10 @@ from referee.report.site import write_match_site
 
 
 def view_command(
-    log: Annotated[Path, typer.Argument(help="A match log (JSON lines), of a match or a league.")],
+    log: Annotated[
+        Path,
+        typer.Argument(metavar="LOG", help="A match log (JSON lines), of a match or a league."),
+    ],
     out: Annotated[
         Path | None,
         typer.Option(help="The directory to write the page to (replaced whole); default LOG-view."),

@@ -123,6 +123,9 @@ def test_every_log_kept_by_log_dir_verifies_with_replay(tmp_path: Path) -> None:
     assert code == 0, out
     logs = sorted(kept.glob("*.jsonl"))
     assert len(logs) == SCRIPTED + 1
+    assert out.endswith(
+        f"Match logs kept in {kept} (newmarket replay {logs[0]} verifies and shows one)\n"
+    )
     for log in logs:
         code, shown, err = newmarket("replay", str(log))
         assert code == 0, (log.name, err)

@@ -112,7 +112,10 @@ EXIT_CODES = {
         "1 the league could not be reached within --wait, or refused the bot",
         USAGE,
     ),
-    "view": ("0 written", USAGE + ":\n    LOG is not a file, or --out cannot be written"),
+    "view": (
+        "0 written (a log that does not verify too: the page names the problem)",
+        USAGE + ":\n    LOG is not a match log, or --out cannot be written",
+    ),
     "serve": (
         "0 stopped by Ctrl-C or SIGTERM (matches in progress are played again on\n    restart)",
         "1 the server failed (a port that cannot be listened on, a store that cannot\n"

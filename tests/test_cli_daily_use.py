@@ -415,11 +415,12 @@ def test_replay_of_a_file_that_is_no_match_log_is_a_usage_error(
     # which a script reads as a tampered log; it is a bad argument, as a missing file is.
     bad = tmp_path / "games.jsonl"
     bad.write_bytes(content)
-    for extra in ([], ["--json"], ["--seat", "0", "--wire"]):
-        code, out, err = newmarket("replay", *extra, str(bad))
-        assert (code, out) == (2, ""), extra
-        assert err.startswith(f"error: LOG: {bad}") and what in err, extra
+    for args in (["replay"], ["replay", "--json"], ["replay", "--seat", "0", "--wire"], ["view"]):
+        code, out, err = newmarket(*args, str(bad))
+        assert (code, out) == (2, ""), args
+        assert err.startswith(f"error: LOG: {bad}") and what in err, args
         assert err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == [bad]  # view wrote no page of it
 
 
 # ---------------------------------------------------------------- stdout holds the result alone

@@ -377,10 +377,8 @@ def test_view_names_a_bad_log_and_refuses_a_directory_it_did_not_make(tmp_path: 
     garbage.write_text("this is not a match log\n")
     done = _newmarket("view", str(garbage))  # no log at all: a bad argument, as for replay
     assert (done.returncode, done.stdout) == (2, ""), done.stderr
-    assert (
-        done.stderr
-        == f"error: LOG: {garbage}: line 1: not JSON: " + done.stderr.split("not JSON: ")[1]
-    )
+    assert done.stderr.startswith(f"error: LOG: {garbage}: line 1: not JSON")
+    assert done.stderr.count("\n") == 1
     assert not (tmp_path / "garbage-view").exists()
     broken = tmp_path / "broken.jsonl"  # a log's header, and nothing else that adds up
     broken.write_text('{"type": "header", "format": 2}\n')

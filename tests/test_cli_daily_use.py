@@ -439,6 +439,8 @@ def test_match_and_sprt_piped_put_the_result_alone_on_stdout(tmp_path: Path) -> 
     assert out.startswith("Match ") and "seed 3" in out.splitlines()[0]
     assert out.splitlines()[-1] == f"Log: {log}   (newmarket replay {log})"
     assert "sandbox" not in out and "Playing" not in out
+    # rich padded the title to the table's width: a pipe gets no trailing spaces.
+    assert [line.rstrip() for line in out.splitlines()] == out.splitlines()
     assert err.splitlines()[0].startswith("sandbox none")
     assert err.splitlines()[1] == f"Playing random, lowest, tracker · seed 3 · log {log}"
     code, out, err = newmarket(

@@ -215,7 +215,6 @@ def match_command(
     # stdout holds the result alone (the table, or --json's document), so that
     # `newmarket match ... > result.txt` or `| jq` gets nothing else; what is about to
     # happen (the sandbox, the seats, the seed) is said on stderr, as league and sprt do.
-    console = Console(stderr=as_json)
     notes = Console(stderr=True)
     print_line(notes, sandbox.describe())
     names = ", ".join(spec.name for spec in specs)
@@ -236,5 +235,6 @@ def match_command(
     if as_json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
         return
+    console = Console()
     print_result(console, result)
     print_line(console, f"Log: {log_path}   (newmarket replay {log_path})")

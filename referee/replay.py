@@ -496,7 +496,9 @@ def render_replay(replay: Replay) -> list[str]:
         said = ""
         if reported:
             said = f" (reports {reported} {bot.get('reported_version') or ''}".rstrip() + ")"
-        command = " ".join(bot.get("command") or []) or "(remote)"
+        # No command: the referee started no process for it (a remote bot that connected,
+        # or an opponent of `newmarket check` played inside the referee).
+        command = " ".join(bot.get("command") or []) or "(no process started: remote or in-process)"
         lines.append(
             f"  seat {bot['seat']}: {bot['name']}{said} — {bot.get('transport')}: {command}"
         )

@@ -132,3 +132,5 @@ def test_every_log_kept_by_log_dir_verifies_with_replay(tmp_path: Path) -> None:
         assert "Verified: " in shown
     _code, shown, _err = newmarket("replay", str(kept / "10-single-lead.jsonl"))
     assert "  scripted, not from the seed: the first dealer (seat 2) and the first deal" in shown
+    # its scripted opponents played inside the referee: not called remote bots
+    assert "by-default-1) — tcp: (no process started: remote or in-process)" in shown

@@ -41,7 +41,9 @@ eliminations, whatever the rules' options make happen), judged the same way.
 
 The match logs go to a temporary directory that is always removed (the
 report carries the transcript), unless the caller keeps them in a directory
-of its own (``keep_logs``, ``--log-dir``).
+of its own (``keep_logs``, ``--log-dir``).  A scripted table's log header names
+the dealer and deals the script chose (``play_match`` writes them), so every kept
+log replays and verifies with ``newmarket replay`` like a league's.
 """
 
 from __future__ import annotations
@@ -1163,15 +1165,22 @@ def render_stage(stage: Stage) -> str:
 
 
 def render_stderr(text: str, limit: int | None) -> list[str]:
-    """The bot's stderr, indented, its last ``limit`` lines (all of them if None)."""
+    """The bot's stderr, indented: its last ``limit`` lines, each ``_cut`` to ``WIDTH``; or
+    (``None``, ``--show-stderr``) all of it, every line whole, as the bot wrote it."""
     lines = text.rstrip("\n").splitlines() if text.strip() else []
     if not lines:
         return ["The bot wrote nothing to stderr."]
-    shown = lines if limit is None else lines[-limit:]
+    if limit is None:
+        return ["The bot's stderr:", *(f"  | {line}" for line in lines)]
+    shown = lines[-limit:]
+    cut = any(len(line) > WIDTH for line in shown)
+    left_out = [f"its last {len(shown)} lines"] if len(shown) < len(lines) else []
+    if cut:
+        left_out.append(f"lines over {WIDTH} characters cut in the middle")
     head = (
-        "The bot's stderr:"
-        if len(shown) == len(lines)
-        else f"The bot's stderr (its last {len(shown)} lines; --show-stderr shows all):"
+        f"The bot's stderr ({'; '.join(left_out)}; --show-stderr shows it all, whole):"
+        if left_out
+        else "The bot's stderr:"
     )
     return [head, *(f"  | {_cut(line)}" for line in shown)]
 

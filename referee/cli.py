@@ -81,7 +81,11 @@ EXIT_CODES = {
         USAGE + ",\n    e.g. a bot whose program cannot start",
         "130 interrupted (the log so far is kept)",
     ),
-    "replay": ("0 the log verifies", "1 it does not", "2 it cannot be read"),
+    "replay": (
+        "0 the log verifies",
+        "1 it does not (the message names the first line that differs)",
+        "2 LOG is not a match log (missing, empty, no header line), or a usage error",
+    ),
     "sprt": (
         "0 H1 accepted (the candidate is better)",
         "1 H0 accepted",
@@ -108,7 +112,10 @@ EXIT_CODES = {
         "1 the league could not be reached within --wait, or refused the bot",
         USAGE,
     ),
-    "view": ("0 written", USAGE + ":\n    LOG is not a file, or --out cannot be written"),
+    "view": (
+        "0 written (a log that does not verify too: the page names the problem)",
+        USAGE + ":\n    LOG is not a match log, or --out cannot be written",
+    ),
     "serve": (
         "0 stopped by Ctrl-C or SIGTERM (matches in progress are played again on\n    restart)",
         "1 the server failed (a port that cannot be listened on, a store that cannot\n"

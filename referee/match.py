@@ -378,6 +378,7 @@ class _Referee:
         # alone (``newmarket match`` without --log, benchmarks) skips the transcript.
         self.logging = log.path is not None
         self.match = Match(rules, len(sessions), seed, dealer=dealer, deals=deals, chips=chips)
+        self.scripted = scripted_header(dealer, deals)
         self.seats = [_Seat(i, s, control) for i, s in enumerate(sessions)]
         self.names = [s.name for s in sessions]
         self.feed = _Feed()  # the seats' events, each encoded once
@@ -485,6 +486,7 @@ class _Referee:
                 "players": len(self.seats),
                 "chips": list(self.match.starting_chips),  # each seat's own (a bankroll league)
                 "first_dealer": self.match.dealer,  # chance, from the seed (as every deal)
+                **self.scripted,  # ... unless the caller scripted them (newmarket check)
                 "rules": self.rules.to_dict(),
                 "time_control": self.control.to_json(),
                 "sandbox": self.sandbox_json(),
@@ -1107,6 +1109,25 @@ def _line_id(line: bytes) -> object:
 def _excerpt(line: bytes, limit: int = 80) -> str:
     text = line.decode("utf-8", "replace")
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def scripted_header(dealer: int | None, deals: Sequence[Deal]) -> dict[str, object]:
+    """The header's ``scripted`` field when ``dealer`` or ``deals`` override the seed's
+    (docs/match-log.md), else nothing: without it a scripted log could not be verified."""
+    if dealer is None and not deals:
+        return {}
+    return {
+        "scripted": {
+            "first_dealer": dealer,
+            "deals": [
+                {
+                    "hands": [[str(c) for c in hand] for hand in deal.hands],
+                    "dead": list(map(str, deal.dead)),
+                }
+                for deal in deals
+            ],
+        }
+    }
 
 
 async def play_match(

@@ -7,8 +7,10 @@ the ``result``:
 
 ``header``    format, versions (referee, protocol, Python), match_id, seed,
               players, each seat's starting chips (``chips``), the first
-              dealer (the match's first chance outcome),
-              every rule option, the time control, and per seat the
+              dealer (the match's first chance outcome), ``scripted`` only if
+              the caller chose the first dealer or deals instead of the seed
+              (``newmarket check``; docs/match-log.md), every rule option,
+              the time control, and per seat the
               bot's name, command, working directory, transport, the name and
               version it reported, and whether it started; ``sandbox``: the
               level, the protections active and those missing on this

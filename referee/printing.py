@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import io
 import re
 from typing import Final
 
@@ -89,7 +90,12 @@ def print_whole(renderable: RenderableType, console: Console | None = None) -> N
         return
     measuring = Console(file=console.file, width=WIDEST)
     width = measuring.measure(renderable).maximum
-    Console(file=console.file, width=max(width, 1)).print(renderable)
+    # rich pads a title, a caption and a blank line to the table's width: a file or a pipe
+    # gets each line without its trailing spaces (a diff or a grep for "...)$" reads it).
+    rendered = io.StringIO()
+    Console(file=rendered, width=max(width, 1), force_terminal=False).print(renderable)
+    console.file.write("".join(line.rstrip() + "\n" for line in rendered.getvalue().splitlines()))
+    console.file.flush()
 
 
 MIN_COLUMNS = 2  # a table is never narrowed past its first two columns (rank and name)

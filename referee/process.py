@@ -29,6 +29,7 @@ import concurrent.futures
 import contextlib
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -236,11 +237,12 @@ class StderrBuffer:
         return head + tail
 
     def last_line(self, limit: int = 200) -> str:
-        """The last non-empty line, shortened to ``limit`` characters (for one-line details)."""
+        """The last non-empty line, ``shortened`` to ``limit`` characters (for one-line
+        details: its start and its end, where a traceback's exception is)."""
         for line in reversed(self.text().splitlines()):
             line = line.strip()
             if line:
-                return line if len(line) <= limit else line[: limit - 3] + "..."
+                return shortened(line, limit)
         return ""
 
     def take(self) -> StderrBuffer:
@@ -251,6 +253,23 @@ class StderrBuffer:
         self._head, self._tail = bytearray(), bytearray()
         self.dropped = self.total = 0
         return copy
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text``, or its start and its end with the middle left out and counted.
+
+    A bot's stderr line says what went wrong at its end as often as at its start
+    (``... ModuleNotFoundError: No module named 'numpy'``), so neither is dropped.
+    ``SHORTENED`` finds the marker, for a caller that then says where the whole is.
+    """
+    if len(text) <= limit:
+        return text
+    tail = limit // 3
+    head = max(limit - tail - 16, 1)  # room for the marker
+    return f"{text[:head]} …{len(text) - head - tail} chars… {text[-tail:]}"
+
+
+SHORTENED = re.compile(r" …\d+ chars… ")
 
 
 def clean_environment(extra: Mapping[str, str] = {}) -> dict[str, str]:

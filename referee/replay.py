@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine import Deal
 from engine import events as ev
 from engine.errors import NewmarketError
 from engine.rules import Rules
@@ -76,6 +77,43 @@ class Replay:
                 {"events": [log_event(event) for event in hand]} for hand in hands(self.events)
             ],
         }
+
+
+class NotAMatchLog(LogError):
+    """The file is not a match log this replay can read: it cannot be opened, it is
+    empty, or its first line is not a header of a known format.
+
+    A log whose first line is a good header and which then goes wrong does not
+    verify (a plain ``LogError``); this file was never a match log at all, which
+    ``newmarket replay`` answers as it answers any bad argument (exit 2).  The
+    message starts with the file's name.
+    """
+
+    def __init__(self, path: Path, error: LogError) -> None:
+        where = "" if str(path) in error.reason else f"{path}: "
+        super().__init__(f"{where}{error}")
+        self.line = error.line
+        self.reason = error.reason
+
+
+def log_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``read_log``'s records, after a first line that is a header of a format this replay
+    reads; ``NotAMatchLog`` if there is no such line, ``LogError`` for a later bad line."""
+    records = read_log(path)
+    try:
+        number, header = next(records)
+        if header["type"] != "header":
+            raise LogError(f"the first line must be the header, got {header['type']!r}", number)
+        if header.get("format") not in READABLE_FORMATS:
+            raise LogError(
+                f"log format {header.get('format')!r}; this replay reads formats "
+                f"{', '.join(map(str, READABLE_FORMATS))}",
+                number,
+            )
+    except LogError as error:
+        raise NotAMatchLog(path, error) from None
+    yield number, header
+    yield from records
 
 
 def hands(events: list[ev.Event]) -> Iterator[list[ev.Event]]:
@@ -132,11 +170,9 @@ class _Verifier:
             "stderr": self.on_ignored,
             "result": self.on_result,
         }
-        for number, record in read_log(self.path):
+        for number, record in log_records(self.path):
             self.lines = number
             kind = record["type"]
-            if number == 1 and kind != "header":
-                raise LogError(f"the first line must be the header, got {kind!r}", number)
             if self.result is not None:
                 raise LogError(f"a {kind!r} line after the result", number)
             handler = handlers.get(kind)
@@ -186,19 +222,25 @@ class _Verifier:
     def on_header(self, number: int, record: dict[str, Any]) -> None:
         if number != 1:
             raise LogError("a second header", number)
-        if record.get("format") not in READABLE_FORMATS:
-            raise LogError(
-                f"log format {record.get('format')!r}; this replay reads formats "
-                f"{', '.join(map(str, READABLE_FORMATS))}",
-                number,
-            )
         self.format = int(record["format"])
         try:
             self.rules = Rules.from_dict(record["rules"])
             players = int(record["players"])
             # Logs from before per-seat chips have no "chips": every seat had the rules'.
             chips = record.get("chips")
-            self.match = Match(self.rules, players, int(record["seed"]), chips=chips)
+            # A scripted table (``newmarket check``) names the dealer and deals that took
+            # the seed's place; the engine is given the same, and the rest is checked alike.
+            scripted = record.get("scripted") or {}
+            dealer = scripted.get("first_dealer")
+            deals = [Deal.of(deal["hands"], deal["dead"]) for deal in scripted.get("deals", ())]
+            self.match = Match(
+                self.rules,
+                players,
+                int(record["seed"]),
+                chips=chips,
+                dealer=None if dealer is None else int(dealer),
+                deals=deals,
+            )
         except NewmarketError as error:
             raise LogError(f"the header cannot start a match: {error}", number) from None
         if record.get("first_dealer") != self.match.dealer:
@@ -426,7 +468,8 @@ def _first_difference(logged: Any, want: Any, where: str = "") -> str:
 
 
 def verify_log(path: Path) -> Replay:
-    """Re-run the engine from the log at ``path``; ``LogError`` names the first differing line."""
+    """Re-run the engine from the log at ``path``; ``LogError`` names the first differing line
+    (``NotAMatchLog`` when the file is not a match log at all)."""
     return _Verifier(path).run()
 
 
@@ -439,12 +482,23 @@ def render_replay(replay: Replay) -> list[str]:
         f"Match {header.get('match_id')} · seed {header.get('seed')} · "
         f"{header.get('players')} players · {header.get('referee')}",
     ]
+    scripted = header.get("scripted")
+    if scripted:  # the seed did not choose everything: say what a script chose instead
+        chosen = []
+        if scripted.get("first_dealer") is not None:
+            chosen.append(f"the first dealer (seat {scripted['first_dealer']})")
+        if scripted.get("deals"):
+            count = len(scripted["deals"])
+            chosen.append(f"the first {count} deals" if count > 1 else "the first deal")
+        lines.append(f"  scripted, not from the seed: {' and '.join(chosen)}")
     for bot in header.get("bots", []):
         reported = bot.get("reported_name")
         said = ""
         if reported:
             said = f" (reports {reported} {bot.get('reported_version') or ''}".rstrip() + ")"
-        command = " ".join(bot.get("command") or []) or "(remote)"
+        # No command: the referee started no process for it (a remote bot that connected,
+        # or an opponent of `newmarket check` played inside the referee).
+        command = " ".join(bot.get("command") or []) or "(no process started: remote or in-process)"
         lines.append(
             f"  seat {bot['seat']}: {bot['name']}{said} — {bot.get('transport')}: {command}"
         )

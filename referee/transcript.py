@@ -33,7 +33,8 @@ import msgspec
 
 from protocol.events import Event
 from referee.convert import events_line, wire_event
-from referee.matchlog import LogError, read_log
+from referee.matchlog import LogError
+from referee.replay import log_records
 
 Direction = Literal["sent", "received"]
 
@@ -77,12 +78,13 @@ class _Sent(msgspec.Struct):
 def transcript(path: Path, seat: int) -> list[WireLine]:
     """Every line sent to and received from ``seat``, in order, regenerated from the log.
 
-    ``LogError`` for a log without transcripts (format 1) or one that does not add up.
+    ``LogError`` for a log without transcripts (format 1) or one that does not add up
+    (``NotAMatchLog`` for a file that is not a match log at all).
     """
     events: dict[int, dict[str, Any]] = {}
     mine: list[tuple[int, dict[str, Any], bytes]] = []  # the seat's records, raw kept
     raws = _raw_lines(path)
-    for number, record in read_log(path):
+    for number, record in log_records(path):
         raw = next(raws)
         kind = record["type"]
         if kind == "header":

@@ -24,6 +24,7 @@ import referee.commands.sprt
 from bots.registry import BUNDLED
 from engine import preset
 from referee.bots import resolve_bot
+from referee.check import render_stderr
 from referee.cli import EXIT_CODES, SHORT_HELP
 from referee.commands.bots import bots_table
 from referee.commands.match import print_result
@@ -183,8 +184,8 @@ def test_sprt_interrupted_prints_the_estimate_so_far_and_how_to_repeat_it(
         "sprt", "--candidate", "lowest", "--baseline", "random", "--players", "3",
         "--hands", "2", "--seed", "5", "--sandbox", "none",
     )  # fmt: skip
-    assert code == 130, err
-    last = out.splitlines()[-1]
+    assert (code, out) == (130, ""), err  # like every command's "interrupted": on stderr
+    last = err.splitlines()[-1]
     assert last.startswith("interrupted, undecided after 2 matches: chips/hand ")
     assert last.endswith("(--seed 5 plays the same deals)")
 
@@ -392,3 +393,128 @@ def test_output_cut_short_by_its_reader_exits_141_not_the_failure_code(tmp_path:
     finally:
         os.close(write_end)
     assert (reader_gone.returncode, reader_gone.stderr) == (141, "")
+
+
+# ---------------------------------------------------------------- replay of a file that is no log
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        (b"", "is empty"),
+        (b"hello\n", "line 1: not JSON"),
+        (b'{"type": "result"}\n', "line 1: the first line must be the header, got 'result'"),
+        (b'{"type": "header", "format": 9}\n', "line 1: log format 9; this replay reads"),
+        (b'{"type": "header"', "line 1: the last line is cut short"),
+    ],
+)
+def test_replay_of_a_file_that_is_no_match_log_is_a_usage_error(
+    tmp_path: Path, content: bytes, what: str
+) -> None:
+    # An empty file or a wrong one (a league's TOML, a CSV) exited 1, "does not verify",
+    # which a script reads as a tampered log; it is a bad argument, as a missing file is.
+    bad = tmp_path / "games.jsonl"
+    bad.write_bytes(content)
+    for args in (["replay"], ["replay", "--json"], ["replay", "--seat", "0", "--wire"], ["view"]):
+        code, out, err = newmarket(*args, str(bad))
+        assert (code, out) == (2, ""), args
+        assert err.startswith(f"error: LOG: {bad}") and what in err, args
+        assert err.count("\n") == 1, err
+    assert list(tmp_path.iterdir()) == [bad]  # view wrote no page of it
+
+
+# ---------------------------------------------------------------- stdout holds the result alone
+
+
+def test_match_and_sprt_piped_put_the_result_alone_on_stdout(tmp_path: Path) -> None:
+    # `newmarket match ... > result.txt` began with the sandbox's description and a
+    # "Playing ..." line, and `sprt > verdict.txt` with every progress line: notes belong
+    # on stderr, as a league's progress does, so stdout is the result a script reads.
+    log = tmp_path / "m.jsonl"
+    code, out, err = newmarket(
+        "match", "--bot", "random", "--bot", "lowest", "--bot", "tracker",
+        "--seed", "3", "--hands", "2", "--sandbox", "none", "--log", str(log),
+    )  # fmt: skip
+    assert code == 0, err
+    assert out.startswith("Match ") and "seed 3" in out.splitlines()[0]
+    assert out.splitlines()[-1] == f"Log: {log}   (newmarket replay {log})"
+    assert "sandbox" not in out and "Playing" not in out
+    # rich padded the title to the table's width: a pipe gets no trailing spaces.
+    assert [line.rstrip() for line in out.splitlines()] == out.splitlines()
+    assert err.splitlines()[0].startswith("sandbox none")
+    assert err.splitlines()[1] == f"Playing random, lowest, tracker · seed 3 · log {log}"
+    code, out, err = newmarket(
+        "sprt", "--candidate", "lowest", "--baseline", "random", "--players", "3",
+        "--hands", "2", "--seed", "3", "--max-matches", "2", "--sandbox", "none",
+    )  # fmt: skip
+    assert code == 2, err  # undecided after one group
+    assert out.startswith("undecided after 2 matches (2 matches, ") and out.count("\n") == 1
+    assert "LLR" in err and "undecided" not in err
+
+
+# ---------------------------------------------------------------- a bot's long stderr line
+
+
+def test_a_league_warning_keeps_both_ends_of_a_long_stderr_line_and_names_the_log(
+    tmp_path: Path,
+) -> None:
+    # "warning: broken could not start: ...; stderr: Traceback ... No mod…": cut at 160
+    # characters, the line's end (what was wrong) lost, with no word of where the rest was.
+    said = "import numpy as np; ModuleNotFoundError: No module named 'numpy' " + "x" * 200
+    (tmp_path / "broken.py").write_text(
+        f"import sys\nsys.stderr.write({said + ' END'!r} + '\\n')\nsys.exit(1)\n"
+    )
+    (tmp_path / "cup.toml").write_text(
+        '[league]\nname = "t"\nseed = 1\ntable_size = 3\nhand_limit = 1\nlogs = "logs"\n'
+        "[schedule]\nduplicate = false\n"
+        '[[bots]]\nname = "random"\ncommand = "random"\n'
+        '[[bots]]\nname = "lowest"\ncommand = "lowest"\n'
+        f'[[bots]]\nname = "broken"\ncommand = ["{sys.executable}", "broken.py"]\n'
+    )
+    code, _out, err = newmarket(
+        "league", str(tmp_path / "cup.toml"), "--db", str(tmp_path / "cup.db"),
+        "--sandbox", "none", "-j", "1",
+    )  # fmt: skip
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert any(" disqualified (startup " in line for line in warnings), err
+    for warning in warnings:
+        assert "stderr: import numpy as np; ModuleNotFoundError: No module named" in warning
+        assert " chars… " in warning and "xxx END" in warning
+    could_not_start = [line for line in warnings if " could not start: " in line]
+    assert could_not_start, err
+    for warning in could_not_start:
+        log = Path(warning.split("xxx END (whole in ")[1].removesuffix(")"))
+        assert log.parent == tmp_path / "logs"
+        assert said + " END" in log.read_text()  # the whole line is where the warning says
+
+
+def test_check_show_stderr_shows_every_line_whole() -> None:
+    # --show-stderr promised "all the bot's stderr", yet cut every line past 180
+    # characters; without it a cut line now says so, and how to see it whole.
+    long = "warning: " + "y" * 300 + " END"
+    assert render_stderr(f"starting\n{long}\n", None) == [
+        "The bot's stderr:",
+        "  | starting",
+        f"  | {long}",
+    ]
+    head, first, cut = render_stderr(f"starting\n{long}\n", 20)
+    assert head == (
+        "The bot's stderr (lines over 180 characters cut in the middle; "
+        "--show-stderr shows it all, whole):"
+    )
+    assert first == "  | starting" and " chars… " in cut and cut.endswith("y END")
+
+
+def test_arguments_are_named_in_help_and_errors_as_the_docs_name_them() -> None:
+    # `newmarket league` said "Missing argument 'league_file'" and replay's help read
+    # "newmarket replay [OPTIONS] {log}": Python's parameter names, not the docs' LOG.
+    for command, name in [("replay", "LOG"), ("view", "LOG"), ("league", "LEAGUE.toml"),
+                          ("tokens", "LEAGUE.toml")]:  # fmt: skip
+        code, out, _err = newmarket(command, "--help")
+        assert code == 0 and out.splitlines()[0].endswith(f" {{{name}}}"), out
+        code, out, err = newmarket(command)
+        assert (code, out) == (2, "")
+        assert err.startswith(f"error: Missing argument '{name}'."), err
+    _code, out, _err = newmarket("rules", "--help")
+    assert out.splitlines()[0] == "Usage: newmarket rules [OPTIONS] [NAME]"

@@ -204,5 +204,12 @@ def check_command(
         sys.stdout.write(json.dumps(document) + "\n")
     else:
         sys.stdout.write(printable_block(render_footer(report, show_stderr=show_stderr)))
+        if report.ok and log_dir is not None:  # (a failure names its match's log)
+            logs = sorted(log_dir.glob("*.jsonl"))
+            if logs:
+                sys.stdout.write(
+                    f"Match logs kept in {log_dir} "
+                    f"(newmarket replay {logs[0]} verifies and shows one)\n"
+                )
     if not report.ok:
         raise typer.Exit(code=1)

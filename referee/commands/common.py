@@ -168,7 +168,10 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON o
 LogDir = Annotated[
     Path | None,
     typer.Option(
-        "--log-dir", help="Write every match log into this directory.", show_default=False
+        "--log-dir",
+        "--logs",  # the league file's key, and report's old name: the same flag everywhere
+        help="Write every match log into this directory.",
+        show_default=False,
     ),
 ]
 

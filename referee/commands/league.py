@@ -91,7 +91,9 @@ def with_listen_address(config: LeagueConfig, host: str | None, port: int | None
 
 
 def league_command(
-    league_file: Annotated[Path, typer.Argument(help="The league's TOML file.")],
+    league_file: Annotated[
+        Path, typer.Argument(metavar="LEAGUE.toml", help="The league's TOML file.")
+    ],
     db: Annotated[
         Path | None,
         typer.Option(help="The results database (default: the TOML file's name with .db)."),

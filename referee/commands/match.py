@@ -212,11 +212,13 @@ def match_command(
         sandbox = sandbox_of(sandbox_level)
     except UsageError as error:
         raise fail(str(error)) from None
-    console = Console(stderr=as_json)
-    print_line(console, sandbox.describe())
-    if not as_json:
-        names = ", ".join(spec.name for spec in specs)
-        print_line(console, f"Playing {names} · seed {seed} · log {log_path}")
+    # stdout holds the result alone (the table, or --json's document), so that
+    # `newmarket match ... > result.txt` or `| jq` gets nothing else; what is about to
+    # happen (the sandbox, the seats, the seed) is said on stderr, as league and sprt do.
+    notes = Console(stderr=True)
+    print_line(notes, sandbox.describe())
+    names = ", ".join(spec.name for spec in specs)
+    print_line(notes, f"Playing {names} · seed {seed} · log {log_path}")
     try:
         result = trio.run(run_match, specs, rules, seed, control, match_id, log_path, sandbox)
     except (KeyboardInterrupt, OSError, BaseExceptionGroup) as error:
@@ -233,5 +235,6 @@ def match_command(
     if as_json:
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
         return
+    console = Console()
     print_result(console, result)
     print_line(console, f"Log: {log_path}   (newmarket replay {log_path})")

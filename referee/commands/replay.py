@@ -1,7 +1,9 @@
 """``newmarket replay LOG``: verify a match log by re-running the engine, and print it.
 
 Exit 0 when every line verifies, 1 when one does not (the message names the
-first line that differs), 2 when the file cannot be read at all.
+first line that differs), 2 when the file is not a match log at all: it cannot
+be read, it is empty, or its first line is not a log header (one ``error:`` line
+on stderr naming the file, as for any bad argument; ``--json`` prints nothing).
 
 ``--seat N --wire`` prints the lines seat N was sent (``<``) and sent back
 (``>``), with their times, exactly as they crossed the wire; ``--seat N --feed
@@ -20,10 +22,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from referee.commands.common import EXIT_USAGE, fail
 from referee.commands.match import print_result
 from referee.matchlog import LogError
 from referee.printing import print_line, printable
-from referee.replay import render_replay, verify_log
+from referee.replay import NotAMatchLog, render_replay, verify_log
 from referee.transcript import feed, transcript
 
 
@@ -31,7 +34,9 @@ def replay_command(
     log: Annotated[
         Path,
         typer.Argument(
-            help="A match log: of `newmarket match`, a league, or `newmarket sprt --log-dir`."
+            metavar="LOG",
+            help="A match log: of `newmarket match`, a league, or `newmarket sprt` or "
+            "`newmarket check` with --log-dir.",
         ),
     ],
     as_json: Annotated[
@@ -68,6 +73,8 @@ def replay_command(
         raise typer.Exit(code=_seat_transcript(log, seat, wire, feed_command))
     try:
         replay = verify_log(log)
+    except NotAMatchLog as error:
+        raise fail(f"LOG: {error}") from None
     except LogError as error:
         if as_json:
             failure = {"verified": False, "log": str(log), "line": error.line, "error": str(error)}
@@ -93,6 +100,9 @@ def replay_command(
 def _seat_transcript(log: Path, seat: int, wire: bool, feed_command: str | None) -> int:
     try:
         lines = transcript(log, seat)
+    except NotAMatchLog as error:
+        typer.echo(f"error: LOG: {error}", err=True)
+        return EXIT_USAGE
     except LogError as error:
         typer.echo(f"{log}: {error}", err=True)
         return 1

@@ -92,7 +92,9 @@ def options_table(name: str) -> Table:
 def rules_command(
     name: Annotated[
         str | None,
-        typer.Argument(help="A preset to show in full; omit it to list the presets."),
+        typer.Argument(
+            metavar="NAME", help="A preset to show in full; omit it to list the presets."
+        ),
     ] = None,
 ) -> None:
     """List the rule presets, or show every option of one preset."""

@@ -556,7 +556,10 @@ def sprt_command(
         raise fail(str(error)) from None
     except OSError as error:
         raise fail(f"--results: cannot write {results}: {error.strerror or error}") from None
-    out = sys.stderr if as_json else sys.stdout
+    # The progress (the settings, then the estimate after each group of matches) goes to
+    # stderr, as a league's does; stdout has the verdict alone (or --json's document), so
+    # `newmarket sprt ... > verdict.txt` and a CI step's grep read one line.
+    out = sys.stderr
     print(header(settings), file=out, flush=True)
     latest: list[tuple[SprtSummary, Totals]] = []  # the estimate after the last group
 
@@ -600,7 +603,7 @@ def sprt_command(
     print(
         f"{verdict} ({totals.matches} matches, {totals.hands} hands, "
         f"{totals.cpu_seconds:.1f} bot cpu s)",
-        file=out,
+        file=sys.stderr if as_json else sys.stdout,
         flush=True,
     )
     if as_json:

@@ -20,7 +20,9 @@ from referee.remote import TokenFileError, issue_tokens
 
 
 def tokens_command(
-    league_file: Annotated[Path, typer.Argument(help="The league's TOML file.")],
+    league_file: Annotated[
+        Path, typer.Argument(metavar="LEAGUE.toml", help="The league's TOML file.")
+    ],
     renew: Annotated[
         list[str] | None,
         typer.Option(metavar="NAME", help="Give this remote bot a new token (repeat for several)."),

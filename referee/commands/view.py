@@ -3,8 +3,10 @@
 A bot writer who played ``newmarket match`` (or was sent one log of a
 league) opens the same match page a league's site has: the result, whether
 the log verifies, the step-by-step replay and the bots' stderr, with the log
-beside it for download.  Exit 0; 2 with one line on stderr for a LOG that is
-not a file or an ``--out`` that cannot be written or replaced.
+beside it for download.  Exit 0 (a log that does not verify gets its page, which
+names the problem); 2 with one line on stderr for a LOG that is not a file or
+not a match log at all (empty, no header: ``newmarket replay`` says the same),
+or an ``--out`` that cannot be written or replaced.
 """
 
 from __future__ import annotations
@@ -15,11 +17,15 @@ from typing import Annotated
 
 import typer
 
+from referee.replay import NotAMatchLog, log_records
 from referee.report.site import write_match_site
 
 
 def view_command(
-    log: Annotated[Path, typer.Argument(help="A match log (JSON lines), of a match or a league.")],
+    log: Annotated[
+        Path,
+        typer.Argument(metavar="LOG", help="A match log (JSON lines), of a match or a league."),
+    ],
     out: Annotated[
         Path | None,
         typer.Option(help="The directory to write the page to (replaced whole); default LOG-view."),
@@ -33,6 +39,11 @@ def view_command(
     if not log.is_file():
         typer.echo(f"error: LOG: {log} is not a file", err=True)
         raise typer.Exit(code=2)
+    try:  # the header alone: a file that is no match log gets no page, as replay says
+        next(log_records(log))
+    except NotAMatchLog as error:
+        typer.echo(f"error: LOG: {error}", err=True)
+        raise typer.Exit(code=2) from None
     target = out if out is not None else log.with_name(f"{log.stem}-view")
     try:
         written = write_match_site(log, target, verify=not no_verify)

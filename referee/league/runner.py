@@ -243,7 +243,7 @@ async def run_league(
         store.record(job.key, result)
         played += 1
         reporter.finished(job, result)
-        for warning in result_warnings(config.bots, job, result):
+        for warning in result_warnings(config.bots, job, result, logs):
             reporter.warn(warning)
 
     def give_up(job: TableJob, why: str) -> None:
@@ -327,16 +327,27 @@ async def _play_bankroll(
             raise LeagueError(abandoned[0].removeprefix("league error: "))
 
 
-def result_warnings(bots: Sequence[BotSpec], job: TableJob, result: MatchResult) -> list[str]:
-    """One line per disqualified seat, naming the fault that settled it."""
+def result_warnings(
+    bots: Sequence[BotSpec], job: TableJob, result: MatchResult, logs: Path | None = None
+) -> list[str]:
+    """One line per disqualified seat, naming the fault that settled it.
+
+    If the line leaves part of the detail out (a bot's long stderr line), it names the
+    match's log in ``logs``, whose ``stderr`` record has what the bot wrote during the
+    match.  Not for a ``startup`` fault: a bot that could not start may sit out several
+    matches on one dead process, whose stderr is in the log its "could not start"
+    warning named.
+    """
+    log_path = None if logs is None else logs / f"{result.match_id}.jsonl"
     out = []
     for seat in result.seats:
         if seat.status != "disqualified":
             continue
         fault = seat.faults[-1] if seat.faults else None
         why = f"{fault.kind} in hand {fault.hand}: {fault.detail}" if fault else "no fault recorded"
+        whole_in = None if fault is None or fault.kind == "startup" else log_path
         name = bots[job.key.bots[seat.seat]].name
-        out.append(f"{result.match_id}: {name} disqualified ({one_line(why)})")
+        out.append(f"{result.match_id}: {name} disqualified ({one_line(why, whole_in=whole_in)})")
     return out
 
 

@@ -67,6 +67,7 @@ from protocol import MalformedMessageError, decode_json
 from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult, play_match
+from referee.process import SHORTENED, shortened
 from referee.sandbox import ENV_SANDBOX, Sandbox, SandboxError, resolve, setting_from_env
 from referee.session import BotSession, open_bot
 from referee.timecontrol import TimeControl
@@ -129,9 +130,14 @@ def key_from_json(data: dict[str, Any]) -> MatchKey:
     )
 
 
-def one_line(text: str, limit: int = 160) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+def one_line(text: str, limit: int = 400, whole_in: Path | None = None) -> str:
+    """``text`` on one line for a warning, ``shortened`` past ``limit`` (a bot's stderr
+    line in a detail already is, at 200); if anything was left out, here or in the detail,
+    it ends by naming ``whole_in``, the file that has it whole (the match's log)."""
+    line = shortened(" ".join(text.split()), limit)
+    if whole_in is not None and SHORTENED.search(line):
+        line += f" (whole in {whole_in})"
+    return line
 
 
 # ---------------------------------------------------------------- sessions
@@ -218,7 +224,7 @@ class TableSessions:
         self.started = 0  # bot processes started, in all
         self.fresh_starts = 0  # of which only because every live one had played the deal
 
-    async def _process(self, bot: int, seed: int | None) -> _Process:
+    async def _process(self, bot: int, seed: int | None, log_path: Path | None = None) -> _Process:
         pool = self.processes.setdefault(bot, [])
         for process in list(pool):
             session = process.session
@@ -248,7 +254,7 @@ class TableSessions:
         if not started.handshaken:
             self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
             death = started.death
-            why = "" if death is None else f": {one_line(death.detail)}"
+            why = "" if death is None else f": {one_line(death.detail, whole_in=log_path)}"
             self.warn(f"{spec.name} could not start{why}")
         return process
 
@@ -294,9 +300,11 @@ class TableSessions:
     async def play(self, key: MatchKey, rules: Rules) -> MatchResult:
         self.matches += 1
         chosen: list[_Process | None] = [None] * len(key.bots)
+        # Its stderr record has all a bot that cannot start wrote, which a warning cuts.
+        log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
 
         async def get(seat: int, bot: int) -> None:
-            chosen[seat] = await self._process(bot, key.seed)
+            chosen[seat] = await self._process(bot, key.seed, log_path)
 
         async with trio.open_nursery() as starting:  # start-ups are paid in parallel
             for seat, bot in enumerate(key.bots):
@@ -306,7 +314,6 @@ class TableSessions:
             process.dealt.add(key.seed)
             process.used = self.matches
         self._end_idle(playing, IDLE_PER_SEAT * len(key.bots))
-        log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
         return await play_match(
             [process.session for process in playing],
             rules,

@@ -110,3 +110,27 @@ def test_misuse_is_one_line_and_exit_2(args: list[str], named: str) -> None:
     code, out, err = newmarket("check", *args)
     assert (code, out) == (2, ""), err
     assert err.count("\n") == 1 and err.startswith("error: ") and named in err, err
+
+
+def test_every_log_kept_by_log_dir_verifies_with_replay(tmp_path: Path) -> None:
+    # The scripted scenarios fix the first dealer and some deals; their logs said only
+    # the seed, so `newmarket replay` of each failed on line 1 ("first dealer 2; the seed
+    # gives 4"). The header now names what the script chose, and replay checks it.
+    kept = tmp_path / "logs"
+    code, out, _err = newmarket(
+        "check", "--log-dir", str(kept), "--matches", "1", "--hand-limit", "2", "random"
+    )
+    assert code == 0, out
+    logs = sorted(kept.glob("*.jsonl"))
+    assert len(logs) == SCRIPTED + 1
+    assert out.endswith(
+        f"Match logs kept in {kept} (newmarket replay {logs[0]} verifies and shows one)\n"
+    )
+    for log in logs:
+        code, shown, err = newmarket("replay", str(log))
+        assert code == 0, (log.name, err)
+        assert "Verified: " in shown
+    _code, shown, _err = newmarket("replay", str(kept / "10-single-lead.jsonl"))
+    assert "  scripted, not from the seed: the first dealer (seat 2) and the first deal" in shown
+    # its scripted opponents played inside the referee: not called remote bots
+    assert "by-default-1) — tcp: (no process started: remote or in-process)" in shown

@@ -57,13 +57,14 @@ def test_a_table_prints_places_and_the_log(tmp_path: Path) -> None:
 
 def test_a_table_in_a_pipe_keeps_every_word_and_each_line_whole(tmp_path: Path) -> None:
     log = tmp_path / ("a-long-directory-name-" * 3) / "m.jsonl"
-    code, out, _err = match(
+    code, out, err = match(
         "--bot", "random", "--bot", "lowest", "--bot", DIES, "--hands", "2",
         "--seed", "4", "--log", str(log),
     )  # fmt: skip
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("sandbox ") and lines[1].endswith(f"log {log}")
+    notes = err.splitlines()  # what is about to be played: on stderr, stdout is the result
+    assert notes[0].startswith("sandbox ") and notes[1].endswith(f"log {log}")
     assert "…" not in out
     assert any("disqualified" in line and "startup" in line for line in lines)
 

@@ -375,14 +375,21 @@ def test_view_names_a_bad_log_and_refuses_a_directory_it_did_not_make(tmp_path: 
     assert missing.stderr.startswith("error: LOG:") and missing.stderr.count("\n") == 1
     garbage = tmp_path / "garbage.jsonl"
     garbage.write_text("this is not a match log\n")
-    done = _newmarket("view", str(garbage))
+    done = _newmarket("view", str(garbage))  # no log at all: a bad argument, as for replay
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr.startswith(f"error: LOG: {garbage}: line 1: not JSON")
+    assert done.stderr.count("\n") == 1
+    assert not (tmp_path / "garbage-view").exists()
+    broken = tmp_path / "broken.jsonl"  # a log's header, and nothing else that adds up
+    broken.write_text('{"type": "header", "format": 2}\n')
+    done = _newmarket("view", str(broken))
     assert done.returncode == 0, done.stderr
-    page = (tmp_path / "garbage-view" / "index.html").read_text()
-    assert "The log cannot be read whole" in page
+    page = (tmp_path / "broken-view" / "index.html").read_text()
+    assert "The log has no result" in page
     assert "the log has a problem" in done.stdout
     precious = tmp_path / "documents"
     precious.mkdir()
     (precious / "thesis.tex").write_text("years of work")
-    refused = _newmarket("view", str(garbage), "--out", str(precious))
+    refused = _newmarket("view", str(broken), "--out", str(precious))
     assert refused.returncode == 2 and refused.stderr.startswith("error: --out:")
     assert (precious / "thesis.tex").read_text() == "years of work"

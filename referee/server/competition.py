@@ -45,6 +45,10 @@ class Competition:
         self.status = "starting"  # what the scheduler is doing, one line, for the status page
         self.playing_now: dict[int, str] = {}  # table number -> match id in progress
         self.admitting: int | None = None
+        # Versions whose upload request is still unpacking them: admission waits for it.
+        # Both unpack the same directory (admission again after a crash), and two at once
+        # deleted each other's files: a 500 for the participant, a half-built version.
+        self.unpacking: set[int] = set()
         self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
 
     def notify(self) -> None:

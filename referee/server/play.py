@@ -54,8 +54,13 @@ async def admission_loop(competition: Competition) -> None:
     served: dict[int, int] = {}  # participant -> the turn it was last served at
     turn = 0
     while True:
-        # A remote version is admitted by its first connection (referee.server.remote).
-        pending = [v for v in competition.store.versions(status="pending") if v.runtime != REMOTE]
+        # A remote version is admitted by its first connection (referee.server.remote), and
+        # one still being unpacked by its upload request when that request is done.
+        pending = [
+            v
+            for v in competition.store.versions(status="pending")
+            if v.runtime != REMOTE and v.id not in competition.unpacking
+        ]
         if not pending:
             with trio.move_on_after(POLL):
                 await competition.changed.wait()

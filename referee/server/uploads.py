@@ -91,6 +91,7 @@ async def accept_upload(
     temporary = incoming / secrets.token_hex(8)
     digest = hashlib.sha256()
     size = 0
+    version: Version | None = None
     try:
         with temporary.open("wb") as out:
             while chunk := await upload.read(CHUNK):
@@ -110,20 +111,23 @@ async def accept_upload(
         # read in threads), and 50 at once made 50 versions under a limit of 3 an hour.
         _allowed(competition, participant, runtime)
         version = store.add_version(participant.id, runtime, filename, digest.hexdigest(), size)
+        # Before any await: admission must not take the version while this unpacks it.
+        competition.unpacking.add(version.id)
         root = version_root(competition, version.id)
         root.mkdir(parents=True, exist_ok=False)
         temporary.rename(root / "upload")
         fsync_parent(root / "upload")
         fsync_parent(root)
-    finally:
-        temporary.unlink(missing_ok=True)
-    try:
         await trio.to_thread.run_sync(unpack_version, competition, version)
     except UnpackError as error:
+        assert version is not None  # only unpack_version raises it
         store.decide(version.id, "rejected", f"upload: {error}")
-        competition.notify()
         raise UploadRefusedError(400, f"upload refused: {error}") from None
-    competition.notify()
+    finally:
+        temporary.unlink(missing_ok=True)
+        if version is not None:
+            competition.unpacking.discard(version.id)
+            competition.notify()
     refreshed = store.version(version.id)
     assert refreshed is not None
     return refreshed

@@ -141,10 +141,9 @@ def test_the_upload_rate_limit_says_429_with_a_reason(
     cup: tuple[Server, dict[str, str]],
 ) -> None:
     server, tokens = cup
-    statuses = [
-        upload(server, tokens["carol"], BOTS / "plain.py", "python3").status_code for _ in range(4)
-    ]
-    assert statuses == [201, 201, 201, 429]
+    sent = [upload(server, tokens["carol"], BOTS / "plain.py", "python3") for _ in range(4)]
+    statuses = [r.status_code for r in sent]
+    assert statuses == [201, 201, 201, 429], ([r.text for r in sent], server.log[-30:])
     refused = upload(server, tokens["carol"], BOTS / "plain.py", "python3")
     assert refused.json()["error"].startswith("upload limit: 3 uploads per hour")
 

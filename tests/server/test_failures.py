@@ -191,3 +191,68 @@ def test_an_unnamed_error_unpacking_is_a_refusal_with_its_traceback_shown(
     assert not (root / "files").exists()
     assert "Traceback" in capsys.readouterr().err
     competition.store.close()
+
+
+async def test_an_upload_still_unpacking_is_not_admitted_from_under_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The upload request stores its version, then unpacks it in a thread; the admission
+    # loop, woken by anything meanwhile, used to unpack the same directory at once, and
+    # each deleted the other's files: a 500 for the participant (CI saw it under load).
+    import io
+    import threading
+    import time
+
+    from starlette.datastructures import UploadFile
+
+    from referee.server import play, unpack, uploads
+
+    competition = _competition(tmp_path)
+    store = competition.store
+    alice, _token = store.add_participant("alice")
+    inside = 0
+    most_at_once = 0
+    lock = threading.Lock()
+    real_unpack = unpack.unpack_upload
+
+    def slow_unpack(*args: object, **kwargs: object) -> list[str]:
+        nonlocal inside, most_at_once
+        with lock:
+            inside += 1
+            most_at_once = max(most_at_once, inside)
+        try:
+            time.sleep(0.3)  # the window: admission is woken inside it, below
+            return real_unpack(*args, **kwargs)  # type: ignore[arg-type]
+        finally:
+            with lock:
+                inside -= 1
+
+    admitted: list[tuple[int, bool]] = []  # (version, its files complete when admitted)
+
+    async def admit(_config: object, the_store: CompetitionStore, version: object) -> bool:
+        version_id = getattr(version, "id", 0)
+        root = uploads.version_root(competition, version_id)
+        admitted.append((version_id, (root / uploads.COMPLETE).exists()))
+        the_store.decide(version_id, "admitted", "ok", "", {"name": "v", "command": ["x"]})
+        return True
+
+    monkeypatch.setattr(uploads, "unpack_upload", slow_unpack)
+    monkeypatch.setattr(play, "admit", admit)
+    bot = UploadFile(file=io.BytesIO(b"print('hello')\n"), filename="main.py")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(play.admission_loop, competition)
+
+        async def wake_admission_during_the_unpack() -> None:
+            await trio.sleep(0.1)
+            competition.notify()
+
+        nursery.start_soon(wake_admission_during_the_unpack)
+        version = await uploads.accept_upload(competition, alice, bot, "python3")
+        with trio.fail_after(10):
+            while not admitted:
+                await trio.sleep(0.05)
+        nursery.cancel_scope.cancel()
+    assert version.status == "pending"
+    assert admitted == [(version.id, True)]
+    assert most_at_once == 1
+    store.close()

@@ -84,6 +84,7 @@ from referee.scoring.duplicate import (
     GroupMatch,
     candidate_seats,
     fixed_hands,
+    forfeit_nets,
     relative_score,
     seat_diffs,
 )
@@ -184,7 +185,7 @@ class GroupResult:
 
 
 def chips_scores(
-    settings: SprtSettings, seeds: list[int], nets: list[list[int]], hands: list[int]
+    settings: SprtSettings, seeds: list[int], nets: Sequence[Sequence[float]], hands: list[int]
 ) -> list[float]:
     """The candidate's chips score in every seat it held, match by match."""
     n = settings.players
@@ -219,6 +220,7 @@ async def play_group(settings: SprtSettings, lineups: Sequence[Lineup], group: i
     faults = 0
     hands: list[int] = []
     nets: list[list[int]] = []
+    scored_nets: list[list[float]] = []  # a disqualified seat's at most its table's lowest
     cpu = 0
     for index, mine in enumerate(settings.seatings):
         candidates, baselines = lineups[index % len(lineups)]
@@ -247,9 +249,12 @@ async def play_group(settings: SprtSettings, lineups: Sequence[Lineup], group: i
         faults += sum(len(s.faults) for s in result.seats)
         hands.append(result.hands)
         nets.append([s.net_chips for s in result.seats])
+        scored_nets.append(
+            forfeit_nets(nets[-1], [s.status == "disqualified" for s in result.seats])
+        )
         cpu += sum(s.cpu_ms or 0 for s in result.seats)
     if settings.chips:
-        scores = chips_scores(settings, seeds, nets, hands)
+        scores = chips_scores(settings, seeds, scored_nets, hands)
     return GroupResult(group, seeds, places, scores, faults, hands, nets, cpu)
 
 

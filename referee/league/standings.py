@@ -39,7 +39,7 @@ from referee.league import bankroll
 from referee.league.ratings import rate
 from referee.league.schedule import ScheduleError, build_schedule
 from referee.league.store import LeagueStore, StoredMatch
-from referee.scoring.duplicate import GroupMatch
+from referee.scoring.duplicate import GroupMatch, forfeit_nets
 from referee.scoring.fit import GroupEquations, equations
 from referee.scoring.intervals import bootstrap
 
@@ -300,7 +300,10 @@ def group_equations(ordered: Sequence[StoredMatch]) -> list[GroupEquations]:
         result = match.result
         label = (match.key.seed, tuple(sorted(match.key.bots)))
         holders = [match.key.bots[seat.seat] for seat in result.seats]
-        nets = [seat.net_chips for seat in result.seats]
+        nets = forfeit_nets(
+            [seat.net_chips for seat in result.seats],
+            [seat.status == "disqualified" for seat in result.seats],
+        )
         groups.setdefault(label, []).append(GroupMatch(holders, nets, result.hands))
     return [equations(group) for group in groups.values()]
 

@@ -48,6 +48,7 @@ __all__ = [
     "candidate_seats",
     "deep_chips",
     "fixed_hands",
+    "forfeit_nets",
     "relative_score",
     "seat_diffs",
 ]
@@ -115,6 +116,24 @@ class GroupMatch(Generic[Bot]):
     def per_hand(self, seat: int) -> float:
         net = self.nets[seat] - (self.luck[seat] if self.luck is not None else 0.0)
         return net / max(1, self.hands)
+
+
+def forfeit_nets(nets: Sequence[float], disqualified: Sequence[bool]) -> list[float]:
+    """Each seat's net chips as the chips score counts them: a disqualified seat's at most
+    the lowest of the seats at its table that were not disqualified.
+
+    After a disqualification the referee's default policy plays the seat (SPEC.md 13),
+    and the chips it wins are not the bot's: a bot that crashed at every start could
+    otherwise rank above bots that played, where places (SPEC.md 10.9) put it below
+    them.  A table where every seat was disqualified keeps its nets.
+    """
+    if len(nets) != len(disqualified):
+        raise ValueError("forfeit_nets: one disqualified flag per seat")
+    kept = [net for net, out in zip(nets, disqualified, strict=True) if not out]
+    if not kept or len(kept) == len(nets):
+        return list(nets)
+    floor = min(kept)
+    return [min(net, floor) if out else net for net, out in zip(nets, disqualified, strict=True)]
 
 
 def seat_diffs(group: Sequence[GroupMatch[Bot]]) -> list[list[float]]:

@@ -16,6 +16,7 @@ from referee.scoring.duplicate import (
     candidate_seats,
     deep_chips,
     fixed_hands,
+    forfeit_nets,
     relative_score,
     seat_diffs,
 )
@@ -120,3 +121,14 @@ def test_luck_is_the_reference_replay_of_the_seed_and_costs_no_bot() -> None:
     assert first == luck(rules, 4, 77)  # a pure function of (rules, players, seed)
     assert first != luck(rules, 4, 78)
     assert sum(first) <= 0  # chips left on the boodle cards belong to nobody yet
+
+
+def test_a_disqualified_seat_counts_no_more_than_its_table_s_worst_player() -> None:
+    # The default policy's winnings for a disqualified seat are capped at the lowest net
+    # of the seats that played; its losses stand; a table of disqualified seats is kept.
+    assert forfeit_nets([30, -10, 5, -25], [True, False, False, False]) == [-25, -10, 5, -25]
+    assert forfeit_nets([-40, -10, 5, 45], [True, False, False, False]) == [-40, -10, 5, 45]
+    assert forfeit_nets([3, -3], [True, True]) == [3, -3]
+    assert forfeit_nets([3, -3], [False, False]) == [3, -3]
+    with pytest.raises(ValueError, match="one disqualified flag per seat"):
+        forfeit_nets([1, 2], [True])

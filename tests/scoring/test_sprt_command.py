@@ -42,6 +42,20 @@ def test_json_reports_hands_and_cpu_seconds_of_fixed_hands_matches() -> None:
     assert summary["decided_by"] in ("sprt", "decisive", None)
 
 
+def test_a_candidate_that_never_starts_scores_below_every_baseline() -> None:
+    # The default policy plays a dead candidate's seat; what it wins is not the
+    # candidate's: each of its seats counts at most the lowest of its table's players.
+    # Against `lowest`, which plays much as the default policy does, the uncapped seats
+    # scored +0.375 chips per hand here: a dead bot "as good as" a live one.
+    code, out, err = sprt(
+        "--candidate", "python3 -c 'raise SystemExit(3)'", "--baseline", "lowest", *SHORT,
+        "--max-matches", "8", "--json",
+    )  # fmt: skip
+    summary = json.loads(out.splitlines()[-1])
+    assert code in (1, 2), err  # never "better"
+    assert summary["score"] < 0, summary
+
+
 def test_no_decisive_is_the_plain_sprt() -> None:
     code, out, err = sprt(
         "--candidate", "tracker", "--baseline", "random", *SHORT, "--max-matches", "2",

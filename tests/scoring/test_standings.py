@@ -9,6 +9,7 @@ comparison must cancel.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import itertools
 import json
@@ -121,3 +122,27 @@ def test_json_csv_terminal_and_report_show_the_intervals_and_head_to_head(tmp_pa
     assert "Head to head" in index and f"{standings.rows[0].score:+.3f}" in index
     page = bot_page(site, 0, {})
     assert "Head to head" in page and 'href="../bots/3.html"' in page
+
+
+def test_a_bot_disqualified_everywhere_ranks_last_whatever_its_seat_won(tmp_path: Path) -> None:
+    # After a disqualification the referee's default policy plays the seat; here it wins
+    # more chips than any bot (as it can against weak bots), yet the bot never played:
+    # places put it below every seat not disqualified (SPEC.md 10.9), and so must the score.
+    stored = []
+    for match in league():
+        seats = [
+            dataclasses.replace(
+                seat,
+                status="disqualified",
+                net_chips=seat.net_chips + 30,
+                chips=seat.chips + 30,
+            )
+            if seat.name == "ace"
+            else seat
+            for seat in match.result.seats
+        ]
+        stored.append(StoredMatch(match.key, dataclasses.replace(match.result, seats=seats)))
+    standings = compute(config_of(tmp_path).identity(), NAMES, stored, "cup")
+    assert [row.name for row in standings.rows][-1] == "ace"
+    assert standings.rows[-1].disqualifications == standings.rows[-1].matches == 27
+    assert [row.name for row in standings.rows][:3] == ["bea", "cy", "dot"]

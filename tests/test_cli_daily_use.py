@@ -455,11 +455,13 @@ def test_match_and_sprt_piped_put_the_result_alone_on_stdout(tmp_path: Path) -> 
 # ---------------------------------------------------------------- a bot's long stderr line
 
 
-def test_a_league_warning_keeps_both_ends_of_a_long_stderr_line_and_names_the_log(
+def test_a_bot_that_cannot_start_is_said_once_with_both_ends_of_its_stderr_and_its_log(
     tmp_path: Path,
 ) -> None:
     # "warning: broken could not start: ...; stderr: Traceback ... No mod…": cut at 160
     # characters, the line's end (what was wrong) lost, with no word of where the rest was.
+    # And said again for every start each worker tried, then once more per match as
+    # "mNN: broken disqualified (startup ...)": dozens of times in a league of 30 bots.
     said = "import numpy as np; ModuleNotFoundError: No module named 'numpy' " + "x" * 200
     (tmp_path / "broken.py").write_text(
         f"import sys\nsys.stderr.write({said + ' END'!r} + '\\n')\nsys.exit(1)\n"
@@ -469,24 +471,33 @@ def test_a_league_warning_keeps_both_ends_of_a_long_stderr_line_and_names_the_lo
         "[schedule]\nduplicate = false\n"
         '[[bots]]\nname = "random"\ncommand = "random"\n'
         '[[bots]]\nname = "lowest"\ncommand = "lowest"\n'
+        '[[bots]]\nname = "longest"\ncommand = "longest"\n'
         f'[[bots]]\nname = "broken"\ncommand = ["{sys.executable}", "broken.py"]\n'
     )
     code, _out, err = newmarket(
         "league", str(tmp_path / "cup.toml"), "--db", str(tmp_path / "cup.db"),
-        "--sandbox", "none", "-j", "1",
+        "--sandbox", "none", "-j", "2",
     )  # fmt: skip
     assert code == 0, err
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
-    assert any(" disqualified (startup " in line for line in warnings), err
-    for warning in warnings:
-        assert "stderr: import numpy as np; ModuleNotFoundError: No module named" in warning
-        assert " chars… " in warning and "xxx END" in warning
-    could_not_start = [line for line in warnings if " could not start: " in line]
-    assert could_not_start, err
-    for warning in could_not_start:
-        log = Path(warning.split("xxx END (whole in ")[1].removesuffix(")"))
-        assert log.parent == tmp_path / "logs"
-        assert said + " END" in log.read_text()  # the whole line is where the warning says
+    assert len(warnings) == 2, err  # 9 of the 12 matches, on two workers: one line, one count
+    said_once, counted = warnings
+    match_id = said_once.removeprefix("warning: ").split(":")[0]
+    assert said_once.startswith(
+        f"warning: {match_id}: broken could not start: exited with status 1 before ready; "
+        "stderr: import numpy as np; ModuleNotFoundError: No module named"
+    )
+    assert " chars… " in said_once and "xxx END (whole stderr in " in said_once
+    log = Path(said_once.split("(whole stderr in ")[1].split(")")[0])
+    assert log == tmp_path / "logs" / f"{match_id}.jsonl"
+    assert said + " END" in log.read_text()  # the whole line is where the warning says
+    assert said_once.endswith(
+        "; disqualified here and in each match it cannot start (one line at the end counts them)"
+    )
+    assert counted == (
+        "warning: broken could not start in 9 matches of this run, each a disqualification "
+        f"with its seat played by the default policy (the first: {match_id})"
+    )
 
 
 def test_check_show_stderr_shows_every_line_whole() -> None:

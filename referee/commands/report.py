@@ -4,14 +4,15 @@ Standings with a chart of ratings, a page per bot and a page per match with a
 replay viewer (``referee.report``).  The database is read read-only, so this
 runs safely while the league plays; ``--watch`` rebuilds the site each time a
 match finishes, until Ctrl-C or SIGTERM: exit 130 or 143, the site in place being
-the last complete one.  Exit 0, or 2 with one line on stderr for a database
-that cannot be read or an ``--out`` that cannot be written.
+the last complete one.  Each build prints the site's ``index.html`` and what it
+holds on stdout (as ``newmarket view`` prints its page's).  Exit 0, or 2 with one
+line on stderr for a database that cannot be read or an ``--out`` that cannot be
+written.
 """
 
 from __future__ import annotations
 
 import signal
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,10 +62,10 @@ def report_command(
     builder = SiteBuilder(db, out, logs, verify=not no_verify, refresh=refresh)
 
     def built(league: League) -> None:
+        # The result, on stdout as every command's (docs/cli.md), and as `view` names its page.
         print(
             f"{out / 'index.html'}: {plural(len(league.matches), 'match')}, "
             f"{plural(len(league.bots), 'bot')}",
-            file=sys.stderr,
             flush=True,
         )
 

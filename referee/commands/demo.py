@@ -6,7 +6,8 @@ face up), ending with the final places and chips.  The match is the default pres
 hand limit, so it ends cleanly after the last hand with final places and chips
 instead of stopping in the middle of the next hand's stakes.  The seed is
 printed so that a demo worth a second look can be played again exactly.
-(Later this is where a small league of the bundled bots will play.)
+``--league`` plays a short league of the bundled bots instead (``make demo``;
+``referee.league.demo``).
 """
 
 from __future__ import annotations

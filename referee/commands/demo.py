@@ -29,7 +29,9 @@ def demo_command(
     seed: Seed = None,
     hands: Annotated[
         int,
-        typer.Option("--hand-limit", "--hands", min=1, max=50, help="Hands to play (1..50)."),
+        typer.Option(
+            "--hand-limit", "--hands", metavar="N", min=1, max=50, help="Hands to play (1..50)."
+        ),
     ] = 3,
     league: Annotated[
         bool,

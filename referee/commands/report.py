@@ -28,13 +28,17 @@ from referee.report.site import SiteBuilder, watch
 
 
 def report_command(
-    db: Annotated[Path, typer.Option(help="The league's results database.")],
-    out: Annotated[Path, typer.Option(help="The directory to write the site to (replaced whole).")],
+    db: Annotated[Path, typer.Option(metavar="FILE", help="The league's results database.")],
+    out: Annotated[
+        Path,
+        typer.Option(metavar="DIR", help="The directory to write the site to (replaced whole)."),
+    ],
     logs: Annotated[
         Path | None,
         typer.Option(
             "--log-dir",
             "--logs",
+            metavar="DIR",
             help="Where the match logs are, if not where the league wrote them.",
             show_default=False,
         ),
@@ -46,7 +50,10 @@ def report_command(
         ),
     ] = False,
     interval: Annotated[
-        float, typer.Option(help="--watch: seconds between looks at the database.", min=0.1)
+        float,
+        typer.Option(
+            metavar="SECONDS", help="--watch: seconds between looks at the database.", min=0.1
+        ),
     ] = 2.0,
     no_verify: Annotated[
         bool,

@@ -24,3 +24,12 @@ def test_warnings_and_notes_are_one_line_each_in_a_file() -> None:
         f"warning: {LONG}",
         "alice connected from 192.0.2.7",
     ]
+
+
+def test_a_finished_league_run_again_says_so_rather_than_resuming() -> None:
+    # "resuming: 280 matches already finished are kept" on a league with nothing left.
+    out = io.StringIO()
+    reporter = RichReporter(Console(file=out, width=80))
+    reporter.begin(280, 280, "quick")
+    reporter.end()
+    assert out.getvalue() == "already finished: all 280 matches were played; nothing to play\n"

@@ -547,3 +547,14 @@ def test_arguments_are_named_in_help_and_errors_as_the_docs_name_them() -> None:
         assert err.startswith(f"error: Missing argument '{name}'."), err
     _code, out, _err = newmarket("rules", "--help")
     assert out.splitlines()[0] == "Usage: newmarket rules [OPTIONS] [NAME]"
+
+
+def test_demo_league_refuses_the_flags_it_would_ignore() -> None:
+    # `newmarket demo --league --seed 5` played the fixed demo league as if 5 were its seed.
+    for flag, value in (("--seed", "5"), ("--hand-limit", "2")):
+        code, out, err = newmarket("demo", "--league", flag, value)
+        assert (code, out) == (2, "")
+        assert err == (
+            f"error: {flag}: only for the hand-by-hand demo; --league plays a fixed league "
+            "(its own seed, 4 hands a match)\n"
+        )

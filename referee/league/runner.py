@@ -424,7 +424,7 @@ class StartupFaults:
         out = []
         for bot, first in self.first.items():
             spec = self.bots[bot]
-            how = "was not connected for" if spec.remote else "could not start in"
+            how = "was absent from" if spec.remote else "could not start in"
             out.append(
                 f"{spec.name} {how} {_matches(self.missed[bot])} of this run, each a "
                 f"disqualification with its seat played by the default policy (the first: {first})"

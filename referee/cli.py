@@ -163,6 +163,7 @@ def _register() -> None:
     # Imported here so that `newmarket --help` stays quick and import cycles stay impossible.
     from referee.commands import bots, demo, match, replay, rules, simulate
     from referee.commands.check import check_command
+    from referee.commands.common import NamedValuesCommand
     from referee.commands.connect import connect_command
     from referee.commands.league import league_command
     from referee.commands.report import report_command
@@ -192,7 +193,10 @@ def _register() -> None:
         "demo": demo.demo_command,
     }
     for name, command in commands.items():
-        app.command(name, short_help=SHORT_HELP[name], epilog=epilog(name))(command)
+        register = app.command(
+            name, cls=NamedValuesCommand, short_help=SHORT_HELP[name], epilog=epilog(name)
+        )
+        register(command)
 
 
 try:

@@ -26,6 +26,7 @@ import copy
 import dataclasses
 import io
 import re
+import textwrap
 from typing import Final
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType
@@ -136,6 +137,18 @@ def _unsqueezable(column: Column, console: Console, options: ConsoleOptions) -> 
     cells = [column.header, *column.cells]
     widest = max(console.measure(cell, options=options).maximum for cell in cells)
     return dataclasses.replace(column, min_width=max(widest, column.min_width or 0))
+
+
+PROSE_WIDTH = 100  # the widest a paragraph is wrapped, however wide the window: easier read
+
+
+def print_paragraph(console: Console, text: str) -> None:
+    """Print prose ``text`` wrapped between words at ``console``'s width (80 columns, or
+    ``COLUMNS``, off a terminal), at most ``PROSE_WIDTH``: rich's own wrapping left the
+    space it broke at on the end of each line, which a pipe or a file kept."""
+    width = max(20, min(console.width, PROSE_WIDTH))
+    for line in textwrap.wrap(text, width=width, break_long_words=False, break_on_hyphens=False):
+        print_line(console, line)
 
 
 def print_line(console: Console, text: str | Text) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -150,16 +151,33 @@ def test_every_help_line_fits_80_columns_and_each_exit_code_is_given_once(comman
     assert len(numbers) == len(set(numbers)), codes  # sprt said "2 ..., or 2 a usage error"
 
 
+# typer's names for a value's Python type: <int>, <float>, <str>, <path>, <list[str]>, <int range>
+PYTHON_TYPE = re.compile(r"<(?:int|float|str|path|bool|list\[\w+\]|(?:int|float) range)>")
+
+
 @pytest.mark.parametrize("command", sorted(EXIT_CODES))
-def test_repeatable_flags_show_what_they_take_not_a_python_type(command: str) -> None:
+def test_help_names_what_each_value_is_never_a_python_type(command: str) -> None:
+    # typer wrote `COMMAND <list[str]>` for check's bot, `LOG <path>`, `--seed <int>`,
+    # `--db <path>` and `-j, --concurrency, --jobs <int range>`: Python, not the user's words.
     _code, out, _err = newmarket(command, "--help")
-    flags = [line for line in out.splitlines() if line.lstrip().startswith(("-h", "--", "-j"))]
-    flags = [line for line in flags if not line.lstrip().startswith("-- ")]  # connect's COMMAND
-    assert not [line for line in flags if "list[str]" in line]  # `--bot <list[str]>`
-    if command in ("match", "sprt", "check", "simulate"):
-        assert any(line.split()[:2] == ["--option", "KEY=VALUE"] for line in flags)
-    if command == "match":
-        assert any(line.split()[:2] == ["--bot", "BOT"] for line in flags)
+    assert not PYTHON_TYPE.search(out), PYTHON_TYPE.findall(out)
+    rows = [line.strip().split("  ")[0] for line in out.splitlines()]
+    expected = {
+        "check": ["COMMAND", "--matches N", "--rules NAME", "--move-time SECONDS",
+                  "--transport stdio|tcp", "--sandbox LEVEL", "--log-dir, --logs DIR"],
+        "match": ["--bot BOT", "--option KEY=VALUE", "--seed N", "--log FILE"],
+        "replay": ["LOG", "--seat SEAT", "--feed COMMAND"],
+        "view": ["LOG", "--out DIR"],
+        "league": ["LEAGUE.toml", "--db FILE", "-j, --concurrency, --jobs N",
+                   "--cluster ADDRESS", "--port PORT"],
+        "sprt": ["--candidate BOT", "--elo0 ELO", "--alpha P", "--score chips|places"],
+        "report": ["--db FILE", "--out DIR", "--interval SECONDS"],
+        "connect": ["HOST:PORT", "-- COMMAND...", "--token TOKEN", "--wait SECONDS"],
+        "demo": ["--hand-limit, --hands N"],
+        "simulate": ["--total-hands N", "--players N"],
+    }  # fmt: skip
+    for row in expected.get(command, []):
+        assert row in rows, (row, rows)
 
 
 # ---------------------------------------------------------------- Ctrl-C keeps what was learnt
@@ -455,11 +473,13 @@ def test_match_and_sprt_piped_put_the_result_alone_on_stdout(tmp_path: Path) -> 
 # ---------------------------------------------------------------- a bot's long stderr line
 
 
-def test_a_league_warning_keeps_both_ends_of_a_long_stderr_line_and_names_the_log(
+def test_a_bot_that_cannot_start_is_said_once_with_both_ends_of_its_stderr_and_its_log(
     tmp_path: Path,
 ) -> None:
     # "warning: broken could not start: ...; stderr: Traceback ... No mod…": cut at 160
     # characters, the line's end (what was wrong) lost, with no word of where the rest was.
+    # And said again for every start each worker tried, then once more per match as
+    # "mNN: broken disqualified (startup ...)": dozens of times in a league of 30 bots.
     said = "import numpy as np; ModuleNotFoundError: No module named 'numpy' " + "x" * 200
     (tmp_path / "broken.py").write_text(
         f"import sys\nsys.stderr.write({said + ' END'!r} + '\\n')\nsys.exit(1)\n"
@@ -469,24 +489,33 @@ def test_a_league_warning_keeps_both_ends_of_a_long_stderr_line_and_names_the_lo
         "[schedule]\nduplicate = false\n"
         '[[bots]]\nname = "random"\ncommand = "random"\n'
         '[[bots]]\nname = "lowest"\ncommand = "lowest"\n'
+        '[[bots]]\nname = "longest"\ncommand = "longest"\n'
         f'[[bots]]\nname = "broken"\ncommand = ["{sys.executable}", "broken.py"]\n'
     )
     code, _out, err = newmarket(
         "league", str(tmp_path / "cup.toml"), "--db", str(tmp_path / "cup.db"),
-        "--sandbox", "none", "-j", "1",
+        "--sandbox", "none", "-j", "2",
     )  # fmt: skip
     assert code == 0, err
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
-    assert any(" disqualified (startup " in line for line in warnings), err
-    for warning in warnings:
-        assert "stderr: import numpy as np; ModuleNotFoundError: No module named" in warning
-        assert " chars… " in warning and "xxx END" in warning
-    could_not_start = [line for line in warnings if " could not start: " in line]
-    assert could_not_start, err
-    for warning in could_not_start:
-        log = Path(warning.split("xxx END (whole in ")[1].removesuffix(")"))
-        assert log.parent == tmp_path / "logs"
-        assert said + " END" in log.read_text()  # the whole line is where the warning says
+    assert len(warnings) == 2, err  # 9 of the 12 matches, on two workers: one line, one count
+    said_once, counted = warnings
+    match_id = said_once.removeprefix("warning: ").split(":")[0]
+    assert said_once.startswith(
+        f"warning: {match_id}: broken could not start: exited with status 1 before ready; "
+        "stderr: import numpy as np; ModuleNotFoundError: No module named"
+    )
+    assert " chars… " in said_once and "xxx END (whole stderr in " in said_once
+    log = Path(said_once.split("(whole stderr in ")[1].split(")")[0])
+    assert log == tmp_path / "logs" / f"{match_id}.jsonl"
+    assert said + " END" in log.read_text()  # the whole line is where the warning says
+    assert said_once.endswith(
+        "; disqualified here and in each match it cannot start (one line at the end counts them)"
+    )
+    assert counted == (
+        "warning: broken could not start in 9 matches of this run, each a disqualification "
+        f"with its seat played by the default policy (the first: {match_id})"
+    )
 
 
 def test_check_show_stderr_shows_every_line_whole() -> None:
@@ -518,3 +547,14 @@ def test_arguments_are_named_in_help_and_errors_as_the_docs_name_them() -> None:
         assert err.startswith(f"error: Missing argument '{name}'."), err
     _code, out, _err = newmarket("rules", "--help")
     assert out.splitlines()[0] == "Usage: newmarket rules [OPTIONS] [NAME]"
+
+
+def test_demo_league_refuses_the_flags_it_would_ignore() -> None:
+    # `newmarket demo --league --seed 5` played the fixed demo league as if 5 were its seed.
+    for flag, value in (("--seed", "5"), ("--hand-limit", "2")):
+        code, out, err = newmarket("demo", "--league", flag, value)
+        assert (code, out) == (2, "")
+        assert err == (
+            f"error: {flag}: only for the hand-by-hand demo; --league plays a fixed league "
+            "(its own seed, 4 hands a match)\n"
+        )

@@ -43,7 +43,7 @@ def test_off_a_terminal_every_finished_match_is_one_plain_line() -> None:
     reporter.finished(job("m3"), result("m3", [("bob", 1), ("alice", 1), ("carol", 3)]))
     reporter.end()
     lines = out.getvalue().splitlines()
-    assert lines[0] == "resuming: 1 matches already finished are kept"
+    assert lines[0] == "resuming: 1 match already finished is kept"  # not "1 matches ... are"
     assert lines[1].startswith("match 2/4 done: m2 in 1.5 s: 1 alice, 2 bob, 3 carol")
     assert lines[2].startswith("match 3/4 done: m3 in 1.5 s: 1 bob, 1 alice, 3 carol")
     assert all("matches/s" in line for line in lines[1:]) and len(lines) == 3

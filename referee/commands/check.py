@@ -132,6 +132,7 @@ def check_command(
         int | None,
         typer.Option(
             "--matches",
+            metavar="N",
             help="Random matches to play after the scripted scenarios (default: 0, or "
             f"{IMPLIED_MATCHES} when --rules, --option, --hand-limit, --players or --seed "
             "is given).",
@@ -142,6 +143,7 @@ def check_command(
         str | None,
         typer.Option(
             "--rules",
+            metavar="NAME",
             help=f"The random matches' rule preset (see `newmarket rules`; default "
             f"{DEFAULT_PRESET}).",
             show_default=False,

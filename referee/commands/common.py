@@ -22,9 +22,10 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperArgument, TyperCommand
 
 from engine import NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
@@ -46,9 +47,38 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(code=EXIT_USAGE)
 
 
+# ---------------------------------------------------------------- help
+
+
+class _ArgumentByItsName(TyperArgument):
+    """An argument whose help row is its metavar alone (``LOG``, ``COMMAND``)."""
+
+    def display_type_rich(self, ctx: object) -> str | None:
+        return None
+
+
+class NamedValuesCommand(TyperCommand):
+    """A command whose help names each value as a user would: by its metavar, no Python type.
+
+    typer (0.20 and later) writes an argument's type beside its name even when it has
+    a metavar: ``COMMAND <list[str]>``, ``LOG <path>``.  Each option here has a
+    metavar (``--seed N``, ``--db FILE``), which typer shows instead of ``<int>`` or
+    ``<path>``; this does the same for the arguments.  ``referee.cli`` registers
+    every command with it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if type(param) is TyperArgument and param.metavar is not None:
+                param.__class__ = _ArgumentByItsName  # no state of its own: only the help row
+
+
 # ---------------------------------------------------------------- the rules and the deal
 
-RulesName = Annotated[str, typer.Option("--rules", help="The rule preset (see `newmarket rules`).")]
+RulesName = Annotated[
+    str, typer.Option("--rules", metavar="NAME", help="The rule preset (see `newmarket rules`).")
+]
 RuleOptions = Annotated[
     list[str] | None,
     typer.Option(
@@ -62,6 +92,7 @@ HandLimit = Annotated[
     typer.Option(
         "--hand-limit",
         "--hands",
+        metavar="N",
         help="The hand limit of each match (the rule option hand_limit).",
         show_default=False,
     ),
@@ -69,10 +100,11 @@ HandLimit = Annotated[
 Seed = Annotated[
     int | None,
     typer.Option(
-        help="The seed every random choice derives from (default: a random one, printed)."
+        metavar="N",
+        help="The seed every random choice derives from (default: a random one, printed).",
     ),
 ]
-Players = Annotated[int, typer.Option("--players", help="Seats at the table, 3 to 8.")]
+Players = Annotated[int, typer.Option("--players", metavar="N", help="Seats at the table, 3 to 8.")]
 DEFAULT_PLAYERS = 4
 
 
@@ -126,18 +158,30 @@ def require_players_past_end(rules: Rules, players: int, seated: str, advice: st
 
 # ---------------------------------------------------------------- the time control (SPEC.md 12)
 
-MoveTime = Annotated[float, typer.Option("--move-time", help="Seconds per decision.")]
+MoveTime = Annotated[
+    float, typer.Option("--move-time", metavar="SECONDS", help="Seconds per decision.")
+]
 TimeBank = Annotated[
     float,
-    typer.Option("--time-bank", help="Extra seconds per bot for the whole of each match."),
+    typer.Option(
+        "--time-bank", metavar="SECONDS", help="Extra seconds per bot for the whole of each match."
+    ),
 ]
 StartupTime = Annotated[
-    float, typer.Option("--startup-time", help="Seconds for a bot to start and say ready.")
+    float,
+    typer.Option(
+        "--startup-time", metavar="SECONDS", help="Seconds for a bot to start and say ready."
+    ),
 ]
 Margin = Annotated[
-    float, typer.Option("--margin", help="Seconds added to every deadline for host jitter.")
+    float,
+    typer.Option(
+        "--margin", metavar="SECONDS", help="Seconds added to every deadline for host jitter."
+    ),
 ]
-MaxFaults = Annotated[int, typer.Option("--max-faults", help="Faults that disqualify a bot.")]
+MaxFaults = Annotated[
+    int, typer.Option("--max-faults", metavar="N", help="Faults that disqualify a bot.")
+]
 DEFAULT_TIME = TimeControl()
 
 # ---------------------------------------------------------------- how bots run
@@ -146,12 +190,16 @@ SandboxLevel = Annotated[
     str,
     typer.Option(
         "--sandbox",
+        metavar="LEVEL",
         help=f"Limits and isolation for the bots: {', '.join(LEVELS)} (see docs/hardening.md).",
     ),
 ]
 DEFAULT_SANDBOX = DEFAULT_LEVEL
 TransportName = Annotated[
-    str, typer.Option("--transport", help="How bots talk to the referee: stdio or tcp.")
+    str,
+    typer.Option(
+        "--transport", metavar="stdio|tcp", help="How bots talk to the referee: stdio or tcp."
+    ),
 ]
 Concurrency = Annotated[
     int | None,
@@ -159,6 +207,7 @@ Concurrency = Annotated[
         "--concurrency",
         "--jobs",
         "-j",
+        metavar="N",
         min=1,
         help="Tables played at once (cutechess's -concurrency; --jobs is the same flag).",
         show_default=False,
@@ -170,6 +219,7 @@ LogDir = Annotated[
     typer.Option(
         "--log-dir",
         "--logs",  # the league file's key, and report's old name: the same flag everywhere
+        metavar="DIR",
         help="Write every match log into this directory.",
         show_default=False,
     ),

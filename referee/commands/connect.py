@@ -189,10 +189,16 @@ def connect_command(
             help="How to start your bot, or a bundled bot's name (see `newmarket bots`).",
         ),
     ],
-    token: Annotated[str, typer.Option(help="Your bot's token, from the organiser.")],
+    token: Annotated[
+        str, typer.Option(metavar="TOKEN", help="Your bot's token, from the organiser.")
+    ],
     wait: Annotated[
         float,
-        typer.Option(help="Seconds to keep trying while the league is not listening yet.", min=0),
+        typer.Option(
+            metavar="SECONDS",
+            help="Seconds to keep trying while the league is not listening yet.",
+            min=0,
+        ),
     ] = 60.0,
 ) -> None:
     """Join a league: run a stdio bot and bridge it to the league's HOST:PORT with a token."""

@@ -6,7 +6,8 @@ face up), ending with the final places and chips.  The match is the default pres
 hand limit, so it ends cleanly after the last hand with final places and chips
 instead of stopping in the middle of the next hand's stakes.  The seed is
 printed so that a demo worth a second look can be played again exactly.
-(Later this is where a small league of the bundled bots will play.)
+``--league`` plays a short league of the bundled bots instead (``make demo``;
+``referee.league.demo``).
 """
 
 from __future__ import annotations
@@ -18,18 +19,27 @@ from typing import Annotated
 import typer
 
 from engine import DEFAULT_PRESET, Match, preset
-from referee.commands.common import Seed
+from referee.commands.common import Seed, fail
 from referee.render import cards, render
 
 NAMES = ("Ann", "Bob", "Cat", "Dan")
+DEFAULT_HANDS = 3
 
 
 def demo_command(
     seed: Seed = None,
     hands: Annotated[
-        int,
-        typer.Option("--hand-limit", "--hands", min=1, max=50, help="Hands to play (1..50)."),
-    ] = 3,
+        int | None,
+        typer.Option(
+            "--hand-limit",
+            "--hands",
+            metavar="N",
+            min=1,
+            max=50,
+            help=f"Hands to play (default: {DEFAULT_HANDS}).",
+            show_default=False,
+        ),
+    ] = None,
     league: Annotated[
         bool,
         typer.Option(
@@ -41,10 +51,20 @@ def demo_command(
     if league:
         from referee.league.demo import run_demo_league
 
+        if seed is not None or hands is not None:
+            # Silently ignored, they would read as the league's: it is a fixed one.
+            flag = "--seed" if seed is not None else "--hand-limit"
+            raise fail(
+                f"{flag}: only for the hand-by-hand demo; --league plays a fixed league "
+                "(its own seed, 4 hands a match)"
+            )
+
         run_demo_league()
         return
     if seed is None:
         seed = secrets.randbelow(1_000_000)
+    if hands is None:
+        hands = DEFAULT_HANDS
     rules = preset(DEFAULT_PRESET).with_options({"hand_limit": hands})
     match = Match(rules, len(NAMES), seed)
     pick = random.Random(seed).random

@@ -96,12 +96,15 @@ def league_command(
     ],
     db: Annotated[
         Path | None,
-        typer.Option(help="The results database (default: the TOML file's name with .db)."),
+        typer.Option(
+            metavar="FILE", help="The results database (default: the TOML file's name with .db)."
+        ),
     ] = None,
     jobs: Concurrency = None,
     cluster: Annotated[
         str | None,
         typer.Option(
+            metavar="ADDRESS",
             help="Play the matches on a Dask cluster: a scheduler's address "
             "(tcp://HOST:8786) or local:N for N worker processes here. See docs/cluster.md.",
         ),
@@ -112,17 +115,22 @@ def league_command(
         str | None,
         typer.Option(
             "--sandbox",
+            metavar="LEVEL",
             help=f"Limits and isolation for the bots: {', '.join(LEVELS)} "
             "(default: the file's [sandbox] level, else auto; see docs/hardening.md).",
         ),
     ] = None,
     host: Annotated[
         str | None,
-        typer.Option(help="Remote bots connect to this address (default: [remote] host)."),
+        typer.Option(
+            metavar="HOST", help="Remote bots connect to this address (default: [remote] host)."
+        ),
     ] = None,
     port: Annotated[
         int | None,
-        typer.Option(help="Remote bots connect to this port (default: [remote] port).", min=0),
+        typer.Option(
+            metavar="PORT", help="Remote bots connect to this port (default: [remote] port).", min=0
+        ),
     ] = None,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable.

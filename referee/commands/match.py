@@ -194,7 +194,9 @@ def match_command(
     transport: TransportName = "stdio",
     log: Annotated[
         Path | None,
-        typer.Option(help="Where to write the match log (default: runs/MATCH_ID.jsonl)."),
+        typer.Option(
+            metavar="FILE", help="Where to write the match log (default: runs/MATCH_ID.jsonl)."
+        ),
     ] = None,
     as_json: AsJson = False,
     sandbox_level: SandboxLevel = DEFAULT_SANDBOX,

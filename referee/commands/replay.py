@@ -44,7 +44,9 @@ def replay_command(
     ] = False,
     seat: Annotated[
         int | None,
-        typer.Option("--seat", help="The seat whose wire transcript --wire or --feed uses."),
+        typer.Option(
+            "--seat", metavar="SEAT", help="The seat whose wire transcript --wire or --feed uses."
+        ),
     ] = None,
     wire: Annotated[
         bool,
@@ -54,6 +56,7 @@ def replay_command(
         str | None,
         typer.Option(
             "--feed",
+            metavar="COMMAND",
             help="Run this bot command on the seat's recorded input; report the first "
             "request it answers differently.",
         ),

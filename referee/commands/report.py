@@ -4,14 +4,15 @@ Standings with a chart of ratings, a page per bot and a page per match with a
 replay viewer (``referee.report``).  The database is read read-only, so this
 runs safely while the league plays; ``--watch`` rebuilds the site each time a
 match finishes, until Ctrl-C or SIGTERM: exit 130 or 143, the site in place being
-the last complete one.  Exit 0, or 2 with one line on stderr for a database
-that cannot be read or an ``--out`` that cannot be written.
+the last complete one.  Each build prints the site's ``index.html`` and what it
+holds on stdout (as ``newmarket view`` prints its page's).  Exit 0, or 2 with one
+line on stderr for a database that cannot be read or an ``--out`` that cannot be
+written.
 """
 
 from __future__ import annotations
 
 import signal
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,13 +28,17 @@ from referee.report.site import SiteBuilder, watch
 
 
 def report_command(
-    db: Annotated[Path, typer.Option(help="The league's results database.")],
-    out: Annotated[Path, typer.Option(help="The directory to write the site to (replaced whole).")],
+    db: Annotated[Path, typer.Option(metavar="FILE", help="The league's results database.")],
+    out: Annotated[
+        Path,
+        typer.Option(metavar="DIR", help="The directory to write the site to (replaced whole)."),
+    ],
     logs: Annotated[
         Path | None,
         typer.Option(
             "--log-dir",
             "--logs",
+            metavar="DIR",
             help="Where the match logs are, if not where the league wrote them.",
             show_default=False,
         ),
@@ -45,7 +50,10 @@ def report_command(
         ),
     ] = False,
     interval: Annotated[
-        float, typer.Option(help="--watch: seconds between looks at the database.", min=0.1)
+        float,
+        typer.Option(
+            metavar="SECONDS", help="--watch: seconds between looks at the database.", min=0.1
+        ),
     ] = 2.0,
     no_verify: Annotated[
         bool,
@@ -61,10 +69,10 @@ def report_command(
     builder = SiteBuilder(db, out, logs, verify=not no_verify, refresh=refresh)
 
     def built(league: League) -> None:
+        # The result, on stdout as every command's (docs/cli.md), and as `view` names its page.
         print(
             f"{out / 'index.html'}: {plural(len(league.matches), 'match')}, "
             f"{plural(len(league.bots), 'bot')}",
-            file=sys.stderr,
             flush=True,
         )
 

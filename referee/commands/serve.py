@@ -40,18 +40,22 @@ def serve_command(
         typer.Option(
             "--competition",
             "-c",
+            metavar="FILE",
             help="The competition file for add-participant, pause and resume.",
         ),
     ] = Path("competition.toml"),
     jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
     port: Annotated[
         int | None,
-        typer.Option("--port", min=0, max=65535, help="Port (default: the file's; 0: any)."),
+        typer.Option(
+            "--port", metavar="PORT", min=0, max=65535, help="Port (default: the file's; 0: any)."
+        ),
     ] = None,
     cluster: Annotated[
         str | None,
         typer.Option(
             "--cluster",
+            metavar="ADDRESS",
             help="Play the tables on a Dask cluster: a scheduler's address (tcp://HOST:8786) "
             "or local:N for N worker processes here; --jobs is then the tables at once "
             "(default: the cluster's worker threads). See docs/server.md.",

@@ -221,7 +221,9 @@ def simulate_command(
     hands: Annotated[
         int,
         typer.Option(
-            "--total-hands", help="Hands to play in total, over as many matches as that takes."
+            "--total-hands",
+            metavar="N",
+            help="Hands to play in total, over as many matches as that takes.",
         ),
     ] = 1000,
     old_hands: Annotated[

@@ -434,27 +434,36 @@ def header(settings: SprtSettings) -> str:
 
 def sprt_command(
     candidate: Annotated[
-        str, typer.Option(help="The bot under test: a bundled name or a command line.")
+        str,
+        typer.Option(metavar="BOT", help="The bot under test: a bundled name or a command line."),
     ],
     baseline: Annotated[
-        str, typer.Option(help="The bot to beat; its copies fill the other seats.")
+        str, typer.Option(metavar="BOT", help="The bot to beat; its copies fill the other seats.")
     ],
     elo0: Annotated[
-        float, typer.Option(help="H0: the candidate is at most this much better.")
+        float, typer.Option(metavar="ELO", help="H0: the candidate is at most this much better.")
     ] = 0.0,
     elo1: Annotated[
-        float, typer.Option(help="H1: the candidate is at least this much better.")
+        float, typer.Option(metavar="ELO", help="H1: the candidate is at least this much better.")
     ] = 20.0,
     chips0: Annotated[
         float | None,
-        typer.Option(help="H0 in chips per hand (chips score; default: --elo0 / 75)."),
+        typer.Option(
+            metavar="CHIPS", help="H0 in chips per hand (chips score; default: --elo0 / 75)."
+        ),
     ] = None,
     chips1: Annotated[
         float | None,
-        typer.Option(help="H1 in chips per hand (chips score; default: --elo1 / 75)."),
+        typer.Option(
+            metavar="CHIPS", help="H1 in chips per hand (chips score; default: --elo1 / 75)."
+        ),
     ] = None,
-    alpha: Annotated[float, typer.Option(help="The chance of accepting H1 when H0 holds.")] = 0.05,
-    beta: Annotated[float, typer.Option(help="The chance of accepting H0 when H1 holds.")] = 0.05,
+    alpha: Annotated[
+        float, typer.Option(metavar="P", help="The chance of accepting H1 when H0 holds.")
+    ] = 0.05,
+    beta: Annotated[
+        float, typer.Option(metavar="P", help="The chance of accepting H0 when H1 holds.")
+    ] = 0.05,
     decisive: Annotated[
         bool,
         typer.Option(
@@ -465,13 +474,15 @@ def sprt_command(
     score: Annotated[
         str,
         typer.Option(
-            help="chips: duplicate chips per hand (default); places: share of opponents beaten."
+            metavar="chips|places",
+            help="chips: duplicate chips per hand (default); places: share of opponents beaten.",
         ),
     ] = CHIPS,
     match_format: Annotated[
         str | None,
         typer.Option(
             "--format",
+            metavar="fixed-hands|session",
             help="fixed-hands (deep stacks, default with --score chips) or session "
             "(elimination, default with --score places).",
         ),
@@ -486,6 +497,7 @@ def sprt_command(
     layout: Annotated[
         str | None,
         typer.Option(
+            metavar="alternate|rotate",
             help="alternate: candidates in alternate seats, then swapped (2 matches a group; "
             "default with --score chips); rotate: one candidate in every seat in turn.",
         ),
@@ -497,6 +509,7 @@ def sprt_command(
         typer.Option(
             "--hand-limit",
             "--hands",
+            metavar="N",
             help="Hands per match (fixed-hands; default: one per player) or the session's limit.",
         ),
     ] = None,
@@ -504,8 +517,9 @@ def sprt_command(
     max_matches: Annotated[
         int | None,
         typer.Option(
+            metavar="N",
             help="Stop undecided (exit 2) after this many matches (default: 8000 fixed-hands "
-            "matches, 2000 sessions: about 32,000 hands either way)."
+            "matches, 2000 sessions: about 32,000 hands either way).",
         ),
     ] = None,
     move_time: MoveTime = DEFAULT_TIME.move_time,
@@ -520,7 +534,8 @@ def sprt_command(
     concurrency: Concurrency = None,
     log_dir: LogDir = None,
     results: Annotated[
-        Path | None, typer.Option(help="Append each group's scores to this JSONL file.")
+        Path | None,
+        typer.Option(metavar="FILE", help="Append each group's scores to this JSONL file."),
     ] = None,
     as_json: AsJson = False,
     sandbox_level: SandboxLevel = DEFAULT_SANDBOX,

@@ -17,7 +17,7 @@ from referee.league.store import LeagueStore, StoreError
 
 
 def standings_command(
-    db: Annotated[Path, typer.Option(help="The league's results database.")],
+    db: Annotated[Path, typer.Option(metavar="FILE", help="The league's results database.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
 ) -> None:

@@ -28,7 +28,10 @@ def view_command(
     ],
     out: Annotated[
         Path | None,
-        typer.Option(help="The directory to write the page to (replaced whole); default LOG-view."),
+        typer.Option(
+            metavar="DIR",
+            help="The directory to write the page to (replaced whole); default LOG-view.",
+        ),
     ] = None,
     no_verify: Annotated[
         bool,

@@ -27,7 +27,7 @@ from referee.league.progress import RichReporter
 from referee.league.runner import run_league
 from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore
-from referee.printing import print_whole
+from referee.printing import print_paragraph, print_whole
 
 DEMO_BOTS = ("random", "lowest", "longest", "boodle", "tracker")
 
@@ -65,11 +65,11 @@ def run_demo_league(console: Console | None = None, jobs: int | None = None) -> 
         path.write_text(demo_toml(), encoding="utf-8")
         config = parse_config(path.read_text(encoding="utf-8"), path)
         workers = jobs if jobs is not None else (os.cpu_count() or 1)
-        console.print(
+        print_paragraph(
+            console,
             f"A round robin of {', '.join(DEMO_BOTS)}: every table of 4, once per seat "
             "rotation with the same deals (duplicate deals), 10 times with fresh deals; "
             "matches of 4 hands with stacks too deep for anyone to go out.",
-            highlight=False,
         )
         with LeagueStore.for_league(Path(directory) / "demo.db", config) as store:
 

@@ -88,8 +88,16 @@ class RichReporter:
         self.done, self.total = done, total
         self.progress.start()
         self.task = self.progress.add_task(description, total=total, completed=done)
-        if done:
-            self.note(f"resuming: {done} matches already finished are kept")
+        if total is not None and done >= total > 0:
+            # Run again on a finished league: nothing is resumed, the standings are reprinted.
+            self.note(f"already finished: all {total} matches were played; nothing to play")
+        elif done:
+            kept = (
+                "1 match already finished is"
+                if done == 1
+                else f"{done} matches already finished are"
+            )
+            self.note(f"resuming: {kept} kept")
 
     def describe(self, description: str, total: int | None = None) -> None:
         if total is not None:

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Protocol
 import trio
 
 from engine.rules import Rules
+from protocol.faults import FaultKind
 from referee.bots import BotSpec
 from referee.league import bankroll
 from referee.league.config import LeagueConfig
@@ -52,11 +53,12 @@ from referee.league.worker import (
     WORKER_COMMAND,
     JsonLines,
     PipeError,
+    is_could_not_start,
     one_line,
     play_message,
     setup_message,
 )
-from referee.match import MatchResult
+from referee.match import FaultRecord, MatchResult, SeatResult
 from referee.process import describe_exit
 from referee.timecontrol import TimeControl
 
@@ -237,13 +239,16 @@ async def run_league(
     played = 0
     total: int | None = None
     abandoned: list[str] = []
+    startup = StartupFaults(config.bots, logs, reporter.warn)
 
     def record(job: TableJob, result: MatchResult) -> None:
         nonlocal played
         store.record(job.key, result)
         played += 1
         reporter.finished(job, result)
-        for warning in result_warnings(config.bots, job, result, logs):
+        for warning in startup.warnings(job, result) + result_warnings(
+            config.bots, job, result, logs
+        ):
             reporter.warn(warning)
 
     def give_up(job: TableJob, why: str) -> None:
@@ -265,7 +270,9 @@ async def run_league(
             if handle_signals:
                 # In the outer nursery: signals that come during the clean-up are still caught.
                 outer.start_soon(_watch_signals, league_scope, stop_requested)
-            async with _league_pool(config, jobs, record, logs, reporter, cluster, give_up) as pool:
+            async with _league_pool(
+                config, jobs, record, logs, startup.warn, reporter.note, cluster, give_up
+            ) as pool:
                 if config.format == "bankroll":
                     await _play_bankroll(config, store, pool, reporter, abandoned)
                 else:
@@ -277,6 +284,8 @@ async def run_league(
                     reporter.begin(total, total - len(pending), f"{config.name}: round robin")
                     await pool.play(pending)
         outer.cancel_scope.cancel()
+    for line in startup.closing_lines():
+        reporter.warn(line)
     reporter.end()
     return LeagueRun(
         played,
@@ -330,25 +339,101 @@ async def _play_bankroll(
 def result_warnings(
     bots: Sequence[BotSpec], job: TableJob, result: MatchResult, logs: Path | None = None
 ) -> list[str]:
-    """One line per disqualified seat, naming the fault that settled it.
+    """One line per seat disqualified during the match, naming the fault that settled it.
 
     If the line leaves part of the detail out (a bot's long stderr line), it names the
     match's log in ``logs``, whose ``stderr`` record has what the bot wrote during the
-    match.  Not for a ``startup`` fault: a bot that could not start may sit out several
-    matches on one dead process, whose stderr is in the log its "could not start"
-    warning named.
+    match.  A seat whose bot never started is ``StartupFaults``' to tell, once per bot.
     """
     log_path = None if logs is None else logs / f"{result.match_id}.jsonl"
     out = []
     for seat in result.seats:
-        if seat.status != "disqualified":
+        if seat.status != "disqualified" or _startup_fault(seat) is not None:
             continue
         fault = seat.faults[-1] if seat.faults else None
         why = f"{fault.kind} in hand {fault.hand}: {fault.detail}" if fault else "no fault recorded"
-        whole_in = None if fault is None or fault.kind == "startup" else log_path
         name = bots[job.key.bots[seat.seat]].name
-        out.append(f"{result.match_id}: {name} disqualified ({one_line(why, whole_in=whole_in)})")
+        out.append(f"{result.match_id}: {name} disqualified ({one_line(why, whole_in=log_path)})")
     return out
+
+
+def _startup_fault(seat: SeatResult) -> FaultRecord | None:
+    """The fault that disqualified ``seat`` before its bot ever said ready, if that is how."""
+    fault = seat.faults[-1] if seat.faults else None
+    if seat.status == "disqualified" and fault is not None and fault.kind == FaultKind.STARTUP:
+        return fault
+    return None
+
+
+class StartupFaults:
+    """Bots that could not start: said once per bot, and the matches they missed counted.
+
+    A bot that cannot start (a module it lacks, a wrong path) is disqualified at
+    every table it sits at: each table worker tries it twice, then the default
+    policy plays its seat on the dead process.  A league of 30 bots used to say
+    "X could not start" for every attempt and "mNN: X disqualified (startup ...)"
+    for every match, dozens of times the same line.  Now the first result with
+    the bot's startup fault says it once, naming that match's log (its
+    ``stderr`` record has all the bot wrote), the workers' own "could not
+    start" lines are dropped (``warn``), and ``closing_lines`` counts the
+    matches each bot missed.  A remote bot that did not connect is told the same way.
+    """
+
+    def __init__(
+        self, bots: Sequence[BotSpec], logs: Path | None, warn: Callable[[str], None]
+    ) -> None:
+        self.bots = bots
+        self.logs = logs
+        self._warn = warn
+        self.first: dict[int, str] = {}  # bot -> the match id of its first startup fault
+        self.missed: collections.Counter[int] = collections.Counter()  # bot -> matches
+
+    def warn(self, text: str) -> None:
+        """A pool's warning, passed on unless it is a worker's "could not start"."""
+        if not any(is_could_not_start(text, bot.name) for bot in self.bots):
+            self._warn(text)
+
+    def warnings(self, job: TableJob, result: MatchResult) -> list[str]:
+        """The lines ``result`` calls for: a bot's first startup fault, said in full."""
+        out = []
+        for seat in result.seats:
+            fault = _startup_fault(seat)
+            if fault is None:
+                continue
+            bot = job.key.bots[seat.seat]
+            self.missed[bot] += 1
+            if bot in self.first:
+                continue
+            self.first[bot] = result.match_id
+            spec = self.bots[bot]
+            if spec.remote:
+                what, misses = f"{spec.name} {one_line(fault.detail)}", "misses"
+            else:
+                what = f"{spec.name} could not start: {one_line(fault.detail)}"
+                if self.logs is not None:
+                    what += f" (whole stderr in {self.logs / f'{result.match_id}.jsonl'})"
+                misses = "cannot start"
+            out.append(
+                f"{result.match_id}: {what}; disqualified here and in each match it "
+                f"{misses} (one line at the end counts them)"
+            )
+        return out
+
+    def closing_lines(self) -> list[str]:
+        """One line per bot that missed matches: how many, and where the first is."""
+        out = []
+        for bot, first in self.first.items():
+            spec = self.bots[bot]
+            how = "was absent from" if spec.remote else "could not start in"
+            out.append(
+                f"{spec.name} {how} {_matches(self.missed[bot])} of this run, each a "
+                f"disqualification with its seat played by the default policy (the first: {first})"
+            )
+        return out
+
+
+def _matches(count: int) -> str:
+    return f"{count} match" if count == 1 else f"{count} matches"
 
 
 async def _watch_signals(scope: trio.CancelScope, stop_requested: trio.Event) -> None:
@@ -634,7 +719,8 @@ def _league_pool(
     jobs: int,
     record: Callable[[TableJob, MatchResult], None],
     logs: Path | None,
-    reporter: Reporter,
+    warn: Callable[[str], None],
+    note: Callable[[str], None],
     cluster: str | None,
     give_up: Callable[[TableJob, str], None] = _stop_on_give_up,
 ) -> contextlib.AbstractAsyncContextManager[MatchPool]:
@@ -650,16 +736,14 @@ def _league_pool(
             config.time_control,
             record,
             logs,
-            reporter.warn,
-            reporter.note,
+            warn,
+            note,
             host=remote.host,
             port=remote.port,
             wait=remote.wait,
             tokens_path=config.tokens_path,
         )
-    return open_pool(
-        config.bots, config.time_control, jobs, record, logs, reporter.warn, cluster, give_up
-    )
+    return open_pool(config.bots, config.time_control, jobs, record, logs, warn, cluster, give_up)
 
 
 @asynccontextmanager

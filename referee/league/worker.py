@@ -140,6 +140,24 @@ def one_line(text: str, limit: int = 400, whole_in: Path | None = None) -> str:
     return line
 
 
+COULD_NOT_START = " could not start"
+
+
+def could_not_start(name: str, why: str) -> str:
+    """The warning a worker sends when bot ``name`` fails to start (``why``: one line).
+
+    A league says this once per bot, from the results (``runner.StartupFaults``),
+    and drops these (``is_could_not_start``): a worker sends one per attempt, and
+    every worker makes its own attempts.
+    """
+    return f"{name}{COULD_NOT_START}{why}"
+
+
+def is_could_not_start(text: str, name: str) -> bool:
+    """Whether ``text`` is ``could_not_start`` about bot ``name``."""
+    return text.startswith(f"{name}{COULD_NOT_START}")
+
+
 # ---------------------------------------------------------------- sessions
 
 
@@ -255,7 +273,7 @@ class TableSessions:
             self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
             death = started.death
             why = "" if death is None else f": {one_line(death.detail, whole_in=log_path)}"
-            self.warn(f"{spec.name} could not start{why}")
+            self.warn(could_not_start(spec.name, why))
         return process
 
     async def session(self, bot: int, seed: int | None = None) -> BotSession:

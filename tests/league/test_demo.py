@@ -21,6 +21,12 @@ def test_the_demo_league_plays_every_match_and_prints_the_standings(
     assert all(row.disqualifications == 0 for row in standings.rows)
     text = out.getvalue()
     assert "standings final (200 of 200 matches)" in text
+    # The introduction, piped: wrapped between words at 80 columns, with no space left at
+    # the end of a line (rich's wrapping kept the one it broke at).
+    intro = text[: text.index("standings final")].splitlines()[:3]
+    assert intro[0].startswith("A round robin of random, lowest, longest, boodle, tracker:")
+    assert intro[2].endswith("too deep for anyone to go out.")
+    assert all(line == line.rstrip() and 60 < len(line) <= 80 for line in intro), intro
     # Enough duplicate groups to put the strongest starter first, and clearly so.
     best = standings.rows[0]
     assert best.name == "boodle" and best.rank_low == best.rank_high == 1

@@ -40,11 +40,16 @@ def test_report_writes_every_page_with_the_standings_numbers(
     out = tmp_path / "site"
     done = _newmarket("report", "--db", str(league_db), "--out", str(out))
     assert done.returncode == 0, done.stderr
+    # The result on stdout, as `newmarket view` prints its page (it was on stderr).
+    league = load_league(league_db)
+    assert (done.stdout, done.stderr) == (
+        f"{out / 'index.html'}: {plural(len(league.matches), 'match')}, {len(BOTS)} bots\n",
+        "",
+    )
     standings = json.loads(_newmarket("standings", "--db", str(league_db), "--json").stdout)
     index = (out / "index.html").read_text()
     for row in standings["standings"]:
         assert f"{row['rating']:.2f}" in index and f"{row['sigma']:.2f}" in index
-    league = load_league(league_db)
     assert len(list((out / "matches").glob("*.html"))) == len(league.matches) > 0
     assert len(list((out / "bots").glob("*.html"))) == len(BOTS)
     # The chart's last point of every bot is its rating in the standings.
@@ -199,16 +204,16 @@ def test_the_watch_command_follows_the_league_and_stops_on_ctrl_c(
     out = tmp_path / "site"
     command = [sys.executable, "-c", _WITH_SIGINT.format(inherited), "-m", "referee.cli"]
     command += ["report", "--db", str(db), "--out", str(out), "--watch", "--interval", "0.2"]
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines: queue.Queue[str | None] = queue.Queue()
 
-    def read_stderr() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
+    def read_stdout() -> None:  # a line per build, on stdout
+        assert process.stdout is not None
+        for line in process.stdout:
             lines.put(line)
         lines.put(None)
 
-    threading.Thread(target=read_stderr, daemon=True).start()
+    threading.Thread(target=read_stdout, daemon=True).start()
 
     def next_line() -> str:
         line = lines.get(timeout=120)  # a loaded machine: generous
@@ -233,10 +238,9 @@ def test_the_watch_command_follows_the_league_and_stops_on_ctrl_c(
         if process.poll() is None:
             process.kill()
             process.wait()
-    rest = []
-    while (line := lines.get(timeout=120)) is not None:
-        rest.append(line)
-    assert "stopped" in "".join(rest)
+    assert lines.get(timeout=120) is None  # no build after the stop
+    assert process.stderr is not None
+    assert "stopped" in process.stderr.read()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".site")]  # no half site
 
 

@@ -204,11 +204,22 @@ class CompetitionStore:
             raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
         store = cls(path, connection)
         version = store.meta("schema_version")
-        if version is None:
-            store.set_meta("schema_version", str(SCHEMA_VERSION))
-            store.set_meta("secret", secrets.token_hex(32))
-        elif version != str(SCHEMA_VERSION):
+        if version is not None and version != str(SCHEMA_VERSION):
+            connection.close()
             raise StoreError(f"{path}: schema {version}; this server reads {SCHEMA_VERSION}")
+        # Both in one transaction, each only if missing: written one after the other, a
+        # kill -9 between them left no secret, and every later start signed sessions and
+        # tokens with the empty key.  OR IGNORE also heals such a database, and keeps the
+        # first secret when the server and a management command create the file at once.
+        with connection:
+            connection.execute("BEGIN IMMEDIATE")
+            for key, value in (
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("secret", secrets.token_hex(32)),
+            ):
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
+                )
         return store
 
     @classmethod

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.league.store import StoreError as SqliteError
-from referee.league.store import connect_sqlite, quick_check
+from referee.league.store import connect_sqlite, lock_for_writing, quick_check
 from referee.match import MatchResult
 
 SCHEMA_VERSION = 1
@@ -109,6 +109,22 @@ CREATE INDEX IF NOT EXISTS faults_by_version ON faults(version);
 
 class StoreError(Exception):
     """The database cannot be used; the message says why on one line."""
+
+
+def lock_for_serving(path: Path) -> int:
+    """An exclusive ``flock`` on ``<database>.lock`` for one server's life (its descriptor).
+
+    Two servers on one data directory both admitted the same pending versions
+    (unpacking one directory at once) and both planned and played groups;
+    SQLite's own locks let them.  So a second is refused at once with
+    ``StoreError`` naming the first's pid.  The management commands take no
+    lock: they write while the server runs.  The kernel drops the lock with
+    the process, so a ``kill -9`` never leaves a stale one behind.
+    """
+    try:
+        return lock_for_writing(path, "the server process", "one server per competition")
+    except SqliteError as error:
+        raise StoreError(str(error)) from None
 
 
 def hash_token(token: str) -> str:

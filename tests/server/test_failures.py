@@ -256,3 +256,38 @@ async def test_an_upload_still_unpacking_is_not_admitted_from_under_it(
     assert admitted == [(version.id, True)]
     assert most_at_once == 1
     store.close()
+
+
+async def test_a_version_whose_upload_a_kill_cut_short_is_refused_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A kill -9 between the version's row and the rename of its bytes into versions/<id>/
+    # leaves a pending version with no upload.  The next start's admission met a
+    # FileNotFoundError: "a server bug", a traceback, and the server's own path shown to
+    # everyone on the version's page.  It is the participant's to upload again, said so.
+    from referee.server import play
+
+    competition = _competition(tmp_path)
+    store = competition.store
+    alice, _token = store.add_participant("alice")
+    cut = store.add_version(alice.id, "python3", "main.py", "", 15).id
+    admitted: list[int] = []
+
+    async def admit(_config: object, _store: CompetitionStore, version: object) -> bool:
+        admitted.append(getattr(version, "id", 0))  # never reached: nothing to build
+        return True
+
+    monkeypatch.setattr(play, "admit", admit)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(play.admission_loop, competition)
+        while (found := store.version(cut)) is not None and found.status == "pending":
+            await competition.changed.wait()
+        nursery.cancel_scope.cancel()
+    version = store.version(cut)
+    assert version is not None and admitted == []
+    assert (version.status, version.detail) == (
+        "rejected",
+        "upload: the server stopped before this upload was stored; upload it again",
+    )
+    assert "Traceback" not in capsys.readouterr().err
+    store.close()

@@ -11,7 +11,9 @@ import pytest
 import trio
 
 from engine import preset
+from referee.bots import BotSpec
 from referee.league.store import MatchKey
+from referee.match import MatchResult
 from referee.server.competition import Competition
 from referee.server.config import load_config
 from referee.server.play import GroupQueue
@@ -290,4 +292,64 @@ async def test_a_version_whose_upload_a_kill_cut_short_is_refused_with_why(
         "upload: the server stopped before this upload was stored; upload it again",
     )
     assert "Traceback" not in capsys.readouterr().err
+    store.close()
+
+
+async def test_a_failed_group_is_replayed_only_once_its_old_worker_has_ended(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # A table worker that fails mid-match (a bad line) may still be playing it: it drops
+    # the match when its stdin closes, flushing the match's log as it goes, and is given up
+    # to WORKER_EXIT_GRACE.  The group was offered for a retry before that close, so an idle
+    # table took it at once and played the same match id: one log written by two referees.
+    from referee.server import play
+
+    competition = _competition(tmp_path)
+    store = competition.store
+    for name in ("alice", "bob", "carol"):
+        participant, _token = store.add_participant(name)
+        version = store.add_version(participant.id, "python3", "main.py", "", 1)
+        spec = BotSpec(name, ("python3", "main.py")).to_json()
+        store.decide(version.id, "admitted", "ok", "", spec)
+    queue = GroupQueue(competition)
+    old_worker_gone = trio.Event()
+    failed = trio.Event()
+    played: list[tuple[int, str, bool]] = []  # (table, match id, the old worker gone by then)
+    opened: list[int] = []
+
+    class FakeTable:
+        def __init__(self, number: int) -> None:
+            self.number = number
+            self.fails = not opened  # the first table opened fails its first match
+            opened.append(number)
+
+        async def play(self, key: MatchKey, *_args: object) -> MatchResult:
+            played.append((self.number, key.match_id, old_worker_gone.is_set()))
+            if self.fails:
+                failed.set()
+                raise WorkerError("its table worker wrote a bad line")
+            await trio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        async def aclose(self) -> None:
+            if self.fails:
+                await old_worker_gone.wait()  # still ending the match it was playing
+
+    async def open_table(number: int) -> play.Table:
+        if number == 2:
+            await failed.wait()  # table 2 is idle until table 1's worker has failed
+        return FakeTable(number)
+
+    with trio.fail_after(60):  # virtual seconds: a hang is a failure, not a stuck suite
+        async with trio.open_nursery() as nursery:
+            for number in (1, 2):
+                nursery.start_soon(play.table_loop, competition, queue, number, open_table)
+            await failed.wait()
+            await trio.sleep(1)  # table 2 looks for its first group
+            old_worker_gone.set()
+            await trio.sleep(play.RESTART_DELAY + 5)  # table 1 reopens and looks again
+            nursery.cancel_scope.cancel()
+    first_match = played[0][1]
+    again = [(table, gone) for table, mid, gone in played[1:] if mid == first_match]
+    assert again and all(gone for _table, gone in again), played
     store.close()

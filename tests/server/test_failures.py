@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from engine import preset
 from referee.bots import BotSpec
@@ -203,7 +204,6 @@ async def test_an_upload_still_unpacking_is_not_admitted_from_under_it(
     # each deleted the other's files: a 500 for the participant (CI saw it under load).
     import io
     import threading
-    import time
 
     from starlette.datastructures import UploadFile
 
@@ -212,22 +212,18 @@ async def test_an_upload_still_unpacking_is_not_admitted_from_under_it(
     competition = _competition(tmp_path)
     store = competition.store
     alice, _token = store.add_participant("alice")
-    inside = 0
-    most_at_once = 0
-    lock = threading.Lock()
+    calls = 0
+    inside = trio.Event()  # the request's thread is inside the unpack
+    release = threading.Event()  # ... and stays there until admission has been woken
     real_unpack = unpack.unpack_upload
 
-    def slow_unpack(*args: object, **kwargs: object) -> list[str]:
-        nonlocal inside, most_at_once
-        with lock:
-            inside += 1
-            most_at_once = max(most_at_once, inside)
-        try:
-            time.sleep(0.3)  # the window: admission is woken inside it, below
-            return real_unpack(*args, **kwargs)  # type: ignore[arg-type]
-        finally:
-            with lock:
-                inside -= 1
+    def held_unpack(*args: object, **kwargs: object) -> list[str]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            trio.from_thread.run_sync(inside.set)
+            release.wait(60)  # a deadline for a hang, never reached when the test works
+        return real_unpack(*args, **kwargs)  # type: ignore[arg-type]
 
     admitted: list[tuple[int, bool]] = []  # (version, its files complete when admitted)
 
@@ -238,25 +234,33 @@ async def test_an_upload_still_unpacking_is_not_admitted_from_under_it(
         the_store.decide(version_id, "admitted", "ok", "", {"name": "v", "command": ["x"]})
         return True
 
-    monkeypatch.setattr(uploads, "unpack_upload", slow_unpack)
+    taken_meanwhile: list[int | None] = []
+
+    async def wake_admission_inside_the_unpack() -> None:
+        await inside.wait()
+        competition.notify()  # as its poll, or another version's decision, wakes it
+        await trio.testing.wait_all_tasks_blocked()  # it has done what it does when woken
+        taken_meanwhile.append(competition.admitting)
+        release.set()
+
+    monkeypatch.setattr(uploads, "unpack_upload", held_unpack)
     monkeypatch.setattr(play, "admit", admit)
     bot = UploadFile(file=io.BytesIO(b"print('hello')\n"), filename="main.py")
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(play.admission_loop, competition)
-
-        async def wake_admission_during_the_unpack() -> None:
-            await trio.sleep(0.1)
-            competition.notify()
-
-        nursery.start_soon(wake_admission_during_the_unpack)
-        version = await uploads.accept_upload(competition, alice, bot, "python3")
-        with trio.fail_after(10):
-            while not admitted:
-                await trio.sleep(0.05)
-        nursery.cancel_scope.cancel()
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play.admission_loop, competition)
+            nursery.start_soon(wake_admission_inside_the_unpack)
+            version = await uploads.accept_upload(competition, alice, bot, "python3")
+            with trio.fail_after(10):
+                while not admitted:
+                    await competition.changed.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        release.set()
+    assert taken_meanwhile == [None]  # admission left the version to its request
     assert version.status == "pending"
     assert admitted == [(version.id, True)]
-    assert most_at_once == 1
+    assert calls == 1  # unpacked once, by the request
     store.close()
 
 

@@ -357,3 +357,28 @@ async def test_a_failed_group_is_replayed_only_once_its_old_worker_has_ended(
     again = [(table, gone) for table, mid, gone in played[1:] if mid == first_match]
     assert again and all(gone for _table, gone in again), played
     store.close()
+
+
+def test_a_house_bot_cut_by_a_kill_at_its_first_start_is_admitted_at_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A house bot is a participant, a version, then its decision: a kill -9 before the
+    # decision left a pending "bundled" version, which the next start skipped (it had a
+    # version) and admission then rejected (nothing was uploaded): the organiser's
+    # sparring bot gone for good.
+    competition = _competition(tmp_path)
+    store = competition.store
+
+    def killed(*_args: object) -> None:
+        raise KeyboardInterrupt("the process ends here")  # kill -9: nothing after runs
+
+    with monkeypatch.context() as patched:
+        patched.setattr(store, "decide", killed)
+        with pytest.raises(KeyboardInterrupt):
+            competition.ensure_house_bots(competition.config.house_bots)
+    assert [v.status for v in store.versions()] == ["pending"]  # as the kill leaves it
+    competition.ensure_house_bots(competition.config.house_bots)  # the next start
+    versions = store.versions()
+    assert [(v.participant_name, v.status) for v in versions] == [("house:random", "admitted")]
+    assert versions[0].spec is not None
+    store.close()

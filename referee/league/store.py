@@ -150,7 +150,7 @@ class LeagueStore:
         Raises ``StoreError``.
         """
         identity_text = _canonical(identity)
-        lock = _lock_for_writing(path)
+        lock = lock_for_writing(path)
         try:
             connection = connect_sqlite(path, readonly=False)
         except BaseException:
@@ -431,8 +431,13 @@ def _check_result(key: MatchKey, result: MatchResult, bots: int) -> None:
         raise ValueError(f"bots {list(key.bots)} are not all among the league's {bots}")
 
 
-def _lock_for_writing(path: Path) -> int:
-    """An exclusive lock on ``<db>.lock`` (its descriptor), or ``StoreError`` naming who has it."""
+def lock_for_writing(
+    path: Path, holder_is: str = "league process", rule: str = "one league process per database"
+) -> int:
+    """An exclusive lock on ``<db>.lock`` (its descriptor), or ``StoreError`` naming who has it.
+
+    Also the competition server's (``referee.server.store.lock_for_serving``): its own words.
+    """
     lock_path = path.with_name(path.name + ".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -445,8 +450,7 @@ def _lock_for_writing(path: Path) -> int:
         holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "another"
         os.close(descriptor)
         raise StoreError(
-            f"{path}: already in use by league process {holder} (lock {lock_path.name}); "
-            "one league process per database"
+            f"{path}: already in use by {holder_is} {holder} (lock {lock_path.name}); {rule}"
         ) from None
     os.ftruncate(descriptor, 0)
     os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)

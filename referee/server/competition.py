@@ -62,9 +62,14 @@ class Competition:
             participant = self.store.participant_by_name(who)
             if participant is None:
                 participant, _token = self.store.add_participant(who)
-            if not self.store.versions(participant.id):
+            versions = self.store.versions(participant.id)
+            # Also a version left pending by a kill before its decision: skipped, it was
+            # rejected by admission (nothing uploaded) and the house bot lost for good.
+            if not versions or versions[-1].status == "pending":
                 spec = resolve_bot(name, who)
-                version = self.store.add_version(participant.id, "bundled", name, "", 0)
+                version = versions[-1] if versions else None
+                if version is None:
+                    version = self.store.add_version(participant.id, "bundled", name, "", 0)
                 self.store.decide(version.id, "admitted", "a bundled bot", "", spec.to_json())
 
     def is_house(self, version: Version) -> bool:

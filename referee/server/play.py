@@ -291,6 +291,10 @@ async def table_loop(
                     await play_group(competition, table, number, group, done)
                 except WorkerError as error:
                     competition.status = f"table {number}: {error}"
+                    # Ended first: a worker that failed mid-match may still be playing it
+                    # (and writing its log) until its stdin closes, and another table would
+                    # take the group offered for a retry at once, the same match id and log.
+                    await table.aclose()
                     queue.table_failed(group)
                     break
                 queue.group_played(group)

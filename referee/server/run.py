@@ -10,6 +10,7 @@ after a ``kill -9``).
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -32,7 +33,7 @@ from referee.server.play import (
     table_loop,
 )
 from referee.server.sandboxing import competition_sandbox
-from referee.server.store import CompetitionStore
+from referee.server.store import CompetitionStore, lock_for_serving
 
 
 def run_server(
@@ -53,9 +54,14 @@ async def serve_competition(
     cluster: str | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    sandbox = competition_sandbox(config)  # a level this machine cannot give fails here
-    async with _tables(config, cluster, jobs) as (open_table, tables, where):
-        await _serve(config, sandbox.level, open_table, tables, where, port, on_ready)
+    # First: a second server on this competition is one line, and nothing started.
+    lock = lock_for_serving(config.database)
+    try:
+        sandbox = competition_sandbox(config)  # a level this machine cannot give fails here
+        async with _tables(config, cluster, jobs) as (open_table, tables, where):
+            await _serve(config, sandbox.level, open_table, tables, where, port, on_ready)
+    finally:
+        os.close(lock)
 
 
 @asynccontextmanager

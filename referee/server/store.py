@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.league.store import StoreError as SqliteError
-from referee.league.store import connect_sqlite, quick_check
+from referee.league.store import connect_sqlite, lock_for_writing, quick_check
 from referee.match import MatchResult
 
 SCHEMA_VERSION = 1
@@ -109,6 +109,22 @@ CREATE INDEX IF NOT EXISTS faults_by_version ON faults(version);
 
 class StoreError(Exception):
     """The database cannot be used; the message says why on one line."""
+
+
+def lock_for_serving(path: Path) -> int:
+    """An exclusive ``flock`` on ``<database>.lock`` for one server's life (its descriptor).
+
+    Two servers on one data directory both admitted the same pending versions
+    (unpacking one directory at once) and both planned and played groups;
+    SQLite's own locks let them.  So a second is refused at once with
+    ``StoreError`` naming the first's pid.  The management commands take no
+    lock: they write while the server runs.  The kernel drops the lock with
+    the process, so a ``kill -9`` never leaves a stale one behind.
+    """
+    try:
+        return lock_for_writing(path, "the server process", "one server per competition")
+    except SqliteError as error:
+        raise StoreError(str(error)) from None
 
 
 def hash_token(token: str) -> str:
@@ -204,11 +220,22 @@ class CompetitionStore:
             raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
         store = cls(path, connection)
         version = store.meta("schema_version")
-        if version is None:
-            store.set_meta("schema_version", str(SCHEMA_VERSION))
-            store.set_meta("secret", secrets.token_hex(32))
-        elif version != str(SCHEMA_VERSION):
+        if version is not None and version != str(SCHEMA_VERSION):
+            connection.close()
             raise StoreError(f"{path}: schema {version}; this server reads {SCHEMA_VERSION}")
+        # Both in one transaction, each only if missing: written one after the other, a
+        # kill -9 between them left no secret, and every later start signed sessions and
+        # tokens with the empty key.  OR IGNORE also heals such a database, and keeps the
+        # first secret when the server and a management command create the file at once.
+        with connection:
+            connection.execute("BEGIN IMMEDIATE")
+            for key, value in (
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("secret", secrets.token_hex(32)),
+            ):
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
+                )
         return store
 
     @classmethod

@@ -139,6 +139,10 @@ def unpack_version(competition: Competition, version: Version) -> Path:
     files = root / "files"
     if (root / COMPLETE).exists():
         return files
+    if not (root / "upload").is_file():
+        # A kill between the version's row and the rename of its bytes (step 3): they are
+        # lost with the request, which was never answered, and only the owner has them.
+        raise UnpackError("the server stopped before this upload was stored; upload it again")
     shutil.rmtree(files, ignore_errors=True)
     try:
         unpack_upload(

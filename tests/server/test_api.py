@@ -7,6 +7,7 @@ by the server), and the house's ``random`` bot fills the third seat.
 from __future__ import annotations
 
 import re
+import subprocess
 from collections.abc import Iterator
 from functools import partial
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 
 from tests.server.serving import (
     BOTS,
+    NEWMARKET,
     REPO,
     Server,
     add_participant,
@@ -57,6 +59,39 @@ def playing(cup: tuple[Server, dict[str, str]]) -> dict[str, int]:
 
     wait_until("both versions' first matches", both_played)
     return ids
+
+
+def test_a_second_server_on_the_same_competition_is_refused_in_one_line(
+    cup: tuple[Server, dict[str, str]],
+) -> None:
+    # Two servers on one data directory both admitted the same pending versions (unpacking
+    # one directory at once) and both planned and played groups: refused before it starts.
+    server, _tokens = cup
+    second = subprocess.Popen(
+        [*NEWMARKET, "serve", str(server.config), "--port", "0"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert second.stderr is not None
+    said = []
+    try:
+        for line in second.stderr:  # until it ends, or says it is serving (the failure)
+            said.append(line)
+            if " at http://" in line:
+                break
+    finally:
+        second.kill()
+        second.wait(timeout=60)
+    assert second.returncode == 2, said
+    pid = server.process.pid
+    database = server.config.parent / "cup-data" / "competition.sqlite"
+    assert said == [
+        f"error: {database}: already in use by the server process {pid} "
+        "(lock competition.sqlite.lock); one server per competition\n"
+    ]
+    assert server.get("/api/leaderboard")["competition"] == "Test cup"  # the first serves on
 
 
 def test_the_openapi_description_names_every_route(cup: tuple[Server, dict[str, str]]) -> None:

@@ -9,9 +9,12 @@ from pathlib import Path
 
 import pytest
 import trio
+import trio.testing
 
 from engine import preset
+from referee.bots import BotSpec
 from referee.league.store import MatchKey
+from referee.match import MatchResult
 from referee.server.competition import Competition
 from referee.server.config import load_config
 from referee.server.play import GroupQueue
@@ -201,7 +204,6 @@ async def test_an_upload_still_unpacking_is_not_admitted_from_under_it(
     # each deleted the other's files: a 500 for the participant (CI saw it under load).
     import io
     import threading
-    import time
 
     from starlette.datastructures import UploadFile
 
@@ -210,22 +212,18 @@ async def test_an_upload_still_unpacking_is_not_admitted_from_under_it(
     competition = _competition(tmp_path)
     store = competition.store
     alice, _token = store.add_participant("alice")
-    inside = 0
-    most_at_once = 0
-    lock = threading.Lock()
+    calls = 0
+    inside = trio.Event()  # the request's thread is inside the unpack
+    release = threading.Event()  # ... and stays there until admission has been woken
     real_unpack = unpack.unpack_upload
 
-    def slow_unpack(*args: object, **kwargs: object) -> list[str]:
-        nonlocal inside, most_at_once
-        with lock:
-            inside += 1
-            most_at_once = max(most_at_once, inside)
-        try:
-            time.sleep(0.3)  # the window: admission is woken inside it, below
-            return real_unpack(*args, **kwargs)  # type: ignore[arg-type]
-        finally:
-            with lock:
-                inside -= 1
+    def held_unpack(*args: object, **kwargs: object) -> list[str]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            trio.from_thread.run_sync(inside.set)
+            release.wait(60)  # a deadline for a hang, never reached when the test works
+        return real_unpack(*args, **kwargs)  # type: ignore[arg-type]
 
     admitted: list[tuple[int, bool]] = []  # (version, its files complete when admitted)
 
@@ -236,23 +234,151 @@ async def test_an_upload_still_unpacking_is_not_admitted_from_under_it(
         the_store.decide(version_id, "admitted", "ok", "", {"name": "v", "command": ["x"]})
         return True
 
-    monkeypatch.setattr(uploads, "unpack_upload", slow_unpack)
+    taken_meanwhile: list[int | None] = []
+
+    async def wake_admission_inside_the_unpack() -> None:
+        await inside.wait()
+        competition.notify()  # as its poll, or another version's decision, wakes it
+        await trio.testing.wait_all_tasks_blocked()  # it has done what it does when woken
+        taken_meanwhile.append(competition.admitting)
+        release.set()
+
+    monkeypatch.setattr(uploads, "unpack_upload", held_unpack)
     monkeypatch.setattr(play, "admit", admit)
     bot = UploadFile(file=io.BytesIO(b"print('hello')\n"), filename="main.py")
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(play.admission_loop, competition)
-
-        async def wake_admission_during_the_unpack() -> None:
-            await trio.sleep(0.1)
-            competition.notify()
-
-        nursery.start_soon(wake_admission_during_the_unpack)
-        version = await uploads.accept_upload(competition, alice, bot, "python3")
-        with trio.fail_after(10):
-            while not admitted:
-                await trio.sleep(0.05)
-        nursery.cancel_scope.cancel()
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(play.admission_loop, competition)
+            nursery.start_soon(wake_admission_inside_the_unpack)
+            version = await uploads.accept_upload(competition, alice, bot, "python3")
+            with trio.fail_after(10):
+                while not admitted:
+                    await competition.changed.wait()
+            nursery.cancel_scope.cancel()
+    finally:
+        release.set()
+    assert taken_meanwhile == [None]  # admission left the version to its request
     assert version.status == "pending"
     assert admitted == [(version.id, True)]
-    assert most_at_once == 1
+    assert calls == 1  # unpacked once, by the request
+    store.close()
+
+
+async def test_a_version_whose_upload_a_kill_cut_short_is_refused_with_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A kill -9 between the version's row and the rename of its bytes into versions/<id>/
+    # leaves a pending version with no upload.  The next start's admission met a
+    # FileNotFoundError: "a server bug", a traceback, and the server's own path shown to
+    # everyone on the version's page.  It is the participant's to upload again, said so.
+    from referee.server import play
+
+    competition = _competition(tmp_path)
+    store = competition.store
+    alice, _token = store.add_participant("alice")
+    cut = store.add_version(alice.id, "python3", "main.py", "", 15).id
+    admitted: list[int] = []
+
+    async def admit(_config: object, _store: CompetitionStore, version: object) -> bool:
+        admitted.append(getattr(version, "id", 0))  # never reached: nothing to build
+        return True
+
+    monkeypatch.setattr(play, "admit", admit)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(play.admission_loop, competition)
+        while (found := store.version(cut)) is not None and found.status == "pending":
+            await competition.changed.wait()
+        nursery.cancel_scope.cancel()
+    version = store.version(cut)
+    assert version is not None and admitted == []
+    assert (version.status, version.detail) == (
+        "rejected",
+        "upload: the server stopped before this upload was stored; upload it again",
+    )
+    assert "Traceback" not in capsys.readouterr().err
+    store.close()
+
+
+async def test_a_failed_group_is_replayed_only_once_its_old_worker_has_ended(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # A table worker that fails mid-match (a bad line) may still be playing it: it drops
+    # the match when its stdin closes, flushing the match's log as it goes, and is given up
+    # to WORKER_EXIT_GRACE.  The group was offered for a retry before that close, so an idle
+    # table took it at once and played the same match id: one log written by two referees.
+    from referee.server import play
+
+    competition = _competition(tmp_path)
+    store = competition.store
+    for name in ("alice", "bob", "carol"):
+        participant, _token = store.add_participant(name)
+        version = store.add_version(participant.id, "python3", "main.py", "", 1)
+        spec = BotSpec(name, ("python3", "main.py")).to_json()
+        store.decide(version.id, "admitted", "ok", "", spec)
+    queue = GroupQueue(competition)
+    old_worker_gone = trio.Event()
+    failed = trio.Event()
+    played: list[tuple[int, str, bool]] = []  # (table, match id, the old worker gone by then)
+    opened: list[int] = []
+
+    class FakeTable:
+        def __init__(self, number: int) -> None:
+            self.number = number
+            self.fails = not opened  # the first table opened fails its first match
+            opened.append(number)
+
+        async def play(self, key: MatchKey, *_args: object) -> MatchResult:
+            played.append((self.number, key.match_id, old_worker_gone.is_set()))
+            if self.fails:
+                failed.set()
+                raise WorkerError("its table worker wrote a bad line")
+            await trio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        async def aclose(self) -> None:
+            if self.fails:
+                await old_worker_gone.wait()  # still ending the match it was playing
+
+    async def open_table(number: int) -> play.Table:
+        if number == 2:
+            await failed.wait()  # table 2 is idle until table 1's worker has failed
+        return FakeTable(number)
+
+    with trio.fail_after(60):  # virtual seconds: a hang is a failure, not a stuck suite
+        async with trio.open_nursery() as nursery:
+            for number in (1, 2):
+                nursery.start_soon(play.table_loop, competition, queue, number, open_table)
+            await failed.wait()
+            await trio.sleep(1)  # table 2 looks for its first group
+            old_worker_gone.set()
+            await trio.sleep(play.RESTART_DELAY + 5)  # table 1 reopens and looks again
+            nursery.cancel_scope.cancel()
+    first_match = played[0][1]
+    again = [(table, gone) for table, mid, gone in played[1:] if mid == first_match]
+    assert again and all(gone for _table, gone in again), played
+    store.close()
+
+
+def test_a_house_bot_cut_by_a_kill_at_its_first_start_is_admitted_at_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A house bot is a participant, a version, then its decision: a kill -9 before the
+    # decision left a pending "bundled" version, which the next start skipped (it had a
+    # version) and admission then rejected (nothing was uploaded): the organiser's
+    # sparring bot gone for good.
+    competition = _competition(tmp_path)
+    store = competition.store
+
+    def killed(*_args: object) -> None:
+        raise KeyboardInterrupt("the process ends here")  # kill -9: nothing after runs
+
+    with monkeypatch.context() as patched:
+        patched.setattr(store, "decide", killed)
+        with pytest.raises(KeyboardInterrupt):
+            competition.ensure_house_bots(competition.config.house_bots)
+    assert [v.status for v in store.versions()] == ["pending"]  # as the kill leaves it
+    competition.ensure_house_bots(competition.config.house_bots)  # the next start
+    versions = store.versions()
+    assert [(v.participant_name, v.status) for v in versions] == [("house:random", "admitted")]
+    assert versions[0].spec is not None
     store.close()

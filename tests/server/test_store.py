@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -86,3 +87,36 @@ def test_a_file_that_is_not_a_database_or_is_damaged_is_one_line(tmp_path: Path)
     with pytest.raises(StoreError, match=damage) as damaged:
         CompetitionStore.open(path)
     assert "\n" not in str(damaged.value)
+
+
+def test_a_first_start_cut_between_its_two_writes_still_gets_a_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first start wrote the schema version, then the secret: a kill -9 between the two
+    # left a version and no secret, and every later start signed sessions, forms and remote
+    # bot tokens with the empty key, which anybody can compute.
+    path = tmp_path / "cup.sqlite"
+    real_set_meta = CompetitionStore.set_meta
+
+    def killed_before_the_secret(store: CompetitionStore, key: str, value: str) -> None:
+        if key == "secret":
+            raise KeyboardInterrupt("the process ends here")  # kill -9: nothing after runs
+        real_set_meta(store, key, value)
+
+    monkeypatch.setattr(CompetitionStore, "set_meta", killed_before_the_secret)
+    with contextlib.suppress(KeyboardInterrupt):
+        CompetitionStore.open(path).close()
+    monkeypatch.undo()
+    store = CompetitionStore.open(path)
+    secret = store.secret
+    store.close()
+    assert len(secret) == 32
+    again = CompetitionStore.open(path)
+    assert again.secret == secret  # made once, then kept: sessions survive a restart
+    again.close()
+    # A database an earlier version left in that state is given its secret at the next start.
+    with sqlite3.connect(path) as raw:
+        raw.execute("DELETE FROM meta WHERE key = 'secret'")
+    healed = CompetitionStore.open(path)
+    assert len(healed.secret) == 32
+    healed.close()

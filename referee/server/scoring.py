@@ -37,7 +37,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from referee.scoring.duplicate import GroupMatch
+from referee.scoring.duplicate import GroupMatch, forfeit_nets
 from referee.scoring.fit import GroupEquations, equations
 from referee.scoring.intervals import bootstrap, default_resamples
 from referee.server.store import PlayedMatch
@@ -75,9 +75,10 @@ def _groups(played: Sequence[PlayedMatch], index: dict[int, int]) -> list[list[G
     by_deal: dict[tuple[int, int], list[GroupMatch[int]]] = defaultdict(list)
     for match in played:
         holders = [index[version] for version in match.versions]
-        by_deal[(match.group_id, match.seed)].append(
-            GroupMatch(holders, [float(net) for net in match.net_chips], match.hands)
-        )
+        nets = [float(net) for net in match.net_chips]
+        if match.disqualified:  # the default policy's chips are not the version's
+            nets = forfeit_nets(nets, match.disqualified)
+        by_deal[(match.group_id, match.seed)].append(GroupMatch(holders, nets, match.hands))
     return [matches for _deal, matches in sorted(by_deal.items())]
 
 

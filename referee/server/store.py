@@ -183,6 +183,7 @@ class PlayedMatch:
     versions: tuple[int, ...]  # the version at each seat
     net_chips: tuple[int, ...]  # each seat's chips won (or lost, negative)
     hands: int
+    disqualified: tuple[bool, ...] = ()  # per seat, when known (the chips score caps them)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -511,9 +512,11 @@ class CompetitionStore:
 
     def played_matches(self) -> list[PlayedMatch]:
         """Every finished match, by group then rotation (the leaderboard's input)."""
-        nets: dict[str, dict[int, int]] = {}
-        for match_id, seat, net in self._db.execute("SELECT match_id, seat, net_chips FROM seats"):
-            nets.setdefault(match_id, {})[int(seat)] = int(net)
+        nets: dict[str, dict[int, tuple[int, bool]]] = {}
+        for match_id, seat, net, status in self._db.execute(
+            "SELECT match_id, seat, net_chips, status FROM seats"
+        ):
+            nets.setdefault(match_id, {})[int(seat)] = (int(net), status == "disqualified")
         played = []
         for match_id, group_id, rotation, seed, versions, hands in self._db.execute(
             "SELECT match_id, group_id, rotation, seed, versions, hands FROM matches "
@@ -523,9 +526,10 @@ class CompetitionStore:
             by_seat = nets.get(match_id, {})
             if len(by_seat) != len(seats):
                 continue  # not possible through record_match's one transaction; never guessed
-            net = tuple(by_seat[seat] for seat in range(len(seats)))
+            net = tuple(by_seat[seat][0] for seat in range(len(seats)))
+            out = tuple(by_seat[seat][1] for seat in range(len(seats)))
             played.append(
-                PlayedMatch(int(group_id), int(rotation), int(seed), seats, net, int(hands))
+                PlayedMatch(int(group_id), int(rotation), int(seed), seats, net, int(hands), out)
             )
         return played
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -89,3 +90,23 @@ def test_a_remote_tables_rotations_with_their_own_deals_still_rank_the_versions(
     board = score_versions(played, [1, 2, 3])
     assert [board[v].rank for v in (1, 2, 3)] == [1, 2, 3]
     assert board[1].score == pytest.approx(1.5, abs=0.5)
+
+
+def test_a_version_disqualified_in_every_match_is_scored_last() -> None:
+    # A version that crashed at every start had its seats played by the referee's default
+    # policy; given that policy winning chips, the leaderboard still puts it last (its
+    # seats count at most the lowest of their tables' players), as places would.
+    rng = random.Random(8)
+    played: list[PlayedMatch] = []
+    for group in range(30):
+        for match in play_group(group, [1, 2, 3], {1: 0.0, 2: 1.0, 3: -1.0}, rng):
+            seat = match.versions.index(1)
+            nets = list(match.net_chips)
+            nets[seat] += 40  # what the default policy won in version 1's seat
+            out = tuple(version == 1 for version in match.versions)
+            played.append(dataclasses.replace(match, net_chips=tuple(nets), disqualified=out))
+    board = score_versions(played, [1, 2, 3])
+    ranked = sorted(board, key=lambda version: board[version].rank)
+    assert ranked == [2, 3, 1]
+    uncapped = score_versions([dataclasses.replace(m, disqualified=()) for m in played], [1, 2, 3])
+    assert min(uncapped, key=lambda version: uncapped[version].rank) == 1  # what it was before

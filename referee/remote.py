@@ -265,9 +265,22 @@ class RemoteLobby:
             return
         spec = self.bots[bot]
         old = self.sessions.get(bot)
-        if old is not None and old.alive:
+        while old is not None and old.alive:
+            # Another connection with the token may be seated while this one waits for the
+            # old one's end: look again, or it would be overwritten and never ended (a
+            # socket leaked per try, with the token holder choosing how many).
+            if bot in self.busy:
+                refusal = BotLostError(
+                    FaultKind.STARTUP,
+                    f"{spec.name} is already connected and playing a match in this league",
+                )
+                with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
+                    await connection.send(startup_fault(refusal))
+                await connection.aclose()
+                return
             old.lose(FaultKind.EOF, "replaced by a new connection with its token")
             await old.end()
+            old = self.sessions.get(bot)
         session = BotSession(spec, self.control)
         session.connection = connection
         session.reported_name = ready.name

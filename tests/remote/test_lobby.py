@@ -180,3 +180,50 @@ async def test_a_port_in_use_is_one_clear_error_before_anything_is_played() -> N
         with pytest.raises(OSError, match=rf"cannot listen for remote bots on 127.0.0.1:{port}: "):
             async with open_lobby(BOTS, TOKENS, CONTROL, host="127.0.0.1", port=port, wait=60):
                 pass
+
+
+async def test_two_connections_replacing_one_at_once_leave_one_seated_and_close_the_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A new connection waits for the old session's end; a third, coming meanwhile, finds
+    # the old one already lost and is seated at once.  The waiting one then used to seat
+    # itself over the third without ending it: the third's socket stayed open for good,
+    # one leaked per try for whoever holds the token.
+    from referee.session import BotSession
+
+    async with open_lobby(BOTS, TOKENS, CONTROL, host="127.0.0.1", port=0, wait=60) as lobby:
+        first, _ = await join(lobby, "alice-secret")
+        await until_connected(lobby, 0)
+        old = lobby.live(0)
+        assert old is not None
+        waiting = trio.Event()
+        gate = trio.Event()
+        real_end = BotSession.end
+
+        async def slow_end(self: BotSession) -> None:
+            if self is old:
+                waiting.set()
+                await gate.wait()
+            await real_end(self)
+
+        monkeypatch.setattr(BotSession, "end", slow_end)
+        second, _ = await join(lobby, "alice-secret")
+        with trio.fail_after(30):
+            await waiting.wait()  # the second connection is inside the old session's end
+        third, _ = await join(lobby, "alice-secret")
+        with trio.fail_after(30):
+            while lobby.live(0) is None:  # the third is seated meanwhile
+                await lobby.wait_for_change(math.inf)
+        gate.set()
+        # Exactly one of the two stays seated; the other's connection is closed.
+        closed = 0
+        for stream in (second, third):
+            with trio.move_on_after(5):
+                while await stream.receive_some(65536):
+                    pass
+                closed += 1
+        assert closed == 1
+        live = lobby.live(0)
+        assert live is not None and live.alive and live is not old
+        for stream in (first, second, third):
+            await stream.aclose()

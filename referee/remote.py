@@ -232,9 +232,7 @@ class RemoteLobby:
                 FaultKind.STARTUP,
                 f"too many wrong tokens from {peer}; refused for {math.ceil(blocked)} s more",
             )
-            with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
-                await connection.send(startup_fault(error))
-            await connection.aclose()
+            await _refuse(connection, error)
             return
         line: bytes | None = None
         deadline = trio.current_time() + self.control.startup_time
@@ -259,24 +257,18 @@ class RemoteLobby:
                     f"lobby: wrong or missing token from {peer} "
                     f"({count} of {limit} in {self.wrong_tokens.window:g} s{blocked_for})"
                 )
-            with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
-                await connection.send(startup_fault(error))
-            await connection.aclose()
+            await _refuse(connection, error)
             return
         spec = self.bots[bot]
         old = self.sessions.get(bot)
         while old is not None and old.alive:
-            # Another connection with the token may be seated while this one waits for the
-            # old one's end: look again, or it would be overwritten and never ended (a
-            # socket leaked per try, with the token holder choosing how many).
+            # A session at a table is never replaced mid-match.  And after the await below,
+            # look again: another connection with the token may have been seated meanwhile,
+            # and overwritten it would never be ended (a socket leaked per try, with the
+            # token holder choosing how many).
             if bot in self.busy:
-                refusal = BotLostError(
-                    FaultKind.STARTUP,
-                    f"{spec.name} is already connected and playing a match in this league",
-                )
-                with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
-                    await connection.send(startup_fault(refusal))
-                await connection.aclose()
+                playing = f"{spec.name} is already connected and playing a match in this league"
+                await _refuse(connection, BotLostError(FaultKind.STARTUP, playing))
                 return
             old.lose(FaultKind.EOF, "replaced by a new connection with its token")
             await old.end()
@@ -321,12 +313,6 @@ class RemoteLobby:
         bot = find_token(message.token, self._by_token)
         if bot is None:
             raise WrongTokenError(FaultKind.STARTUP, "wrong or missing token in ready")
-        current = self.sessions.get(bot)
-        if current is not None and current.alive and bot in self.busy:
-            raise BotLostError(
-                FaultKind.STARTUP,
-                f"{self.bots[bot].name} is already connected and playing a match in this league",
-            )
         return bot, message
 
     def absent_session(self, bot: int) -> BotSession:
@@ -384,3 +370,10 @@ async def open_lobby(
         finally:
             await lobby.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def _refuse(connection: Connection, error: BotLostError) -> None:
+    """Tell a connection why it is refused (best effort, briefly) and close it."""
+    with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
+        await connection.send(startup_fault(error))
+    await connection.aclose()

@@ -111,6 +111,8 @@ def write_league(home: Path, planted: dict[str, str], port: int, mark: str) -> P
         "dirs": [str(logs), str(victim), str(home)],
         "pids": ["REFEREE_PID"],
         "writable": [str(db), str(home / "league.toml")],
+        # The league's one-writer lock: held by a bot, it would refuse the league's resume.
+        "lockable": [f"{db}.lock"],
         "fill": [str(home), str(logs)],
         "ports": [port],
         "cgroup_procs": cgroup_targets(),
@@ -307,6 +309,8 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     for directory in ("league-logs", "victim"):
         refused(files, f"list {home / directory}")
     refused(files, f"write {home / 'league.db'}")
+    assert (home / "league.db.lock").is_file()  # (the name the bot tried is right)
+    refused(files, f"lock {home / 'league.db.lock'}")
     refused(files, f"fill {home}")
     refused(files, "list /proc/")  # the referee's open files (its live match log)
     spy = stderr["proc_spy"]

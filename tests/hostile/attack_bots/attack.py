@@ -143,6 +143,18 @@ def run(attack: Callable[[], None], name: str) -> None:
             return
 
 
+def lock(path: str) -> None:
+    """Take and keep an exclusive lock on ``path`` (a league's one-writer lock)."""
+    import fcntl
+
+    handle = open(path, "rb")  # noqa: SIM115 - kept open: the lock lasts as long as the bot
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    HELD.append(handle)
+
+
+HELD: list[object] = []  # what ``lock`` keeps open
+
+
 def read_files() -> None:
     """Reads the referee's secrets by absolute path and through /proc, and tries to write them.
 
@@ -168,6 +180,8 @@ def read_files() -> None:
                 handle.write(b"forged")
 
         tried(f"write {path}", forge)
+    for path in TARGETS.get("lockable", []):
+        tried(f"lock {path}", partial(lock, path))
     for directory in TARGETS.get("fill", []):
         tried(f"fill {directory}", partial(fill, directory))
     scratch = os.environ.get("TMPDIR", "/tmp")

@@ -68,6 +68,7 @@ from engine.events import (
     Event,
     EventViews,
     RecurringMemo,
+    cards_of_mask,
     typed_events,
     typed_views,
 )
@@ -153,6 +154,7 @@ _STOPS_DEAD: tuple[tuple[Any, ...], ...] = tuple(
     (E_STOP, code, STOP_DEAD, code + 1) for code in range(52)
 )
 _ALL_CARDS = (1 << 52) - 1
+_CODES: tuple[int, ...] = tuple(range(52))  # the pack by position code, before a shuffle
 # A hand's going out, and its winners, shared like the stops: (E_OUT, seat) and (seat,).
 _OUTS: tuple[tuple[int, int], ...] = tuple((E_OUT, seat) for seat in range(8))
 _ALONE: tuple[tuple[int], ...] = tuple((seat,) for seat in range(8))
@@ -369,6 +371,7 @@ class Match:
         "_log_base",
         "_lows",
         "_most_due",
+        "_next_order",
         "_owner",
         "_phase",
         "_places",
@@ -416,6 +419,7 @@ class Match:
     _dealer: int
     _hand_number: int
     _hands_played: int
+    _next_order: tuple[int, list[int]]  # (hand number, its shuffled codes): prepare_next_deal
     _phase: int
     _to_act: int
     _owner: list[int]  # who was dealt each card (after any swap); static during play
@@ -493,6 +497,7 @@ class Match:
         self._dealer = (first - 1) % players
         self._hand_number = 0
         self._hands_played = 0
+        self._next_order = (0, [])
         self._phase = _PHASE_OVER
         self.is_over = False
         self._to_act = -1
@@ -597,6 +602,20 @@ class Match:
     def dead_hand(self) -> tuple[Card, ...]:
         """Omniscient: the dead hand."""
         return self._cards_of_mask(self._dead)
+
+    def prepare_next_deal(self) -> None:
+        """Shuffle the next hand's pack now, so that the hand's start only deals it.
+
+        The pack's order depends on nothing but the seed and the hand's number
+        (``engine.deal``): whoever deals, whoever is still in, the next hand
+        gets exactly the cards it would have got.  A referee calls this while a
+        bot thinks, which takes the shuffle off the path from the reply that
+        ends a hand to the next request.  Nothing observable changes; calling
+        it again, or for a scripted deal, does nothing.
+        """
+        number = self._hand_number + 1
+        if self._next_order[0] != number and number > len(self._deals) and not self.is_over:
+            self._next_order = (number, shuffled(self._seed, number, _CODES))
 
     def played_cards(self) -> tuple[Card, ...]:
         """Cards played so far in this hand, sorted."""
@@ -754,6 +773,7 @@ class Match:
         other._dealer = self._dealer
         other._hand_number = self._hand_number
         other._hands_played = self._hands_played
+        other._next_order = self._next_order  # never changed in place
         other._phase = self._phase
         other.is_over = self.is_over
         other._to_act = self._to_act
@@ -1049,7 +1069,11 @@ class Match:
             for mask in hands:
                 dead ^= mask
         else:
-            owner = shuffled(self._seed, self._hand_number, seating.holders)
+            number, order = self._next_order
+            if number == self._hand_number:  # shuffled ahead (prepare_next_deal)
+                owner = list(map(seating.holders.__getitem__, order))
+            else:
+                owner = shuffled(self._seed, self._hand_number, seating.holders)
             hands = holder_masks(owner, self._seats)
             dead = _ALL_CARDS ^ sum(hands)  # the masks are disjoint: their sum is their union
         self._owner = owner
@@ -1274,15 +1298,7 @@ class Match:
     # -- helpers ---------------------------------------------------------------------
 
     def _cards_of_mask(self, mask: int) -> tuple[Card, ...]:
-        # Lowest set bit first: a hand's 13 cards cost 13 steps, not a walk over 52 codes.
-        to_card = self._to_card
-        cards = []
-        while mask:
-            low = mask & -mask
-            cards.append(to_card[low.bit_length() - 1])
-            mask ^= low
-        cards.sort()
-        return tuple(cards)
+        return cards_of_mask(mask, self._to_card)
 
     def _illegal_lead_reason(self, card: Card) -> str:
         seat = self._to_act

@@ -57,6 +57,7 @@ import trio
 from engine import Rules, preset
 from protocol.framing import LineFramer
 from protocol.messages import PROTOCOL_VERSION, Hello, encode
+from referee import match as referee_match
 from referee.bots import BotSpec, Transport, resolve_bot
 from referee.match import play_match
 from referee.process import clean_environment
@@ -89,6 +90,7 @@ class Run:
     bytes_in: int  # bots to referee
     cpu: float  # the referee's own CPU seconds (this process)
     turnaround: float  # median seconds from a reply read to the next request written
+    spun: float  # of the waits for replies, seconds spent looking rather than sleeping
 
     @property
     def hands_per_second(self) -> float:
@@ -151,6 +153,7 @@ class Table:
         self.writes.clear()
         self.turns.clear()
         received = self.received()
+        spun = self.spun()
         cpu = time.process_time()
         started = time.perf_counter()
         result = await play_match(
@@ -165,11 +168,29 @@ class Table:
         writes = list(self.writes)
         turn = statistics.median(self.turns)
         return Run(
-            seconds, result.hands, round_trips, writes, self.received() - received, cpu, turn
+            seconds,
+            result.hands,
+            round_trips,
+            writes,
+            self.received() - received,
+            cpu,
+            turn,
+            self.spun() - spun,
         )
+
+    async def play_without_spin(self, hands: int, seed: int) -> Run:
+        """``play`` with the waits for replies sleeping from the start (``SPIN_WAIT`` 0)."""
+        spin, referee_match.SPIN_WAIT = referee_match.SPIN_WAIT, 0.0
+        try:
+            return await self.play(hands, seed)
+        finally:
+            referee_match.SPIN_WAIT = spin
 
     def received(self) -> int:
         return sum(s.connection.bytes_received for s in self.sessions if s.connection)
+
+    def spun(self) -> float:
+        return sum(s.connection.spun for s in self.sessions if s.connection)
 
 
 class Replayer:
@@ -225,6 +246,7 @@ class Round:
     pipes: float
     tcp: Run
     floor_cpu: float = 0.0  # this process's CPU seconds while it played the floor
+    sleeping: Run | None = None  # the same match, its waits sleeping from the start
 
 
 async def timed_replay(replayer: Replayer, writes: list[tuple[int, bytes]]) -> tuple[float, float]:
@@ -257,6 +279,7 @@ async def measure(hands: int, rounds: int) -> list[Round]:
             results = []
             for number in range(1, rounds + 1):
                 match = await stdio.play(hands, number)
+                sleeping = await stdio.play_without_spin(hands, number)
                 floor_seconds, floor_cpu = await timed_replay(floor, match.writes)
                 results.append(
                     Round(
@@ -265,6 +288,7 @@ async def measure(hands: int, rounds: int) -> list[Round]:
                         await pipes.replay(match.writes),
                         await tcp.play(hands, number),
                         floor_cpu,
+                        sleeping,
                     )
                 )
         finally:
@@ -322,17 +346,33 @@ async def main_async(hands: int, rounds: int, check: bool) -> int:
         f"match / floor: {ratio:8.0%}   median of rounds "
         f"({', '.join(f'{x:.0%}' for x in ratios)}); target {TARGET_RATIO:.0%}"
     )
+    asleep = sorted(r.floor / r.sleeping.seconds for r in results if r.sleeping)
+    print(
+        f"  no spin    : {statistics.median(asleep):8.0%}   the same match, its waits sleeping "
+        f"from the start (SPIN_WAIT 0): {', '.join(f'{x:.0%}' for x in asleep)}"
+    )
     tcp_best = max(r.tcp.hands_per_second for r in results)
     print(
         f"match, tcp   : {tcp_best:8.1f} hands/s  best round; tcp / stdio median "
         f"{statistics.median(tcp_ratios):.0%} ({', '.join(f'{x:.0%}' for x in tcp_ratios)})"
     )
-    cpu = statistics.median(r.match.cpu / r.match.round_trips for r in results) * 1e6
-    floor_cpu = statistics.median(r.floor_cpu / r.match.round_trips for r in results) * 1e6
+
+    def per_trip(value: Callable[[Round], float]) -> float:
+        return statistics.median(value(r) / r.match.round_trips for r in results) * 1e6
+
+    cpu = per_trip(lambda r: r.match.cpu)
+    spun = per_trip(lambda r: r.match.spun)
+    floor_cpu = per_trip(lambda r: r.floor_cpu)
     turn = statistics.median(r.match.turnaround for r in results) * 1e6
     print(
-        f"referee      : {cpu:8.0f} µs of CPU per round trip; {turn:.0f} µs median from a "
-        f"reply read to the next request written (medians of rounds)"
+        f"referee      : {cpu:8.0f} µs of CPU per round trip, {spun:.0f} µs of them spinning; "
+        f"{turn:.0f} µs median from a reply read to the next request written"
+    )
+    asleep_cpu = per_trip(lambda r: r.sleeping.cpu if r.sleeping else 0.0)
+    asleep_turn = statistics.median(r.sleeping.turnaround for r in results if r.sleeping) * 1e6
+    print(
+        f"  no spin    : {asleep_cpu:8.0f} µs of CPU per round trip; {asleep_turn:.0f} µs "
+        f"from a reply read to the next request written (medians of rounds)"
     )
     print(
         f"floor        : {floor_cpu:8.0f} µs of CPU per round trip in this process (the bare "

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import os
 import platform
 import sys
 from collections.abc import Sequence
@@ -93,6 +94,13 @@ START_HAND = 0  # the ``hand`` of faults before the first hand (a bot dead at th
 # referee's CPU per decision.  Two matches in one run (a pool of remote bots, sprt's
 # ``--concurrency``) must not hold each other up, so they wait the trio way.
 BRIEF_WAIT = 0.001
+# The first part of that wait is spent looking, not sleeping, giving the core to any
+# other runnable process between looks (``Connection.read_soon``'s ``spin``): on a
+# virtual machine a core that sleeps even 0.1 ms runs the referee's next steps two to
+# three times slower, and a quick bot replies in 0.1 to 0.3 ms (docs/speed.md, "Sixth
+# round").  A slow bot costs at most this much CPU per decision.  Only with a second
+# core for the bots: on one core, looking would only take turns with them.
+SPIN_WAIT = 0.0005 if len(os.sched_getaffinity(0)) > 1 else 0.0
 # [matches in play] in this trio run, shared by its ``play_match`` calls.
 _MATCHES_IN_PLAY: trio.lowlevel.RunVar[list[int]] = trio.lowlevel.RunVar("matches_in_play")
 
@@ -797,8 +805,9 @@ class _Referee:
             self.shuffled_ahead = hand
         while True:
             try:
+                alone = self.in_play[0] == 1
                 line = await session.receive_line(
-                    deadline, BRIEF_WAIT if self.in_play[0] == 1 else 0.0
+                    deadline, BRIEF_WAIT if alone else 0.0, SPIN_WAIT if alone else 0.0
                 )
             except BotLostError as error:
                 await self.fault(

@@ -211,7 +211,9 @@ class BotSession:
                     raise self.lose(FaultKind.CRASH, self._exit_detail()) from None
             raise self.lose(FaultKind.EOF, f"stopped reading: {error}") from None
 
-    async def receive_line(self, deadline: float, brief_wait: float = 0.0) -> bytes | None:
+    async def receive_line(
+        self, deadline: float, brief_wait: float = 0.0, spin: float = 0.0
+    ) -> bytes | None:
         """The next line, or None when the absolute ``deadline`` (trio time) passes first.
 
         ``brief_wait``: when no line is there yet, first block the whole trio run
@@ -220,6 +222,8 @@ class BotSession:
         (``play_match`` when it is the only match in play): a quick bot's reply
         then costs no pass of trio's run loop, no cancel scope and no epoll
         registration.  It is skipped when the deadline is nearer than that.
+        ``spin``: the first part of the brief wait, spent looking rather than
+        sleeping (``Connection.read_soon``).
 
         Raises ``BotLostError`` when the stream ends (a ``crash`` if the process
         exited, else ``eof``) or a line passes the length cap (``line_too_long``).
@@ -239,7 +243,7 @@ class BotSession:
                 # Straight to the poll, which returns at once for a reply already there:
                 # most replies are not yet there, and a read that finds nothing costs as
                 # much as the poll.
-                ready = connection.read_soon(brief_wait)
+                ready = connection.read_soon(brief_wait, spin)
             else:
                 ready = connection.read_now()
         except ConnectionClosedError as error:

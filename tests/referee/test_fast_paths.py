@@ -9,7 +9,8 @@ seat's wire, the log file and the result must come out the same.  And a reply
 already read skips trio's scheduler most of the time (``BotSession.receive_line``):
 other tasks must still run, and a cancellation still be seen, at every reply.
 A match alone in its trio run first waits for a reply by blocking the run
-briefly (``BRIEF_WAIT``): only when it is alone, and never past a deadline.
+briefly (``BRIEF_WAIT``), spinning first (``SPIN_WAIT``): only when it is
+alone, and never past a deadline.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import trio
 
 from engine import preset
 from referee.bots import BotSpec
-from referee.connection import Connection
-from referee.match import BRIEF_WAIT, MatchResult, play_match
+from referee.connection import Connection, ConnectionClosedError
+from referee.match import BRIEF_WAIT, SPIN_WAIT, MatchResult, play_match
 from referee.session import SCHEDULE_EVERY, BotLostError, BotSession
 from referee.timecontrol import TimeControl
 from tests.referee.fakes import fake_table, pipe_pair, randomly
@@ -170,12 +171,14 @@ async def test_only_a_match_alone_in_its_trio_run_waits_briefly(
     # several at once (a pool of remote bots, sprt --concurrency): those wait the
     # trio way, and a table left alone takes the brief wait again.
     playing = [0]
-    seen: list[tuple[float, int]] = []  # (brief_wait asked, matches this test has in play)
+    seen: list[tuple[tuple[float, float], int]] = []  # ((brief wait, spin), matches in play)
     real_receive_line = BotSession.receive_line
 
-    async def spy(self: BotSession, deadline: float, brief_wait: float = 0.0) -> bytes | None:
-        seen.append((brief_wait, playing[0]))
-        return await real_receive_line(self, deadline, brief_wait)
+    async def spy(
+        self: BotSession, deadline: float, brief_wait: float = 0.0, spin: float = 0.0
+    ) -> bytes | None:
+        seen.append(((brief_wait, spin), playing[0]))
+        return await real_receive_line(self, deadline, brief_wait, spin)
 
     monkeypatch.setattr(BotSession, "receive_line", spy)
 
@@ -194,13 +197,48 @@ async def test_only_a_match_alone_in_its_trio_run_waits_briefly(
             finally:
                 playing[0] -= 1
 
+    alone = (BRIEF_WAIT, SPIN_WAIT)
     await one_match(2)
-    assert seen and all(brief == BRIEF_WAIT for brief, _ in seen)
+    assert seen and all(wait == alone for wait, _ in seen)
     seen.clear()
     async with trio.open_nursery() as nursery:  # a short match and a long one at once
         nursery.start_soon(one_match, 1)
         nursery.start_soon(one_match, 6)
-    together = [brief for brief, in_play in seen if in_play == 2]
-    alone_after = [brief for brief, in_play in seen if in_play == 1]
-    assert together and set(together) == {0.0}
-    assert alone_after and set(alone_after) == {BRIEF_WAIT}
+    together = [wait for wait, in_play in seen if in_play == 2]
+    alone_after = [wait for wait, in_play in seen if in_play == 1]
+    assert together and set(together) == {(0.0, 0.0)}
+    assert alone_after and set(alone_after) == {alone}
+
+
+async def test_a_spin_takes_a_reply_that_comes_and_gives_way_to_a_sleep_within_the_wait() -> None:
+    reader, bot = pipe_pair()
+
+    def write_soon() -> None:
+        time.sleep(0.0002)
+        bot.send_now(b"quick\n")
+
+    # A reply written by another thread while the reader spins: taken by the spin.  The
+    # spin is long beside the writer's sleep, but a loaded machine may still be slower:
+    # then the sleep that follows takes it, which is the same to the caller.
+    writer = threading.Thread(target=write_soon)
+    writer.start()
+    started = time.monotonic()
+    assert reader.read_soon(5.0, spin=1.0)
+    assert reader.take_line() == b"quick"
+    assert 0.0 < reader.spun <= time.monotonic() - started
+    writer.join()
+    # Nothing comes: a spin of 20 ms, then a sleep for the rest of the 50 ms, and no more.
+    spun, started = reader.spun, time.monotonic()
+    assert not reader.read_soon(0.05, spin=0.02)
+    waited = time.monotonic() - started
+    assert 0.02 <= reader.spun - spun <= waited
+    assert 0.05 <= waited < 5  # generous above: a real pipe on a shared machine
+    # A spin longer than the wait is cut to it.
+    started = time.monotonic()
+    assert not reader.read_soon(0.01, spin=10.0)
+    assert time.monotonic() - started < 5
+    # The bot's end during a spin ends the read as any other read does.
+    await bot.aclose()
+    with pytest.raises(ConnectionClosedError):
+        reader.read_soon(5.0, spin=1.0)
+    await reader.aclose()

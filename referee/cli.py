@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -157,6 +158,13 @@ def newmarket(
 
     Every command takes -h/--help; docs/cli.md has the conventions they share.
     """
+    from referee.match import ENV_SPIN, spin_wait
+
+    try:
+        spin_wait(os.environ.get(ENV_SPIN), 2)
+    except ValueError as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _register() -> None:

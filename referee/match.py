@@ -98,9 +98,43 @@ BRIEF_WAIT = 0.001
 # other runnable process between looks (``Connection.read_soon``'s ``spin``): on a
 # virtual machine a core that sleeps even 0.1 ms runs the referee's next steps two to
 # three times slower, and a quick bot replies in 0.1 to 0.3 ms (docs/speed.md, "Sixth
-# round").  A slow bot costs at most this much CPU per decision.  Only with a second
-# core for the bots: on one core, looking would only take turns with them.
-SPIN_WAIT = 0.0005 if len(os.sched_getaffinity(0)) > 1 else 0.0
+# round").  A slow bot costs at most this much CPU per decision.  ``NEWMARKET_SPIN``
+# sets it in microseconds (0 turns it off: a machine shared with other work); the
+# ``newmarket`` command refuses a value that is not one (``spin_wait``).
+ENV_SPIN = "NEWMARKET_SPIN"
+DEFAULT_SPIN_MICROSECONDS = 500
+MAX_SPIN_MICROSECONDS = 1000  # BRIEF_WAIT: the spin is the first part of it
+
+
+def spin_wait(setting: str | None, cores: int) -> float:
+    """Seconds of ``SPIN_WAIT`` for a ``NEWMARKET_SPIN`` setting (None: unset) and the
+    cores this process may run on: none on one core, where looking only takes turns
+    with the bots.  Raises ``ValueError`` saying what is wrong with the setting."""
+    microseconds = DEFAULT_SPIN_MICROSECONDS
+    if setting is not None and setting.strip():
+        try:
+            microseconds = int(setting)
+        except ValueError:
+            microseconds = -1
+        if not 0 <= microseconds <= MAX_SPIN_MICROSECONDS:
+            raise ValueError(
+                f"{ENV_SPIN}: expected microseconds from 0 to {MAX_SPIN_MICROSECONDS} "
+                f"(0: never spin), got {setting!r}"
+            )
+    return microseconds / 1e6 if cores > 1 else 0.0
+
+
+def _spin_wait_here() -> float:
+    # A bad setting is the command line's to report (``referee.cli``); a library user
+    # importing this gets the default rather than an import error.
+    cores = len(os.sched_getaffinity(0))
+    try:
+        return spin_wait(os.environ.get(ENV_SPIN), cores)
+    except ValueError:
+        return spin_wait(None, cores)
+
+
+SPIN_WAIT = _spin_wait_here()
 # [matches in play] in this trio run, shared by its ``play_match`` calls.
 _MATCHES_IN_PLAY: trio.lowlevel.RunVar[list[int]] = trio.lowlevel.RunVar("matches_in_play")
 

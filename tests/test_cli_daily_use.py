@@ -558,3 +558,17 @@ def test_demo_league_refuses_the_flags_it_would_ignore() -> None:
             f"error: {flag}: only for the hand-by-hand demo; --league plays a fixed league "
             "(its own seed, 4 hands a match)\n"
         )
+
+
+def test_a_spin_setting_that_is_no_number_of_microseconds_is_one_error_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NEWMARKET_SPIN", "lots")
+    code, out, err = newmarket("rules")
+    assert code == 2 and out == ""
+    assert err == (
+        "error: NEWMARKET_SPIN: expected microseconds from 0 to 1000 (0: never spin), got 'lots'\n"
+    )
+    monkeypatch.setenv("NEWMARKET_SPIN", "0")
+    code, out, _ = newmarket("rules")
+    assert code == 0 and "boodle" in out

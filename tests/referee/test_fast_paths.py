@@ -27,7 +27,7 @@ import trio
 from engine import preset
 from referee.bots import BotSpec
 from referee.connection import Connection, ConnectionClosedError
-from referee.match import BRIEF_WAIT, SPIN_WAIT, MatchResult, play_match
+from referee.match import BRIEF_WAIT, SPIN_WAIT, MatchResult, play_match, spin_wait
 from referee.session import SCHEDULE_EVERY, BotLostError, BotSession
 from referee.timecontrol import TimeControl
 from tests.referee.fakes import fake_table, pipe_pair, randomly
@@ -242,3 +242,14 @@ async def test_a_spin_takes_a_reply_that_comes_and_gives_way_to_a_sleep_within_t
     with pytest.raises(ConnectionClosedError):
         reader.read_soon(5.0, spin=1.0)
     await reader.aclose()
+
+
+def test_the_spin_is_set_in_microseconds_and_never_on_one_core() -> None:
+    assert spin_wait(None, cores=2) == 0.0005  # the default: 500 µs
+    assert spin_wait("", cores=2) == 0.0005
+    assert spin_wait("250", cores=8) == 0.00025
+    assert spin_wait("0", cores=2) == 0.0  # a machine shared with other work
+    assert spin_wait("1000", cores=1) == 0.0  # one core: looking only takes turns with bots
+    for bad in ("abc", "-1", "1001", "0.5"):
+        with pytest.raises(ValueError, match=r"NEWMARKET_SPIN: expected microseconds"):
+            spin_wait(bad, cores=2)

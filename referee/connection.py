@@ -251,9 +251,9 @@ class Connection:
         ``spin``: for the first this many seconds (at most ``seconds``), look
         without sleeping, giving the core to any other runnable process between
         looks (``sched_yield``), and only then sleep in ``poll``.  A core that
-        sleeps even 0.1 ms runs the referee's next steps two to three times
-        slower on a virtual machine (its caches and clock go cold), so a reply
-        that comes within the spin is handled hot (docs/speed.md).
+        sleeps even 0.1 ms runs the referee's next steps two to five times
+        slower on a virtual machine (``benchmarks/wakeup.py``), so a reply that
+        comes within the spin is handled while the core is still warm.
         """
         if self._lines or self._in is None or self._framer.failed:
             return bool(self._lines)

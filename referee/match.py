@@ -97,10 +97,11 @@ BRIEF_WAIT = 0.001
 # The first part of that wait is spent looking, not sleeping, giving the core to any
 # other runnable process between looks (``Connection.read_soon``'s ``spin``): on a
 # virtual machine a core that sleeps even 0.1 ms runs the referee's next steps two to
-# three times slower, and a quick bot replies in 0.1 to 0.3 ms (docs/speed.md, "Sixth
-# round").  A slow bot costs at most this much CPU per decision.  ``NEWMARKET_SPIN``
-# sets it in microseconds (0 turns it off: a machine shared with other work); the
-# ``newmarket`` command refuses a value that is not one (``spin_wait``).
+# five times slower (benchmarks/wakeup.py), and a quick bot replies in 0.1 to 0.3 ms
+# (docs/speed.md, "Sixth round").  A slow bot costs at most this much CPU per
+# decision.  ``NEWMARKET_SPIN`` sets it in microseconds (0 turns it off: a machine
+# shared with other work); the ``newmarket`` command refuses a value that is not one
+# (``spin_wait``).
 ENV_SPIN = "NEWMARKET_SPIN"
 DEFAULT_SPIN_MICROSECONDS = 500
 MAX_SPIN_MICROSECONDS = 1000  # BRIEF_WAIT: the spin is the first part of it

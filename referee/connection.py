@@ -95,6 +95,71 @@ def _stream_error(
     return translated
 
 
+# A look at the descriptor that ends this long after the one before means the core
+# went to another process meanwhile: on a busy machine, a spinning reader would wait
+# for that process's turn before it sees the reply (a sleeping one is woken at once).
+CONTENDED = 0.00005
+MAX_SLEEPS_AFTER_CONTENTION = 1024
+
+
+class _Contention:
+    """Whether ``read_soon``'s spin pays on this machine now; one per process.
+
+    A spin pays only with a core to spare.  On a busy one, the spinning
+    thread uses up its fair share looking, and when the reply comes it may be
+    waiting for another process's turn, where a sleeping thread is woken at once:
+    a match under two CPU-bound processes ran at 38 to 49% of the floor spinning,
+    81 to 124% sleeping (docs/speed.md).  So no spin starts while every core
+    has a runnable process besides this one, and after a spin cut short by
+    another process's turn, the next waits sleep at once: one, then two, four,
+    ... up to ``MAX_SLEEPS_AFTER_CONTENTION`` while spins keep meeting other
+    processes; each clean spin halves the next count.
+    """
+
+    __slots__ = ("backoff", "cores", "loadavg", "path", "sleeps")
+
+    def __init__(self, path: str = "/proc/loadavg", cores: int | None = None) -> None:
+        self.sleeps = 0  # waits left that sleep without spinning
+        self.backoff = 0  # sleeps after the next contended spin
+        self.cores = len(os.sched_getaffinity(0)) if cores is None else cores
+        self.path = path
+        self.loadavg = -2  # ``path`` kept open; -1 if it cannot be read (no spin)
+
+    def may_spin(self) -> bool:
+        """True unless a recent spin met another process, or every core has a runnable
+        process besides this one right now (the bot just asked is one of them)."""
+        if self.sleeps:
+            self.sleeps -= 1
+            return False
+        return self.runnable_besides_me() < self.cores
+
+    def runnable_besides_me(self) -> int:
+        """The processes runnable on the machine now, this one left out: /proc/loadavg's
+        fourth field ("3/412": runnable/all), read with one pread (2 µs)."""
+        if self.loadavg == -2:
+            try:
+                self.loadavg = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                self.loadavg = -1
+        if self.loadavg < 0:
+            return self.cores  # nothing known: do not spin
+        try:
+            fields = os.pread(self.loadavg, 128, 0).split()
+            return int(fields[3].split(b"/")[0]) - 1
+        except (OSError, IndexError, ValueError):
+            return self.cores
+
+    def spun(self, *, contended: bool) -> None:
+        if contended:
+            self.backoff = min(max(1, 2 * self.backoff), MAX_SLEEPS_AFTER_CONTENTION)
+            self.sleeps = self.backoff
+        else:
+            self.backoff //= 2
+
+
+_CONTENTION = _Contention()
+
+
 class Connection:
     """Protocol lines over a ``trio.abc.Stream``; see the module docstring."""
 
@@ -266,19 +331,25 @@ class Connection:
             poller[1].register(fd, select.POLLIN)
             self._poller = poller
         poll = poller[1].poll
-        if spin > 0.0:
+        if spin > 0.0 and _CONTENTION.may_spin():
             spin = min(spin, seconds)
             clock = time.perf_counter
             give_way = os.sched_yield
-            start = clock()
+            start = last = clock()
             while not poll(0):
-                spun = clock() - start
-                if spun >= spin:
-                    self.spun += spun
-                    seconds = max(0.0, seconds - spun)  # poll waits for ever if negative
+                now = clock()
+                if now - last > CONTENDED or now - start >= spin:
+                    # The spin is over, or the core was given to another process for
+                    # a while (a yield or a preemption): sleep, so that the reply
+                    # wakes this thread at once rather than after that process's turn.
+                    _CONTENTION.spun(contended=now - last > CONTENDED)
+                    self.spun += now - start
+                    seconds = max(0.0, seconds - (now - start))  # poll waits for ever if < 0
                     break
+                last = now
                 give_way()
             else:
+                _CONTENTION.spun(contended=False)
                 self.spun += clock() - start
                 return self.read_now()
         if not poll(seconds * 1000):

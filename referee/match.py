@@ -99,7 +99,8 @@ BRIEF_WAIT = 0.001
 # virtual machine a core that sleeps even 0.1 ms runs the referee's next steps two to
 # five times slower (benchmarks/wakeup.py), and a quick bot replies in 0.1 to 0.3 ms
 # (docs/speed.md, "Sixth round").  A slow bot costs at most this much CPU per
-# decision.  ``NEWMARKET_SPIN`` sets it in microseconds (0 turns it off: a machine
+# decision, and no spin starts on a busy machine (``referee.connection._Contention``).
+# ``NEWMARKET_SPIN`` sets it in microseconds (0 turns it off: a machine
 # shared with other work); the ``newmarket`` command refuses a value that is not one
 # (``spin_wait``).
 ENV_SPIN = "NEWMARKET_SPIN"

@@ -34,6 +34,7 @@ from referee.server.play import (
 )
 from referee.server.sandboxing import competition_sandbox
 from referee.server.store import CompetitionStore, lock_for_serving
+from referee.server.uploads import clear_incoming, incoming_dir
 
 
 def run_server(
@@ -58,6 +59,16 @@ async def serve_competition(
     lock = lock_for_serving(config.database)
     try:
         sandbox = competition_sandbox(config)  # a level this machine cannot give fails here
+        # Only now, holding the lock: a second server refused above must not delete the
+        # uploads the running one is receiving.
+        leftovers = clear_incoming(config)
+        if leftovers:
+            print(
+                f"newmarket serve: removed {leftovers} temporary upload file(s) that an "
+                f"earlier stop cut short, from {incoming_dir(config)}",
+                file=sys.stderr,
+                flush=True,
+            )
         async with _tables(config, cluster, jobs) as (open_table, tables, where):
             await _serve(config, sandbox.level, open_table, tables, where, port, on_ready)
     finally:

@@ -29,7 +29,7 @@ import trio
 from starlette.datastructures import UploadFile
 
 from referee.server.competition import Competition
-from referee.server.config import REMOTE
+from referee.server.config import REMOTE, CompetitionConfig
 from referee.server.store import Participant, Version
 from referee.server.unpack import UnpackError, fsync_parent, unpack_upload
 
@@ -42,6 +42,37 @@ class UploadRefusedError(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
+
+
+def incoming_dir(config: CompetitionConfig) -> Path:
+    """Where an upload's bytes are written before they have a version (step 2)."""
+    return config.data / "incoming"
+
+
+def clear_incoming(config: CompetitionConfig) -> int:
+    """Remove what uploads cut short left in ``incoming/``; how many entries were removed.
+
+    A request's ``finally`` removes its own temporary file, but a ``kill -9``
+    of the server (or a power cut) mid-upload runs no ``finally``, and the
+    bytes stayed for ever: a participant resending a 1 MiB upload after every
+    crash filled the disk a megabyte at a time.  Called once at the start,
+    under the server's lock (``lock_for_serving``): no other server is
+    writing here, and no request of this one has begun, so everything in the
+    directory is a leftover.
+    """
+    incoming = incoming_dir(config)
+    removed = 0
+    try:
+        entries = list(incoming.iterdir())
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed += 1
+    return removed
 
 
 def version_root(competition: Competition, version_id: int) -> Path:
@@ -86,7 +117,7 @@ async def accept_upload(
         raise UploadRefusedError(400, "a remote bot is registered without a file")
     _allowed(competition, participant, runtime)
     filename = (upload.filename or "upload")[:200]
-    incoming = config.data / "incoming"
+    incoming = incoming_dir(config)
     incoming.mkdir(parents=True, exist_ok=True)
     temporary = incoming / secrets.token_hex(8)
     digest = hashlib.sha256()

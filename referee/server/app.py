@@ -10,6 +10,7 @@ and is mounted under ``/api``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,12 @@ class Pages:
         html = self.env.get_template(template).render(**base, **context)
         return HTMLResponse(html, status_code=code)
 
-    def error(self, request: Request, status: int, reason: str) -> HTMLResponse:
-        return self.render(request, "error.html", status, status=status, reason=reason)
+    def error(
+        self, request: Request, status: int, reason: str, headers: Mapping[str, str] = {}
+    ) -> HTMLResponse:
+        page = self.render(request, "error.html", status, status=status, reason=reason)
+        page.headers.update(headers)
+        return page
 
     async def form(self, request: Request) -> dict[str, Any] | HTMLResponse:
         """The posted form, or a 403 page when its CSRF token does not match this browser."""
@@ -231,7 +236,7 @@ class Pages:
             else:
                 version = await accept_upload(self.competition, viewer, bot, runtime)
         except UploadRefusedError as error:
-            return self.error(request, error.status, error.reason)
+            return self.error(request, error.status, error.reason, error.headers)
         return RedirectResponse(f"/versions/{version.id}", status_code=303)
 
     async def api_page(self, request: Request) -> Response:

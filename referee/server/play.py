@@ -34,13 +34,14 @@ from referee.server.sandboxing import sandbox_setting
 from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
 from referee.server.store import Group, match_id
 from referee.server.tables import WorkerError, WorkerTable
-from referee.server.unpack import UnpackError
+from referee.server.unpack import StorageError, UnpackError
 from referee.server.uploads import unpack_version
 
 POLL = 1.0  # seconds between looks at the pause flag and the roster when idle
 RESTART_DELAY = 5.0  # after a table worker failed
 GROUP_ATTEMPTS = 2  # a group whose table worker dies this often is given up
 SUSPECT_FAILURES = 3  # a version at this many failed tables in a row is suspended
+STORAGE_WAIT = 60.0  # seconds before admission tries again after the server's disk was full
 
 
 async def admission_loop(competition: Competition) -> None:
@@ -69,12 +70,23 @@ async def admission_loop(competition: Competition) -> None:
         served[version.participant] = turn
         turn += 1
         competition.admitting = version.id
+        disk_full = False
         try:
             # Unpacked again, if a crash came between the upload and its unpacking.
             await trio.to_thread.run_sync(unpack_version, competition, version)
             await admit(competition.config, competition.store, version)
         except UnpackError as error:
             competition.store.decide(version.id, "rejected", f"upload: {error}")
+        except StorageError as error:
+            # The server's disk, not the version: it stays pending, and is tried again.
+            disk_full = True
+            competition.status = f"admission waits: {error.what}"
+            print(
+                f"newmarket serve: admission of version {version.id} waits {STORAGE_WAIT:g} s: "
+                f"the server could not write its files ({error.what})",
+                file=sys.stderr,
+                flush=True,
+            )
         except Exception as error:
             # A bug on this version's path must not end the loop: the version stays
             # pending, so every restart would meet it again and stop the server for
@@ -91,6 +103,8 @@ async def admission_loop(competition: Competition) -> None:
         finally:
             competition.admitting = None
             competition.notify()
+        if disk_full:
+            await trio.sleep(STORAGE_WAIT)
 
 
 class GroupQueue:

@@ -343,6 +343,14 @@ class CompetitionStore:
         assert version is not None
         return version
 
+    def forget_version(self, version: int) -> None:
+        """Remove a pending version that was never stored whole (the server's disk was full).
+
+        Nothing refers to a pending version yet (it is in no group), and its
+        participant's next upload takes its number again.
+        """
+        self._db.execute("DELETE FROM versions WHERE id = ? AND status = 'pending'", (version,))
+
     def decide(
         self,
         version: int,

@@ -34,12 +34,14 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import trio
 
 from referee.server.build import BuildError, build
+from referee.server.busy import written
 from referee.server.config import CompetitionConfig
 from referee.server.store import CompetitionStore, Version
 from referee.timecontrol import TimeControl
@@ -71,14 +73,23 @@ async def admit(config: CompetitionConfig, store: CompetitionStore, version: Ver
             config.compile_seconds,
         )
     except BuildError as error:
-        store.decide(version.id, "rejected", f"build: {error}", error.transcript)
+        decision = partial(
+            store.decide, version.id, "rejected", f"build: {error}", error.transcript
+        )
+        await written(f"rejecting version {version.id}", decision)
         return False
     verdict = await run_check_process(config, built.spec.to_json())
     transcript = (built.transcript + "\n" if built.transcript else "") + verdict["transcript"]
     if verdict["ok"]:
-        store.decide(version.id, "admitted", verdict["detail"], transcript, built.spec.to_json())
+        spec = built.spec.to_json()
+        decision = partial(
+            store.decide, version.id, "admitted", verdict["detail"], transcript, spec
+        )
+        await written(f"admitting version {version.id}", decision)
         return True
-    store.decide(version.id, "rejected", f"check: {verdict['detail']}", transcript)
+    why = f"check: {verdict['detail']}"
+    decision = partial(store.decide, version.id, "rejected", why, transcript)
+    await written(f"rejecting version {version.id}", decision)
     return False
 
 

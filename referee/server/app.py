@@ -10,6 +10,7 @@ and is mounted under ``/api``.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -20,7 +21,7 @@ from jinja2 import Environment
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
@@ -36,6 +37,7 @@ from referee.server.auth import (
     session_value,
     signed_in,
 )
+from referee.server.busy import BUSY_REASON, RETRY_AFTER, is_busy
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
 from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
@@ -309,7 +311,17 @@ def build_app(competition: Competition) -> ASGIApp:
         Mount("/static", StaticFiles(directory=server_static)),
         Mount("/report", StaticFiles(directory=report_static)),
     ]
-    app = Starlette(routes=routes)
+
+    async def database_busy(request: Request, error: Exception) -> Response:
+        """A request that met a locked database: 503, send again (``referee.server.busy``)."""
+        if not is_busy(error):
+            raise error
+        headers = {"Retry-After": str(RETRY_AFTER)}
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": BUSY_REASON}, status_code=503, headers=headers)
+        return pages.error(request, 503, BUSY_REASON, headers)
+
+    app = Starlette(routes=routes, exception_handlers={sqlite3.OperationalError: database_busy})
     upload_cap = competition.config.uploads.max_bytes + MULTIPART_SLACK
 
     def cap_for(path: str) -> int:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import sqlite3
 import sys
 
 import trio
@@ -46,6 +47,7 @@ from referee.league.runner import TableJob
 from referee.league.worker import UNUSED, TableSessions
 from referee.match import MatchResult
 from referee.remote import RemoteLobby
+from referee.server.busy import is_busy, written
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
 from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs
@@ -94,14 +96,20 @@ class CompetitionLobby(RemoteLobby):
             where = "" if session.address is None else f" from {session.address[0]}"
             # What the bot says it is: its own text, shown escaped, and kept short.
             said = " ".join(filter(None, [session.reported_name, session.reported_version]))[:80]
-            store.decide(
-                bot,
-                "admitted",
-                f"remote: its first connection{where} passed the handshake"
-                + (f" (ready as {said!r})" if said else ""),
-                "",
-                remote_spec(version).to_json(),
-            )
+            try:
+                store.decide(
+                    bot,
+                    "admitted",
+                    f"remote: its first connection{where} passed the handshake"
+                    + (f" (ready as {said!r})" if said else ""),
+                    "",
+                    remote_spec(version).to_json(),
+                )
+            except sqlite3.OperationalError as error:
+                if not is_busy(error):
+                    raise
+                # Still pending, so never seated: its next connection admits it.
+                _note(f"version {bot} connected while the database was locked; not admitted yet")
         self.competition.notify()  # a connected version can be seated now
 
 
@@ -118,9 +126,25 @@ async def remote_table_loop(
     roster = lobby.bots  # one list, by version id, for the lobby, the pool and the local bots
     playing: list[Group] = []
 
+    async def record_when_unlocked(job: TableJob, result: MatchResult, group: Group) -> None:
+        log = config.logs_dir / f"{job.key.match_id}.jsonl"
+        store = competition.store
+        await written(
+            f"recording match {job.key.match_id}",
+            lambda: store.record(group, job.key.rotation, job.key.bots, result, log),
+        )
+        competition.notify()
+
     def record(job: TableJob, result: MatchResult) -> None:
         log = config.logs_dir / f"{job.key.match_id}.jsonl"
-        competition.store.record(playing[0], job.key.rotation, job.key.bots, result, log)
+        try:
+            competition.store.record(playing[0], job.key.rotation, job.key.bots, result, log)
+        except sqlite3.OperationalError as error:
+            if not is_busy(error):
+                raise
+            # The pool's callback cannot wait: the write is retried beside it, never lost.
+            nursery.start_soon(record_when_unlocked, job, result, playing[0])
+            return
         competition.notify()
 
     async with trio.open_nursery() as nursery:
@@ -146,7 +170,7 @@ async def remote_table_loop(
                     # The referee's own failure (a log it cannot write), as a table worker
                     # reports it: the group is retried once, then given up.
                     competition.status = f"remote table: {error}"
-                    queue.table_failed(group)
+                    await queue.table_failed(group)
                     await trio.sleep(RESTART_DELAY)
                     continue
                 finally:

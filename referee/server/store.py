@@ -204,11 +204,14 @@ class CompetitionStore:
         self._db = connection
 
     @classmethod
-    def open(cls, path: Path) -> CompetitionStore:
+    def open(cls, path: Path, busy_timeout: float = 10.0) -> CompetitionStore:
+        """``busy_timeout``: seconds a write waits for another process's lock before it
+        raises ``database is locked`` (``referee.server.busy`` retries it in the server)."""
         try:  # set up as the league's database is (WAL, synchronous=FULL), and checked
             connection = connect_sqlite(
                 path, readonly=False, what=DATABASE, autocommit=True, any_thread=True
             )
+            connection.execute(f"PRAGMA busy_timeout = {round(busy_timeout * 1000)}")
             quick_check(connection, path, DATABASE, ADVICE)
         except SqliteError as error:
             raise StoreError(str(error)) from None

@@ -1,0 +1,153 @@
+"""A locked database (a management command's open write) is waited out, never fatal.
+
+Another connection holds ``BEGIN IMMEDIATE``, as ``newmarket serve pause`` does
+while it writes; the server's store is opened with a 50 ms busy timeout, so
+every write meets ``database is locked`` at once.  Before, a table's
+``record`` raised it out of the table loop and ended the server, the finished
+match lost; a request answered 500.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+import trio.testing
+
+from referee.bots import BotSpec
+from referee.league.store import MatchKey
+from referee.match import MatchResult, SeatResult
+from referee.server import busy, play
+from referee.server.app import build_app
+from referee.server.competition import Competition
+from referee.server.config import load_config
+from referee.server.store import CompetitionStore
+
+BUSY_TIMEOUT = 0.05  # seconds: each attempt meets the lock at once
+
+
+def _competition(tmp_path: Path) -> Competition:
+    config_path = tmp_path / "cup.toml"
+    config_path.write_text('[competition]\nname = "x"\nhouse_bots = []\n')
+    config = load_config(config_path)
+    return Competition(config, CompetitionStore.open(config.database, busy_timeout=BUSY_TIMEOUT))
+
+
+@contextmanager
+def held_for_writing(database: Path) -> Iterator[sqlite3.Connection]:
+    """Another process's write transaction on ``database``, until committed (or the end)."""
+    holder = sqlite3.connect(database, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        yield holder
+    finally:
+        if holder.in_transaction:
+            holder.execute("COMMIT")
+        holder.close()
+
+
+def _result(key: MatchKey) -> MatchResult:
+    seats = [
+        SeatResult(
+            seat=i,
+            name=f"b{i}",
+            place=i + 1,
+            chips=20,
+            status="ok",
+            faults=[],
+            net_chips=0,
+            boodle_chips=0,
+            hands_won=0,
+        )
+        for i in range(len(key.bots))
+    ]
+    return MatchResult(
+        match_id=key.match_id,
+        seed=key.seed,
+        rules={},
+        hands=3,
+        seats=seats,
+        log_path=None,
+        reason="hand_limit",
+    )
+
+
+async def test_a_finished_match_is_recorded_once_the_lock_is_let_go(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    competition = _competition(tmp_path)
+    store = competition.store
+    versions = []
+    for name in ("alice", "bob", "carol"):
+        participant, _token = store.add_participant(name)
+        version = store.add_version(participant.id, "python3", "main.py", "", 1)
+        store.decide(version.id, "admitted", "ok", "", BotSpec(name, ("x",)).to_json())
+        versions.append(version.id)
+    group = store.plan_group(5, tuple(versions), "test")
+    played: list[str] = []
+
+    class OneMatchTable:
+        async def play(self, key: MatchKey, *_args: object) -> MatchResult:
+            played.append(key.match_id)
+            return _result(key)
+
+        async def aclose(self) -> None:
+            pass
+
+    with held_for_writing(store.path) as holder:
+        async with trio.open_nursery() as nursery:
+            done = [0]  # only the first rotation is left to play
+
+            async def play_it() -> None:
+                await play.play_group(competition, OneMatchTable(), 1, group, {1, 2})
+                done[0] = 1
+
+            nursery.start_soon(play_it)
+            await trio.sleep(20)  # virtual: the table retries, backing off, all along
+            assert played == ["g1r0"] and done == [0] and store.match_count() == 0
+            holder.execute("COMMIT")  # the command is done
+            await trio.sleep(busy.LONGEST_WAIT)
+        assert done == [1]
+    assert store.rotations_done(group.id) == {0}
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == (
+        "newmarket serve: the database is locked by another process while recording "
+        "match g1r0; trying again in 0.5 s"
+    )
+    waits = [line.rsplit(" ", 2)[-2] for line in said]
+    assert waits[:4] == ["0.5", "1", "2", "4"]  # backing off, bounded by LONGEST_WAIT
+    store.close()
+
+
+async def test_a_request_that_meets_a_locked_database_gets_503_with_retry_after(
+    tmp_path: Path,
+) -> None:
+    competition = _competition(tmp_path)
+    store = competition.store
+    alice, token = store.add_participant("alice")
+    transport = httpx.ASGITransport(app=build_app(competition))
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+        with held_for_writing(store.path):
+            sent = await client.post(
+                "/api/versions",
+                headers={"Authorization": f"Bearer {token}"},
+                data={"runtime": "python3"},
+                files={"bot": ("main.py", b"print('hello')\n")},
+            )
+        assert sent.status_code == 503
+        assert sent.json() == {"error": busy.BUSY_REASON}
+        assert sent.headers["Retry-After"] == str(busy.RETRY_AFTER)
+        assert store.versions(alice.id) == []  # nothing half-done to count against alice
+        again = await client.post(
+            "/api/versions",
+            headers={"Authorization": f"Bearer {token}"},
+            data={"runtime": "python3"},
+            files={"bot": ("main.py", b"print('hello')\n")},
+        )
+        assert again.status_code == 201, again.text
+    store.close()

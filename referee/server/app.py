@@ -37,13 +37,24 @@ from referee.server.auth import (
     session_value,
     signed_in,
 )
-from referee.server.busy import BUSY_REASON, RETRY_AFTER, is_busy
+from referee.server.busy import (
+    BUSY_REASON,
+    DISK_FULL_REASON,
+    RETRY_AFTER,
+    is_busy,
+    is_disk_full,
+)
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
 from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
 from referee.server.ratelimit import SlidingWindow
 from referee.server.store import StoreError
-from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
+from referee.server.uploads import (
+    STORAGE_RETRY_AFTER,
+    UploadRefusedError,
+    accept_upload,
+    register_remote,
+)
 from referee.server.views import (
     leaderboard,
     match_view,
@@ -313,13 +324,18 @@ def build_app(competition: Competition) -> ASGIApp:
     ]
 
     async def database_busy(request: Request, error: Exception) -> Response:
-        """A request that met a locked database: 503, send again (``referee.server.busy``)."""
-        if not is_busy(error):
+        """A request that met a locked database (503) or a full disk (507): the server's
+        trouble, for the client to send again (``referee.server.busy``)."""
+        if is_busy(error):
+            status, reason, wait = 503, BUSY_REASON, RETRY_AFTER
+        elif is_disk_full(error):
+            status, reason, wait = 507, DISK_FULL_REASON, STORAGE_RETRY_AFTER
+        else:
             raise error
-        headers = {"Retry-After": str(RETRY_AFTER)}
+        headers = {"Retry-After": str(wait)}
         if request.url.path.startswith("/api/"):
-            return JSONResponse({"error": BUSY_REASON}, status_code=503, headers=headers)
-        return pages.error(request, 503, BUSY_REASON, headers)
+            return JSONResponse({"error": reason}, status_code=status, headers=headers)
+        return pages.error(request, status, reason, headers)
 
     app = Starlette(routes=routes, exception_handlers={sqlite3.OperationalError: database_busy})
     upload_cap = competition.config.uploads.max_bytes + MULTIPART_SLACK

@@ -8,8 +8,9 @@ made the server's write raise ``sqlite3.OperationalError: database is
 locked``, and in a background loop that ended the whole server, with the
 finished match it was recording lost.
 
-So the loops write through ``written``: on a locked database it logs one
-line, waits (0.5 s, doubling up to 30 s) and writes again, for as long as it
+So the loops write through ``written``: on a locked database (or a full
+disk, which the operator can also fix without a restart) it logs one line,
+waits (0.5 s, doubling up to 30 s) and writes again, for as long as it
 takes; every write it wraps is idempotent or refused twice by the store
 (a match is recorded once).  A request that meets it answers 503 with
 ``Retry-After`` instead (``referee.server.app``): a participant can send
@@ -31,6 +32,7 @@ FIRST_WAIT = 0.5  # seconds before the first retry
 LONGEST_WAIT = 30.0  # the backoff's bound
 RETRY_AFTER = 5  # seconds, told to a client whose request met a locked database
 BUSY_REASON = "the server's database is busy (an organiser's command holds it); try again soon"
+DISK_FULL_REASON = "the server could not store this: disk full; try again later"
 
 
 def is_busy(error: BaseException) -> bool:
@@ -41,6 +43,11 @@ def is_busy(error: BaseException) -> bool:
     return "database is locked" in text or "database table is locked" in text
 
 
+def is_disk_full(error: BaseException) -> bool:
+    """True for SQLite's SQLITE_FULL: the disk (or ``max_page_count``) has no room."""
+    return isinstance(error, sqlite3.OperationalError) and "database or disk is full" in str(error)
+
+
 async def written(what: str, write: Callable[[], T]) -> T:
     """``write()``, again after a bounded backoff for as long as the database is locked."""
     wait = FIRST_WAIT
@@ -48,11 +55,14 @@ async def written(what: str, write: Callable[[], T]) -> T:
         try:
             return write()
         except sqlite3.OperationalError as error:
-            if not is_busy(error):
+            if is_busy(error):
+                why = "the database is locked by another process"
+            elif is_disk_full(error):
+                why = "the disk is full (the database cannot grow)"
+            else:
                 raise
         print(
-            f"newmarket serve: the database is locked by another process while {what}; "
-            f"trying again in {wait:g} s",
+            f"newmarket serve: {why} while {what}; trying again in {wait:g} s",
             file=sys.stderr,
             flush=True,
         )

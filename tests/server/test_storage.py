@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import sqlite3
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ import trio
 import trio.testing
 from starlette.datastructures import UploadFile
 
-from referee.server import play, uploads
+from referee.server import busy, play, uploads
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.config import load_config
@@ -157,3 +158,56 @@ async def test_a_full_disk_at_admission_leaves_the_version_pending_and_retries(
     assert decided is not None and decided.status == "admitted"
     assert admitted == [version.id]
     store.close()
+
+
+async def test_a_full_disk_under_the_database_is_a_507_for_a_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite's own "database or disk is full" (SQLITE_FULL): a 500 before.
+    competition = _competition(tmp_path)
+    store = competition.store
+    _alice, token = store.add_participant("alice")
+
+    def add_version_on_a_full_disk(*_args: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store, "add_version", add_version_on_a_full_disk)
+    transport = httpx.ASGITransport(app=build_app(competition))
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+        sent = await client.post(
+            "/api/versions",
+            headers={"Authorization": f"Bearer {token}"},
+            data={"runtime": "python3"},
+            files={"bot": ("main.py", b"print('hello')\n")},
+        )
+    assert sent.status_code == 507
+    assert sent.json() == {"error": busy.DISK_FULL_REASON}
+    assert sent.headers["Retry-After"] == str(uploads.STORAGE_RETRY_AFTER)
+    assert list(uploads.incoming_dir(competition.config).iterdir()) == []
+    store.close()
+
+
+async def test_a_finished_match_waits_for_room_in_the_database(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stored: list[str] = []
+    full = [True]
+
+    def record() -> str:
+        if full[0]:
+            raise sqlite3.OperationalError("database or disk is full")
+        stored.append("g1r0")
+        return "g1r0"
+
+    async def free_the_disk_later() -> None:
+        await trio.sleep(10)
+        full[0] = False
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(free_the_disk_later)
+        assert await busy.written("recording match g1r0", record) == "g1r0"
+    assert stored == ["g1r0"]
+    assert capsys.readouterr().err.startswith(
+        "newmarket serve: the disk is full (the database cannot grow) while recording match "
+        "g1r0; trying again in 0.5 s\n"
+    )

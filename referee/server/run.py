@@ -15,12 +15,14 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 
 from referee.server.app import build_app
+from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.config import CompetitionConfig
 from referee.server.play import (
@@ -113,7 +115,10 @@ async def _serve(
 ) -> None:
     store = CompetitionStore.open(config.database)
     competition = Competition(config, store)
-    competition.ensure_house_bots(config.house_bots)
+    # Waited for, as every write of the server: a management command may hold the database.
+    await written(
+        "adding the house bots", partial(competition.ensure_house_bots, config.house_bots)
+    )
     hyper = HypercornConfig()
     hyper.bind = [f"{config.host}:{config.port if port is None else port}"]
     hyper.accesslog = None

@@ -127,6 +127,14 @@ def lock_for_serving(path: Path) -> int:
         raise StoreError(str(error)) from None
 
 
+def _locked(path: Path, busy_timeout: float) -> str:
+    """Why a store could not be opened: another process held it for writing too long."""
+    return (
+        f"{path}: locked by another process for {busy_timeout:g} s "
+        "(a management command, or sqlite3 with a transaction open?); try again"
+    )
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -221,6 +229,8 @@ class CompetitionStore:
             connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
         except sqlite3.DatabaseError as error:
             connection.close()
+            if "database is locked" in str(error):
+                raise StoreError(_locked(path, busy_timeout)) from None
             raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
         store = cls(path, connection)
         version = store.meta("schema_version")
@@ -231,15 +241,21 @@ class CompetitionStore:
         # kill -9 between them left no secret, and every later start signed sessions and
         # tokens with the empty key.  OR IGNORE also heals such a database, and keeps the
         # first secret when the server and a management command create the file at once.
-        with connection:
-            connection.execute("BEGIN IMMEDIATE")
-            for key, value in (
-                ("schema_version", str(SCHEMA_VERSION)),
-                ("secret", secrets.token_hex(32)),
-            ):
-                connection.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
-                )
+        try:
+            with connection:
+                connection.execute("BEGIN IMMEDIATE")
+                for key, value in (
+                    ("schema_version", str(SCHEMA_VERSION)),
+                    ("secret", secrets.token_hex(32)),
+                ):
+                    connection.execute(
+                        "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
+                    )
+        except sqlite3.OperationalError as error:
+            connection.close()
+            if "database is locked" in str(error):
+                raise StoreError(_locked(path, busy_timeout)) from None
+            raise
         return store
 
     @classmethod

@@ -26,7 +26,7 @@ from referee.server import busy, play
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.config import load_config
-from referee.server.store import CompetitionStore
+from referee.server.store import CompetitionStore, StoreError
 
 BUSY_TIMEOUT = 0.05  # seconds: each attempt meets the lock at once
 
@@ -151,3 +151,18 @@ async def test_a_request_that_meets_a_locked_database_gets_503_with_retry_after(
         )
         assert again.status_code == 201, again.text
     store.close()
+
+
+def test_a_store_opened_while_another_process_writes_says_so_in_one_line(
+    tmp_path: Path,
+) -> None:
+    # A management command, or the server starting, while `sqlite3` holds a transaction:
+    # "not a usable competition database: database is locked" sent the operator to restore it.
+    database = tmp_path / "competition.sqlite"
+    CompetitionStore.open(database).close()
+    with held_for_writing(database), pytest.raises(StoreError) as refused:
+        CompetitionStore.open(database, busy_timeout=BUSY_TIMEOUT)
+    assert str(refused.value) == (
+        f"{database}: locked by another process for 0.05 s "
+        "(a management command, or sqlite3 with a transaction open?); try again"
+    )

@@ -14,28 +14,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 import trio
 import trio.testing
 
 from referee.bots import BotSpec
 from referee.league.store import MatchKey
-from referee.match import MatchResult, SeatResult
+from referee.match import MatchResult
 from referee.server import busy, play
-from referee.server.app import build_app
-from referee.server.competition import Competition
-from referee.server.config import load_config
 from referee.server.store import CompetitionStore, StoreError
+from tests.server.inprocess import api_upload, finished, open_competition
 
 BUSY_TIMEOUT = 0.05  # seconds: each attempt meets the lock at once
-
-
-def _competition(tmp_path: Path) -> Competition:
-    config_path = tmp_path / "cup.toml"
-    config_path.write_text('[competition]\nname = "x"\nhouse_bots = []\n')
-    config = load_config(config_path)
-    return Competition(config, CompetitionStore.open(config.database, busy_timeout=BUSY_TIMEOUT))
 
 
 @contextmanager
@@ -51,36 +41,10 @@ def held_for_writing(database: Path) -> Iterator[sqlite3.Connection]:
         holder.close()
 
 
-def _result(key: MatchKey) -> MatchResult:
-    seats = [
-        SeatResult(
-            seat=i,
-            name=f"b{i}",
-            place=i + 1,
-            chips=20,
-            status="ok",
-            faults=[],
-            net_chips=0,
-            boodle_chips=0,
-            hands_won=0,
-        )
-        for i in range(len(key.bots))
-    ]
-    return MatchResult(
-        match_id=key.match_id,
-        seed=key.seed,
-        rules={},
-        hands=3,
-        seats=seats,
-        log_path=None,
-        reason="hand_limit",
-    )
-
-
 async def test_a_finished_match_is_recorded_once_the_lock_is_let_go(
     tmp_path: Path, autojump_clock: trio.testing.MockClock, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    competition = _competition(tmp_path)
+    competition = open_competition(tmp_path, BUSY_TIMEOUT)
     store = competition.store
     versions = []
     for name in ("alice", "bob", "carol"):
@@ -94,7 +58,7 @@ async def test_a_finished_match_is_recorded_once_the_lock_is_let_go(
     class OneMatchTable:
         async def play(self, key: MatchKey, *_args: object) -> MatchResult:
             played.append(key.match_id)
-            return _result(key)
+            return finished(key.match_id, key.seed, len(key.bots))
 
         async def aclose(self) -> None:
             pass
@@ -127,29 +91,17 @@ async def test_a_finished_match_is_recorded_once_the_lock_is_let_go(
 async def test_a_request_that_meets_a_locked_database_gets_503_with_retry_after(
     tmp_path: Path,
 ) -> None:
-    competition = _competition(tmp_path)
+    competition = open_competition(tmp_path, BUSY_TIMEOUT)
     store = competition.store
     alice, token = store.add_participant("alice")
-    transport = httpx.ASGITransport(app=build_app(competition))
-    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
-        with held_for_writing(store.path):
-            sent = await client.post(
-                "/api/versions",
-                headers={"Authorization": f"Bearer {token}"},
-                data={"runtime": "python3"},
-                files={"bot": ("main.py", b"print('hello')\n")},
-            )
-        assert sent.status_code == 503
-        assert sent.json() == {"error": busy.BUSY_REASON}
-        assert sent.headers["Retry-After"] == str(busy.RETRY_AFTER)
-        assert store.versions(alice.id) == []  # nothing half-done to count against alice
-        again = await client.post(
-            "/api/versions",
-            headers={"Authorization": f"Bearer {token}"},
-            data={"runtime": "python3"},
-            files={"bot": ("main.py", b"print('hello')\n")},
-        )
-        assert again.status_code == 201, again.text
+    with held_for_writing(store.path):
+        sent = await api_upload(competition, token)
+    assert sent.status_code == 503
+    assert sent.json() == {"error": busy.BUSY_REASON}
+    assert sent.headers["Retry-After"] == str(busy.RETRY_AFTER)
+    assert store.versions(alice.id) == []  # nothing half-done to count against alice
+    again = await api_upload(competition, token)
+    assert again.status_code == 201, again.text
     store.close()
 
 

@@ -15,26 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import trio
 import trio.testing
 from starlette.datastructures import UploadFile
 
 from referee.server import busy, play, uploads
-from referee.server.app import build_app
-from referee.server.competition import Competition
-from referee.server.config import load_config
 from referee.server.store import CompetitionStore
+from tests.server.inprocess import api_upload, open_competition
 
 DISK_FULL = "the server could not store this upload: disk full; try again later"
-
-
-def _competition(tmp_path: Path) -> Competition:
-    config_path = tmp_path / "cup.toml"
-    config_path.write_text('[competition]\nname = "x"\nhouse_bots = ["random"]\n')
-    config = load_config(config_path)
-    return Competition(config, CompetitionStore.open(config.database))
 
 
 def _zipped_bot() -> UploadFile:
@@ -68,7 +58,7 @@ async def test_a_full_disk_unpacking_an_upload_is_the_servers_507_not_a_rejectio
 ) -> None:
     # A zip's members are written inside zipfile's error handling, where an OSError is a
     # damaged archive's: a full disk made the version "rejected: cannot be read".
-    competition = _competition(tmp_path)
+    competition = open_competition(tmp_path)
     store = competition.store
     alice, _token = store.add_participant("alice")
     free_the_disk = _full_disk_on_create(monkeypatch)
@@ -92,7 +82,7 @@ async def test_a_full_disk_writing_the_upload_itself_answers_507_with_retry_afte
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Before: the OSError escaped the request, a 500 and a traceback.
-    competition = _competition(tmp_path)
+    competition = open_competition(tmp_path)
     store = competition.store
     alice, token = store.add_participant("alice")
 
@@ -100,14 +90,7 @@ async def test_a_full_disk_writing_the_upload_itself_answers_507_with_retry_afte
         raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT))
 
     monkeypatch.setattr(os, "fsync", fsync_on_a_full_disk)
-    transport = httpx.ASGITransport(app=build_app(competition))
-    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
-        sent = await client.post(
-            "/api/versions",
-            headers={"Authorization": f"Bearer {token}"},
-            data={"runtime": "python3"},
-            files={"bot": ("main.py", b"print('hello')\n")},
-        )
+    sent = await api_upload(competition, token)
     assert sent.status_code == 507
     assert sent.json() == {"error": DISK_FULL.replace("disk full", "disk quota exceeded")}
     assert sent.headers["Retry-After"] == str(uploads.STORAGE_RETRY_AFTER)
@@ -124,7 +107,7 @@ async def test_a_full_disk_at_admission_leaves_the_version_pending_and_retries(
 ) -> None:
     # A restart unpacks a version its upload request had not finished: on a full disk
     # that was "rejected ... (a server bug, not yours)", for good.
-    competition = _competition(tmp_path)
+    competition = open_competition(tmp_path)
     store = competition.store
     alice, _token = store.add_participant("alice")
     version = store.add_version(alice.id, "python3", "main.py", "", 15)
@@ -164,7 +147,7 @@ async def test_a_full_disk_under_the_database_is_a_507_for_a_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # SQLite's own "database or disk is full" (SQLITE_FULL): a 500 before.
-    competition = _competition(tmp_path)
+    competition = open_competition(tmp_path)
     store = competition.store
     _alice, token = store.add_participant("alice")
 
@@ -172,14 +155,7 @@ async def test_a_full_disk_under_the_database_is_a_507_for_a_request(
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(store, "add_version", add_version_on_a_full_disk)
-    transport = httpx.ASGITransport(app=build_app(competition))
-    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
-        sent = await client.post(
-            "/api/versions",
-            headers={"Authorization": f"Bearer {token}"},
-            data={"runtime": "python3"},
-            files={"bot": ("main.py", b"print('hello')\n")},
-        )
+    sent = await api_upload(competition, token)
     assert sent.status_code == 507
     assert sent.json() == {"error": busy.DISK_FULL_REASON}
     assert sent.headers["Retry-After"] == str(uploads.STORAGE_RETRY_AFTER)

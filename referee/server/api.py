@@ -174,6 +174,8 @@ def openapi(competition: Competition) -> dict[str, Any]:
     upload["responses"] = {
         "201": {"description": "the new version, pending its check"},
         **{code: {"$ref": "#/components/responses/Error"} for code in ("400", "401", "413", "429")},
+        # The server's own trouble, with Retry-After: its database busy, its disk full.
+        **{code: {"$ref": "#/components/responses/Error"} for code in ("503", "507")},
     }
     return {
         "openapi": "3.1.0",

@@ -38,6 +38,8 @@ import hashlib
 import hmac
 import sqlite3
 import sys
+from collections.abc import Callable
+from functools import partial
 
 import trio
 
@@ -47,7 +49,7 @@ from referee.league.runner import TableJob
 from referee.league.worker import UNUSED, TableSessions
 from referee.match import MatchResult
 from referee.remote import RemoteLobby
-from referee.server.busy import is_busy, written
+from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
 from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs
@@ -117,6 +119,40 @@ def _note(text: str) -> None:
     print(f"newmarket serve: {text}", file=sys.stderr, flush=True)
 
 
+def record_result(
+    competition: Competition,
+    nursery: trio.Nursery,
+    group: Group,
+    job: TableJob,
+    result: MatchResult,
+) -> None:
+    """Store the remote table's finished match now, or in a task of ``nursery`` once it can.
+
+    The pool's result callback is not async, so it cannot wait out a locked (or
+    full) database as the local tables do (``referee.server.busy.written``);
+    the finished match must not be lost either, so the waiting write goes on
+    beside the table.
+    """
+    log = competition.config.logs_dir / f"{job.key.match_id}.jsonl"
+    store = competition.store
+    write = partial(store.record, group, job.key.rotation, job.key.bots, result, log)
+    try:
+        write()
+    except sqlite3.OperationalError as error:
+        if not (is_busy(error) or is_disk_full(error)):
+            raise
+        nursery.start_soon(_record_when_written, competition, job.key.match_id, write)
+        return
+    competition.notify()
+
+
+async def _record_when_written(
+    competition: Competition, match_id: str, write: Callable[[], bool]
+) -> None:
+    await written(f"recording match {match_id}", write)
+    competition.notify()
+
+
 async def remote_table_loop(
     competition: Competition, queue: GroupQueue, lobby: CompetitionLobby, number: int
 ) -> None:
@@ -126,26 +162,8 @@ async def remote_table_loop(
     roster = lobby.bots  # one list, by version id, for the lobby, the pool and the local bots
     playing: list[Group] = []
 
-    async def record_when_unlocked(job: TableJob, result: MatchResult, group: Group) -> None:
-        log = config.logs_dir / f"{job.key.match_id}.jsonl"
-        store = competition.store
-        await written(
-            f"recording match {job.key.match_id}",
-            lambda: store.record(group, job.key.rotation, job.key.bots, result, log),
-        )
-        competition.notify()
-
     def record(job: TableJob, result: MatchResult) -> None:
-        log = config.logs_dir / f"{job.key.match_id}.jsonl"
-        try:
-            competition.store.record(playing[0], job.key.rotation, job.key.bots, result, log)
-        except sqlite3.OperationalError as error:
-            if not is_busy(error):
-                raise
-            # The pool's callback cannot wait: the write is retried beside it, never lost.
-            nursery.start_soon(record_when_unlocked, job, result, playing[0])
-            return
-        competition.notify()
+        record_result(competition, nursery, playing[0], job, result)
 
     async with trio.open_nursery() as nursery:
         sandbox = competition_sandbox(config)

@@ -118,3 +118,30 @@ def test_a_store_opened_while_another_process_writes_says_so_in_one_line(
         f"{database}: locked by another process for 0.05 s "
         "(a management command, or sqlite3 with a transaction open?); try again"
     )
+
+
+async def test_the_remote_tables_finished_match_is_recorded_beside_it_once_unlocked(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The remote table's pool reports a result through a plain callback, which cannot
+    # wait: the locked write raised out of the pool and ended the server.
+    from referee.league.runner import TableJob
+    from referee.server.remote import record_result
+
+    competition = open_competition(tmp_path, BUSY_TIMEOUT)
+    store = competition.store
+    versions = []
+    for name in ("alice", "bob", "carol"):
+        participant, _token = store.add_participant(name)
+        versions.append(store.add_version(participant.id, "python3", "main.py", "", 1).id)
+    group = store.plan_group(5, tuple(versions), "test")
+    key = play.group_matches(competition, group, 9, set())[0]
+    job = TableJob(key, competition.config.rules)
+    with held_for_writing(store.path) as holder:
+        async with trio.open_nursery() as nursery:
+            record_result(competition, nursery, group, job, finished(key.match_id, key.seed))
+            await trio.sleep(10)
+            assert store.match_count() == 0  # waiting, not lost
+            holder.execute("COMMIT")
+    assert store.rotations_done(group.id) == {0}
+    store.close()

@@ -10,6 +10,7 @@ all as OpenAPI 3.1, served at ``/api/openapi.json``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.datastructures import UploadFile
@@ -26,8 +27,8 @@ from referee.server.uploads import UploadRefusedError, accept_upload, register_r
 from referee.server.views import leaderboard, match_view, participant_view, version_json
 
 
-def _error(status: int, reason: str) -> JSONResponse:
-    return JSONResponse({"error": reason}, status_code=status)
+def _error(status: int, reason: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": reason}, status_code=status, headers=headers)
 
 
 def _caller(competition: Competition, request: Request) -> Participant | None:
@@ -94,7 +95,7 @@ def routes(competition: Competition) -> list[BaseRoute]:
             else:
                 version = await accept_upload(competition, caller, bot, runtime)
         except UploadRefusedError as error:
-            return _error(error.status, error.reason)
+            return _error(error.status, error.reason, error.headers)
         return JSONResponse(version_json(competition, version, True), status_code=201)
 
     async def get_match(request: Request) -> JSONResponse:
@@ -173,6 +174,8 @@ def openapi(competition: Competition) -> dict[str, Any]:
     upload["responses"] = {
         "201": {"description": "the new version, pending its check"},
         **{code: {"$ref": "#/components/responses/Error"} for code in ("400", "401", "413", "429")},
+        # The server's own trouble, with Retry-After: its database busy, its disk full.
+        **{code: {"$ref": "#/components/responses/Error"} for code in ("503", "507")},
     }
     return {
         "openapi": "3.1.0",

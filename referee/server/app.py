@@ -10,6 +10,8 @@ and is mounted under ``/api``.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from jinja2 import Environment
 from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
@@ -35,12 +37,24 @@ from referee.server.auth import (
     session_value,
     signed_in,
 )
+from referee.server.busy import (
+    BUSY_REASON,
+    DISK_FULL_REASON,
+    RETRY_AFTER,
+    is_busy,
+    is_disk_full,
+)
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
 from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
 from referee.server.ratelimit import SlidingWindow
 from referee.server.store import StoreError
-from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
+from referee.server.uploads import (
+    STORAGE_RETRY_AFTER,
+    UploadRefusedError,
+    accept_upload,
+    register_remote,
+)
 from referee.server.views import (
     leaderboard,
     match_view,
@@ -83,8 +97,12 @@ class Pages:
         html = self.env.get_template(template).render(**base, **context)
         return HTMLResponse(html, status_code=code)
 
-    def error(self, request: Request, status: int, reason: str) -> HTMLResponse:
-        return self.render(request, "error.html", status, status=status, reason=reason)
+    def error(
+        self, request: Request, status: int, reason: str, headers: Mapping[str, str] = {}
+    ) -> HTMLResponse:
+        page = self.render(request, "error.html", status, status=status, reason=reason)
+        page.headers.update(headers)
+        return page
 
     async def form(self, request: Request) -> dict[str, Any] | HTMLResponse:
         """The posted form, or a 403 page when its CSRF token does not match this browser."""
@@ -231,7 +249,7 @@ class Pages:
             else:
                 version = await accept_upload(self.competition, viewer, bot, runtime)
         except UploadRefusedError as error:
-            return self.error(request, error.status, error.reason)
+            return self.error(request, error.status, error.reason, error.headers)
         return RedirectResponse(f"/versions/{version.id}", status_code=303)
 
     async def api_page(self, request: Request) -> Response:
@@ -304,7 +322,22 @@ def build_app(competition: Competition) -> ASGIApp:
         Mount("/static", StaticFiles(directory=server_static)),
         Mount("/report", StaticFiles(directory=report_static)),
     ]
-    app = Starlette(routes=routes)
+
+    async def database_busy(request: Request, error: Exception) -> Response:
+        """A request that met a locked database (503) or a full disk (507): the server's
+        trouble, for the client to send again (``referee.server.busy``)."""
+        if is_busy(error):
+            status, reason, wait = 503, BUSY_REASON, RETRY_AFTER
+        elif is_disk_full(error):
+            status, reason, wait = 507, DISK_FULL_REASON, STORAGE_RETRY_AFTER
+        else:
+            raise error
+        headers = {"Retry-After": str(wait)}
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": reason}, status_code=status, headers=headers)
+        return pages.error(request, status, reason, headers)
+
+    app = Starlette(routes=routes, exception_handlers={sqlite3.OperationalError: database_busy})
     upload_cap = competition.config.uploads.max_bytes + MULTIPART_SLACK
 
     def cap_for(path: str) -> int:

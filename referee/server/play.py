@@ -17,6 +17,7 @@ import random
 import sys
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Protocol
 
 import trio
@@ -28,19 +29,21 @@ from referee.league.store import MatchKey
 from referee.league.worker import spec_from_json
 from referee.match import MatchResult
 from referee.server.admission import admit
+from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
 from referee.server.sandboxing import sandbox_setting
 from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
 from referee.server.store import Group, match_id
 from referee.server.tables import WorkerError, WorkerTable
-from referee.server.unpack import UnpackError
+from referee.server.unpack import StorageError, UnpackError
 from referee.server.uploads import unpack_version
 
 POLL = 1.0  # seconds between looks at the pause flag and the roster when idle
 RESTART_DELAY = 5.0  # after a table worker failed
 GROUP_ATTEMPTS = 2  # a group whose table worker dies this often is given up
 SUSPECT_FAILURES = 3  # a version at this many failed tables in a row is suspended
+STORAGE_WAIT = 60.0  # seconds before admission tries again after the server's disk was full
 
 
 async def admission_loop(competition: Competition) -> None:
@@ -69,28 +72,42 @@ async def admission_loop(competition: Competition) -> None:
         served[version.participant] = turn
         turn += 1
         competition.admitting = version.id
+        disk_full = False
         try:
             # Unpacked again, if a crash came between the upload and its unpacking.
             await trio.to_thread.run_sync(unpack_version, competition, version)
             await admit(competition.config, competition.store, version)
         except UnpackError as error:
-            competition.store.decide(version.id, "rejected", f"upload: {error}")
+            rejected = partial(competition.store.decide, version.id, "rejected", f"upload: {error}")
+            await written(f"rejecting version {version.id}", rejected)
+        except StorageError as error:
+            # The server's disk, not the version: it stays pending, and is tried again.
+            disk_full = True
+            competition.status = f"admission waits: {error.what}"
+            print(
+                f"newmarket serve: admission of version {version.id} waits {STORAGE_WAIT:g} s: "
+                f"the server could not write its files ({error.what})",
+                file=sys.stderr,
+                flush=True,
+            )
         except Exception as error:
             # A bug on this version's path must not end the loop: the version stays
             # pending, so every restart would meet it again and stop the server for
             # good. It is rejected with the error named; the next version goes on.
             # The traceback goes to the operator's stderr: a bug must stay visible.
             traceback.print_exc(file=sys.stderr)
-            competition.store.decide(
-                version.id,
-                "rejected",
+            why = (
                 "the server failed while admitting it (a server bug, not yours): "
-                f"{type(error).__name__}: {error}"[:500],
+                f"{type(error).__name__}: {error}"[:500]
             )
+            rejected = partial(competition.store.decide, version.id, "rejected", why)
+            await written(f"rejecting version {version.id}", rejected)
             competition.status = f"admission of version {version.id}: {type(error).__name__}"
         finally:
             competition.admitting = None
             competition.notify()
+        if disk_full:
+            await trio.sleep(STORAGE_WAIT)
 
 
 class GroupQueue:
@@ -107,7 +124,7 @@ class GroupQueue:
         for version in group.versions:
             self.failures.pop(version, None)
 
-    def table_failed(self, group: Group) -> None:
+    async def table_failed(self, group: Group) -> None:
         """A table worker died mid-group (a referee bug, or a bot that attacked it).
 
         The group is retried once, then given up (its played rotations still
@@ -120,7 +137,7 @@ class GroupQueue:
         if self.attempts[group.id] < GROUP_ATTEMPTS:
             self.resumed.insert(0, (group, store.rotations_done(group.id)))
         else:
-            store.abandon_group(group.id)
+            await written(f"giving up group {group.id}", lambda: store.abandon_group(group.id))
         for version in group.versions:
             self.failures[version] = self.failures.get(version, 0) + 1
             found = store.version(version)
@@ -130,14 +147,14 @@ class GroupQueue:
                 and found.status == "admitted"
                 and not self.competition.is_house(found)
             ):
-                store.decide(
-                    version,
-                    "suspended",
+                why = (
                     f"its table's referee process died {SUSPECT_FAILURES} times in a row "
-                    "while it played (a bot that attacks its referee?)",
-                    found.transcript,
-                    found.spec,
+                    "while it played (a bot that attacks its referee?)"
                 )
+                suspend = partial(
+                    store.decide, version, "suspended", why, found.transcript, found.spec
+                )
+                await written(f"suspending version {version}", suspend)
 
     def candidates(self, remote: bool) -> list[Candidate]:
         """Who may sit: every playing version, remote ones only at the remote table and
@@ -153,6 +170,13 @@ class GroupQueue:
         store = self.competition.store
         rows = store.recent_group_participants(SHARE_WINDOW)
         return rows
+
+    def _plan(self, versions: Sequence[int], why: str) -> Group:
+        """A new group, its seed from the count in the same call: no other table can plan
+        one in between (two groups with one seed), even while this one waits on a lock."""
+        store = self.competition.store
+        seed = derive_seed(self.competition.config.seed, "group", store.group_count())
+        return store.plan_group(seed, versions, why)
 
     async def next_group(self, remote: bool = False) -> tuple[Group, set[int]]:
         """The next group for a local table, or (``remote``) for the remote table."""
@@ -179,10 +203,8 @@ class GroupQueue:
                 )
                 if choice is not None:
                     competition.status = "playing"
-                    seed = derive_seed(
-                        competition.config.seed, "group", competition.store.group_count()
-                    )
-                    return competition.store.plan_group(seed, choice.versions, choice.why), set()
+                    plan = partial(self._plan, choice.versions, choice.why)
+                    return await written("planning a group", plan), set()
                 if competition.playing_now:
                     competition.status = "playing"  # another table (the remote one) plays
                 elif not remote:
@@ -274,7 +296,11 @@ async def play_group(
         finally:
             competition.playing_now.pop(number, None)
         log = config.logs_dir / f"{key.match_id}.jsonl"
-        competition.store.record(group, key.rotation, key.bots, result, log)
+        # A finished match is never lost: a locked database is waited out, not fatal.
+        await written(
+            f"recording match {key.match_id}",
+            partial(competition.store.record, group, key.rotation, key.bots, result, log),
+        )
         competition.notify()
 
 
@@ -295,7 +321,7 @@ async def table_loop(
                     # (and writing its log) until its stdin closes, and another table would
                     # take the group offered for a retry at once, the same match id and log.
                     await table.aclose()
-                    queue.table_failed(group)
+                    await queue.table_failed(group)
                     break
                 queue.group_played(group)
         finally:

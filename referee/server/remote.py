@@ -36,7 +36,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import sqlite3
 import sys
+from collections.abc import Callable
+from functools import partial
 
 import trio
 
@@ -46,6 +49,7 @@ from referee.league.runner import TableJob
 from referee.league.worker import UNUSED, TableSessions
 from referee.match import MatchResult
 from referee.remote import RemoteLobby
+from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
 from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs
@@ -94,19 +98,59 @@ class CompetitionLobby(RemoteLobby):
             where = "" if session.address is None else f" from {session.address[0]}"
             # What the bot says it is: its own text, shown escaped, and kept short.
             said = " ".join(filter(None, [session.reported_name, session.reported_version]))[:80]
-            store.decide(
-                bot,
-                "admitted",
-                f"remote: its first connection{where} passed the handshake"
-                + (f" (ready as {said!r})" if said else ""),
-                "",
-                remote_spec(version).to_json(),
-            )
+            try:
+                store.decide(
+                    bot,
+                    "admitted",
+                    f"remote: its first connection{where} passed the handshake"
+                    + (f" (ready as {said!r})" if said else ""),
+                    "",
+                    remote_spec(version).to_json(),
+                )
+            except sqlite3.OperationalError as error:
+                if not is_busy(error):
+                    raise
+                # Still pending, so never seated: its next connection admits it.
+                _note(f"version {bot} connected while the database was locked; not admitted yet")
         self.competition.notify()  # a connected version can be seated now
 
 
 def _note(text: str) -> None:
     print(f"newmarket serve: {text}", file=sys.stderr, flush=True)
+
+
+def record_result(
+    competition: Competition,
+    nursery: trio.Nursery,
+    group: Group,
+    job: TableJob,
+    result: MatchResult,
+) -> None:
+    """Store the remote table's finished match now, or in a task of ``nursery`` once it can.
+
+    The pool's result callback is not async, so it cannot wait out a locked (or
+    full) database as the local tables do (``referee.server.busy.written``);
+    the finished match must not be lost either, so the waiting write goes on
+    beside the table.
+    """
+    log = competition.config.logs_dir / f"{job.key.match_id}.jsonl"
+    store = competition.store
+    write = partial(store.record, group, job.key.rotation, job.key.bots, result, log)
+    try:
+        write()
+    except sqlite3.OperationalError as error:
+        if not (is_busy(error) or is_disk_full(error)):
+            raise
+        nursery.start_soon(_record_when_written, competition, job.key.match_id, write)
+        return
+    competition.notify()
+
+
+async def _record_when_written(
+    competition: Competition, match_id: str, write: Callable[[], bool]
+) -> None:
+    await written(f"recording match {match_id}", write)
+    competition.notify()
 
 
 async def remote_table_loop(
@@ -119,9 +163,7 @@ async def remote_table_loop(
     playing: list[Group] = []
 
     def record(job: TableJob, result: MatchResult) -> None:
-        log = config.logs_dir / f"{job.key.match_id}.jsonl"
-        competition.store.record(playing[0], job.key.rotation, job.key.bots, result, log)
-        competition.notify()
+        record_result(competition, nursery, playing[0], job, result)
 
     async with trio.open_nursery() as nursery:
         sandbox = competition_sandbox(config)
@@ -146,7 +188,7 @@ async def remote_table_loop(
                     # The referee's own failure (a log it cannot write), as a table worker
                     # reports it: the group is retried once, then given up.
                     competition.status = f"remote table: {error}"
-                    queue.table_failed(group)
+                    await queue.table_failed(group)
                     await trio.sleep(RESTART_DELAY)
                     continue
                 finally:

@@ -15,12 +15,14 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 
 import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 
 from referee.server.app import build_app
+from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.config import CompetitionConfig
 from referee.server.play import (
@@ -34,6 +36,7 @@ from referee.server.play import (
 )
 from referee.server.sandboxing import competition_sandbox
 from referee.server.store import CompetitionStore, lock_for_serving
+from referee.server.uploads import clear_incoming, incoming_dir
 
 
 def run_server(
@@ -58,6 +61,16 @@ async def serve_competition(
     lock = lock_for_serving(config.database)
     try:
         sandbox = competition_sandbox(config)  # a level this machine cannot give fails here
+        # Only now, holding the lock: a second server refused above must not delete the
+        # uploads the running one is receiving.
+        leftovers = clear_incoming(config)
+        if leftovers:
+            print(
+                f"newmarket serve: removed {leftovers} temporary upload file(s) that an "
+                f"earlier stop cut short, from {incoming_dir(config)}",
+                file=sys.stderr,
+                flush=True,
+            )
         async with _tables(config, cluster, jobs) as (open_table, tables, where):
             await _serve(config, sandbox.level, open_table, tables, where, port, on_ready)
     finally:
@@ -102,7 +115,10 @@ async def _serve(
 ) -> None:
     store = CompetitionStore.open(config.database)
     competition = Competition(config, store)
-    competition.ensure_house_bots(config.house_bots)
+    # Waited for, as every write of the server: a management command may hold the database.
+    await written(
+        "adding the house bots", partial(competition.ensure_house_bots, config.house_bots)
+    )
     hyper = HypercornConfig()
     hyper.bind = [f"{config.host}:{config.port if port is None else port}"]
     hyper.accesslog = None

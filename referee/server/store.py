@@ -127,6 +127,14 @@ def lock_for_serving(path: Path) -> int:
         raise StoreError(str(error)) from None
 
 
+def _locked(path: Path, busy_timeout: float) -> str:
+    """Why a store could not be opened: another process held it for writing too long."""
+    return (
+        f"{path}: locked by another process for {busy_timeout:g} s "
+        "(a management command, or sqlite3 with a transaction open?); try again"
+    )
+
+
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -204,11 +212,14 @@ class CompetitionStore:
         self._db = connection
 
     @classmethod
-    def open(cls, path: Path) -> CompetitionStore:
+    def open(cls, path: Path, busy_timeout: float = 10.0) -> CompetitionStore:
+        """``busy_timeout``: seconds a write waits for another process's lock before it
+        raises ``database is locked`` (``referee.server.busy`` retries it in the server)."""
         try:  # set up as the league's database is (WAL, synchronous=FULL), and checked
             connection = connect_sqlite(
                 path, readonly=False, what=DATABASE, autocommit=True, any_thread=True
             )
+            connection.execute(f"PRAGMA busy_timeout = {round(busy_timeout * 1000)}")
             quick_check(connection, path, DATABASE, ADVICE)
         except SqliteError as error:
             raise StoreError(str(error)) from None
@@ -218,6 +229,8 @@ class CompetitionStore:
             connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
         except sqlite3.DatabaseError as error:
             connection.close()
+            if "database is locked" in str(error):
+                raise StoreError(_locked(path, busy_timeout)) from None
             raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
         store = cls(path, connection)
         version = store.meta("schema_version")
@@ -228,15 +241,21 @@ class CompetitionStore:
         # kill -9 between them left no secret, and every later start signed sessions and
         # tokens with the empty key.  OR IGNORE also heals such a database, and keeps the
         # first secret when the server and a management command create the file at once.
-        with connection:
-            connection.execute("BEGIN IMMEDIATE")
-            for key, value in (
-                ("schema_version", str(SCHEMA_VERSION)),
-                ("secret", secrets.token_hex(32)),
-            ):
-                connection.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
-                )
+        try:
+            with connection:
+                connection.execute("BEGIN IMMEDIATE")
+                for key, value in (
+                    ("schema_version", str(SCHEMA_VERSION)),
+                    ("secret", secrets.token_hex(32)),
+                ):
+                    connection.execute(
+                        "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
+                    )
+        except sqlite3.OperationalError as error:
+            connection.close()
+            if "database is locked" in str(error):
+                raise StoreError(_locked(path, busy_timeout)) from None
+            raise
         return store
 
     @classmethod
@@ -342,6 +361,14 @@ class CompetitionStore:
         version = self.version(cursor.lastrowid)
         assert version is not None
         return version
+
+    def forget_version(self, version: int) -> None:
+        """Remove a pending version that was never stored whole (the server's disk was full).
+
+        Nothing refers to a pending version yet (it is in no group), and its
+        participant's next upload takes its number again.
+        """
+        self._db.execute("DELETE FROM versions WHERE id = ? AND status = 'pending'", (version,))
 
     def decide(
         self,

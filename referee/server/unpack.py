@@ -18,6 +18,8 @@ An upload comes from a stranger, so nothing in it is trusted:
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import gzip
 import lzma
 import os
@@ -44,6 +46,49 @@ BUILT_NAME = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9._$-]{0,199}$")
 
 class UnpackError(ValueError):
     """An upload refused; the message is one line a participant can act on."""
+
+
+# What the server's own disk says when the server, not the upload, is at fault.
+STORAGE_ERRNOS = {
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EIO: "disk input/output error",
+    errno.EROFS: "read-only file system",
+}
+
+
+class StorageError(Exception):
+    """The server could not write an upload's bytes (a full disk): its problem, not the upload's.
+
+    Not an ``OSError``: the archive readers turn ``OSError`` into a refusal of
+    the upload (a damaged gzip raises one), and this must pass through them.
+    """
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what  # "disk full", ...
+
+    @property
+    def reason(self) -> str:
+        """The one line for the participant: not their fault, and what to do."""
+        return f"the server could not store this upload: {self.what}; try again later"
+
+
+@contextlib.contextmanager
+def server_writes() -> Iterator[None]:
+    """Turn a full disk (or a quota, a failing disk) met inside into ``StorageError``.
+
+    Only around the server's own writes: an ``OSError`` reading a stranger's
+    archive is the archive's, and other errnos here (``EEXIST`` for a name twice,
+    ``ENOTDIR`` for a file used as a directory) are the upload's too.
+    """
+    try:
+        yield
+    except OSError as error:
+        what = STORAGE_ERRNOS.get(error.errno or 0)
+        if what is None:
+            raise
+        raise StorageError(what) from error
 
 
 def safe_member_path(name: str, names: re.Pattern[str] = SAFE_NAME) -> str | None:
@@ -112,23 +157,26 @@ class _Writer:
         if relative in self.files:
             raise UnpackError(f"{relative!r} appears twice")
         target = self.root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # The parent was made from checked names only, so it is inside root; O_NOFOLLOW
-        # and O_EXCL refuse anything that is already there.
-        fd = os.open(
-            target,
-            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-            0o755 if executable else 0o644,
-        )
+        with server_writes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # The parent was made from checked names only, so it is inside root; O_NOFOLLOW
+            # and O_EXCL refuse anything that is already there.
+            fd = os.open(
+                target,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                0o755 if executable else 0o644,
+            )
         try:
             with os.fdopen(fd, "wb", closefd=False) as out:
-                for chunk in chunks:
+                for chunk in chunks:  # read from the archive: its errors are its own
                     self.total += len(chunk)
                     if self.total > self.limits.max_unpacked_bytes:
                         raise _bomb(self.limits.max_unpacked_bytes)
-                    out.write(chunk)
-                out.flush()
-                os.fsync(fd)
+                    with server_writes():
+                        out.write(chunk)
+                with server_writes():
+                    out.flush()
+                    os.fsync(fd)
         finally:
             os.close(fd)
         self.files.append(relative)
@@ -152,10 +200,12 @@ def unpack_upload(
 
     Returns the files written (relative POSIX paths).  On refusal raises
     ``UnpackError``, and only that, whatever the bytes; the caller removes
-    ``root``.  ``names`` is what each part of a member's path must match
-    (``BUILT_NAME`` for a compiler's output).
+    ``root``.  A full disk (the server's fault) is ``StorageError`` instead.
+    ``names`` is what each part of a member's path must match (``BUILT_NAME``
+    for a compiler's output).
     """
-    root.mkdir(parents=True, exist_ok=False)
+    with server_writes():
+        root.mkdir(parents=True, exist_ok=False)
     writer = _Writer(root, limits, names)
     with source.open("rb") as raw:
         head = raw.read(8)
@@ -173,7 +223,7 @@ def unpack_upload(
                         f"file name {filename!r}: use letters, digits, '.', '_' and '-' only"
                     )
                 writer.write(base, _read_chunks(raw), executable=executable)
-        except UnpackError:
+        except (UnpackError, StorageError):
             raise
         except Exception as error:
             # Not an error named above: a library's reaction to a stranger's bytes nobody
@@ -186,7 +236,8 @@ def unpack_upload(
             raise UnpackError(f"cannot be unpacked ({type(error).__name__}: {error})") from None
     if not writer.files:
         raise UnpackError("the archive holds no files")
-    _fsync_tree(root)
+    with server_writes():
+        _fsync_tree(root)
     return writer.files
 
 

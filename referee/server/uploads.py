@@ -13,6 +13,10 @@ The order is what makes an upload durable and never overwritten:
    refused archive makes the version ``rejected`` at once with the reason
    (it still counts towards the hourly limit, so refusals cannot be spammed).
 
+A full disk anywhere in 2 to 4 is the server's problem, not the upload's: the
+participant is told so (507, "try again later"), and the version's row and
+files are removed, so it counts neither as a refusal nor towards the limit.
+
 Admission (build and check) then happens in the background.
 """
 
@@ -29,19 +33,64 @@ import trio
 from starlette.datastructures import UploadFile
 
 from referee.server.competition import Competition
-from referee.server.config import REMOTE
+from referee.server.config import REMOTE, CompetitionConfig
 from referee.server.store import Participant, Version
-from referee.server.unpack import UnpackError, fsync_parent, unpack_upload
+from referee.server.unpack import (
+    StorageError,
+    UnpackError,
+    fsync_parent,
+    server_writes,
+    unpack_upload,
+)
 
 CHUNK = 64 * 1024
 COMPLETE = ".unpacked"  # written in the version directory once files/ is whole
 
 
 class UploadRefusedError(Exception):
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status: int, reason: str, retry_after: int | None = None) -> None:
         super().__init__(reason)
         self.status = status
         self.reason = reason
+        self.retry_after = retry_after  # seconds, for a Retry-After header: the server's trouble
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
+
+
+STORAGE_RETRY_AFTER = 300  # seconds: long enough for an operator to free some disk
+
+
+def incoming_dir(config: CompetitionConfig) -> Path:
+    """Where an upload's bytes are written before they have a version (step 2)."""
+    return config.data / "incoming"
+
+
+def clear_incoming(config: CompetitionConfig) -> int:
+    """Remove what uploads cut short left in ``incoming/``; how many entries were removed.
+
+    A request's ``finally`` removes its own temporary file, but a ``kill -9``
+    of the server (or a power cut) mid-upload runs no ``finally``, and the
+    bytes stayed for ever: a participant resending a 1 MiB upload after every
+    crash filled the disk a megabyte at a time.  Called once at the start,
+    under the server's lock (``lock_for_serving``): no other server is
+    writing here, and no request of this one has begun, so everything in the
+    directory is a leftover.
+    """
+    incoming = incoming_dir(config)
+    removed = 0
+    try:
+        entries = list(incoming.iterdir())
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed += 1
+    return removed
 
 
 def version_root(competition: Competition, version_id: int) -> Path:
@@ -86,14 +135,14 @@ async def accept_upload(
         raise UploadRefusedError(400, "a remote bot is registered without a file")
     _allowed(competition, participant, runtime)
     filename = (upload.filename or "upload")[:200]
-    incoming = config.data / "incoming"
+    incoming = incoming_dir(config)
     incoming.mkdir(parents=True, exist_ok=True)
     temporary = incoming / secrets.token_hex(8)
     digest = hashlib.sha256()
     size = 0
     version: Version | None = None
     try:
-        with temporary.open("wb") as out:
+        with server_writes(), temporary.open("wb") as out:
             while chunk := await upload.read(CHUNK):
                 size += len(chunk)
                 if size > config.uploads.max_bytes:
@@ -114,15 +163,25 @@ async def accept_upload(
         # Before any await: admission must not take the version while this unpacks it.
         competition.unpacking.add(version.id)
         root = version_root(competition, version.id)
-        root.mkdir(parents=True, exist_ok=False)
-        temporary.rename(root / "upload")
-        fsync_parent(root / "upload")
-        fsync_parent(root)
+        with server_writes():
+            root.mkdir(parents=True, exist_ok=False)
+            temporary.rename(root / "upload")
+            fsync_parent(root / "upload")
+            fsync_parent(root)
         await trio.to_thread.run_sync(unpack_version, competition, version)
     except UnpackError as error:
         assert version is not None  # only unpack_version raises it
         store.decide(version.id, "rejected", f"upload: {error}")
         raise UploadRefusedError(400, f"upload refused: {error}") from None
+    except StorageError as error:
+        if version is not None:
+            # Never stored whole: not a version of the participant's, nor one of its uploads
+            # this hour.  Its directory goes first: a row without files would be unpacked
+            # again by admission and rejected as cut short.
+            shutil.rmtree(version_root(competition, version.id), ignore_errors=True)
+            store.forget_version(version.id)
+        status = 507 if error.what in ("disk full", "disk quota exceeded") else 503
+        raise UploadRefusedError(status, error.reason, STORAGE_RETRY_AFTER) from None
     finally:
         temporary.unlink(missing_ok=True)
         if version is not None:
@@ -152,9 +211,10 @@ def unpack_version(competition: Competition, version: Version) -> Path:
             competition.config.uploads,
             executable=version.runtime == "binary",
         )
-    except UnpackError:  # whatever the bytes raised (unpack_upload names them all)
+        with server_writes():
+            (root / COMPLETE).touch()
+            fsync_parent(root / COMPLETE)
+    except (UnpackError, StorageError):  # whatever the bytes raised, or a full disk
         shutil.rmtree(files, ignore_errors=True)
         raise
-    (root / COMPLETE).touch()
-    fsync_parent(root / COMPLETE)
     return files

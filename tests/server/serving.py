@@ -73,7 +73,8 @@ class Server:
     process: subprocess.Popen[str]
     url: str
     config: Path
-    log: list[str] = dataclasses.field(default_factory=list)
+    log: list[str] = dataclasses.field(default_factory=list)  # from the ready line on
+    before_ready: list[str] = dataclasses.field(default_factory=list)  # what it said first
 
     def read_log(self) -> None:
         assert self.process.stderr is not None
@@ -106,16 +107,18 @@ def start(config: Path, *options: str) -> Server:
     )
     assert process.stderr is not None
     deadline = time.monotonic() + 60
+    said: list[str] = []
     while time.monotonic() < deadline:
         line = process.stderr.readline()
         if not line:
             raise AssertionError(f"the server exited ({process.wait()}) before it was ready")
         found = re.search(r" at (http://\S+) ", line)
         if found:
-            server = Server(process, found.group(1), config, [line])
+            server = Server(process, found.group(1), config, [line], said)
             # Keep reading stderr so the server never blocks on a full pipe (and keep it).
             threading.Thread(target=server.read_log, daemon=True).start()
             return server
+        said.append(line)
     process.kill()
     raise AssertionError("the server did not say it was ready within 60 s")
 

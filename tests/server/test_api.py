@@ -75,6 +75,10 @@ def test_a_second_server_on_the_same_competition_is_refused_in_one_line(
         text=True,
     )
     assert second.stderr is not None
+    # An upload the first server is receiving: the refused second must not clear it away.
+    receiving = server.config.parent / "cup-data" / "incoming" / "0123456789abcdef"
+    receiving.parent.mkdir(parents=True, exist_ok=True)
+    receiving.write_bytes(b"half an upload")
     said = []
     try:
         for line in second.stderr:  # until it ends, or says it is serving (the failure)
@@ -92,6 +96,8 @@ def test_a_second_server_on_the_same_competition_is_refused_in_one_line(
         "(lock competition.sqlite.lock); one server per competition\n"
     ]
     assert server.get("/api/leaderboard")["competition"] == "Test cup"  # the first serves on
+    assert receiving.read_bytes() == b"half an upload"
+    receiving.unlink()
 
 
 def test_the_openapi_description_names_every_route(cup: tuple[Server, dict[str, str]]) -> None:

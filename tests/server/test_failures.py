@@ -30,7 +30,7 @@ def _competition(tmp_path: Path) -> Competition:
     return Competition(config, CompetitionStore.open(config.database))
 
 
-def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
+async def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
     tmp_path: Path,
 ) -> None:
     competition = _competition(tmp_path)
@@ -47,13 +47,13 @@ def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
     queue = GroupQueue(competition)
 
     first = store.plan_group(1, (mallory, alice, house), "test")
-    queue.table_failed(first)
+    await queue.table_failed(first)
     assert [group.id for group, _done in queue.resumed] == [first.id]  # retried once
     queue.resumed.clear()
-    queue.table_failed(first)
+    await queue.table_failed(first)
     assert queue.resumed == []  # given up
     queue.group_played(store.plan_group(2, (alice, bob, house), "test"))  # alice is fine
-    queue.table_failed(store.plan_group(3, (mallory, bob, house), "test"))
+    await queue.table_failed(store.plan_group(3, (mallory, bob, house), "test"))
 
     status = {v.id: v.status for v in store.versions()}
     assert status[mallory] == "suspended"

@@ -44,8 +44,18 @@ def test_a_restart_after_kill_9_loses_and_doubles_nothing(tmp_path: Path) -> Non
         server.kill(signal.SIGKILL)
     before = snapshot(db)
     assert len(before) >= 12
+    # Uploads the kill cut mid-write: their request's `finally` never ran.
+    incoming = db.parent / "incoming"
+    incoming.mkdir(exist_ok=True)
+    for name in ("4f2a9c0d11e3b7a5", "a0b1c2d3e4f50617"):
+        (incoming / name).write_bytes(b"x" * 4096)
 
     with running(config) as again:
+        assert list(incoming.iterdir()) == []  # cleared before the server said it was ready
+        assert (
+            "newmarket serve: removed 2 temporary upload file(s) that an earlier stop cut "
+            f"short, from {incoming}\n"
+        ) in again.before_ready
         wait_until(
             "matches after the restart",
             lambda: again.get("/api/leaderboard")["matches"] >= len(before) + 9,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.match import MatchResult, SeatResult
 from referee.server.store import CompetitionStore, StoreError
+from tests.server.inprocess import finished
 
 
 def test_participants_tokens_and_versions(tmp_path: Path) -> None:
@@ -39,23 +39,7 @@ def test_a_match_is_recorded_once(tmp_path: Path) -> None:
         participant, _token = store.add_participant(name)
         store.add_version(participant.id, "python3", "main.py", "", 1)
     group = store.plan_group(7, (1, 2, 3), "test")
-    seats = [
-        SeatResult(
-            seat=i,
-            name=f"b{i}",
-            place=i + 1,
-            chips=20,
-            status="ok",
-            faults=[],
-            net_chips=0,
-            boodle_chips=0,
-            hands_won=0,
-        )
-        for i in range(3)
-    ]
-    result = MatchResult(
-        match_id="g1r0", seed=7, rules={}, hands=3, seats=seats, log_path=None, reason="hand_limit"
-    )
+    result = finished("g1r0", 7)
     assert store.record(group, 0, (1, 2, 3), result, None)
     assert not store.record(group, 0, (1, 2, 3), result, None)
     assert store.match_count() == 1

@@ -1,0 +1,67 @@
+"""A competition in this process (no server): its store, its app through httpx, a result.
+
+For tests that inject a fault where the server writes (a full disk, a locked
+database) and look at what a participant or the store sees.  A real server in
+a child process is ``tests.server.serving``'s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+
+from referee.match import MatchResult, SeatResult
+from referee.server.app import build_app
+from referee.server.competition import Competition
+from referee.server.config import load_config
+from referee.server.store import CompetitionStore
+
+PLAIN_BOT = b"print('hello')\n"
+
+
+def open_competition(tmp_path: Path, busy_timeout: float = 10.0) -> Competition:
+    """A competition with no house bots, its store open (the caller closes it)."""
+    config_path = tmp_path / "cup.toml"
+    config_path.write_text('[competition]\nname = "x"\nhouse_bots = []\n')
+    config = load_config(config_path)
+    return Competition(config, CompetitionStore.open(config.database, busy_timeout=busy_timeout))
+
+
+async def api_upload(competition: Competition, token: str) -> httpx.Response:
+    """A one-file python3 upload to ``POST /api/versions``, as a participant's script sends it."""
+    transport = httpx.ASGITransport(app=build_app(competition))
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+        return await client.post(
+            "/api/versions",
+            headers={"Authorization": f"Bearer {token}"},
+            data={"runtime": "python3"},
+            files={"bot": ("main.py", PLAIN_BOT)},
+        )
+
+
+def finished(match_id: str, seed: int, players: int = 3) -> MatchResult:
+    """A finished match of ``players`` seats, nobody up or down."""
+    seats = [
+        SeatResult(
+            seat=i,
+            name=f"b{i}",
+            place=i + 1,
+            chips=20,
+            status="ok",
+            faults=[],
+            net_chips=0,
+            boodle_chips=0,
+            hands_won=0,
+        )
+        for i in range(players)
+    ]
+    return MatchResult(
+        match_id=match_id,
+        seed=seed,
+        rules={},
+        hands=3,
+        seats=seats,
+        log_path=None,
+        reason="hand_limit",
+    )

@@ -11,6 +11,7 @@ server sees a pause within a second), so they work whether or not it runs.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Annotated
 
@@ -20,6 +21,7 @@ from referee.commands.common import Concurrency
 from referee.failures import first_instance
 from referee.league.runner import LeagueError
 from referee.sandbox import SandboxError
+from referee.server.busy import is_busy, is_disk_full
 from referee.server.config import ConfigError, load_config
 from referee.server.store import CompetitionStore, StoreError
 
@@ -116,5 +118,13 @@ def _manage(words: list[str], competition: Path) -> None:
         else:
             store.set_paused(action == "pause")
             typer.echo(f"competition {config.name!r}: {action}d", err=True)
+    except sqlite3.OperationalError as error:
+        # The server (or sqlite3) held the database for longer than the busy timeout.
+        if not (is_busy(error) or is_disk_full(error)):
+            raise
+        raise StoreError(
+            f"{config.database}: {error} (the server, or sqlite3 with a transaction "
+            f"open, holds it?); nothing was changed: try again"
+        ) from None
     finally:
         store.close()

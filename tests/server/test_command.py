@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import socket
+import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from referee.server.store import CompetitionStore
+from tests.clirun import newmarket
 from tests.server.serving import NEWMARKET, REPO
 
 
@@ -52,4 +56,24 @@ def test_failures_are_one_line(tmp_path: Path) -> None:
     assert busy.returncode == 1
     assert busy.stderr.strip().splitlines()[-1] == (
         f"error: Address already in use (serving 127.0.0.1:{port})"
+    )
+
+
+def test_a_management_command_that_meets_a_locked_database_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server writing for longer than the command's busy timeout: before, a traceback.
+    config = tmp_path / "cup.toml"
+    config.write_text('[competition]\nname = "Cup"\n')
+
+    def locked(_store: CompetitionStore, _paused: bool) -> None:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(CompetitionStore, "set_paused", locked)
+    code, out, err = newmarket("serve", "pause", "-c", str(config))
+    database = tmp_path / "cup-data" / "competition.sqlite"
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {database}: database is locked (the server, or sqlite3 with a transaction "
+        "open, holds it?); nothing was changed: try again\n"
     )

@@ -108,8 +108,8 @@ class _Contention:
     A spin pays only with a core to spare.  On a busy one, the spinning
     thread uses up its fair share looking, and when the reply comes it may be
     waiting for another process's turn, where a sleeping thread is woken at once:
-    a match under two CPU-bound processes ran at 38 to 49% of the floor spinning,
-    81 to 124% sleeping (docs/speed.md).  So no spin starts while every core
+    a match under two CPU-bound processes ran at 38 to 83% of the floor spinning,
+    81 to 141% sleeping (docs/speed.md).  So no spin starts while every core
     has a runnable process besides this one, and after a spin cut short by
     another process's turn, the next waits sleep at once: one, then two, four,
     ... up to ``MAX_SLEEPS_AFTER_CONTENTION`` while spins keep meeting other

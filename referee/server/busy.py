@@ -31,6 +31,11 @@ T = TypeVar("T")
 FIRST_WAIT = 0.5  # seconds before the first retry
 LONGEST_WAIT = 30.0  # the backoff's bound
 RETRY_AFTER = 5  # seconds, told to a client whose request met a locked database
+# Seconds a running server's write waits for another process's lock before ``written``
+# backs off (a loop) or the request answers 503.  SQLite waits on the trio thread, so
+# the whole server, web side included, waits with it: the start-up's 10 s per attempt
+# froze every page that long.  Start-up itself keeps the 10 s (``run._serve``).
+SERVING_LOCK_WAIT = 1.0
 BUSY_REASON = "the server's database is busy (an organiser's command holds it); try again soon"
 DISK_FULL_REASON = "the server could not store this: disk full; try again later"
 

@@ -22,7 +22,7 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 
 from referee.server.app import build_app
-from referee.server.busy import written
+from referee.server.busy import SERVING_LOCK_WAIT, written
 from referee.server.competition import Competition
 from referee.server.config import CompetitionConfig
 from referee.server.play import (
@@ -119,6 +119,7 @@ async def _serve(
     await written(
         "adding the house bots", partial(competition.ensure_house_bots, config.house_bots)
     )
+    store.wait_for_locks(SERVING_LOCK_WAIT)
     hyper = HypercornConfig()
     hyper.bind = [f"{config.host}:{config.port if port is None else port}"]
     hyper.accesslog = None

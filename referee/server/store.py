@@ -258,6 +258,11 @@ class CompetitionStore:
             raise
         return store
 
+    def wait_for_locks(self, seconds: float) -> None:
+        """From now on, each write waits this long for another process's lock before it
+        raises ``database is locked`` (``open``'s ``busy_timeout``)."""
+        self._db.execute(f"PRAGMA busy_timeout = {round(seconds * 1000)}")
+
     @classmethod
     def reader(cls, path: Path) -> CompetitionStore:
         """A second connection for reading in another thread (WAL: it never blocks the writer)."""

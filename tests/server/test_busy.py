@@ -10,6 +10,7 @@ match lost; a request answered 500.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,8 +23,10 @@ from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult
 from referee.server import busy, play
+from referee.server.config import load_config
 from referee.server.store import CompetitionStore, StoreError
-from tests.server.inprocess import api_upload, finished, open_competition
+from tests.server.inprocess import PLAIN_BOT, api_upload, finished, open_competition
+from tests.server.serving import add_participant, competition_file, running, upload, uploaded
 
 BUSY_TIMEOUT = 0.05  # seconds: each attempt meets the lock at once
 
@@ -145,3 +148,24 @@ async def test_the_remote_tables_finished_match_is_recorded_beside_it_once_unloc
             holder.execute("COMMIT")
     assert store.rotations_done(group.id) == {0}
     store.close()
+
+
+def test_a_running_server_answers_within_seconds_while_its_database_is_held(
+    tmp_path: Path,
+) -> None:
+    # A real server, and sqlite3 (or a management command) holding the database: each
+    # of the server's writes waits SERVING_LOCK_WAIT for it, on the trio thread that also
+    # serves every page.  With the start-up's 10 s, this upload took at least 10 s.
+    config = competition_file(tmp_path)
+    token = add_participant(config, "alice")
+    bot = tmp_path / "main.py"
+    bot.write_bytes(PLAIN_BOT)
+    with running(config) as server:
+        with held_for_writing(load_config(config).database):
+            started = time.monotonic()
+            refused = upload(server, token, bot, "python3")
+            took = time.monotonic() - started
+        assert refused.status_code == 503, refused.text
+        assert refused.headers["Retry-After"] == str(busy.RETRY_AFTER)
+        assert took < 8, f"the upload waited {took:.1f} s for the lock"
+        assert uploaded(server, token, bot) > 0  # once the lock is let go

@@ -331,30 +331,45 @@ class Connection:
             poller[1].register(fd, select.POLLIN)
             self._poller = poller
         poll = poller[1].poll
-        if spin > 0.0 and _CONTENTION.may_spin():
-            spin = min(spin, seconds)
-            clock = time.perf_counter
-            give_way = os.sched_yield
-            start = last = clock()
-            while not poll(0):
-                now = clock()
-                if now - last > CONTENDED or now - start >= spin:
-                    # The spin is over, or the core was given to another process for
-                    # a while (a yield or a preemption): sleep, so that the reply
-                    # wakes this thread at once rather than after that process's turn.
-                    _CONTENTION.spun(contended=now - last > CONTENDED)
-                    self.spun += now - start
-                    seconds = max(0.0, seconds - (now - start))  # poll waits for ever if < 0
-                    break
-                last = now
-                give_way()
-            else:
-                _CONTENTION.spun(contended=False)
-                self.spun += clock() - start
+        if spin > 0.0:
+            spun, ready = self._spin(poll, min(spin, seconds))
+            if ready:
                 return self.read_now()
+            seconds = max(0.0, seconds - spun)  # poll waits for ever if < 0
         if not poll(seconds * 1000):
             return False
         return self.read_now()
+
+    def _spin(
+        self, poll: Callable[[int], list[tuple[int, int]]], spin: float
+    ) -> tuple[float, bool]:
+        """``read_soon``'s looks: (seconds spent, True if the descriptor became readable).
+
+        A reply already there costs one look and no check of the machine.  The
+        spin ends early, to sleep instead, when the core went to another process
+        between two looks (a yield or a preemption): a sleeping thread is woken by
+        the reply at once, a spinning one only after that process's turn.
+        """
+        if poll(0):
+            return 0.0, True
+        if not _CONTENTION.may_spin():
+            return 0.0, False
+        clock = time.perf_counter
+        give_way = os.sched_yield
+        start = last = clock()
+        ready = contended = False
+        while not ready:
+            give_way()
+            ready = bool(poll(0))
+            now = clock()
+            contended = now - last > CONTENDED
+            if contended or now - start >= spin:
+                break
+            last = now
+        spent = clock() - start
+        _CONTENTION.spun(contended=contended)
+        self.spun += spent
+        return spent, ready
 
     def _take(self, data: bytes) -> None:
         """Frame bytes just read into lines (an over-long line raises once the lines

@@ -19,6 +19,7 @@ import dataclasses
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -142,12 +143,7 @@ async def test_a_brief_wait_reads_a_reply_that_comes_and_a_deadline_ends_a_silen
     # A reply written by another thread while the referee blocks in its brief wait (or,
     # if the thread is slower than that, while it waits the trio way): read either way.
 
-    def write_soon() -> None:
-        time.sleep(0.0002)
-        bot.send_now(b"late\n")
-
-    writer = threading.Thread(target=write_soon)
-    writer.start()
+    writer = written_from_a_thread(bot, b"late\n", after=lambda: time.sleep(0.0002))
     with trio.fail_after(10):  # generous: a real pipe and a real thread
         assert await session.receive_line(trio.current_time() + 5, 0.5) == b"late"
     writer.join()
@@ -211,28 +207,51 @@ async def test_only_a_match_alone_in_its_trio_run_waits_briefly(
     assert alone_after and set(alone_after) == {alone}
 
 
-def calm_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def written_from_a_thread(
+    bot: Connection, line: bytes, *, after: Callable[[], object]
+) -> threading.Thread:
+    """A started thread that writes ``line`` to the bot's end once ``after()`` returns."""
+
+    def write() -> None:
+        after()
+        bot.send_now(line)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    return writer
+
+
+class _SpinStarted(_Contention):
+    """A calm machine's gate that says when a spin starts (``may_spin`` is asked only
+    once a first look found nothing)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, cores=2)
+        self.started = threading.Event()
+
+    def may_spin(self) -> bool:
+        self.started.set()
+        return super().may_spin()
+
+
+def calm_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _SpinStarted:
     """A machine with a core to spare, whatever the one running the tests is doing."""
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("0.10 0.10 0.10 1/100 1\n")
-    monkeypatch.setattr(referee.connection, "_CONTENTION", _Contention(str(loadavg), cores=2))
+    contention = _SpinStarted(str(loadavg))
+    monkeypatch.setattr(referee.connection, "_CONTENTION", contention)
+    return contention
 
 
 async def test_a_spin_takes_a_reply_that_comes_and_gives_way_to_a_sleep_within_the_wait(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    calm_machine(tmp_path, monkeypatch)
+    contention = calm_machine(tmp_path, monkeypatch)
     reader, bot = pipe_pair()
-
-    def write_soon() -> None:
-        time.sleep(0.0002)
-        bot.send_now(b"quick\n")
-
-    # A reply written by another thread while the reader spins: taken by the spin.  The
-    # spin is long beside the writer's sleep, but a loaded machine may still be slower:
-    # then the sleep that follows takes it, which is the same to the caller.
-    writer = threading.Thread(target=write_soon)
-    writer.start()
+    # A reply written by another thread once the reader spins: taken by the spin (1 s
+    # long; a loaded machine could still be slower, and then the sleep after it takes
+    # the reply, which is the same to the caller).
+    writer = written_from_a_thread(bot, b"quick\n", after=contention.started.wait)
     started = time.monotonic()
     assert reader.read_soon(5.0, spin=1.0)
     assert reader.take_line() == b"quick"

@@ -434,7 +434,6 @@ class _Referee:
         self.unlogged: list[tuple[ev.Event, bytes | None]] = []
         self.logged_typed = 0  # typed events written (the ``n`` of event lines)
         self.delivered_hand = 0  # every seat has been sent the events of hands before this
-        self.shuffled_ahead = 0  # the hand during which the next one's pack was shuffled
         self.nursery: trio.Nursery | None = None  # background writes (see the class doc)
         self.in_play = [0]  # this trio run's matches in play (``play``; ``BRIEF_WAIT``)
 
@@ -836,9 +835,7 @@ class _Referee:
             self.log_new_events()
             self.log_request(seat, request, hand)
             self.log.flush()
-        if hand != self.shuffled_ahead:  # once a hand: the next one's pack, off the reply's path
-            self.match.prepare_next_deal()
-            self.shuffled_ahead = hand
+        self.match.prepare_next_deal()  # while the bot thinks (once a hand: the engine knows)
         while True:
             try:
                 alone = self.in_play[0] == 1

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import httpx
 
+from referee.bots import BotSpec
 from referee.match import MatchResult, SeatResult
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.config import load_config
-from referee.server.store import CompetitionStore
+from referee.server.store import CompetitionStore, Group
 
 PLAIN_BOT = b"print('hello')\n"
 
@@ -65,3 +66,16 @@ def finished(match_id: str, seed: int, players: int = 3) -> MatchResult:
         log_path=None,
         reason="hand_limit",
     )
+
+
+def admitted_group(
+    store: CompetitionStore, names: tuple[str, ...] = ("alice", "bob", "carol")
+) -> Group:
+    """A participant and an admitted version for each name, and a group of them planned."""
+    versions = []
+    for name in names:
+        participant, _token = store.add_participant(name)
+        version = store.add_version(participant.id, "python3", "main.py", "", 1)
+        store.decide(version.id, "admitted", "ok", "", BotSpec(name, ("x",)).to_json())
+        versions.append(version.id)
+    return store.plan_group(5, tuple(versions), "test")

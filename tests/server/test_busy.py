@@ -19,13 +19,18 @@ import pytest
 import trio
 import trio.testing
 
-from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult
 from referee.server import busy, play
 from referee.server.config import load_config
 from referee.server.store import CompetitionStore, StoreError
-from tests.server.inprocess import PLAIN_BOT, api_upload, finished, open_competition
+from tests.server.inprocess import (
+    PLAIN_BOT,
+    admitted_group,
+    api_upload,
+    finished,
+    open_competition,
+)
 from tests.server.serving import add_participant, competition_file, running, upload, uploaded
 
 BUSY_TIMEOUT = 0.05  # seconds: each attempt meets the lock at once
@@ -49,13 +54,7 @@ async def test_a_finished_match_is_recorded_once_the_lock_is_let_go(
 ) -> None:
     competition = open_competition(tmp_path, BUSY_TIMEOUT)
     store = competition.store
-    versions = []
-    for name in ("alice", "bob", "carol"):
-        participant, _token = store.add_participant(name)
-        version = store.add_version(participant.id, "python3", "main.py", "", 1)
-        store.decide(version.id, "admitted", "ok", "", BotSpec(name, ("x",)).to_json())
-        versions.append(version.id)
-    group = store.plan_group(5, tuple(versions), "test")
+    group = admitted_group(store)
     played: list[str] = []
 
     class OneMatchTable:
@@ -133,11 +132,7 @@ async def test_the_remote_tables_finished_match_is_recorded_beside_it_once_unloc
 
     competition = open_competition(tmp_path, BUSY_TIMEOUT)
     store = competition.store
-    versions = []
-    for name in ("alice", "bob", "carol"):
-        participant, _token = store.add_participant(name)
-        versions.append(store.add_version(participant.id, "python3", "main.py", "", 1).id)
-    group = store.plan_group(5, tuple(versions), "test")
+    group = admitted_group(store)
     key = play.group_matches(competition, group, 9, set())[0]
     job = TableJob(key, competition.config.rules)
     with held_for_writing(store.path) as holder:

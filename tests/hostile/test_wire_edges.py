@@ -124,3 +124,22 @@ async def test_a_bot_that_closes_its_input_is_lost_at_the_next_write(tmp_path: P
     assert kind == "eof" and detail.startswith("stopped reading: the bot's input is closed"), detail
     assert played.status[0] == "disqualified"
     assert_the_others_untouched(played)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "tcp"])
+async def test_a_reply_written_a_byte_at_a_time_is_assembled_and_played(
+    tmp_path: Path, transport: Transport
+) -> None:
+    # Each reply reaches the referee across its spin, its sleep in poll and trio's wait,
+    # a few bytes per read: every one must be played, none judged from a piece.
+    bots = [proto_bot("dribble", transport=transport), *table_mates(transport=transport)]
+    played = await play_hostile(bots, tmp_path)
+    asked = [r["id"] for r in played.of_type("request")]
+    taken = [r["id"] for r in played.of_type("reply")]
+    said = [
+        int(line.split()[1]) for line in played.stderr.splitlines() if line.startswith("played")
+    ]
+    assert asked and taken == asked == said
+    assert played.faults() == [] and played.status[0] == "ok"
+    assert played.result.seats[0].defaults == 0
+    assert_the_others_untouched(played)

@@ -40,8 +40,8 @@ def test_a_match_is_recorded_once(tmp_path: Path) -> None:
         store.add_version(participant.id, "python3", "main.py", "", 1)
     group = store.plan_group(7, (1, 2, 3), "test")
     result = finished("g1r0", 7)
-    assert store.record(group, 0, (1, 2, 3), result, None)
-    assert not store.record(group, 0, (1, 2, 3), result, None)
+    assert store.record(group, 0, (1, 2, 3), result, None, identity=7)
+    assert not store.record(group, 0, (1, 2, 3), result, None, identity=7)
     assert store.match_count() == 1
     assert [m.versions for m in store.played_matches()] == [(1, 2, 3)]
     assert store.unfinished_groups()[0][1] == {0}

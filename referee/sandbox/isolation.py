@@ -337,8 +337,8 @@ def view(
     own, by a path relative to its working directory (that directory itself
     is not shown: it may hold the match log, or a league's database), and the
     files under ``/etc`` a runtime's own links point to (Debian's JDK keeps its
-    ``jvm.cfg`` and security settings there).  A program named by a bare word
-    later in the command (``sh -c '...' javac ...``) brings its runtime too.
+    ``jvm.cfg`` and security settings there).  The program a shell wrapper
+    runs (``sh -c SCRIPT NAME javac ...``) brings its runtime too.
     """
     directories: list[Path] = []
     files: list[Path] = []
@@ -352,16 +352,14 @@ def view(
     executable = Path(found) if found else base / os.path.expanduser(program)
     runtime = _python_prefixes(executable)
     directories += runtime
-    for index, argument in enumerate(argv):
-        if index == 0:
-            more, etc_files = _runtime_prefixes(executable)
-        elif "/" in argument or argument.startswith("-"):
-            continue
-        else:
-            other = shutil.which(argument, path=env.get("PATH"))
-            if other is None:
-                continue
-            more, etc_files = _runtime_prefixes(Path(other))
+    programs = [executable]
+    wrapped = _wrapped_program(argv)
+    if wrapped is not None:
+        other = shutil.which(wrapped, path=env.get("PATH")) if "/" not in wrapped else wrapped
+        if other is not None:
+            programs.append(Path(other))
+    for one in programs:
+        more, etc_files = _runtime_prefixes(one)
         directories += [prefix for prefix in more if prefix not in directories]
         files += [path for path in etc_files if path not in files]
     shown_from_base = False  # a module found in the working directory: run there
@@ -395,6 +393,20 @@ def view(
     named = any(ETC not in path.parents for path in files)  # (not a runtime's /etc files)
     shown = (cwd is not None and own_dir) or named or shown_from_base
     return (base if shown else None), directories, files
+
+
+SHELLS = ("sh", "bash", "dash")
+
+
+def _wrapped_program(argv: Sequence[str]) -> str | None:
+    """PROGRAM of ``sh -c SCRIPT NAME PROGRAM ...`` (the server's compile: ``javac``), if any.
+
+    Only that position, which the caller writes: a word elsewhere may be a
+    participant's (a class name), and must not choose what the view shows.
+    """
+    if len(argv) > 4 and Path(argv[0]).name in SHELLS and argv[1] == "-c":
+        return argv[4]
+    return None
 
 
 def _module_argument(argv: Sequence[str]) -> str | None:

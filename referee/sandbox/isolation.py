@@ -82,8 +82,13 @@ ETC_SHOWN = (
     "/etc/alternatives",
 )
 ETC_ACCOUNTS = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts")
-"""Made for each bot (``etc_files``), never the host's: its accounts are root, nobody and its
-own uid, named by the files alone, and its only host is itself (it has no network)."""
+"""Made for each bot (``etc_files``), never the host's: its accounts are root and nobody, named
+by the files alone, and its only host is itself (it has no network)."""
+# What marks a prefix (the directory above ``bin``) as a JDK's or JRE's, or a node's.
+JVM_MARKS = ("lib/jvm.cfg", "lib/modules", "lib/rt.jar")
+NODE_MARKS = ("include/node/node.h", "lib/node_modules")
+LINK_WALK_LIMIT = 20_000  # entries of a runtime's tree looked at for links into /etc
+SHELLS = ("sh", "bash", "dash")  # ``sh -c SCRIPT NAME PROGRAM``: PROGRAM's runtime is shown
 SCRATCH = "/tmp"  # the bot's only writable place: HOME and TMPDIR point here
 ENV_SHARED_DIR = "NEWMARKET_SANDBOX_SHARED_DIR"
 """Set (to anything) in a bot's spec env when its ``cwd`` is not its own directory but a
@@ -395,9 +400,6 @@ def view(
     return (base if shown else None), directories, files
 
 
-SHELLS = ("sh", "bash", "dash")
-
-
 def _wrapped_program(argv: Sequence[str]) -> str | None:
     """PROGRAM of ``sh -c SCRIPT NAME PROGRAM ...`` (the server's compile: ``javac``), if any.
 
@@ -459,12 +461,6 @@ def _runtime_prefixes(executable: Path) -> tuple[list[Path], list[Path]]:
         if jvm:
             etc_files += [path for path in _etc_links(str(prefix)) if path not in etc_files]
     return prefixes, etc_files
-
-
-# What marks a prefix (the directory above ``bin``) as a JDK's or JRE's, or a node's.
-JVM_MARKS = ("lib/jvm.cfg", "lib/modules", "lib/rt.jar")
-NODE_MARKS = ("include/node/node.h", "lib/node_modules")
-LINK_WALK_LIMIT = 20_000  # entries of a runtime's tree looked at for links into /etc
 
 
 @functools.cache
@@ -668,9 +664,6 @@ def data_pipe(data: bytes) -> int:
     finally:
         os.close(write_end)
     return read_end
-
-
-filter_pipe = data_pipe
 
 
 def failure_of(argv: Sequence[str], pass_fds: Sequence[int] = ()) -> str:

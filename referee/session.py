@@ -45,6 +45,7 @@ from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS
 from protocol.transports import ENV_CONNECT, ENV_TOKEN
 from referee.bots import BotSpec
 from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.private_files import private_dir, private_opener
 from referee.process import BotProcess, StderrBuffer, clean_environment, start_process
 from referee.sandbox import Sandbox
 from referee.tcp_guard import MAX_PENDING_CONNECTIONS, PendingConnections, token_matches
@@ -665,12 +666,14 @@ async def _close_one(session: BotSession) -> None:
 
 def _save_stderr(sessions: Sequence[BotSession], directory: Path) -> None:
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         for index, session in enumerate(sessions):
             if session.process is None:
                 continue
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.name)
-            (directory / f"{index}-{safe}.stderr").write_text(session.stderr_text())
+            path = directory / f"{index}-{safe}.stderr"
+            with open(path, "w", opener=private_opener) as file:
+                file.write(session.stderr_text())
     except OSError:
         pass  # a bot's log is a courtesy; losing it must not fail the match
 
@@ -720,8 +723,8 @@ def _append_stderr(path: Path, text: str) -> None:
     if not text:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8", errors="replace") as file:
+        private_dir(path.parent)
+        with open(path, "a", encoding="utf-8", errors="replace", opener=private_opener) as file:
             file.write(text if text.endswith("\n") else text + "\n")
     except OSError:
         pass

@@ -28,6 +28,7 @@ from referee.league.schedule import derive_seed, rotations
 from referee.league.store import MatchKey
 from referee.league.worker import spec_from_json
 from referee.match import MatchResult
+from referee.private_files import private_dir
 from referee.server.admission import admit
 from referee.server.busy import written
 from referee.server.competition import Competition
@@ -307,7 +308,7 @@ async def play_group(
 async def table_loop(
     competition: Competition, queue: GroupQueue, number: int, open_table: OpenTable
 ) -> None:
-    competition.config.logs_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(competition.config.logs_dir)
     while True:
         table = await open_table(number)
         try:

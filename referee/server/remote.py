@@ -48,6 +48,7 @@ from referee.league.remote_pool import RemotePool
 from referee.league.runner import TableJob
 from referee.league.worker import UNUSED, TableSessions
 from referee.match import MatchResult
+from referee.private_files import private_dir
 from referee.remote import RemoteLobby
 from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
@@ -158,7 +159,7 @@ async def remote_table_loop(
 ) -> None:
     """The remote table: groups with a connected remote version, played in this process."""
     config = competition.config
-    config.logs_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(config.logs_dir)
     roster = lobby.bots  # one list, by version id, for the lobby, the pool and the local bots
     playing: list[Group] = []
 

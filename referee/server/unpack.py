@@ -159,13 +159,12 @@ class _Writer:
         target = self.root / relative
         with server_writes():
             target.parent.mkdir(parents=True, exist_ok=True)
+            _readable(target.parent, self.root)
             # The parent was made from checked names only, so it is inside root; O_NOFOLLOW
             # and O_EXCL refuse anything that is already there.
-            fd = os.open(
-                target,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                0o755 if executable else 0o644,
-            )
+            mode = 0o755 if executable else 0o644
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+            os.fchmod(fd, mode)  # whatever the server's umask: the bot's own uid reads it
         try:
             with os.fdopen(fd, "wb", closefd=False) as out:
                 for chunk in chunks:  # read from the archive: its errors are its own
@@ -180,6 +179,18 @@ class _Writer:
         finally:
             os.close(fd)
         self.files.append(relative)
+
+
+def _readable(directory: Path, root: Path) -> None:
+    """Directories from ``directory`` up to ``root`` 0755, whatever the umask made them.
+
+    A version's files are the one part of the server's data a bot reads: a root
+    server runs it as a uid of its own, and only this directory is in its view
+    (the server's data directory around it stays 0700: ``referee.private_files``).
+    """
+    while directory != root and root in directory.parents:
+        directory.chmod(0o755)
+        directory = directory.parent
 
 
 def _read_chunks(stream: IO[bytes]) -> Iterator[bytes]:
@@ -206,6 +217,7 @@ def unpack_upload(
     """
     with server_writes():
         root.mkdir(parents=True, exist_ok=False)
+        root.chmod(0o755)
     writer = _Writer(root, limits, names)
     with source.open("rb") as raw:
         head = raw.read(8)

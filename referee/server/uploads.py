@@ -32,6 +32,7 @@ from pathlib import Path
 import trio
 from starlette.datastructures import UploadFile
 
+from referee.private_files import PRIVATE_DIR, PRIVATE_FILE, private_dir, private_opener
 from referee.server.competition import Competition
 from referee.server.config import REMOTE, CompetitionConfig
 from referee.server.store import Participant, Version
@@ -136,13 +137,13 @@ async def accept_upload(
     _allowed(competition, participant, runtime)
     filename = (upload.filename or "upload")[:200]
     incoming = incoming_dir(config)
-    incoming.mkdir(parents=True, exist_ok=True)
+    private_dir(incoming)
     temporary = incoming / secrets.token_hex(8)
     digest = hashlib.sha256()
     size = 0
     version: Version | None = None
     try:
-        with server_writes(), temporary.open("wb") as out:
+        with server_writes(), open(temporary, "wb", opener=private_opener) as out:
             while chunk := await upload.read(CHUNK):
                 size += len(chunk)
                 if size > config.uploads.max_bytes:
@@ -164,7 +165,8 @@ async def accept_upload(
         competition.unpacking.add(version.id)
         root = version_root(competition, version.id)
         with server_writes():
-            root.mkdir(parents=True, exist_ok=False)
+            private_dir(root.parent)
+            root.mkdir(mode=PRIVATE_DIR)  # (not there yet: a version's id is new)
             temporary.rename(root / "upload")
             fsync_parent(root / "upload")
             fsync_parent(root)
@@ -212,7 +214,7 @@ def unpack_version(competition: Competition, version: Version) -> Path:
             executable=version.runtime == "binary",
         )
         with server_writes():
-            (root / COMPLETE).touch()
+            (root / COMPLETE).touch(mode=PRIVATE_FILE)
             fsync_parent(root / COMPLETE)
     except (UnpackError, StorageError):  # whatever the bytes raised, or a full disk
         shutil.rmtree(files, ignore_errors=True)

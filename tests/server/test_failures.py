@@ -3,10 +3,12 @@ version at every failed table in a row is suspended (a bot attacking its referee
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 import trio
 import trio.testing
@@ -15,6 +17,7 @@ from engine import preset
 from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult
+from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.config import load_config
 from referee.server.failures import platform_cause
@@ -78,6 +81,17 @@ async def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
     ]
     # A restart does not resume a group that was given up.
     assert first.id not in {group.id for group, _done in store.unfinished_groups()}
+    # Its page and its owner's show why, to anyone: the matches and what each worker did.
+    transport = httpx.ASGITransport(app=build_app(competition))
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as browser:
+        page = (await browser.get(f"/versions/{mallory}")).text
+        shown = re.search(r'<table id="suspension">.*?</table>', page, re.S)
+        assert shown is not None
+        rows = re.findall(r"<tr><td>(g\d+r\d+)</td><td>([^<]+)</td></tr>", shown.group(0))
+        assert rows == [(e["match"], e["what"]) for e in suspension["evidence"]]
+        owner = (await browser.get("/p/mallory")).text
+        assert "v1 is suspended" in owner and "g3r1: its table worker ended" in owner
+        assert "is suspended" not in (await browser.get("/p/alice")).text
     store.close()
 
 

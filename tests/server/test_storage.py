@@ -11,6 +11,7 @@ import io
 import os
 import re
 import sqlite3
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -21,14 +22,19 @@ import trio
 import trio.testing
 from starlette.datastructures import UploadFile
 
-from referee.bots import BotSpec
+from engine import preset
+from referee.bots import BotSpec, resolve_bot
 from referee.league.store import MatchKey
 from referee.match import MatchResult
+from referee.matchlog import read_log
+from referee.sandbox import Limits, setting_to_env
 from referee.server import busy, play, uploads
 from referee.server.competition import Competition
 from referee.server.config import load_config
 from referee.server.storage import ParticipantStorage
 from referee.server.store import CompetitionStore
+from referee.server.tables import WorkerTable
+from referee.timecontrol import TimeControl
 from tests.server.inprocess import api_upload, finished, open_competition
 
 DISK_FULL = "the server could not store this upload: disk full; try again later"
@@ -411,3 +417,50 @@ async def test_a_participants_files_are_capped_rejected_ones_making_room_first(
     bob, _token = store.add_participant("bob")
     assert (await uploads.accept_upload(competition, bob, _zip(big), "python3")).status == "pending"
     store.close()
+
+
+# ---------------------------------------------------------------- stderr
+
+FLOOD = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "flood", "protocol": 1}), flush=True)
+    elif message["type"] == "request":
+        sys.stderr.write(("x" * 1023 + "\\n") * 256)  # 256 KiB a decision
+        sys.stderr.flush()
+        reply = {"type": "reply", "id": message["id"], "choice": message["default"]}
+        print(json.dumps(reply), flush=True)
+    elif message["type"] == "shutdown":
+        break
+"""
+
+
+async def test_a_bot_flooding_stderr_keeps_at_most_the_cap_per_match(tmp_path: Path) -> None:
+    # A legal bot writing a megabyte of stderr a match made the server's logs grow by
+    # tens of gigabytes an hour: a 1 MiB head and tail per match, and again per process.
+    (tmp_path / "flood.py").write_text(FLOOD)
+    flood = BotSpec("mallory-v1", (sys.executable, "flood.py"), cwd=tmp_path)
+    specs = {0: flood, 1: resolve_bot("random", "alice-v1"), 2: resolve_bot("lowest", "bob-v1")}
+    cap = 4096
+    logs = tmp_path / "logs"
+    control = TimeControl(move_time=10.0, startup_time=30.0)
+    table = await WorkerTable.start(control, logs, 1, setting_to_env("none", Limits()), cap)
+    try:
+        for group in (1, 2):  # two matches on the same processes (two deals)
+            key = MatchKey(f"g{group}r0", group * 8, group, 1, 0, group, (0, 1, 2), (40,) * 3)
+            rules = preset("boodle").with_options({"hand_limit": 3})
+            await table.play(key, rules, specs, specs)
+    finally:
+        await table.aclose()
+    for group in (1, 2):
+        records = [record for _n, record in read_log(logs / f"g{group}r0.jsonl")]
+        (kept,) = [r for r in records if r["type"] == "stderr" and r["seat"] == 0]
+        written = sum(1 for r in records if r["type"] == "request" and r["seat"] == 0)
+        assert kept["bytes"] == written * (256 << 10)  # counted whole
+        assert kept["dropped"] == kept["bytes"] - cap  # and only the cap kept
+        marker = f"\n[... {kept['dropped']} bytes of stderr dropped ...]\n"
+        assert marker in kept["text"]
+        assert len(kept["text"].encode()) == cap + len(marker)
+    assert sorted(path.name for path in logs.iterdir()) == ["g1r0.jsonl", "g2r0.jsonl"]

@@ -249,7 +249,8 @@ async def _check_group(
     table failure's public line, or None.  Raises ``PlatformFailedError``."""
     from referee.server.failures import platform_cause
     from referee.server.sandboxing import competition_sandbox, sandbox_setting
-    from referee.server.storage import DiskSpace, public_text
+    from referee.server.storage import for_config as disk_space
+    from referee.server.storage import public_text
     from referee.server.tables import WorkerError, WorkerTable
 
     opponents = check_opponents(store, version, config.players - 1, draw)
@@ -277,7 +278,7 @@ async def _check_group(
                 result = await worker.play(key, config.rules, specs, specs)
             except WorkerError as error:
                 error.match_id = key.match_id
-                disk_low = DiskSpace(config.data, config.storage.min_free_bytes).low()
+                disk_low = disk_space(config).low()
                 isolated = competition_sandbox(config).isolation is not None
                 platform = platform_cause(error, disk_low, not isolated)
                 print(

@@ -19,7 +19,7 @@ import trio
 from referee.bots import resolve_bot
 from referee.server.config import REMOTE, CompetitionConfig
 from referee.server.scoring import Score, score_versions
-from referee.server.storage import DiskSpace
+from referee.server.storage import for_config as disk_space
 from referee.server.store import CompetitionStore, Version
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class Competition:
         self.unpacking: set[int] = set()
         self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
         # The room kept free under the data directory: play and admission pause below it.
-        self.disk = DiskSpace(config.data, config.storage.min_free_bytes)
+        self.disk = disk_space(config)
         self._bots_can_signal: bool | None = None
 
     @property

@@ -43,20 +43,22 @@ def free_bytes(path: Path) -> int:
 
 @dataclasses.dataclass
 class DiskSpace:
-    """Whether the data directory's file system has the room the server keeps free.
+    """Whether every file system the server writes has the room it keeps free.
 
-    ``free`` is how the room is measured (``free_bytes``; a test injects its own).
-    A file system that cannot even be asked counts as low: the server cannot
-    tell that a write would succeed.
+    ``paths``: the data directory and the places under it that an operator may
+    mount elsewhere (the match logs, the versions); one that does not exist yet
+    is measured where it will be made.  ``free`` is how the room is measured
+    (``free_bytes``; a test injects its own).  A file system that cannot even
+    be asked counts as low: the server cannot tell that a write would succeed.
     """
 
-    path: Path
+    paths: tuple[Path, ...]
     minimum: int
     free: Callable[[Path], int] = free_bytes
 
     def low(self) -> bool:
         try:
-            return self.free(self.path) < self.minimum
+            return any(self.free(_existing(path)) < self.minimum for path in self.paths)
         except OSError:
             return True
 
@@ -66,6 +68,19 @@ class DiskSpace:
             f"paused: the server is low on disk space (under {self.minimum // MIB} MiB free); "
             "play resumes by itself when there is room"
         )
+
+
+def _existing(path: Path) -> Path:
+    """``path``, or its nearest ancestor that exists."""
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    return path
+
+
+def for_config(config: CompetitionConfig) -> DiskSpace:
+    """The room kept free under a competition's data directory."""
+    paths = (config.data, config.logs_dir, config.uploads_dir)
+    return DiskSpace(paths, config.storage.min_free_bytes)
 
 
 # An absolute path in a message: a slash after a start, a space, a quote or "(", then

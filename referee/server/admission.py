@@ -33,7 +33,7 @@ time control), under the competition's rules and seat count, with match ids
 of the real form (``g<group>r<rotation>``, the group number one a table could
 be about to play), against opponents drawn from the versions playing now
 (other participants' newest and the house bots, named as at a table), the
-version first at the table as a new version's focus is.  Nothing a bot is
+version's place at the table drawn too.  Nothing a bot is
 sent in these matches differs in kind from a real match.  A fault in them
 rejects it, with the match and the fault.  Their fault count is kept
 (``check_play``): a version whose real matches then fault far more often is
@@ -255,7 +255,10 @@ async def _check_group(
 
     opponents = check_opponents(store, version, config.players - 1, draw)
     specs = {version.id: spec, **dict(opponents)}
-    table = (version.id, *(index for index, _spec in opponents))  # a new version is the focus
+    # Its place at the table is drawn: in play it is the focus (first) only while new, and a
+    # bot that sees its rotation and seat in every match could tell a fixed place from play.
+    table = [index for index, _spec in opponents]
+    table.insert(draw.randrange(len(table) + 1), version.id)
     group = store.last_group_id() + 1 + draw.randrange(config.jobs)  # one a table could play
     number = 1 + draw.randrange(config.jobs)
     seed = check_seed()

@@ -200,6 +200,8 @@ async def play_as_a_table(
     Raises ``PlatformFailedError`` when the platform failed (the version waits).
     """
     draw = random.SystemRandom()
+    # Versions are checked one at a time: whatever is here was left by a stop mid-check.
+    shutil.rmtree(config.data / "admission", ignore_errors=True)
     logs = config.data / "admission" / f"{version.id:06d}"
     matches: list[dict[str, Any]] = []
     lines = [

@@ -97,6 +97,7 @@ class Suspicions:
         for version in versions:
             entries = self.evidence.setdefault(version, [])
             entries.append({"match": error.match_id, "what": what})
+            del entries[:-SUSPECT_FAILURES]  # a house bot's count never ends in a suspension
             found = self.competition.store.version(version)
             if (
                 len(entries) >= SUSPECT_FAILURES

@@ -654,10 +654,13 @@ class CompetitionStore:
 
     def recent_seat_faults(self, version: int, limit: int) -> list[tuple[str, int]]:
         """``(match id, faults)`` of the version's seats in its last ``limit`` matches,
-        newest first (a version sits once per match)."""
+        newest first (a version sits once per match).
+
+        In the order they were recorded (rowid): read backwards along ``seats_by_version``,
+        so the cost is ``limit`` rows however many matches the version has played.
+        """
         rows = self._db.execute(
-            "SELECT s.match_id, s.faults FROM seats s JOIN matches m USING (match_id) "
-            "WHERE s.version = ? ORDER BY m.finished_at DESC, m.match_id DESC LIMIT ?",
+            "SELECT match_id, faults FROM seats WHERE version = ? ORDER BY rowid DESC LIMIT ?",
             (version, limit),
         )
         return [(str(mid), int(faults)) for mid, faults in rows]

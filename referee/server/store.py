@@ -1,7 +1,8 @@
 """The competition's one durable record (SQLite): participants, versions, groups, results.
 
-Written by the server process alone (the CLI's ``add-participant``, ``pause``
-and ``resume`` write small rows from another process; WAL makes that safe).
+Written by the server process alone (the CLI's ``add-participant``, ``pause``,
+``resume`` and ``unsuspend`` write small rows from another process; WAL makes
+that safe).
 As in the league store (``referee.league.store``, whose ideas this follows):
 
 * a finished match is written in one transaction (match, seats, faults) the

@@ -41,10 +41,11 @@ from protocol.messages import (
     decode_bot_message,
     encode,
 )
-from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS
+from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS, DEFAULT_STDERR_CAP_BYTES
 from protocol.transports import ENV_CONNECT, ENV_TOKEN
 from referee.bots import BotSpec
 from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.private_files import private_dir, private_opener
 from referee.process import BotProcess, StderrBuffer, clean_environment, start_process
 from referee.sandbox import Sandbox
 from referee.tcp_guard import MAX_PENDING_CONNECTIONS, PendingConnections, token_matches
@@ -89,11 +90,16 @@ class BotSession:
     """
 
     def __init__(
-        self, spec: BotSpec, time_control: TimeControl, sandbox: Sandbox | None = None
+        self,
+        spec: BotSpec,
+        time_control: TimeControl,
+        sandbox: Sandbox | None = None,
+        stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
     ) -> None:
         self.spec = spec
         self.time_control = time_control
         self.sandbox = sandbox  # the limits and isolation its process starts under
+        self.stderr_cap = stderr_cap  # bytes of its stderr kept, per match and in all
         self.connection: Connection | None = None
         self.process: BotProcess | None = None
         self.reported_name: str | None = None
@@ -375,6 +381,7 @@ class BotSession:
                 cwd=spec.cwd,
                 env=clean_environment(env),
                 stdio=stdio,
+                stderr_cap=self.stderr_cap,
                 sandbox=self.sandbox,
             )
         except OSError as error:
@@ -610,6 +617,7 @@ async def open_bots(
     on_listen: Callable[[int, str, int, str], None] | None = None,
     stderr_dir: Path | None = None,
     sandbox: Sandbox | None = None,
+    stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
 ) -> AsyncIterator[list[BotSession]]:
     """Start several bots side by side (start-up is paid in parallel); end them all on exit.
 
@@ -618,9 +626,11 @@ async def open_bots(
     operator can pass it to a remote bot.  With ``stderr_dir`` each bot's
     stderr (head and tail, capped) is saved there as ``<index>-<name>.stderr``.
     ``sandbox`` (``referee.sandbox.resolve``) is what every bot process starts
-    under; None is the process group alone.
+    under; None is the process group alone.  ``stderr_cap``: the bytes of each
+    bot's stderr kept, its head and its tail, per match and in all (the rest is
+    counted).
     """
-    sessions = [BotSession(spec, time_control, sandbox) for spec in specs]
+    sessions = [BotSession(spec, time_control, sandbox, stderr_cap) for spec in specs]
     async with trio.open_nursery() as nursery:
         try:
             async with trio.open_nursery() as starters:
@@ -665,12 +675,14 @@ async def _close_one(session: BotSession) -> None:
 
 def _save_stderr(sessions: Sequence[BotSession], directory: Path) -> None:
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         for index, session in enumerate(sessions):
             if session.process is None:
                 continue
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.name)
-            (directory / f"{index}-{safe}.stderr").write_text(session.stderr_text())
+            path = directory / f"{index}-{safe}.stderr"
+            with open(path, "w", opener=private_opener) as file:
+                file.write(session.stderr_text())
     except OSError:
         pass  # a bot's log is a courtesy; losing it must not fail the match
 
@@ -686,6 +698,7 @@ async def open_bot(
     on_listen: ListenCallback | None = None,
     stderr_path: Path | None = None,
     sandbox: Sandbox | None = None,
+    stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
 ) -> AsyncIterator[BotSession]:
     """Start one bot and handshake; on exit shut it down and end its process tree.
 
@@ -702,6 +715,7 @@ async def open_bot(
         tokens=[token],
         on_listen=listen,
         sandbox=sandbox,
+        stderr_cap=stderr_cap,
     ) as sessions:
         try:
             yield sessions[0]
@@ -720,8 +734,8 @@ def _append_stderr(path: Path, text: str) -> None:
     if not text:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8", errors="replace") as file:
+        private_dir(path.parent)
+        with open(path, "a", encoding="utf-8", errors="replace", opener=private_opener) as file:
             file.write(text if text.endswith("\n") else text + "\n")
     except OSError:
         pass

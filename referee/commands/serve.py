@@ -4,6 +4,8 @@
     newmarket serve add-participant NAME [-c COMPETITION.toml]   prints the new token
     newmarket serve pause [-c COMPETITION.toml]                  no new tables start
     newmarket serve resume [-c COMPETITION.toml]
+    newmarket serve unsuspend VERSION_OR_NAME [-c COMPETITION.toml]   it plays again
+    newmarket serve flags [-c COMPETITION.toml]   suspended and flagged versions, with why
 
 The management words write the competition's database directly (a running
 server sees a pause within a second), so they work whether or not it runs.
@@ -20,20 +22,24 @@ import typer
 from referee.commands.common import Concurrency
 from referee.failures import first_instance
 from referee.league.runner import LeagueError
+from referee.printing import printable
 from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
 from referee.server.config import ConfigError, load_config
-from referee.server.store import CompetitionStore, StoreError
+from referee.server.store import CompetitionStore, StoreError, Version
 
-ACTIONS = ("add-participant", "pause", "resume")
+ACTIONS = ("add-participant", "pause", "resume", "unsuspend", "flags")
+WITH_ARGUMENT = {"add-participant": "NAME", "unsuspend": "VERSION_OR_NAME"}
 
 
 def serve_command(
     words: Annotated[
         list[str],
         typer.Argument(
-            help="COMPETITION.toml to run it; or add-participant NAME, pause, resume.",
-            metavar="COMPETITION.toml | add-participant NAME | pause | resume",
+            help="COMPETITION.toml to run it; or add-participant NAME, pause, resume, "
+            "unsuspend VERSION_OR_NAME, flags.",
+            metavar="COMPETITION.toml | add-participant NAME | pause | resume | "
+            "unsuspend VERSION_OR_NAME | flags",
             show_default=False,
         ),
     ],
@@ -43,7 +49,7 @@ def serve_command(
             "--competition",
             "-c",
             metavar="FILE",
-            help="The competition file for add-participant, pause and resume.",
+            help="The competition file for add-participant, pause, resume, unsuspend, flags.",
         ),
     ] = Path("competition.toml"),
     jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
@@ -99,9 +105,9 @@ def serve_command(
 
 def _manage(words: list[str], competition: Path) -> None:
     action, rest = words[0], words[1:]
-    expected = 1 if action == "add-participant" else 0
+    expected = 1 if action in WITH_ARGUMENT else 0
     if len(rest) != expected:
-        usage = "add-participant NAME" if expected else action
+        usage = f"{action} {WITH_ARGUMENT[action]}" if expected else action
         raise ConfigError(f"serve {action}: usage: newmarket serve {usage} [-c COMPETITION.toml]")
     if not competition.exists():
         raise ConfigError(
@@ -115,6 +121,13 @@ def _manage(words: list[str], competition: Path) -> None:
             participant, token = store.add_participant(rest[0])
             typer.echo(f"participant {participant.name!r} added; its sign-in token:", err=True)
             typer.echo(token)
+        elif action == "unsuspend":
+            for version in _suspended(store, rest[0], competition):
+                store.unsuspend(version.id, "newmarket serve unsuspend")
+                said = f"{version.label} (version {version.id}): admitted again"
+                typer.echo(printable(said), err=True)
+        elif action == "flags":
+            _print_flags(store)
         else:
             store.set_paused(action == "pause")
             typer.echo(f"competition {config.name!r}: {action}d", err=True)
@@ -128,3 +141,45 @@ def _manage(words: list[str], competition: Path) -> None:
         ) from None
     finally:
         store.close()
+
+
+def _suspended(store: CompetitionStore, which: str, competition: Path) -> list[Version]:
+    """The suspended versions ``which`` names: a version id, or every one of a participant."""
+    if which.isdigit():
+        found = store.version(int(which))
+        if found is None:
+            raise ConfigError(f"serve unsuspend: no version {which} in this competition")
+        versions = [found]
+    else:
+        participant = store.participant_by_name(which)
+        if participant is None:
+            raise ConfigError(
+                f"serve unsuspend: {which!r} is neither a version id nor a participant's name"
+            )
+        versions = store.versions(participant.id)
+    suspended = [version for version in versions if version.status == "suspended"]
+    if not suspended:
+        shown = ", ".join(f"{v.label} {v.status}" for v in versions[-3:]) or "no versions"
+        raise ConfigError(
+            f"serve unsuspend: nothing of {which!r} is suspended ({shown}); "
+            f"newmarket serve flags -c {competition} lists what is"
+        )
+    return suspended
+
+
+def _print_flags(store: CompetitionStore) -> None:
+    """Every version suspended now, with its evidence, and every flagged version."""
+    lines: list[str] = []
+    for version in store.versions(status="suspended"):
+        lines.append(f"suspended  {version.label} (version {version.id}): {version.detail}")
+        for suspension in store.suspensions(version.id)[:1]:
+            for entry in suspension["evidence"]:
+                lines.append(f"             {entry['match']}: {entry['what']}")
+    for flag in store.flags():
+        found = store.version(flag["version"])
+        label = found.label if found is not None else "?"
+        lines.append(f"flagged    {label} (version {flag['version']}): {flag['detail']}")
+        faulty = [str(entry["match"]) for entry in flag["evidence"] if entry["faults"]]
+        lines.append(f"             matches with faults: {', '.join(faulty)}")
+    for line in lines or ["nothing suspended or flagged"]:
+        typer.echo(printable(line))

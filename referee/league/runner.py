@@ -60,6 +60,7 @@ from referee.league.worker import (
     setup_message,
 )
 from referee.match import FaultRecord, MatchResult, SeatResult
+from referee.private_files import private_dir
 from referee.process import describe_exit
 from referee.timecontrol import TimeControl
 
@@ -638,7 +639,7 @@ class TablePool:
         if not jobs:
             return
         if self.logs is not None:
-            self.logs.mkdir(parents=True, exist_ok=True)
+            private_dir(self.logs)
         await self._start_workers(len(jobs))
         waiting = _Waiting(jobs, min(len(jobs), len(self.workers)))
         async with trio.open_nursery() as nursery:

@@ -99,6 +99,10 @@ def version_json(competition: Competition, version: Version, owner: bool) -> dic
     }
     if owner:
         data["transcript"] = version.transcript
+    if version.status == "suspended":
+        # Public, as the status is: the matches are public, and the texts hold no path.
+        found = competition.store.suspensions(version.id)
+        data["suspension"] = found[0] if found else None
     if version.runtime == REMOTE:
         lobby = competition.lobby
         data["connected"] = remote_connected(competition, version)

@@ -9,8 +9,8 @@ no test installs anything.
 from __future__ import annotations
 
 import os
-import shutil
 import re
+import shutil
 import subprocess
 import tomllib
 from pathlib import Path

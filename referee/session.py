@@ -529,7 +529,7 @@ class BotSession:
             raise BotLostError(
                 FaultKind.STARTUP,
                 f"no ready within {self.time_control.startup_time:g} s; "
-                + self._silence(connection),
+                + self._silence(connection, quote=token is None),
             )
         try:
             message = decode_bot_message(line)
@@ -538,7 +538,7 @@ class BotSession:
             raise BotLostError(
                 FaultKind.STARTUP,
                 f"instead of ready, line {number} of its {self._output}: {error}; "
-                f"the line begins {quoted(line)}"
+                + _begins(line, quote=token is None)
                 # Not even JSON: most often a print meant for the bot's own log.
                 + (
                     STDERR_HINT
@@ -567,7 +567,7 @@ class BotSession:
         """Where the bot's protocol lines come from, in a fault's words."""
         return "stdout" if self.spec.transport == "stdio" else "TCP connection"
 
-    def _silence(self, connection: Connection) -> str:
+    def _silence(self, connection: Connection, *, quote: bool) -> str:
         """What the bot wrote before its start-up limit passed, when no line came whole.
 
         Nothing at all is usually a program whose output waits in its own buffer
@@ -581,8 +581,9 @@ class BotSession:
         size, head = connection.unfinished(QUOTED_BYTES)
         if size:
             return (
-                f"the bot wrote {size} bytes to its {self._output} with no end of line, "
-                f"beginning {quoted(head)}: end each line with \\n and flush"
+                f"the bot wrote {size} bytes to its {self._output} with no end of line"
+                + (f", beginning {quoted(head)}" if quote else "")
+                + ": end each line with \\n and flush"
             )
         return f"the bot wrote only blank lines to its {self._output}"
 
@@ -628,6 +629,18 @@ def startup_fault(error: BotLostError) -> bytes:
 
 QUOTED_BYTES = 60  # of a bot's line, quoted in a start-up fault
 STDERR_HINT = " (debugging output goes to stderr, not stdout)"
+
+
+def _begins(line: bytes, *, quote: bool) -> str:
+    """How a start-up fault shows the bot's line: quoted, unless it may hold a token.
+
+    A connection that must send a token (TCP) may have put it in the very line that
+    failed, and a fault's detail goes to logs, standings and pages: such a line is
+    named by its length only.
+    """
+    if quote:
+        return f"the line begins {quoted(line)}"
+    return f"the line ({len(line)} bytes) is not quoted: it may hold the token"
 
 
 def quoted(line: bytes, limit: int = QUOTED_BYTES) -> str:

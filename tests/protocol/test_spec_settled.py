@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from engine import Rules, preset
-from referee.bots import BotSpec
+from referee.bots import BotSpec, Transport
 from referee.match import MatchResult, play_match
 from referee.session import open_bot
 from referee.timecontrol import TimeControl
@@ -76,31 +76,37 @@ async def test_request_ids_run_over_the_connection_and_restart_on_a_new_one(
 # ---------------------------------------------------------------- 1 and 6.1: the handshake
 
 
-HELLO_FIRST = """
-import json, sys
-hello = json.loads(sys.stdin.readline())
-assert hello["type"] == "hello", hello
-print(json.dumps({"type": "ready", "name": "waits", "protocol": 1}), flush=True)
-for line in sys.stdin:
+# Either order, over stdio or (NEWMARKET_CONNECT set) over TCP with the referee's token.
+HANDSHAKE = """
+import json, os, socket, sys
+order = sys.argv[1]
+connect = os.environ.get("NEWMARKET_CONNECT", "")
+if connect:
+    host, _, port = connect.rpartition(":")
+    sock = socket.create_connection((host.strip("[]"), int(port)))
+    reader, writer = sock.makefile("r"), sock.makefile("w")
+else:
+    reader, writer = sys.stdin, sys.stdout
+ready = {"type": "ready", "name": order, "protocol": 1, "token": os.environ.get("NEWMARKET_TOKEN")}
+if order == "hello-first":
+    hello = json.loads(reader.readline())
+    assert hello["type"] == "hello", hello
+writer.write(json.dumps(ready) + "\\n")
+writer.flush()
+for line in reader:
     if json.loads(line)["type"] == "shutdown":
         break
 """
 
-READY_FIRST = """
-import json, sys
-print(json.dumps({"type": "ready", "name": "eager", "protocol": 1}), flush=True)
-for line in sys.stdin:
-    if json.loads(line)["type"] == "shutdown":
-        break
-"""
 
-
-@pytest.mark.parametrize("program", [HELLO_FIRST, READY_FIRST], ids=["hello-first", "ready-first"])
-async def test_the_handshake_works_in_either_order(program: str) -> None:
+@pytest.mark.parametrize("transport", ["stdio", "tcp"])
+@pytest.mark.parametrize("order", ["hello-first", "ready-first"])
+async def test_the_handshake_works_in_either_order(order: str, transport: Transport) -> None:
     """The referee writes hello without waiting for ready, and takes ready whenever it comes."""
-    spec = BotSpec("bot", (sys.executable, "-c", program), transport="stdio")
+    spec = BotSpec(order, (sys.executable, "-c", HANDSHAKE, order), transport=transport)
     async with open_bot(spec, TimeControl(startup_time=30.0)) as session:
         assert session.alive and session.handshaken, session.death
+        assert session.reported_name == order
 
 
 # ---------------------------------------------------------------- 8.1: lengths in characters

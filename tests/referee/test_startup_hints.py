@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import trio
 
 from referee.bots import BotSpec, Transport
 from referee.session import open_bot, quoted
@@ -56,6 +57,35 @@ async def test_flushed_without_an_end_of_line_is_named_with_its_bytes() -> None:
 async def test_the_same_hint_over_tcp() -> None:
     detail = await death(bot("unflushed", transport="tcp"), startup_time=2.0)
     assert "the bot wrote nothing to its TCP connection: if it prints, make sure" in detail
+
+
+async def test_a_tcp_bot_s_bad_ready_is_not_quoted_for_it_may_hold_its_token() -> None:
+    """A fault's detail goes to logs, standings and pages: a token in it would be public."""
+    token = "s3cret-token-of-this-bot"
+    spec = BotSpec("leaky", (), transport="tcp")  # a remote bot: it connects by itself
+    addresses: list[tuple[str, int]] = []
+
+    async def leaky_bot() -> None:
+        while not addresses:
+            await trio.sleep(0.01)
+        stream = await trio.open_tcp_stream(*addresses[0])
+        # A ready with the token and a trailing comma: not JSON.
+        ready = '{"type":"ready","name":"leaky","protocol":1,"token":"' + token + '",}\n'
+        await stream.send_all(ready.encode())
+        await stream.receive_some(65536)
+        await stream.aclose()
+
+    control = TimeControl(startup_time=5.0)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(leaky_bot)
+        async with open_bot(
+            spec, control, token=token, on_listen=lambda h, p, t: addresses.append((h, p))
+        ) as session:
+            assert session.death is not None
+            detail = session.death.detail
+    assert token not in detail and token[:6] not in detail
+    assert "instead of ready, line 1 of its TCP connection: not JSON" in detail
+    assert "is not quoted: it may hold the token" in detail
 
 
 async def test_a_greeting_before_ready_is_quoted_with_its_line_number() -> None:

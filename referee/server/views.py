@@ -182,9 +182,10 @@ def participant_view(
 
 
 @functools.lru_cache(maxsize=64)
-def _log(path: str, start_chips: tuple[int, ...], mtime: float) -> Any:
-    # mtime is part of the key: a log replayed after a restart is read afresh.
-    return read_match_log(Path(path), start_chips, verify=False)
+def _log(path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...] = ()) -> Any:
+    # mtime is part of the key: a log replayed after a restart is read afresh.  ``names``:
+    # the page's labels (``alice v3``), so the replay's steps name the seats as its table.
+    return read_match_log(Path(path), start_chips, verify=False, names=names or None)
 
 
 @functools.lru_cache(maxsize=64)
@@ -193,7 +194,7 @@ def _replay(
 ) -> tuple[dict[str, object], ScriptJSON]:
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""
-    data = replay_data(names, _log(path, start_chips, mtime))
+    data = replay_data(names, _log(path, start_chips, mtime, names))
     return data, script_json(data)
 
 
@@ -251,7 +252,7 @@ def match_view(
         return view
     start = tuple(competition.config.rules.starting_chips for _ in seating)
     mtime = path.stat().st_mtime
-    log = _log(str(path), start, mtime)
+    log = _log(str(path), start, mtime, tuple(names))
     view["replay"], text = _replay(str(path), start, mtime, tuple(names))
     if not public:
         view["replay_json"] = text

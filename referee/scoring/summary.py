@@ -67,6 +67,7 @@ _CHUNK_CELLS = 4_000_000
 # A system whose smallest Cholesky pivot is this small against its largest diagonal entry is
 # singular (bots that were never compared): it goes to the batch fit's elimination.
 _SINGULAR = 1e-11
+_NO_SPREAD = 1e-12  # a class's covariance's eigenvalue this small against its mean square b_g
 
 Array = npt.NDArray[np.floating[Any]]
 # (d, the layout's A scaled by d^2 as whole numbers, by pair of bots): A = entries / d^2.
@@ -101,15 +102,17 @@ class FitSummary:
     matches with each other, so each new one replaces the group's share), and
     ``close`` the group once it is complete, which drops its matches.
     ``add_group`` adds a complete group at once.  Bots are whole numbers.
+    ``exact_groups``: up to how many groups the bootstrap draws groups.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, exact_groups: int = EXACT_GROUPS) -> None:
+        self._exact_groups = exact_groups
         self._classes: dict[ClassKey, LayoutClass] = {}
         # Open groups, and every group while there are at most EXACT_GROUPS.
         self._groups: dict[Hashable, _Group] = {}
         self._count = 0
         self._matches = 0
-        self._exact = True
+        self._exact = exact_groups > 0
         # sum of A by d (A's entries are whole numbers over d^2), and sum of b, by bot
         self._pairs: dict[int, dict[tuple[int, int], int]] = {}
         self._vector: dict[int, float] = {}
@@ -128,6 +131,16 @@ class FitSummary:
     @property
     def classes(self) -> int:
         return len(self._classes)
+
+    @property
+    def open_groups(self) -> int:
+        """Groups whose matches are still kept (more of them may come)."""
+        return sum(group.matches is not None for group in self._groups.values())
+
+    @property
+    def draws_groups(self) -> bool:
+        """Whether the bootstrap draws groups one by one (few groups) or class counts."""
+        return self._exact
 
     def bots(self) -> set[int]:
         """Every bot with a coefficient in some group (the ones the fit does not pin to 0)."""
@@ -175,7 +188,7 @@ class FitSummary:
         self._take(key, vector, +1)
         self._count += 1
         self._matches += len(matches)
-        if self._exact and self._count > EXACT_GROUPS:
+        if self._exact and self._count > self._exact_groups:
             self._exact = False  # too many to draw one by one: only the open ones stay
             self._groups = {k: g for k, g in self._groups.items() if g.matches is not None}
         if keep or self._exact:
@@ -328,8 +341,10 @@ class FitSummary:
         sizes = np.array([cls.groups for cls in arrays.classes], dtype=np.float64)
         drawn = rng.multinomial(self._count, sizes / sizes.sum(), size=count).astype(np.float64)
         mean = arrays.total / sizes[:, None]
+        second = arrays.outer / sizes[:, None, None]
         spread = _sqrt_psd(
-            arrays.outer / sizes[:, None, None] - mean[:, :, None] * mean[:, None, :]
+            second - mean[:, :, None] * mean[:, None, :],
+            np.trace(second, axis1=1, axis2=2),
         )
         c, k = mean.shape
         vectors = np.zeros((count, arrays.n + 1))
@@ -446,7 +461,7 @@ def _regular(chol: Array, a: Array) -> npt.NDArray[np.bool_]:
     return ok
 
 
-def _sqrt_psd(cov: Array) -> Array:
+def _sqrt_psd(cov: Array, scale: Array) -> Array:
     """The symmetric square root of each (positive semi-definite) covariance matrix.
 
     Not a Cholesky factor: a group's b_g sums to 0, so every covariance is
@@ -455,7 +470,11 @@ def _sqrt_psd(cov: Array) -> Array:
     """
     cov = (cov + np.swapaxes(cov, 1, 2)) / 2
     values, vectors = np.linalg.eigh(cov)
-    roots = np.sqrt(np.clip(values, 0.0, None))
+    # Directions with no spread (a b_g sums to 0; a class of m groups spans at most m - 1)
+    # come out as float noise, whose root would be a million times larger: they are 0.
+    # ``scale``: each class's mean square b_g, the size of that noise's source.
+    floor = _NO_SPREAD * scale[:, None]
+    roots = np.sqrt(np.where(values > floor, values, 0.0))
     spread: Array = (vectors * roots[:, None, :]) @ np.swapaxes(vectors, 1, 2)
     return spread
 

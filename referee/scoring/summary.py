@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -63,16 +63,25 @@ __all__ = ["EXACT_GROUPS", "FitSummary", "LayoutClass", "solve_many", "summarize
 
 EXACT_GROUPS = 2000  # up to this many groups the bootstrap draws groups, as the batch fit does
 # Resamples drawn and solved at once in the class bootstrap: bounds its arrays to some MB.
-_CHUNK_CELLS = 4_000_000
+_CHUNK_CELLS = 250_000
 # A system whose smallest Cholesky pivot is this small against its largest diagonal entry is
 # singular (bots that were never compared): it goes to the batch fit's elimination.
 _SINGULAR = 1e-11
 _NO_SPREAD = 1e-12  # a class's covariance's eigenvalue this small against its mean square b_g
 
 Array = npt.NDArray[np.floating[Any]]
-# (d, the layout's A scaled by d^2 as whole numbers, by pair of bots): A = entries / d^2.
-ClassKey = tuple[int, tuple[tuple[tuple[int, int], int], ...]]
-Layout = tuple[tuple[int, ...], ...]
+# (d, the bots with a coefficient, sorted, and A_g d^2 over them, row by row: whole numbers)
+ClassKey = tuple[int, tuple[int, ...], tuple[int, ...]]
+# (m, the holders of each compared set of seats, each sorted, sorted): all that A_g depends on
+Layout = tuple[int, tuple[tuple[int, ...], ...]]
+
+
+class _Shape(NamedTuple):
+    """A class's key and what its key says, computed once per layout."""
+
+    key: ClassKey
+    bots: tuple[int, ...]  # with a coefficient (a nonzero diagonal), sorted
+    where: dict[int, int]  # bot -> its position in ``bots``
 
 
 @dataclasses.dataclass(slots=True)
@@ -90,7 +99,7 @@ class LayoutClass:
 @dataclasses.dataclass(slots=True)
 class _Group:
     order: Any  # where the batch fit puts the group in its list (the resamples' indices)
-    key: ClassKey
+    shape: _Shape
     vector: tuple[float, ...]  # its b_g over its class's bots
     matches: list[GroupMatch[int]] | None  # kept while more of its matches may come
 
@@ -116,7 +125,7 @@ class FitSummary:
         # sum of A by d (A's entries are whole numbers over d^2), and sum of b, by bot
         self._pairs: dict[int, dict[tuple[int, int], int]] = {}
         self._vector: dict[int, float] = {}
-        self._layouts: dict[Layout, tuple[ClassKey, tuple[int, ...]]] = {}  # -> key, bots
+        self._layouts: dict[Layout, _Shape] = {}
 
     # ------------------------------------------------------------------ feeding
 
@@ -155,12 +164,12 @@ class FitSummary:
         if group.matches is None:
             raise ValueError(f"group {label!r} was closed: its matches are no longer kept")
         matches = [*group.matches, match]
-        key, vector = self._contribution(matches)  # may raise: then nothing has changed
-        self._take(group.key, group.vector, -1)
-        group.matches, group.key, group.vector = matches, key, vector
+        shape, vector = self._contribution(matches)  # may raise: then nothing has changed
+        self._take(group.shape, group.vector, -1)
+        group.matches, group.shape, group.vector = matches, shape, vector
         if order is not None and order < group.order:
             group.order = order
-        self._take(key, vector, +1)
+        self._take(shape, vector, +1)
         self._matches += 1
 
     def close(self, label: Hashable) -> None:
@@ -184,19 +193,17 @@ class FitSummary:
     def _new(
         self, label: Hashable, matches: list[GroupMatch[int]], order: Any, *, keep: bool
     ) -> None:
-        key, vector = self._contribution(matches)
-        self._take(key, vector, +1)
+        shape, vector = self._contribution(matches)
+        self._take(shape, vector, +1)
         self._count += 1
         self._matches += len(matches)
         if self._exact and self._count > self._exact_groups:
             self._exact = False  # too many to draw one by one: only the open ones stay
             self._groups = {k: g for k, g in self._groups.items() if g.matches is not None}
         if keep or self._exact:
-            self._groups[label] = _Group(order, key, vector, matches if keep else None)
+            self._groups[label] = _Group(order, shape, vector, matches if keep else None)
 
-    def _contribution(
-        self, matches: Sequence[GroupMatch[int]]
-    ) -> tuple[ClassKey, tuple[float, ...]]:
+    def _contribution(self, matches: Sequence[GroupMatch[int]]) -> tuple[_Shape, tuple[float, ...]]:
         """The group's class and its b_g over the class's bots.
 
         ``b_g[a] = m / (m - 1)`` times the sum of a's diffs (``m`` matches, or
@@ -207,36 +214,40 @@ class FitSummary:
         if len(matches) >= 2:
             diffs = seat_diffs(matches)
             m = len(matches)
-            layout: Layout = tuple(sorted(tuple(match.holders) for match in matches))
+            columns = zip(*(match.holders for match in matches), strict=True)
+            layout: Layout = (m, tuple(sorted(tuple(sorted(column)) for column in columns)))
         else:
             match = matches[0]
             m = len(match.holders)
             if m < 2:
                 raise ValueError("a match alone needs at least two seats to compare")
             diffs = [[relative_score(match, seat) for seat in range(m)]]
-            layout = (tuple(sorted(match.holders)),)
-        known = self._layouts.get(layout)
-        if known is None:
+            layout = (m, (tuple(sorted(match.holders)),))
+        shape = self._layouts.get(layout)
+        if shape is None:
             if len(self._layouts) > 100_000:  # layouts beyond any schedule's: start afresh
                 self._layouts.clear()
-            key = _layout_key(layout)
-            known = self._layouts[layout] = (key, _class_bots(key))
-        key, bots = known
-        where = {bot: i for i, bot in enumerate(bots)}
-        sums = [0.0] * len(bots)
+            shape = self._layouts[layout] = _layout_shape(layout)
+        where = shape.where
+        sums = [0.0] * len(shape.bots)
         for match, row in zip(matches, diffs, strict=True):
             for bot, diff in zip(match.holders, row, strict=True):
                 i = where.get(bot)
                 if i is not None:
                     sums[i] += diff
         factor = m / (m - 1)
-        return key, tuple(factor * value for value in sums)
+        return shape, tuple(factor * value for value in sums)
 
-    def _take(self, key: ClassKey, vector: tuple[float, ...], sign: int) -> None:
+    def _take(self, shape: _Shape, vector: tuple[float, ...], sign: int) -> None:
         """Add (+1) or remove (-1) one group's share."""
+        key = shape.key
         cls = self._classes.get(key)
         if cls is None:
-            cls = self._classes[key] = _empty_class(key)
+            t = len(shape.bots)
+            scale = float(key[0] * key[0])
+            matrix = tuple(value / scale for value in key[2])
+            cls = LayoutClass(key, shape.bots, matrix, 0, [0.0] * t, [0.0] * (t * t))
+            self._classes[key] = cls
         t = len(cls.bots)
         cls.groups += sign
         if not cls.groups:
@@ -249,14 +260,18 @@ class FitSummary:
                 row = i * t
                 for j in range(t):
                     outer[row + j] += vi * vector[j]
-        d, entries = key
+        d, bots, entries = key
         pairs = self._pairs.setdefault(d, {})
-        for pair, value in entries:
-            now = pairs.get(pair, 0) + sign * value
-            if now:
-                pairs[pair] = now
-            else:
-                del pairs[pair]
+        for i, a in enumerate(bots):
+            row = i * t
+            for j, b in enumerate(bots):
+                value = entries[row + j]
+                if value:
+                    now = pairs.get((a, b), 0) + sign * value
+                    if now:
+                        pairs[(a, b)] = now
+                    else:
+                        del pairs[(a, b)]
         if not pairs:
             del self._pairs[d]
         for bot, share in zip(cls.bots, vector, strict=True):
@@ -321,25 +336,27 @@ class FitSummary:
         records = sorted(self._groups.values(), key=lambda g: g.order)
         g = len(records)
         position = {cls.key: c for c, cls in enumerate(arrays.classes)}
-        of_class = np.array([position[group.key] for group in records])
+        of_class = np.array([position[group.shape.key] for group in records])
         vectors = np.zeros((g, arrays.n + 1))
         for row, group in enumerate(records):
             vectors[row, arrays.index[of_class[row], : len(group.vector)]] = group.vector
+        to_class = _Scatter(of_class, len(arrays.classes))
         rng = random.Random(seed)
-        weights = np.empty((count, g))
-        for r in range(count):
-            weights[r] = np.bincount(rng.choices(range(g), k=g), minlength=g)
-        drawn = np.zeros((count, len(arrays.classes)))
-        for r in range(count):
-            drawn[r] = np.bincount(of_class, weights=weights[r], minlength=len(arrays.classes))
-        return arrays.solve(drawn, weights @ vectors)
+        out = np.empty((count, arrays.n))
+        step = max(1, _CHUNK_CELLS // max(g, arrays.width))
+        for start in range(0, count, step):
+            r = min(step, count - start)
+            weights = np.empty((r, g))
+            for row in range(r):
+                weights[row] = np.bincount(rng.choices(range(g), k=g), minlength=g)
+            out[start : start + r] = arrays.solve(to_class.apply(weights), weights @ vectors)
+        return out
 
     def _class_samples(self, bots: Sequence[int], count: int, seed: int) -> Array:
         """Resamples drawn over classes (see the module docstring)."""
         arrays = self._arrays(bots)
         rng = np.random.default_rng(seed)
         sizes = np.array([cls.groups for cls in arrays.classes], dtype=np.float64)
-        drawn = rng.multinomial(self._count, sizes / sizes.sum(), size=count).astype(np.float64)
         mean = arrays.total / sizes[:, None]
         second = arrays.outer / sizes[:, None, None]
         spread = _sqrt_psd(
@@ -347,21 +364,44 @@ class FitSummary:
             np.trace(second, axis1=1, axis2=2),
         )
         c, k = mean.shape
-        vectors = np.zeros((count, arrays.n + 1))
-        step = max(1, _CHUNK_CELLS // max(1, c * k * k))
-        offsets = arrays.index.ravel()
+        # b* of a resample, by class: N_c mean_c + sqrt(N_c) S_c z, z standard normal.
+        spread_t = np.swapaxes(spread, 1, 2)
+        place = _Scatter(arrays.index.ravel(), arrays.n + 1)
+        out = np.empty((count, arrays.n))
+        step = max(1, _CHUNK_CELLS // max(c * k, arrays.width))
         for start in range(0, count, step):
-            n_c = drawn[start : start + step]
-            r = len(n_c)
-            noise = rng.standard_normal((r, c, k))
-            values = n_c[:, :, None] * mean[None] + np.sqrt(n_c)[:, :, None] * np.einsum(
-                "ckj,rcj->rck", spread, noise
+            r = min(step, count - start)
+            drawn = rng.multinomial(self._count, sizes / sizes.sum(), size=r).astype(np.float64)
+            noise = rng.standard_normal((c, r, k))
+            values = drawn[:, :, None] * mean[None] + np.sqrt(drawn)[:, :, None] * np.swapaxes(
+                noise @ spread_t, 0, 1
             )
-            flat = (np.arange(r)[:, None] * (arrays.n + 1) + offsets[None, :]).ravel()
-            vectors[start : start + r] = np.bincount(
-                flat, weights=values.reshape(r, c * k).ravel(), minlength=r * (arrays.n + 1)
-            ).reshape(r, arrays.n + 1)
-        return arrays.solve(drawn, vectors)
+            out[start : start + r] = arrays.solve(drawn, place.apply(values.reshape(r, c * k)))
+        return out
+
+
+class _Scatter:
+    """Adds up the columns of a matrix into ``size`` places: ``out[:, to[q]] += x[:, q]``.
+
+    A product with a 0/1 matrix while that matrix is small (BLAS does the
+    work), else ``bincount``.
+    """
+
+    def __init__(self, to: npt.NDArray[np.intp], size: int) -> None:
+        self.to, self.size = to, size
+        self.dense: Array | None = None
+        if len(to) * size <= _CHUNK_CELLS:
+            self.dense = np.zeros((len(to), size))
+            self.dense[np.arange(len(to)), to] = 1.0
+
+    def apply(self, x: Array) -> Array:
+        if self.dense is not None:
+            out: Array = x @ self.dense
+            return out
+        r = x.shape[0]
+        flat = (np.arange(r)[:, None] * self.size + self.to[None, :]).ravel()
+        summed = np.bincount(flat, weights=x.ravel(), minlength=r * self.size)
+        return summed.astype(np.float64, copy=False).reshape(r, self.size)
 
 
 class _Classes:
@@ -373,39 +413,34 @@ class _Classes:
         c = len(classes)
         k = max((len(cls.bots) for cls in classes), default=1)
         self.index = np.full((c, k), n, dtype=np.intp)
-        self.matrix = np.zeros((c, k, k))
+        matrix = np.zeros((c, k, k))
         self.total = np.zeros((c, k))
         self.outer = np.zeros((c, k, k))
         for row, cls in enumerate(classes):
             t = len(cls.bots)
             self.index[row, :t] = [index[bot] for bot in cls.bots]
-            self.matrix[row, :t, :t] = np.reshape(cls.matrix, (t, t))
+            matrix[row, :t, :t] = np.reshape(cls.matrix, (t, t))
             self.total[row, :t] = cls.total
             self.outer[row, :t, :t] = np.reshape(cls.outer, (t, t))
+        # Each class's A over the pairs of bots that occur in some class: A* = N @ by_pair.
+        side = n + 1
+        pairs = (self.index[:, :, None] * side + self.index[:, None, :]).reshape(c, k * k)
+        occurring, where = np.unique(pairs, return_inverse=True)
+        self.by_pair = np.zeros((c, len(occurring)))
+        np.add.at(self.by_pair, (np.repeat(np.arange(c), k * k), where.ravel()), matrix.ravel())
+        self.place = _Scatter(occurring, side * side)
+        self.members = np.zeros((c, side))
+        np.put_along_axis(self.members, self.index, 1.0, axis=1)
+        self.width = max(len(occurring), side * side)  # the widest row a resample needs
 
     def solve(self, drawn: Array, vectors: Array) -> Array:
         """Each resample's fit: ``drawn[r, c]`` groups of class c, vector ``vectors[r]``."""
-        count, c = drawn.shape
-        n, k = self.n, self.index.shape[1]
-        side = n + 1
-        pairs = (self.index[:, :, None] * side + self.index[:, None, :]).reshape(c, k * k)
-        flat_matrix = self.matrix.reshape(c, k * k)
-        members = np.zeros((c, side))
-        np.put_along_axis(members, self.index, 1.0, axis=1)
-        out = np.empty((count, n))
-        step = max(1, _CHUNK_CELLS // max(1, c * k * k, side * side))
-        for start in range(0, count, step):
-            n_c = drawn[start : start + step]
-            r = len(n_c)
-            values = n_c[:, :, None] * flat_matrix[None]
-            flat = (np.arange(r)[:, None, None] * side * side + pairs[None]).ravel()
-            summed = np.bincount(flat, weights=values.ravel(), minlength=r * side * side)
-            summed = summed.astype(np.float64, copy=False)
-            a = summed.reshape(r, side, side)[:, :n, :n] + 1.0  # and the constraint's row
-            played = (n_c @ members)[:, :n] > 0
-            a, b = _pin(a, vectors[start : start + r, :n].copy(), played)
-            out[start : start + r] = solve_many(a, b)
-        return out
+        n, side = self.n, self.n + 1
+        a = self.place.apply(drawn @ self.by_pair).reshape(len(drawn), side, side)
+        a = a[:, :n, :n] + 1.0  # and the constraint's row
+        played = (drawn @ self.members)[:, :n] > 0
+        a, b = _pin(a, vectors[:, :n].copy(), played)
+        return solve_many(a, b)
 
 
 def _index(bots: Sequence[int], played: set[int]) -> dict[int, int]:
@@ -479,54 +514,30 @@ def _sqrt_psd(cov: Array, scale: Array) -> Array:
     return spread
 
 
-def _layout_key(layout: Layout) -> ClassKey:
-    """The class of a layout: its ``A_g`` in whole numbers over ``d^2``, exactly.
+def _layout_shape(layout: Layout) -> _Shape:
+    """A layout's class: its ``A_g`` in whole numbers over ``d^2`` (``d = m - 1``), exactly.
 
-    A row's coefficients, times ``d`` (``matches - 1``; a match alone:
-    ``seats - 1``), are ``d`` for the holder and ``-1`` for each holder it is
-    compared with, so the sums of their products are whole numbers.
+    A row's coefficients times ``d`` are ``m e_h - n``: ``m`` for its holder
+    ``h`` less one for each holder of the seats it is compared with, itself
+    included (``n`` counts them; a seat in a group is compared with the same
+    seat in the other matches, a match alone with the other seats of its
+    table).  Summed over the holders of one such set, the products are
+    ``m^2 diag(n) - m n n'``: whole numbers, the same in any order.
     """
-    rows: list[dict[int, int]] = []
-    if len(layout) == 1:  # a match alone: each seat against the others at its table
-        holders = layout[0]
-        d = len(holders) - 1
-        for seat in range(len(holders)):
-            row: dict[int, int] = {}
-            for other, holder in enumerate(holders):
-                row[holder] = row.get(holder, 0) + (d if other == seat else -1)
-            rows.append(row)
-    else:  # a duplicate group: each seat against the same seat in the other matches
-        d = len(layout) - 1
-        for r in range(len(layout)):
-            for seat in range(len(layout[r])):
-                row = {}
-                for r2, match in enumerate(layout):
-                    holder = match[seat]
-                    row[holder] = row.get(holder, 0) + (d if r2 == r else -1)
-                rows.append(row)
+    m, columns = layout
     entries: dict[tuple[int, int], int] = {}
-    for row in rows:
-        for i, ci in row.items():
-            if ci:
-                for j, cj in row.items():
-                    if cj:
-                        entries[(i, j)] = entries.get((i, j), 0) + ci * cj
-    return (d, tuple(sorted((pair, v) for pair, v in entries.items() if v)))
-
-
-def _class_bots(key: ClassKey) -> tuple[int, ...]:
-    """The bots with a coefficient in the class (a nonzero diagonal), sorted."""
-    return tuple(sorted(i for (i, j), _ in key[1] if i == j))
-
-
-def _empty_class(key: ClassKey) -> LayoutClass:
-    d, entries = key
-    bots = _class_bots(key)
-    values = dict(entries)
-    scale = float(d * d)
-    matrix = tuple(values.get((i, j), 0) / scale for i in bots for j in bots)
-    t = len(bots)
-    return LayoutClass(key, bots, matrix, 0, [0.0] * t, [0.0] * (t * t))
+    for column in columns:
+        counts: dict[int, int] = {}
+        for holder in column:
+            counts[holder] = counts.get(holder, 0) + 1
+        for a, na in counts.items():
+            entries[(a, a)] = entries.get((a, a), 0) + m * m * na
+            for b, nb in counts.items():
+                entries[(a, b)] = entries.get((a, b), 0) - m * na * nb
+    d = m - 1
+    bots = tuple(sorted(a for (a, b), v in entries.items() if a == b and v))
+    values = tuple(entries.get((a, b), 0) for a in bots for b in bots)
+    return _Shape((d, bots, values), bots, {bot: i for i, bot in enumerate(bots)})
 
 
 def summarize(

@@ -2,7 +2,9 @@
 
     .venv/bin/python benchmarks/fit.py                          # 10^3, 10^4, 10^5, 10^6 matches
     .venv/bin/python benchmarks/fit.py --sizes 1000 10000 --old-up-to 10000
-    .venv/bin/python benchmarks/fit.py --standings 10000 50000  # `newmarket standings` on a db
+    .venv/bin/python benchmarks/fit.py --sizes --standings 10080 50120 \\
+        --db-dir /tmp/fit-dbs --compare ../old-checkout/.venv/bin/python  # `newmarket standings`
+    .venv/bin/python benchmarks/fit.py --sizes --server 51606   # the server's first leaderboard
 
 No match is played: the results are generated, as a duplicate round robin
 of ``--bots`` bots (16) at tables of ``--table`` (4) plays them: every table's
@@ -25,7 +27,11 @@ size:
 
 ``--standings N``: a league database of N generated matches, then
 ``newmarket standings --db FILE --json`` in a child process (its wall time
-and peak memory), and where the time goes inside it.  The load average is
+and peak memory), the same by another checkout's Python (``--compare``: the
+old code on the same database, in the same run), and where the time goes
+inside it.  ``--server N``: a
+competition database of N generated matches, and the time to the server's
+first leaderboard over them (every result read and fitted).  The load average is
 printed before and after every row: the machine is shared.
 """
 
@@ -48,6 +54,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import trio  # noqa: E402
+
+from referee.match import MatchResult, SeatResult  # noqa: E402
 from referee.scoring.duplicate import GroupMatch  # noqa: E402
 
 HANDS = 4
@@ -93,12 +102,14 @@ def child_new(matches: int, bots: int, table: int) -> dict[str, object]:
         if last:
             summary.close(label)
         fed += time.perf_counter() - started
+    groups, classes, draws = summary.groups, summary.classes, summary.draws_groups
     everyone = list(range(bots))
-    fits = []
+    fits, cpu = [], []
     for _ in range(3):
-        started = time.perf_counter()
+        started, used = time.perf_counter(), time.process_time()
         fitted = summary.bootstrap(everyone)
         fits.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - used)
     updates = []
     for label, match, last in itertools.islice(stream, 1000):
         started = time.perf_counter()
@@ -109,12 +120,13 @@ def child_new(matches: int, bots: int, table: int) -> dict[str, object]:
         updates.append(time.perf_counter() - started)
     return {
         "matches": matches,
-        "groups": summary.groups,
-        "classes": summary.classes,
-        "draws": "groups" if summary.draws_groups else "classes",
+        "groups": groups,
+        "classes": classes,
+        "draws": "groups" if draws else "classes",
         "resamples": fitted.resamples,
         "feed_us": 1e6 * fed / matches,
         "fit_s": fits,
+        "fit_cpu_s": cpu,
         "update_ms_median": 1000 * statistics.median(updates),
         "update_ms_max": 1000 * max(updates),
         "peak_mb": peak_mb(),
@@ -128,12 +140,13 @@ def child_old(matches: int, bots: int, table: int) -> dict[str, object]:
     groups: dict[tuple[int, tuple[int, ...]], list[GroupMatch[int]]] = {}
     for label, match, _last in itertools.islice(results(bots, table), matches):
         groups.setdefault(label, []).append(match)
-    started = time.perf_counter()
+    started, used = time.perf_counter(), time.process_time()
     fitted = bootstrap(bots, [equations(group) for group in groups.values()])
     return {
         "matches": matches,
         "resamples": fitted.resamples,
         "fit_s": [time.perf_counter() - started],
+        "fit_cpu_s": [time.process_time() - used],
         "peak_mb": peak_mb(),
     }
 
@@ -161,10 +174,11 @@ def fit_rows(args: argparse.Namespace) -> None:
         before = load()
         new = run_child("new", matches, args)
         fits = ", ".join(f"{s:.3f}" for s in new["fit_s"])  # type: ignore[attr-defined]
+        cpu = ", ".join(f"{s:.3f}" for s in new["fit_cpu_s"])  # type: ignore[attr-defined]
         print(
             f"{matches:>9,} matches: {new['groups']:,} groups in {new['classes']:,} classes "
             f"(draws {new['draws']}, {new['resamples']} resamples); feed "
-            f"{new['feed_us']:.1f} us a match; fit {fits} s; update median "
+            f"{new['feed_us']:.1f} us a match; fit {fits} s (CPU {cpu} s); update median "
             f"{new['update_ms_median']:.2f} ms, worst {new['update_ms_max']:.2f} ms; peak "
             f"{new['peak_mb']:.0f} MB; load {before} -> {load()}",
             flush=True,
@@ -173,8 +187,10 @@ def fit_rows(args: argparse.Namespace) -> None:
             before = load()
             old = run_child("old", matches, args)
             seconds = old["fit_s"][0]  # type: ignore[index]
+            cpu_old = old["fit_cpu_s"][0]  # type: ignore[index]
             print(
-                f"{'':>9}  old batch fit: {seconds:.3f} s ({old['resamples']} resamples), peak "
+                f"{'':>9}  old batch fit: {seconds:.3f} s (CPU {cpu_old:.3f} s, "
+                f"{old['resamples']} resamples), peak "
                 f"{old['peak_mb']:.0f} MB; load {before} -> {load()}",
                 flush=True,
             )
@@ -192,57 +208,84 @@ cycles = 1000
 """
 
 
-def standings_rows(args: argparse.Namespace) -> None:
+def league_db(folder: Path, matches: int, args: argparse.Namespace) -> tuple[Path, float]:
+    """A league database of ``matches`` generated results (kept and reused in ``folder``)."""
     from referee.league.config import parse_config
+    from referee.league.store import LeagueStore, MatchKey
+
+    db = folder / f"league-{args.bots}-{args.table}-{matches}.db"
+    if db.exists():
+        return db, 0.0
+    text = LEAGUE.format(table=args.table, hands=HANDS) + "".join(
+        f'[[bots]]\nname = "b{i}"\ncommand = "random"\n' for i in range(args.bots)
+    )
+    path = folder / "league.toml"
+    path.write_text(text)
+    started = time.perf_counter()
+    partial = db.with_suffix(".partial")
+    with LeagueStore.for_league(partial, parse_config(text, path)) as store:
+        stream = itertools.islice(results(args.bots, args.table), matches)
+        for ordinal, (label, match, _last) in enumerate(stream):
+            order = sorted(range(args.table), key=lambda s: -match.nets[s])
+            seats = [
+                SeatResult(
+                    seat=s,
+                    name=f"b{bot}",
+                    place=order.index(s) + 1,
+                    chips=1000 + int(match.nets[s]),
+                    status="ok",
+                    faults=[],
+                    net_chips=int(match.nets[s]),
+                    boodle_chips=0,
+                    hands_won=0,
+                )
+                for s, bot in enumerate(match.holders)
+            ]
+            mid = f"m{ordinal}"
+            key = MatchKey(mid, ordinal, 1, label[0], 0, label[0], tuple(match.holders),
+                           (1000,) * args.table)  # fmt: skip
+            store.record(key, MatchResult(mid, label[0], {}, HANDS, seats, None, "limit"))
+    for suffix in ("", "-wal", "-shm", ".lock"):
+        side = Path(f"{partial}{suffix}")
+        if side.exists():
+            side.rename(f"{db}{suffix}")
+    return db, time.perf_counter() - started
+
+
+def timed_standings(python: str, db: Path) -> tuple[float, float]:
+    """``newmarket standings --db DB --json`` run by ``python``: wall seconds and peak MB.
+
+    Run from the database's folder, so that ``python`` imports its own
+    checkout's ``referee`` (as installed in its environment), not this one's.
+    """
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [python, "-m", "referee.cli", "standings", "--db", str(db), "--json"],
+        stdout=subprocess.DEVNULL,
+        cwd=db.parent,
+    )
+    _pid, status, usage = os.wait4(child.pid, 0)
+    if status:
+        raise SystemExit(f"{python}: newmarket standings failed on {db}")
+    return time.perf_counter() - started, usage.ru_maxrss / 1024
+
+
+def standings_rows(args: argparse.Namespace) -> None:
     from referee.league.ratings import rate
     from referee.league.standings import fit_summary, head_to_head
-    from referee.league.store import LeagueStore, MatchKey
-    from referee.match import MatchResult, SeatResult
+    from referee.league.store import LeagueStore
 
-    for matches in args.standings:
-        with tempfile.TemporaryDirectory() as folder:
-            text = LEAGUE.format(table=args.table, hands=HANDS) + "".join(
-                f'[[bots]]\nname = "b{i}"\ncommand = "random"\n' for i in range(args.bots)
-            )
-            path = Path(folder) / "league.toml"
-            path.write_text(text)
-            config = parse_config(text, path)
-            db = Path(folder) / "league.db"
-            started = time.perf_counter()
-            with LeagueStore.for_league(db, config) as store:
-                for ordinal, (label, match, _last) in enumerate(
-                    itertools.islice(results(args.bots, args.table), matches)
-                ):
-                    order = sorted(range(args.table), key=lambda s: -match.nets[s])
-                    seats = [
-                        SeatResult(
-                            seat=s,
-                            name=f"b{bot}",
-                            place=order.index(s) + 1,
-                            chips=1000 + int(match.nets[s]),
-                            status="ok",
-                            faults=[],
-                            net_chips=int(match.nets[s]),
-                            boodle_chips=0,
-                            hands_won=0,
-                        )
-                        for s, bot in enumerate(match.holders)
-                    ]
-                    mid = f"m{ordinal}"
-                    key = MatchKey(mid, ordinal, 1, label[0], 0, label[0], tuple(match.holders),
-                                   (1000,) * args.table)  # fmt: skip
-                    store.record(key, MatchResult(mid, label[0], {}, HANDS, seats, None, "limit"))
-            written = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(args.db_dir or scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        for matches in args.standings:
+            db, written = league_db(folder.resolve(), matches, args)
             before = load()
-            started = time.perf_counter()
-            child = subprocess.Popen(
-                [sys.executable, "-m", "referee.cli", "standings", "--db", str(db), "--json"],
-                stdout=subprocess.DEVNULL,
-            )
-            _pid, status, usage = os.wait4(child.pid, 0)
-            wall = time.perf_counter() - started
-            if status:
-                raise SystemExit(f"newmarket standings failed at {matches} matches")
+            wall, peak = timed_standings(sys.executable, db)
+            line = f"newmarket standings, {matches:,} matches: {wall:.2f} s, peak {peak:.0f} MB"
+            if args.compare:
+                old_wall, old_peak = timed_standings(args.compare, db)
+                line += f"; {args.compare}: {old_wall:.2f} s, peak {old_peak:.0f} MB"
             with LeagueStore.open_existing(db) as store:
                 names = store.bot_names()
                 t0 = time.perf_counter()
@@ -251,17 +294,67 @@ def standings_rows(args: argparse.Namespace) -> None:
                 rate(names, [([names[b] for b in m.key.bots], [s.place for s in m.result.seats])
                              for m in stored])  # fmt: skip
                 t2 = time.perf_counter()
-                fit_summary(stored).bootstrap(list(range(len(names))))
+                summary = fit_summary(stored)
                 t3 = time.perf_counter()
-                head_to_head(names, stored)
+                summary.bootstrap(list(range(len(names))))
                 t4 = time.perf_counter()
+                head_to_head(names, stored)
+                t5 = time.perf_counter()
             print(
-                f"newmarket standings, {matches:,} matches (written in {written:.0f} s): "
-                f"{wall:.2f} s, peak {usage.ru_maxrss / 1024:.0f} MB; inside: read "
-                f"{t1 - t0:.2f} s, openskill {t2 - t1:.2f} s, fit {t3 - t2:.2f} s, head to "
-                f"head {t4 - t3:.2f} s; load {before} -> {load()}",
+                f"{line}; inside: read {t1 - t0:.2f} s, openskill {t2 - t1:.2f} s, fit "
+                f"{t3 - t2:.2f} s summaries + {t4 - t3:.2f} s bootstrap, head to head "
+                f"{t5 - t4:.2f} s; load {before} -> {load()}"
+                + (f" (database written in {written:.0f} s)" if written else ""),
                 flush=True,
             )
+
+
+def server_rows(args: argparse.Namespace) -> None:
+    """The competition server's first leaderboard: every stored result read and fitted."""
+    from referee.server.competition import Competition
+    from referee.server.config import load_config
+    from referee.server.store import CompetitionStore
+
+    for matches in args.server:
+        with tempfile.TemporaryDirectory() as folder:
+            config_path = Path(folder) / "cup.toml"
+            config_path.write_text('[competition]\nname = "x"\nhouse_bots = []\n')
+            config = load_config(config_path)
+            store = CompetitionStore.open(config.database)
+            versions = []
+            for bot in range(args.bots):
+                participant, _token = store.add_participant(f"p{bot}")
+                version = store.add_version(participant.id, "python3", "main.py", "", 1)
+                store.decide(version.id, "admitted", "ok", "", {"name": "x", "command": ["x"]})
+                versions.append(version.id)
+            started = time.perf_counter()
+            group, rotation = None, 0
+            for label, match, _last in itertools.islice(results(args.bots, args.table), matches):
+                holders = tuple(versions[bot] for bot in match.holders)
+                if group is None or group.seed != label[0]:
+                    group, rotation = store.plan_group(label[0], holders, "benchmark"), 0
+                result = MatchResult(f"m{label[0]}", label[0], {}, HANDS, [
+                    SeatResult(seat=s, name="x", place=1, chips=1000 + int(net), status="ok",
+                               faults=[], net_chips=int(net), boodle_chips=0, hands_won=0)
+                    for s, net in enumerate(match.nets)
+                ], None, "limit")  # fmt: skip
+                store.record(group, rotation, holders, result, None)
+                rotation += 1
+            written = time.perf_counter() - started
+            competition = Competition(config, store)
+            before = load()
+            started, used = time.perf_counter(), time.process_time()
+            trio.run(competition.refresh_board)
+            first = time.perf_counter() - started
+            cpu = time.process_time() - used
+            board = competition.board
+            print(
+                f"server, {matches:,} matches (written in {written:.0f} s): first leaderboard "
+                f"{first:.2f} s (CPU {cpu:.2f} s) over {board.matches:,} matches; "
+                f"load {before} -> {load()}",
+                flush=True,
+            )
+            store.close()
 
 
 def main() -> None:
@@ -269,6 +362,11 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[10**3, 10**4, 10**5, 10**6])
     parser.add_argument("--old-up-to", type=int, default=10**5, help="the old fit's largest size")
     parser.add_argument("--standings", type=int, nargs="*", default=[])
+    parser.add_argument("--server", type=int, nargs="*", default=[])
+    parser.add_argument("--db-dir", help="keep the generated databases here, and reuse them")
+    parser.add_argument(
+        "--compare", metavar="PYTHON", help="also time this Python's `newmarket standings`"
+    )
     parser.add_argument("--bots", type=int, default=16)
     parser.add_argument("--table", type=int, default=4)
     parser.add_argument("--child", nargs=2, metavar=("KIND", "MATCHES"), help=argparse.SUPPRESS)
@@ -282,6 +380,8 @@ def main() -> None:
         fit_rows(args)
     if args.standings:
         standings_rows(args)
+    if args.server:
+        server_rows(args)
 
 
 if __name__ == "__main__":

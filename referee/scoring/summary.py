@@ -9,8 +9,8 @@ table's full set of rotations gives the same ``A_g`` whatever order its bots
 were seated in.  ``FitSummary`` keeps, per class, ``A``, its number of groups
 ``n`` and the sum and the sum of outer products of its groups' ``b_g``; over
 all groups, the sum of ``A`` (in whole numbers: every coefficient is a
-multiple of ``1 / (matches - 1)``, so the sum is exact and the same in any
-order) and of ``b``.  So:
+multiple of ``1 / (matches - 1)``, or ``1 / (seats - 1)`` for a match alone,
+so the sum is exact and the same in any order) and of ``b``.  So:
 
 * the point estimate solves ``sum(A) theta = sum(b)`` as the batch fit does,
   equal to it within float rounding (only the order of the additions differs);
@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+from threadpoolctl import threadpool_limits
 
 from referee.scoring.duplicate import GroupMatch, relative_score, seat_diffs
 from referee.scoring.fit import gauss
@@ -156,7 +157,12 @@ class FitSummary:
         return {a for pairs in self._pairs.values() for (a, b) in pairs if a == b}
 
     def add(self, label: Hashable, match: GroupMatch[int], order: Any = None) -> None:
-        """One more match of the group ``label`` (``order``: see ``add_group``; the least kept)."""
+        """One more match of the group ``label`` (``order``: see ``add_group``; the least kept).
+
+        Close a group only once all of its matches are in: a match for a closed
+        group is refused while the summary still keeps its share apart (few
+        groups), and later would start a group of its own.
+        """
         group = self._groups.get(label)
         if group is None:
             self._new(label, [match], label if order is None else order, keep=True)
@@ -295,7 +301,8 @@ class FitSummary:
                 a[index[i], index[j]] += value / scale
         b = np.zeros(n)
         for bot, share in self._vector.items():
-            b[index[bot]] = share
+            if bot in index:  # else it lost its coefficients (it held one seat throughout)
+                b[index[bot]] = share
         played = np.zeros(n, dtype=bool)
         played[[index[bot] for bot in self.bots()]] = True
         return _pin(a[None], b[None], played[None])
@@ -318,12 +325,15 @@ class FitSummary:
         count = default_resamples(n) if resamples is None else resamples
         strength = self.strengths(bots)
         samples: Array
-        if not self._count or not count:
-            samples = np.zeros((0, n))
-        elif self._exact:
-            samples = self._group_samples(bots, count, seed)
-        else:
-            samples = self._class_samples(bots, count, seed)
+        # One BLAS thread: OpenBLAS's threads spin waiting for each other, and where the
+        # cores are busy (the server's tables, anything else) that made a fit 3-6x slower.
+        with threadpool_limits(limits=1, user_api="blas"):
+            if not self._count or not count:
+                samples = np.zeros((0, n))
+            elif self._exact:
+                samples = self._group_samples(bots, count, seed)
+            else:
+                samples = self._class_samples(bots, count, seed)
         return summarize(strength, samples, self._count, confidence=confidence, ranked=ranked)
 
     def _arrays(self, bots: Sequence[int]) -> _Classes:

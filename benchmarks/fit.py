@@ -19,7 +19,8 @@ size:
 * **fit**: the standings' fit from the summary, scores, intervals, ranks and
   LOS (1,000 resamples at 16 bots), three times;
 * **update**: 1,000 more results, each added and the point estimate solved
-  again (what a new result costs before the bootstrap): median and worst;
+  again (what a new result costs before the bootstrap): median, 99th
+  percentile and worst;
 * **old fit**: where it finishes in reasonable time (``--old-up-to``), the
   batch fit the standings used before, every group's equations and a
   bootstrap over groups (``referee.scoring.intervals.bootstrap``), in a child
@@ -53,8 +54,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-
-import trio  # noqa: E402
 
 from referee.match import MatchResult, SeatResult  # noqa: E402
 from referee.scoring.duplicate import GroupMatch  # noqa: E402
@@ -128,6 +127,7 @@ def child_new(matches: int, bots: int, table: int) -> dict[str, object]:
         "fit_s": fits,
         "fit_cpu_s": cpu,
         "update_ms_median": 1000 * statistics.median(updates),
+        "update_ms_p99": 1000 * sorted(updates)[int(0.99 * len(updates))],
         "update_ms_max": 1000 * max(updates),
         "peak_mb": peak_mb(),
     }
@@ -179,7 +179,8 @@ def fit_rows(args: argparse.Namespace) -> None:
             f"{matches:>9,} matches: {new['groups']:,} groups in {new['classes']:,} classes "
             f"(draws {new['draws']}, {new['resamples']} resamples); feed "
             f"{new['feed_us']:.1f} us a match; fit {fits} s (CPU {cpu} s); update median "
-            f"{new['update_ms_median']:.2f} ms, worst {new['update_ms_max']:.2f} ms; peak "
+            f"{new['update_ms_median']:.2f} ms, p99 {new['update_ms_p99']:.2f} ms, worst "
+            f"{new['update_ms_max']:.2f} ms; peak "
             f"{new['peak_mb']:.0f} MB; load {before} -> {load()}",
             flush=True,
         )
@@ -309,52 +310,94 @@ def standings_rows(args: argparse.Namespace) -> None:
             )
 
 
-def server_rows(args: argparse.Namespace) -> None:
-    """The competition server's first leaderboard: every stored result read and fitted."""
-    from referee.server.competition import Competition
+FIRST_BOARD = """
+import resource, sys, time
+from pathlib import Path
+import trio
+from referee.server.competition import Competition
+from referee.server.config import load_config
+from referee.server.store import CompetitionStore
+config = load_config(Path(sys.argv[1]))
+competition = Competition(config, CompetitionStore.open(config.database))
+started, used = time.perf_counter(), time.process_time()
+trio.run(competition.refresh_board)
+print(time.perf_counter() - started, time.process_time() - used, competition.board.matches,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def competition_db(folder: Path, matches: int, args: argparse.Namespace) -> tuple[Path, float]:
+    """A competition's file and database of ``matches`` generated results (kept, reused)."""
     from referee.server.config import load_config
     from referee.server.store import CompetitionStore
 
-    for matches in args.server:
-        with tempfile.TemporaryDirectory() as folder:
-            config_path = Path(folder) / "cup.toml"
-            config_path.write_text('[competition]\nname = "x"\nhouse_bots = []\n')
-            config = load_config(config_path)
-            store = CompetitionStore.open(config.database)
-            versions = []
-            for bot in range(args.bots):
-                participant, _token = store.add_participant(f"p{bot}")
-                version = store.add_version(participant.id, "python3", "main.py", "", 1)
-                store.decide(version.id, "admitted", "ok", "", {"name": "x", "command": ["x"]})
-                versions.append(version.id)
-            started = time.perf_counter()
-            group, rotation = None, 0
-            for label, match, _last in itertools.islice(results(args.bots, args.table), matches):
-                holders = tuple(versions[bot] for bot in match.holders)
-                if group is None or group.seed != label[0]:
-                    group, rotation = store.plan_group(label[0], holders, "benchmark"), 0
-                result = MatchResult(f"m{label[0]}", label[0], {}, HANDS, [
-                    SeatResult(seat=s, name="x", place=1, chips=1000 + int(net), status="ok",
-                               faults=[], net_chips=int(net), boodle_chips=0, hands_won=0)
-                    for s, net in enumerate(match.nets)
-                ], None, "limit")  # fmt: skip
-                store.record(group, rotation, holders, result, None)
-                rotation += 1
-            written = time.perf_counter() - started
-            competition = Competition(config, store)
+    home = folder / f"cup-{args.bots}-{args.table}-{matches}"
+    config_path = home / "cup.toml"
+    if config_path.exists():
+        return config_path, 0.0
+    partial = home.with_suffix(".partial")
+    partial.mkdir(parents=True, exist_ok=True)
+    (partial / "cup.toml").write_text('[competition]\nname = "x"\nhouse_bots = []\n')
+    config = load_config(partial / "cup.toml")
+    store = CompetitionStore.open(config.database)
+    versions = []
+    for bot in range(args.bots):
+        participant, _token = store.add_participant(f"p{bot}")
+        version = store.add_version(participant.id, "python3", "main.py", "", 1)
+        store.decide(version.id, "admitted", "ok", "", {"name": "x", "command": ["x"]})
+        versions.append(version.id)
+    started = time.perf_counter()
+    group, rotation = None, 0
+    for label, match, _last in itertools.islice(results(args.bots, args.table), matches):
+        holders = tuple(versions[bot] for bot in match.holders)
+        if group is None or group.seed != label[0]:
+            group, rotation = store.plan_group(label[0], holders, "benchmark"), 0
+        result = MatchResult(f"m{label[0]}", label[0], {}, HANDS, [
+            SeatResult(seat=s, name="x", place=1, chips=1000 + int(net), status="ok",
+                       faults=[], net_chips=int(net), boodle_chips=0, hands_won=0)
+            for s, net in enumerate(match.nets)
+        ], None, "limit")  # fmt: skip
+        store.record(group, rotation, holders, result, None)
+        rotation += 1
+    store.close()
+    partial.rename(home)
+    return config_path, time.perf_counter() - started
+
+
+def first_board(python: str, config_path: Path) -> str:
+    """The server's first leaderboard over every stored result, computed by ``python``."""
+    done = subprocess.run(
+        [python, "-c", FIRST_BOARD, str(config_path)],
+        capture_output=True,
+        text=True,
+        cwd=config_path.parent,
+        check=False,
+    )
+    if done.returncode:
+        raise SystemExit(f"{python}: the first leaderboard failed:\n{done.stderr}")
+    wall, cpu, matches, peak = done.stdout.split()
+    return (
+        f"{float(wall):.2f} s (CPU {float(cpu):.2f} s) over {int(matches):,} matches, "
+        f"peak {float(peak):.0f} MB"
+    )
+
+
+def server_rows(args: argparse.Namespace) -> None:
+    """The competition server's first leaderboard: every stored result read and fitted."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(args.db_dir or scratch).resolve()
+        for matches in args.server:
+            config_path, written = competition_db(folder, matches, args)
             before = load()
-            started, used = time.perf_counter(), time.process_time()
-            trio.run(competition.refresh_board)
-            first = time.perf_counter() - started
-            cpu = time.process_time() - used
-            board = competition.board
+            ours = first_board(sys.executable, config_path)
+            line = f"server, {matches:,} matches: first leaderboard {ours}"
+            if args.compare:
+                line += f"; {args.compare}: {first_board(args.compare, config_path)}"
             print(
-                f"server, {matches:,} matches (written in {written:.0f} s): first leaderboard "
-                f"{first:.2f} s (CPU {cpu:.2f} s) over {board.matches:,} matches; "
-                f"load {before} -> {load()}",
+                f"{line}; load {before} -> {load()}"
+                + (f" (database written in {written:.0f} s)" if written else ""),
                 flush=True,
             )
-            store.close()
 
 
 def main() -> None:
@@ -365,7 +408,9 @@ def main() -> None:
     parser.add_argument("--server", type=int, nargs="*", default=[])
     parser.add_argument("--db-dir", help="keep the generated databases here, and reuse them")
     parser.add_argument(
-        "--compare", metavar="PYTHON", help="also time this Python's `newmarket standings`"
+        "--compare",
+        metavar="PYTHON",
+        help="also time another checkout's `newmarket standings` and first leaderboard",
     )
     parser.add_argument("--bots", type=int, default=16)
     parser.add_argument("--table", type=int, default=4)

@@ -86,7 +86,27 @@ def results(bots: int, table: int, seed: int = 1) -> Iterator[Result]:
 
 
 def peak_mb() -> float:
+    """This process's peak resident set since its exec (``VmHWM``: ``ru_maxrss`` would count
+    the pages of the process it was forked from)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# Runs a newmarket command in this process, then prints its peak resident set on stderr.
+PEAK = """
+import atexit, sys
+from pathlib import Path
+def peak():
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            print("peak", int(line.split()[1]) / 1024, file=sys.stderr)
+atexit.register(peak)
+sys.argv = ["newmarket", *sys.argv[1:]]
+from referee.cli import main
+main()
+"""
 
 
 def child_new(matches: int, bots: int, table: int) -> dict[str, object]:
@@ -260,15 +280,18 @@ def timed_standings(python: str, db: Path) -> tuple[float, float]:
     checkout's ``referee`` (as installed in its environment), not this one's.
     """
     started = time.perf_counter()
-    child = subprocess.Popen(
-        [python, "-m", "referee.cli", "standings", "--db", str(db), "--json"],
+    done = subprocess.run(
+        [python, "-c", PEAK, "standings", "--db", str(db), "--json"],
         stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
         cwd=db.parent,
+        check=False,
     )
-    _pid, status, usage = os.wait4(child.pid, 0)
-    if status:
-        raise SystemExit(f"{python}: newmarket standings failed on {db}")
-    return time.perf_counter() - started, usage.ru_maxrss / 1024
+    wall = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"{python}: newmarket standings failed on {db}:\n{done.stderr}")
+    return wall, float(done.stderr.split()[-1])
 
 
 def standings_rows(args: argparse.Namespace) -> None:
@@ -311,7 +334,7 @@ def standings_rows(args: argparse.Namespace) -> None:
 
 
 FIRST_BOARD = """
-import resource, sys, time
+import sys, time
 from pathlib import Path
 import trio
 from referee.server.competition import Competition
@@ -321,8 +344,9 @@ config = load_config(Path(sys.argv[1]))
 competition = Competition(config, CompetitionStore.open(config.database))
 started, used = time.perf_counter(), time.process_time()
 trio.run(competition.refresh_board)
+peak = [line for line in Path("/proc/self/status").read_text().splitlines() if "VmHWM" in line]
 print(time.perf_counter() - started, time.process_time() - used, competition.board.matches,
-      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+      int(peak[0].split()[1]) / 1024)
 """
 
 

@@ -1,9 +1,11 @@
 """The running competition: config, store, the latest leaderboard, and what changed.
 
 The web side and the background loops share this one object.  Everything in
-it lives on the server's trio thread except the bootstrap, which runs in a
-worker thread on a snapshot of the seat rows (``refresh_board``), so a page
-never waits for it: pages read ``board``, the latest finished computation.
+it lives on the server's trio thread except the leaderboard's fit, which runs
+in a worker thread (``refresh_board``): it reads only the results stored since
+the last one it saw, adds them to its summaries (``Leaderboard``) and draws
+the bootstrap, so a page never waits for it: pages read ``board``, the latest
+finished computation.
 """
 
 from __future__ import annotations
@@ -11,14 +13,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
 
 from referee.bots import resolve_bot
 from referee.server.config import REMOTE, CompetitionConfig
-from referee.server.scoring import Score, score_versions
+from referee.server.scoring import Leaderboard, Score
 from referee.server.storage import for_config as disk_space
 from referee.server.store import CompetitionStore, Version
 
@@ -54,6 +55,11 @@ class Competition:
         # The room kept free under the data directory: play and admission pause below it.
         self.disk = disk_space(config)
         self._bots_can_signal: bool | None = None
+        # Every stored result's share of the leaderboard's fit, up to the row ``fitted_upto``;
+        # only the worker thread of ``refresh_board`` touches them, one at a time.
+        self.leaderboard = Leaderboard()
+        self.fitted_upto = 0
+        self._refreshing = trio.Lock()
 
     @property
     def bots_can_signal(self) -> bool:
@@ -106,18 +112,25 @@ class Competition:
 
     async def refresh_board(self) -> None:
         """Recompute the leaderboard if results arrived since the last one."""
-        count = self.store.match_count()
-        admitted = [v.id for v in self.store.versions(status="admitted")]
-        if count == self.board.matches and set(admitted) == set(self.board.scores):
-            return
-        scores = await trio.to_thread.run_sync(_scores, self.store.path, admitted)
-        self.board = Board(scores, count, time.time())
+        async with self._refreshing:
+            count = self.store.match_count()
+            admitted = [v.id for v in self.store.versions(status="admitted")]
+            if count == self.board.matches and set(admitted) == set(self.board.scores):
+                return
+            scores, matches = await trio.to_thread.run_sync(self._scores, admitted)
+            self.board = Board(scores, matches, time.time())
 
-
-def _scores(path: Path, admitted: list[int]) -> dict[int, Score]:
-    """In a worker thread, on its own connection: reading every seat is not the pages' wait."""
-    reader = CompetitionStore.reader(path)
-    try:
-        return score_versions(reader.played_matches(), admitted)
-    finally:
-        reader.close()
+    def _scores(self, admitted: list[int]) -> tuple[dict[int, Score], int]:
+        """In a worker thread, on its own connection: the new results, then the scores."""
+        reader = CompetitionStore.reader(self.store.path)
+        try:
+            upto, played = reader.played_since(self.fitted_upto)
+        finally:
+            reader.close()
+        try:
+            self.leaderboard.extend(played)
+        except BaseException:  # half added: start afresh from the first row next time
+            self.leaderboard, self.fitted_upto = Leaderboard(), 0
+            raise
+        self.fitted_upto = upto
+        return self.leaderboard.scores(admitted), self.leaderboard.matches

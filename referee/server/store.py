@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import secrets
 import sqlite3
@@ -586,6 +587,41 @@ class CompetitionStore:
                 PlayedMatch(int(group_id), int(rotation), int(seed), seats, net, int(hands), out)
             )
         return played
+
+    def played_since(self, after: int = 0) -> tuple[int, list[PlayedMatch]]:
+        """The finished matches stored after row ``after`` (0: all) in the order they were
+        stored, and the row of the last (the leaderboard's fit reads only what is new).
+
+        One statement, so one snapshot: a match and its seats are written in one
+        transaction, and either both are seen or neither.
+        """
+        played: list[PlayedMatch] = []
+        last = after
+        rows = self._db.execute(
+            "SELECT m.rowid, m.group_id, m.rotation, m.seed, m.hands, m.versions, "
+            "s.seat, s.net_chips, s.status FROM matches m JOIN seats s USING (match_id) "
+            "WHERE m.rowid > ? ORDER BY m.rowid, s.seat",
+            (after,),
+        )
+        for rowid, grouped in itertools.groupby(rows, key=lambda row: row[0]):
+            seats = list(grouped)
+            _, group_id, rotation, seed, hands, held = seats[0][:6]
+            holders = tuple(int(v) for v in json.loads(held))
+            last = int(rowid)
+            if [int(row[6]) for row in seats] != list(range(len(holders))):
+                continue  # not possible through record's one transaction; never guessed
+            played.append(
+                PlayedMatch(
+                    int(group_id),
+                    int(rotation),
+                    int(seed),
+                    holders,
+                    tuple(int(row[7]) for row in seats),
+                    int(hands),
+                    tuple(row[8] == "disqualified" for row in seats),
+                )
+            )
+        return last, played
 
     def net_chips_history(self, version: int) -> list[tuple[int, float]]:
         """A version's net chips and finishing time in each of its matches, in order."""

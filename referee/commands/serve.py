@@ -2,6 +2,7 @@
 
     newmarket serve COMPETITION.toml [--jobs N] [--cluster ADDRESS] [--port P]   run it
     newmarket serve add-participant NAME [-c COMPETITION.toml]   prints the new token
+    newmarket serve revoke-sessions NAME [-c COMPETITION.toml]   signs NAME out everywhere
     newmarket serve pause [-c COMPETITION.toml]                  no new tables start
     newmarket serve resume [-c COMPETITION.toml]
 
@@ -25,15 +26,18 @@ from referee.server.busy import is_busy, is_disk_full
 from referee.server.config import ConfigError, load_config
 from referee.server.store import CompetitionStore, StoreError
 
-ACTIONS = ("add-participant", "pause", "resume")
+ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume")
+NAMED = ("add-participant", "revoke-sessions")  # the actions that take a NAME
 
 
 def serve_command(
     words: Annotated[
         list[str],
         typer.Argument(
-            help="COMPETITION.toml to run it; or add-participant NAME, pause, resume.",
-            metavar="COMPETITION.toml | add-participant NAME | pause | resume",
+            help="COMPETITION.toml to run it; or add-participant NAME, revoke-sessions NAME, "
+            "pause, resume.",
+            metavar="COMPETITION.toml | add-participant NAME | revoke-sessions NAME | pause | "
+            "resume",
             show_default=False,
         ),
     ],
@@ -43,7 +47,7 @@ def serve_command(
             "--competition",
             "-c",
             metavar="FILE",
-            help="The competition file for add-participant, pause and resume.",
+            help="The competition file for add-participant, revoke-sessions, pause and resume.",
         ),
     ] = Path("competition.toml"),
     jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
@@ -99,9 +103,9 @@ def serve_command(
 
 def _manage(words: list[str], competition: Path) -> None:
     action, rest = words[0], words[1:]
-    expected = 1 if action == "add-participant" else 0
+    expected = 1 if action in NAMED else 0
     if len(rest) != expected:
-        usage = "add-participant NAME" if expected else action
+        usage = f"{action} NAME" if expected else action
         raise ConfigError(f"serve {action}: usage: newmarket serve {usage} [-c COMPETITION.toml]")
     if not competition.exists():
         raise ConfigError(
@@ -115,6 +119,16 @@ def _manage(words: list[str], competition: Path) -> None:
             participant, token = store.add_participant(rest[0])
             typer.echo(f"participant {participant.name!r} added; its sign-in token:", err=True)
             typer.echo(token)
+        elif action == "revoke-sessions":
+            who = store.participant_by_name(rest[0])
+            if who is None:
+                raise StoreError(f"no participant named {rest[0]!r} in {config.database}")
+            ended = store.end_sessions(who.id)
+            typer.echo(
+                f"participant {who.name!r}: {ended} session(s) ended; every browser signed in "
+                "as it must sign in again with its token",
+                err=True,
+            )
         else:
             store.set_paused(action == "pause")
             typer.echo(f"competition {config.name!r}: {action}d", err=True)

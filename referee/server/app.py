@@ -34,7 +34,7 @@ from referee.server.auth import (
     browser_id,
     csrf_ok,
     csrf_token,
-    session_value,
+    session_token,
     signed_in,
 )
 from referee.server.busy import (
@@ -64,6 +64,9 @@ from referee.server.views import (
 
 FORM_CAP = 64 * 1024  # a form without a file
 MULTIPART_SLACK = 64 * 1024  # a multipart body's boundaries and fields around the file
+# The notices a page may show, by code (``/?notice=signed-out``): a page never prints text
+# from its address, or any link could put words in the competition's mouth.
+NOTICES = {"signed-out": "You are signed out."}
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf")
 
 
@@ -92,7 +95,7 @@ class Pages:
             "viewer": signed_in(request, self.competition.store),
             "csrf": csrf_token(self.competition.store.secret, bid),
             "self_registration": config.self_registration,
-            "message": request.query_params.get("message"),
+            "message": NOTICES.get(request.query_params.get("notice", "")),
         }
         html = self.env.get_template(template).render(**base, **context)
         return HTMLResponse(html, status_code=code)
@@ -120,7 +123,7 @@ class Pages:
         """``response`` with the session cookie that signs ``participant_id`` in."""
         response.set_cookie(
             SESSION_COOKIE,
-            session_value(self.competition.store.secret, participant_id),
+            self.competition.store.open_session(participant_id, SESSION_SECONDS),
             max_age=SESSION_SECONDS,
             httponly=True,
             samesite="lax",
@@ -184,10 +187,15 @@ class Pages:
         return self.sign_in(target, participant.id)
 
     async def signout(self, request: Request) -> Response:
+        response = RedirectResponse("/?notice=signed-out", status_code=303)
+        token = session_token(request)
+        if token is None or signed_in(request, self.competition.store) is None:
+            response.delete_cookie(SESSION_COOKIE)  # nothing to end: the body is not read
+            return response
         form = await self.form(request)
         if isinstance(form, HTMLResponse):
             return form
-        response = RedirectResponse("/", status_code=303)
+        self.competition.store.end_session(token)  # the cookie is dead wherever it is copied
         response.delete_cookie(SESSION_COOKIE)
         return response
 

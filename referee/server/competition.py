@@ -9,6 +9,7 @@ never waits for it: pages read ``board``, the latest finished computation.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -56,12 +57,30 @@ class Competition:
         self.changed = trio.Event()
 
     def ensure_house_bots(self, names: tuple[str, ...]) -> None:
-        """The organiser's bundled sparring bots, each a participant with one admitted version."""
+        """The organiser's bundled sparring bots, each a participant with one admitted version.
+
+        A house bot is marked as such in the database (``house_participants``): its
+        name alone makes nobody one (a participant cannot register a ``house:`` name).
+        """
+        house = self.store.house_participants()
         for name in names:
             who = HOUSE_PREFIX + name
             participant = self.store.participant_by_name(who)
             if participant is None:
-                participant, _token = self.store.add_participant(who)
+                participant, _token = self.store.add_participant(who, house=True)
+            elif participant.id not in house:
+                # A database from before the mark: the name is the house bot's if all its
+                # versions are the bundled bot the server gave it; else somebody took it.
+                versions = self.store.versions(participant.id)
+                if any(v.runtime != "bundled" for v in versions):
+                    print(
+                        f"newmarket serve: house bot {name!r} not added: a participant "
+                        f"registered the name {who!r} and uploaded to it",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    continue
+                self.store.mark_house(participant.id)
             versions = self.store.versions(participant.id)
             # Also a version left pending by a kill before its decision: skipped, it was
             # rejected by admission (nothing uploaded) and the house bot lost for good.
@@ -73,7 +92,8 @@ class Competition:
                 self.store.decide(version.id, "admitted", "a bundled bot", "", spec.to_json())
 
     def is_house(self, version: Version) -> bool:
-        return version.participant_name.startswith(HOUSE_PREFIX)
+        """One of the organiser's house bots (marked by ``ensure_house_bots``, not by name)."""
+        return version.participant in self.store.house_participants()
 
     def is_remote(self, version_id: int) -> bool:
         version = self.store.version(version_id)

@@ -24,6 +24,7 @@ import json
 import secrets
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,16 @@ from typing import Any
 from referee.league.store import StoreError as SqliteError
 from referee.league.store import connect_sqlite, lock_for_writing, quick_check
 from referee.match import MatchResult
+from referee.server.names import (
+    NameRefusedError,
+    check_script,
+    looks_like,
+    normal_name,
+    reserved,
+)
 
 SCHEMA_VERSION = 1
+MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no row
 DATABASE = "competition database"
 ADVICE = "restore it from a copy, or start the competition with another data directory"
 
@@ -104,6 +113,21 @@ CREATE TABLE IF NOT EXISTS faults (
 CREATE INDEX IF NOT EXISTS seats_by_version ON seats(version);
 CREATE INDEX IF NOT EXISTS matches_by_group ON matches(group_id);
 CREATE INDEX IF NOT EXISTS faults_by_version ON faults(version);
+"""
+
+# Accounts: the server side of a signed-in browser, and the organiser's mark on house bots.
+# Tables of their own, so a database made before them gains them at its next start.
+_ACCOUNTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    token_hash TEXT PRIMARY KEY,      -- SHA-256 of the cookie's value: the file signs nobody in
+    participant INTEGER NOT NULL REFERENCES participants(id),
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_participant ON sessions(participant);
+CREATE TABLE IF NOT EXISTS house_participants (
+    participant INTEGER PRIMARY KEY REFERENCES participants(id)  -- set from house_bots only
+);
 """
 
 
@@ -226,7 +250,7 @@ class CompetitionStore:
         try:
             # executescript commits whatever is open before it runs, so the script
             # is its own transaction: the whole schema, or none of it.
-            connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+            connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + "COMMIT;")
         except sqlite3.DatabaseError as error:
             connection.close()
             if "database is locked" in str(error):
@@ -296,22 +320,102 @@ class CompetitionStore:
 
     # ------------------------------------------------------------------ participants
 
-    def add_participant(self, name: str) -> tuple[Participant, str]:
-        """A new participant and its token (shown once; only its hash is kept)."""
-        name = name.strip()
-        if not name or len(name) > 40 or not name.isprintable() or "/" in name or "\\" in name:
-            raise StoreError("participant name: 1 to 40 printable characters, no / or \\")
+    def add_participant(self, name: str, *, house: bool = False) -> tuple[Participant, str]:
+        """A new participant and its token (shown once; only its hash is kept).
+
+        The name is put in its normal form and refused (``StoreError``) when it
+        breaks ``referee.server.names``' rule or looks like a name already here.
+        ``house``: one of the organiser's house bots, named ``house:BOT`` by the
+        server itself (``Competition.ensure_house_bots``) and marked as such.
+        """
+        if house:
+            name = name.strip()
+        else:
+            try:
+                name = normal_name(name)
+            except NameRefusedError as error:
+                raise StoreError(str(error)) from None
+            word = reserved(name)
+            if word is not None:
+                raise StoreError(f"participant name {name!r} is reserved (it looks like {word!r})")
         token = secrets.token_urlsafe(24)
         now = time.time()
-        try:
+        # One transaction from the look at the names to the new row: a registration on the
+        # web and an organiser's add-participant at once cannot both take one look-alike.
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            for (existing,) in self._db.execute("SELECT name FROM participants"):
+                if existing == name:
+                    raise StoreError(f"participant name {name!r} is taken")
+                if not house and looks_like(name, str(existing)):
+                    raise StoreError(
+                        f"participant name {name!r} is taken: it looks like {existing!r}"
+                    )
+            if not house:
+                try:
+                    check_script(name)
+                except NameRefusedError as error:
+                    raise StoreError(str(error)) from None
             cursor = self._db.execute(
                 "INSERT INTO participants (name, token_hash, created_at) VALUES (?, ?, ?)",
                 (name, hash_token(token), now),
             )
-        except sqlite3.IntegrityError:
-            raise StoreError(f"participant name {name!r} is taken") from None
-        assert cursor.lastrowid is not None
+            assert cursor.lastrowid is not None
+            if house:
+                self._db.execute(
+                    "INSERT INTO house_participants (participant) VALUES (?)", (cursor.lastrowid,)
+                )
         return Participant(cursor.lastrowid, name, now), token
+
+    def mark_house(self, participant: int) -> None:
+        """Make ``participant`` one of the organiser's house bots (``add_participant``'s mark)."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO house_participants (participant) VALUES (?)", (participant,)
+        )
+
+    def house_participants(self) -> set[int]:
+        """The participants the organiser's competition file made house bots."""
+        return {int(p) for (p,) in self._db.execute("SELECT participant FROM house_participants")}
+
+    # ------------------------------------------------------------------ sessions
+
+    def open_session(self, participant: int, seconds: float) -> str:
+        """A new signed-in session for ``participant``: the cookie's value (only its hash is
+        kept), good for ``seconds`` unless ended first.  Expired sessions are cleared."""
+        token = secrets.token_urlsafe(32)
+        now = time.time()
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM sessions WHERE expires_at < ?", (now,))
+            self._db.execute(
+                "INSERT INTO sessions (token_hash, participant, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?)",
+                (hash_token(token), participant, now, now + seconds),
+            )
+        return token
+
+    def session_participant(self, token: str) -> Participant | None:
+        """The participant of a live session, or None (unknown, ended or expired)."""
+        row = self._db.execute(
+            "SELECT p.id, p.name, p.created_at FROM sessions s JOIN participants p "
+            "ON p.id = s.participant WHERE s.token_hash = ? AND s.expires_at >= ?",
+            (hash_token(token), time.time()),
+        ).fetchone()
+        return None if row is None else Participant(*row)
+
+    def end_session(self, token: str) -> None:
+        self._db.execute("DELETE FROM sessions WHERE token_hash = ?", (hash_token(token),))
+
+    def end_sessions(self, participant: int) -> int:
+        """End every session of ``participant`` (signed out everywhere); how many there were."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            (live,) = self._db.execute(
+                "SELECT COUNT(*) FROM sessions WHERE participant = ? AND expires_at >= ?",
+                (participant, time.time()),
+            ).fetchone()
+            self._db.execute("DELETE FROM sessions WHERE participant = ?", (participant,))
+        return int(live)
 
     def participant_by_token(self, token: str) -> Participant | None:
         row = self._db.execute(
@@ -321,14 +425,17 @@ class CompetitionStore:
         return None if row is None else Participant(*row)
 
     def participant(self, participant_id: int) -> Participant | None:
+        if not 0 < participant_id <= MAX_ROW_ID:
+            return None
         row = self._db.execute(
             "SELECT id, name, created_at FROM participants WHERE id = ?", (participant_id,)
         ).fetchone()
         return None if row is None else Participant(*row)
 
     def participant_by_name(self, name: str) -> Participant | None:
-        row = self._db.execute(
-            "SELECT id, name, created_at FROM participants WHERE name = ?", (name,)
+        row = self._db.execute(  # names are kept in NFKC (referee.server.names)
+            "SELECT id, name, created_at FROM participants WHERE name IN (?, ?)",
+            (name, unicodedata.normalize("NFKC", name)),
         ).fetchone()
         return None if row is None else Participant(*row)
 
@@ -397,6 +504,8 @@ class CompetitionStore:
         )
 
     def version(self, version_id: int) -> Version | None:
+        if not 0 < version_id <= MAX_ROW_ID:  # SQLite's integers end here: above, no such row
+            return None
         row = self._db.execute(
             f"SELECT {self._VERSION_COLUMNS} FROM versions v JOIN participants p "
             "ON p.id = v.participant WHERE v.id = ?",

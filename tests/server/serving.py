@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import secrets
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -24,7 +26,7 @@ from typing import Any
 import httpx
 
 from referee.server.config import load_config
-from referee.server.store import CompetitionStore
+from referee.server.store import CompetitionStore, hash_token
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"
@@ -66,6 +68,18 @@ def add_participant(config: Path, name: str) -> str:
         return store.add_participant(name)[1]
     finally:
         store.close()
+
+
+def add_old_participant(config: Path, name: str) -> str:
+    """A participant whose name an older server took before names had rules (``<b>``, say):
+    written to the database by hand, as that server left it.  Its token."""
+    token = secrets.token_urlsafe(24)
+    with sqlite3.connect(load_config(config).database) as raw:
+        raw.execute(
+            "INSERT INTO participants (name, token_hash, created_at) VALUES (?, ?, 0)",
+            (name, hash_token(token)),
+        )
+    return token
 
 
 @dataclasses.dataclass

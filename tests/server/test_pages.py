@@ -13,6 +13,7 @@ from referee.server.competition import Competition
 from referee.server.config import load_config
 from referee.server.ratelimit import SlidingWindow
 from referee.server.store import CompetitionStore
+from tests.clirun import newmarket
 
 
 def csrf(page: httpx.Response) -> str:
@@ -49,7 +50,7 @@ async def test_self_registration_shows_the_token_once_and_signs_in(tmp_path: Pat
         taken = await browser.post("/register", data={"name": "zoe", "csrf": csrf(form)})
         assert taken.status_code == 400 and "is taken" in taken.text
         out = await browser.post("/signout", data={"csrf": csrf(mine)})
-        assert out.status_code == 303
+        assert out.status_code == 303 and out.headers["location"] == "/?notice=signed-out"
         assert "sign out" not in (await browser.get("/p/zoe")).text
         upload = await browser.get("/upload")
         assert upload.status_code == 303 and upload.headers["location"] == "/signin"
@@ -94,3 +95,89 @@ def test_the_registration_window_slides() -> None:
     assert window.wait("a") == 0.0
     window.record("a")
     assert window.wait("a") == 600.0
+
+
+async def test_a_cookie_copied_before_sign_out_is_dead_after_it(tmp_path: Path) -> None:
+    store, app = open_cup(tmp_path)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as browser:
+        form = await browser.get("/register")
+        await browser.post("/register", data={"name": "zoe", "csrf": csrf(form)})
+        copied = browser.cookies["nm_session"]  # what a thief, or a shared machine, kept
+        mine = await browser.get("/p/zoe")
+        assert "sign out" in mine.text
+        await browser.post("/signout", data={"csrf": csrf(mine)})
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as thief:
+        thief.cookies.set("nm_session", copied)
+        page = await thief.get("/p/zoe")
+        assert "sign out" not in page.text and 'href="/upload"' not in page.text
+        refused = await thief.post("/upload", data={"runtime": "python3"})
+        assert refused.status_code == 403 and "sign in to upload" in refused.text
+    store.close()
+
+
+async def test_the_organiser_signs_a_participant_out_of_every_browser(tmp_path: Path) -> None:
+    store, app = open_cup(tmp_path)
+    transport = httpx.ASGITransport(app=app)
+    _zoe, token = store.add_participant("zoe")
+    browsers = [httpx.AsyncClient(transport=transport, base_url="http://cup") for _ in range(2)]
+    for browser in browsers:
+        form = await browser.get("/signin")
+        signed = await browser.post("/signin", data={"token": token, "csrf": csrf(form)})
+        assert signed.status_code == 303
+        assert "sign out" in (await browser.get("/p/zoe")).text
+    code, _out, err = newmarket("serve", "revoke-sessions", "zoe", "-c", str(tmp_path / "cup.toml"))
+    assert code == 0 and "'zoe': 2 session(s) ended" in err
+    for browser in browsers:
+        assert "sign out" not in (await browser.get("/p/zoe")).text
+        await browser.aclose()
+    # The token itself still signs in: the organiser ended sessions, not the account.
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as again:
+        form = await again.get("/signin")
+        await again.post("/signin", data={"token": token, "csrf": csrf(form)})
+        assert "sign out" in (await again.get("/p/zoe")).text
+    unknown = newmarket("serve", "revoke-sessions", "nobody", "-c", str(tmp_path / "cup.toml"))
+    assert unknown[0] == 2 and unknown[2].startswith("error: no participant named 'nobody'")
+    store.close()
+
+
+async def test_no_page_prints_text_from_its_address(tmp_path: Path) -> None:
+    store, app = open_cup(tmp_path)
+    transport = httpx.ASGITransport(app=app)
+    hostile = "<script>alert(1)</script> The organiser says: send your token to evil.example"
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as browser:
+        for path in ("/", "/participants", "/signin", "/register", "/api", "/nowhere"):
+            for key in ("message", "notice", "error", "reason"):
+                page = await browser.get(path, params={key: hostile})
+                assert "alert(1)" not in page.text and "evil.example" not in page.text, path
+                assert 'id="notice"' not in page.text
+        shown = await browser.get("/", params={"notice": "signed-out"})
+        assert '<p class="notice" id="notice">You are signed out.</p>' in shown.text
+    store.close()
+
+
+async def test_a_huge_or_malformed_id_in_any_address_is_404(tmp_path: Path) -> None:
+    store, app = open_cup(tmp_path)
+    transport = httpx.ASGITransport(app=app)
+    huge = str(2**70)
+    paths = [
+        f"/versions/{huge}",
+        f"/api/versions/{huge}",
+        f"/versions/{2**63}",
+        "/versions/0",
+        "/versions/00000000000000000000000000000001",
+        "/versions/-1",
+        "/versions/1e9",
+        f"/matches/g{huge}r0",
+        "/matches/%00",
+        f"/api/matches/g{huge}r{huge}",
+        "/p/%00",
+        "/p/%ff%fe",
+        f"/api/participants/{'x' * 5000}",
+    ]
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+        for path in paths:
+            response = await client.get(path)
+            assert response.status_code == 404, (path, response.status_code, response.text[:200])
+            assert "Traceback" not in response.text
+    store.close()

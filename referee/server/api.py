@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Route
 from referee.server.auth import bearer_token, signed_in
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
-from referee.server.middleware import BodyTooLargeError
+from referee.server.middleware import BodyRefusedError
 from referee.server.store import Participant
 from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
 from referee.server.views import leaderboard, match_view, participant_view, version_json
@@ -80,8 +80,8 @@ def routes(competition: Competition) -> list[BaseRoute]:
             return _error(401, "send Authorization: Bearer TOKEN")
         try:
             form = await request.form(max_files=1, max_fields=10)
-        except BodyTooLargeError as error:
-            return _error(413, str(error))
+        except BodyRefusedError as error:  # too large, or too slow
+            return _error(error.status, str(error))
         bot = form.get("bot")
         runtime = str(form.get("runtime", "") or "")
         try:

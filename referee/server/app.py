@@ -24,13 +24,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Scope
 
 from referee.report.templating import make_environment
 from referee.server import api
 from referee.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
+    bearer_token,
     browser_id,
     csrf_ok,
     csrf_token,
@@ -46,7 +47,13 @@ from referee.server.busy import (
 )
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
-from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
+from referee.server.middleware import (
+    AnonymousRequests,
+    BodyDeadline,
+    BodyLimit,
+    BodyRefusedError,
+    SecurityHeaders,
+)
 from referee.server.ratelimit import SlidingWindow
 from referee.server.store import StoreError
 from referee.server.uploads import (
@@ -111,8 +118,8 @@ class Pages:
         """The posted form, or a 403 page when its CSRF token does not match this browser."""
         try:
             form = await request.form(max_files=1, max_fields=20)
-        except BodyTooLargeError as error:
-            return self.error(request, 413, str(error))
+        except BodyRefusedError as error:  # too large, or too slow
+            return self.error(request, error.status, str(error))
         if not csrf_ok(self.competition.store.secret, browser_id(request), form.get("csrf")):
             return self.error(
                 request, 403, "CSRF token missing or wrong: reload the page and retry"
@@ -345,11 +352,41 @@ def build_app(competition: Competition) -> ASGIApp:
             return JSONResponse({"error": reason}, status_code=status, headers=headers)
         return pages.error(request, status, reason, headers)
 
-    app = Starlette(routes=routes, exception_handlers={sqlite3.OperationalError: database_busy})
-    upload_cap = competition.config.uploads.max_bytes + MULTIPART_SLACK
+    async def body_refused(request: Request, error: Exception) -> Response:
+        """A body too large or too slow, wherever it is read: its status, never a 500."""
+        assert isinstance(error, BodyRefusedError)
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": str(error)}, status_code=error.status)
+        return pages.error(request, error.status, str(error))
+
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            sqlite3.OperationalError: database_busy,
+            BodyRefusedError: body_refused,
+        },
+    )
+    config = competition.config
+    upload_cap = config.uploads.max_bytes + MULTIPART_SLACK
 
     def cap_for(path: str) -> int:
         return upload_cap if path in ("/upload", "/api/versions") else FORM_CAP
 
+    def signed_in_by_headers(scope: Scope) -> bool:
+        """A live session or a good API token in the request's headers."""
+        request = Request(scope)
+        store = competition.store
+        token = bearer_token(request)
+        if token is not None and store.participant_by_token(token) is not None:
+            return True
+        return signed_in(request, store) is not None
+
     limited = BodyLimit(app, cap_for)
-    return SecurityHeaders(limited, secure_cookies=competition.config.secure_cookies)
+    timed = BodyDeadline(limited, config.clients.body_timeout, config.clients.body_rate)
+    gated = AnonymousRequests(
+        timed,
+        config.clients.anonymous_per_address,
+        config.clients.anonymous,
+        signed_in_by_headers,
+    )
+    return SecurityHeaders(gated, secure_cookies=config.secure_cookies)

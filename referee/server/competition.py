@@ -12,7 +12,6 @@ import dataclasses
 import sys
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
@@ -51,6 +50,7 @@ class Competition:
         # deleted each other's files: a 500 for the participant, a half-built version.
         self.unpacking: set[int] = set()
         self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
+        self._reader: CompetitionStore | None = None  # the leaderboard's, in a worker thread
 
     def notify(self) -> None:
         self.changed.set()
@@ -113,14 +113,21 @@ class Competition:
         admitted = [v.id for v in self.store.versions(status="admitted")]
         if count == self.board.matches and set(admitted) == set(self.board.scores):
             return
-        scores = await trio.to_thread.run_sync(_scores, self.store.path, admitted)
+        # One reading connection for the server's life, opened at the first refresh: opened
+        # anew each time, it was the first thing to fail when clients had taken every
+        # descriptor, and its StoreError ended the server.
+        if self._reader is None:
+            self._reader = CompetitionStore.reader(self.store.path)
+        scores = await trio.to_thread.run_sync(_scores, self._reader, admitted)
         self.board = Board(scores, count, time.time())
 
+    def close(self) -> None:
+        """Close what the competition opened beside its store (the leaderboard's reader)."""
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
-def _scores(path: Path, admitted: list[int]) -> dict[int, Score]:
+
+def _scores(reader: CompetitionStore, admitted: list[int]) -> dict[int, Score]:
     """In a worker thread, on its own connection: reading every seat is not the pages' wait."""
-    reader = CompetitionStore.reader(path)
-    try:
-        return score_versions(reader.played_matches(), admitted)
-    finally:
-        reader.close()
+    return score_versions(reader.played_matches(), admitted)

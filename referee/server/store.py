@@ -289,9 +289,13 @@ class CompetitionStore:
 
     @classmethod
     def reader(cls, path: Path) -> CompetitionStore:
-        """A second connection for reading in another thread (WAL: it never blocks the writer)."""
+        """A second connection for reading in worker threads (WAL: it never blocks the writer);
+        one thread at a time."""
         try:
-            return cls(path, connect_sqlite(path, readonly=True, what=DATABASE, autocommit=True))
+            connection = connect_sqlite(
+                path, readonly=True, what=DATABASE, autocommit=True, any_thread=True
+            )
+            return cls(path, connection)
         except SqliteError as error:
             raise StoreError(str(error)) from None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import resource
 import secrets
 import signal
 import sqlite3
@@ -111,13 +112,20 @@ class Server:
         self.process.wait(timeout=60)
 
 
-def start(config: Path, *options: str) -> Server:
+def start(config: Path, *options: str, descriptors: int | None = None) -> Server:
+    """``descriptors``: the server's descriptor limit, soft and hard (it cannot raise it)."""
+
+    def limited() -> None:
+        if descriptors is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
+
     process = subprocess.Popen(
         [*NEWMARKET, "serve", str(config), "--port", "0", *options],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=None if descriptors is None else limited,
     )
     assert process.stderr is not None
     deadline = time.monotonic() + 60
@@ -138,8 +146,8 @@ def start(config: Path, *options: str) -> Server:
 
 
 @contextmanager
-def running(config: Path, *options: str) -> Iterator[Server]:
-    server = start(config, *options)
+def running(config: Path, *options: str, descriptors: int | None = None) -> Iterator[Server]:
+    server = start(config, *options, descriptors=descriptors)
     try:
         yield server
     finally:

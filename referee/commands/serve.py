@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -24,7 +24,7 @@ from referee.league.runner import LeagueError
 from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
 from referee.server.config import ConfigError, load_config
-from referee.server.store import CompetitionStore, StoreError
+from referee.server.store import ADVICE, DATABASE, CompetitionStore, StoreError
 
 ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume")
 NAMED = ("add-participant", "revoke-sessions")  # the actions that take a NAME
@@ -71,6 +71,7 @@ def serve_command(
 ) -> None:
     """Run a continuous competition: uploads, checks, matches and a live leaderboard."""
     where = ""
+    database: Path | None = None
     try:
         if words[0] in ACTIONS:
             _manage(words, competition)
@@ -83,22 +84,35 @@ def serve_command(
         if len(words) != 1:
             raise ConfigError(f"serve: expected COMPETITION.toml or one of {', '.join(ACTIONS)}")
         config = load_config(Path(words[0]))
+        database = config.database
         from referee.server.run import run_server
 
         where = f" (serving {config.host}:{config.port if port is None else port})"
         run_server(config, jobs=jobs, port=port, cluster=cluster)
     except (ConfigError, StoreError, SandboxError, LeagueError) as error:
-        for line in str(error).splitlines():  # a cluster's refusal: a line per worker
-            typer.echo(f"error: {line}", err=True)
-        raise typer.Exit(2) from None
-    except (OSError, BaseExceptionGroup) as error:
-        # The port is taken, the data directory cannot be written...: one line, from
-        # however deep in trio's groups it comes.
+        _refused(error)
+    except (OSError, sqlite3.DatabaseError, BaseExceptionGroup) as error:
+        # However deep in trio's groups it comes: a refusal (a damaged row met by a loop)...
+        refusal = first_instance(error, (ConfigError, StoreError, SandboxError, LeagueError))
+        if refusal is not None:
+            _refused(refusal)
+        # ...SQLite's own error on a file that went bad while the server ran...
+        damaged = first_instance(error, sqlite3.DatabaseError)
+        if damaged is not None:
+            typer.echo(f"error: {database}: damaged {DATABASE}: {damaged} ({ADVICE})", err=True)
+            raise typer.Exit(2) from None
+        # ...or the port is taken, the data directory cannot be written: one line.
         failure = first_instance(error, OSError)
         if failure is None:
             raise
         typer.echo(f"error: {failure.strerror or failure}{where}", err=True)
         raise typer.Exit(1) from None
+
+
+def _refused(error: Exception) -> NoReturn:
+    for line in str(error).splitlines():  # a cluster's refusal: a line per worker
+        typer.echo(f"error: {line}", err=True)
+    raise typer.Exit(2) from None
 
 
 def _manage(words: list[str], competition: Path) -> None:
@@ -132,10 +146,12 @@ def _manage(words: list[str], competition: Path) -> None:
         else:
             store.set_paused(action == "pause")
             typer.echo(f"competition {config.name!r}: {action}d", err=True)
-    except sqlite3.OperationalError as error:
+    except sqlite3.DatabaseError as error:
         # The server (or sqlite3) held the database for longer than the busy timeout.
         if not (is_busy(error) or is_disk_full(error)):
-            raise
+            raise StoreError(
+                f"{config.database}: cannot write the {DATABASE}: {error}; nothing was changed"
+            ) from None
         raise StoreError(
             f"{config.database}: {error} (the server, or sqlite3 with a transaction "
             f"open, holds it?); nothing was changed: try again"

@@ -11,6 +11,7 @@ and is mounted under ``/api``.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -346,11 +347,23 @@ def build_app(competition: Competition) -> ASGIApp:
         elif is_disk_full(error):
             status, reason, wait = 507, DISK_FULL_REASON, STORAGE_RETRY_AFTER
         else:
-            raise error
+            return await database_damaged(request, error)
         headers = {"Retry-After": str(wait)}
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": reason}, status_code=status, headers=headers)
         return pages.error(request, status, reason, headers)
+
+    async def database_damaged(request: Request, error: Exception) -> Response:
+        """A row or page of the database that cannot be read: one line for the organiser
+        (with the file's path), a 500 without it for the client."""
+        line = " ".join(str(error).split())
+        if not isinstance(error, StoreError):
+            line = f"{competition.config.database}: {type(error).__name__}: {line}"
+        print(f"newmarket serve: {request.url.path}: {line}", file=sys.stderr, flush=True)
+        reason = "the server could not read its database; the organiser is told"
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": reason}, status_code=500)
+        return pages.error(request, 500, reason)
 
     async def body_refused(request: Request, error: Exception) -> Response:
         """A body too large or too slow, wherever it is read: its status, never a 500."""
@@ -363,6 +376,8 @@ def build_app(competition: Competition) -> ASGIApp:
         routes=routes,
         exception_handlers={
             sqlite3.OperationalError: database_busy,
+            sqlite3.DatabaseError: database_damaged,
+            StoreError: database_damaged,
             BodyRefusedError: body_refused,
         },
     )

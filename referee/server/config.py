@@ -78,8 +78,8 @@ class ClientLimits:
     body_timeout: float = 20.0  # seconds for a body, plus a second per body_rate bytes
     body_rate: int = 500  # bytes a second: the slowest a body may keep coming
     send_timeout: float = 60.0  # seconds an answer may wait for its client to read it
-    connections_per_address: int = 32  # open connections from one client address
-    anonymous_per_address: int = 4  # requests with a body and nobody signed in, per address
+    connections_per_address: int = 64  # open connections from one client address
+    anonymous_per_address: int = 8  # requests with a body and nobody signed in, per address
     anonymous: int = 64  # the same, from all addresses together
 
 

@@ -18,14 +18,16 @@ Tokens are stored as SHA-256 hashes: the database alone signs nobody in.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import secrets
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +147,7 @@ def lock_for_serving(path: Path) -> int:
     lock: they write while the server runs.  The kernel drops the lock with
     the process, so a ``kill -9`` never leaves a stale one behind.
     """
+    check_place(path)
     try:
         return lock_for_writing(path, "the server process", "one server per competition")
     except SqliteError as error:
@@ -157,6 +160,104 @@ def _locked(path: Path, busy_timeout: float) -> str:
         f"{path}: locked by another process for {busy_timeout:g} s "
         "(a management command, or sqlite3 with a transaction open?); try again"
     )
+
+
+# The tables every competition database has had since schema 1: one of them missing is a
+# damaged file, not an old one (a newer table missing is made, CREATE TABLE IF NOT EXISTS).
+FIRST_TABLES = ("meta", "participants", "versions", "groups", "matches", "seats", "faults")
+
+
+def _expected_columns() -> dict[str, set[str]]:
+    """Each table of the schema and its columns, read from the schema itself."""
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA)
+        return _columns(scratch)
+    finally:
+        scratch.close()
+
+
+def _columns(connection: sqlite3.Connection) -> dict[str, set[str]]:
+    tables = [
+        str(name)
+        for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    return {
+        table: {str(row[1]) for row in connection.execute(f"PRAGMA table_info({table!r})")}
+        for table in tables
+    }
+
+
+def check_place(path: Path) -> None:
+    """``StoreError`` if ``path`` cannot hold the database: its directory is a file, it is a
+    directory, it cannot be read and written, or its write-ahead log is there without it."""
+    folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(f"{folder}: not a directory, so it cannot hold the {DATABASE}")
+    if path.is_dir():
+        raise StoreError(f"{path}: a directory where the {DATABASE} file should be")
+    wal = path.with_name(path.name + "-wal")
+    if not path.exists() and wal.exists():
+        # SQLite would start an empty database beside it and overwrite the log.
+        raise StoreError(
+            f"{path}: missing, but its write-ahead log {wal.name} is there: the database "
+            f"was moved or deleted without it; put it back beside the log, or move "
+            f"{wal.name} away to start an empty competition"
+        )
+    for place in (path, folder) if path.exists() else (folder,):
+        if not place.exists() or os.access(place, os.R_OK | os.W_OK):
+            continue
+        if os.statvfs(place).f_flag & os.ST_RDONLY:
+            raise StoreError(f"{path}: on a read-only file system; the server writes here")
+        what = "it" if place == path else f"its directory {folder}"
+        raise StoreError(f"{path}: no permission to read and write {what}")
+
+
+def check_tables(connection: sqlite3.Connection, path: Path) -> None:
+    """``StoreError`` if the file holds another program's tables, lacks a table every
+    competition database has, or has one of another shape; before anything is written."""
+    found = _columns(connection)
+    if not found:
+        return  # a new file
+    expected = _expected_columns()
+    ours = (
+        "meta" in found
+        and connection.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone()
+    )
+    if not ours:
+        strangers = sorted(set(found) - set(expected))
+        if strangers:  # else a first start cut short before its schema version: finished now
+            raise StoreError(
+                f"{path}: not a {DATABASE}: it holds other tables ({', '.join(strangers[:5])}); "
+                "name another data directory in the competition file"
+            )
+    version = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if version is not None and str(version[0]) != str(SCHEMA_VERSION):
+        raise StoreError(f"{path}: schema {version[0]}; this server reads {SCHEMA_VERSION}")
+    if ours:
+        missing = [table for table in FIRST_TABLES if table not in found]
+        if missing:
+            raise StoreError(
+                f"{path}: damaged {DATABASE}: table {', '.join(missing)} is missing ({ADVICE})"
+            )
+    for table, columns in expected.items():
+        lacking = sorted(columns - found.get(table, columns))
+        if lacking:
+            raise StoreError(
+                f"{path}: damaged {DATABASE}: table {table} has no column "
+                f"{', '.join(lacking)} ({ADVICE})"
+            )
+
+
+def _plainer(message: str, path: Path) -> str:
+    """SQLite's words for a file it cannot open, with what usually causes them."""
+    if message.endswith("unable to open database file"):
+        return f"{message} (its directory cannot be written, or the file system is full?)"
+    if "readonly database" in message or "Read-only file system" in message:
+        return f"{message} (the file or its file system is read-only)"
+    return message
 
 
 def hash_token(token: str) -> str:
@@ -238,7 +339,12 @@ class CompetitionStore:
     @classmethod
     def open(cls, path: Path, busy_timeout: float = 10.0) -> CompetitionStore:
         """``busy_timeout``: seconds a write waits for another process's lock before it
-        raises ``database is locked`` (``referee.server.busy`` retries it in the server)."""
+        raises ``database is locked`` (``referee.server.busy`` retries it in the server).
+
+        A file that cannot be this server's database is ``StoreError``, one line naming
+        it and what is wrong (``check_place``, ``check_tables``): nothing is written to it.
+        """
+        check_place(path)
         try:  # set up as the league's database is (WAL, synchronous=FULL), and checked
             connection = connect_sqlite(
                 path, readonly=False, what=DATABASE, autocommit=True, any_thread=True
@@ -246,7 +352,15 @@ class CompetitionStore:
             connection.execute(f"PRAGMA busy_timeout = {round(busy_timeout * 1000)}")
             quick_check(connection, path, DATABASE, ADVICE)
         except SqliteError as error:
-            raise StoreError(str(error)) from None
+            raise StoreError(_plainer(str(error), path)) from None
+        try:
+            check_tables(connection, path)
+        except StoreError:
+            connection.close()
+            raise
+        except sqlite3.DatabaseError as error:
+            connection.close()
+            raise StoreError(f"{path}: damaged {DATABASE}: {error} ({ADVICE})") from None
         try:
             # executescript commits whatever is open before it runs, so the script
             # is its own transaction: the whole schema, or none of it.
@@ -257,10 +371,6 @@ class CompetitionStore:
                 raise StoreError(_locked(path, busy_timeout)) from None
             raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
         store = cls(path, connection)
-        version = store.meta("schema_version")
-        if version is not None and version != str(SCHEMA_VERSION):
-            connection.close()
-            raise StoreError(f"{path}: schema {version}; this server reads {SCHEMA_VERSION}")
         # Both in one transaction, each only if missing: written one after the other, a
         # kill -9 between them left no secret, and every later start signed sessions and
         # tokens with the empty key.  OR IGNORE also heals such a database, and keeps the
@@ -275,11 +385,11 @@ class CompetitionStore:
                     connection.execute(
                         "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
                     )
-        except sqlite3.OperationalError as error:
+        except sqlite3.DatabaseError as error:
             connection.close()
             if "database is locked" in str(error):
                 raise StoreError(_locked(path, busy_timeout)) from None
-            raise
+            raise StoreError(f"{path}: cannot write the {DATABASE}: {error}") from None
         return store
 
     def wait_for_locks(self, seconds: float) -> None:
@@ -456,8 +566,21 @@ class CompetitionStore:
 
     def _version(self, row: Sequence[Any]) -> Version:
         values = list(row)
-        values[11] = None if values[11] is None else json.loads(values[11])
+        with self._reading(f"version {values[0]}"):
+            values[11] = None if values[11] is None else json.loads(values[11])
         return Version(*values)
+
+    @contextlib.contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        """A row no server wrote (a value of another type, JSON cut short) as one line."""
+        try:
+            yield
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+            detail = str(error) if isinstance(error, ValueError) else repr(error)
+            raise StoreError(
+                f"{self.path}: damaged {DATABASE}: {what} holds a bad value "
+                f"({' '.join(detail.split())[:160]}; {ADVICE})"
+            ) from None
 
     def add_version(
         self, participant: int, runtime: str, filename: str, sha256: str, size: int
@@ -568,7 +691,8 @@ class CompetitionStore:
         for gid, seed, versions, why in self._db.execute(
             "SELECT id, seed, versions, why FROM groups WHERE abandoned = 0 ORDER BY id"
         ).fetchall():
-            table = tuple(json.loads(versions))
+            with self._reading(f"group {gid}"):
+                table = tuple(int(v) for v in json.loads(versions))
             done = self.rotations_done(gid)
             if len(done) < len(table):
                 found.append((Group(gid, seed, table, why), done))
@@ -643,7 +767,9 @@ class CompetitionStore:
             "SELECT versions FROM groups ORDER BY id DESC LIMIT ?", (groups,)
         ).fetchall()
         for (versions,) in reversed(rows):
-            for version in json.loads(versions):
+            with self._reading("a group"):
+                table = [int(v) for v in json.loads(versions)]
+            for version in table:
                 row = self._db.execute(
                     "SELECT participant FROM versions WHERE id = ?", (version,)
                 ).fetchone()
@@ -667,7 +793,8 @@ class CompetitionStore:
             "SELECT match_id, group_id, rotation, seed, versions, hands FROM matches "
             "ORDER BY group_id, rotation"
         ):
-            seats = tuple(int(v) for v in json.loads(versions))
+            with self._reading(f"match {match_id}"):
+                seats = tuple(int(v) for v in json.loads(versions))
             by_seat = nets.get(match_id, {})
             if len(by_seat) != len(seats):
                 continue  # not possible through record_match's one transaction; never guessed
@@ -698,14 +825,15 @@ class CompetitionStore:
         grow = self._db.execute(
             "SELECT id, seed, versions, why FROM groups WHERE id = ?", (gid,)
         ).fetchone()
-        group = Group(grow[0], grow[1], tuple(json.loads(grow[2])), grow[3])
-        return (
-            group,
-            rotation,
-            json.loads(versions),
-            MatchResult.from_json(json.loads(result)),
-            (log_path),
-        )
+        with self._reading(f"match {mid}"):
+            group = Group(grow[0], grow[1], tuple(json.loads(grow[2])), grow[3])
+            return (
+                group,
+                rotation,
+                json.loads(versions),
+                MatchResult.from_json(json.loads(result)),
+                (log_path),
+            )
 
     def recent_matches(self, limit: int = 30, version: int | None = None) -> list[dict[str, Any]]:
         if version is None:
@@ -721,16 +849,17 @@ class CompetitionStore:
                 "ORDER BY m.finished_at DESC LIMIT ?",
                 (version, limit),
             ).fetchall()
-        return [
-            {
-                "match_id": mid,
-                "versions": json.loads(versions),
-                "hands": hands,
-                "reason": reason,
-                "finished_at": finished,
-            }
-            for mid, versions, hands, reason, finished in rows
-        ]
+        with self._reading("the matches table"):
+            return [
+                {
+                    "match_id": mid,
+                    "versions": json.loads(versions),
+                    "hands": hands,
+                    "reason": reason,
+                    "finished_at": finished,
+                }
+                for mid, versions, hands, reason, finished in rows
+            ]
 
     def faults(self, version: int, limit: int = 50) -> list[FaultRow]:
         rows = self._db.execute(

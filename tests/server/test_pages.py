@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import httpx
 from starlette.types import ASGIApp
 
+from referee.match import FaultRecord
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.config import load_config
 from referee.server.ratelimit import SlidingWindow
 from referee.server.store import CompetitionStore
 from tests.clirun import newmarket
+from tests.server.inprocess import admitted_group, finished, open_competition
+from tests.server.serving import REPO
 
 
 def csrf(page: httpx.Response) -> str:
@@ -180,4 +184,41 @@ async def test_a_huge_or_malformed_id_in_any_address_is_404(tmp_path: Path) -> N
             response = await client.get(path)
             assert response.status_code == 404, (path, response.status_code, response.text[:200])
             assert "Traceback" not in response.text
+    store.close()
+
+
+async def test_no_page_or_api_answer_names_the_servers_directories(tmp_path: Path) -> None:
+    competition = open_competition(tmp_path)
+    store = competition.store
+    data = competition.config.data
+    group = admitted_group(store)
+    alice = store.participant_by_name("alice")
+    assert alice is not None
+    # What a bot prints of itself, a traceback of the check, a fault's detail: the server's
+    # own places, as they reach its database.
+    version = store.add_version(alice.id, "python3", "main.py", "", 1)
+    store.decide(
+        version.id,
+        "rejected",
+        f"check: stderr: RuntimeError: boom {data / 'versions' / '000004' / 'files' / 'main.py'}",
+        f'File "{sys.prefix}/lib/python3/json/decoder.py", line 3; cwd {Path.cwd()}',
+    )
+    result = finished("g1r0", 5)
+    result.seats[0].faults.append(FaultRecord("crash", 1, f"wrote {REPO}/referee/server/app.py"))
+    store.record(group, 0, group.versions, result, None)
+    competition.status = f"admission waits: cannot write {data}/incoming"
+    _alice, token = store.add_participant("zed")
+    transport = httpx.ASGITransport(app=build_app(competition))
+    places = {str(data), str(tmp_path), sys.prefix, str(REPO), str(Path.cwd()), str(Path.home())}
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+        client.headers["authorization"] = f"Bearer {token}"
+        paths = ["/", "/participants", "/p/alice", f"/versions/{version.id}", "/matches/g1r0"]
+        paths += [f"/api{path}" for path in ("/leaderboard", f"/versions/{version.id}")]
+        paths += ["/api/participants/alice", "/api/matches/g1r0", "/api/openapi.json", "/api"]
+        for path in paths:
+            text = (await client.get(path)).text
+            for place in places:
+                assert place not in text, (path, place)
+        shown = (await client.get(f"/api/versions/{version.id}")).json()
+        assert shown["detail"].endswith("boom <data>/versions/000004/files/main.py")
     store.close()

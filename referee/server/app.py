@@ -388,13 +388,17 @@ def build_app(competition: Competition) -> ASGIApp:
         return upload_cap if path in ("/upload", "/api/versions") else FORM_CAP
 
     def signed_in_by_headers(scope: Scope) -> bool:
-        """A live session or a good API token in the request's headers."""
+        """A live session or a good API token in the request's headers.  Outside Starlette's
+        handlers: a database that cannot answer now counts the request as a stranger's."""
         request = Request(scope)
         store = competition.store
-        token = bearer_token(request)
-        if token is not None and store.participant_by_token(token) is not None:
-            return True
-        return signed_in(request, store) is not None
+        try:
+            token = bearer_token(request)
+            if token is not None and store.participant_by_token(token) is not None:
+                return True
+            return signed_in(request, store) is not None
+        except (sqlite3.Error, StoreError):
+            return False
 
     limited = BodyLimit(app, cap_for)
     timed = BodyDeadline(limited, config.clients.body_timeout, config.clients.body_rate)

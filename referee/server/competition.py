@@ -51,6 +51,7 @@ class Competition:
         self.unpacking: set[int] = set()
         self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
         self._reader: CompetitionStore | None = None  # the leaderboard's, in a worker thread
+        self._house: set[int] | None = None  # the house bots' participants, once read
 
     def notify(self) -> None:
         self.changed.set()
@@ -90,10 +91,13 @@ class Competition:
                 if version is None:
                     version = self.store.add_version(participant.id, "bundled", name, "", 0)
                 self.store.decide(version.id, "admitted", "a bundled bot", "", spec.to_json())
+        self._house = None  # read again at the next look
 
     def is_house(self, version: Version) -> bool:
         """One of the organiser's house bots (marked by ``ensure_house_bots``, not by name)."""
-        return version.participant in self.store.house_participants()
+        if self._house is None:  # marked only at the start: read once
+            self._house = self.store.house_participants()
+        return version.participant in self._house
 
     def is_remote(self, version_id: int) -> bool:
         version = self.store.version(version_id)

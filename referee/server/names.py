@@ -118,6 +118,7 @@ def _shape(text: str) -> str:
     return current
 
 
+@functools.lru_cache(maxsize=4096)  # every registration compares with every name there
 def skeletons(name: str) -> frozenset[str]:
     """What ``name`` looks like: two names a reader could take for one another share one.
 

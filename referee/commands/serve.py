@@ -34,10 +34,9 @@ def serve_command(
     words: Annotated[
         list[str],
         typer.Argument(
-            help="COMPETITION.toml to run it; or add-participant NAME, revoke-sessions NAME, "
-            "pause, resume.",
-            metavar="COMPETITION.toml | add-participant NAME | revoke-sessions NAME | pause | "
-            "resume",
+            help="COMPETITION.toml to run it; or an action: add-participant NAME, "
+            "revoke-sessions NAME, pause, resume.",
+            metavar="COMPETITION.toml | ACTION [NAME]",
             show_default=False,
         ),
     ],

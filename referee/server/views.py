@@ -7,7 +7,9 @@ its wire transcripts) are included only when ``viewer`` is the owner.
 
 No absolute path of the server's leaves here: a bot that prints its own
 file's path, a compiler's message, a traceback of the check all name the
-server's directories, so every string is given through ``hide_paths``
+server's directories, so every text that comes from a process (a version's
+detail and transcript, a fault's detail, a bot's stderr and wire transcript,
+the status line, a replay) is given through ``hide_paths``
 (``<data>/versions/000003/files/main.py``, not the directory's real place).
 """
 
@@ -34,10 +36,14 @@ Places = tuple[tuple[str, str], ...]
 
 def server_places(competition: Competition) -> Places:
     """The server's own absolute paths, longest first, each with what a page shows instead."""
-    config = competition.config
+    return _places(competition.config.data, competition.config.path.parent)
+
+
+@functools.lru_cache(maxsize=4)
+def _places(data: Path, folder: Path) -> Places:
     places = (
-        (config.data, "<data>"),
-        (config.path.parent, "<competition>"),
+        (data, "<data>"),
+        (folder, "<competition>"),
         (Path(referee.__file__).parents[1], "<newmarket>"),
         (Path(sys.prefix), "<python>"),
         (Path(sys.base_prefix), "<python>"),
@@ -151,8 +157,11 @@ def version_json(competition: Competition, version: Version, owner: bool) -> dic
             host, port = lobby.address
             data["token"] = bot_token(competition.store.secret, version.id)
             data["connect"] = f"newmarket connect {host}:{port} --token {data['token']} -- COMMAND"
-    result: dict[str, Any] = hide_paths(data, server_places(competition))
-    return result
+    places = server_places(competition)
+    for key in ("detail", "transcript"):
+        if key in data:
+            data[key] = hide_paths(data[key], places)
+    return data
 
 
 def participant_view(
@@ -184,6 +193,7 @@ def participant_view(
                 }
             )
     matches.sort(key=lambda m: -m["finished_at"])
+    places = server_places(competition)
     faults = []
     for version in versions:
         for fault in store.faults(version.id, 20):
@@ -194,7 +204,7 @@ def participant_view(
                     "seat": fault.seat,
                     "kind": fault.kind,
                     "hand": fault.hand,
-                    "detail": fault.detail,
+                    "detail": hide_paths(fault.detail, places),
                 }
             )
     history = []
@@ -226,8 +236,7 @@ def participant_view(
         "faults": faults[:40],
         "history": history,
     }
-    hidden: dict[str, Any] = hide_paths(view, server_places(competition))
-    return hidden
+    return view
 
 
 @functools.lru_cache(maxsize=64)
@@ -325,7 +334,6 @@ def match_view(
 def _shown(view: dict[str, Any], competition: Competition) -> dict[str, Any]:
     """A match view with the server's paths hidden (its replay was, once, when made)."""
     places = server_places(competition)
-    return {
-        key: value if key in ("replay", "replay_json") else hide_paths(value, places)
-        for key, value in view.items()
-    }
+    for key in ("reason", "seats", "stderr", "transcripts"):
+        view[key] = hide_paths(view[key], places)
+    return view

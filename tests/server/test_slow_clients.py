@@ -268,12 +268,14 @@ def test_more_connections_than_descriptors_leave_the_server_playing_and_counting
         wait_until("the first match", lambda: stored_matches(server) >= 1)
         before = stored_matches(server)
         flood = Flood(address(server), size=400)
-        flooding = threading.Thread(target=flood.run, args=(40.0,))
+        flooding = threading.Thread(target=flood.run, args=(150.0,))
         flooding.start()
         try:
             # The tables go on recording matches while every connection the server would
             # give is taken (it needs descriptors for its database and its table's pipes).
-            wait_until("matches during the flood", lambda: stored_matches(server) >= before + 3, 35)
+            wait_until(
+                "matches during the flood", lambda: stored_matches(server) >= before + 3, 120
+            )
             during = stored_matches(server)
             assert server.process.poll() is None
         finally:

@@ -61,6 +61,8 @@ from typing import Any
 import msgspec
 from trio.lowlevel import enable_ki_protection
 
+from referee.private_files import private_dir, private_opener
+
 LOG_FORMAT = 2
 """The version of the layout above; replay reads this format and format 1 (no transcript)."""
 READABLE_FORMATS = (1, 2)
@@ -86,8 +88,8 @@ class MatchLog:
         self._buffer = bytearray()
         self.lines = 0
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "wb")  # noqa: SIM115 (closed by close())
+            private_dir(path.parent)
+            self._file = open(path, "wb", opener=private_opener)  # noqa: SIM115 (close())
 
     @enable_ki_protection  # a record and its newline, or nothing (see the module doc)
     def write(self, record: dict[str, Any]) -> None:

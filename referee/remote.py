@@ -54,6 +54,7 @@ from protocol.messages import (
 )
 from referee.bots import BotSpec
 from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.private_files import private_dir
 from referee.session import (
     TELL_TIMEOUT,
     BotLostError,
@@ -99,7 +100,7 @@ def read_tokens(path: Path) -> dict[str, str]:
 
 def write_tokens(path: Path, tokens: Mapping[str, str]) -> None:
     """Write the tokens readable by the owner only (they are the bots' passwords)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     text = json.dumps({"tokens": dict(tokens)}, indent=2) + "\n"
     temporary = path.with_name(path.name + ".tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -5,6 +5,8 @@
     newmarket serve revoke-sessions NAME [-c COMPETITION.toml]   signs NAME out everywhere
     newmarket serve pause [-c COMPETITION.toml]                  no new tables start
     newmarket serve resume [-c COMPETITION.toml]
+    newmarket serve unsuspend VERSION_OR_NAME [-c COMPETITION.toml]   it plays again
+    newmarket serve flags [-c COMPETITION.toml]   suspended and flagged versions, with why
 
 The management words write the competition's database directly (a running
 server sees a pause within a second), so they work whether or not it runs.
@@ -21,13 +23,18 @@ import typer
 from referee.commands.common import Concurrency
 from referee.failures import first_instance
 from referee.league.runner import LeagueError
+from referee.printing import printable
 from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
 from referee.server.config import ConfigError, load_config
-from referee.server.store import ADVICE, DATABASE, CompetitionStore, StoreError
+from referee.server.store import ADVICE, DATABASE, CompetitionStore, StoreError, Version
 
-ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume")
-NAMED = ("add-participant", "revoke-sessions")  # the actions that take a NAME
+ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume", "unsuspend", "flags")
+WITH_ARGUMENT = {
+    "add-participant": "NAME",
+    "revoke-sessions": "NAME",
+    "unsuspend": "VERSION_OR_NAME",
+}
 
 
 def serve_command(
@@ -35,8 +42,8 @@ def serve_command(
         list[str],
         typer.Argument(
             help="COMPETITION.toml to run it; or an action: add-participant NAME, "
-            "revoke-sessions NAME, pause, resume.",
-            metavar="COMPETITION.toml | ACTION [NAME]",
+            "revoke-sessions NAME, pause, resume, unsuspend VERSION_OR_NAME, flags.",
+            metavar="COMPETITION.toml | ACTION [ARGUMENT]",
             show_default=False,
         ),
     ],
@@ -46,7 +53,8 @@ def serve_command(
             "--competition",
             "-c",
             metavar="FILE",
-            help="The competition file for add-participant, revoke-sessions, pause and resume.",
+            help="The competition file for the actions (add-participant, revoke-sessions, "
+            "pause, resume, unsuspend, flags).",
         ),
     ] = Path("competition.toml"),
     jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
@@ -116,9 +124,9 @@ def _refused(error: Exception) -> NoReturn:
 
 def _manage(words: list[str], competition: Path) -> None:
     action, rest = words[0], words[1:]
-    expected = 1 if action in NAMED else 0
+    expected = 1 if action in WITH_ARGUMENT else 0
     if len(rest) != expected:
-        usage = f"{action} NAME" if expected else action
+        usage = f"{action} {WITH_ARGUMENT[action]}" if expected else action
         raise ConfigError(f"serve {action}: usage: newmarket serve {usage} [-c COMPETITION.toml]")
     if not competition.exists():
         raise ConfigError(
@@ -142,6 +150,13 @@ def _manage(words: list[str], competition: Path) -> None:
                 "as it must sign in again with its token",
                 err=True,
             )
+        elif action == "unsuspend":
+            for version in _suspended(store, rest[0], competition):
+                store.unsuspend(version.id, "newmarket serve unsuspend")
+                said = f"{version.label} (version {version.id}): admitted again"
+                typer.echo(printable(said), err=True)
+        elif action == "flags":
+            _print_flags(store)
         else:
             store.set_paused(action == "pause")
             typer.echo(f"competition {config.name!r}: {action}d", err=True)
@@ -157,3 +172,45 @@ def _manage(words: list[str], competition: Path) -> None:
         ) from None
     finally:
         store.close()
+
+
+def _suspended(store: CompetitionStore, which: str, competition: Path) -> list[Version]:
+    """The suspended versions ``which`` names: a version id, or every one of a participant."""
+    if which.isdigit():
+        found = store.version(int(which))
+        if found is None:
+            raise ConfigError(f"serve unsuspend: no version {which} in this competition")
+        versions = [found]
+    else:
+        participant = store.participant_by_name(which)
+        if participant is None:
+            raise ConfigError(
+                f"serve unsuspend: {which!r} is neither a version id nor a participant's name"
+            )
+        versions = store.versions(participant.id)
+    suspended = [version for version in versions if version.status == "suspended"]
+    if not suspended:
+        shown = ", ".join(f"{v.label} {v.status}" for v in versions[-3:]) or "no versions"
+        raise ConfigError(
+            f"serve unsuspend: nothing of {which!r} is suspended ({shown}); "
+            f"newmarket serve flags -c {competition} lists what is"
+        )
+    return suspended
+
+
+def _print_flags(store: CompetitionStore) -> None:
+    """Every version suspended now, with its evidence, and every flagged version."""
+    lines: list[str] = []
+    for version in store.versions(status="suspended"):
+        lines.append(f"suspended  {version.label} (version {version.id}): {version.detail}")
+        for suspension in store.suspensions(version.id)[:1]:
+            for entry in suspension["evidence"]:
+                lines.append(f"             {entry['match']}: {entry['what']}")
+    for flag in store.flags():
+        found = store.version(flag["version"])
+        label = found.label if found is not None else "?"
+        lines.append(f"flagged    {label} (version {flag['version']}): {flag['detail']}")
+        faulty = [str(entry["match"]) for entry in flag["evidence"] if entry["faults"]]
+        lines.append(f"             matches with faults: {', '.join(faulty)}")
+    for line in lines or ["nothing suspended or flagged"]:
+        typer.echo(printable(line))

@@ -30,6 +30,7 @@ import trio
 from referee.bots import BotSpec
 from referee.league.worker import TableSessions
 from referee.match import MatchResult, play_match
+from referee.private_files import private_dir
 from referee.remote import RemoteLobby, TokenFileError, league_tokens, open_lobby
 from referee.sandbox import SandboxError, resolve, setting_from_env
 from referee.session import BotSession
@@ -72,7 +73,7 @@ class RemotePool:
 
     async def play(self, jobs: Sequence[TableJob]) -> None:
         if self.logs is not None:
-            self.logs.mkdir(parents=True, exist_ok=True)
+            private_dir(self.logs)
         pending = list(jobs)
         while pending:
             job = next((job for job in pending if not self._absent(job)), None)

@@ -19,6 +19,7 @@ import trio
 from referee.bots import resolve_bot
 from referee.server.config import REMOTE, CompetitionConfig
 from referee.server.scoring import Score, score_versions
+from referee.server.storage import for_config as disk_space
 from referee.server.store import CompetitionStore, Version
 
 if TYPE_CHECKING:
@@ -52,6 +53,22 @@ class Competition:
         self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
         self._reader: CompetitionStore | None = None  # the leaderboard's, in a worker thread
         self._house: set[int] | None = None  # the house bots' participants, once read
+        # The room kept free under the data directory: play and admission pause below it.
+        self.disk = disk_space(config)
+        self._bots_can_signal: bool | None = None
+
+    @property
+    def bots_can_signal(self) -> bool:
+        """Whether a bot could signal its table's referee (no PID namespace of its own)."""
+        if self._bots_can_signal is None:
+            from referee.sandbox import SandboxError
+            from referee.server.sandboxing import competition_sandbox
+
+            try:
+                self._bots_can_signal = competition_sandbox(self.config).isolation is None
+            except SandboxError:
+                self._bots_can_signal = True
+        return self._bots_can_signal
 
     def notify(self) -> None:
         self.changed.set()

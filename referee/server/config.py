@@ -24,6 +24,13 @@ league file.  The shape (every key optional unless marked)::
     [remote]       host, port (where remote bots connect; the section allows
                    the "remote" runtime), wait (seconds a remote bot that drops
                    mid-group is waited for before its seat plays by default)
+    [storage]      min_free_mb (play and admission pause while the data
+                   directory's disk has less free), stderr_kb (each bot's
+                   stderr kept per match), participant_mb (files kept per
+                   participant: uploads, unpacked and built)
+    [admission]    groups (duplicate groups the check plays as a table would),
+                   seconds (their wall clock), watch_matches (real matches
+                   compared with the check's fault rate)
 
 The sections a league file has too ([rules], [time_control], [sandbox]) are
 read by the league's reader (``referee.league.config``), so they mean the same
@@ -47,9 +54,11 @@ from referee.timecontrol import TimeControl
 
 __all__ = [
     "RUNTIMES",
+    "AdmissionSettings",
     "ClientLimits",
     "CompetitionConfig",
     "ConfigError",
+    "StorageLimits",
     "UploadLimits",
     "load_config",
 ]
@@ -84,6 +93,24 @@ class ClientLimits:
 
 
 @dataclasses.dataclass(frozen=True)
+class StorageLimits:
+    """What the server keeps on its disk, and how much room it keeps free (docs/server.md)."""
+
+    min_free_bytes: int = 1024 * MIB  # play, admission and uploads pause below this
+    stderr_bytes: int = 16 * KIB  # each bot's stderr kept per match: its head and its tail
+    participant_bytes: int = 256 * MIB  # a participant's versions' files together
+
+
+@dataclasses.dataclass(frozen=True)
+class AdmissionSettings:
+    """The part of admission that plays as a table plays (``referee.server.admission``)."""
+
+    groups: int = 1  # duplicate rotation groups: the table's seats once each per group
+    seconds: int = 600  # their wall clock, together
+    watch_matches: int = 12  # real matches whose fault rate is compared with the check's
+
+
+@dataclasses.dataclass(frozen=True)
 class CompetitionConfig:
     path: Path
     name: str
@@ -106,6 +133,8 @@ class CompetitionConfig:
     sandbox_limits: Limits
     compile_seconds: int
     remote: RemoteSettings | None = None  # None: no remote bots
+    storage: StorageLimits = StorageLimits()
+    admission: AdmissionSettings = AdmissionSettings()
     clients: ClientLimits = ClientLimits()
 
     @property
@@ -147,6 +176,8 @@ class _CompetitionReader(ConfigReader):
         "scheduler",
         "sandbox",
         "remote",
+        "storage",
+        "admission",
     )
 
     def competition(self, data: dict[str, Any]) -> CompetitionConfig:
@@ -232,6 +263,39 @@ class _CompetitionReader(ConfigReader):
             self.fail("scheduler.max_share", f"must be 0.01 to 1, got {max_share}")
         scheduler.finish(("max_share",))
 
+        storage_section = Section(self, data.get("storage", {}), "storage")
+        kept = StorageLimits()
+        storage = StorageLimits(
+            min_free_bytes=storage_section.integer(
+                "min_free_mb", kept.min_free_bytes // MIB, 0, 1 << 30
+            )
+            * MIB,
+            stderr_bytes=storage_section.integer("stderr_kb", kept.stderr_bytes // KIB, 1, 1 << 20)
+            * KIB,
+            participant_bytes=storage_section.integer(
+                "participant_mb", kept.participant_bytes // MIB, 1, 1 << 30
+            )
+            * MIB,
+        )
+        storage_section.finish(("min_free_mb", "stderr_kb", "participant_mb"))
+        if storage.participant_bytes < uploads.max_bytes + uploads.max_unpacked_bytes:
+            self.fail(
+                "storage.participant_mb",
+                f"must hold at least one upload and its files ({uploads.max_bytes // KIB} KiB "
+                f"+ {uploads.max_unpacked_bytes // KIB} KiB, [uploads])",
+            )
+
+        admission_section = Section(self, data.get("admission", {}), "admission")
+        usual = AdmissionSettings()
+        admission = AdmissionSettings(
+            groups=admission_section.integer("groups", usual.groups, 1, 10),
+            seconds=admission_section.integer("seconds", usual.seconds, 10, 24 * 3600),
+            watch_matches=admission_section.integer(
+                "watch_matches", usual.watch_matches, 3, 10_000
+            ),
+        )
+        admission_section.finish(("groups", "seconds", "watch_matches"))
+
         level, limits, compile_seconds = self.competition_sandbox(data)
         remote = None
         if "remote" in data:
@@ -260,6 +324,8 @@ class _CompetitionReader(ConfigReader):
             sandbox_limits=limits,
             compile_seconds=compile_seconds,
             remote=remote,
+            storage=storage,
+            admission=admission,
             clients=clients,
         )
 

@@ -1,7 +1,8 @@
 """The competition's one durable record (SQLite): participants, versions, groups, results.
 
-Written by the server process alone (the CLI's ``add-participant``, ``pause``
-and ``resume`` write small rows from another process; WAL makes that safe).
+Written by the server process alone (the CLI's ``add-participant``, ``pause``,
+``resume`` and ``unsuspend`` write small rows from another process; WAL makes
+that safe).
 As in the league store (``referee.league.store``, whose ideas this follows):
 
 * a finished match is written in one transaction (match, seats, faults) the
@@ -112,6 +113,27 @@ CREATE TABLE IF NOT EXISTS faults (
     detail TEXT NOT NULL,
     PRIMARY KEY (match_id, seat, number)
 );
+CREATE TABLE IF NOT EXISTS suspensions (
+    id INTEGER PRIMARY KEY,
+    version INTEGER NOT NULL REFERENCES versions(id),
+    why TEXT NOT NULL,                -- one line, shown on the version's page
+    evidence TEXT NOT NULL,           -- JSON list: {"match": id, "what": one line}
+    suspended_at REAL NOT NULL,
+    lifted_at REAL,                   -- by `newmarket serve unsuspend`
+    lifted_by TEXT
+);
+CREATE TABLE IF NOT EXISTS check_play (
+    version INTEGER PRIMARY KEY REFERENCES versions(id),
+    matches TEXT NOT NULL,            -- JSON list: {"match": id, "faults": n} of its check
+    checked_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flags (
+    version INTEGER PRIMARY KEY REFERENCES versions(id),
+    detail TEXT NOT NULL,             -- one line for the organiser
+    evidence TEXT NOT NULL,           -- JSON list: {"match": id, "faults": n} in play
+    flagged_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS suspensions_by_version ON suspensions(version);
 CREATE INDEX IF NOT EXISTS seats_by_version ON seats(version);
 CREATE INDEX IF NOT EXISTS matches_by_group ON matches(group_id);
 CREATE INDEX IF NOT EXISTS faults_by_version ON faults(version);
@@ -868,3 +890,110 @@ class CompetitionStore:
             (version, limit),
         )
         return [FaultRow(*row) for row in rows]
+
+    def last_group_id(self) -> int:
+        (last,) = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM groups").fetchone()
+        return int(last)
+
+    def recent_seat_faults(self, version: int, limit: int) -> list[tuple[str, int]]:
+        """``(match id, faults)`` of the version's seats in its last ``limit`` matches,
+        newest first (a version sits once per match).
+
+        In the order they were recorded (rowid): read backwards along ``seats_by_version``,
+        so the cost is ``limit`` rows however many matches the version has played.
+        """
+        rows = self._db.execute(
+            "SELECT match_id, faults FROM seats WHERE version = ? ORDER BY rowid DESC LIMIT ?",
+            (version, limit),
+        )
+        return [(str(mid), int(faults)) for mid, faults in rows]
+
+    # ------------------------------------------------------------------ suspensions
+
+    def suspend(self, version: int, why: str, evidence: Sequence[dict[str, Any]]) -> None:
+        """Suspend an admitted version, with the matches and failures that are why."""
+        now = time.time()
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "UPDATE versions SET status = 'suspended', detail = ?, decided_at = ? "
+                "WHERE id = ? AND status = 'admitted'",
+                (why, now, version),
+            )
+            self._db.execute(
+                "INSERT INTO suspensions (version, why, evidence, suspended_at) "
+                "VALUES (?, ?, ?, ?)",
+                (version, why, json.dumps(list(evidence)), now),
+            )
+
+    def unsuspend(self, version: int, by: str) -> bool:
+        """Admit a suspended version again; False if it is not suspended."""
+        now = time.time()
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            changed = self._db.execute(
+                "UPDATE versions SET status = 'admitted', detail = ?, decided_at = ? "
+                "WHERE id = ? AND status = 'suspended'",
+                (f"admitted again by the organiser ({by})", now, version),
+            ).rowcount
+            self._db.execute(
+                "UPDATE suspensions SET lifted_at = ?, lifted_by = ? "
+                "WHERE version = ? AND lifted_at IS NULL",
+                (now, by, version),
+            )
+        return bool(changed)
+
+    def suspensions(self, version: int) -> list[dict[str, Any]]:
+        """Every suspension of a version, newest first: why, evidence, when, lifted when."""
+        rows = self._db.execute(
+            "SELECT why, evidence, suspended_at, lifted_at, lifted_by FROM suspensions "
+            "WHERE version = ? ORDER BY id DESC",
+            (version,),
+        )
+        return [
+            {
+                "why": why,
+                "evidence": json.loads(evidence),
+                "suspended_at": at,
+                "lifted_at": lifted,
+                "lifted_by": by,
+            }
+            for why, evidence, at, lifted, by in rows
+        ]
+
+    # ------------------------------------------------------------------ the check and flags
+
+    def record_check_play(self, version: int, matches: Sequence[dict[str, Any]]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO check_play (version, matches, checked_at) VALUES (?, ?, ?)",
+            (version, json.dumps(list(matches)), time.time()),
+        )
+
+    def check_play(self, version: int) -> list[dict[str, Any]] | None:
+        """The matches a version's check played as a table would, or None (none recorded)."""
+        row = self._db.execute(
+            "SELECT matches FROM check_play WHERE version = ?", (version,)
+        ).fetchone()
+        return None if row is None else list(json.loads(row[0]))
+
+    def flag(self, version: int, detail: str, evidence: Sequence[dict[str, Any]]) -> bool:
+        """Flag a version for the organiser, once; False if it already was."""
+        cursor = self._db.execute(
+            "INSERT OR IGNORE INTO flags (version, detail, evidence, flagged_at) "
+            "VALUES (?, ?, ?, ?)",
+            (version, detail, json.dumps(list(evidence)), time.time()),
+        )
+        return bool(cursor.rowcount)
+
+    def flagged(self, version: int) -> bool:
+        row = self._db.execute("SELECT 1 FROM flags WHERE version = ?", (version,)).fetchone()
+        return row is not None
+
+    def flags(self) -> list[dict[str, Any]]:
+        rows = self._db.execute(
+            "SELECT version, detail, evidence, flagged_at FROM flags ORDER BY flagged_at"
+        )
+        return [
+            {"version": v, "detail": d, "evidence": json.loads(e), "flagged_at": at}
+            for v, d, e, at in rows
+        ]

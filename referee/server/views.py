@@ -148,6 +148,10 @@ def version_json(competition: Competition, version: Version, owner: bool) -> dic
     }
     if owner:
         data["transcript"] = version.transcript
+    if version.status == "suspended":
+        # Public, as the status is: the matches are public, and the texts hold no path.
+        found = competition.store.suspensions(version.id)
+        data["suspension"] = found[0] if found else None
     if version.runtime == REMOTE:
         lobby = competition.lobby
         data["connected"] = remote_connected(competition, version)
@@ -158,7 +162,7 @@ def version_json(competition: Competition, version: Version, owner: bool) -> dic
             data["token"] = bot_token(competition.store.secret, version.id)
             data["connect"] = f"newmarket connect {host}:{port} --token {data['token']} -- COMMAND"
     places = server_places(competition)
-    for key in ("detail", "transcript"):
+    for key in ("detail", "transcript", "suspension"):
         if key in data:
             data[key] = hide_paths(data[key], places)
     return data
@@ -240,9 +244,10 @@ def participant_view(
 
 
 @functools.lru_cache(maxsize=64)
-def _log(path: str, start_chips: tuple[int, ...], mtime: float) -> Any:
-    # mtime is part of the key: a log replayed after a restart is read afresh.
-    return read_match_log(Path(path), start_chips, verify=False)
+def _log(path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...] = ()) -> Any:
+    # mtime is part of the key: a log replayed after a restart is read afresh.  ``names``:
+    # the page's labels (``alice v3``), so the replay's steps name the seats as its table.
+    return read_match_log(Path(path), start_chips, verify=False, names=names or None)
 
 
 @functools.lru_cache(maxsize=64)
@@ -251,7 +256,7 @@ def _replay(
 ) -> tuple[dict[str, object], ScriptJSON]:
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""
-    data = hide_paths(replay_data(names, _log(path, start_chips, mtime)), places)
+    data = hide_paths(replay_data(names, _log(path, start_chips, mtime, names)), places)
     return data, script_json(data)
 
 
@@ -309,7 +314,7 @@ def match_view(
         return _shown(view, competition)
     start = tuple(competition.config.rules.starting_chips for _ in seating)
     mtime = path.stat().st_mtime
-    log = _log(str(path), start, mtime)
+    log = _log(str(path), start, mtime, tuple(names))
     places = server_places(competition)
     view["replay"], text = _replay(str(path), start, mtime, tuple(names), places)
     if not public:

@@ -252,7 +252,11 @@ def _log(path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str
 
 @functools.lru_cache(maxsize=64)
 def _replay(
-    path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...], places: Places
+    path: str,
+    start_chips: tuple[int, ...],
+    mtime: float,
+    names: tuple[str, ...],
+    places: Places = (),
 ) -> tuple[dict[str, object], ScriptJSON]:
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""

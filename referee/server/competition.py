@@ -11,6 +11,7 @@ finished computation.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -52,6 +53,8 @@ class Competition:
         # deleted each other's files: a 500 for the participant, a half-built version.
         self.unpacking: set[int] = set()
         self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
+        self._reader: CompetitionStore | None = None  # the leaderboard's, in a worker thread
+        self._house: set[int] | None = None  # the house bots' participants, once read
         # The room kept free under the data directory: play and admission pause below it.
         self.disk = disk_space(config)
         self._bots_can_signal: bool | None = None
@@ -79,12 +82,30 @@ class Competition:
         self.changed = trio.Event()
 
     def ensure_house_bots(self, names: tuple[str, ...]) -> None:
-        """The organiser's bundled sparring bots, each a participant with one admitted version."""
+        """The organiser's bundled sparring bots, each a participant with one admitted version.
+
+        A house bot is marked as such in the database (``house_participants``): its
+        name alone makes nobody one (a participant cannot register a ``house:`` name).
+        """
+        house = self.store.house_participants()
         for name in names:
             who = HOUSE_PREFIX + name
             participant = self.store.participant_by_name(who)
             if participant is None:
-                participant, _token = self.store.add_participant(who)
+                participant, _token = self.store.add_participant(who, house=True)
+            elif participant.id not in house:
+                # A database from before the mark: the name is the house bot's if all its
+                # versions are the bundled bot the server gave it; else somebody took it.
+                versions = self.store.versions(participant.id)
+                if any(v.runtime != "bundled" for v in versions):
+                    print(
+                        f"newmarket serve: house bot {name!r} not added: a participant "
+                        f"registered the name {who!r} and uploaded to it",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    continue
+                self.store.mark_house(participant.id)
             versions = self.store.versions(participant.id)
             # Also a version left pending by a kill before its decision: skipped, it was
             # rejected by admission (nothing uploaded) and the house bot lost for good.
@@ -94,9 +115,13 @@ class Competition:
                 if version is None:
                     version = self.store.add_version(participant.id, "bundled", name, "", 0)
                 self.store.decide(version.id, "admitted", "a bundled bot", "", spec.to_json())
+        self._house = None  # read again at the next look
 
     def is_house(self, version: Version) -> bool:
-        return version.participant_name.startswith(HOUSE_PREFIX)
+        """One of the organiser's house bots (marked by ``ensure_house_bots``, not by name)."""
+        if self._house is None:  # marked only at the start: read once
+            self._house = self.store.house_participants()
+        return version.participant in self._house
 
     def is_remote(self, version_id: int) -> bool:
         version = self.store.version(version_id)
@@ -117,16 +142,19 @@ class Competition:
             admitted = [v.id for v in self.store.versions(status="admitted")]
             if count == self.board.matches and set(admitted) == set(self.board.scores):
                 return
-            scores, matches = await trio.to_thread.run_sync(self._scores, admitted)
+            # One reading connection for the server's life, opened at the first refresh:
+            # opened anew each time, it was the first thing to fail when clients had taken
+            # every descriptor, and its StoreError ended the server.
+            if self._reader is None:
+                self._reader = CompetitionStore.reader(self.store.path)
+            scores, matches = await trio.to_thread.run_sync(self._scores, self._reader, admitted)
             self.board = Board(scores, matches, time.time())
 
-    def _scores(self, admitted: list[int]) -> tuple[dict[int, Score], int]:
+    def _scores(
+        self, reader: CompetitionStore, admitted: list[int]
+    ) -> tuple[dict[int, Score], int]:
         """In a worker thread, on its own connection: the new results, then the scores."""
-        reader = CompetitionStore.reader(self.store.path)
-        try:
-            upto, played = reader.played_since(self.fitted_upto)
-        finally:
-            reader.close()
+        upto, played = reader.played_since(self.fitted_upto)
         try:
             self.leaderboard.extend(played)
         except BaseException:  # half added: start afresh from the first row next time
@@ -134,3 +162,9 @@ class Competition:
             raise
         self.fitted_upto = upto
         return self.leaderboard.scores(admitted), self.leaderboard.matches
+
+    def close(self) -> None:
+        """Close what the competition opened beside its store (the leaderboard's reader)."""
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None

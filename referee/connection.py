@@ -290,6 +290,15 @@ class Connection:
         """True if a whole line has been received and not yet taken."""
         return bool(self._lines)
 
+    @property
+    def leading_blank_lines(self) -> int:
+        """The framer's: read when the first line is taken, that line's number minus one."""
+        return self._framer.leading_blank_lines
+
+    def unfinished(self, limit: int) -> tuple[int, bytes]:
+        """The unfinished line received so far: its length and its first ``limit`` bytes."""
+        return self._framer.buffered, self._framer.head(limit)
+
     def read_now(self) -> bool:
         """Read what has arrived, without waiting; True if a whole line is now ready.
 

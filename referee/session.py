@@ -534,12 +534,25 @@ class BotSession:
             if self.exited:
                 raise BotLostError(FaultKind.STARTUP, self._exit_detail("before ready"))
             raise BotLostError(
-                FaultKind.STARTUP, f"no ready within {self.time_control.startup_time:g} s"
+                FaultKind.STARTUP,
+                f"no ready within {self.time_control.startup_time:g} s; "
+                + self._silence(connection, quote=token is None),
             )
         try:
             message = decode_bot_message(line)
         except MalformedMessageError as error:
-            raise BotLostError(FaultKind.STARTUP, f"instead of ready: {error}") from None
+            number = connection.leading_blank_lines + 1
+            raise BotLostError(
+                FaultKind.STARTUP,
+                f"instead of ready, line {number} of its {self._output}: {error}; "
+                + _begins(line, quote=token is None)
+                # Not even JSON: most often a print meant for the bot's own log.
+                + (
+                    STDERR_HINT
+                    if self.spec.transport == "stdio" and error.problem in ("not_json", "not_utf8")
+                    else ""
+                ),
+            ) from None
         if not isinstance(message, Ready):
             raise BotLostError(
                 FaultKind.STARTUP, f"the first message must be ready, got {message_type(message)}"
@@ -555,6 +568,31 @@ class BotSession:
         self.reported_name = message.name
         self.reported_version = message.version
         self.handshaken = True
+
+    @property
+    def _output(self) -> str:
+        """Where the bot's protocol lines come from, in a fault's words."""
+        return "stdout" if self.spec.transport == "stdio" else "TCP connection"
+
+    def _silence(self, connection: Connection, *, quote: bool) -> str:
+        """What the bot wrote before its start-up limit passed, when no line came whole.
+
+        Nothing at all is usually a program whose output waits in its own buffer
+        (Python's, C's stdio: a pipe is not a terminal) for a flush that never comes.
+        """
+        if connection.bytes_received == 0:
+            return (
+                f"the bot wrote nothing to its {self._output}: if it prints, make sure it "
+                "flushes (python3 -u, print(..., flush=True), fflush(stdout))"
+            )
+        size, head = connection.unfinished(QUOTED_BYTES)
+        if size:
+            return (
+                f"the bot wrote {size} bytes to its {self._output} with no end of line"
+                + (f", beginning {quoted(head)}" if quote else "")
+                + ": end each line with \\n and flush"
+            )
+        return f"the bot wrote only blank lines to its {self._output}"
 
     async def _startup_gone(self, what: str) -> str:
         if self.process is not None:
@@ -594,6 +632,50 @@ def startup_fault(error: BotLostError) -> bytes:
     return encode(
         Fault(id=None, kind=str(error.kind), detail=error.detail, disqualified=True, applied=None)
     )
+
+
+QUOTED_BYTES = 60  # of a bot's line, quoted in a start-up fault
+STDERR_HINT = " (debugging output goes to stderr, not stdout)"
+
+
+def _begins(line: bytes, *, quote: bool) -> str:
+    """How a start-up fault shows the bot's line: quoted, unless it may hold a token.
+
+    A connection that must send a token (TCP) may have put it in the very line that
+    failed, and a fault's detail goes to logs, standings and pages: such a line is
+    named by its length only.
+    """
+    if quote:
+        return f"the line begins {quoted(line)}"
+    return f"the line ({len(line)} bytes) is not quoted: it may hold the token"
+
+
+def quoted(line: bytes, limit: int = QUOTED_BYTES) -> str:
+    """The first ``limit`` bytes of a bot's line as a double-quoted string, escaped.
+
+    Text stays readable (UTF-8 included); control characters, quotes, backslashes
+    and bytes that are not UTF-8 are escaped, so the excerpt is one printable line
+    that says exactly which bytes came.
+    """
+    text = line[:limit].decode("utf-8", "surrogateescape")
+    out = []
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8 (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif char in '"\\':
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        elif char in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[char])
+        else:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    more = "..." if len(line) > limit else ""
+    return '"' + "".join(out) + '"' + more
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def message_type(message: object) -> str:

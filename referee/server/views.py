@@ -5,6 +5,13 @@ the API returns them as they are, so a page and its API twin cannot
 disagree.  Owner-only parts (a version's check transcript, a bot's stderr,
 its wire transcripts) are included only when ``viewer`` is the owner.
 
+No absolute path of the server's leaves here: a bot that prints its own
+file's path, a compiler's message, a traceback of the check all name the
+server's directories, so every text that comes from a process (a version's
+detail and transcript, a fault's detail, a bot's stderr and wire transcript,
+the status line, a replay) is given through ``hide_paths``
+(``<data>/versions/000003/files/main.py``, not the directory's real place).
+
 A match whose group is still being played (``CompetitionStore.in_play``)
 shows nothing that came from its cards, to anyone, its owners included: no
 seed, replay, log, chips, places, hands or fault details, since the same cards
@@ -16,9 +23,12 @@ match's chips are its deal's.  The leaderboard is not: it sums every group.
 from __future__ import annotations
 
 import functools
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
+import referee
 from referee.report.data import read_match_log
 from referee.report.pages import replay_data
 from referee.report.templating import ScriptJSON, script_json
@@ -27,6 +37,52 @@ from referee.server.config import REMOTE
 from referee.server.store import Participant, Version
 
 HISTORY_POINTS = 120
+
+Places = tuple[tuple[str, str], ...]
+
+
+def server_places(competition: Competition) -> Places:
+    """The server's own absolute paths, longest first, each with what a page shows instead."""
+    return _places(competition.config.data, competition.config.path.parent)
+
+
+@functools.lru_cache(maxsize=4)
+def _places(data: Path, folder: Path) -> Places:
+    places = (
+        (data, "<data>"),
+        (folder, "<competition>"),
+        (Path(referee.__file__).parents[1], "<newmarket>"),
+        (Path(sys.prefix), "<python>"),
+        (Path(sys.base_prefix), "<python>"),
+        (Path.home(), "~"),
+        (Path.cwd(), "<server>"),
+    )
+    pairs = {
+        (form, shown)
+        for place, shown in places
+        for form in {str(place.absolute()), str(place.resolve())}
+        if len(form) > 1  # never "/"
+    }
+    return tuple(sorted(pairs, key=lambda pair: (-len(pair[0]), pair)))
+
+
+@functools.lru_cache(maxsize=4)
+def _pattern(places: Places) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(form) for form, _shown in places))
+
+
+def hide_paths(value: Any, places: Places) -> Any:
+    """``value`` (JSON-able data) with each of the server's paths in its strings replaced."""
+    if isinstance(value, str):
+        if not places:
+            return value
+        shown = dict(places)
+        return _pattern(places).sub(lambda found: shown[found.group(0)], value)
+    if isinstance(value, dict):
+        return {key: hide_paths(item, places) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [hide_paths(item, places) for item in value]
+    return value
 
 
 def _labels(competition: Competition) -> dict[int, Version]:
@@ -74,7 +130,7 @@ def leaderboard(competition: Competition) -> dict[str, Any]:
         )
     return {
         "competition": competition.config.name,
-        "status": competition.status,
+        "status": hide_paths(competition.status, server_places(competition)),
         "paused": competition.store.paused,
         "matches": competition.store.match_count(),
         "tables_playing": sorted(competition.playing_now.values()),
@@ -112,6 +168,10 @@ def version_json(competition: Competition, version: Version, owner: bool) -> dic
             host, port = lobby.address
             data["token"] = bot_token(competition.store.secret, version.id)
             data["connect"] = f"newmarket connect {host}:{port} --token {data['token']} -- COMMAND"
+    places = server_places(competition)
+    for key in ("detail", "transcript", "suspension"):
+        if key in data:
+            data[key] = hide_paths(data[key], places)
     return data
 
 
@@ -151,6 +211,7 @@ def participant_view(
         match["cards_public"] = match["match_id"] not in in_play
         if not match["cards_public"]:
             match["hands"] = match["reason"] = None
+    places = server_places(competition)
     faults = []
     for version, fault in found:
         public = fault.match_id not in in_play
@@ -162,7 +223,7 @@ def participant_view(
                 "kind": fault.kind,
                 "hand": fault.hand,
                 # A fault's detail may name a card ("played 7H, not in hand").
-                "detail": fault.detail if public else None,
+                "detail": hide_paths(fault.detail, places) if public else None,
                 "cards_public": public,
             }
         )
@@ -180,7 +241,7 @@ def participant_view(
         if points:
             history.append({"version": version.label, "points": points})
     scores = competition.board.scores
-    return {
+    view: dict[str, Any] = {
         "name": participant.name,
         "owner": owner,
         "versions": [
@@ -195,21 +256,27 @@ def participant_view(
         "faults": faults[:40],
         "history": history,
     }
+    return view
 
 
 @functools.lru_cache(maxsize=64)
-def _log(path: str, start_chips: tuple[int, ...], mtime: float) -> Any:
-    # mtime is part of the key: a log replayed after a restart is read afresh.
-    return read_match_log(Path(path), start_chips, verify=False)
+def _log(path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...] = ()) -> Any:
+    # mtime is part of the key: a log replayed after a restart is read afresh.  ``names``:
+    # the page's labels (``alice v3``), so the replay's steps name the seats as its table.
+    return read_match_log(Path(path), start_chips, verify=False, names=names or None)
 
 
 @functools.lru_cache(maxsize=64)
 def _replay(
-    path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...]
+    path: str,
+    start_chips: tuple[int, ...],
+    mtime: float,
+    names: tuple[str, ...],
+    places: Places = (),
 ) -> tuple[dict[str, object], ScriptJSON]:
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""
-    data = replay_data(names, _log(path, start_chips, mtime))
+    data = hide_paths(replay_data(names, _log(path, start_chips, mtime, names)), places)
     return data, script_json(data)
 
 
@@ -271,11 +338,12 @@ def match_view(
     }
     path = Path(log_path) if log_path else None
     if path is None or not path.is_file():
-        return view
+        return _shown(view, competition)
     start = tuple(competition.config.rules.starting_chips for _ in seating)
     mtime = path.stat().st_mtime
-    log = _log(str(path), start, mtime)
-    view["replay"], text = _replay(str(path), start, mtime, tuple(names))
+    log = _log(str(path), start, mtime, tuple(names))
+    places = server_places(competition)
+    view["replay"], text = _replay(str(path), start, mtime, tuple(names), places)
     if not public:
         view["replay_json"] = text
     # Owner only: what the viewer's own bot wrote, and its conversation at each fault.
@@ -292,6 +360,14 @@ def match_view(
         for t in log.transcripts
         if t.seat in owned
     ]
+    return _shown(view, competition)
+
+
+def _shown(view: dict[str, Any], competition: Competition) -> dict[str, Any]:
+    """A match view with the server's paths hidden (its replay was, once, when made)."""
+    places = server_places(competition)
+    for key in ("reason", "seats", "stderr", "transcripts"):
+        view[key] = hide_paths(view[key], places)
     return view
 
 

@@ -32,7 +32,9 @@ from protocol.faults import DISQUALIFY_AT_ONCE, FaultKind
 from protocol.messages import Choice
 from referee.convert import apply_choice, build_request, log_event
 from referee.match import FaultRecord, MatchResult, SeatResult, final_places
-from referee.matchlog import LOG_FORMAT, READABLE_FORMATS, LogError, read_log
+from referee.matchlog import LOG_FORMAT, LogError, NotAMatchLog, log_records
+
+__all__ = ["NotAMatchLog", "Replay", "log_records", "render_replay", "verify_log"]
 
 # Result fields that record how the match was played rather than what happened in it.
 _UNCHECKED_SEAT_FIELDS = ("think_ms", "cpu_ms")  # measured, not derived from the game
@@ -77,43 +79,6 @@ class Replay:
                 {"events": [log_event(event) for event in hand]} for hand in hands(self.events)
             ],
         }
-
-
-class NotAMatchLog(LogError):
-    """The file is not a match log this replay can read: it cannot be opened, it is
-    empty, or its first line is not a header of a known format.
-
-    A log whose first line is a good header and which then goes wrong does not
-    verify (a plain ``LogError``); this file was never a match log at all, which
-    ``newmarket replay`` answers as it answers any bad argument (exit 2).  The
-    message starts with the file's name.
-    """
-
-    def __init__(self, path: Path, error: LogError) -> None:
-        where = "" if str(path) in error.reason else f"{path}: "
-        super().__init__(f"{where}{error}")
-        self.line = error.line
-        self.reason = error.reason
-
-
-def log_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``read_log``'s records, after a first line that is a header of a format this replay
-    reads; ``NotAMatchLog`` if there is no such line, ``LogError`` for a later bad line."""
-    records = read_log(path)
-    try:
-        number, header = next(records)
-        if header["type"] != "header":
-            raise LogError(f"the first line must be the header, got {header['type']!r}", number)
-        if header.get("format") not in READABLE_FORMATS:
-            raise LogError(
-                f"log format {header.get('format')!r}; this replay reads formats "
-                f"{', '.join(map(str, READABLE_FORMATS))}",
-                number,
-            )
-    except LogError as error:
-        raise NotAMatchLog(path, error) from None
-    yield number, header
-    yield from records
 
 
 def hands(events: list[ev.Event]) -> Iterator[list[ev.Event]]:

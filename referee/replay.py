@@ -10,9 +10,13 @@ and finally the ``result`` against one recomputed from the engine's outcome
 and the faults.  The first line that differs is the error, named by number,
 so a tampered or corrupted log fails loudly and precisely.
 
-Only decisions drive the replay; requests, replies and timings are the
-record of how each decision was reached and are checked for consistency
-(a bot's decision must be the choice it replied), not re-enacted.
+Only decisions drive the replay; everything else is checked against it.  In
+a log with a wire transcript (format 2) that includes every line the seats
+were sent, regenerated and compared byte for byte, and every line they sent
+back, which must be the reply, late reply or fault logged after it
+(``referee.transcript_check``).  What no line can confirm (a bot's stderr,
+how a connection was lost, measured times) is listed in ``Replay.unverifiable``
+by line number, never passed over in silence.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from protocol.faults import DISQUALIFY_AT_ONCE, FaultKind
 from protocol.messages import Choice
 from referee.convert import apply_choice, build_request, log_event
 from referee.match import FaultRecord, MatchResult, SeatResult, final_places
-from referee.matchlog import LOG_FORMAT, LogError, NotAMatchLog, log_records
+from referee.matchlog import LOG_FORMAT, LogError, NotAMatchLog, log_lines, log_records
+from referee.transcript_check import TranscriptCheck, Unverifiable
 
 __all__ = ["NotAMatchLog", "Replay", "log_records", "render_replay", "verify_log"]
 
@@ -63,10 +68,13 @@ class Replay:
     result: MatchResult
     lines: int
     decisions: int
+    unverifiable: list[Unverifiable] = dataclasses.field(default_factory=list)
+    transcript: bool = False  # its sent and received lines were checked (format 2)
 
     def to_json(self) -> dict[str, object]:
         return {
             "verified": True,
+            "not_verifiable": [item.to_json() for item in self.unverifiable],
             "log": str(self.path),
             "match_id": self.header.get("match_id"),
             "seed": self.header.get("seed"),
@@ -116,6 +124,9 @@ class _Verifier:
         self.lines = 0
         self.decided = 0
         self.format = LOG_FORMAT
+        self.wire: TranscriptCheck | None = None  # format 2: the transcript's own check
+        self.line_bytes = b""  # the line being checked, as it is in the file
+        self.unverifiable: list[Unverifiable] = []
 
     # ------------------------------------------------------------- driving
 
@@ -126,23 +137,32 @@ class _Verifier:
             "event": self.on_event,
             "request": self.on_request,
             "reply": self.on_reply,
-            "late": self.on_ignored,
+            "late": self.on_late,
             "fault": self.on_fault,
             "decision": self.on_decision,
-            "lost": self.on_ignored,
-            "sent": self.on_transcript,
-            "received": self.on_transcript,
-            "stderr": self.on_ignored,
+            "lost": self.on_lost,
+            "sent": self.on_sent,
+            "received": self.on_received,
+            "stderr": self.on_stderr,
             "result": self.on_result,
         }
-        for number, record in log_records(self.path):
+        for number, raw, record in log_lines(self.path):
             self.lines = number
+            self.line_bytes = raw
             kind = record["type"]
             if self.result is not None:
                 raise LogError(f"a {kind!r} line after the result", number)
             handler = handlers.get(kind)
             if handler is None:
                 raise LogError(f"unknown record type {kind!r}", number)
+            wire = self.wire
+            if (
+                wire is not None
+                and wire.received is not None
+                and kind not in _BETWEEN_A_LINE_AND_ITS_VERDICT
+                and not (kind in _VERDICTS and record.get("seat") == wire.received[1])
+            ):
+                raise wire.unexplained(number)
             try:
                 handler(number, record)
             except LogError:
@@ -166,6 +186,8 @@ class _Verifier:
             result=self.result,
             lines=self.lines,
             decisions=self.decided,
+            unverifiable=sorted(self.unverifiable, key=_by_line),
+            transcript=self.wire is not None,
         )
 
     def engine(self, number: int) -> Match:
@@ -223,6 +245,11 @@ class _Verifier:
             setattr(self, counter, [0] * players)
         self.disqualified = [False] * players
         self.sync()
+        self.unverifiable.append(Unverifiable(number, "header", _HEADER_UNVERIFIABLE))
+        if self.format >= 2:
+            self.wire = TranscriptCheck(record, self.match, self.names)
+        else:
+            self.unverifiable.append(Unverifiable(None, "transcript", _NO_TRANSCRIPT))
 
     def on_chance(self, number: int, record: dict[str, Any]) -> None:
         self.engine(number)
@@ -261,22 +288,47 @@ class _Verifier:
 
     def on_request(self, number: int, record: dict[str, Any]) -> None:
         seat = int(record["seat"])
+        if not 0 <= seat < len(self.decisions):
+            raise LogError(f"a request of seat {seat}, which is not at the table", number)
+        if self.wire is not None:
+            self.wire.on_request(number, record)
         self.decisions[seat] += 1
         self.requested.add(seat)
         self.replies.pop(seat, None)
 
     def on_reply(self, number: int, record: dict[str, Any]) -> None:
+        if self.wire is not None:
+            self.wire.on_reply(number, record)
         self.replies[int(record["seat"])] = record["choice"]
 
-    def on_ignored(self, number: int, record: dict[str, Any]) -> None:
-        pass
+    def on_late(self, number: int, record: dict[str, Any]) -> None:
+        if self.wire is not None:
+            self.wire.on_late(number, record)
 
-    def on_transcript(self, number: int, record: dict[str, Any]) -> None:
-        """The wire transcript (``referee.transcript`` reads it); a format 1 log has none."""
-        if self.format < 2:
+    def on_sent(self, number: int, record: dict[str, Any]) -> None:
+        wire = self.transcript(number, record)
+        self.sync()  # a sent line names the events up to now, logged after it
+        wire.on_sent(number, self.line_bytes, self.engine(number), self.events, self.disqualified)
+
+    def on_received(self, number: int, record: dict[str, Any]) -> None:
+        self.transcript(number, record).on_received(number, record)
+
+    def transcript(self, number: int, record: dict[str, Any]) -> TranscriptCheck:
+        """The wire transcript's check; a format 1 log has no transcript."""
+        if self.wire is None:
             raise LogError(f"a {record['type']!r} line in a log of format {self.format}", number)
-        if not 0 <= int(record["seat"]) < len(self.disqualified):
-            raise LogError(f"a transcript line of seat {record['seat']}, not at the table", number)
+        return self.wire
+
+    def on_lost(self, number: int, record: dict[str, Any]) -> None:
+        if self.wire is not None:
+            self.wire.on_lost(number, record)
+        else:
+            self.unverifiable.append(Unverifiable(number, "lost", "how the connection was lost"))
+
+    def on_stderr(self, number: int, record: dict[str, Any]) -> None:
+        self.unverifiable.append(
+            Unverifiable(number, "stderr", f"what seat {record['seat']} wrote to its stderr")
+        )
 
     def on_fault(self, number: int, record: dict[str, Any]) -> None:
         seat = int(record["seat"])
@@ -311,6 +363,9 @@ class _Verifier:
                 seat, int(record["hand"]), kind, str(record["detail"]), record["applied"], flagged
             )
         )
+        if self.wire is not None:
+            match = self.engine(number)
+            self.wire.on_fault(number, record, match, self.events, self.checked, self.disqualified)
 
     def on_decision(self, number: int, record: dict[str, Any]) -> None:
         match = self.engine(number)
@@ -327,14 +382,20 @@ class _Verifier:
             raise LogError(
                 f"a decision of seat {record['seat']}, but seat {seat} is to act", number
             )
-        request = build_request(match, 1, time_left_ms=0, time_bank_ms=0)
+        by = record["by"]
+        sent = (
+            None
+            if self.wire is None
+            else self.wire.on_decision(number, seat, by, self.disqualified)
+        )
+        # The request sent, when one was (the same engine state), or one built to compare.
+        request = sent or build_request(match, 1, time_left_ms=0, time_bank_ms=0)
         if record["decision"] != request.decision:
             raise LogError(
                 f"a {record['decision']} decision, but the engine asks for {request.decision}",
                 number,
             )
         choice = record["choice"]
-        by = record["by"]
         if by == "default":
             if choice != request.default:
                 raise LogError(
@@ -379,6 +440,10 @@ class _Verifier:
                 seat.pop(field, None)
         if logged != want:
             raise LogError(f"the result differs: {_first_difference(logged, want)}", number)
+        if self.wire is not None:
+            self.wire.on_result(number)
+            self.unverifiable.extend(self.wire.unverifiable)
+        self.unverifiable.append(Unverifiable(number, "result", _RESULT_UNVERIFIABLE))
         self.result = MatchResult.from_json(record)
 
     def recompute(self, record: dict[str, Any]) -> MatchResult:
@@ -417,6 +482,24 @@ class _Verifier:
 
 
 _NO_REPLY = object()
+
+# Lines between a received line and the verdict on it: fault() logs the events first.
+_BETWEEN_A_LINE_AND_ITS_VERDICT = frozenset({"event", "chance"})
+_VERDICTS = frozenset({"reply", "late", "fault"})
+
+_HEADER_UNVERIFIABLE = (
+    "when and where it was played (started, referee, python, platform, sandbox) and each "
+    "bot's command, cwd, transport, reported name and version, alive and lost"
+)
+_RESULT_UNVERIFIABLE = "log_path, wall_ms and each seat's think_ms and cpu_ms (measured)"
+_NO_TRANSCRIPT = (
+    "log format 1 keeps no wire transcript: what the seats were sent and sent back, and the "
+    "lines behind each reply and fault"
+)
+
+
+def _by_line(item: Unverifiable) -> tuple[bool, int]:
+    return (item.line is None, item.line or 0)
 
 
 def _first_difference(logged: Any, want: Any, where: str = "") -> str:

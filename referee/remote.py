@@ -11,6 +11,12 @@ lobby is the league-wide listener they connect to:
   every token compared).  A wrong token, a second connection of a bot that is
   connected, or a connection too slow to say ``ready`` is refused with one
   ``fault`` line and closed; nothing about the league goes to it first.
+* **Wrong tokens are limited per address, the right one never.**  Tokens
+  that are no bot's, five in a minute from one address, make that address's
+  wrong tokens refused at once for five minutes (``tcp_guard.WrongTokenLimit``)
+  and no longer reported one by one; a ``ready`` with a right token gets in
+  whatever its address sent, so a guesser behind the same NAT as a bot cannot
+  lock it out.
 * **Pending connections are guarded** by ``tcp_guard.PendingConnections``: a
   deadline per handshake, at most eight pending, one more evicts the oldest.
 * **Absence has a deadline.**  A bot that has not connected since the league
@@ -162,7 +168,7 @@ class RemoteLobby:
         self._absent_since: dict[int, float] = {}
         self._changed = trio.Event()
         self.pending = PendingConnections()
-        self.wrong_tokens = WrongTokenLimit()
+        self.wrong_tokens: WrongTokenLimit[str] = WrongTokenLimit()  # by address
         self.busy: set[int] = set()  # bots in a match now: a second connection is refused
         self.address: tuple[str, int] | None = None
 
@@ -220,20 +226,18 @@ class RemoteLobby:
         async with listener:
             while True:
                 stream = await listener.accept()
-                nursery.start_soon(self._admit, stream)
+                address: tuple[str, int] | None = None
+                with contextlib.suppress(OSError, IndexError):
+                    peer_address = stream.socket.getpeername()
+                    address = (str(peer_address[0]), int(peer_address[1]))
+                nursery.start_soon(self.admit, stream, address)
 
-    async def _admit(self, stream: trio.SocketStream) -> None:
+    async def admit(self, stream: trio.abc.Stream, address: tuple[str, int] | None) -> None:
+        """One connection, from ``address`` (host, port; None if unknown): its handshake,
+        then its bot's session, or a refusal saying why."""
         connection = Connection(stream)
-        peer = _peer_host(stream)
-        blocked = self.wrong_tokens.refused(peer)
-        if blocked is not None:
-            # Refused before hello: a guesser learns nothing and costs one line.
-            error = BotLostError(
-                FaultKind.STARTUP,
-                f"too many wrong tokens from {peer}; refused for {math.ceil(blocked)} s more",
-            )
-            await _refuse(connection, error)
-            return
+        # The host alone: a guesser gets a new port per connection.
+        peer = "unknown" if address is None else address[0]
         line: bytes | None = None
         deadline = trio.current_time() + self.control.startup_time
         with (
@@ -246,17 +250,10 @@ class RemoteLobby:
             line = await connection.receive_line()
         try:
             bot, ready = self._identify(line, admission.refusal)
+        except WrongTokenError as error:
+            await _refuse(connection, self._wrong_token(peer, error))
+            return
         except BotLostError as error:
-            if isinstance(error, WrongTokenError):
-                count = self.wrong_tokens.wrong(peer)
-                limit = self.wrong_tokens.limit
-                blocked_for = (
-                    f"; refused for {self.wrong_tokens.block:g} s" if count >= limit else ""
-                )
-                self.note(
-                    f"lobby: wrong or missing token from {peer} "
-                    f"({count} of {limit} in {self.wrong_tokens.window:g} s{blocked_for})"
-                )
             await _refuse(connection, error)
             return
         spec = self.bots[bot]
@@ -278,10 +275,31 @@ class RemoteLobby:
         session.reported_name = ready.name
         session.reported_version = ready.version
         session.handshaken = True
-        with contextlib.suppress(OSError):
-            peer_address = stream.socket.getpeername()
-            session.address = (str(peer_address[0]), int(peer_address[1]))
+        session.address = address
         self.seat(bot, session)
+
+    def _wrong_token(self, peer: str, error: BotLostError) -> BotLostError:
+        """Count a token that is no bot's from ``peer``; the refusal to send it."""
+        blocked = self.wrong_tokens.refused(peer)
+        if blocked is not None:
+            # Not counted or reported again: the block says it all, and it stays as it is.
+            return BotLostError(
+                FaultKind.STARTUP,
+                f"too many wrong tokens from {peer}; wrong tokens from it are refused for "
+                f"{math.ceil(blocked)} s more",
+            )
+        count = self.wrong_tokens.wrong(peer)
+        limit = self.wrong_tokens.limit
+        blocked_for = (
+            f"; its wrong tokens are refused for {self.wrong_tokens.block:g} s"
+            if count >= limit
+            else ""
+        )
+        self.note(
+            f"lobby: wrong or missing token from {peer} "
+            f"({count} of {limit} in {self.wrong_tokens.window:g} s{blocked_for})"
+        )
+        return error
 
     def seat(self, bot: int, session: BotSession) -> None:
         """``session`` (handshaken) is ``bot`` from now on; wakes whoever waits for a change."""
@@ -334,14 +352,6 @@ class RemoteLobby:
 
 class WrongTokenError(BotLostError):
     """A ``ready`` whose token is no registered bot's: counted against its address."""
-
-
-def _peer_host(stream: trio.SocketStream) -> str:
-    """The connecting host (no port: a guesser gets a new port per connection)."""
-    try:
-        return str(stream.socket.getpeername()[0])
-    except (OSError, IndexError):
-        return "unknown"
 
 
 async def _close_session(session: BotSession) -> None:

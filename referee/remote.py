@@ -30,6 +30,16 @@ lobby is the league-wide listener they connect to:
   old connection is gone, so a new connection with the token of a bot that is
   *not playing* replaces its old one; one that comes while the bot plays a
   match (``busy``) is refused, and the match goes on.
+* **A bot that keeps the table waiting is benched** (``Bench``).  When a
+  table cannot start because a bot that was connected is gone, and it is not
+  back within ``DROP_GRACE`` seconds, that is a *drop*.  ``DROP_LIMIT`` drops
+  within ``DROP_WINDOW`` seconds bench it: its connections are refused, saying
+  for how long, and the tables do not wait for it (its seat plays by the
+  default policy), so one participant reconnecting in a loop cannot hold the
+  remote table.  The first bench is ``BENCH_FIRST`` seconds, each next one
+  twice as long (at most ``BENCH_LONGEST``), until it goes ``BENCH_LONGEST``
+  without a drop after its bench.  A bot that restarts between matches and is
+  back within the grace is never counted.
 
 The lobby owns the sessions it accepted and closes them (``shutdown``) when
 it is left.
@@ -42,7 +52,7 @@ import json
 import math
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -72,6 +82,17 @@ from referee.tcp_guard import PendingConnections, WrongTokenLimit, find_token
 from referee.timecontrol import TimeControl
 
 TOKEN_BYTES = 24  # 192 random bits, 32 characters of URL-safe base64
+
+DROP_GRACE = 10.0
+"""Seconds a table waits for a bot that was connected before its absence counts as a drop."""
+DROP_LIMIT = 3
+"""Drops within ``DROP_WINDOW`` that bench a bot."""
+DROP_WINDOW = 900.0
+"""Seconds over which drops are counted."""
+BENCH_FIRST = 60.0
+"""Seconds of a bot's first bench; each next one is twice as long."""
+BENCH_LONGEST = 3600.0
+"""The longest bench; a bot this long without a drop starts again from ``BENCH_FIRST``."""
 
 
 class TokenFileError(ValueError):
@@ -144,6 +165,68 @@ def league_tokens(path: Path, bots: Sequence[BotSpec]) -> dict[int, str]:
     return out
 
 
+# ---------------------------------------------------------------------- the bench
+
+
+class Bench:
+    """Drops per bot and the benches they earn (the module docstring), on trio's clock.
+
+    Pure bookkeeping: ``dropped`` counts one drop and says whether it benched
+    the bot, ``left`` how long its bench still runs.  A test drives it with a
+    ``MockClock``.
+    """
+
+    def __init__(
+        self,
+        limit: int = DROP_LIMIT,
+        window: float = DROP_WINDOW,
+        first: float = BENCH_FIRST,
+        longest: float = BENCH_LONGEST,
+    ) -> None:
+        self.limit = limit
+        self.window = window
+        self.first = first
+        self.longest = longest
+        self._drops: dict[int, list[float]] = {}
+        self._benched: dict[int, tuple[float, float]] = {}  # bot -> (began, until)
+        self._benches: dict[int, int] = {}  # bot -> benches so far (the next doubles)
+        self._quiet_since: dict[int, float] = {}  # its last drop, or the end of its bench
+
+    def dropped(self, bot: int) -> float | None:
+        """Count a drop of ``bot`` now; the length of the bench it earned, if it did."""
+        now = trio.current_time()
+        if now - self._quiet_since.get(bot, -math.inf) >= self.longest:
+            self._benches.pop(bot, None)  # long enough without a drop (or a bench): forgiven
+        self._quiet_since[bot] = now
+        drops = [at for at in self._drops.get(bot, []) if at > now - self.window]
+        drops.append(now)
+        if len(drops) < self.limit:
+            self._drops[bot] = drops
+            return None
+        self._drops.pop(bot, None)
+        benches = self._benches.get(bot, 0)
+        length = min(self.longest, self.first * (1 << min(benches, 30)))
+        self._benches[bot] = benches + 1
+        self._benched[bot] = (now, now + length)
+        self._quiet_since[bot] = now + length
+        return length
+
+    def left(self, bot: int) -> float | None:
+        """Seconds left of ``bot``'s bench, or None if it is not benched."""
+        bench = self._benched.get(bot)
+        if bench is None:
+            return None
+        left = bench[1] - trio.current_time()
+        if left <= 0:
+            del self._benched[bot]
+            return None
+        return left
+
+    def began(self, bot: int) -> float:
+        """When ``bot``'s current bench began (trio time); call only while it is benched."""
+        return self._benched[bot][0]
+
+
 # ---------------------------------------------------------------------- the lobby
 
 
@@ -170,6 +253,8 @@ class RemoteLobby:
         self.pending = PendingConnections()
         self.wrong_tokens: WrongTokenLimit[str] = WrongTokenLimit()  # by address
         self.busy: set[int] = set()  # bots in a match now: a second connection is refused
+        self.bench = Bench()
+        self._drop_counted: dict[int, float] = {}  # bot -> the absence already counted
         self.address: tuple[str, int] | None = None
 
     @property
@@ -192,10 +277,46 @@ class RemoteLobby:
         return None
 
     def absent_deadline(self, bot: int) -> float:
-        """When the league stops waiting for ``bot`` (trio time); -inf if it is connected."""
+        """When the league stops waiting for ``bot`` (trio time); -inf if it is connected.
+
+        A benched bot is not waited for: its deadline is when its bench began.
+        """
         if self.live(bot) is not None:
             return -math.inf
+        if self.bench.left(bot) is not None:
+            return self.bench.began(bot)
         return self._absent_since.get(bot, trio.current_time()) + self.wait
+
+    def kept_waiting(self, bots: Iterable[int]) -> float:
+        """A table cannot start without ``bots``, absent: count their drops (``Bench``).
+
+        Each absence of a bot that was connected before counts once, when it has
+        lasted ``DROP_GRACE`` seconds.  Returns when the next of them will have
+        (trio time; inf if none), for the caller to look again then.
+        """
+        now = trio.current_time()
+        again = math.inf
+        for bot in bots:
+            since = self._absent_since.get(bot)
+            if (
+                since is None
+                or not self.ever_connected(bot)
+                or self._drop_counted.get(bot) == since
+                or self.bench.left(bot) is not None
+            ):
+                continue
+            if now < since + DROP_GRACE:
+                again = min(again, since + DROP_GRACE)
+                continue
+            self._drop_counted[bot] = since
+            length = self.bench.dropped(bot)
+            if length is not None:
+                self.note(
+                    f"lobby: {self.bots[bot].name} benched for {length:g} s: "
+                    f"{self.bench.limit} times in {self.bench.window:g} s a table waited "
+                    f"for it after its connection dropped (each next bench is twice as long)"
+                )
+        return again
 
     def ever_connected(self, bot: int) -> bool:
         return bot in self.sessions
@@ -257,6 +378,11 @@ class RemoteLobby:
             await _refuse(connection, error)
             return
         spec = self.bots[bot]
+        self.live(bot)  # notes when a session it had died, if nobody has looked since
+        benched = self.bench.left(bot)
+        if benched is not None:
+            await _refuse(connection, self._benched(bot, benched))
+            return
         old = self.sessions.get(bot)
         while old is not None and old.alive:
             # A session at a table is never replaced mid-match.  And after the await below,
@@ -301,6 +427,14 @@ class RemoteLobby:
         )
         return error
 
+    def _benched(self, bot: int, left: float) -> BotLostError:
+        return BotLostError(
+            FaultKind.STARTUP,
+            f"{self.bots[bot].name} is benched for {math.ceil(left)} s more: "
+            f"{self.bench.limit} times in {self.bench.window:g} s a table waited for it after "
+            "its connection dropped; each next bench is twice as long",
+        )
+
     def seat(self, bot: int, session: BotSession) -> None:
         """``session`` (handshaken) is ``bot`` from now on; wakes whoever waits for a change."""
         self.sessions[bot] = session
@@ -336,7 +470,10 @@ class RemoteLobby:
     def absent_session(self, bot: int) -> BotSession:
         """A dead session for a match ``bot`` misses: default decisions, a fault recorded."""
         session = BotSession(self.bots[bot], self.control)
-        if self.ever_connected(bot):
+        benched = self.bench.left(bot)
+        if benched is not None:
+            detail = f"benched: {self._benched(bot, benched).detail}"
+        elif self.ever_connected(bot):
             detail = f"lost its connection and did not reconnect within {self.wait:g} s"
         else:
             detail = f"did not connect within {self.wait:g} s (no-show)"

@@ -1,5 +1,5 @@
-"""The lobby's limits on strangers: wrong tokens per address (never the right token), and
-``ready`` lines that are bombs.
+"""The lobby's limits: wrong tokens per address (never the right token), ``ready`` lines
+that are bombs, and the bench for a bot that keeps the tables waiting.
 
 Real loopback sockets, but trio's ``MockClock`` (``mock_clock``: time stands
 still unless the test jumps it), so the one-minute window and the block are
@@ -14,7 +14,14 @@ import trio
 import trio.testing
 
 from protocol.faults import FaultKind
-from referee.remote import RemoteLobby, open_lobby
+from referee.remote import (
+    BENCH_FIRST,
+    DROP_GRACE,
+    DROP_LIMIT,
+    DROP_WINDOW,
+    RemoteLobby,
+    open_lobby,
+)
 from referee.tcp_guard import (
     WRONG_TOKEN_BLOCK,
     WRONG_TOKEN_LIMIT,
@@ -119,3 +126,42 @@ async def test_a_stranger_whose_ready_is_deeply_nested_is_refused_and_the_lobby_
         await until_connected(lobby, 1)
         await bob.aclose()
 
+
+async def test_a_bot_that_keeps_the_tables_waiting_is_refused_while_benched_saying_why(
+    mock_clock: trio.testing.MockClock,
+) -> None:
+    notes: list[str] = []
+    async with open_lobby(
+        BOTS, TOKENS, CONTROL, host="127.0.0.1", port=0, wait=600, note=notes.append
+    ) as lobby:
+        for _ in range(DROP_LIMIT):
+            alice, _ = await join(lobby, "alice-secret")
+            await until_connected(lobby, 0)
+            session = lobby.live(0)
+            assert session is not None
+            session.lose(FaultKind.EOF, "it closed the connection")  # as its match notices
+            await alice.aclose()
+            assert lobby.live(0) is None
+            # A table waits for it: a drop once it has waited the grace, not before.
+            assert lobby.kept_waiting([0]) == trio.current_time() + DROP_GRACE
+            mock_clock.jump(DROP_GRACE)
+            lobby.kept_waiting([0])
+        assert lobby.absent_deadline(0) <= trio.current_time()  # not waited for any more
+        assert await refusal_of(lobby, "alice-secret") == (
+            f"alice is benched for {BENCH_FIRST:g} s more: {DROP_LIMIT} times in "
+            f"{DROP_WINDOW:g} s a table waited for it after its connection dropped; each next "
+            "bench is twice as long"
+        )
+        assert lobby.live(0) is None
+        bob, _ = await join(lobby, "bob-secret")  # another bot is not concerned
+        await until_connected(lobby, 1)
+        await bob.aclose()
+        mock_clock.jump(BENCH_FIRST)  # the bench is over: it gets in again
+        alice, _ = await join(lobby, "alice-secret")
+        await until_connected(lobby, 0)
+        await alice.aclose()
+    benched = [note for note in notes if "benched" in note]
+    assert benched == [
+        f"lobby: alice benched for {BENCH_FIRST:g} s: {DROP_LIMIT} times in {DROP_WINDOW:g} s "
+        "a table waited for it after its connection dropped (each next bench is twice as long)"
+    ]

@@ -3,7 +3,8 @@
 The matches themselves are replaced by a recorder (``_play_one``), so what is
 tested is the scheduling: tables whose remote bots are connected go first, a
 table with an absent bot waits until the bot connects or its wait is over,
-and never longer.
+and never longer; a bot that keeps the tables waiting is benched, and then
+not waited for.
 """
 
 from __future__ import annotations
@@ -14,12 +15,20 @@ import trio.testing
 
 from engine import preset
 from engine.rules import Rules
+from protocol.faults import FaultKind
 from referee.bots import BotSpec
 from referee.league.remote_pool import RemotePool
 from referee.league.runner import TableJob
 from referee.league.store import MatchKey
 from referee.match import MatchResult
-from referee.remote import RemoteLobby
+from referee.remote import (
+    BENCH_FIRST,
+    DROP_GRACE,
+    DROP_LIMIT,
+    DROP_WINDOW,
+    Bench,
+    RemoteLobby,
+)
 from referee.session import BotSession
 from referee.timecontrol import TimeControl
 
@@ -100,3 +109,90 @@ async def test_nobody_waits_past_the_deadline_for_a_bot_that_never_comes(
     played = await play_in_order([job("a", 0, 1, 3), job("b", 0, 2, 3)], connect_late_at=None)
     assert [absent for _, _, absent in played] == [["late"], ["ghost"]]
     assert played[0][1] == pytest.approx(played[1][1])
+
+
+async def play_with_a_bot_that_drops(
+    jobs: list[TableJob], back_after: float
+) -> tuple[list[tuple[str, float, str]], list[str]]:
+    """Every table seats "late" (bot 1), whose connection drops in each match it plays and
+    comes back ``back_after`` seconds later: (match id, time, how bot 1 sat) and the notes."""
+    notes: list[str] = []
+    lobby = RemoteLobby(BOTS, {0: "a", 1: "b", 2: "c"}, CONTROL, wait=WAIT, note=notes.append)
+    lobby.start_clock()
+    lobby.seat(0, connected(0))
+    lobby.seat(1, connected(1))
+    played: list[tuple[str, float, str]] = []
+    pool = RemotePool(BOTS, CONTROL, lobby, None, lambda _job, _result: None, None, print)  # type: ignore[arg-type]
+
+    async def record(table: TableJob) -> MatchResult:
+        session = lobby.live(1)
+        if session is None:
+            death = lobby.absent_session(1).death
+            assert death is not None
+            played.append((table.key.match_id, trio.current_time(), death.detail))
+        else:
+            played.append((table.key.match_id, trio.current_time(), "connected"))
+        await trio.sleep(10)  # the match, at whose end its connection drops
+        if session is not None:
+            session.lose(FaultKind.EOF, "it closed the connection")  # as the match notices
+            nursery.start_soon(come_back)
+        return None  # type: ignore[return-value]
+
+    async def come_back() -> None:
+        await trio.sleep(back_after)
+        if lobby.bench.left(1) is None:  # a benched bot's connection is refused
+            lobby.seat(1, connected(1))
+
+    pool._play_one = record  # type: ignore[method-assign,assignment]
+    async with trio.open_nursery() as nursery:
+        await pool.play(jobs)
+        nursery.cancel_scope.cancel()
+    return played, [note for note in notes if note.startswith("lobby:")]
+
+
+async def test_a_bot_that_keeps_the_table_waiting_is_benched_and_not_waited_for(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    jobs = [job(f"m{number}", 0, 1, 3) for number in range(6)]
+    played, notes = await play_with_a_bot_that_drops(jobs, back_after=30.0)
+    start = played[0][1]
+    times = [at - start for _, at, _ in played]
+    # Each match 10 s, then the table waits 30 s for it: a drop each time (once it has
+    # waited DROP_GRACE), and the third benches it.  From then on its tables are played
+    # at once, its seat by the default policy, the fault saying why.
+    assert times == pytest.approx([0, 40, 80, 90 + DROP_GRACE, 100 + DROP_GRACE, 110 + DROP_GRACE])
+    assert [how for _, _, how in played[:3]] == ["connected"] * 3
+    assert all(how.startswith("benched: late is benched for ") for _, _, how in played[3:])
+    assert notes == [
+        f"lobby: late benched for {BENCH_FIRST:g} s: {DROP_LIMIT} times in {DROP_WINDOW:g} s "
+        "a table waited for it after its connection dropped (each next bench is twice as long)"
+    ]
+
+
+async def test_a_bot_back_within_the_grace_is_never_benched(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A bot that restarts between matches (and is back in a few seconds) costs the table
+    # no more than those seconds: never a drop.
+    jobs = [job(f"m{number}", 0, 1, 3) for number in range(8)]
+    played, notes = await play_with_a_bot_that_drops(jobs, back_after=DROP_GRACE / 2)
+    assert [how for _, _, how in played] == ["connected"] * 8
+    assert notes == []
+
+
+async def test_benches_double_and_are_forgiven_after_a_quiet_hour(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    bench = Bench(limit=2, window=100, first=10, longest=80)
+    lengths = []
+    for _round in range(6):
+        assert bench.dropped(7) is None
+        lengths.append(bench.dropped(7))
+        left = bench.left(7)
+        assert left == lengths[-1]
+        await trio.sleep(left or 0)
+        assert bench.left(7) is None
+    assert lengths == [10, 20, 40, 80, 80, 80]  # doubling, at most the longest
+    await trio.sleep(80)  # quiet for the longest bench: forgiven
+    assert bench.dropped(7) is None and bench.dropped(7) == 10
+    assert bench.dropped(8) is None  # each bot its own

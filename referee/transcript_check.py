@@ -202,12 +202,14 @@ class TranscriptCheck:
 
     def _extend(self, events: Sequence[ev.Event], upto: int) -> None:
         feed = self.feed
+        append = feed.append
+        match_ended, hand_ended = ev.MatchEnded, ev.HandEnded
         for n in range(self.fed, upto):
             kind = type(events[n])
-            if kind is ev.MatchEnded:  # never sent: match_end carries the result
+            if kind is match_ended:  # never sent: match_end carries the result
                 continue
-            feed.append(b"%d" % n)
-            if kind is ev.HandEnded:
+            append(b"%d" % n)
+            if kind is hand_ended:
                 self.hand_ends.append(len(feed))
         self.fed = max(self.fed, upto)
 
@@ -226,7 +228,7 @@ class TranscriptCheck:
     # ------------------------------------------------------------- lines
 
     def _seat(self, value: object, number: int) -> _SeatWire:
-        if not isinstance(value, int) or not 0 <= value < len(self.seats):
+        if type(value) is not int or not 0 <= value < len(self.seats):
             raise LogError(f"a transcript line of seat {value!r}, not at the table", number)
         return self.seats[value]
 
@@ -246,12 +248,13 @@ class TranscriptCheck:
         seat = sent.seat
         state = self._seat(seat, number)
         self._time(sent.t, number)
-        items = [bytes(item) for item in sent.lines]
+        items = list(map(bytes, sent.lines))
         if not items:
             raise LogError(f"a sent line of seat {seat} with nothing in it", number)
-        message = None if items[-1].startswith(b"[") else items.pop()
-        if any(not item.startswith(b"[") for item in items):
-            raise LogError(f"a message sent to seat {seat} before the end of its write", number)
+        message = None if items[-1][:1] == b"[" else items.pop()
+        for item in items:
+            if item[:1] != b"[":
+                raise LogError(f"a message sent to seat {seat} before the end of its write", number)
         kind = "events" if message is None else _message_type(message, number)
         if state.ended:
             raise LogError(f"a {kind} line sent to seat {seat} after its match_end", number)
@@ -441,11 +444,13 @@ class TranscriptCheck:
         self.replies += 1
         self.spelled += 1
         elapsed = int(latency)  # the clock charged whole milliseconds (timecontrol.py)
-        state.bank_after = {state.bank} | {
-            charge(ms, self.move_ms, state.bank, self.margin_ms).bank_ms
-            for ms in (elapsed, elapsed - 1)
-            if ms > self.move_ms - 1
-        }
+        if elapsed <= self.move_ms:  # most replies: within the move time, nothing charged
+            state.bank_after = {state.bank}
+        else:  # the clock's milliseconds may be one fewer than the rounded latency's
+            state.bank_after = {state.bank} | {
+                charge(ms, self.move_ms, state.bank, self.margin_ms).bank_ms
+                for ms in (elapsed, elapsed - 1)
+            }
         state.open = False
         state.answered = True
         state.choice = message.choice

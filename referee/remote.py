@@ -30,16 +30,18 @@ lobby is the league-wide listener they connect to:
   old connection is gone, so a new connection with the token of a bot that is
   *not playing* replaces its old one; one that comes while the bot plays a
   match (``busy``) is refused, and the match goes on.
-* **A bot that keeps the table waiting is benched** (``Bench``).  When a
-  table cannot start because a bot that was connected is gone, and it is not
-  back within ``DROP_GRACE`` seconds, that is a *drop*.  ``DROP_LIMIT`` drops
-  within ``DROP_WINDOW`` seconds bench it: its connections are refused, saying
-  for how long, and the tables do not wait for it (its seat plays by the
-  default policy), so one participant reconnecting in a loop cannot hold the
-  remote table.  The first bench is ``BENCH_FIRST`` seconds, each next one
-  twice as long (at most ``BENCH_LONGEST``), until it goes ``BENCH_LONGEST``
-  without a drop after its bench.  A bot that restarts between matches and is
-  back within the grace is never counted.
+* **A bot that keeps the tables waiting is benched** (``Bench``).  When
+  every table left needs a bot that was connected and is gone, the tables
+  wait for it: that time is counted against it.  A bot the tables waited for
+  more than ``WAIT_BUDGET`` seconds in all within ``WAIT_WINDOW`` seconds,
+  over two absences or more, is benched: its connections are refused,
+  saying for how long and why, and no table waits for it (its seat plays by
+  the default policy), so one participant reconnecting in a loop cannot hold
+  the remote table.  The first bench is ``BENCH_FIRST`` seconds, each next
+  one twice as long (at most ``BENCH_LONGEST``), until it goes
+  ``BENCH_LONGEST`` without keeping a table waiting after its bench.  One
+  absence alone never benches a bot (``wait`` says how long it is waited
+  for), nor do restarts between matches that cost the tables little.
 
 The lobby owns the sessions it accepted and closes them (``shutdown``) when
 it is left.
@@ -83,16 +85,14 @@ from referee.timecontrol import TimeControl
 
 TOKEN_BYTES = 24  # 192 random bits, 32 characters of URL-safe base64
 
-DROP_GRACE = 10.0
-"""Seconds a table waits for a bot that was connected before its absence counts as a drop."""
-DROP_LIMIT = 3
-"""Drops within ``DROP_WINDOW`` that bench a bot."""
-DROP_WINDOW = 900.0
-"""Seconds over which drops are counted."""
+WAIT_BUDGET = 60.0
+"""Seconds the tables may wait for a bot that left, within ``WAIT_WINDOW``, before a bench."""
+WAIT_WINDOW = 900.0
+"""Seconds over which the tables' waits for a bot are added up."""
 BENCH_FIRST = 60.0
 """Seconds of a bot's first bench; each next one is twice as long."""
 BENCH_LONGEST = 3600.0
-"""The longest bench; a bot this long without a drop starts again from ``BENCH_FIRST``."""
+"""The longest bench; a bot this long without a wait starts again from ``BENCH_FIRST``."""
 
 
 class TokenFileError(ValueError):
@@ -169,46 +169,63 @@ def league_tokens(path: Path, bots: Sequence[BotSpec]) -> dict[int, str]:
 
 
 class Bench:
-    """Drops per bot and the benches they earn (the module docstring), on trio's clock.
+    """The tables' waits for each bot, and the benches they earn (the module docstring).
 
-    Pure bookkeeping: ``dropped`` counts one drop and says whether it benched
-    the bot, ``left`` how long its bench still runs.  A test drives it with a
-    ``MockClock``.
+    Pure bookkeeping on trio's clock: ``waited`` records a wait, ``left_of``
+    says how much of the budget a wait going on now leaves (the caller benches
+    at zero), ``bench`` benches, ``left`` says how long a bench still runs.  A
+    test drives it with a ``MockClock``.
     """
 
     def __init__(
         self,
-        limit: int = DROP_LIMIT,
-        window: float = DROP_WINDOW,
+        budget: float = WAIT_BUDGET,
+        window: float = WAIT_WINDOW,
         first: float = BENCH_FIRST,
         longest: float = BENCH_LONGEST,
     ) -> None:
-        self.limit = limit
+        self.budget = budget
         self.window = window
         self.first = first
         self.longest = longest
-        self._drops: dict[int, list[float]] = {}
+        self._waits: dict[int, list[tuple[float, float, float]]] = {}  # (from, to, absence)
         self._benched: dict[int, tuple[float, float]] = {}  # bot -> (began, until)
         self._benches: dict[int, int] = {}  # bot -> benches so far (the next doubles)
-        self._quiet_since: dict[int, float] = {}  # its last drop, or the end of its bench
+        self._quiet_since: dict[int, float] = {}  # its last wait, or the end of its bench
 
-    def dropped(self, bot: int) -> float | None:
-        """Count a drop of ``bot`` now; the length of the bench it earned, if it did."""
+    def waited(self, bot: int, start: float, end: float, absence: float) -> None:
+        """The tables waited for ``bot`` from ``start`` to ``end``, in its absence that
+        began at ``absence`` (trio times)."""
+        if end <= start:
+            return
+        if start - self._quiet_since.get(bot, -math.inf) >= self.longest:
+            self._benches.pop(bot, None)  # long enough without a wait (or a bench): forgiven
+        self._quiet_since[bot] = max(end, self._quiet_since.get(bot, -math.inf))
+        self._waits.setdefault(bot, []).append((start, end, absence))
+
+    def left_of(self, bot: int, absence: float, since: float) -> tuple[float, float, int]:
+        """(seconds of budget left, seconds waited, absences) if a wait for ``bot`` in its
+        absence ``absence`` goes on from ``since`` until now; the budget left is inf while
+        there has been one absence only."""
         now = trio.current_time()
-        if now - self._quiet_since.get(bot, -math.inf) >= self.longest:
-            self._benches.pop(bot, None)  # long enough without a drop (or a bench): forgiven
-        self._quiet_since[bot] = now
-        drops = [at for at in self._drops.get(bot, []) if at > now - self.window]
-        drops.append(now)
-        if len(drops) < self.limit:
-            self._drops[bot] = drops
-            return None
-        self._drops.pop(bot, None)
+        horizon = now - self.window
+        waits = [wait for wait in self._waits.get(bot, ()) if wait[1] > horizon]
+        self._waits[bot] = waits
+        total = sum(end - max(start, horizon) for start, end, _ in waits) + max(0.0, now - since)
+        absences = len({wait[2] for wait in waits} | {absence})
+        if absences < 2:
+            return math.inf, total, absences
+        return self.budget - total, total, absences
+
+    def bench(self, bot: int) -> float:
+        """Bench ``bot`` now; how long (each bench twice the last, at most ``longest``)."""
+        now = trio.current_time()
         benches = self._benches.get(bot, 0)
         length = min(self.longest, self.first * (1 << min(benches, 30)))
         self._benches[bot] = benches + 1
         self._benched[bot] = (now, now + length)
         self._quiet_since[bot] = now + length
+        self._waits.pop(bot, None)  # the bench settles them
         return length
 
     def left(self, bot: int) -> float | None:
@@ -254,7 +271,8 @@ class RemoteLobby:
         self.wrong_tokens: WrongTokenLimit[str] = WrongTokenLimit()  # by address
         self.busy: set[int] = set()  # bots in a match now: a second connection is refused
         self.bench = Bench()
-        self._drop_counted: dict[int, float] = {}  # bot -> the absence already counted
+        self._why_benched: dict[int, str] = {}  # bot -> what earned its bench
+        self._waiting: dict[int, float] = {}  # bot -> its absence the tables wait out now
         self.address: tuple[str, int] | None = None
 
     @property
@@ -287,36 +305,42 @@ class RemoteLobby:
             return self.bench.began(bot)
         return self._absent_since.get(bot, trio.current_time()) + self.wait
 
-    def kept_waiting(self, bots: Iterable[int]) -> float:
-        """A table cannot start without ``bots``, absent: count their drops (``Bench``).
-
-        Each absence of a bot that was connected before counts once, when it has
-        lasted ``DROP_GRACE`` seconds.  Returns when the next of them will have
-        (trio time; inf if none), for the caller to look again then.
+    def kept_waiting(self, bots: Iterable[int], since: float) -> float:
+        """Every table left needs ``bots``, absent, and has waited for them since ``since``
+        (trio time; now, when it starts waiting).  Benches those of them that have cost
+        the tables their budget (``Bench``); returns when the next would have, if the
+        wait went on (inf if none), for the caller to look again then.
         """
         now = trio.current_time()
         again = math.inf
         for bot in bots:
-            since = self._absent_since.get(bot)
-            if (
-                since is None
-                or not self.ever_connected(bot)
-                or self._drop_counted.get(bot) == since
-                or self.bench.left(bot) is not None
-            ):
+            absence = self._absent_since.get(bot)
+            if absence is None or not self.ever_connected(bot) or self.bench.left(bot):
                 continue
-            if now < since + DROP_GRACE:
-                again = min(again, since + DROP_GRACE)
+            self._waiting[bot] = absence  # ``waited`` counts it, even if it is back by then
+            left, total, absences = self.bench.left_of(bot, absence, max(since, absence))
+            if left > 0:
+                again = min(again, now + left)
                 continue
-            self._drop_counted[bot] = since
-            length = self.bench.dropped(bot)
-            if length is not None:
-                self.note(
-                    f"lobby: {self.bots[bot].name} benched for {length:g} s: "
-                    f"{self.bench.limit} times in {self.bench.window:g} s a table waited "
-                    f"for it after its connection dropped (each next bench is twice as long)"
-                )
+            length = self.bench.bench(bot)
+            self._why_benched[bot] = (
+                f"the tables waited {total:.0f} s for it in {absences} absences within "
+                f"{self.bench.window:g} s after its connection dropped"
+            )
+            self.note(
+                f"lobby: {self.bots[bot].name} benched for {length:g} s: "
+                f"{self._why_benched[bot]} (each next bench is twice as long)"
+            )
         return again
+
+    def waited(self, bots: Iterable[int], since: float) -> None:
+        """The tables waited for ``bots`` from ``since`` until now (``kept_waiting`` said
+        they were absent then): counted against those that had been connected."""
+        now = trio.current_time()
+        for bot in bots:
+            absence = self._waiting.pop(bot, None)
+            if absence is not None and not self.bench.left(bot):
+                self.bench.waited(bot, max(since, absence), now, absence)
 
     def ever_connected(self, bot: int) -> bool:
         return bot in self.sessions
@@ -431,8 +455,8 @@ class RemoteLobby:
         return BotLostError(
             FaultKind.STARTUP,
             f"{self.bots[bot].name} is benched for {math.ceil(left)} s more: "
-            f"{self.bench.limit} times in {self.bench.window:g} s a table waited for it after "
-            "its connection dropped; each next bench is twice as long",
+            f"{self._why_benched.get(bot, 'it kept the tables waiting')}; "
+            "each next bench is twice as long",
         )
 
     def seat(self, bot: int, session: BotSession) -> None:

@@ -15,9 +15,10 @@ then the first table is played with the absent bots' decisions made by the
 default policy, each such match recording the bot's ``startup`` fault (a
 no-show, or a drop without reconnect).  A bot that connects later plays the
 tables still to come.  Each wait for a bot that was connected and left is
-reported to the lobby (``RemoteLobby.kept_waiting``), which benches a bot
-that keeps the tables waiting; a benched bot is not waited for at all (its
-seat plays by the default policy, the fault saying it was benched).  Results
+reported to the lobby (``RemoteLobby.kept_waiting`` and ``waited``), which
+benches a bot that keeps the tables waiting; a benched bot is not waited for
+at all (its seat plays by the default policy, the fault saying it was
+benched).  Results
 are recorded as each match ends, as always, so a stopped league resumes by
 match id.
 """
@@ -85,12 +86,16 @@ class RemotePool:
                 ready_at = [self._overdue_at(job) for job in pending]
                 soonest = min(ready_at)
                 if trio.current_time() < soonest:
-                    # Every table waits for an absent bot: those that left keep it waiting
-                    # (a drop each, once it lasts; the lobby benches a bot that keeps at it).
+                    # Every table waits for an absent bot: the lobby counts the wait against
+                    # those that left, and benches one that keeps the tables waiting.
                     absent = {bot for job in pending for bot in self._absent(job)}
-                    again = self.lobby.kept_waiting(absent)
+                    since = trio.current_time()
+                    again = self.lobby.kept_waiting(absent, since)
                     soonest = min(self._overdue_at(job) for job in pending)  # a bench ends it
-                    await self.lobby.wait_for_change(min(soonest, again))
+                    try:
+                        await self.lobby.wait_for_change(min(soonest, again))
+                    finally:
+                        self.lobby.waited(absent, since)
                     continue
                 job = pending[ready_at.index(soonest)]
             pending.remove(job)

@@ -9,19 +9,13 @@ crossed by ``jump``, never by waiting: no timing luck.
 from __future__ import annotations
 
 import json
+import math
 
 import trio
 import trio.testing
 
 from protocol.faults import FaultKind
-from referee.remote import (
-    BENCH_FIRST,
-    DROP_GRACE,
-    DROP_LIMIT,
-    DROP_WINDOW,
-    RemoteLobby,
-    open_lobby,
-)
+from referee.remote import BENCH_FIRST, WAIT_BUDGET, WAIT_WINDOW, RemoteLobby, open_lobby
 from referee.tcp_guard import (
     WRONG_TOKEN_BLOCK,
     WRONG_TOKEN_LIMIT,
@@ -134,7 +128,7 @@ async def test_a_bot_that_keeps_the_tables_waiting_is_refused_while_benched_sayi
     async with open_lobby(
         BOTS, TOKENS, CONTROL, host="127.0.0.1", port=0, wait=600, note=notes.append
     ) as lobby:
-        for _ in range(DROP_LIMIT):
+        for waited in (40, 20):  # two absences; the tables wait 40 s, then 20 s
             alice, _ = await join(lobby, "alice-secret")
             await until_connected(lobby, 0)
             session = lobby.live(0)
@@ -142,15 +136,18 @@ async def test_a_bot_that_keeps_the_tables_waiting_is_refused_while_benched_sayi
             session.lose(FaultKind.EOF, "it closed the connection")  # as its match notices
             await alice.aclose()
             assert lobby.live(0) is None
-            # A table waits for it: a drop once it has waited the grace, not before.
-            assert lobby.kept_waiting([0]) == trio.current_time() + DROP_GRACE
-            mock_clock.jump(DROP_GRACE)
-            lobby.kept_waiting([0])
+            since = trio.current_time()
+            again = lobby.kept_waiting([0], since)  # a table starts waiting for it
+            assert again == (math.inf if waited == 40 else since + WAIT_BUDGET - 40)
+            mock_clock.jump(waited)
+            lobby.waited([0], since)
+        assert lobby.bench.left(0) is None
+        lobby.kept_waiting([0], trio.current_time())  # the table would wait on: benched
         assert lobby.absent_deadline(0) <= trio.current_time()  # not waited for any more
         assert await refusal_of(lobby, "alice-secret") == (
-            f"alice is benched for {BENCH_FIRST:g} s more: {DROP_LIMIT} times in "
-            f"{DROP_WINDOW:g} s a table waited for it after its connection dropped; each next "
-            "bench is twice as long"
+            f"alice is benched for {BENCH_FIRST:g} s more: the tables waited 60 s for it in 2 "
+            f"absences within {WAIT_WINDOW:g} s after its connection dropped; each next bench "
+            "is twice as long"
         )
         assert lobby.live(0) is None
         bob, _ = await join(lobby, "bob-secret")  # another bot is not concerned
@@ -162,6 +159,7 @@ async def test_a_bot_that_keeps_the_tables_waiting_is_refused_while_benched_sayi
         await alice.aclose()
     benched = [note for note in notes if "benched" in note]
     assert benched == [
-        f"lobby: alice benched for {BENCH_FIRST:g} s: {DROP_LIMIT} times in {DROP_WINDOW:g} s "
-        "a table waited for it after its connection dropped (each next bench is twice as long)"
+        f"lobby: alice benched for {BENCH_FIRST:g} s: the tables waited 60 s for it in 2 "
+        f"absences within {WAIT_WINDOW:g} s after its connection dropped (each next bench is "
+        "twice as long)"
     ]

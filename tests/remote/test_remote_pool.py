@@ -9,6 +9,8 @@ not waited for.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import trio
 import trio.testing
@@ -21,14 +23,7 @@ from referee.league.remote_pool import RemotePool
 from referee.league.runner import TableJob
 from referee.league.store import MatchKey
 from referee.match import MatchResult
-from referee.remote import (
-    BENCH_FIRST,
-    DROP_GRACE,
-    DROP_LIMIT,
-    DROP_WINDOW,
-    Bench,
-    RemoteLobby,
-)
+from referee.remote import BENCH_FIRST, WAIT_BUDGET, WAIT_WINDOW, Bench, RemoteLobby
 from referee.session import BotSession
 from referee.timecontrol import TimeControl
 
@@ -154,45 +149,75 @@ async def test_a_bot_that_keeps_the_table_waiting_is_benched_and_not_waited_for(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     jobs = [job(f"m{number}", 0, 1, 3) for number in range(6)]
-    played, notes = await play_with_a_bot_that_drops(jobs, back_after=30.0)
+    played, notes = await play_with_a_bot_that_drops(jobs, back_after=40.0)
     start = played[0][1]
     times = [at - start for _, at, _ in played]
-    # Each match 10 s, then the table waits 30 s for it: a drop each time (once it has
-    # waited DROP_GRACE), and the third benches it.  From then on its tables are played
-    # at once, its seat by the default policy, the fault saying why.
-    assert times == pytest.approx([0, 40, 80, 90 + DROP_GRACE, 100 + DROP_GRACE, 110 + DROP_GRACE])
-    assert [how for _, _, how in played[:3]] == ["connected"] * 3
-    assert all(how.startswith("benched: late is benched for ") for _, _, how in played[3:])
+    # Each match 10 s, then the table waits 40 s for it.  In its second absence the
+    # tables' waits for it pass WAIT_BUDGET (60 s), and it is benched: from then on its
+    # tables are played at once, its seat by the default policy, the fault saying why.
+    assert times == pytest.approx([0, 50, 80, 90, 100, 110])
+    assert [how for _, _, how in played[:2]] == ["connected"] * 2
+    assert all(how.startswith("benched: late is benched for ") for _, _, how in played[2:])
     assert notes == [
-        f"lobby: late benched for {BENCH_FIRST:g} s: {DROP_LIMIT} times in {DROP_WINDOW:g} s "
-        "a table waited for it after its connection dropped (each next bench is twice as long)"
+        f"lobby: late benched for {BENCH_FIRST:g} s: the tables waited {WAIT_BUDGET:.0f} s "
+        f"for it in 2 absences within {WAIT_WINDOW:g} s after its connection dropped "
+        "(each next bench is twice as long)"
     ]
 
 
-async def test_a_bot_back_within_the_grace_is_never_benched(
+async def test_a_bot_that_costs_the_tables_little_or_is_away_once_is_never_benched(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    # A bot that restarts between matches (and is back in a few seconds) costs the table
-    # no more than those seconds: never a drop.
+    # A bot that restarts between matches and is back in two seconds: 14 s in all.
     jobs = [job(f"m{number}", 0, 1, 3) for number in range(8)]
-    played, notes = await play_with_a_bot_that_drops(jobs, back_after=DROP_GRACE / 2)
+    played, notes = await play_with_a_bot_that_drops(jobs, back_after=2.0)
     assert [how for _, _, how in played] == ["connected"] * 8
+    assert notes == []
+    # Away once for 90 s: waited for, as ``wait`` says, and no bench for one absence.
+    played, notes = await play_with_a_bot_that_drops(jobs[:2], back_after=90.0)
+    assert [how for _, _, how in played] == ["connected"] * 2
+    assert played[1][1] - played[0][1] == pytest.approx(100)
     assert notes == []
 
 
-async def test_benches_double_and_are_forgiven_after_a_quiet_hour(
+async def test_a_bot_back_quickly_every_time_is_benched_once_its_waits_add_up(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    bench = Bench(limit=2, window=100, first=10, longest=80)
+    # Back 9 s after each drop: no single wait is long, but at tables this quick they
+    # are most of the table's time.  The seventh wait passes the budget (6 * 9 + 6 s).
+    jobs = [job(f"m{number}", 0, 1, 3) for number in range(10)]
+    played, notes = await play_with_a_bot_that_drops(jobs, back_after=9.0)
+    assert [how for _, _, how in played[:7]] == ["connected"] * 7
+    assert all(how.startswith("benched: ") for _, _, how in played[7:])
+    assert played[7][1] - played[6][1] == pytest.approx(10 + 6)
+    assert len(notes) == 1 and "waited 60 s for it in 7 absences" in notes[0]
+
+
+async def test_benches_double_and_are_forgiven_after_a_quiet_while(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    bench = Bench(budget=30, window=100, first=10, longest=80)
+    now = trio.current_time()
+    bench.waited(7, now - 90, now - 20, absence=now - 90)  # one absence, however long,
+    assert bench.left_of(7, now - 90, now)[0] == math.inf  # leaves the budget whole
+    await trio.sleep(100)  # out of the window
     lengths = []
     for _round in range(6):
-        assert bench.dropped(7) is None
-        lengths.append(bench.dropped(7))
-        left = bench.left(7)
-        assert left == lengths[-1]
-        await trio.sleep(left or 0)
+        now = trio.current_time()
+        bench.waited(7, now - 40, now - 20, absence=now - 40)
+        # A second absence, whose wait starts now: the budget left is what the first left.
+        left, total, absences = bench.left_of(7, now - 15, now)
+        assert (left, total, absences) == (10, 20, 2)
+        await trio.sleep(left)
+        assert bench.left_of(7, now - 15, now)[0] <= 0
+        lengths.append(bench.bench(7))
+        assert bench.left(7) == lengths[-1]
+        await trio.sleep(lengths[-1])
         assert bench.left(7) is None
     assert lengths == [10, 20, 40, 80, 80, 80]  # doubling, at most the longest
-    await trio.sleep(80)  # quiet for the longest bench: forgiven
-    assert bench.dropped(7) is None and bench.dropped(7) == 10
-    assert bench.dropped(8) is None  # each bot its own
+    await trio.sleep(80 + 40)  # no wait for the longest bench after the last: forgiven
+    now = trio.current_time()
+    bench.waited(7, now - 40, now - 20, absence=now - 40)
+    bench.waited(7, now - 15, now - 5, absence=now - 15)
+    assert bench.left_of(7, now - 15, now)[0] <= 0 and bench.bench(7) == 10
+    assert bench.left(8) is None and bench.left_of(8, now, now)[0] == math.inf  # its own

@@ -159,6 +159,8 @@ def read_log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
                 record = decode(raw)
             except msgspec.DecodeError as error:
                 raise LogError(f"not JSON: {error}", number) from None
+            except UnicodeDecodeError:
+                raise LogError("not UTF-8 text", number) from None
             if not isinstance(record, dict) or not isinstance(record.get("type"), str):
                 raise LogError('not a log record (an object with a "type")', number)
             yield number, raw, record

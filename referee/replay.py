@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from engine import Deal
 from engine import events as ev
 from engine.errors import NewmarketError
@@ -156,18 +158,33 @@ class _Verifier:
             if handler is None:
                 raise LogError(f"unknown record type {kind!r}", number)
             wire = self.wire
-            if (
-                wire is not None
-                and wire.received is not None
-                and kind not in _BETWEEN_A_LINE_AND_ITS_VERDICT
-                and not (kind in _VERDICTS and record.get("seat") == wire.received[1])
-            ):
-                raise wire.unexplained(number)
+            if wire is not None:
+                # Format 2 is written by one encoder: a line is exactly what it re-encodes to,
+                # so no value can be swapped for an equal one (1.0, true) or respelled.
+                if canonical(record) != raw[:-1]:
+                    raise LogError(
+                        f"not as the referee writes a line: {_respelled(raw[:-1], record)}",
+                        number,
+                    )
+                fields = _FIELDS.get(kind)
+                if fields is not None:
+                    if record.keys() not in fields:
+                        raise LogError(f"a {kind!r} record with fields {sorted(record)}", number)
+                    for field, types in _TYPED[kind]:
+                        value = record.get(field)
+                        if type(value) not in types:
+                            raise LogError(f"{field} {value!r}: not a {types[0].__name__}", number)
+                if (
+                    wire.received is not None
+                    and kind not in _BETWEEN_A_LINE_AND_ITS_VERDICT
+                    and not (kind in _VERDICTS and record.get("seat") == wire.received[1])
+                ):
+                    raise wire.unexplained(number)
             try:
                 handler(number, record)
             except LogError:
                 raise
-            except (KeyError, TypeError, ValueError, IndexError) as error:
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
                 raise LogError(
                     f"a {kind!r} record that cannot be read: {error!r}", number
                 ) from None
@@ -247,12 +264,17 @@ class _Verifier:
         self.sync()
         self.unverifiable.append(Unverifiable(number, "header", _HEADER_UNVERIFIABLE))
         if self.format >= 2:
+            if canonical(record) != self.line_bytes[:-1]:
+                raise LogError(
+                    f"not as the referee writes a line: {_respelled(self.line_bytes[:-1], record)}",
+                    number,
+                )
             self.wire = TranscriptCheck(record, self.match, self.names)
         else:
             self.unverifiable.append(Unverifiable(None, "transcript", _NO_TRANSCRIPT))
 
     def on_chance(self, number: int, record: dict[str, Any]) -> None:
-        self.engine(number)
+        self.same_hand(number, record)
         upcoming = self.events[self.checked] if self.checked < len(self.events) else None
         if not isinstance(upcoming, ev.CardsDealt):
             raise LogError("a deal where the engine deals no cards", number)
@@ -263,6 +285,17 @@ class _Verifier:
                 f"the deal differs from the seed's: the log has {record['hands']} "
                 f"dead {record['dead']}, the engine deals {hands_text} dead {dead_text}",
                 number,
+            )
+
+    def same_hand(self, number: int, record: dict[str, Any]) -> None:
+        """A line written at this point of the match names the hand the engine is in (a log
+        of format 1 is not held to it)."""
+        match = self.engine(number)
+        if self.wire is not None and (
+            type(record["hand"]) is not int or record["hand"] != match.hand_number
+        ):
+            raise LogError(
+                f"hand {record['hand']!r}; the engine is in hand {match.hand_number}", number
             )
 
     def on_event(self, number: int, record: dict[str, Any]) -> None:
@@ -291,6 +324,7 @@ class _Verifier:
         if not 0 <= seat < len(self.decisions):
             raise LogError(f"a request of seat {seat}, which is not at the table", number)
         if self.wire is not None:
+            self.same_hand(number, record)
             self.wire.on_request(number, record)
         self.decisions[seat] += 1
         self.requested.add(seat)
@@ -340,7 +374,9 @@ class _Verifier:
         except ValueError:
             raise LogError(f"unknown fault kind {kind!r}", number) from None
         self.fault_counts[seat] += 1
-        if int(record["count"]) != self.fault_counts[seat]:
+        if type(record["count"]) is not int or type(record["disqualified"]) is not bool:
+            raise LogError("a fault whose count is not a number or disqualified not a bool", number)
+        if record["count"] != self.fault_counts[seat]:
             raise LogError(
                 f"seat {seat}'s fault count is {record['count']}, "
                 f"but this is its fault number {self.fault_counts[seat]}",
@@ -383,11 +419,10 @@ class _Verifier:
                 f"a decision of seat {record['seat']}, but seat {seat} is to act", number
             )
         by = record["by"]
-        sent = (
-            None
-            if self.wire is None
-            else self.wire.on_decision(number, seat, by, self.disqualified)
-        )
+        sent = None
+        if self.wire is not None:
+            self.same_hand(number, record)
+            sent = self.wire.on_decision(number, seat, by, self.disqualified)
         # The request sent, when one was (the same engine state), or one built to compare.
         request = sent or build_request(match, 1, time_left_ms=0, time_bank_ms=0)
         if record["decision"] != request.decision:
@@ -487,6 +522,25 @@ _NO_REPLY = object()
 _BETWEEN_A_LINE_AND_ITS_VERDICT = frozenset({"event", "chance"})
 _VERDICTS = frozenset({"reply", "late", "fault"})
 
+# The fields of each record a referee writing format 2 writes (``referee.matchlog``), and
+# nothing else: a field added or renamed by hand is a changed line.  The header's vary.
+_FIELDS: dict[str, tuple[set[str], ...]] = {
+    kind: tuple({"type", *names.split()} for names in alternatives)
+    for kind, alternatives in {
+        "chance": ("hand hands dead",),
+        "event": ("n event",),
+        "request": ("seat hand id decision legal default time_left_ms",),
+        "reply": ("seat id choice latency_ms",),
+        "late": ("seat id choice",),
+        "fault": ("seat hand kind detail id applied count disqualified",),
+        "decision": ("seat hand decision choice by",),
+        "sent": ("seat t lines",),
+        "received": ("seat t line", "seat t line_base64"),
+        "lost": ("seat kind detail",),
+        "stderr": ("seat text bytes dropped",),
+    }.items()
+}
+
 _HEADER_UNVERIFIABLE = (
     "when and where it was played (started, referee, python, platform, sandbox) and each "
     "bot's command, cwd, transport, reported name and version, alive and lost"
@@ -494,8 +548,34 @@ _HEADER_UNVERIFIABLE = (
 _RESULT_UNVERIFIABLE = "log_path, wall_ms and each seat's think_ms and cpu_ms (measured)"
 _NO_TRANSCRIPT = (
     "log format 1 keeps no wire transcript: what the seats were sent and sent back, and the "
-    "lines behind each reply and fault"
+    "lines behind each reply and fault; nor are its lines held to format 2's exact form "
+    "(each line as the referee encodes it, its fields, their types, its hand)"
 )
+
+
+# The types of the fields the records share (format 2), exactly: json's true is not 1.
+_TYPES: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("seat", "hand", "n", "count", "time_left_ms"), (int,)),
+    **dict.fromkeys(("t", "latency_ms"), (float,)),
+    **dict.fromkeys(("kind", "detail", "decision", "by"), (str,)),
+    "id": (int, type(None)),
+    "disqualified": (bool,),
+}
+_TYPED: dict[str, list[tuple[str, tuple[type, ...]]]] = {
+    kind: [(field, _TYPES[field]) for field in sorted(set.union(*alternatives)) if field in _TYPES]
+    for kind, alternatives in _FIELDS.items()
+}
+
+canonical = msgspec.json.Encoder().encode
+
+
+def _respelled(raw: bytes, record: dict[str, Any]) -> str:
+    """Where ``raw`` first differs from its record re-encoded, for the error."""
+    again = canonical(record)
+    at = next((i for i, (a, b) in enumerate(zip(raw, again, strict=False)) if a != b), None)
+    at = min(len(raw), len(again)) if at is None else at
+    got = raw[max(0, at - 20) : at + 20].decode("utf-8", "replace")
+    return f"at byte {at}, {got!r} is written {again[max(0, at - 20) : at + 20].decode()!r}"
 
 
 def _by_line(item: Unverifiable) -> tuple[bool, int]:

@@ -60,7 +60,7 @@ from protocol.messages import (
 from protocol.timing import charge, deadline_ms, time_left_ms
 from referee.convert import apply_choice, build_request, wire_event
 from referee.match import START_HAND, final_places
-from referee.match import _excerpt as excerpt
+from referee.match import _excerpt as excerpt  # how a fault quotes a line: match.py's own
 from referee.matchlog import LogError
 from referee.session import LATE_IDS_KEPT
 from referee.timecontrol import TimeControl
@@ -106,7 +106,6 @@ _FROM_A_LINE = frozenset({FaultKind.PROTOCOL, FaultKind.ILLEGAL, FaultKind.MALFO
 _sent = msgspec.json.Decoder(_Sent)
 _asked = msgspec.json.Decoder(_Asked)
 _tag = msgspec.json.Decoder(_Tag)
-_items = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 class _SeatWire:
@@ -233,7 +232,7 @@ class TranscriptCheck:
         return self.seats[value]
 
     def _time(self, t: object, number: int) -> None:
-        if not isinstance(t, int | float) or isinstance(t, bool) or t < self.t:
+        if type(t) is not float or t < self.t:  # the clock's ms, rounded: always a float
             raise LogError(f"time {t!r} ms, before the previous line's {self.t:g} ms", number)
         self.t = float(t)
         self.timed += 1
@@ -439,7 +438,7 @@ class TranscriptCheck:
                 number,
             )
         latency = record.get("latency_ms")
-        if not isinstance(latency, int | float) or not 0 <= latency <= self.t + 0.001:
+        if type(latency) is not float or not 0 <= latency <= self.t + 0.001:
             raise LogError(f"latency {latency!r} ms: not between 0 and the line's time", number)
         self.replies += 1
         self.spelled += 1
@@ -500,6 +499,7 @@ class TranscriptCheck:
         after_reply, self.after_reply = self.after_reply, None
         expected: tuple[object, ...]
         of = "of it"
+        lost = False  # judged from the OS's word (a loss), not from a line or the clock
         if received is not None and received[1] == seat:
             expected = self._line_fault(number, state, received[0], received[2], request, detail)
             of = f"of the line received at line {received[0]}"
@@ -528,6 +528,7 @@ class TranscriptCheck:
         else:
             # A lost bot: the detail is what the OS or its process said (an exit, a closed
             # stream, a line too long, a write it did not read, a failed handshake).
+            lost = True
             self.unverifiable.append(
                 Unverifiable(number, "fault", f"the detail of seat {seat}'s {kind} fault")
             )
@@ -546,6 +547,12 @@ class TranscriptCheck:
                 f"makes {of}: {expected}",
                 number,
             )
+        hand = record["hand"]
+        if hand != match.hand_number and not (
+            # a loss found by a write of an earlier hand's end, or before the match
+            lost and type(hand) is int and 0 <= hand <= match.hand_number
+        ):
+            raise LogError(f"hand {hand!r}; the engine is in hand {match.hand_number}", number)
         if expected[3] is not None:  # it settled the waiting request with its default
             state.open = False
         if record["disqualified"]:
@@ -588,8 +595,12 @@ class TranscriptCheck:
             return (FaultKind.MALFORMED, text, request.id, request.default)
         self.spelled += 1
         if isinstance(message, Ready):
+            what = "what its ready says, beyond being one (the fault quotes none of it)"
+            self.unverifiable.append(Unverifiable(received_at, "received", what))
             return (FaultKind.PROTOCOL, "unexpected ready: the handshake is over", None, None)
         assert isinstance(message, Reply)
+        what = "the choice of a reply the fault names by its id only"
+        self.unverifiable.append(Unverifiable(received_at, "received", what))
         if request is not None and message.id == request.id:
             raise LogError(f"the reply to the waiting request {message.id} made a fault", number)
         if message.id in state.late_ok:
@@ -598,9 +609,12 @@ class TranscriptCheck:
         second = f"a second reply to request {message.id}{waiting}"
         never = f"a reply to request {message.id}, which was never sent{waiting}"
         if state.last_id is not None:
+            # With no request waiting, the line was read just before the next request went
+            # out, and its id was already taken (match.py numbers it first): one more.
+            last = state.last_id + (1 if request is None else 0)
             return (
                 FaultKind.PROTOCOL,
-                second if message.id <= state.last_id else never,
+                second if message.id <= last else never,
                 message.id,
                 None,
             )

@@ -246,7 +246,7 @@ def test_a_time_that_goes_back_fails_at_its_line(full_log: bytes, tmp_path: Path
     numbers = kinds_of(written(tmp_path, full_log))
     for number in [numbers["sent"][5], numbers["received"][3]]:
         changed = [*lines]
-        changed[number - 1] = _edit_record(lambda record: record.update(t=-1))(lines[number - 1])
+        changed[number - 1] = _edit_record(lambda record: record.update(t=-1.0))(lines[number - 1])
         with pytest.raises(LogError, match="before the previous line's") as caught:
             verify_log(written(tmp_path, b"".join(changed)))
         assert caught.value.line == number
@@ -312,3 +312,30 @@ def test_a_real_match_with_stderr_verifies_and_lists_its_stderr_line(tmp_path: P
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert f"  line {kinds['stderr'][0]} (stderr): what seat 2 wrote to its stderr" in out.stdout
+
+
+def test_a_value_swapped_for_an_equal_one_or_a_field_added_fails_at_its_line(
+    full_log: bytes, tmp_path: Path
+) -> None:
+    lines = full_log.splitlines(keepends=True)
+    kinds = kinds_of(written(tmp_path, full_log))
+    edits: list[tuple[int, Callable[[dict[str, Any]], None]]] = [
+        (kinds["decision"][3], lambda r: r.update(seat=r["seat"] == 1)),  # true == 1
+        (kinds["fault"][0], lambda r: r.update(count=float(r["count"]))),  # 1.0 == 1
+        (kinds["request"][2], lambda r: r.update(hand=r["hand"] + 1)),  # another hand
+        (kinds["reply"][1], lambda r: r.update(note="fine")),  # a field of its own
+        (kinds["received"][2], lambda r: r.update(t=int(r["t"]))),  # 0 == 0.0
+    ]
+    for number, edit in edits:
+        changed = [*lines]
+        changed[number - 1] = _edit_record(edit)(lines[number - 1])
+        with pytest.raises(LogError) as caught:
+            verify_log(written(tmp_path, b"".join(changed)))
+        assert caught.value.line == number, str(caught.value)
+    # Respelled, the same record: not as the referee writes it.
+    number = kinds["event"][4]
+    changed = [*lines]
+    changed[number - 1] = lines[number - 1].replace(b'":', b'": ', 1)
+    with pytest.raises(LogError, match="not as the referee writes a line") as caught:
+        verify_log(written(tmp_path, b"".join(changed)))
+    assert caught.value.line == number

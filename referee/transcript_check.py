@@ -104,6 +104,7 @@ class _Tag(msgspec.Struct):
 _FROM_A_LINE = frozenset({FaultKind.PROTOCOL, FaultKind.ILLEGAL, FaultKind.MALFORMED})
 
 _sent = msgspec.json.Decoder(_Sent)
+_encode = msgspec.json.Encoder().encode
 _asked = msgspec.json.Decoder(_Asked)
 _tag = msgspec.json.Decoder(_Tag)
 
@@ -248,6 +249,13 @@ class TranscriptCheck:
         state = self._seat(seat, number)
         self._time(sent.t, number)
         items = list(map(bytes, sent.lines))
+        # The record itself exactly as the referee writes it (its items are compared below).
+        if raw[:-1] != b'{"type":"sent","seat":%d,"t":%b,"lines":[%b]}' % (
+            seat,
+            _encode(sent.t),
+            b",".join(items),
+        ):
+            raise LogError("not as the referee writes a line: a sent record respelled", number)
         if not items:
             raise LogError(f"a sent line of seat {seat} with nothing in it", number)
         message = None if items[-1][:1] == b"[" else items.pop()

@@ -264,7 +264,7 @@ def league_db(folder: Path, matches: int, args: argparse.Namespace) -> tuple[Pat
             ]
             mid = f"m{ordinal}"
             key = MatchKey(mid, ordinal, 1, label[0], 0, label[0], tuple(match.holders),
-                           (1000,) * args.table)  # fmt: skip
+                           (1000,) * args.table, label[0])  # fmt: skip
             store.record(key, MatchResult(mid, label[0], {}, HANDS, seats, None, "limit"))
     for suffix in ("", "-wal", "-shm", ".lock"):
         side = Path(f"{partial}{suffix}")
@@ -381,7 +381,7 @@ def competition_db(folder: Path, matches: int, args: argparse.Namespace) -> tupl
                        faults=[], net_chips=int(net), boodle_chips=0, hands_won=0)
             for s, net in enumerate(match.nets)
         ], None, "limit")  # fmt: skip
-        store.record(group, rotation, holders, result, None)
+        store.record(group, rotation, holders, result, None, identity=group.seed)
         rotation += 1
     store.close()
     partial.rename(home)

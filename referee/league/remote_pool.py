@@ -124,12 +124,12 @@ class RemotePool:
                 sessions.append(session)
             else:
                 # A process that has not seen this deal (duplicate deals, if opted in).
-                sessions.append(await self.local.session(bot, job.key.seed))
+                sessions.append(await self.local.session(bot, job.key.deal_seed))
         log_path = None if self.logs is None else self.logs / f"{job.key.match_id}.jsonl"
         return await play_match(
             sessions,
             job.rules,
-            job.key.seed,
+            job.key.deal_seed,
             time_control=self.control,
             match_id=job.key.match_id,
             log_path=log_path,

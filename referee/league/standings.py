@@ -36,6 +36,7 @@ from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 
+from referee.dealkey import DealKey
 from referee.league import bankroll
 from referee.league.ratings import rate
 from referee.league.schedule import ScheduleError, build_schedule
@@ -212,8 +213,14 @@ def compute(
     names: Sequence[str],
     stored: Sequence[StoredMatch],
     title: str = "league",
+    deals: DealKey | None = None,
 ) -> Standings:
-    """The standings of a league (its stored identity) after ``stored`` matches."""
+    """The standings of a league after ``stored`` matches.
+
+    ``identity`` is the stored one with its seed resolved
+    (``LeagueStore.resolved_identity``); a bankroll league also needs its
+    ``deals`` (``LeagueStore.deal_key``): its rounds are seated by who dealt first.
+    """
     league = identity["league"]
     fmt = str(league["format"])
     ordered = sorted(stored, key=lambda m: (m.key.round, m.key.ordinal, m.key.match_id))
@@ -250,7 +257,9 @@ def compute(
         )
         row.rank_low, row.rank_high = fitted.rank_low[bot], fitted.rank_high[bot]
     if fmt == "bankroll":
-        params = bankroll.params_from_identity(identity, len(names))
+        if deals is None:
+            raise ValueError("the standings of a bankroll league need its deal key")
+        params = bankroll.params_from_identity(identity, len(names), deals)
         state = bankroll.replay(params, ordered)
         order = [names[bot] for bot in bankroll.ranking(state)]
         for bot, name in enumerate(names):
@@ -337,7 +346,13 @@ def head_to_head(
 
 def standings_of(store: LeagueStore) -> Standings:
     """The standings of the league in ``store``, as they are now."""
-    return compute(store.identity(), store.bot_names(), store.matches(), store.name())
+    return compute(
+        store.resolved_identity(),
+        store.bot_names(),
+        store.matches(),
+        store.name(),
+        store.deal_key(),
+    )
 
 
 def _round_robin_total(identity: Mapping[str, Any], bots: int) -> int | None:

@@ -53,6 +53,9 @@ class Competition:
         # deleted each other's files: a 500 for the participant, a half-built version.
         self.unpacking: set[int] = set()
         self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
+        # Where every group's cards come from (a StoreError if the file's public_deals
+        # differs from the first start's); the key stays in this process.
+        self.deals = store.group_deals(config.public_deals)
         self._reader: CompetitionStore | None = None  # the leaderboard's, in a worker thread
         self._house: set[int] | None = None  # the house bots' participants, once read
         # The room kept free under the data directory: play and admission pause below it.

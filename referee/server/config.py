@@ -3,8 +3,11 @@
 Every mistake is one ``ConfigError`` line, ``FILE: KEY: PROBLEM``, as for a
 league file.  The shape (every key optional unless marked)::
 
-    [competition]  name (required), seed, data (directory for the database,
-                   uploads and logs; default: "<file stem>-data" beside the file),
+    [competition]  name (required), seed (the scheduler's and the groups' public
+                   identities, not the cards: those come from a secret key in the
+                   database, ``referee.dealkey``), public_deals (true: the cards
+                   follow from the seed; fixed at the first start), data (directory
+                   for the database, uploads and logs; default: "<file stem>-data"),
                    self_registration (bool), runtimes (list of RUNTIMES),
                    house_bots (bundled bots that always play, e.g. ["tracker"])
     [server]       host, port, jobs (tables played at once), secure_cookies (bool),
@@ -136,6 +139,7 @@ class CompetitionConfig:
     storage: StorageLimits = StorageLimits()
     admission: AdmissionSettings = AdmissionSettings()
     clients: ClientLimits = ClientLimits()
+    public_deals: bool = False  # the cards follow from the seed (research), not a secret key
 
     @property
     def database(self) -> Path:
@@ -189,6 +193,7 @@ class _CompetitionReader(ConfigReader):
         if not name.strip():
             self.fail("competition.name", "must not be empty")
         seed = competition.integer("seed", 1, 0)
+        public_deals = competition.boolean("public_deals", False)
         data_text = competition.text("data", f"{self.path.stem}-data")
         self_registration = competition.boolean("self_registration", False)
         default_runtimes = [*UPLOADED, REMOTE] if "remote" in data else list(UPLOADED)
@@ -212,7 +217,17 @@ class _CompetitionReader(ConfigReader):
                     self.fail("competition.house_bots", f"{bot_name!r} is not a bundled bot")
         except ImportError:
             pass
-        competition.finish(("name", "seed", "data", "self_registration", "runtimes", "house_bots"))
+        competition.finish(
+            (
+                "name",
+                "seed",
+                "public_deals",
+                "data",
+                "self_registration",
+                "runtimes",
+                "house_bots",
+            )
+        )
 
         server = Section(self, data.get("server", {}), "server")
         host = server.text("host", "127.0.0.1")
@@ -326,6 +341,7 @@ class _CompetitionReader(ConfigReader):
             remote=remote,
             storage=storage,
             admission=admission,
+            public_deals=public_deals,
             clients=clients,
         )
 

@@ -15,6 +15,16 @@ As in the league store (``referee.league.store``, whose ideas this follows):
   finishes the groups it began instead of leaving half-played seeds behind.
 
 Tokens are stored as SHA-256 hashes: the database alone signs nobody in.
+
+The deal key (``referee.dealkey``; meta ``deal_key``, apart from the
+session-signing ``secret``) is drawn when the database is made; every group's
+cards come from it and the group's public seed, so this file is what the
+organiser must keep secret for the cards to be.  A database made before deal
+keys keeps dealing its earlier groups from their public seeds
+(``secret_deals_from``), so that no group's rotations are dealt two ways.
+While a group still has matches to play, its cards are dealt again at its
+other seats: ``in_play`` tells the views which matches must show nothing of
+their cards yet.
 """
 
 from __future__ import annotations
@@ -29,10 +39,11 @@ import secrets
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.dealkey import DealKey
 from referee.league.store import StoreError as SqliteError
 from referee.league.store import connect_sqlite, lock_for_writing, quick_check
 from referee.match import MatchResult
@@ -45,6 +56,11 @@ from referee.server.names import (
 )
 
 SCHEMA_VERSION = 1
+# A group (``g``) with matches still to play and not given up: ``in_play``.
+_IN_PLAY = (
+    "(g.abandoned = 0 AND (SELECT COUNT(*) FROM matches x WHERE x.group_id = g.id) "
+    "< json_array_length(g.versions))"
+)
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no row
 DATABASE = "competition database"
 ADVICE = "restore it from a copy, or start the competition with another data directory"
@@ -330,6 +346,20 @@ class Group:
 
 
 @dataclasses.dataclass(frozen=True)
+class GroupDeals:
+    """The competition's deal key, and the first group dealt from it (``group_deals``)."""
+
+    key: DealKey
+    secret_from: int  # groups planned before deal keys existed deal their public seeds
+
+    def deal_seed(self, group: int, identity: int) -> int:
+        """The engine's seed for a match of ``group`` whose public seed is ``identity``."""
+        if group < self.secret_from:
+            return identity
+        return self.key.deal_seed(identity)
+
+
+@dataclasses.dataclass(frozen=True)
 class PlayedMatch:
     """One finished match as the leaderboard's fit reads it: who sat where, and what they won."""
 
@@ -404,10 +434,16 @@ class CompetitionStore:
                 for key, value in (
                     ("schema_version", str(SCHEMA_VERSION)),
                     ("secret", secrets.token_hex(32)),
+                    ("deal_key", DealKey.generate().to_text()),
                 ):
                     connection.execute(
                         "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
                     )
+                # Set once: 1 for a new database, after the last group for an older one.
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) SELECT 'secret_deals_from', "
+                    "CAST(COALESCE(MAX(id), 0) + 1 AS TEXT) FROM groups"
+                )
         except sqlite3.DatabaseError as error:
             connection.close()
             if "database is locked" in str(error):
@@ -447,6 +483,36 @@ class CompetitionStore:
     @property
     def secret(self) -> bytes:
         return bytes.fromhex(self.meta("secret") or "")
+
+    def group_deals(self, public: bool) -> GroupDeals:
+        """Where each group's cards come from; ``public`` is the file's ``public_deals``.
+
+        The choice is the competition's first start's, kept in ``meta``: a group
+        planned under one and resumed under the other would deal its rotations
+        two ways, so a file that changes it is a ``StoreError``.
+        """
+        wanted = "1" if public else "0"
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('public_deals', ?)", (wanted,)
+            )
+        if self.meta("public_deals") != wanted:
+            first = "public" if wanted == "0" else "secret"
+            raise StoreError(
+                f"{self.path}: competition.public_deals: this competition has dealt {first} "
+                "cards since its first start and keeps them (use another data directory)"
+            )
+        key_text = self.meta("deal_key")
+        if key_text is None:
+            raise StoreError(f"{self.path}: damaged {DATABASE}: no deal key ({ADVICE})")
+        try:
+            key = DealKey.public() if public else DealKey.from_text(key_text)
+            secret_from = int(self.meta("secret_deals_from") or "1")
+        except ValueError:
+            damaged = f"{self.path}: damaged {DATABASE}: a bad deal key ({ADVICE})"
+            raise StoreError(damaged) from None
+        return GroupDeals(key, secret_from)
 
     @property
     def paused(self) -> bool:
@@ -728,8 +794,14 @@ class CompetitionStore:
         versions: Sequence[int],
         result: MatchResult,
         log_path: Path | None,
+        *,
+        identity: int,
     ) -> bool:
-        """Store one finished match in one transaction; False if it was already stored."""
+        """Store one finished match in one transaction; False if it was already stored.
+
+        ``identity`` is the match's public seed (``MatchKey.seed``): the ``seed``
+        column keeps it, never the secret one the cards came from (``result.seed``).
+        """
         mid = match_id(group.id, rotation)
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
@@ -743,7 +815,7 @@ class CompetitionStore:
                     mid,
                     group.id,
                     rotation,
-                    result.seed,  # the group's, or the rotation's own with a remote bot
+                    identity,  # the group's, or the rotation's own with a remote bot
                     json.dumps(list(versions)),
                     result.hands,
                     result.reason,
@@ -864,13 +936,46 @@ class CompetitionStore:
         return last, played
 
     def net_chips_history(self, version: int) -> list[tuple[int, float]]:
-        """A version's net chips and finishing time in each of its matches, in order."""
+        """A version's net chips and finishing time in each of its matches, in order;
+        without the matches still ``in_play`` (one match's chips are its deal's)."""
         rows = self._db.execute(
             "SELECT s.net_chips, m.finished_at FROM seats s JOIN matches m USING (match_id) "
-            "WHERE s.version = ? ORDER BY m.finished_at, s.match_id",
+            f"JOIN groups g ON g.id = m.group_id WHERE s.version = ? AND NOT {_IN_PLAY} "
+            "ORDER BY m.finished_at, s.match_id",
             (version,),
         )
         return [(int(net), float(at)) for net, at in rows]
+
+    def in_play(self, match_ids: Iterable[str]) -> set[str]:
+        """Of ``match_ids``, the finished matches whose group still has matches to play.
+
+        A group's rotations are dealt the same cards (a remote group deals each
+        rotation its own, but is held back alike), so until the last of them
+        finishes, a finished one's cards, seed, chips and fault details stay
+        unpublished: a bot still to play them could read the web.  A group
+        given up (``abandoned``) is never dealt again, and so is not in play.
+        """
+        wanted = sorted(set(match_ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT m.match_id FROM matches m JOIN groups g ON g.id = m.group_id "
+                f"WHERE m.match_id IN ({marks}) AND {_IN_PLAY}",
+                chunk,
+            )
+            found.update(str(mid) for (mid,) in rows)
+        return found
+
+    def group_progress(self, group: int) -> tuple[int, int]:
+        """How many of a group's matches have finished, and how many it has."""
+        row = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM matches WHERE group_id = g.id), "
+            "json_array_length(g.versions) FROM groups g WHERE g.id = ?",
+            (group,),
+        ).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
     def match(self, mid: str) -> tuple[Group, int, list[int], MatchResult, str | None] | None:
         row = self._db.execute(

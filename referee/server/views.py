@@ -11,6 +11,13 @@ server's directories, so every text that comes from a process (a version's
 detail and transcript, a fault's detail, a bot's stderr and wire transcript,
 the status line, a replay) is given through ``hide_paths``
 (``<data>/versions/000003/files/main.py``, not the directory's real place).
+
+A match whose group is still being played (``CompetitionStore.in_play``)
+shows nothing that came from its cards, to anyone, its owners included: no
+seed, replay, log, chips, places, hands or fault details, since the same cards
+are still to be dealt at the group's other seats and a bot can read the web.
+Its page says so, and when they will appear.  Chips are held back too: one
+match's chips are its deal's.  The leaderboard is not: it sums every group.
 """
 
 from __future__ import annotations
@@ -197,20 +204,29 @@ def participant_view(
                 }
             )
     matches.sort(key=lambda m: -m["finished_at"])
+    matches = matches[:30]
+    found = [(version, fault) for version in versions for fault in store.faults(version.id, 20)]
+    in_play = store.in_play([m["match_id"] for m in matches] + [f.match_id for _v, f in found])
+    for match in matches:  # how a match went is its deal's: not before its group ends
+        match["cards_public"] = match["match_id"] not in in_play
+        if not match["cards_public"]:
+            match["hands"] = match["reason"] = None
     places = server_places(competition)
     faults = []
-    for version in versions:
-        for fault in store.faults(version.id, 20):
-            faults.append(
-                {
-                    "version": version.label,
-                    "match_id": fault.match_id,
-                    "seat": fault.seat,
-                    "kind": fault.kind,
-                    "hand": fault.hand,
-                    "detail": hide_paths(fault.detail, places),
-                }
-            )
+    for version, fault in found:
+        public = fault.match_id not in in_play
+        faults.append(
+            {
+                "version": version.label,
+                "match_id": fault.match_id,
+                "seat": fault.seat,
+                "kind": fault.kind,
+                "hand": fault.hand,
+                # A fault's detail may name a card ("played 7H, not in hand").
+                "detail": hide_paths(fault.detail, places) if public else None,
+                "cards_public": public,
+            }
+        )
     history = []
     for version in versions:
         rows = store.net_chips_history(version.id)
@@ -236,7 +252,7 @@ def participant_view(
             }
             for version in reversed(versions)
         ],
-        "matches": matches[:30],
+        "matches": matches,
         "faults": faults[:40],
         "history": history,
     }
@@ -272,11 +288,14 @@ def match_view(
     ``public=False`` (the page) adds ``replay_json``, the replay made ready once for the
     page's script element by the report's ``script_json`` (``report/replay.html``).
     """
-    found = competition.store.match(match_id)
+    store = competition.store
+    found = store.match(match_id)
     if found is None:
         return None
     group, rotation, seating, result, log_path = found
     labels = _labels(competition)
+    if store.in_play({match_id}):
+        return _in_play_view(competition, match_id, group.id, rotation, seating, labels)
     owned = {
         seat
         for seat, version in enumerate(seating)
@@ -305,7 +324,11 @@ def match_view(
         "match_id": match_id,
         "group": group.id,
         "rotation": rotation,
-        "seed": result.seed,  # the group's, or the rotation's own with a remote bot
+        "cards_public": True,
+        "in_play": None,
+        # The seed the cards came from (from the server's key; public now that the group
+        # has finished), with which `newmarket replay` verifies the log.
+        "seed": result.seed,
         "hands": result.hands,
         "reason": result.reason,
         "seats": seats,
@@ -346,3 +369,49 @@ def _shown(view: dict[str, Any], competition: Competition) -> dict[str, Any]:
     for key in ("reason", "seats", "stderr", "transcripts"):
         view[key] = hide_paths(view[key], places)
     return view
+
+
+def _in_play_view(
+    competition: Competition,
+    match_id: str,
+    group: int,
+    rotation: int,
+    seating: list[int],
+    labels: dict[int, Version],
+) -> dict[str, Any]:
+    """A finished match of a group still being played: who sat where, and nothing else."""
+    done, total = competition.store.group_progress(group)
+    seats = []
+    for seat, version_id in enumerate(seating):
+        version = labels.get(version_id)
+        seats.append(
+            {
+                "seat": seat,
+                "version": version_id,
+                "label": version.label if version is not None else f"v{version_id}",
+                "participant": None if version is None else version.participant_name,
+                "place": None,
+                "chips": None,
+                "net_chips": None,
+                "status": None,
+                "faults": [],
+            }
+        )
+    return {
+        "match_id": match_id,
+        "group": group,
+        "rotation": rotation,
+        "cards_public": False,
+        "in_play": (
+            f"group {group} is still being played ({done} of {total} matches finished): "
+            "the same cards are dealt at its other seats, so this match's result, seed, "
+            f"replay and fault details appear here once all {total} have finished"
+        ),
+        "seed": None,
+        "hands": None,
+        "reason": None,
+        "seats": seats,
+        "replay": None,
+        "stderr": {},
+        "transcripts": [],
+    }

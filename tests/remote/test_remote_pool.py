@@ -38,7 +38,7 @@ WAIT = 100.0
 
 
 def job(match_id: str, *bots: int) -> TableJob:
-    key = MatchKey(match_id, 0, 0, 0, 0, 1, bots, (40,) * len(bots))
+    key = MatchKey(match_id, 0, 0, 0, 0, 1, bots, (40,) * len(bots), 1)
     rules: Rules = preset("boodle")
     return TableJob(key, rules)
 

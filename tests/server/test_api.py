@@ -160,8 +160,18 @@ def test_stderr_of_a_match_is_shown_to_its_owner_only(
     cup: tuple[Server, dict[str, str]], playing: dict[str, int]
 ) -> None:
     server, tokens = cup
-    page = server.get("/api/participants/alice")
-    match_id = page["matches"][0]["match_id"]
+    # A match whose group has finished: until then nothing of its cards is shown.
+    match_id = wait_until(
+        "a match of a finished group",
+        lambda: next(
+            (
+                m["match_id"]
+                for m in server.get("/api/participants/alice")["matches"]
+                if m["cards_public"]
+            ),
+            None,
+        ),
+    )
     public = server.get(f"/api/matches/{match_id}")
     assert public["stderr"] == {} and public["replay"]["frames"]
     owner: dict[str, Any] = wait_until(
@@ -228,8 +238,9 @@ def test_fault_transcripts_are_shown_to_their_owner_only(
     server, tokens = cup
     version = uploaded(server, tokens["dave"], BOTS / "sloppy.py")
     assert wait_until("admission", partial(version_status, server, version)) == "admitted"
-    faults = wait_until(
-        "a fault in a match", lambda: server.get("/api/participants/dave")["faults"]
+    faults = wait_until(  # of a finished group: until then its transcripts wait too
+        "a fault in a match",
+        lambda: [f for f in server.get("/api/participants/dave")["faults"] if f["cards_public"]],
     )
     match_id = faults[0]["match_id"]
     mine = server.get(f"/api/matches/{match_id}", tokens["dave"])

@@ -205,7 +205,7 @@ async def test_no_page_or_api_answer_names_the_servers_directories(tmp_path: Pat
     )
     result = finished("g1r0", 5)
     result.seats[0].faults.append(FaultRecord("crash", 1, f"wrote {REPO}/referee/server/app.py"))
-    store.record(group, 0, group.versions, result, None)
+    store.record(group, 0, group.versions, result, None, identity=group.seed)
     competition.status = f"admission waits: cannot write {data}/incoming"
     _alice, token = store.add_participant("zed")
     transport = httpx.ASGITransport(app=build_app(competition))

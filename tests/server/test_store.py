@@ -44,8 +44,8 @@ def test_a_match_is_recorded_once(tmp_path: Path) -> None:
         store.add_version(participant.id, "python3", "main.py", "", 1)
     group = store.plan_group(7, (1, 2, 3), "test")
     result = finished("g1r0", 7)
-    assert store.record(group, 0, (1, 2, 3), result, None)
-    assert not store.record(group, 0, (1, 2, 3), result, None)
+    assert store.record(group, 0, (1, 2, 3), result, None, identity=7)
+    assert not store.record(group, 0, (1, 2, 3), result, None, identity=7)
     assert store.match_count() == 1
     assert [m.versions for m in store.played_matches()] == [(1, 2, 3)]
     assert store.unfinished_groups()[0][1] == {0}
@@ -125,13 +125,14 @@ def test_played_since_reads_only_what_was_stored_after_a_row(tmp_path: Path) -> 
     rotated = [tuple(table[(seat + r) % 3] for seat in range(3)) for r in range(3)]
     for rotation in (0, 1):
         result = with_nets(finished(f"g1r{rotation}", 5), [rotation, 1, -1 - rotation])
-        store.record(group, rotation, rotated[rotation], result, None)
+        store.record(group, rotation, rotated[rotation], result, None, identity=group.seed)
     row, first = store.played_since()
     assert [(m.rotation, m.versions, m.net_chips) for m in first] == [
         (0, rotated[0], (0, 1, -1)),
         (1, rotated[1], (1, 1, -2)),
     ]
-    store.record(group, 2, rotated[2], with_nets(finished("g1r2", 5), [2, 0, -2]), None)
+    third = with_nets(finished("g1r2", 5), [2, 0, -2])
+    store.record(group, 2, rotated[2], third, None, identity=group.seed)
     later, second = store.played_since(row)
     assert later > row and [m.rotation for m in second] == [2]
     assert store.played_since(later) == (later, [])
@@ -160,7 +161,7 @@ async def test_the_leaderboard_reads_each_result_once_and_scores_as_a_fresh_fit(
             holders = tuple(table[(seat + rotation) % 3] for seat in range(3))
             nets = [rng.randint(-9, 9) for _ in range(2)]
             result = with_nets(finished(f"g{group.id}r{rotation}", 5), [*nets, -sum(nets)])
-            store.record(group, rotation, holders, result, None)
+            store.record(group, rotation, holders, result, None, identity=group.seed)
         await competition.refresh_board()
         assert competition.board.matches == competition.leaderboard.matches == 3 * (number + 1)
     assert asked[0] == 0 and asked == sorted(set(asked))  # each refresh starts where the last ended

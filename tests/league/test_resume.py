@@ -331,17 +331,14 @@ command = ["python3", "-c", "import sys; sys.exit(3)"]
 
 
 def test_a_league_stopped_midway_has_played_every_bot_alike(tmp_path: Path) -> None:
-    """Tables are interleaved: stopped anywhere, no bot is a rotation group ahead of another.
+    """Tables are interleaved: stopped anywhere, no bot is far ahead of another.
 
     The tables of a round robin used to be played in the order they are built,
     every combination holding the first bot first: a league of 9 stopped at 108
     of 504 matches had played 108 of its matches and 38 to 42 of every other's.
     """
     tag = uuid.uuid4().hex
-    # Public deals: the bound below was measured on seed 8's cards, and a match's length
-    # (which worker gets ahead) follows its cards; with fresh secret ones each run the
-    # spread was 4 in one run of four.
-    text = "[league]\nname = 'midway'\nseed = 8\npublic_deals = true\n"
+    text = "[league]\nname = 'midway'\nseed = 8\n"
     text += "table_size = 3\nhand_limit = 6\n"
     text += "\n[time_control]\nmove_time = 30.0\nstartup_time = 60.0\n"
     for index, bot in enumerate(("lowest", "longest", "boodle", "tracker", "random") * 2):
@@ -372,9 +369,11 @@ def test_a_league_stopped_midway_has_played_every_bot_alike(tmp_path: Path) -> N
     assert total // 3 <= standings["matches_done"] < total
     played = {row["name"]: row["matches"] for row in standings["standings"]}
     assert len(played) == 10
-    # Within one rotation group (a table's 3 matches): two table workers each play their
-    # own pass over the interleaved tables, each pass keeping every bot within 2 tables.
-    assert max(played.values()) - min(played.values()) <= 3, played
+    # Each table worker plays its own rotations' passes over the same interleaved order
+    # (``referee.league.runner``), and a pass keeps every bot within 2 matches of every
+    # other wherever it stops (``tests/league/test_schedule.py``).  How far each of the two
+    # workers got depends on the machine, so what holds at any stop is 2 per worker.
+    assert max(played.values()) - min(played.values()) <= 2 * 2, played
     counted: dict[str, int] = {}
     for seats in stored_results(db).values():
         for seat in seats:

@@ -52,8 +52,8 @@ from engine import preset
 from referee.commands.sprt import MAX_FIXED_HANDS_MATCHES
 from referee.scoring.duplicate import candidate_seats
 from referee.scoring.policies import POLICIES
+from referee.scoring.sequential import ELO_PER_CHIP, SprtState, score_to_elo, stopping_groups
 from referee.scoring.simulate import Format, formats, group_score
-from referee.sprt import ELO_PER_CHIP, SprtState, score_to_elo, stopping_groups
 
 PAIRS = [
     ("tracker", "random"),
@@ -136,7 +136,7 @@ def false_h1(args: argparse.Namespace) -> None:
 
     ``--runs`` full tests are played; then ``--groups`` groups of the pair are
     played once and the test is re-run 4,000 times on groups drawn from them
-    (``referee.sprt.stopping_groups``): many runs for the CPU of a few.  The
+    (``referee.scoring.sequential.stopping_groups``): many runs for the CPU of a few.  The
     groups are resampled twice: centred on 0, and symmetrized (each score and
     its negative).  In the alternate layout (``new``) equal bots' true group
     score is symmetric about 0, not only centred: swapping the names

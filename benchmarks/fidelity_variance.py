@@ -69,9 +69,9 @@ from referee.scoring.policies import (
     play_step,
     random_policy,
 )
+from referee.scoring.sequential import ChipsConfig, SprtState, group_seed
+from referee.scoring.sequential import Decision as SprtDecision
 from referee.scoring.simulate import Format, formats, group_score
-from referee.sprt import ChipsConfig, SprtState, group_seed
-from referee.sprt import Decision as SprtDecision
 
 SEED = 100  # the groups of seed 100, as the first seed of benchmarks/fidelity.py sprt
 

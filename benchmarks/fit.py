@@ -55,7 +55,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from referee.match import MatchResult, SeatResult  # noqa: E402
+from referee.match.result import MatchResult, SeatResult  # noqa: E402
 from referee.scoring.duplicate import GroupMatch  # noqa: E402
 
 HANDS = 4
@@ -231,8 +231,8 @@ cycles = 1000
 
 def league_db(folder: Path, matches: int, args: argparse.Namespace) -> tuple[Path, float]:
     """A league database of ``matches`` generated results (kept and reused in ``folder``)."""
-    from referee.league.config import parse_config
-    from referee.league.store import LeagueStore, MatchKey
+    from referee.league.league_db import LeagueStore, MatchKey
+    from referee.league.league_file import parse_config
 
     db = folder / f"league-{args.bots}-{args.table}-{matches}.db"
     if db.exists():
@@ -295,9 +295,9 @@ def timed_standings(python: str, db: Path) -> tuple[float, float]:
 
 
 def standings_rows(args: argparse.Namespace) -> None:
+    from referee.league.league_db import LeagueStore
     from referee.league.ratings import rate
     from referee.league.standings import fit_summary, head_to_head
-    from referee.league.store import LeagueStore
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(args.db_dir or scratch)
@@ -338,8 +338,8 @@ import sys, time
 from pathlib import Path
 import trio
 from referee.server.competition import Competition
-from referee.server.config import load_config
-from referee.server.store import CompetitionStore
+from referee.server.competition_file import load_config
+from referee.server.competition_db import CompetitionStore
 config = load_config(Path(sys.argv[1]))
 competition = Competition(config, CompetitionStore.open(config.database))
 started, used = time.perf_counter(), time.process_time()
@@ -352,8 +352,8 @@ print(time.perf_counter() - started, time.process_time() - used, competition.boa
 
 def competition_db(folder: Path, matches: int, args: argparse.Namespace) -> tuple[Path, float]:
     """A competition's file and database of ``matches`` generated results (kept, reused)."""
-    from referee.server.config import load_config
-    from referee.server.store import CompetitionStore
+    from referee.server.competition_db import CompetitionStore
+    from referee.server.competition_file import load_config
 
     home = folder / f"cup-{args.bots}-{args.table}-{matches}"
     config_path = home / "cup.toml"

@@ -59,9 +59,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import trio
 
-from referee.league.config import parse_config
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import parse_config
 from referee.league.runner import SilentReporter, run_league
-from referee.league.store import LeagueStore
 
 BOTS = ("lowest", "longest", "boodle", "tracker", "lowest", "longest")
 TARGET_SPEEDUP = 1.7

@@ -57,12 +57,12 @@ import trio
 from engine import Rules, preset
 from protocol.framing import LineFramer
 from protocol.messages import PROTOCOL_VERSION, Hello, encode
-from referee import match as referee_match
 from referee.bots import BotSpec, Transport, resolve_bot
-from referee.match import play_match
-from referee.process import clean_environment
-from referee.session import BotSession, open_bots
-from referee.timecontrol import TimeControl
+from referee.match import referee as referee_match
+from referee.match.referee import play_match
+from referee.transport.process import clean_environment
+from referee.transport.session import BotSession, open_bots
+from referee.transport.timecontrol import TimeControl
 
 TARGET_RATIO = 0.8
 PLAYERS = 4

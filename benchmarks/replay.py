@@ -5,7 +5,7 @@
 Records one long match (five bundled bots, ``--hands`` hands, chips enough
 that nobody goes out: ``newmarket match``), then times, in one process:
 
-* **verify**: ``referee.replay.verify_log``, every line of the log checked
+* **verify**: ``referee.tools.replay.verify_log``, every line of the log checked
   (events, decisions, the wire transcript, received lines, the result);
 * **floor**: reading the same log's lines as JSON and applying each
   ``decision`` to a fresh engine, nothing checked: no replay can do less.
@@ -31,8 +31,8 @@ import msgspec
 
 from engine.rules import Rules
 from engine.state import Match
-from referee.convert import apply_choice, build_request
-from referee.replay import verify_log
+from referee.match.convert import apply_choice, build_request
+from referee.tools.replay import verify_log
 
 BOTS = ("random", "lowest", "tracker", "random", "lowest")
 

@@ -30,8 +30,8 @@ import trio
 
 from referee.bots import resolve_bot
 from referee.sandbox import Sandbox, detect, resolve
-from referee.session import open_bot
-from referee.timecontrol import TimeControl
+from referee.transport.session import open_bot
+from referee.transport.timecontrol import TimeControl
 
 CONTROL = TimeControl(startup_time=60.0)
 

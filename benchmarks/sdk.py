@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 import msgspec
 
 from bots.sdk import Bot, BotSession
-from referee.transcript import transcript
+from referee.tools.transcript import transcript
 
 
 class _Asked(msgspec.Struct):

@@ -12,7 +12,7 @@ Three measurements, all on the real referee (``play_match`` over bot processes):
   once per cyclic rotation of the bots over the seats with one deal seed, so
   every bot is dealt every seat's cards.  A bot's score in a match is the
   share of the others it finished ahead of (ties half), as in
-  ``referee/sprt.py``; the standings give each bot's mean over groups with a
+  ``referee/scoring/sequential.py``; the standings give each bot's mean over groups with a
   95% interval (groups are independent, the matches in a group are not), and
   the head-to-head share of every pair with its interval.
 * ``groups``: ``newmarket sprt``'s rotation groups (candidate against copies
@@ -21,7 +21,7 @@ Three measurements, all on the real referee (``play_match`` over bot processes):
   draws its own seed.
 * ``asn``: from such a file, how many matches the test needs (the average
   sample number and its spread), by resampling the observed groups
-  (``referee.sprt.stopping_groups``).
+  (``referee.scoring.sequential.stopping_groups``).
 
 This is the harness behind the figures in docs/search.md; the league
 engineer's ``newmarket league`` (``referee/league/``) is the general tool.
@@ -52,15 +52,15 @@ from engine.actions import Decision
 from engine.cards import Card
 from engine.events import E_STOP, STOP_DEAD
 from protocol.messages import MatchStart, Request
-from referee import convert
 from referee.bots import BotSpec, resolve_bot
 from referee.commands.match import parse_options, unique_names
 from referee.commands.sprt import GroupResult, SprtSettings, play_group
-from referee.dealkey import DealKey
-from referee.match import play_match
-from referee.session import open_bots
-from referee.sprt import SprtConfig, group_seed, match_score, stopping_groups
-from referee.timecontrol import TimeControl
+from referee.match import convert
+from referee.match.dealkey import DealKey
+from referee.match.referee import play_match
+from referee.scoring.sequential import SprtConfig, group_seed, match_score, stopping_groups
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 
 Z95 = 1.959963984540054
 

@@ -35,10 +35,10 @@ import trio
 
 from engine import preset
 from referee.bots import Transport, resolve_bot
-from referee.match import play_match
+from referee.match.referee import play_match
 from referee.sandbox import Sandbox, resolve
-from referee.session import BotSession, open_bots
-from referee.timecontrol import TimeControl
+from referee.transport.session import BotSession, open_bots
+from referee.transport.timecontrol import TimeControl
 
 BOTS = ("random", "js", "c", "bash")
 CONTROL = TimeControl(move_time=10.0, time_bank=0.0, startup_time=60.0)  # never a fault

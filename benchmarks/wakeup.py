@@ -13,7 +13,7 @@ reports the median microseconds of the work alone:
 * **select**: a 120 µs ``select`` on a pipe nobody writes (the core sleeps
   about as long as a quick bot thinks);
 * **poll**: a ``poll`` with its 1 ms granularity, as the referee's brief wait
-  slept before it looked first (``referee.connection.Connection.read_soon``).
+  slept before it looked first (``referee.transport.connection.Connection.read_soon``).
 
 The waits are not timed, only the work after them.  On a machine whose idle
 cores sleep deeply (a virtual machine, a laptop), the work after a sleep is
@@ -40,7 +40,7 @@ from engine import preset
 from engine.events import RecurringMemo
 from engine.state import Match
 from protocol.messages import encode
-from referee.convert import WIRE_BY_ID, apply_choice, build_request, remember_wire, wire_views
+from referee.match.convert import WIRE_BY_ID, apply_choice, build_request, remember_wire, wire_views
 
 WAIT = 0.00012  # seconds: about a quick bot's think
 

@@ -29,7 +29,7 @@ class BotSpec:
 
     ``command`` is the argv (no shell); an empty command with ``transport="tcp"``
     is a remote bot the referee does not start, which connects with a token.
-    ``env`` is added to a clean environment (see ``referee.process``).
+    ``env`` is added to a clean environment (see ``referee.transport.process``).
     ``unavailable`` says why a bundled bot cannot run on this machine; its
     session is then dead from the start with that reason as its fault.
     """

@@ -158,7 +158,7 @@ def newmarket(
 
     Every command takes -h/--help; docs/cli.md has the conventions they share.
     """
-    from referee.match import ENV_SPIN, spin_wait
+    from referee.match.referee import ENV_SPIN, spin_wait
 
     try:
         spin_wait(os.environ.get(ENV_SPIN), 2)

@@ -25,14 +25,14 @@ import referee.commands.sprt
 from bots.registry import BUNDLED
 from engine import preset
 from referee.bots import resolve_bot
-from referee.check import render_stderr
 from referee.cli import EXIT_CODES, SHORT_HELP
 from referee.commands.bots import bots_table
 from referee.commands.match import print_result
-from referee.league.config import load_config
+from referee.league.league_file import load_config
 from referee.league.standings import StandingRow, Standings
-from referee.match import MatchResult, SeatResult
-from referee.printing import print_whole
+from referee.match.result import MatchResult, SeatResult
+from referee.text.printing import print_whole
+from referee.tools.check import render_stderr
 from tests.clirun import newmarket
 
 REPO = Path(__file__).resolve().parents[1]

@@ -3,7 +3,7 @@
 Each test runs the real typer app in-process (``CliRunner``) and asserts what
 the user would see: the text, the exit code, and which stream an error went
 to.  Tables are printed wide (``COLUMNS``) so that assertions do not depend on
-how rich wraps a cell.  ``referee.render`` gets a few tests of its own here,
+how rich wraps a cell.  ``referee.text.render`` gets a few tests of its own here,
 through a hand-written event list, because its lines are what the demo (and
 later the replay) show.
 """
@@ -32,7 +32,7 @@ from engine.events import (
     WentOut,
 )
 from referee.cli import app
-from referee.render import render, seat_names
+from referee.text.render import render, seat_names
 
 runner = CliRunner(env={"COLUMNS": "240"})
 

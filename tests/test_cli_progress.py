@@ -15,10 +15,10 @@ from pathlib import Path
 from rich.console import Console
 
 from engine import preset
+from referee.league.league_db import MatchKey
 from referee.league.progress import RichReporter
 from referee.league.runner import TableJob
-from referee.league.store import MatchKey
-from referee.match import MatchResult, SeatResult
+from referee.match.result import MatchResult, SeatResult
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bots.registry import BUNDLED
-from referee.printing import print_line, print_whole
+from referee.text.printing import print_line, print_whole
 
 
 def bots_table() -> Table:

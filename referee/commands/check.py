@@ -5,7 +5,7 @@
     newmarket check --transport tcp --move-time 0.5 -- node bots/js/bot.js
     newmarket check --rules stops --option kitty_ante=2 --matches 50 --seed 7 -- ./mybot
 
-The work is ``referee.check``'s; this module is only the command line, and
+The work is ``referee.tools.check``'s; this module is only the command line, and
 keeps the exit codes a script can rely on: 0 when the bot passed, 1 when it
 failed (the report says where and shows the transcript), 2 when the command
 itself was used wrongly (one line on stderr naming the argument), which
@@ -37,16 +37,6 @@ import typer
 
 from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS
 from referee.bots import BotSpec, command_name, resolve_bot
-from referee.check import (
-    SCENARIOS,
-    Scenario,
-    Stage,
-    check_bot,
-    random_scenarios,
-    render_footer,
-    render_header,
-    render_stage,
-)
 from referee.commands.common import (
     DEFAULT_PLAYERS,
     DEFAULT_SANDBOX,
@@ -73,7 +63,17 @@ from referee.commands.common import (
     time_control,
     transport_of,
 )
-from referee.printing import printable_block
+from referee.text.printing import printable_block
+from referee.tools.check import (
+    SCENARIOS,
+    Scenario,
+    Stage,
+    check_bot,
+    random_scenarios,
+    render_footer,
+    render_header,
+    render_stage,
+)
 
 IMPLIED_MATCHES = 10  # --rules, --option, --seed, ... without --matches
 

@@ -30,9 +30,9 @@ from typer.core import TyperArgument, TyperCommand
 from engine import NewmarketError, Rules, preset
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.preflight import PreflightError, check_writable
-from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
-from referee.timecontrol import TimeControl
+from referee.transport.process import why_cannot_start
+from referee.transport.timecontrol import TimeControl
 
 EXIT_USAGE = 2
 

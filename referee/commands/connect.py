@@ -39,7 +39,7 @@ from protocol.messages import Fault, MalformedMessageError, MatchStart, decode_r
 from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
 from referee.bots import resolve_bot
 from referee.commands.common import why_not_startable
-from referee.connection import no_delay
+from referee.transport.connection import no_delay
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
 DRAIN_GRACE = 2.0  # after the bot exits, how long the league's last lines may take

@@ -1,7 +1,7 @@
 """``newmarket demo``: a short match of the default rules, told hand by hand.
 
 Four random players play a few hands in this process and the whole log is
-printed through ``referee.render``, as a spectator would see it (every hand
+printed through ``referee.text.render``, as a spectator would see it (every hand
 face up), ending with the final places and chips.  The match is the default preset with a
 hand limit, so it ends cleanly after the last hand with final places and chips
 instead of stopping in the middle of the next hand's stakes.  The seed is
@@ -20,7 +20,7 @@ import typer
 
 from engine import DEFAULT_PRESET, Match, preset
 from referee.commands.common import Seed, fail
-from referee.render import cards, render
+from referee.text.render import cards, render
 
 NAMES = ("Ann", "Bob", "Cat", "Dan")
 DEFAULT_HANDS = 3

@@ -21,18 +21,18 @@ import trio
 import typer
 
 from referee.commands.common import Concurrency, fail
-from referee.dealkey import DealKey
-from referee.failures import first_instance
-from referee.league.config import ConfigError, LeagueConfig, load_config
 from referee.league.deals import deal_note
+from referee.league.league_db import LeagueStore, StoreError
+from referee.league.league_file import ConfigError, LeagueConfig, load_config
 from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
 from referee.league.runner import LeagueError, LeagueRun, run_league
 from referee.league.schedule import ScheduleError, draw_league_seed
 from referee.league.standings import Standings, standings_of
-from referee.league.store import LeagueStore, StoreError
-from referee.printing import print_whole
+from referee.match.dealkey import DealKey
+from referee.match.failures import first_instance
 from referee.sandbox import ENV_SANDBOX, LEVELS, SandboxError, resolve, setting_to_env
+from referee.text.printing import print_whole
 
 
 def default_db(config_path: Path) -> Path:

@@ -53,14 +53,15 @@ from referee.commands.common import (
     transport_of,
 )
 from referee.commands.common import parse_options as parse_options  # sprt's import of it
-from referee.dealkey import fresh_deal_seed
-from referee.failures import first_instance
-from referee.match import MatchResult, play_match
-from referee.printing import print_line, print_whole
-from referee.render import match_ending
+from referee.match.dealkey import fresh_deal_seed
+from referee.match.failures import first_instance
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
 from referee.sandbox import Sandbox
-from referee.session import open_bots
-from referee.timecontrol import TimeControl
+from referee.text.printing import print_line, print_whole
+from referee.text.render import match_ending
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 
 RUNS_DIR = Path("runs")
 

@@ -26,10 +26,10 @@ from rich.console import Console
 
 from referee.commands.common import EXIT_USAGE, fail
 from referee.commands.match import print_result
-from referee.matchlog import LogError
-from referee.printing import print_line, printable
-from referee.replay import NotAMatchLog, render_replay, verify_log
-from referee.transcript import feed, transcript
+from referee.match.log import LogError
+from referee.text.printing import print_line, printable
+from referee.tools.replay import NotAMatchLog, render_replay, verify_log
+from referee.tools.transcript import feed, transcript
 
 
 def replay_command(

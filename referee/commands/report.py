@@ -21,7 +21,7 @@ from typing import Annotated
 
 import typer
 
-from referee.league.store import StoreError
+from referee.league.league_db import StoreError
 from referee.report.data import League
 from referee.report.frames import plural
 from referee.report.site import SiteBuilder, watch

@@ -29,7 +29,7 @@ from engine import (
     preset,
 )
 from engine.presets import preset_summary
-from referee.printing import print_line, print_whole
+from referee.text.printing import print_line, print_whole
 
 _LEAD_SUIT = {
     LeadSuit.ANY: "any suit after a stop",

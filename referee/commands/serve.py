@@ -21,13 +21,13 @@ from typing import Annotated, NoReturn
 import typer
 
 from referee.commands.common import Concurrency
-from referee.failures import first_instance
 from referee.league.runner import LeagueError
-from referee.printing import printable
+from referee.match.failures import first_instance
 from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
-from referee.server.config import ConfigError, load_config
-from referee.server.store import ADVICE, DATABASE, CompetitionStore, StoreError, Version
+from referee.server.competition_db import ADVICE, DATABASE, CompetitionStore, StoreError, Version
+from referee.server.competition_file import ConfigError, load_config
+from referee.text.printing import printable
 
 ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume", "unsuspend", "flags")
 WITH_ARGUMENT = {

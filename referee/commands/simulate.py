@@ -65,7 +65,7 @@ from referee.commands.common import (
     parse_options,
 )
 from referee.commands.rules import fail
-from referee.printing import print_whole
+from referee.text.printing import print_whole
 
 STOP_CAUSES = (STOP_TOP, STOP_DEAD, STOP_PLAYED)
 

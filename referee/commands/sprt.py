@@ -12,7 +12,7 @@ fixed-hands duplicate matches (deep stacks: nobody is eliminated, so a
 group's deals stay identical) and the score is the candidate's duplicate
 chips per hand (``referee/scoring/``); ``--score places`` is the original
 test on finishing places in elimination sessions.  The statistics are in
-``referee/sprt.py``, kept apart from this loop so they can be tested alone.
+``referee/scoring/sequential.py``, kept apart from this loop so they can be tested alone.
 
 A *group* is the matches of one layout (``--layout``,
 ``referee.scoring.duplicate.candidate_seats``).  By default, *alternate*:
@@ -75,8 +75,9 @@ from referee.commands.common import (
     sandbox_of,
 )
 from referee.commands.match import build_time_control, unique_names
-from referee.dealkey import DealKey
-from referee.match import MatchResult, play_match
+from referee.match.dealkey import DealKey
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
 from referee.sandbox import Sandbox
 from referee.scoring.duplicate import (
     ALTERNATE,
@@ -90,8 +91,7 @@ from referee.scoring.duplicate import (
     seat_diffs,
 )
 from referee.scoring.luck import luck
-from referee.session import BotSession, open_bots
-from referee.sprt import (
+from referee.scoring.sequential import (
     ELO_PER_CHIP,
     H0,
     H1,
@@ -102,7 +102,8 @@ from referee.sprt import (
     group_seed,
     match_score,
 )
-from referee.timecontrol import TimeControl
+from referee.transport.session import BotSession, open_bots
+from referee.transport.timecontrol import TimeControl
 
 FIXED_HANDS = "fixed-hands"
 SESSION = "session"
@@ -140,7 +141,7 @@ class SprtSettings:
     luck: bool = False  # subtract the reference policy's chips on the same seed (chips score)
     match_format: str = SESSION
     layout: str = ROTATE  # who sits where in a group (referee.scoring.duplicate.candidate_seats)
-    # A fresh secret per run; public (the seed is the deal) only with --seed (referee.dealkey).
+    # A fresh secret per run; public (the seed is the deal) only with --seed (match.dealkey).
     deals: DealKey = dataclasses.field(default_factory=DealKey.generate)
 
     @property

@@ -12,8 +12,8 @@ from typing import Annotated
 import typer
 
 from referee.commands.league import one_format, print_standings
+from referee.league.league_db import LeagueStore, StoreError
 from referee.league.standings import standings_of
-from referee.league.store import LeagueStore, StoreError
 
 
 def standings_command(

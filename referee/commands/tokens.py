@@ -15,8 +15,8 @@ from typing import Annotated
 
 import typer
 
-from referee.league.config import ConfigError, load_config
-from referee.remote import TokenFileError, issue_tokens
+from referee.league.league_file import ConfigError, load_config
+from referee.transport.lobby import TokenFileError, issue_tokens
 
 
 def tokens_command(

@@ -39,10 +39,10 @@ from collections.abc import Mapping, Sequence
 from engine.deal import first_dealer
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
-from referee.dealkey import DealKey
+from referee.league.league_db import MatchKey, StoredMatch
 from referee.league.schedule import derive_seed
-from referee.league.store import MatchKey, StoredMatch
-from referee.match import MatchResult
+from referee.match.dealkey import DealKey
+from referee.match.result import MatchResult
 
 SEATINGS_TRIED = 24  # seeded seatings compared per round for the fewest repeated meetings
 
@@ -56,7 +56,7 @@ class BankrollParams:
     seed: int  # the league seed: seatings and each table's public identity
     rules: Rules
     max_rounds: int
-    deals: DealKey  # each table's cards: ``deals.deal_seed(identity)`` (referee.dealkey)
+    deals: DealKey  # each table's cards: ``deals.deal_seed(identity)`` (referee.match.dealkey)
 
     @property
     def survivors_wanted(self) -> int:

@@ -69,10 +69,10 @@ from referee.league.worker import (
     play_message,
     setup_message,
 )
-from referee.match import MatchResult
-from referee.private_files import private_dir
-from referee.process import describe_exit, why_cannot_start
-from referee.timecontrol import TimeControl
+from referee.match.result import MatchResult
+from referee.storage.private_files import private_dir
+from referee.transport.process import describe_exit, why_cannot_start
+from referee.transport.timecontrol import TimeControl
 
 LOCAL_PREFIX = "local:"
 CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler

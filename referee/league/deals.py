@@ -13,13 +13,13 @@ The safe default is therefore plain deals (a fresh deal per match) when a
 remote bot plays, unless the league file itself writes
 ``[schedule] duplicate = true``: the organiser's explicit opt-in, for a
 league among trusted participants.  The league file's reader applies that
-default (``referee.league.config``); the league's start line says which
+default (``referee.league.league_file``); the league's start line says which
 applies (``deal_note``).
 """
 
 from __future__ import annotations
 
-from referee.league.config import LeagueConfig
+from referee.league.league_file import LeagueConfig
 
 
 def deal_note(config: LeagueConfig) -> str | None:

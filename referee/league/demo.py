@@ -24,12 +24,12 @@ from pathlib import Path
 import trio
 from rich.console import Console
 
-from referee.league.config import parse_config
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import parse_config
 from referee.league.progress import RichReporter
 from referee.league.runner import run_league
 from referee.league.standings import Standings, standings_of
-from referee.league.store import LeagueStore
-from referee.printing import print_paragraph, print_whole
+from referee.text.printing import print_paragraph, print_whole
 
 DEMO_BOTS = ("random", "lowest", "longest", "boodle", "tracker")
 

@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from referee.private_files import private_dir
+from referee.storage.private_files import private_dir
 
 PROBE_BYTES = 256 * 1024  # a few matches' logs and database pages: room to start at all
 

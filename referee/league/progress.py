@@ -31,8 +31,8 @@ from rich.progress import (
 from rich.text import Text
 
 from referee.league.runner import TableJob
-from referee.match import MatchResult
-from referee.printing import print_line
+from referee.match.result import MatchResult
+from referee.text.printing import print_line
 
 
 class _RateColumn(ProgressColumn):

@@ -1,6 +1,6 @@
 """Playing a league's tables when some bots are remote: in the league process, around absences.
 
-A remote bot's connection is accepted by the league process (``referee.remote``)
+A remote bot's connection is accepted by the league process (``referee.transport.lobby``)
 and cannot be handed to a table worker process, so a league with remote bots
 plays its tables here, one at a time (a remote bot has one connection, so it
 can sit at one table at a time anyway; ``--jobs`` does not apply).  Local bots
@@ -34,12 +34,13 @@ import trio
 
 from referee.bots import BotSpec
 from referee.league.worker import TableSessions
-from referee.match import MatchResult, play_match
-from referee.private_files import private_dir
-from referee.remote import RemoteLobby, TokenFileError, league_tokens, open_lobby
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
 from referee.sandbox import SandboxError, resolve, setting_from_env
-from referee.session import BotSession
-from referee.timecontrol import TimeControl
+from referee.storage.private_files import private_dir
+from referee.transport.lobby import RemoteLobby, TokenFileError, league_tokens, open_lobby
+from referee.transport.session import BotSession
+from referee.transport.timecontrol import TimeControl
 
 if TYPE_CHECKING:
     from referee.league.runner import TableJob

@@ -45,11 +45,10 @@ import trio
 from engine.rules import Rules
 from protocol.faults import FaultKind
 from referee.bots import BotSpec
-from referee.dealkey import DealKey
 from referee.league import bankroll
-from referee.league.config import LeagueConfig
+from referee.league.league_db import LeagueStore, MatchKey
+from referee.league.league_file import LeagueConfig
 from referee.league.schedule import ScheduledMatch, build_schedule
-from referee.league.store import LeagueStore, MatchKey
 from referee.league.worker import (
     WORKER_COMMAND,
     JsonLines,
@@ -59,10 +58,11 @@ from referee.league.worker import (
     play_message,
     setup_message,
 )
-from referee.match import FaultRecord, MatchResult, SeatResult
-from referee.private_files import private_dir
-from referee.process import describe_exit
-from referee.timecontrol import TimeControl
+from referee.match.dealkey import DealKey
+from referee.match.result import FaultRecord, MatchResult, SeatResult
+from referee.storage.private_files import private_dir
+from referee.transport.process import describe_exit
+from referee.transport.timecontrol import TimeControl
 
 if TYPE_CHECKING:
     from referee.league.cluster import ClusterPool

@@ -33,7 +33,7 @@ Seeds are derived with SHA-256 from the league seed and the match's place in
 the schedule, never from ``random`` or ``hash()``, so a schedule is the same on
 every machine, every Python, and after every resume.  They are the matches'
 public *identities*: the cards come from them through the league's secret key
-(``referee.dealkey``), so knowing the league seed, and so every identity, tells
+(``referee.match.dealkey``), so knowing the league seed, and so every identity, tells
 nothing about the cards unless the league opted in to public deals.
 """
 

@@ -36,11 +36,11 @@ from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 
-from referee.dealkey import DealKey
 from referee.league import bankroll
+from referee.league.league_db import LeagueStore, StoredMatch
 from referee.league.ratings import rate
 from referee.league.schedule import ScheduleError, build_schedule
-from referee.league.store import LeagueStore, StoredMatch
+from referee.match.dealkey import DealKey
 from referee.scoring.duplicate import GroupMatch, forfeit_nets
 from referee.scoring.summary import FitSummary
 

@@ -68,12 +68,13 @@ from engine.rules import Rules
 from protocol import MalformedMessageError, decode_json
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
-from referee.league.store import MatchKey
-from referee.match import MatchResult, play_match
-from referee.process import SHORTENED, shortened
+from referee.league.league_db import MatchKey
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
 from referee.sandbox import ENV_SANDBOX, Sandbox, SandboxError, resolve, setting_from_env
-from referee.session import BotSession, open_bot
-from referee.timecontrol import TimeControl
+from referee.transport.process import SHORTENED, shortened
+from referee.transport.session import BotSession, open_bot
+from referee.transport.timecontrol import TimeControl
 
 STARTUP_ATTEMPTS = 2  # per bot and worker; after that a bot that cannot start stays dead
 UNUSED = BotSpec("unused", ("false",))  # fills a growing roster's gaps; never seated

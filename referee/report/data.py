@@ -22,12 +22,12 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
+from referee.league.league_db import LeagueStore, StoredMatch
 from referee.league.ratings import MU, SIGMA, Rating
 from referee.league.standings import Standings, compute
-from referee.league.store import LeagueStore, StoredMatch
-from referee.matchlog import LogError, read_log
-from referee.replay import verify_log
+from referee.match.log import LogError, read_log
 from referee.report.frames import Frame, Narrator, build_frames, pretty, pretty_text
+from referee.tools.replay import verify_log
 
 STDERR_EXCERPT = 4000  # characters of a bot's stderr shown per match and per file
 TRANSCRIPT_REQUESTS = 3  # a fault's transcript starts this many of the seat's requests back

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from referee.render import match_ending
+from referee.text.render import match_ending
 
 _SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from referee.league.store import StoredMatch
-from referee.match import MatchResult, SeatResult
+from referee.league.league_db import StoredMatch
+from referee.match.result import MatchResult, SeatResult
 from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
 from referee.report.frames import plural, pretty, pretty_text

@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from referee.league.store import StoredMatch
-from referee.match import MatchResult
+from referee.league.league_db import StoredMatch
+from referee.match.result import MatchResult
 from referee.report.data import League, MatchLog, load_league, log_path_of, read_match_log
 from referee.report.pages import (
     bot_file,

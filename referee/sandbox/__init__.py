@@ -1,6 +1,6 @@
 """Per-bot limits and isolation: what this machine supports, and how a bot is started under it.
 
-A bot is started by ``referee.process.start_process`` and nowhere else; this
+A bot is started by ``referee.transport.process.start_process`` and nowhere else; this
 module gives that one place its protections.  The referee asks ``detect()``
 once what the machine supports, then ``resolve(level, limits)`` turns a
 ``--sandbox`` level into a ``Sandbox``: the protections that will really be

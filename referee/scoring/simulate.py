@@ -27,7 +27,7 @@ from referee.scoring.duplicate import (
 )
 from referee.scoring.luck import held_boodle_luck, luck
 from referee.scoring.policies import Policy, play_match
-from referee.sprt import ChipsConfig, SprtConfig, group_seed, match_score
+from referee.scoring.sequential import ChipsConfig, SprtConfig, group_seed, match_score
 
 __all__ = ["Format", "formats", "group_score"]
 

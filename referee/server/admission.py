@@ -16,7 +16,7 @@ after the request, and its closing (the server ended, even by ``kill -9``:
 the kernel closes the pipe) cancels the check, which ends the bot's process
 tree, and the child exits.  Not ``PR_SET_PDEATHSIG``: trio forks from a
 worker thread, and that signal follows the *thread* that forked, which trio
-retires after 10 s idle (``referee.process.ChildProcess`` says more); and
+retires after 10 s idle (``referee.transport.process.ChildProcess`` says more); and
 not bubblewrap's ``--die-with-parent`` (the same signal), since the child is
 the referee, not a bot, and runs outside the sandbox.
 
@@ -62,18 +62,18 @@ from typing import Any, TypeVar
 import trio
 
 from referee.bots import BotSpec, resolve_bot
-from referee.dealkey import fresh_deal_seed
+from referee.league.league_db import MatchKey
 from referee.league.schedule import rotations
-from referee.league.store import MatchKey
 from referee.league.worker import spec_from_json
+from referee.match.dealkey import fresh_deal_seed
 from referee.server.build import BuildError, build
 from referee.server.busy import written
 from referee.server.competition import HOUSE_PREFIX
-from referee.server.config import REMOTE, CompetitionConfig
-from referee.server.storage import ParticipantStorage
-from referee.server.store import CompetitionStore, Version, match_id
+from referee.server.competition_db import CompetitionStore, Version, match_id
+from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import Room
-from referee.timecontrol import TimeControl
+from referee.transport.timecontrol import TimeControl
 
 T = TypeVar("T")
 
@@ -162,7 +162,7 @@ class TablePlay:
 def check_seed() -> int:
     """The deal of a check's group, from the operating system's randomness.
 
-    128 bits, as a real group's seed from the competition's key (``referee.dealkey``)
+    128 bits, as a real group's seed from the competition's key (``referee.match.dealkey``)
     is, and not from the key: a real group's would deal a bot a group it may meet later.
     """
     return fresh_deal_seed()
@@ -249,9 +249,9 @@ async def _check_group(
     """One group on a fresh table worker; its matches added to ``matches``; a charged
     table failure's public line, or None.  Raises ``PlatformFailedError``."""
     from referee.server.failures import platform_cause
+    from referee.server.quotas import for_config as disk_space
+    from referee.server.quotas import public_text
     from referee.server.sandboxing import competition_sandbox, sandbox_setting
-    from referee.server.storage import for_config as disk_space
-    from referee.server.storage import public_text
     from referee.server.tables import WorkerError, WorkerTable
 
     opponents = check_opponents(store, version, config.players - 1, draw)
@@ -400,9 +400,9 @@ async def _check_while_wanted(run: Callable[[], Awaitable[T]]) -> T | None:
 
 
 def _check_in_sandbox(request: dict[str, Any]) -> dict[str, Any] | None:
-    from referee import check
     from referee.league.worker import spec_from_json
     from referee.sandbox import resolve, setting_from_env
+    from referee.tools import check
 
     spec = spec_from_json(request["spec"])
     control = TimeControl(**request["time_control"])

@@ -20,9 +20,9 @@ from starlette.routing import BaseRoute, Route
 
 from referee.server.auth import bearer_token, signed_in
 from referee.server.competition import Competition
-from referee.server.config import REMOTE
+from referee.server.competition_db import Participant
+from referee.server.competition_file import REMOTE
 from referee.server.middleware import BodyRefusedError
-from referee.server.store import Participant
 from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
 from referee.server.views import leaderboard, match_view, participant_view, version_json
 

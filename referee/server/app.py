@@ -47,7 +47,8 @@ from referee.server.busy import (
     is_disk_full,
 )
 from referee.server.competition import Competition
-from referee.server.config import REMOTE
+from referee.server.competition_db import StoreError
+from referee.server.competition_file import REMOTE
 from referee.server.middleware import (
     AnonymousRequests,
     BodyDeadline,
@@ -56,7 +57,6 @@ from referee.server.middleware import (
     SecurityHeaders,
 )
 from referee.server.ratelimit import SlidingWindow
-from referee.server.store import StoreError
 from referee.server.uploads import (
     STORAGE_RETRY_AFTER,
     UploadRefusedError,

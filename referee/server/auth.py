@@ -31,7 +31,7 @@ import secrets
 
 from starlette.requests import Request
 
-from referee.server.store import CompetitionStore, Participant
+from referee.server.competition_db import CompetitionStore, Participant
 
 SESSION_COOKIE = "nm_session"
 BROWSER_COOKIE = "nm_bid"

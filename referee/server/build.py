@@ -12,7 +12,7 @@ c          every ``*.c``                ``cc -O2 -o bot *.c -lm``; ``./bot``
 binary     ``bot``                      ``./bot`` (a Linux executable)
 =========  ===========================  ===================================================
 
-Compilers run like bots: through ``referee.process.start_process`` under the
+Compilers run like bots: through ``referee.transport.process.start_process`` under the
 competition's sandbox (so its limits, and the isolation of the iso-sandbox
 work once it lands there, apply to them too), with a clean environment, no
 input, a wall-clock limit, and their stderr kept for the owner's transcript.
@@ -31,12 +31,12 @@ from pathlib import Path, PurePosixPath
 import trio
 
 from referee.bots import BotSpec
-from referee.process import BotProcess, clean_environment, start_process
 from referee.sandbox import Sandbox
 from referee.sandbox.isolation import SCRATCH
-from referee.server.config import UploadLimits
-from referee.server.storage import tree_bytes
+from referee.server.competition_file import UploadLimits
+from referee.server.quotas import tree_bytes
 from referee.server.unpack import BUILT_NAME, Room, UnpackError, unpack_upload
+from referee.transport.process import BotProcess, clean_environment, start_process
 
 OUTPUT = "build"  # the only directory of a version its compiler may write
 ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
@@ -88,7 +88,7 @@ async def build(
     """Compile if the runtime needs it and say how to start the bot in ``root``.
 
     ``room``: the most the compiler's output may take of the participant's share of
-    the disk (``referee.server.storage``); more is a ``BuildError`` with its refusal.
+    the disk (``referee.server.quotas``); more is a ``BuildError`` with its refusal.
     """
     entry = entry_of(runtime, files)
     if runtime == "python3":

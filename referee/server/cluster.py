@@ -34,12 +34,12 @@ from distributed import Future
 from engine.rules import Rules
 from referee.bots import BotSpec
 from referee.league.cluster import ClusterPool, play_on_worker
+from referee.league.league_db import MatchKey
 from referee.league.runner import LeagueError, TableJob
-from referee.league.store import MatchKey
 from referee.league.worker import play_message
-from referee.match import MatchResult
+from referee.match.result import MatchResult
 from referee.sandbox import ENV_SANDBOX
-from referee.server.config import CompetitionConfig
+from referee.server.competition_file import CompetitionConfig
 from referee.server.sandboxing import sandbox_setting
 from referee.server.tables import WorkerError
 

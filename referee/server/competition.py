@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 import trio
 
 from referee.bots import resolve_bot
-from referee.server.config import REMOTE, CompetitionConfig
+from referee.server.competition_db import CompetitionStore, Version
+from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.quotas import for_config as disk_space
 from referee.server.scoring import Leaderboard, Score
-from referee.server.storage import for_config as disk_space
-from referee.server.store import CompetitionStore, Version
 
 if TYPE_CHECKING:
     from referee.server.remote import CompetitionLobby

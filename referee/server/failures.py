@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from referee.server.competition import Competition
-from referee.server.storage import public_text
+from referee.server.quotas import public_text
 from referee.server.tables import WorkerError
 
 SUSPECT_FAILURES = 3  # a version at this many charged failures in a row is suspended

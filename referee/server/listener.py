@@ -46,7 +46,7 @@ from hypercorn.typing import ConnectionState
 from hypercorn.utils import repr_socket_addr, wrap_app
 from starlette.types import ASGIApp
 
-from referee.server.config import ClientLimits
+from referee.server.competition_file import ClientLimits
 
 RESERVE_LEAST = 128  # descriptors kept for the server itself, at the least
 RESERVE_SHARE = 8  # or one in this many of the limit, when that is more

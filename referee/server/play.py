@@ -10,7 +10,7 @@
   recorded at once, in one transaction.  While paused, no new group starts
   (a group in progress finishes: its rotations belong together).
 
-While the data directory's disk is low (``referee.server.storage``) nothing
+While the data directory's disk is low (``referee.server.quotas``) nothing
 starts: no version is admitted, no group planned and no match begun (a group
 in progress waits between two matches); the status line says so, and all
 resumes by itself when there is room.  A table whose worker fails is judged
@@ -32,23 +32,23 @@ import trio
 
 from engine.rules import Rules
 from referee.bots import BotSpec
+from referee.league.league_db import MatchKey
 from referee.league.schedule import derive_seed, rotations
-from referee.league.store import MatchKey
 from referee.league.worker import spec_from_json
-from referee.match import MatchResult
-from referee.private_files import private_dir
+from referee.match.result import MatchResult
 from referee.server.admission import PlatformFailedError, admit
 from referee.server.busy import written
 from referee.server.competition import Competition
-from referee.server.config import REMOTE
+from referee.server.competition_db import Group, match_id
+from referee.server.competition_file import REMOTE
 from referee.server.failures import Suspicions, platform_cause, watch_faults
+from referee.server.quotas import public_text
 from referee.server.sandboxing import sandbox_setting
 from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
-from referee.server.storage import public_text
-from referee.server.store import Group, match_id
 from referee.server.tables import WorkerError, WorkerTable
 from referee.server.unpack import StorageError, UnpackError
 from referee.server.uploads import unpack_version
+from referee.storage.private_files import private_dir
 
 POLL = 1.0  # seconds between looks at the pause flag, the disk and the roster when idle
 RESTART_DELAY = 5.0  # after a table worker failed

@@ -5,7 +5,7 @@ gets its **bot token** on the version's page (owner only) and in the API's
 answer.  Their bot then connects to the competition's ``[remote]`` port as a
 league's remote bot does: ``newmarket connect HOST:PORT --token T -- COMMAND``
 bridges any stdio bot, and the Python SDK connects by itself.  The listener is
-the league's lobby (``referee.remote.RemoteLobby``: handshake deadlines, at
+the league's lobby (``referee.transport.lobby.RemoteLobby``: handshake deadlines, at
 most eight pending connections, tokens compared in constant time, wrong tokens
 limited per address, a reconnect replacing a dead session), which this module
 extends with a roster that grows as versions are registered.
@@ -47,17 +47,17 @@ from referee.bots import BotSpec
 from referee.league.remote_pool import RemotePool
 from referee.league.runner import TableJob
 from referee.league.worker import UNUSED, TableSessions
-from referee.match import MatchResult
-from referee.private_files import private_dir
-from referee.remote import RemoteLobby
+from referee.match.result import MatchResult
 from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
-from referee.server.config import REMOTE
+from referee.server.competition_db import Group, Version
+from referee.server.competition_file import REMOTE
 from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs, table_failure
 from referee.server.sandboxing import competition_sandbox
-from referee.server.store import Group, Version
 from referee.server.tables import WorkerError
-from referee.session import BotSession
+from referee.storage.private_files import private_dir
+from referee.transport.lobby import RemoteLobby
+from referee.transport.session import BotSession
 
 
 def bot_token(secret: bytes, version_id: int) -> str:

@@ -23,7 +23,8 @@ from hypercorn.config import Config as HypercornConfig
 from referee.server.app import build_app
 from referee.server.busy import SERVING_LOCK_WAIT, written
 from referee.server.competition import Competition
-from referee.server.config import CompetitionConfig
+from referee.server.competition_db import CompetitionStore, lock_for_serving
+from referee.server.competition_file import CompetitionConfig
 from referee.server.listener import ConnectionGuard, raise_descriptor_limit, serve_http
 from referee.server.play import (
     GroupQueue,
@@ -35,7 +36,6 @@ from referee.server.play import (
     table_loop,
 )
 from referee.server.sandboxing import competition_sandbox
-from referee.server.store import CompetitionStore, lock_for_serving
 from referee.server.uploads import clear_incoming, incoming_dir
 
 

@@ -2,7 +2,7 @@
 
 Compilers (``build``), the admission check (``admission``) and the table
 workers (``tables``, through ``NEWMARKET_SANDBOX``) all start their processes
-through ``referee.process.start_process`` with this sandbox, so when the
+through ``referee.transport.process.start_process`` with this sandbox, so when the
 isolation work (bubblewrap, in ``referee/sandbox.py``) lands, every process the
 server starts gets it with no change here beyond, perhaps, the level's name.
 """
@@ -13,7 +13,7 @@ import functools
 import json
 
 from referee.sandbox import Limits, Sandbox, resolve, setting_to_env
-from referee.server.config import CompetitionConfig
+from referee.server.competition_file import CompetitionConfig
 
 
 @functools.cache

@@ -44,7 +44,7 @@ from collections.abc import Iterable, Sequence
 from referee.scoring.duplicate import GroupMatch, forfeit_nets
 from referee.scoring.intervals import default_resamples
 from referee.scoring.summary import FitSummary
-from referee.server.store import PlayedMatch
+from referee.server.competition_db import PlayedMatch
 
 BOOTSTRAP = 200
 MIN_GROUPS = 2

@@ -25,11 +25,11 @@ import trio
 from engine.rules import Rules
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
+from referee.league.league_db import MatchKey
 from referee.league.runner import WORKER_EXIT_GRACE, LeagueError, WorkerProcess
-from referee.league.store import MatchKey
 from referee.league.worker import play_message
-from referee.match import MatchResult
-from referee.timecontrol import TimeControl
+from referee.match.result import MatchResult
+from referee.transport.timecontrol import TimeControl
 
 TABLE_NICENESS = 5
 """A table and its bots yield the CPU to the web side when the cores are contended,

@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from referee.server.config import UploadLimits
+from referee.server.competition_file import UploadLimits
 
 CHUNK = 64 * 1024
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -146,7 +146,7 @@ def _bomb(cap: int, name: str = "", what: str = "") -> UnpackError:
 @dataclasses.dataclass(frozen=True)
 class Room:
     """Less than ``max_unpacked_bytes`` left for this upload (a participant's share of the
-    disk, ``referee.server.storage``), and the refusal past it."""
+    disk, ``referee.server.quotas``), and the refusal past it."""
 
     bytes: int
     refusal: str
@@ -206,7 +206,7 @@ def _readable(directory: Path, root: Path) -> None:
 
     A version's files are the one part of the server's data a bot reads: a root
     server runs it as a uid of its own, and only this directory is in its view
-    (the server's data directory around it stays 0700: ``referee.private_files``).
+    (the server's data directory around it stays 0700: ``referee.storage.private_files``).
     """
     while directory != root and root in directory.parents:
         directory.chmod(0o755)

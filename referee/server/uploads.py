@@ -20,7 +20,7 @@ So is a disk under the room the server keeps free (``[storage] min_free_mb``):
 the upload is refused at once, 507.
 
 Each participant's versions keep at most ``[storage] participant_mb`` on the
-disk (``referee.server.storage``): before 2, rejected versions' files make room,
+disk (``referee.server.quotas``): before 2, rejected versions' files make room,
 oldest first; with too little left the upload is refused (413), and what is
 left caps the unpacking in 4 (an archive expanding past it is refused there,
 as a bomb is).
@@ -41,11 +41,10 @@ from pathlib import Path
 import trio
 from starlette.datastructures import UploadFile
 
-from referee.private_files import PRIVATE_DIR, PRIVATE_FILE, private_dir, private_opener
 from referee.server.competition import Competition
-from referee.server.config import REMOTE, CompetitionConfig
-from referee.server.storage import ParticipantStorage
-from referee.server.store import Participant, Version
+from referee.server.competition_db import Participant, Version
+from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import (
     Room,
     StorageError,
@@ -54,6 +53,7 @@ from referee.server.unpack import (
     server_writes,
     unpack_upload,
 )
+from referee.storage.private_files import PRIVATE_DIR, PRIVATE_FILE, private_dir, private_opener
 
 CHUNK = 64 * 1024
 COMPLETE = ".unpacked"  # written in the version directory once files/ is whole

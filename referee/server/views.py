@@ -33,8 +33,8 @@ from referee.report.data import read_match_log
 from referee.report.pages import replay_data
 from referee.report.templating import ScriptJSON, script_json
 from referee.server.competition import Competition
-from referee.server.config import REMOTE
-from referee.server.store import Participant, Version
+from referee.server.competition_db import Participant, Version
+from referee.server.competition_file import REMOTE
 
 HISTORY_POINTS = 120
 

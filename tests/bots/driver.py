@@ -53,7 +53,7 @@ from protocol.messages import (
     decode_bot_message,
     encode,
 )
-from referee import convert
+from referee.match import convert
 
 ROOT = Path(__file__).resolve().parents[2]
 REPLY_TIMEOUT_S = 20.0
@@ -367,7 +367,7 @@ def _with_noise(request: Request) -> bytes:
 
 
 def build_request(match: Match, seat: int, request_id: int) -> Request:
-    """The request the referee sends the seat to act now (``referee.convert`` builds it)."""
+    """The request the referee sends the seat to act now (``referee.match.convert`` builds it)."""
     if match.current_seat() != seat:
         raise AssertionError(f"seat {seat} is not the seat to act")
     return convert.build_request(

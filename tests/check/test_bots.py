@@ -5,7 +5,7 @@ are right about everything else, so each test pins the stage where the
 check must stop, the verdict it prints (the referee's own fault, or the
 lifecycle rule) and the evidence: the transcript's arrow on the failing step
 and the bot's stderr.  The stage names follow the order of
-``referee.check.SCENARIOS``: a bot that breaks a rule only some decisions
+``referee.tools.check.SCENARIOS``: a bot that breaks a rule only some decisions
 exercise fails at the first scenario that asks for one.
 
 Limits are generous where nothing waits on them (10 s to start, a second a
@@ -24,8 +24,8 @@ import pytest
 
 from bots.registry import BUNDLED
 from referee.bots import BotSpec, Transport
-from referee.check import KINDS, SCENARIOS, check_bot, render_report
-from referee.timecontrol import TimeControl
+from referee.tools.check import KINDS, SCENARIOS, check_bot, render_report
+from referee.transport.timecontrol import TimeControl
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 

@@ -3,7 +3,7 @@
 A scenario that only worked for bots that happen to choose as the bundled
 ones do would blame a perfectly good bot (the report calls that a bug of the
 check).  So here the bot under test is an in-process policy on a memory
-stream (``referee.check.play_opponent``, the same loop the opponents run),
+stream (``referee.tools.check.play_opponent``, the same loop the opponents run),
 and every scenario is played by bots that choose at random, always the first
 choice, always the last one (the largest bid, every chip on one card), and
 always go for the dead hand: no scenario may fail to show any of them what
@@ -23,7 +23,8 @@ import trio.testing
 from engine import Match
 from protocol.messages import Choice
 from referee.bots import BotSpec
-from referee.check import (
+from referee.match.dealkey import DealKey
+from referee.tools.check import (
     SCENARIOS,
     CheckReport,
     HangUp,
@@ -38,9 +39,8 @@ from referee.check import (
     render_transcript,
     secret_scenarios,
 )
-from referee.dealkey import DealKey
-from referee.session import open_stream_bot
-from referee.timecontrol import TimeControl
+from referee.transport.session import open_stream_bot
+from referee.transport.timecontrol import TimeControl
 
 CONTROL = TimeControl(move_time=5.0, margin=0.1)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.check import SCENARIOS
+from referee.tools.check import SCENARIOS
 from tests.clirun import newmarket
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")

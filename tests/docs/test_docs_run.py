@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from bots.registry import BUNDLED
-from referee.league.config import load_config
+from referee.league.league_file import load_config
 from tests.docs import blocks as md
 
 DOC_PORT = "7464"  # the port the pages show; a free one is used instead when they run

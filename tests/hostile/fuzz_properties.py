@@ -45,11 +45,12 @@ from protocol.messages import (
     decode_json,
     decode_referee_message,
 )
-from referee.match import MatchResult, play_match
-from referee.matchlog import read_log
-from referee.replay import verify_log
-from referee.session import open_stream_bot
-from referee.timecontrol import TimeControl
+from referee.match.log import read_log
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
+from referee.tools.replay import verify_log
+from referee.transport.session import open_stream_bot
+from referee.transport.timecontrol import TimeControl
 
 Message = dict[str, Any]
 

@@ -22,12 +22,13 @@ from typing import Any
 
 from engine import preset
 from referee.bots import BotSpec, Transport
-from referee.match import MatchResult, play_match
-from referee.matchlog import read_log
-from referee.process import group_members
-from referee.replay import verify_log
-from referee.session import open_bots
-from referee.timecontrol import TimeControl
+from referee.match.log import read_log
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
+from referee.tools.replay import verify_log
+from referee.transport.process import group_members
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = preset("boodle").with_options({"hand_limit": 2})

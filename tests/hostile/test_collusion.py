@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from referee.process import BotProcess, clean_environment, start_process
 from referee.sandbox import Sandbox, detect, resolve
 from referee.sandbox.isolation import UID_BASE, UID_COUNT, UidPool
+from referee.transport.process import BotProcess, clean_environment, start_process
 
 SUPPORT = detect()
 pytestmark = [

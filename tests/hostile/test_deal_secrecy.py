@@ -25,10 +25,10 @@ from typing import Any
 
 import pytest
 
-from referee.league.config import parse_config
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import parse_config
 from referee.league.runner import SilentReporter, run_league
-from referee.league.store import LeagueStore
-from referee.matchlog import read_log
+from referee.match.log import read_log
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -178,12 +178,12 @@ async def test_a_competition_with_default_settings_deals_cards_no_bot_can_find(
     import httpx
 
     from referee.bots import BotSpec
-    from referee.replay import verify_log
     from referee.server.app import build_app
     from referee.server.competition import Competition
-    from referee.server.config import load_config
+    from referee.server.competition_db import CompetitionStore
+    from referee.server.competition_file import load_config
     from referee.server.play import GroupQueue, local_tables, play_group
-    from referee.server.store import CompetitionStore
+    from referee.tools.replay import verify_log
 
     path = tmp_path / "cup.toml"
     path.write_text(

@@ -38,9 +38,9 @@ from engine import Match, preset
 from engine import events as ev
 from engine.rules import Rules
 from protocol.framing import LineFramer
-from referee.match import play_match
-from referee.session import open_stream_bot
-from referee.timecontrol import TimeControl
+from referee.match.referee import play_match
+from referee.transport.session import open_stream_bot
+from referee.transport.timecontrol import TimeControl
 
 Message = dict[str, Any]
 CARD_WORD = re.compile(r"(?<![0-9A-Za-z])[2-9TJQKA][CDHS](?![0-9A-Za-z])")
@@ -214,7 +214,7 @@ async def play_recorded(
             super().__init__(*args, **kwargs)
             matches.append(self)
 
-    monkeypatch.setattr("referee.match.Match", RecordedMatch)
+    monkeypatch.setattr("referee.match.referee.Match", RecordedMatch)
     pairs = [trio.testing.memory_stream_pair() for _ in range(players)]
     bots = [Recorder(bot_end, seed * 10 + i) for i, (_, bot_end) in enumerate(pairs)]
     async with trio.open_nursery() as nursery, AsyncExitStack() as stack:

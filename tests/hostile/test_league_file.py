@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.config import ConfigError, parse_config
+from referee.league.league_file import ConfigError, parse_config
 from referee.sandbox import MIB
 
 PYTHON = sys.executable

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from referee.bots import Transport
-from referee.league.config import parse_config
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import parse_config
 from referee.league.runner import SilentReporter, run_league
-from referee.league.store import LeagueStore
 from tests.hostile.protocol_harness import CONTROL, REPO, play_hostile, proto_bot, table_mates
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")

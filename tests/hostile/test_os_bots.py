@@ -31,13 +31,14 @@ import trio
 from engine import preset
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
-from referee.match import MatchResult, play_match
-from referee.matchlog import read_log
-from referee.process import TERM_GRACE, group_members
-from referee.replay import verify_log
+from referee.match.log import read_log
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
 from referee.sandbox import MIB, Limits, Sandbox, resolve
-from referee.session import open_bots
-from referee.timecontrol import TimeControl
+from referee.tools.replay import verify_log
+from referee.transport.process import TERM_GRACE, group_members
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -415,9 +416,9 @@ def tagged_processes(tag: str) -> list[int]:
 async def test_a_league_with_os_level_hostile_bots_finishes_with_their_faults(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from referee.league.config import parse_config
+    from referee.league.league_db import LeagueStore
+    from referee.league.league_file import parse_config
     from referee.league.runner import SilentReporter, run_league
-    from referee.league.store import LeagueStore
     from referee.sandbox import ENV_SANDBOX, setting_to_env
 
     tag = f"os-league-{os.getpid()}-{tmp_path.name}"

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from referee.process import clean_environment, start_process
 from referee.sandbox import detect, resolve
+from referee.transport.process import clean_environment, start_process
 
 SUPPORT = detect()
 pytestmark = pytest.mark.skipif(

@@ -148,9 +148,9 @@ def tagged_processes(tag: str) -> list[int]:
 
 
 async def test_a_league_of_hostile_bots_finishes_with_every_result_saved(tmp_path: Path) -> None:
-    from referee.league.config import parse_config
+    from referee.league.league_db import LeagueStore
+    from referee.league.league_file import parse_config
     from referee.league.runner import SilentReporter, run_league
-    from referee.league.store import LeagueStore
 
     tag = f"league-{tmp_path.name}"
     # No silent or late bot: their timeouts would make this slow, and tests above have them.

@@ -23,10 +23,10 @@ import trio
 
 from engine import preset
 from referee.bots import BotSpec, resolve_bot
-from referee.match import play_match
+from referee.match.referee import play_match
 from referee.sandbox import detect, resolve
-from referee.session import open_bots
-from referee.timecontrol import TimeControl
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 from tests.hostile.test_isolation import UNPRIVILEGED, Listener, unprivileged_home
 
 pytestmark = [
@@ -98,8 +98,8 @@ async def test_a_league_with_remote_bots_sandboxes_its_local_bots(
 ) -> None:
     """Its local bots start in the league process, not a table worker: the same sandbox."""
     from referee.league.remote_pool import open_remote_pool
-    from referee.remote import write_tokens
     from referee.sandbox import ENV_SANDBOX, Limits, setting_to_env
+    from referee.transport.lobby import write_tokens
 
     monkeypatch.setenv(ENV_SANDBOX, setting_to_env("auto", Limits()))
     bots = [BotSpec("far", (), transport="tcp"), resolve_bot("random", "near")]

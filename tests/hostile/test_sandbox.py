@@ -26,10 +26,9 @@ from engine import preset
 from referee import sandbox as sandbox_module
 from referee.bots import BotSpec
 from referee.cli import app
-from referee.league.config import ConfigError, parse_config
-from referee.match import play_match
-from referee.matchlog import read_log
-from referee.process import group_members
+from referee.league.league_file import ConfigError, parse_config
+from referee.match.log import read_log
+from referee.match.referee import play_match
 from referee.sandbox import (
     BWRAP_NO_NETWORK,
     ENV_SANDBOX,
@@ -45,8 +44,9 @@ from referee.sandbox import (
     sweep_stale,
 )
 from referee.sandbox.isolation import Isolation
-from referee.session import open_bots
-from referee.timecontrol import TimeControl
+from referee.transport.process import group_members
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 

@@ -23,22 +23,22 @@ import trio
 
 from protocol.framing import LineFramer
 from referee.bots import BotSpec
-from referee.session import open_bot
-from referee.tcp_guard import (
+from referee.transport.session import open_bot
+from referee.transport.tcp_guard import (
     EVICTED_DETAIL,
     MAX_PENDING_CONNECTIONS,
     PendingConnections,
     find_token,
     token_matches,
 )
-from referee.timecontrol import TimeControl
+from referee.transport.timecontrol import TimeControl
 from tests.hostile.protocol_harness import CONTROL, play_hostile, proto_bot, table_mates
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
 # Short enough to wait for, long enough for the table mates to start on a loaded machine.
 STARTUP = TimeControl(move_time=2.0, time_bank=0.0, startup_time=5.0, margin=0.5)
-# What a handshake that timed out on a silent connection says (referee.session).
+# What a handshake that timed out on a silent connection says (referee.transport.session).
 NOTHING = (
     "the bot wrote nothing to its TCP connection: if it prints, make sure it flushes "
     "(python3 -u, print(..., flush=True), fflush(stdout))"

@@ -23,10 +23,10 @@ import pytest
 
 from engine import preset
 from referee.bots import BotSpec, resolve_bot
-from referee.match import play_match
+from referee.match.referee import play_match
 from referee.sandbox import detect, resolve
-from referee.session import open_bots
-from referee.timecontrol import TimeControl
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 
 SUPPORT = detect()
 pytestmark = [

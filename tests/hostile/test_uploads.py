@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.server.config import UploadLimits
+from referee.server.competition_file import UploadLimits
 from referee.server.unpack import UnpackError, unpack_upload
 
 MIB = 1 << 20

@@ -1,7 +1,7 @@
 """The edges of the referee's line reading, against real bot processes (stdio and TCP).
 
 The referee reads and writes a bot's pipes and sockets straight through the OS
-(``referee.connection``'s fast paths: ``read_now``, ``send_now``, and the
+(``referee.transport.connection``'s fast paths: ``read_now``, ``send_now``, and the
 framer's single-line path), so each edge here is one those paths must get
 right: a line exactly at the cap arriving in many pieces, a NUL and a lone
 surrogate inside a line, a line just over the cap behind a whole one in the

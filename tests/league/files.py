@@ -42,7 +42,7 @@ startup_time = 60.0
 def afresh(db: Path, copy: Path) -> None:
     """``copy``: the league of ``db`` as it was made, before any match was played.
 
-    The same identity, bots, seed and deal key (``referee.dealkey``): the
+    The same identity, bots, seed and deal key (``referee.match.dealkey``): the
     league's cards are secret and drawn when its database is made, so two
     databases made apart deal different cards, and a test that compares two
     runs of one league plays the second on a fresh copy of the first.

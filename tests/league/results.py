@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from referee.league.store import MatchKey
-from referee.match import FaultRecord, MatchResult, SeatResult
+from referee.league.league_db import MatchKey
+from referee.match.result import FaultRecord, MatchResult, SeatResult
 
 
 def result(

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from referee.dealkey import DealKey
 from referee.league.bankroll import (
     BankrollParams,
     BankrollState,
@@ -15,9 +14,10 @@ from referee.league.bankroll import (
     replay,
     table_sizes,
 )
-from referee.league.config import LeagueConfig
+from referee.league.league_db import StoredMatch
+from referee.league.league_file import LeagueConfig
 from referee.league.runner import bankroll_params
-from referee.league.store import StoredMatch
+from referee.match.dealkey import DealKey
 
 from .results import result
 from .test_config import GOOD
@@ -147,9 +147,9 @@ def test_a_round_limit_ends_a_league_of_bots_that_never_go_broke(tmp_path: Path)
 @pytest.mark.trio
 async def test_a_real_bankroll_league_seats_each_bot_with_its_own_bankroll(tmp_path: Path) -> None:
     """Round 2's tables start each seat with its bot's round-1 chips; the logs replay."""
+    from referee.league.league_db import LeagueStore
     from referee.league.runner import SilentReporter, run_league
-    from referee.league.store import LeagueStore
-    from referee.replay import verify_log
+    from referee.tools.replay import verify_log
 
     text = """
 [league]

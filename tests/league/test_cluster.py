@@ -27,11 +27,11 @@ import trio
 
 from referee.bots import BotSpec
 from referee.league.cluster import ClusterError, bot_problems
-from referee.league.config import LeagueConfig, load_config
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import LeagueConfig, load_config
 from referee.league.runner import SilentReporter, TableJob, run_league
 from referee.league.standings import standings_of
-from referee.league.store import LeagueStore
-from referee.match import MatchResult
+from referee.match.result import MatchResult
 from tests.league.files import afresh, write_league_file
 
 REPO = Path(__file__).resolve().parents[2]

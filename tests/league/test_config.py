@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.config import ConfigError, LeagueConfig, load_config, parse_config
+from referee.league.league_file import ConfigError, LeagueConfig, load_config, parse_config
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.config import load_config
-from referee.league.store import LeagueStore
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import load_config
 from tests.league.files import write_league_file
 
 REPO = Path(__file__).resolve().parents[2]

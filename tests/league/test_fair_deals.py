@@ -21,12 +21,12 @@ import trio
 
 from engine import preset
 from referee.bots import BotSpec
-from referee.league.config import LeagueConfig, parse_config
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import LeagueConfig, parse_config
 from referee.league.runner import MATCH_ATTEMPTS, LeagueRun, SilentReporter, run_league
-from referee.league.store import LeagueStore
-from referee.match import play_match
-from referee.session import open_bots
-from referee.timecontrol import TimeControl
+from referee.match.referee import play_match
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 

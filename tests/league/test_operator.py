@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.replay import verify_log
+from referee.tools.replay import verify_log
 from tests.league.files import afresh, write_league_file
 
 REPO = Path(__file__).resolve().parents[2]

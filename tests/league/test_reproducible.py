@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.config import parse_config
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import parse_config
 from referee.league.runner import SilentReporter, run_league
-from referee.league.store import LeagueStore
 from tests.league.files import afresh
 
 LEAGUE = """

@@ -285,10 +285,10 @@ def test_ctrl_c_stops_cleanly_and_standings_can_be_read_while_it_runs(tmp_path: 
 
 @pytest.mark.trio
 async def test_a_bot_that_crashes_is_warned_about_and_disqualified(tmp_path: Path) -> None:
-    from referee.league.config import parse_config
+    from referee.league.league_db import LeagueStore
+    from referee.league.league_file import parse_config
     from referee.league.runner import SilentReporter, run_league
     from referee.league.standings import standings_of
-    from referee.league.store import LeagueStore
 
     text = """
 [league]

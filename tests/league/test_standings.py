@@ -7,9 +7,9 @@ import io
 import json
 from pathlib import Path
 
+from referee.league.league_db import StoredMatch
 from referee.league.ratings import rate
 from referee.league.standings import compute
-from referee.league.store import StoredMatch
 
 from .results import key, result
 from .test_config import GOOD

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.config import LeagueConfig, parse_config
-from referee.league.store import LeagueStore, StoreError, first_difference
+from referee.league.league_db import LeagueStore, StoreError, first_difference
+from referee.league.league_file import LeagueConfig, parse_config
 
 from .results import key, result
 from .test_config import GOOD

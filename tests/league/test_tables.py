@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from referee.league.league_db import LeagueStore
 from referee.league.standings import StandingRow, Standings
-from referee.league.store import LeagueStore
-from referee.printing import print_whole
+from referee.text.printing import print_whole
 
 from .results import key, result
 from .test_store import config_of

@@ -19,9 +19,10 @@ import pytest
 
 from engine import Rules, preset
 from referee.bots import BotSpec, Transport
-from referee.match import MatchResult, play_match
-from referee.session import open_bot
-from referee.timecontrol import TimeControl
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
+from referee.transport.session import open_bot
+from referee.transport.timecontrol import TimeControl
 from tests.protocol.spec_sections import SPEC_PATH
 from tests.referee.fakes import FakeWire, Message, Policy, by_default, fake_table
 

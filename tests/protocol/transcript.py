@@ -10,7 +10,7 @@ SPEC.md differs from what this module produces.  Print the block with::
 This module plays the referee's part for one seat in the simplest way (every
 reply instant, no faults).  It is a test helper and the one place in
 ``tests/protocol`` that imports the engine; ``protocol/`` itself never does.
-Events and requests are converted by ``referee.convert``, exactly as the
+Events and requests are converted by ``referee.match.convert``, exactly as the
 referee converts them, so the transcript is what a bot really reads.
 """
 
@@ -35,7 +35,7 @@ from protocol.messages import (
     Shutdown,
     encode,
 )
-from referee.convert import build_request, protocol_event, to_action
+from referee.match.convert import build_request, protocol_event, to_action
 
 SEED = 2
 PLAYERS = 3

@@ -21,9 +21,9 @@ import trio
 import trio.testing
 
 from protocol.framing import LineFramer
-from referee.connection import Connection
-from referee.session import BotSession, open_stream_bot
-from referee.timecontrol import TimeControl
+from referee.transport.connection import Connection
+from referee.transport.session import BotSession, open_stream_bot
+from referee.transport.timecontrol import TimeControl
 
 Message = dict[str, Any]
 
@@ -137,7 +137,7 @@ async def fake_table(
     With ``lockstep`` a write completes only when the bot has read it, as if
     pipes had no buffer: a bot that stops reading blocks the referee's writes.
     With ``sockets`` each bot is at the other end of a socket pair, so the
-    referee's connection takes its file-descriptor road (``referee.connection``).
+    referee's connection takes its file-descriptor road (``referee.transport.connection``).
     """
     async with trio.open_nursery() as nursery, AsyncExitStack() as stack:
         sessions: list[BotSession] = []

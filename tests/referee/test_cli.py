@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from referee.matchlog import LogError
-from referee.replay import verify_log
+from referee.match.log import LogError
+from referee.tools.replay import verify_log
 from tests.clirun import newmarket
 
 runner = CliRunner()

@@ -1,4 +1,4 @@
-"""The connection's direct road over file descriptors (``referee.connection``).
+"""The connection's direct road over file descriptors (``referee.transport.connection``).
 
 A process's pipes take the shorter road (a write tried at once, a read that
 waits only when nothing has arrived); these tests drive it over a real pipe
@@ -16,7 +16,7 @@ from collections.abc import Callable
 import pytest
 import trio
 
-from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.transport.connection import Connection, ConnectionBrokenError, ConnectionClosedError
 from tests.referee.fakes import pipe_pair
 
 

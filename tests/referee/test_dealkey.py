@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine import Match, preset
-from referee.dealkey import KEY_BYTES, SEED_BITS, DealKey, fresh_deal_seed
 from referee.league.schedule import build_schedule
+from referee.match.dealkey import KEY_BYTES, SEED_BITS, DealKey, fresh_deal_seed
 
 
 def test_a_generated_key_is_256_bits_and_never_the_same_twice() -> None:

@@ -17,10 +17,10 @@ import pytest
 
 from engine import Match, Rules, preset
 from protocol.events import Event
-from referee.convert import protocol_events, to_action
-from referee.match import play_match
-from referee.matchlog import read_log
-from referee.timecontrol import TimeControl
+from referee.match.convert import protocol_events, to_action
+from referee.match.log import read_log
+from referee.match.referee import play_match
+from referee.transport.timecontrol import TimeControl
 from tests.referee.fakes import FakeWire, Message, fake_table, randomly
 
 RULE_SETS = {

@@ -1,7 +1,7 @@
 """The speed rounds' shortcuts change no byte a user sees, and leave trio's promises whole.
 
 A connection over file descriptors writes and reads them directly, and over
-any other stream goes through trio's ``Stream`` (``referee.connection``); a
+any other stream goes through trio's ``Stream`` (``referee.transport.connection``); a
 match without a log file builds no log records at all (``_Referee.logging``).
 The same match, with the same fake bots on a virtual clock, is played over
 memory streams and over socket pairs, with and without a log file: every
@@ -25,13 +25,14 @@ from pathlib import Path
 import pytest
 import trio
 
-import referee.connection
+import referee.transport.connection
 from engine import preset
 from referee.bots import BotSpec
-from referee.connection import Connection, ConnectionClosedError, _Contention
-from referee.match import BRIEF_WAIT, SPIN_WAIT, MatchResult, play_match, spin_wait
-from referee.session import SCHEDULE_EVERY, BotLostError, BotSession
-from referee.timecontrol import TimeControl
+from referee.match.referee import BRIEF_WAIT, SPIN_WAIT, play_match, spin_wait
+from referee.match.result import MatchResult
+from referee.transport.connection import Connection, ConnectionClosedError, _Contention
+from referee.transport.session import SCHEDULE_EVERY, BotLostError, BotSession
+from referee.transport.timecontrol import TimeControl
 from tests.referee.fakes import fake_table, pipe_pair, randomly
 
 CONTROL = TimeControl(move_time=1.0, time_bank=5.0)
@@ -239,7 +240,7 @@ def calm_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _SpinStarte
     loadavg = tmp_path / "loadavg"
     loadavg.write_text("0.10 0.10 0.10 1/100 1\n")
     contention = _SpinStarted(str(loadavg))
-    monkeypatch.setattr(referee.connection, "_CONTENTION", contention)
+    monkeypatch.setattr(referee.transport.connection, "_CONTENTION", contention)
     return contention
 
 

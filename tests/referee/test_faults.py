@@ -20,10 +20,11 @@ import pytest
 import trio
 
 from engine import Rules, preset
-from referee.match import MatchResult, final_places, play_match
-from referee.matchlog import read_log
-from referee.replay import verify_log
-from referee.timecontrol import TimeControl
+from referee.match.log import read_log
+from referee.match.referee import play_match
+from referee.match.result import MatchResult, final_places
+from referee.tools.replay import verify_log
+from referee.transport.timecontrol import TimeControl
 from tests.referee.fakes import (
     FakeWire,
     Message,

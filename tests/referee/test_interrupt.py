@@ -23,13 +23,13 @@ from pathlib import Path
 import pytest
 import trio
 
-import referee.match
+import referee.match.referee
 from engine import preset
-from referee.failures import first_instance
-from referee.match import play_match
-from referee.matchlog import LogError, MatchLog
-from referee.replay import verify_log
-from referee.timecontrol import TimeControl
+from referee.match.failures import first_instance
+from referee.match.log import LogError, MatchLog
+from referee.match.referee import play_match
+from referee.tools.replay import verify_log
+from referee.transport.timecontrol import TimeControl
 from tests.referee.fakes import fake_table, randomly
 
 CONTROL = TimeControl(move_time=1.0, time_bank=0.0, margin=0.05)
@@ -94,7 +94,7 @@ def _play_until_interrupted(log: Path) -> None:
 def test_ctrl_c_during_a_log_write_leaves_a_clean_prefix(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: int
 ) -> None:
-    monkeypatch.setattr(referee.match, "MatchLog", _log_interrupted_at(write))
+    monkeypatch.setattr(referee.match.referee, "MatchLog", _log_interrupted_at(write))
     log = tmp_path / "m.jsonl"
     _play_until_interrupted(log)
     lines = log.read_bytes().splitlines()

@@ -1,4 +1,4 @@
-"""The match's events lines, assembled from each event's JSON (``referee.convert``).
+"""The match's events lines, assembled from each event's JSON (``referee.match.convert``).
 
 The referee encodes each event once and joins the pieces into a seat's
 ``events`` line instead of encoding an ``Events`` message per seat.  SPEC.md
@@ -20,8 +20,8 @@ from engine import events as engine_events
 from protocol.events import Event
 from protocol.framing import MAX_LINE_BYTES, LineTooLongError
 from protocol.messages import Events, encode
-from referee import convert
-from referee.convert import events_line, protocol_event, wire_event
+from referee.match import convert
+from referee.match.convert import events_line, protocol_event, wire_event
 from tests.protocol.samples import EVENTS
 
 

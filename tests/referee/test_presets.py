@@ -15,10 +15,10 @@ import pytest
 from bots.registry import BUNDLED
 from engine import PRESETS, Rules, preset
 from referee.bots import Transport, resolve_bot
-from referee.match import play_match
-from referee.replay import verify_log
-from referee.session import open_bots
-from referee.timecontrol import TimeControl
+from referee.match.referee import play_match
+from referee.tools.replay import verify_log
+from referee.transport.session import open_bots
+from referee.transport.timecontrol import TimeControl
 
 AVAILABLE = [name for name, bundled in BUNDLED.items() if bundled.available()[0]]
 MISSING = sorted(set(BUNDLED) - set(AVAILABLE))

@@ -25,12 +25,13 @@ import trio
 from engine import preset
 from protocol.framing import LineFramer
 from referee.bots import BotSpec, Transport
-from referee.match import MatchResult, play_match
-from referee.matchlog import read_log
-from referee.process import group_members, open_child
-from referee.replay import verify_log
-from referee.session import open_bot, open_bots
-from referee.timecontrol import TimeControl
+from referee.match.log import read_log
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
+from referee.tools.replay import verify_log
+from referee.transport.process import group_members, open_child
+from referee.transport.session import open_bot, open_bots
+from referee.transport.timecontrol import TimeControl
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 

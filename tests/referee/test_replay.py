@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from engine import preset
 from referee.cli import app
-from referee.match import play_match
-from referee.matchlog import LogError, MatchLog, read_log
-from referee.replay import render_replay, verify_log
-from referee.timecontrol import TimeControl
+from referee.match.log import LogError, MatchLog, read_log
+from referee.match.referee import play_match
+from referee.tools.replay import render_replay, verify_log
+from referee.transport.timecontrol import TimeControl
 from tests.referee.fakes import FakeWire, Message, fake_table, randomly
 
 RULES = preset("stops").with_options({"hand_limit": 3})

@@ -28,10 +28,10 @@ import pytest
 import trio
 
 from engine import preset
-from referee.match import play_match
-from referee.matchlog import LogError
-from referee.replay import Replay, verify_log
-from referee.timecontrol import TimeControl
+from referee.match.log import LogError
+from referee.match.referee import play_match
+from referee.tools.replay import Replay, verify_log
+from referee.transport.timecontrol import TimeControl
 from tests.referee.fakes import FakeWire, Message, fake_table, randomly
 
 RULES = preset("boodle").with_options({"hand_limit": 4})

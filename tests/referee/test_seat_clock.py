@@ -12,7 +12,7 @@ import math
 import pytest
 
 from protocol.timing import charge
-from referee.timecontrol import SeatClock, TimeControl
+from referee.transport.timecontrol import SeatClock, TimeControl
 
 MOVE_TIMES = [0.001, 0.0015, 0.0025, 0.1, 0.3, 0.7, 1.0, 1.2345, 2.9999]
 

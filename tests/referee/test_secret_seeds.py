@@ -1,6 +1,6 @@
 """``newmarket match`` and ``newmarket sprt``: a fresh secret deal each run, the same with --seed.
 
-Without ``--seed`` the cards come from 128 fresh bits (``referee.dealkey``)
+Without ``--seed`` the cards come from 128 fresh bits (``referee.match.dealkey``)
 that no bot can search; the match id sent to the bots does not carry them, and
 the log's header records them so that ``newmarket replay`` still verifies the
 match.  With ``--seed`` the run is reproducible, as before.
@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from referee.matchlog import read_log
-from referee.replay import verify_log
+from referee.match.log import read_log
+from referee.tools.replay import verify_log
 from tests.clirun import newmarket
 
 BOTS = ("--bot", "random", "--bot", "lowest", "--bot", "tracker")

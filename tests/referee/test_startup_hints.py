@@ -16,8 +16,8 @@ import pytest
 import trio
 
 from referee.bots import BotSpec, Transport
-from referee.session import open_bot, quoted
-from referee.timecontrol import TimeControl
+from referee.transport.session import open_bot, quoted
+from referee.transport.timecontrol import TimeControl
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import msgspec
 
 from protocol.messages import Request
-from referee.match import play_match
-from referee.timecontrol import TimeControl
+from referee.match.referee import play_match
+from referee.transport.timecontrol import TimeControl
 from tests.protocol import transcript
 from tests.referee.fakes import FakeWire, Message, Policy, fake_table
 

@@ -15,8 +15,8 @@ import trio
 from protocol.messages import Fault, Hello, MatchStart, encode
 from referee.bots import BotSpec
 from referee.commands.connect import RefusalWatch, bridge, with_token
-from referee.remote import RemoteLobby, open_lobby
-from referee.timecontrol import TimeControl
+from referee.transport.lobby import RemoteLobby, open_lobby
+from referee.transport.timecontrol import TimeControl
 from tests.protocol.samples import REFEREE_MESSAGES
 
 # A stdio bot that says ready, then reads until its input ends (as SPEC.md 6.3 asks) and

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from referee.league.store import LeagueStore
+from referee.league.league_db import LeagueStore
 from tests.remote.test_remote_league import NEWMARKET, ROOT, free_port, wait_for_listener
 
 
@@ -143,8 +143,8 @@ command = "random"
 
 
 def test_duplicate_deals_with_remote_bots_only_when_the_league_file_asks(tmp_path: Path) -> None:
-    from referee.league.config import load_config
     from referee.league.deals import deal_note
+    from referee.league.league_file import load_config
 
     def config(schedule: str, remote: bool = True) -> tuple[bool, str | None]:
         path = tmp_path / "deals.toml"

@@ -17,8 +17,8 @@ import trio
 from protocol.faults import FaultKind
 from protocol.messages import PROTOCOL_VERSION
 from referee.bots import BotSpec
-from referee.league.config import ConfigError, parse_config
-from referee.remote import (
+from referee.league.league_file import ConfigError, parse_config
+from referee.transport.lobby import (
     RemoteLobby,
     TokenFileError,
     issue_tokens,
@@ -26,7 +26,7 @@ from referee.remote import (
     open_lobby,
     read_tokens,
 )
-from referee.timecontrol import TimeControl
+from referee.transport.timecontrol import TimeControl
 
 BOTS = [BotSpec("alice", (), transport="tcp"), BotSpec("bob", (), transport="tcp")]
 TOKENS = {0: "alice-secret", 1: "bob-secret"}
@@ -189,7 +189,7 @@ async def test_two_connections_replacing_one_at_once_leave_one_seated_and_close_
     # the old one already lost and is seated at once.  The waiting one then used to seat
     # itself over the third without ending it: the third's socket stayed open for good,
     # one leaked per try for whoever holds the token.
-    from referee.session import BotSession
+    from referee.transport.session import BotSession
 
     async with open_lobby(BOTS, TOKENS, CONTROL, host="127.0.0.1", port=0, wait=60) as lobby:
         first, _ = await join(lobby, "alice-secret")

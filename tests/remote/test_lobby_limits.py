@@ -15,8 +15,8 @@ import trio
 import trio.testing
 
 from protocol.faults import FaultKind
-from referee.remote import BENCH_FIRST, WAIT_BUDGET, WAIT_WINDOW, RemoteLobby, open_lobby
-from referee.tcp_guard import (
+from referee.transport.lobby import BENCH_FIRST, WAIT_BUDGET, WAIT_WINDOW, RemoteLobby, open_lobby
+from referee.transport.tcp_guard import (
     WRONG_TOKEN_BLOCK,
     WRONG_TOKEN_LIMIT,
     WRONG_TOKEN_WINDOW,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.league.store import LeagueStore
+from referee.league.league_db import LeagueStore
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 45  # seconds an absent bot is waited for: the no-show costs the league this much

@@ -19,13 +19,13 @@ from engine import preset
 from engine.rules import Rules
 from protocol.faults import FaultKind
 from referee.bots import BotSpec
+from referee.league.league_db import MatchKey
 from referee.league.remote_pool import RemotePool
 from referee.league.runner import TableJob
-from referee.league.store import MatchKey
-from referee.match import MatchResult
-from referee.remote import BENCH_FIRST, WAIT_BUDGET, WAIT_WINDOW, Bench, RemoteLobby
-from referee.session import BotSession
-from referee.timecontrol import TimeControl
+from referee.match.result import MatchResult
+from referee.transport.lobby import BENCH_FIRST, WAIT_BUDGET, WAIT_WINDOW, Bench, RemoteLobby
+from referee.transport.session import BotSession
+from referee.transport.timecontrol import TimeControl
 
 BOTS = [
     BotSpec("here", (), transport="tcp"),

@@ -21,8 +21,8 @@ import pytest
 
 from engine.rules import Rules
 from engine.state import Match
-from referee.convert import apply_choice, build_request
-from referee.matchlog import read_log
+from referee.match.convert import apply_choice, build_request
+from referee.match.log import read_log
 from referee.report.data import load_league, log_path_of
 from referee.report.site import SiteBuilder
 from tests.chromium import launched_chromium, needs_chromium, screenshot

@@ -13,7 +13,7 @@ import pytest
 
 from engine import Match, preset
 from engine.presets import PRESETS
-from referee.convert import log_event
+from referee.match.convert import log_event
 from referee.report.frames import build_frames, pretty
 
 # After a hand ends the viewer keeps showing the cards left in each hand (the log's

@@ -1,6 +1,6 @@
 """The words of the report and of ``newmarket replay``: every capture told, hands named right.
 
-Two narrators tell a match: ``referee.render`` (``newmarket replay``, ``demo``)
+Two narrators tell a match: ``referee.text.render`` (``newmarket replay``, ``demo``)
 and ``referee.report.frames`` (the report's replay viewer and the ``#`` lines
 of a fault's transcript).  Both are held here against the engine's own events
 over random matches of every preset.
@@ -17,10 +17,10 @@ import pytest
 from engine import Match, preset
 from engine.events import BoodleWon, CardPlayed, WentOut
 from engine.presets import PRESETS
-from referee.convert import log_event
-from referee.render import render
+from referee.match.convert import log_event
 from referee.report.data import transcripts
 from referee.report.frames import build_frames, plural, pretty, pretty_text
+from referee.text.render import render
 
 CAPTURE = re.compile(r"(\S+) wins the (\S+) boodle: (\d+) chips")
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from referee.printing import printable_block
 from referee.report.chart import rating_chart
 from referee.report.data import MatchLog
 from referee.report.pages import match_view
 from referee.report.templating import environment
+from referee.text.printing import printable_block
 
 HOSTILE = '"><script>alert(1)</script>\x1b[2J\u202eevil</pre><b>x</b>'
 

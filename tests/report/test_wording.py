@@ -23,12 +23,13 @@ from rich.console import Console
 
 from engine import preset
 from referee.commands.match import result_table
-from referee.match import MatchResult, play_match
-from referee.printing import print_whole
-from referee.render import match_ending
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
 from referee.server.app import templates
 from referee.server.views import _replay
-from referee.timecontrol import TimeControl
+from referee.text.printing import print_whole
+from referee.text.render import match_ending
+from referee.transport.timecontrol import TimeControl
 from tests.referee.fakes import by_default, fake_table
 from tests.server.test_templates import page_context
 

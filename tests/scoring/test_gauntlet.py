@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.league.config import ConfigError, parse_config
+from referee.league.league_file import ConfigError, parse_config
 from referee.league.schedule import ScheduleError, build_schedule
 from tests.league.files import write_league_file
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engine import preset
-from referee.league.config import ConfigError, parse_config
+from referee.league.league_file import ConfigError, parse_config
 from referee.scoring.duplicate import deep_chips
 from referee.scoring.policies import POLICIES, play_match
 

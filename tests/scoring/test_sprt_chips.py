@@ -15,8 +15,8 @@ import pytest
 
 from engine import preset
 from referee.scoring.policies import POLICIES
+from referee.scoring.sequential import ELO_PER_CHIP, H0, H1, ChipsConfig, Decision, SprtState
 from referee.scoring.simulate import formats, group_score
-from referee.sprt import ELO_PER_CHIP, H0, H1, ChipsConfig, Decision, SprtState
 
 
 def test_the_llr_is_the_normal_gsprt_formula_with_the_small_sample_factor() -> None:

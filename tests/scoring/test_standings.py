@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from referee.league.league_db import StoredMatch
 from referee.league.standings import compute
-from referee.league.store import StoredMatch
 from referee.report.data import League, rating_history
 from referee.report.pages import bot_page, index_page
 from referee.scoring.duplicate import GroupMatch

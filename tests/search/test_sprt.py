@@ -1,4 +1,4 @@
-"""referee/sprt.py on synthetic data: the scores, the Elo scale, the test's decisions.
+"""referee/scoring/sequential.py on synthetic data: the scores, the Elo scale, the test's decisions.
 
 The group scores here come from seeded generators with a known mean, so
 every decision is the same on every run: a clear improvement must accept
@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from referee.sprt import (
+from referee.scoring.sequential import (
     H0,
     H1,
     SprtConfig,

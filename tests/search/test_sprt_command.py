@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from referee.cli import app
-from referee.match import play_match
+from referee.match.referee import play_match
 
 SEARCH = f"{sys.executable} -m bots.search --max-samples 15"
 SHORT = ["--players", "3", "--hands", "6", "--move-time", "3"]

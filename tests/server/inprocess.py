@@ -12,11 +12,11 @@ from pathlib import Path
 import httpx
 
 from referee.bots import BotSpec
-from referee.match import MatchResult, SeatResult
+from referee.match.result import MatchResult, SeatResult
 from referee.server.app import build_app
 from referee.server.competition import Competition
-from referee.server.config import load_config
-from referee.server.store import CompetitionStore, Group
+from referee.server.competition_db import CompetitionStore, Group
+from referee.server.competition_file import load_config
 
 PLAIN_BOT = b"print('hello')\n"
 

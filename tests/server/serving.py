@@ -26,8 +26,8 @@ from typing import Any
 
 import httpx
 
-from referee.server.config import load_config
-from referee.server.store import CompetitionStore, hash_token
+from referee.server.competition_db import CompetitionStore, hash_token
+from referee.server.competition_file import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"

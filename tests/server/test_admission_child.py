@@ -30,7 +30,7 @@ SERVER = textwrap.dedent(
     import json, sys, trio
     from pathlib import Path
     from referee.server.admission import run_check_process
-    from referee.server.config import load_config
+    from referee.server.competition_file import load_config
     config = load_config(Path(sys.argv[1]))
     trio.run(run_check_process, config, json.loads(sys.argv[2]))
     """

@@ -20,8 +20,8 @@ from referee.bots import BotSpec, resolve_bot
 from referee.server import play
 from referee.server.admission import admit, play_as_a_table, version_dir
 from referee.server.competition import Competition
-from referee.server.config import load_config
-from referee.server.store import CompetitionStore, Version
+from referee.server.competition_db import CompetitionStore, Version
+from referee.server.competition_file import load_config
 
 OBSERVER = """
 import json, os, sys

@@ -19,11 +19,11 @@ import pytest
 import trio
 import trio.testing
 
-from referee.league.store import MatchKey
-from referee.match import MatchResult
+from referee.league.league_db import MatchKey
+from referee.match.result import MatchResult
 from referee.server import busy, play
-from referee.server.config import load_config
-from referee.server.store import CompetitionStore, StoreError
+from referee.server.competition_db import CompetitionStore, StoreError
+from referee.server.competition_file import load_config
 from tests.server.inprocess import (
     PLAIN_BOT,
     admitted_group,

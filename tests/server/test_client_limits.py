@@ -17,9 +17,9 @@ from starlette.types import ASGIApp, Message
 
 from referee.server.app import build_app
 from referee.server.competition import Competition
-from referee.server.config import load_config
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
 from referee.server.listener import ConnectionGuard, GuardedStream, reserve_for
-from referee.server.store import CompetitionStore
 
 FORM = [(b"content-type", b"application/x-www-form-urlencoded")]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.server.store import CompetitionStore
+from referee.server.competition_db import CompetitionStore
 from tests.clirun import newmarket
 from tests.server.serving import NEWMARKET, REPO
 

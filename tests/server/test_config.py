@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.server.config import ConfigError, load_config
+from referee.server.competition_file import ConfigError, load_config
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from referee.server.config import load_config
-from referee.server.store import CompetitionStore
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
 from tests.server.serving import REPO
 
 NEWMARKET = [sys.executable, "-m", "referee.cli", "serve"]

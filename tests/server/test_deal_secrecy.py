@@ -14,12 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from referee.match import FaultRecord, MatchResult
+from referee.match.result import FaultRecord, MatchResult
 from referee.server.app import build_app
 from referee.server.competition import Competition
-from referee.server.config import load_config
+from referee.server.competition_db import CompetitionStore, StoreError
+from referee.server.competition_file import load_config
 from referee.server.play import group_matches
-from referee.server.store import CompetitionStore, StoreError
 from tests.server.inprocess import admitted_group, finished, open_competition
 
 CARD_FAULT = "played 7H, which is not in its hand"

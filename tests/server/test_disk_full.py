@@ -28,10 +28,10 @@ import trio
 from referee.bots import resolve_bot
 from referee.server import play
 from referee.server.competition import Competition
-from referee.server.config import load_config
+from referee.server.competition_db import CompetitionStore, Group
+from referee.server.competition_file import load_config
 from referee.server.failures import SUSPECT_FAILURES
-from referee.server.storage import free_bytes
-from referee.server.store import CompetitionStore, Group
+from referee.server.quotas import free_bytes
 from referee.server.tables import WorkerError
 
 MIB = 1 << 20

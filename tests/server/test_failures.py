@@ -15,14 +15,14 @@ import trio.testing
 
 from engine import preset
 from referee.bots import BotSpec
-from referee.league.store import MatchKey
-from referee.match import MatchResult
+from referee.league.league_db import MatchKey
+from referee.match.result import MatchResult
 from referee.server.app import build_app
 from referee.server.competition import Competition
-from referee.server.config import load_config
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
 from referee.server.failures import platform_cause
 from referee.server.play import GroupQueue
-from referee.server.store import CompetitionStore
 from referee.server.tables import WorkerError, WorkerTable
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from referee.server.competition import Competition
+from referee.server.competition_db import CompetitionStore, StoreError
 from referee.server.names import looks_like, normal_name
-from referee.server.store import CompetitionStore, StoreError
 from tests.server.inprocess import open_competition
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import httpx
 from starlette.types import ASGIApp
 
-from referee.match import FaultRecord
+from referee.match.result import FaultRecord
 from referee.server.app import build_app
 from referee.server.competition import Competition
-from referee.server.config import load_config
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
 from referee.server.ratelimit import SlidingWindow
-from referee.server.store import CompetitionStore
 from tests.clirun import newmarket
 from tests.server.inprocess import admitted_group, finished, open_competition
 from tests.server.serving import REPO

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from referee.server.config import load_config
+from referee.server.competition_file import load_config
 from tests.server.serving import (
     NEWMARKET,
     REPO,

@@ -13,10 +13,10 @@ from pathlib import Path
 import trio
 
 from referee.server.competition import Competition
-from referee.server.config import load_config
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
 from referee.server.play import GroupQueue, group_matches
 from referee.server.remote import CompetitionLobby, bot_token
-from referee.server.store import CompetitionStore
 
 
 def competition(tmp_path: Path) -> Competition:

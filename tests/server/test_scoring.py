@@ -10,8 +10,8 @@ import pytest
 from referee.scoring.duplicate import GroupMatch, forfeit_nets
 from referee.scoring.fit import equations
 from referee.scoring.intervals import Bootstrap, bootstrap
+from referee.server.competition_db import PlayedMatch
 from referee.server.scoring import BOOTSTRAP, MIN_GROUPS, SEED, Leaderboard, score_versions
-from referee.server.store import PlayedMatch
 
 HANDS = 10
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from referee.server.config import load_config
+from referee.server.competition_file import load_config
 from tests.server.serving import Server, add_participant, competition_file, running, wait_until
 
 HEAD = b"GET / HTTP/1.1\r\nHost: cup\r\nUser-Agent: " + b"s" * 2000 + b"\r\n\r\n"

@@ -24,17 +24,17 @@ from starlette.datastructures import UploadFile
 
 from engine import preset
 from referee.bots import BotSpec, resolve_bot
-from referee.league.store import MatchKey
-from referee.match import MatchResult
-from referee.matchlog import read_log
+from referee.league.league_db import MatchKey
+from referee.match.log import read_log
+from referee.match.result import MatchResult
 from referee.sandbox import Limits, setting_to_env
 from referee.server import busy, play, uploads
 from referee.server.competition import Competition
-from referee.server.config import load_config
-from referee.server.storage import ParticipantStorage
-from referee.server.store import CompetitionStore
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
+from referee.server.quotas import ParticipantStorage
 from referee.server.tables import WorkerTable
-from referee.timecontrol import TimeControl
+from referee.transport.timecontrol import TimeControl
 from tests.server.inprocess import api_upload, finished, open_competition
 
 DISK_FULL = "the server could not store this upload: disk full; try again later"

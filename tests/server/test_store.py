@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from referee.match import MatchResult
+from referee.match.result import MatchResult
+from referee.server.competition_db import CompetitionStore, PlayedMatch, StoreError
 from referee.server.scoring import score_versions
-from referee.server.store import CompetitionStore, PlayedMatch, StoreError
 from tests.server.inprocess import admitted_group, finished, open_competition
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import jinja2
 import pytest
 
-from referee.printing import printable_block
 from referee.report.templating import script_json
 from referee.server.app import templates
+from referee.text.printing import printable_block
 
 HOSTILE = '</script><script>alert(1)</script>"\x1b[2J\u202eevil<b>x</b>'
 SHOWN = printable_block(HOSTILE)  # what a reader sees: \x1b and \u202e as escapes

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from referee.server.config import UploadLimits
+from referee.server.competition_file import UploadLimits
 from referee.server.unpack import UnpackError, unpack_upload
 
 LIMITS = UploadLimits(max_bytes=1 << 20, max_files=10, max_unpacked_bytes=1 << 20, per_hour=5)

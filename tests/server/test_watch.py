@@ -11,8 +11,8 @@ import trio
 import trio.testing
 
 from referee.bots import BotSpec
-from referee.league.store import MatchKey
-from referee.match import FaultRecord, MatchResult
+from referee.league.league_db import MatchKey
+from referee.match.result import FaultRecord, MatchResult
 from referee.server import play
 from referee.server.failures import binomial_tail, watch_faults
 from tests.server.inprocess import finished, open_competition

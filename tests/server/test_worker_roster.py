@@ -14,10 +14,10 @@ import trio
 
 from engine import preset
 from referee.bots import resolve_bot
-from referee.league.store import MatchKey
+from referee.league.league_db import MatchKey
 from referee.sandbox import Limits, setting_to_env
 from referee.server.tables import WorkerTable
-from referee.timecontrol import TimeControl
+from referee.transport.timecontrol import TimeControl
 
 NAMES = {1: "random", 2: "lowest", 3: "tracker", 4: "boodle"}
 

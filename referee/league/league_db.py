@@ -14,7 +14,7 @@ database is created and compared when it is opened again: a different league
 is refused with the first key that differs, never merged.
 
 The database also keeps what the league file does not say and a resume must
-find again: the league's *deal key* (``referee.dealkey``: 256 secret bits
+find again: the league's *deal key* (``referee.match.dealkey``: 256 secret bits
 drawn when the database is created, or ``public`` when the file opts in to
 public deals), from which every match's cards come, and the league seed drawn
 for a file that gives none.  The key never leaves this file and the league
@@ -54,14 +54,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from referee.dealkey import DealKey
-from referee.league.config import LeagueConfig
+from referee.league.league_file import LeagueConfig
 from referee.league.schedule import draw_league_seed
-from referee.match import MatchResult
-from referee.private_files import create_private, private_dir, private_opener
+from referee.match.dealkey import DealKey
+from referee.match.result import MatchResult
+from referee.storage.private_files import create_private, private_dir, private_opener
 
 SCHEMA_VERSION = 1
-DEAL_KEY = "deal_key"  # the league table's key for the deal key (``referee.dealkey``)
+DEAL_KEY = "deal_key"  # the league table's key for the deal key (``referee.match.dealkey``)
 DRAWN_SEED = "drawn_seed"  # ... and for the league seed drawn for a file without one
 LEGACY_DEALS = "legacy_deals"  # "1": made before deal keys, so its deals stay public
 LEAGUE_DB = "league database"  # how errors name it (the server's store shares the set-up)
@@ -508,7 +508,7 @@ def lock_for_writing(
 ) -> int:
     """An exclusive lock on ``<db>.lock`` (its descriptor), or ``StoreError`` naming who has it.
 
-    Also the competition server's (``referee.server.store.lock_for_serving``): its own words.
+    Also the competition server's (``server.competition_db.lock_for_serving``): its own words.
     """
     lock_path = path.with_name(path.name + ".lock")
     try:

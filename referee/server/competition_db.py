@@ -3,7 +3,7 @@
 Written by the server process alone (the CLI's ``add-participant``, ``pause``,
 ``resume`` and ``unsuspend`` write small rows from another process; WAL makes
 that safe).
-As in the league store (``referee.league.store``, whose ideas this follows):
+As in the league store (``referee.league.league_db``, whose ideas this follows):
 
 * a finished match is written in one transaction (match, seats, faults) the
   moment its worker reports it, with ``synchronous=FULL``: a ``kill -9`` or a
@@ -16,7 +16,7 @@ As in the league store (``referee.league.store``, whose ideas this follows):
 
 Tokens are stored as SHA-256 hashes: the database alone signs nobody in.
 
-The deal key (``referee.dealkey``; meta ``deal_key``, apart from the
+The deal key (``referee.match.dealkey``; meta ``deal_key``, apart from the
 session-signing ``secret``) is drawn when the database is made; every group's
 cards come from it and the group's public seed, so this file is what the
 organiser must keep secret for the cards to be.  A database made before deal
@@ -43,10 +43,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.dealkey import DealKey
-from referee.league.store import StoreError as SqliteError
-from referee.league.store import connect_sqlite, lock_for_writing, quick_check
-from referee.match import MatchResult
+from referee.league.league_db import StoreError as SqliteError
+from referee.league.league_db import connect_sqlite, lock_for_writing, quick_check
+from referee.match.dealkey import DealKey
+from referee.match.result import MatchResult
 from referee.server.names import (
     NameRefusedError,
     check_script,

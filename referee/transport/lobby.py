@@ -7,7 +7,7 @@ lobby is the league-wide listener they connect to:
 
 * **Identified by token.**  Each registered bot has its own token
   (``newmarket tokens``); the ``ready`` of a connection names the bot by its
-  token alone, looked up with ``referee.tcp_guard.find_token`` (constant time,
+  token alone, looked up with ``referee.transport.tcp_guard.find_token`` (constant time,
   every token compared).  A wrong token, a second connection of a bot that is
   connected, or a connection too slow to say ``ready`` is refused with one
   ``fault`` line and closed; nothing about the league goes to it first.
@@ -71,9 +71,9 @@ from protocol.messages import (
     encode,
 )
 from referee.bots import BotSpec
-from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
-from referee.private_files import private_dir
-from referee.session import (
+from referee.storage.private_files import private_dir
+from referee.transport.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.transport.session import (
     TELL_TIMEOUT,
     BotLostError,
     BotSession,
@@ -81,8 +81,8 @@ from referee.session import (
     referee_version,
     startup_fault,
 )
-from referee.tcp_guard import PendingConnections, WrongTokenLimit, find_token
-from referee.timecontrol import TimeControl
+from referee.transport.tcp_guard import PendingConnections, WrongTokenLimit, find_token
+from referee.transport.timecontrol import TimeControl
 
 TOKEN_BYTES = 24  # 192 random bits, 32 characters of URL-safe base64
 

@@ -8,7 +8,7 @@ referee little and learn nothing:
 * **Nothing about any match** goes to a pending connection: the referee
   sends it ``hello`` (the protocol version and the referee's name) and, if it
   is refused, one ``fault`` saying why.  Seats, rules, names and cards come
-  only after the handshake (``referee.session``).
+  only after the handshake (``referee.transport.session``).
 * **A deadline per handshake.**  Every pending connection runs inside its own
   cancel scope with a deadline (``PendingConnections.admit``); a connection
   that says nothing, or one byte a second (slowloris), is closed when it
@@ -34,7 +34,7 @@ referee little and learn nothing:
   tokens cannot be guessed anyway; the limit keeps a guesser from filling the
   organiser's screen, and the pending limit above bounds what it costs.
 
-The pieces are small on purpose: ``referee.session`` uses them for a seat's
+The pieces are small on purpose: ``referee.transport.session`` uses them for a seat's
 own listener, and a listener shared by many remote bots (each with its own
 token) can use the same ones.
 """

@@ -47,7 +47,7 @@ from protocol.transports import ENV_CONNECT, parse_connect
 from referee.sandbox import BotCgroups, Sandbox
 from referee.sandbox.isolation import ENV_SHARED_DIR, SCRATCH, UidLease, data_pipe, etc_pipes
 
-FORWARD_SCRIPT = Path(__file__).resolve().parent / "sandbox" / "forward.py"
+FORWARD_SCRIPT = Path(__file__).resolve().parents[1] / "sandbox" / "forward.py"
 REFEREE_SOCKET = "/.referee.sock"  # where an isolated TCP bot's relay finds the referee
 
 # What a bot inherits from the referee's environment; everything else it must be given.

@@ -29,8 +29,8 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from referee.server.config import CompetitionConfig
-from referee.server.store import CompetitionStore, Version
+from referee.server.competition_db import CompetitionStore, Version
+from referee.server.competition_file import CompetitionConfig
 
 MIB = 1 << 20
 

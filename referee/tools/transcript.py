@@ -31,8 +31,8 @@ from typing import Any, Literal
 import msgspec
 
 from protocol.events import Event
-from referee.convert import events_line, wire_event
-from referee.matchlog import LogError, log_lines
+from referee.match.convert import events_line, wire_event
+from referee.match.log import LogError, log_lines
 
 Direction = Literal["sent", "received"]
 
@@ -193,7 +193,7 @@ def feed(lines: list[WireLine], command: list[str], *, timeout: float = 10.0) ->
     from queue import Empty, Queue
 
     from protocol.messages import PROTOCOL_VERSION, Hello, encode
-    from referee.session import referee_version
+    from referee.transport.session import referee_version
 
     replies = recorded_replies(lines)
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)

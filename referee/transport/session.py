@@ -44,12 +44,12 @@ from protocol.messages import (
 from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS, DEFAULT_STDERR_CAP_BYTES
 from protocol.transports import ENV_CONNECT, ENV_TOKEN
 from referee.bots import BotSpec
-from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
-from referee.private_files import private_dir, private_opener
-from referee.process import BotProcess, StderrBuffer, clean_environment, start_process
 from referee.sandbox import Sandbox
-from referee.tcp_guard import MAX_PENDING_CONNECTIONS, PendingConnections, token_matches
-from referee.timecontrol import TimeControl
+from referee.storage.private_files import private_dir, private_opener
+from referee.transport.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.transport.process import BotProcess, StderrBuffer, clean_environment, start_process
+from referee.transport.tcp_guard import MAX_PENDING_CONNECTIONS, PendingConnections, token_matches
+from referee.transport.timecontrol import TimeControl
 
 EXIT_GRACE = 0.2  # after the process exits, how long its last output may still take to arrive
 EOF_EXIT_WAIT = 0.5  # after end of stream, how long to wait for an exit (crash) before "eof"
@@ -453,7 +453,7 @@ class BotSession:
         each under the start-up limit as its deadline (a remote bot's counts
         from its accepted connection, SPEC.md 6.1; a started bot's from its
         start).  At most ``MAX_PENDING_CONNECTIONS`` are pending at once; one
-        more evicts the oldest (``referee.tcp_guard``).  A refused connection
+        more evicts the oldest (``referee.transport.tcp_guard``).  A refused connection
         is told why and closed, and the seat keeps waiting for the right one.
         """
         winner: list[trio.SocketStream] = []

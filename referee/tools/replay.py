@@ -14,7 +14,7 @@ Only decisions drive the replay; everything else is checked against it.  In
 a log with a wire transcript (format 2) that includes every line the seats
 were sent, regenerated and compared byte for byte, and every line they sent
 back, which must be the reply, late reply or fault logged after it
-(``referee.transcript_check``).  What no line can confirm (a bot's stderr,
+(``referee.tools.transcript_check``).  What no line can confirm (a bot's stderr,
 how a connection was lost, measured times) is listed in ``Replay.unverifiable``
 by line number, never passed over in silence.
 """
@@ -36,10 +36,10 @@ from engine.rules import Rules
 from engine.state import Match
 from protocol.faults import DISQUALIFY_AT_ONCE, FaultKind
 from protocol.messages import Choice
-from referee.convert import apply_choice, build_request, log_event
-from referee.match import FaultRecord, MatchResult, SeatResult, final_places
-from referee.matchlog import LOG_FORMAT, LogError, NotAMatchLog, log_lines, log_records
-from referee.transcript_check import TranscriptCheck, Unverifiable
+from referee.match.convert import apply_choice, build_request, log_event
+from referee.match.log import LOG_FORMAT, LogError, NotAMatchLog, log_lines, log_records
+from referee.match.result import FaultRecord, MatchResult, SeatResult, final_places
+from referee.tools.transcript_check import TranscriptCheck, Unverifiable
 
 __all__ = ["NotAMatchLog", "Replay", "log_records", "render_replay", "verify_log"]
 
@@ -534,7 +534,7 @@ _BETWEEN_A_LINE_AND_ITS_VERDICT = frozenset({"event", "chance"})
 _LOOKED_AT_WHOLE = frozenset({"event", "sent"})
 _VERDICTS = frozenset({"reply", "late", "fault"})
 
-# The fields of each record a referee writing format 2 writes (``referee.matchlog``), and
+# The fields of each record a referee writing format 2 writes (``referee.match.log``), and
 # nothing else: a field added or renamed by hand is a changed line.  The header's vary.
 _FIELDS: dict[str, tuple[set[str], ...]] = {
     kind: tuple({"type", *names.split()} for names in alternatives)
@@ -615,7 +615,7 @@ def verify_log(path: Path) -> Replay:
 
 def render_replay(replay: Replay) -> list[str]:
     """The match for people: the table, then hand by hand with faults, then the result."""
-    from referee.render import render
+    from referee.text.render import render
 
     header = replay.header
     lines = [

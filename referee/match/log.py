@@ -17,7 +17,7 @@ the ``result``:
               machine, and the limits (``referee.sandbox``).
 ``chance``    a hand's deal (every hand and the dead hand): the match's chance
               outcomes, written before the ``cards_dealt`` event they explain.
-``event``     one omniscient engine event (``referee.convert.log_event``), with
+``event``     one omniscient engine event (``referee.match.convert.log_event``), with
               ``n``, its index among the match's events.
 ``request``   seat, hand, id, decision, legal choices, default, time left
               (written just after the request itself, so after the events
@@ -33,7 +33,7 @@ the ``result``:
               ms from the match's start, ``lines`` each line written: a message
               as it was sent, or for an ``events`` message the list of its
               events, each the ``n`` of an ``event`` line (its wire form is
-              regenerated from it: ``referee.transcript``) or the referee's own
+              regenerated from it: ``referee.tools.transcript``) or the referee's own
               event as sent.
 ``received``  (format 2) a line a seat sent during the match, at ``t``: ``line``
               (its text) or ``line_base64`` when it is not UTF-8.
@@ -61,7 +61,7 @@ from typing import Any
 import msgspec
 from trio.lowlevel import enable_ki_protection
 
-from referee.private_files import private_dir, private_opener
+from referee.storage.private_files import private_dir, private_opener
 
 LOG_FORMAT = 2
 """The version of the layout above; replay reads this format and format 1 (no transcript)."""

@@ -20,7 +20,7 @@ The file's shape (every key is optional unless marked)::
     [league]  name, format ("round_robin" | "bankroll"), seed (the schedule's;
               default: drawn at the first start and kept in the database),
               public_deals (true: the cards follow from the seed, for research;
-              default false: from a secret key in the database, ``referee.dealkey``),
+              default false: from a secret key in the database, ``referee.match.dealkey``),
               table_size (3..8; default 4, or every bot if fewer), hand_limit,
               logs (a directory, or false; default: beside the database),
               match ("session" | "fixed_hands" | "auto": fixed_hands for the
@@ -34,7 +34,7 @@ The file's shape (every key is optional unless marked)::
     [[bots]]  name, command (required: a bundled name, a command line or an
               argv list), cwd, env = { KEY = "value" }, transport ("stdio" | "tcp"),
               remote = true (instead of a command: the bot connects by itself
-              with a token from ``newmarket tokens``; see ``referee.remote``)
+              with a token from ``newmarket tokens``; see ``referee.transport.lobby``)
     [remote]  host, port, wait (seconds a registered bot may be absent before its
               matches are played without it), tokens (file; default
               ``<league file stem>.tokens.json`` beside the league file)
@@ -68,11 +68,11 @@ from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.schedule import AUTO, GAUNTLET, SCHEDULE_KINDS
-from referee.process import why_cannot_start
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
 from referee.sandbox.isolation import ENV_SHARED_DIR
 from referee.scoring.duplicate import fixed_hands
-from referee.timecontrol import TimeControl
+from referee.transport.process import why_cannot_start
+from referee.transport.timecontrol import TimeControl
 
 # What a bot's name, command and environment may hold: a name becomes a file name (its
 # stderr log) and a report page, so no path separators, no "..", no control characters.
@@ -309,7 +309,7 @@ class Section:
 class ConfigReader:
     """Reads a league file into a ``LeagueConfig``, failing with one line naming the key.
 
-    Public with ``Section``: the competition server's reader (``referee.server.config``)
+    Public with ``Section``: the competition server's reader (``referee.server.competition_file``)
     subclasses it, so the sections both files have read and fail the same way.
     """
 

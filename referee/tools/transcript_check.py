@@ -1,6 +1,6 @@
 """Verifying a log's wire transcript: each ``sent`` line regenerated, each ``received`` explained.
 
-``referee.replay`` re-runs the engine from a log; this module is its check of
+``referee.tools.replay`` re-runs the engine from a log; this module is its check of
 the log's side of the wire (format 2), fed each line in order by the replay,
 with the replay's engine at the same point of the match the referee's was
 when the line was written:
@@ -58,12 +58,13 @@ from protocol.messages import (
     encode,
 )
 from protocol.timing import charge, deadline_ms, time_left_ms
-from referee.convert import apply_choice, build_request, wire_event
-from referee.match import START_HAND, final_places
-from referee.match import _excerpt as excerpt  # how a fault quotes a line: match.py's own
-from referee.matchlog import LogError
-from referee.session import LATE_IDS_KEPT
-from referee.timecontrol import TimeControl
+from referee.match.convert import apply_choice, build_request, wire_event
+from referee.match.log import LogError
+from referee.match.referee import START_HAND
+from referee.match.referee import _excerpt as excerpt  # how a fault quotes a line: the loop's own
+from referee.match.result import final_places
+from referee.transport.session import LATE_IDS_KEPT
+from referee.transport.timecontrol import TimeControl
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +155,7 @@ class _SeatWire:
 
 
 class TranscriptCheck:
-    """The wire side of ``referee.replay``'s verifier; see the module docstring.
+    """The wire side of ``referee.tools.replay``'s verifier; see the module docstring.
 
     Each ``on_*`` method is called for its kind of line, after the replay's
     own checks of it, with the replay's engine (``match``) and its typed

@@ -74,18 +74,19 @@ from protocol.messages import (
 )
 from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS
 from referee.bots import BotSpec
-from referee.dealkey import DealKey
-from referee.match import MatchResult, play_match
-from referee.matchlog import read_log
+from referee.match.dealkey import DealKey
+from referee.match.log import read_log
+from referee.match.referee import play_match
+from referee.match.result import MatchResult
 from referee.sandbox import Sandbox
-from referee.session import (
+from referee.transport.session import (
     BotLostError,
     BotSession,
     open_bot,
     open_stream_bot,
     referee_version,
 )
-from referee.timecontrol import TimeControl
+from referee.transport.timecontrol import TimeControl
 
 Message = dict[str, Any]
 SHUTDOWN_GRACE: Final = DEFAULT_SHUTDOWN_GRACE_MS / 1000

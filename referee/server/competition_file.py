@@ -5,7 +5,7 @@ league file.  The shape (every key optional unless marked)::
 
     [competition]  name (required), seed (the scheduler's and the groups' public
                    identities, not the cards: those come from a secret key in the
-                   database, ``referee.dealkey``), public_deals (true: the cards
+                   database, ``referee.match.dealkey``), public_deals (true: the cards
                    follow from the seed; fixed at the first start), data (directory
                    for the database, uploads and logs; default: "<file stem>-data"),
                    self_registration (bool), runtimes (list of RUNTIMES),
@@ -36,7 +36,7 @@ league file.  The shape (every key optional unless marked)::
                    compared with the check's fault rate)
 
 The sections a league file has too ([rules], [time_control], [sandbox]) are
-read by the league's reader (``referee.league.config``), so they mean the same
+read by the league's reader (``referee.league.league_file``), so they mean the same
 and fail with the same lines; the server's own sections use its ``Section``.
 
 Relative paths are taken from the directory holding the file.
@@ -51,9 +51,9 @@ from typing import Any
 
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
-from referee.league.config import ConfigError, ConfigReader, RemoteSettings, Section
+from referee.league.league_file import ConfigError, ConfigReader, RemoteSettings, Section
 from referee.sandbox import MIB, Limits
-from referee.timecontrol import TimeControl
+from referee.transport.timecontrol import TimeControl
 
 __all__ = [
     "RUNTIMES",

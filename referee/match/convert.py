@@ -228,7 +228,7 @@ def wire_views(views: ev.EventViews) -> bytes | tuple[bytes, ...] | None:
 
 
 # Engine events whose log form (``log_event``) is not their wire form: the log keeps
-# the engine's field names and is omniscient (``referee.transcript`` maps them).
+# the engine's field names and is omniscient (``referee.tools.transcript`` maps them).
 LOG_DIFFERS_FROM_WIRE: frozenset[type[Any]] = frozenset(
     {ev.HandStarted, ev.CardsDealt, ev.HandSwapped, ev.MatchEnded}
 )

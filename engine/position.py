@@ -61,6 +61,7 @@ from engine.state import (
     _PHASE_STAKE,
     DEAD,
     Match,
+    _play_table,
 )
 
 __all__ = ["Position", "PositionError", "build_match", "from_observation", "position_of"]
@@ -210,6 +211,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._log_base = 0
 
     match._owner = owner
+    match._in_hand = _play_table(owner, played)
     match._played = played
     match._hands = hands
     match._dead = dead

@@ -18,7 +18,11 @@ Hidden cards leave the engine only through ``observation(seat)`` and
 Inside, a card is a *position code* ``suit * 13 + position`` where position 0
 is the lowest card of the suit under the rank order in force, so "the next
 higher card" is always ``code + 1`` and a hand is a 52-bit mask.  Codes are
-turned back into ``Card``s only at the API boundary.  Speed matters here
+turned back into ``Card``s only at the API boundary.  Beside the owner table
+(who was dealt each card, never changed once a run event refers to it) a hand
+keeps a play table: who still holds each card, so that a run asks one list
+"who holds the next card?" and a card played, dead or past the top of its
+suit all answer "nobody".  Speed matters here
 (search bots play millions of hands), so the hot path of a hand works on
 plain ints and lists and records events as small tuples, turned into typed
 events only when asked for.
@@ -128,6 +132,13 @@ def _tables(order: RankOrder) -> tuple[tuple[int, ...], tuple[Card, ...]]:
 _TABLES = {order: _tables(order) for order in RankOrder}
 # The top card of each suit (Ace or King): a run always stops after it.
 _TOPS = sum(1 << (13 * suit + 12) for suit in range(4))
+# The play table (Match._in_hand) has two entries past the pack: code 52, after each
+# suit's top, is held by nobody, and code 53, after each boodle card, by _BOODLE, so
+# that a run's one lookup per card also finds the cards after which it may pay.
+_AFTER_TOP = 52
+_AFTER_BOODLE = 53
+_BOODLE = 9
+_PLAY_TAIL = [DEAD, _BOODLE]  # never changed: a hand appends it to its own copy
 
 
 def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
@@ -159,8 +170,10 @@ _CODES: tuple[int, ...] = tuple(range(52))  # the pack by position code, before 
 _OUTS: tuple[tuple[int, int], ...] = tuple((E_OUT, seat) for seat in range(8))
 _ALONE: tuple[tuple[int], ...] = tuple((seat,) for seat in range(8))
 # The owner table between hands.  Owner tables are never changed in place (see
-# Match.apply), so every match shares this one.
+# Match.apply), so every match shares this one; and the play table, which only a
+# lead changes, and no lead is made between hands.
 _NO_OWNER = [DEAD] * 52
+_NO_HOLDER = [*_NO_OWNER, *_PLAY_TAIL]
 
 
 @lru_cache(maxsize=1024)
@@ -187,6 +200,12 @@ def _holders_by_position(
     if equal_hands:
         dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
     return tuple((recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt))
+
+
+def _play_table(owner: list[int], played: int) -> list[int]:
+    """A hand's play table (``Match._in_hand``) from its owner table and the cards played."""
+    table = [DEAD if played >> code & 1 else holder for code, holder in enumerate(owner)]
+    return [*table, *_PLAY_TAIL]
 
 
 def _leads(hand: int, lows: tuple[tuple[Card, ...], ...]) -> list[Card]:
@@ -272,16 +291,22 @@ class _Plan:
     µs a match (enum reads, ``stake_required``, the boodle tables).
     """
 
-    __slots__ = ("boodle_at", "due", "lead_any", "lows", "most_due", "rare_cards", "table")
+    __slots__ = ("after", "boodle_at", "due", "lead_any", "lows", "most_due", "table")
 
     def __init__(self, rules: Rules) -> None:
         to_pos = _TABLES[rules.rank_order][0]
         self.boodle_at = [-1] * 52  # shared by every match of these rules: never changed
-        boodle_mask = 0
         for index, card in enumerate(rules.boodle_cards):
             self.boodle_at[to_pos[card]] = index
-            boodle_mask |= 1 << to_pos[card]
-        self.rare_cards = _TOPS | boodle_mask
+        # Where a run looks up who holds the next card (see _AFTER_BOODLE).
+        self.after = tuple(
+            _AFTER_BOODLE
+            if self.boodle_at[code] >= 0
+            else _AFTER_TOP
+            if code % 13 == 12
+            else code + 1
+            for code in range(52)
+        )
         self.lows = _LOWS[rules.rank_order]
         self.lead_any = rules.lead_suit is LeadSuit.ANY
         self.due = (rules.stake_required(False), rules.stake_required(True))
@@ -347,6 +372,7 @@ class Match:
     """One match at one table. See the module docstring."""
 
     __slots__ = (
+        "_after",
         "_bid_order",
         "_bids",
         "_boodle_at",
@@ -361,6 +387,7 @@ class Match:
         "_hand_number",
         "_hands",
         "_hands_played",
+        "_in_hand",
         "_kitty",
         "_known_dead",
         "_last_suit",
@@ -377,7 +404,6 @@ class Match:
         "_places",
         "_played",
         "_players",
-        "_rare_cards",
         "_rules",
         "_seatings",
         "_seats",
@@ -403,7 +429,7 @@ class Match:
     _to_pos: tuple[int, ...]
     _to_card: tuple[Card, ...]
     _boodle_at: list[int]
-    _rare_cards: int  # the boodle cards and each suit's top: a run may pay or stop after them
+    _after: tuple[int, ...]  # where a run looks for the next card's holder (see _Plan)
     _lows: tuple[tuple[Card, ...], ...]  # see _lowest_cards
     _lead_any: bool  # rules.lead_suit is ANY: no pass, no steering away from a suit
     _deals: tuple[Deal, ...]
@@ -423,6 +449,7 @@ class Match:
     _phase: int
     _to_act: int
     _owner: list[int]  # who was dealt each card (after any swap); static during play
+    _in_hand: list[int]  # the play table: the owner while unplayed, else DEAD; then _PLAY_TAIL
     _played: int  # mask of the cards played this hand
     _hands: list[int]
     _dead: int
@@ -479,7 +506,7 @@ class Match:
         self._to_pos, self._to_card = _TABLES[rules.rank_order]
         plan = _plan_of(rules)
         self._boodle_at = plan.boodle_at
-        self._rare_cards = plan.rare_cards
+        self._after = plan.after
         self._lows = plan.lows
         self._lead_any = plan.lead_any
         self._deals = tuple(deals)
@@ -502,6 +529,7 @@ class Match:
         self.is_over = False
         self._to_act = -1
         self._owner = _NO_OWNER
+        self._in_hand = _NO_HOLDER
         self._played = 0
         self._hands = [0] * players
         self._dead = 0
@@ -640,86 +668,91 @@ class Match:
 
         A lead is played here, with its forced follows, rather than in a method
         of its own: random playouts make millions of leads, and a lead is the one
-        decision of most hands, so it costs one Python frame, not two.
+        decision of most hands, so it costs one Python frame, not two.  Only a
+        lead puts ``Card``s in ``_legal``, so a legal card is a lead and needs no
+        other check of the phase.
 
         A run is logged as one event (first card, last card, the owner table)
         rather than one per card: who played each card is in the owner table, so
         ``engine.events`` expands it later.  An owner table is never changed once
         a run refers to it (a new hand or a redealt clone gets a new list).
 
-        Most cards of a run need only "who holds the next card?": ``rare`` marks
-        the cards after which something else may happen (a boodle card, the top
-        of a suit, a next card already played: none of those change during a run,
-        which plays only cards above the ones played before it), so the common
-        card costs one bit test.
+        Each card of a run asks the play table who holds the card after it
+        (``_after``: the next code, or a code past the pack after a suit's top
+        or a boodle card); the answer is a seat, who follows, or the run stops
+        or may pay, which is rare.
         """
-        if self._phase != _PHASE_LEAD:
+        if type(action) is not Card or action not in self._legal:
             self._apply_other(action)
             return
-        if type(action) is not Card:
-            raise MalformedActionError(f"a lead must be a Card, got {action!r}")
-        if action not in self._legal:
-            raise IllegalActionError(self._illegal_lead_reason(action))
         code = self._to_pos[action]
-        owner = self._owner
         hands = self._hands
-        played = self._played
-        log = self._hand_log
+        in_hand = self._in_hand
+        after = self._after
         seat = self._to_act
+        log = self._hand_log
         bit = _BIT
         lead = first = code
-        is_lead = True
-        rare = (played >> 1) | self._rare_cards
-        stop: tuple[Any, ...] | None = None
         while True:
             hand = hands[seat] ^ bit[code]
             hands[seat] = hand
-            if rare & bit[code]:  # one operation on the big int, not two (rare >> code & 1)
+            in_hand[code] = DEAD
+            if not hand:
+                break
+            holder = in_hand[after[code]]
+            if holder < DEAD:
+                seat = holder
+                code += 1
+                continue
+            if holder == _BOODLE:
                 index = self._boodle_at[code]
-                if index >= 0 and self._stacks[index]:
+                won = self._stacks[index]
+                if won:
                     # "takes all the chips on that card" at once (every source)
-                    log.append((E_RUN, first, code, is_lead, owner))
+                    log.append((E_RUN, first, code, first == lead, self._owner))
                     first = code + 1
-                    is_lead = False
-                    won = self._stacks[index]
                     self._stacks[index] = 0
                     self._chips[seat] += won
                     log.append((E_BOODLE, seat, index, won))
-                if not hand:
-                    break
-                if code % 13 == 12:
-                    stop = _STOPS_TOP[code]
-                    break
-                if played & bit[code + 1]:
-                    stop = _STOPS_PLAYED[code]
-                    break
-            elif not hand:
-                break
-            nxt = code + 1
-            holder = owner[nxt]
-            if holder == 8:  # DEAD
-                stop = _STOPS_DEAD[code]
-                break
-            code = nxt
-            seat = holder
-        if first <= code:
-            log.append((E_RUN, first, code, is_lead, owner))
+                if code % 13 != 12:
+                    holder = in_hand[code + 1]
+                    if holder < DEAD:
+                        seat = holder
+                        code += 1
+                        continue
+            break
+        played = self._played
         self._played = played | (bit[code + 1] - bit[lead])  # the run's cards, lead..code
-        if stop is None:  # the seat played its last card
+        if not hand:  # the seat played its last card
+            index = self._boodle_at[code]
+            if index >= 0 and self._stacks[index]:
+                log.append((E_RUN, first, code, first == lead, self._owner))
+                first = code + 1
+                won = self._stacks[index]
+                self._stacks[index] = 0
+                self._chips[seat] += won
+                log.append((E_BOODLE, seat, index, won))
+            if first <= code:
+                log.append((E_RUN, first, code, first == lead, self._owner))
             self._settle_out(seat)
             return
-        log.append(stop)
+        if first <= code:
+            log.append((E_RUN, first, code, first == lead, self._owner))
+        if code % 13 == 12:
+            log.append(_STOPS_TOP[code])
+        elif played & bit[code + 1]:
+            log.append(_STOPS_PLAYED[code])
+        else:
+            log.append(_STOPS_DEAD[code])
         # The last player to play leads again (seeds 000/002/003/004).
         self._last_suit = _SUIT_OF[code]
         if not self._lead_any:
             self._prepare_lead_for(seat, pass_lead=True)
             return
         # _prepare_lead_for inlined for the common rule (any suit may be led): a copy
-        # of _leads, because calling it here costs 1.2% more instructions a hand
-        # (callgrind, --plain api: 296.3 K against 292.7 K, remeasured at 7e2fcab).
-        # tests/engine/test_simulation.py checks the legal leads after every stop
-        # against its own model, so a copy that drifts from _leads fails there.
-        # ``hand`` is the leader's hand: the last card played was its own.
+        # of _leads, as a call here costs a frame a lead.  tests/engine/test_simulation.py
+        # checks the legal leads after every stop against its own model, so a copy that
+        # drifts from _leads fails there.  ``hand`` is the leader's: it played the last card.
         clubs, diamonds, hearts, spades = self._lows
         low = hand & 0x3FFFFFF  # two suits in a one-digit int: cheaper to split
         high = hand >> 26
@@ -736,8 +769,12 @@ class Match:
         self._to_act = seat
 
     def _apply_other(self, action: object) -> None:
-        """A decision that is not a lead (a stake, the dead hand, a bid), or the match's end."""
+        """A decision that is not a legal lead (a stake, the dead hand, a bid), or an error."""
         phase = self._phase
+        if phase == _PHASE_LEAD:
+            if type(action) is not Card:
+                raise MalformedActionError(f"a lead must be a Card, got {action!r}")
+            raise IllegalActionError(self._illegal_lead_reason(action))
         if phase == _PHASE_STAKE:
             self._apply_stake(action)
         elif phase == _PHASE_DEAD_HAND:
@@ -757,7 +794,7 @@ class Match:
         other._to_pos = self._to_pos
         other._to_card = self._to_card
         other._boodle_at = self._boodle_at
-        other._rare_cards = self._rare_cards
+        other._after = self._after
         other._lows = self._lows
         other._lead_any = self._lead_any
         other._deals = self._deals
@@ -778,6 +815,7 @@ class Match:
         other.is_over = self.is_over
         other._to_act = self._to_act
         other._owner = self._owner  # never changed in place once made (see apply)
+        other._in_hand = self._in_hand[:]
         other._played = self._played
         other._hands = self._hands[:]
         other._dead = self._dead
@@ -834,6 +872,7 @@ class Match:
             dead |= 1 << code
             other._owner[code] = DEAD
         other._dead = dead
+        other._in_hand = _play_table(other._owner, other._played)
         if other._phase == _PHASE_LEAD:
             other._prepare_lead_for(other._to_act, pass_lead=False)
         return other
@@ -1077,6 +1116,7 @@ class Match:
             hands = holder_masks(owner, self._seats)
             dead = _ALL_CARDS ^ sum(hands)  # the masks are disjoint: their sum is their union
         self._owner = owner
+        self._in_hand = owner + _PLAY_TAIL
         self._played = 0
         self._hands = hands
         self._dead = dead
@@ -1173,6 +1213,7 @@ class Match:
             elif new & bit:
                 owner[code] = seat
         self._owner = owner
+        self._in_hand = _play_table(owner, self._played)
         self._hands[seat] = new
         self._dead = old
         self._known_dead[seat] = old
@@ -1264,6 +1305,7 @@ class Match:
         self._dead = 0
         self._played = 0
         self._owner = _NO_OWNER
+        self._in_hand = _NO_HOLDER
         self._known_dead = [0] * n
         self._last_suit = -1
         self._begin_hand()

@@ -211,8 +211,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._log_base = 0
 
     match._owner = owner
-    match._in_hand = _play_table(owner, played)
-    match._played = played
+    match._in_hand = _play_table(owner, played)  # and _played follows from hands and dead
     match._hands = hands
     match._dead = dead
     match._known_dead = known_dead

@@ -402,7 +402,6 @@ class Match:
         "_owner",
         "_phase",
         "_places",
-        "_played",
         "_players",
         "_rules",
         "_seatings",
@@ -450,7 +449,6 @@ class Match:
     _to_act: int
     _owner: list[int]  # who was dealt each card (after any swap); static during play
     _in_hand: list[int]  # the play table: the owner while unplayed, else DEAD; then _PLAY_TAIL
-    _played: int  # mask of the cards played this hand
     _hands: list[int]
     _dead: int
     _known_dead: list[int]
@@ -530,7 +528,6 @@ class Match:
         self._to_act = -1
         self._owner = _NO_OWNER
         self._in_hand = _NO_HOLDER
-        self._played = 0
         self._hands = [0] * players
         self._dead = 0
         self._known_dead = [0] * players
@@ -645,6 +642,17 @@ class Match:
         if self._next_order[0] != number and number > len(self._deals) and not self.is_over:
             self._next_order = (number, shuffled(self._seed, number, _CODES))
 
+    @property
+    def _played(self) -> int:
+        """The mask of the cards played this hand: those in no hand and not in the dead hand.
+
+        Worked out when asked rather than kept up by every lead (two big-int
+        operations a lead, for a mask that only searches and tests read).
+        """
+        if self._phase == _PHASE_STAKE or self.is_over:  # between hands no card is out
+            return 0
+        return _ALL_CARDS ^ self._dead ^ sum(self._hands)  # the masks are disjoint
+
     def played_cards(self) -> tuple[Card, ...]:
         """Cards played so far in this hand, sorted."""
         return tuple(sorted(self._to_card[code] for code in range(52) if self._played >> code & 1))
@@ -721,8 +729,6 @@ class Match:
                         code += 1
                         continue
             break
-        played = self._played
-        self._played = played | (bit[code + 1] - bit[lead])  # the run's cards, lead..code
         if not hand:  # the seat played its last card
             index = self._boodle_at[code]
             if index >= 0 and self._stacks[index]:
@@ -736,14 +742,15 @@ class Match:
                 log.append((E_RUN, first, code, first == lead, self._owner))
             self._settle_out(seat)
             return
+        owner = self._owner
         if first <= code:
-            log.append((E_RUN, first, code, first == lead, self._owner))
+            log.append((E_RUN, first, code, first == lead, owner))
         if code % 13 == 12:
             log.append(_STOPS_TOP[code])
-        elif played & bit[code + 1]:
-            log.append(_STOPS_PLAYED[code])
-        else:
+        elif owner[code + 1] == DEAD:
             log.append(_STOPS_DEAD[code])
+        else:
+            log.append(_STOPS_PLAYED[code])
         # The last player to play leads again (seeds 000/002/003/004).
         self._last_suit = _SUIT_OF[code]
         if not self._lead_any:
@@ -816,7 +823,6 @@ class Match:
         other._to_act = self._to_act
         other._owner = self._owner  # never changed in place once made (see apply)
         other._in_hand = self._in_hand[:]
-        other._played = self._played
         other._hands = self._hands[:]
         other._dead = self._dead
         other._known_dead = self._known_dead[:]
@@ -1117,7 +1123,6 @@ class Match:
             dead = _ALL_CARDS ^ sum(hands)  # the masks are disjoint: their sum is their union
         self._owner = owner
         self._in_hand = owner + _PLAY_TAIL
-        self._played = 0
         self._hands = hands
         self._dead = dead
         # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
@@ -1213,7 +1218,7 @@ class Match:
             elif new & bit:
                 owner[code] = seat
         self._owner = owner
-        self._in_hand = _play_table(owner, self._played)
+        self._in_hand = owner + _PLAY_TAIL  # before the first lead: nothing played
         self._hands[seat] = new
         self._dead = old
         self._known_dead[seat] = old
@@ -1303,7 +1308,6 @@ class Match:
         n = self._players
         self._hands = [0] * n
         self._dead = 0
-        self._played = 0
         self._owner = _NO_OWNER
         self._in_hand = _NO_HOLDER
         self._known_dead = [0] * n

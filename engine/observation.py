@@ -56,7 +56,8 @@ def observe(match: Match, seat: int) -> Observation:
                 last_card = event.card
     to_act = match.current_seat()
     legal = tuple(match.legal_actions()) if to_act == seat else ()
-    stopped = Suit(m._last_suit) if m._last_suit >= 0 and not match.is_over else None
+    last_suit = m._stopped_suit()
+    stopped = Suit(last_suit) if last_suit >= 0 and not match.is_over else None
     return Observation(
         seat=seat,
         players=m._players,

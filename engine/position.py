@@ -215,16 +215,16 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
     match._hands = hands
     match._dead = dead
     match._known_dead = known_dead
-    match._last_suit = -1
     match._legal = []
     phase = _PHASE_OF_DECISION[position.decision]
     match._phase = phase
     match._to_act = position.to_act
     if phase == _PHASE_LEAD:
         stopped = position.stopped_suit
-        match._last_suit = -1 if stopped is None else int(stopped)
         # The seat to act already holds the lead (any pass already happened), so no pass now.
-        match._prepare_lead_for(position.to_act, pass_lead=False)
+        match._prepare_lead_for(
+            position.to_act, -1 if stopped is None else int(stopped), pass_lead=False
+        )
     elif phase == _PHASE_DEAD_HAND:
         match._legal = list(match._dead_hand_choices())
     return match

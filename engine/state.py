@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from operator import add
+from operator import add, sub
 from typing import Any
 
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
@@ -112,8 +112,6 @@ _DECISION_OF_PHASE = {
 _SUIT_MASK = 0x1FFF
 # Rule values the state machine tests once a hand.  An enum member read through its
 # class (``Ante.FREE``) costs about 0.3 µs in Python 3.11, several times a module name.
-_FREE_ANTE = Ante.FREE
-_NO_EXCHANGE = DeadHandExchange.OFF
 _bit_count = int.bit_count  # the same: a method read through its type is a lookup each time
 # _LOWEST[m] is the lowest set bit's index of a 13-bit mask m (m > 0).
 _LOWEST: tuple[int, ...] = (-1, *(((m & -m).bit_length() - 1) for m in range(1, 1 << 13)))
@@ -244,13 +242,15 @@ class _Seating:
     works one out.
     """
 
-    __slots__ = ("holders", "order", "others", "pot", "stakes")
+    __slots__ = ("dues", "holders", "kitty", "order", "others", "pot", "stakes")
 
     order: tuple[int, ...]  # live seats from the seat's left; the seat itself last if live
     others: tuple[int, ...]  # ``order`` without the seat: who pays it when it goes out
     holders: tuple[int, ...]  # who receives the k-th card when the seat deals
     stakes: tuple[tuple[Any, ...], ...]  # fixed antes: the stake events when the seat deals
     pot: tuple[int, ...]  # fixed antes: chips each boodle card gains when the seat deals
+    dues: tuple[int, ...]  # fixed antes: chips each seat pays (stakes and kitty) when it deals
+    kitty: int  # fixed antes: chips the kitty gains when the seat deals
 
     def __init__(self, live: tuple[bool, ...], seat: int, table: _Table):
         dead_hand, equal_hands, ante_per_card, dealer_ante_per_card, kitty, cards = table
@@ -264,6 +264,12 @@ class _Seating:
         )
         payers = len(self.order) - 1
         self.pot = tuple(a * payers + d for a, d in zip(ante, dealer_ante, strict=True))
+        due = sum(ante) + kitty
+        dealer_due = sum(dealer_ante) + kitty
+        self.dues = tuple(
+            dealer_due if s == seat else due if s in self.order else 0 for s in range(len(live))
+        )
+        self.kitty = kitty * len(self.order)
 
 
 # What a table's seatings depend on besides its live seats, as plain values (a Rules
@@ -291,7 +297,18 @@ class _Plan:
     µs a match (enum reads, ``stake_required``, the boodle tables).
     """
 
-    __slots__ = ("after", "boodle_at", "due", "lead_any", "lows", "most_due", "table")
+    __slots__ = (
+        "after",
+        "boodle_at",
+        "due",
+        "exchange",
+        "free_ante",
+        "hand_limit",
+        "lead_any",
+        "lows",
+        "most_due",
+        "table",
+    )
 
     def __init__(self, rules: Rules) -> None:
         to_pos = _TABLES[rules.rank_order][0]
@@ -309,6 +326,9 @@ class _Plan:
         )
         self.lows = _LOWS[rules.rank_order]
         self.lead_any = rules.lead_suit is LeadSuit.ANY
+        self.free_ante = rules.ante is Ante.FREE
+        self.exchange = rules.dead_hand_exchange is not DeadHandExchange.OFF
+        self.hand_limit = rules.hand_limit
         self.due = (rules.stake_required(False), rules.stake_required(True))
         self.most_due = max(self.due)
         self.table = _table_of(rules)
@@ -390,7 +410,6 @@ class Match:
         "_in_hand",
         "_kitty",
         "_known_dead",
-        "_last_suit",
         "_lead_any",
         "_legal",
         "_live",
@@ -399,9 +418,11 @@ class Match:
         "_lows",
         "_most_due",
         "_next_order",
+        "_no_known_dead",
         "_owner",
         "_phase",
         "_places",
+        "_plan",
         "_players",
         "_rules",
         "_seatings",
@@ -451,8 +472,9 @@ class Match:
     _in_hand: list[int]  # the play table: the owner while unplayed, else DEAD; then _PLAY_TAIL
     _hands: list[int]
     _dead: int
-    _known_dead: list[int]
-    _last_suit: int
+    _known_dead: list[int]  # replaced, never changed in place: clones share it
+    _no_known_dead: list[int]  # all 0, shared by the match's hands and clones
+    _plan: _Plan
     _legal: list[Any]
     _stake_order: Sequence[int]
     _stakes: list[tuple[int, ...]]
@@ -503,6 +525,7 @@ class Match:
         self._seats = tuple(range(players))
         self._to_pos, self._to_card = _TABLES[rules.rank_order]
         plan = _plan_of(rules)
+        self._plan = plan
         self._boodle_at = plan.boodle_at
         self._after = plan.after
         self._lows = plan.lows
@@ -530,8 +553,8 @@ class Match:
         self._in_hand = _NO_HOLDER
         self._hands = [0] * players
         self._dead = 0
-        self._known_dead = [0] * players
-        self._last_suit = -1
+        self._no_known_dead = [0] * players
+        self._known_dead = self._no_known_dead
         self._legal = []
         self._stake_order = []
         self._stakes = []
@@ -752,9 +775,8 @@ class Match:
         else:
             log.append(_STOPS_PLAYED[code])
         # The last player to play leads again (seeds 000/002/003/004).
-        self._last_suit = _SUIT_OF[code]
         if not self._lead_any:
-            self._prepare_lead_for(seat, pass_lead=True)
+            self._prepare_lead_for(seat, _SUIT_OF[code], pass_lead=True)
             return
         # _prepare_lead_for inlined for the common rule (any suit may be led): a copy
         # of _leads, as a call here costs a frame a lead.  tests/engine/test_simulation.py
@@ -825,8 +847,9 @@ class Match:
         other._in_hand = self._in_hand[:]
         other._hands = self._hands[:]
         other._dead = self._dead
-        other._known_dead = self._known_dead[:]
-        other._last_suit = self._last_suit
+        other._known_dead = self._known_dead
+        other._no_known_dead = self._no_known_dead
+        other._plan = self._plan
         other._legal = self._legal[:]
         other._stake_order = self._stake_order
         other._stakes = self._stakes[:]
@@ -880,8 +903,19 @@ class Match:
         other._dead = dead
         other._in_hand = _play_table(other._owner, other._played)
         if other._phase == _PHASE_LEAD:
-            other._prepare_lead_for(other._to_act, pass_lead=False)
+            other._prepare_lead_for(other._to_act, self._stopped_suit(), pass_lead=False)
         return other
+
+    def _stopped_suit(self) -> int:
+        """The suit of this hand's last stop, which the change rules steer away from; -1 if none.
+
+        Read from the hand's events, not kept up by every lead.
+        """
+        for raw in reversed(self._hand_log):
+            if raw[0] == E_STOP:
+                code: int = raw[1]
+                return _SUIT_OF[code]
+        return -1
 
     def _dead_shown_by_stops(self) -> int:
         """Cards of this hand that a stop proved to be in the dead hand (public knowledge)."""
@@ -962,48 +996,57 @@ class Match:
         return seating
 
     def _begin_hand(self) -> None:
+        """The next hand: eliminations, stakes and, with fixed antes, the deal.
+
+        The last hand's cards stay where they lay until the deal replaces them;
+        if no deal follows now (the match ends, or the stakes are a decision),
+        ``_clear_table`` gathers them.
+        """
         log: list[tuple[Any, ...]] = []
-        if self._log:
-            self._log_base += len(self._hand_log)
+        self._log_base += len(self._hand_log)
         self._log.append(log)
         self._hand_log = log
-        rules = self._rules
-        if self._hands_played >= rules.hand_limit:
+        if self._hands_played >= self._plan.hand_limit:
             self._end_match(END_HAND_LIMIT)
             return
         seatings = self._seatings
         dealer = self._dealer
         dealer = self._dealer = (seatings.get(dealer) or self._seating(dealer)).order[0]
         seating = seatings.get(dealer) or self._seating(dealer)
-        order = seating.order
         chips = self._chips
         # Nobody can be out while every live seat holds the larger stake (most hands).
-        if min(map(chips.__getitem__, order)) < self._most_due:
+        if min(map(chips.__getitem__, seating.order)) < self._most_due:
             if self._eliminations():
                 return
             dealer = self._dealer
             seating = self._seatings.get(dealer) or self._seating(dealer)
-            order = seating.order
         self._hand_number += 1
         log.append((E_HAND_START, self._hand_number, dealer))
-        if rules.ante is _FREE_ANTE:
+        if self._plan.free_ante:
+            self._clear_table()
             self._phase = _PHASE_STAKE
-            self._stake_order = order
+            self._stake_order = seating.order
             self._stakes = []
-            self._to_act = order[0]
+            self._to_act = seating.order[0]
             return
         # Fixed antes, _pay_stake for every seat at once: each seat pays its due
         # (the ante plus any kitty ante) and each boodle card gets every seat's ante.
-        due, dealer_due = self._due
-        for seat in seating.others:
-            chips[seat] -= due
-        chips[dealer] -= dealer_due
+        chips[:] = map(sub, chips, seating.dues)
         log += seating.stakes
-        if rules.kitty_ante:
-            self._kitty += rules.kitty_ante * len(order)
+        if seating.kitty:
+            self._kitty += seating.kitty
         stacks = self._stacks
         stacks[:] = map(add, stacks, seating.pot)
         self._deal()
+
+    def _clear_table(self) -> None:
+        """Between hands the cards are shown and gathered: nobody holds any."""
+        self._legal = []
+        self._hands = [0] * self._players
+        self._dead = 0
+        self._owner = _NO_OWNER
+        self._in_hand = _NO_HOLDER
+        self._known_dead = self._no_known_dead
 
     def _eliminations(self) -> bool:
         """Eliminate the seats that cannot pay the coming hand's stake; True if the match ended.
@@ -1095,7 +1138,6 @@ class Match:
 
     def _deal(self) -> None:
         n = self._players
-        rules = self._rules
         to_pos = self._to_pos
         dealer = self._dealer
         seating = self._seatings.get(dealer) or self._seating(dealer)  # who is dealt, who leads
@@ -1125,12 +1167,11 @@ class Match:
         self._in_hand = owner + _PLAY_TAIL
         self._hands = hands
         self._dead = dead
-        # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
+        self._known_dead = self._no_known_dead
         self._hand_log.append((E_DEAL, tuple(hands), dead))
-        if rules.dead_hand_exchange is _NO_EXCHANGE:
+        if not self._plan.exchange:
             # _start_play and _prepare_lead_for, two calls fewer: the seat after the
             # dealer leads first, and a hand's first lead may be in any suit.
-            self._last_suit = -1
             self._phase = _PHASE_LEAD
             leader = seating.order[0]
             self._legal = _leads(hands[leader], self._lows)
@@ -1221,24 +1262,26 @@ class Match:
         self._in_hand = owner + _PLAY_TAIL  # before the first lead: nothing played
         self._hands[seat] = new
         self._dead = old
-        self._known_dead[seat] = old
+        known_dead = self._known_dead[:]  # a new list: clones may share the old one
+        known_dead[seat] = old
+        self._known_dead = known_dead
         self._record((E_SWAP, seat, price, paid_to, new))
 
     # -- play ------------------------------------------------------------------------
 
     def _start_play(self) -> None:
-        self._last_suit = -1
         self._phase = _PHASE_LEAD
-        self._prepare_lead_for(self._next_live(self._dealer), pass_lead=True)
+        self._prepare_lead_for(self._next_live(self._dealer), -1, pass_lead=True)
 
-    def _prepare_lead_for(self, seat: int, pass_lead: bool) -> None:
+    def _prepare_lead_for(self, seat: int, last: int, pass_lead: bool) -> None:
         """Make ``seat`` the leader (or pass the lead on) and list its legal leads.
 
-        A lead is the lowest card held in a suit (every source).  Legal leads come
-        out sorted because a suit's codes and its cards both sit in one block of 13.
+        ``last`` is the suit of the run that stopped last (-1 at the hand's first
+        lead), which the change rules steer away from.  A lead is the lowest card
+        held in a suit (every source).  Legal leads come out sorted because a
+        suit's codes and its cards both sit in one block of 13.
         """
         legal = _leads(self._hands[seat], self._lows)
-        last = self._last_suit
         if last >= 0 and not self._lead_any:
             other = [card for card in legal if card // 13 != last]
             if other:
@@ -1251,7 +1294,7 @@ class Match:
                     nxt = (seat + step) % self._players
                     if self._live[nxt] and self._hands[nxt] & ~same_suit_only:
                         self._record((E_PASS, seat, nxt))
-                        self._prepare_lead_for(nxt, pass_lead=False)
+                        self._prepare_lead_for(nxt, last, pass_lead=False)
                         return
                 self._settle_blocked()
                 return
@@ -1261,23 +1304,29 @@ class Match:
     # -- settlement ------------------------------------------------------------------
 
     def _settle_out(self, winner: int) -> None:
+        """The seat went out: the others pay it, the hand ends and the next one begins."""
         log = self._hand_log
         log.append(_OUTS[winner])
         chips = self._chips
         hands = self._hands
         others = (self._seatings.get(winner) or self._seating(winner)).others
         held_cards = zip(others, map(_bit_count, map(hands.__getitem__, others)), strict=True)
+        won = 0
         for seat, owed in owed_to_winner(held_cards, self._rules.payment):
             held = chips[seat]
             paid = owed if owed <= held else held  # a player pays what they have; never below 0
             chips[seat] = held - paid
-            chips[winner] += paid
+            won += paid
             log.append((E_PAY, seat, winner, paid, owed))
+        chips[winner] += won
         if self._kitty:
             chips[winner] += self._kitty
             log.append((E_KITTY, winner, self._kitty))
             self._kitty = 0
-        self._end_hand(_ALONE[winner])
+        # _end_hand, one frame fewer a hand
+        log.append((E_HAND_END, tuple(hands), self._dead, _ALONE[winner]))
+        self._hands_played += 1
+        self._begin_hand()
 
     def _settle_blocked(self) -> None:
         self._record((E_BLOCKED,))
@@ -1303,18 +1352,10 @@ class Match:
     def _end_hand(self, winners: tuple[int, ...]) -> None:
         self._hand_log.append((E_HAND_END, tuple(self._hands), self._dead, winners))
         self._hands_played += 1
-        self._legal = []
-        # The cards are shown and gathered: between hands nobody holds any.
-        n = self._players
-        self._hands = [0] * n
-        self._dead = 0
-        self._owner = _NO_OWNER
-        self._in_hand = _NO_HOLDER
-        self._known_dead = [0] * n
-        self._last_suit = -1
         self._begin_hand()
 
     def _end_match(self, reason: str) -> None:
+        self._clear_table()
         self._phase = _PHASE_OVER
         self.is_over = True
         self._to_act = -1

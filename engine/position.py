@@ -227,6 +227,10 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
         )
     elif phase == _PHASE_DEAD_HAND:
         match._legal = list(match._dead_hand_choices())
+    elif phase == _PHASE_STAKE:
+        match._legal = match._stake_choices()
+    else:
+        match._legal = match._bid_choices()
     return match
 
 

@@ -130,13 +130,17 @@ def _tables(order: RankOrder) -> tuple[tuple[int, ...], tuple[Card, ...]]:
 _TABLES = {order: _tables(order) for order in RankOrder}
 # The top card of each suit (Ace or King): a run always stops after it.
 _TOPS = sum(1 << (13 * suit + 12) for suit in range(4))
-# The play table (Match._in_hand) has two entries past the pack: code 52, after each
-# suit's top, is held by nobody, and code 53, after each boodle card, by _BOODLE, so
-# that a run's one lookup per card also finds the cards after which it may pay.
+# The play table (Match._in_hand) holds a seat for each card still in a hand, else why
+# nobody can play it (DEAD, _PLAYED), and two entries past the pack: code 52, after
+# each suit's top, holds _TOP, and code 53, after each boodle card, _BOODLE.  So a
+# run's one lookup per card also finds the cards after which it may pay, and the
+# value that stops a run is the stop's cause.
 _AFTER_TOP = 52
 _AFTER_BOODLE = 53
 _BOODLE = 9
-_PLAY_TAIL = [DEAD, _BOODLE]  # never changed: a hand appends it to its own copy
+_PLAYED = 10
+_TOP = 11
+_PLAY_TAIL = [_TOP, _BOODLE]  # never changed: a hand appends it to its own copy
 
 
 def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
@@ -161,6 +165,14 @@ _STOPS_PLAYED: tuple[tuple[Any, ...], ...] = tuple(
 )
 _STOPS_DEAD: tuple[tuple[Any, ...], ...] = tuple(
     (E_STOP, code, STOP_DEAD, code + 1) for code in range(52)
+)
+# The stops by the play table's value that stopped the run (DEAD, _PLAYED or _TOP).
+_STOPS_BY: tuple[tuple[tuple[Any, ...], ...], ...] = (
+    *((),) * DEAD,
+    _STOPS_DEAD,
+    (),
+    _STOPS_PLAYED,
+    _STOPS_TOP,
 )
 _ALL_CARDS = (1 << 52) - 1
 _CODES: tuple[int, ...] = tuple(range(52))  # the pack by position code, before a shuffle
@@ -202,7 +214,7 @@ def _holders_by_position(
 
 def _play_table(owner: list[int], played: int) -> list[int]:
     """A hand's play table (``Match._in_hand``) from its owner table and the cards played."""
-    table = [DEAD if played >> code & 1 else holder for code, holder in enumerate(owner)]
+    table = [_PLAYED if played >> code & 1 else holder for code, holder in enumerate(owner)]
     return [*table, *_PLAY_TAIL]
 
 
@@ -469,13 +481,13 @@ class Match:
     _phase: int
     _to_act: int
     _owner: list[int]  # who was dealt each card (after any swap); static during play
-    _in_hand: list[int]  # the play table: the owner while unplayed, else DEAD; then _PLAY_TAIL
+    _in_hand: list[int]  # the play table: the owner while unplayed, else _PLAYED; then _PLAY_TAIL
     _hands: list[int]
     _dead: int
     _known_dead: list[int]  # replaced, never changed in place: clones share it
     _no_known_dead: list[int]  # all 0, shared by the match's hands and clones
     _plan: _Plan
-    _legal: list[Any]
+    _legal: list[Any]  # legal_actions(), of every kind; Cards only in a lead decision
     _stake_order: Sequence[int]
     _stakes: list[tuple[int, ...]]
     _bid_order: Sequence[int]
@@ -592,13 +604,7 @@ class Match:
 
     def legal_actions(self) -> list[Any]:
         """The choices of the seat to act, sorted; empty exactly when the match is over."""
-        if self._phase == _PHASE_LEAD:
-            return self._legal.copy()
-        if self._phase == _PHASE_STAKE:
-            return list(stake_placements(self._rules.stake_total, len(self._stacks)))
-        if self._phase == _PHASE_BID:
-            return [Bid(chips) for chips in range(self._chips[self._to_act] + 1)]
-        return list(self._legal)
+        return self._legal.copy()  # kept up to date by every decision, whatever its kind
 
     @property
     def hand_number(self) -> int:
@@ -727,7 +733,7 @@ class Match:
         while True:
             hand = hands[seat] ^ bit[code]
             hands[seat] = hand
-            in_hand[code] = DEAD
+            in_hand[code] = _PLAYED
             if not hand:
                 break
             holder = in_hand[after[code]]
@@ -745,12 +751,11 @@ class Match:
                     self._stacks[index] = 0
                     self._chips[seat] += won
                     log.append((E_BOODLE, seat, index, won))
-                if code % 13 != 12:
-                    holder = in_hand[code + 1]
-                    if holder < DEAD:
-                        seat = holder
-                        code += 1
-                        continue
+                holder = _TOP if code % 13 == 12 else in_hand[code + 1]
+                if holder < DEAD:
+                    seat = holder
+                    code += 1
+                    continue
             break
         if not hand:  # the seat played its last card
             index = self._boodle_at[code]
@@ -765,15 +770,9 @@ class Match:
                 log.append((E_RUN, first, code, first == lead, self._owner))
             self._settle_out(seat)
             return
-        owner = self._owner
         if first <= code:
-            log.append((E_RUN, first, code, first == lead, owner))
-        if code % 13 == 12:
-            log.append(_STOPS_TOP[code])
-        elif owner[code + 1] == DEAD:
-            log.append(_STOPS_DEAD[code])
-        else:
-            log.append(_STOPS_PLAYED[code])
+            log.append((E_RUN, first, code, first == lead, self._owner))
+        log.append(_STOPS_BY[holder][code])  # the value that stopped the run says why
         # The last player to play leads again (seeds 000/002/003/004).
         if not self._lead_any:
             self._prepare_lead_for(seat, _SUIT_OF[code], pass_lead=True)
@@ -1028,6 +1027,7 @@ class Match:
             self._stake_order = seating.order
             self._stakes = []
             self._to_act = seating.order[0]
+            self._legal = self._stake_choices()
             return
         # Fixed antes, _pay_stake for every seat at once: each seat pays its due
         # (the ante plus any kitty ante) and each boodle card gets every seat's ante.
@@ -1047,6 +1047,12 @@ class Match:
         self._owner = _NO_OWNER
         self._in_hand = _NO_HOLDER
         self._known_dead = self._no_known_dead
+
+    def _stake_choices(self) -> list[Stakes]:
+        return list(stake_placements(self._rules.stake_total, len(self._stacks)))
+
+    def _bid_choices(self) -> list[Bid]:
+        return [Bid(chips) for chips in range(self._chips[self._to_act] + 1)]
 
     def _eliminations(self) -> bool:
         """Eliminate the seats that cannot pay the coming hand's stake; True if the match ended.
@@ -1222,6 +1228,7 @@ class Match:
             self._bids = []
             self._phase = _PHASE_BID
             self._to_act = self._bid_order[0]
+            self._legal = self._bid_choices()
             return
         self._start_play()
 
@@ -1235,6 +1242,7 @@ class Match:
         self._bids.append(action.chips)
         if len(self._bids) < len(self._bid_order):
             self._to_act = self._bid_order[len(self._bids)]
+            self._legal = self._bid_choices()
             return
         bids = tuple(zip(self._bid_order, self._bids, strict=True))
         self._record((E_BIDS, bids))

@@ -49,7 +49,7 @@ def observe(match: Match, seat: int) -> Observation:
     to_card = m._to_card
     played: list[tuple[int, Card]] = []
     last_card: Card | None = None
-    for raw in m._log[-1] if m._log else ():
+    for raw in match.raw_events(m._log_base):  # the hand being played
         for event in typed(raw, seat, to_card, m._rules.boodle_cards):
             if isinstance(event, CardPlayed):
                 played.append((event.seat, event.card))

@@ -198,7 +198,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
         is_lead = previous < 0 or not _follows(previous, code)
         if is_lead and previous >= 0:
             runs.append(_stop(previous, played))
-        runs.append((E_RUN, code, code, is_lead, owner))
+        runs.append((E_RUN, code, code, is_lead))  # raw_events adds the owner table
         played |= 1 << code
         previous = code
     if position.decision is Decision.LEAD and previous >= 0:
@@ -207,6 +207,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
         log.append((E_DEAL, tuple(dealt), dead))
     log.extend(runs)
     match._log = [log]
+    match._owners = []
     match._hand_log = log
     match._log_base = 0
 
@@ -246,9 +247,9 @@ def position_of(match: Match) -> Position:
     assert decision is not None and to_act is not None
     played: list[tuple[int, Card]] = []
     to_card = match._to_card
+    owner = match._owner
     for raw in match._log[-1]:
         if raw[0] == E_RUN:
-            owner = raw[4]
             played.extend((owner[code], to_card[code]) for code in range(raw[1], raw[2] + 1))
     n = match.players
     return Position(

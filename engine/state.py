@@ -174,6 +174,25 @@ _STOPS_BY: tuple[tuple[tuple[Any, ...], ...], ...] = (
     _STOPS_PLAYED,
     _STOPS_TOP,
 )
+
+
+def _run_records(is_lead: bool) -> tuple[tuple[Any, ...], ...]:
+    """``[first][last]``: the record ``(E_RUN, first, last, is_lead)`` of a run in one suit.
+
+    A hand's log keeps runs in this short form, made once here, and ``raw_events``
+    adds the hand's owner table: a lead allocates no event of its own.
+    """
+    return tuple(
+        tuple(
+            (E_RUN, first, last, is_lead) if last // 13 == first // 13 and last >= first else None
+            for last in range(52)
+        )
+        for first in range(52)
+    )
+
+
+_LEAD_RUNS = _run_records(True)
+_FOLLOW_RUNS = _run_records(False)
 _ALL_CARDS = (1 << 52) - 1
 _CODES: tuple[int, ...] = tuple(range(52))  # the pack by position code, before a shuffle
 # A hand's going out, and its winners, shared like the stops: (E_OUT, seat) and (seat,).
@@ -210,6 +229,11 @@ def _holders_by_position(
     if equal_hands:
         dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
     return tuple((recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt))
+
+
+def _with_owner(records: list[tuple[Any, ...]], owner: list[int]) -> list[tuple[Any, ...]]:
+    """A hand's raw events from its log: each run record gains the hand's owner table."""
+    return [(*record, owner) if record[0] == E_RUN else record for record in records]
 
 
 def _play_table(owner: list[int], played: int) -> list[int]:
@@ -432,6 +456,7 @@ class Match:
         "_next_order",
         "_no_known_dead",
         "_owner",
+        "_owners",
         "_phase",
         "_places",
         "_plan",
@@ -495,7 +520,8 @@ class Match:
     _elimination: list[tuple[int, int, int]]
     _places: tuple[int, ...]
     _end_reason: str
-    _log: list[list[tuple[Any, ...]]]  # raw events, one list per hand
+    _log: list[list[tuple[Any, ...]]]  # raw events, one list per hand; runs without the owner
+    _owners: list[list[int]]  # the owner table of each finished hand of _log (not the last)
     _log_base: int  # raw events in every list but the last
     _hand_log: list[tuple[Any, ...]]  # the last list of _log: this hand's raw events
 
@@ -576,6 +602,7 @@ class Match:
         self._places = ()
         self._end_reason = ""
         self._log = []
+        self._owners = []
         self._log_base = 0
         self._hand_log = []
         self._begin_hand()
@@ -709,10 +736,11 @@ class Match:
         lead puts ``Card``s in ``_legal``, so a legal card is a lead and needs no
         other check of the phase.
 
-        A run is logged as one event (first card, last card, the owner table)
-        rather than one per card: who played each card is in the owner table, so
-        ``engine.events`` expands it later.  An owner table is never changed once
-        a run refers to it (a new hand or a redealt clone gets a new list).
+        A run is logged as one event (first card, last card, whether a lead)
+        rather than one per card, made once for every run there can be:
+        ``raw_events`` adds the hand's owner table, which says who played each
+        card, and ``engine.events`` expands it later.  An owner table never
+        changes its played cards' entries (a new hand gets a new list).
 
         Each card of a run asks the play table who holds the card after it
         (``_after``: the next code, or a code past the pack after a suit's top
@@ -746,7 +774,7 @@ class Match:
                 won = self._stacks[index]
                 if won:
                     # "takes all the chips on that card" at once (every source)
-                    log.append((E_RUN, first, code, first == lead, self._owner))
+                    log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
                     first = code + 1
                     self._stacks[index] = 0
                     self._chips[seat] += won
@@ -760,18 +788,18 @@ class Match:
         if not hand:  # the seat played its last card
             index = self._boodle_at[code]
             if index >= 0 and self._stacks[index]:
-                log.append((E_RUN, first, code, first == lead, self._owner))
+                log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
                 first = code + 1
                 won = self._stacks[index]
                 self._stacks[index] = 0
                 self._chips[seat] += won
                 log.append((E_BOODLE, seat, index, won))
             if first <= code:
-                log.append((E_RUN, first, code, first == lead, self._owner))
+                log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
             self._settle_out(seat)
             return
         if first <= code:
-            log.append((E_RUN, first, code, first == lead, self._owner))
+            log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
         log.append(_STOPS_BY[holder][code])  # the value that stopped the run says why
         # The last player to play leads again (seeds 000/002/003/004).
         if not self._lead_any:
@@ -861,6 +889,7 @@ class Match:
         if log:
             log[-1] = log[-1][:]
         other._log = log
+        other._owners = self._owners[:]
         other._hand_log = log[-1] if log else []
         other._log_base = self._log_base
         return other
@@ -934,14 +963,18 @@ class Match:
         """Omniscient raw event tuples from index ``since`` on (see engine.events)."""
         start = self._log_base
         if since >= start:  # within the hand being played: a referee asks at every decision
-            return self._hand_log[since - start :]
-        index = len(self._log) - 1
+            return _with_owner(self._hand_log[since - start :], self._owner)
+        log = self._log
+        owners = self._owners
+        index = len(log) - 1
         while index > 0 and start > since:
             index -= 1
-            start -= len(self._log[index])
+            start -= len(log[index])
         out: list[tuple[Any, ...]] = []
-        for segment in self._log[index:]:
-            out.extend(segment[max(0, since - start) :])
+        for number in range(index, len(log)):
+            segment = log[number]
+            owner = owners[number] if number < len(owners) else self._owner
+            out += _with_owner(segment[max(0, since - start) :], owner)
             start += len(segment)
         return out
 
@@ -1333,6 +1366,7 @@ class Match:
             self._kitty = 0
         # _end_hand, one frame fewer a hand
         log.append((E_HAND_END, tuple(hands), self._dead, _ALONE[winner]))
+        self._owners.append(self._owner)
         self._hands_played += 1
         self._begin_hand()
 
@@ -1359,6 +1393,7 @@ class Match:
 
     def _end_hand(self, winners: tuple[int, ...]) -> None:
         self._hand_log.append((E_HAND_END, tuple(self._hands), self._dead, winners))
+        self._owners.append(self._owner)
         self._hands_played += 1
         self._begin_hand()
 

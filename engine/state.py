@@ -433,9 +433,11 @@ class Match:
         "_bids",
         "_boodle_at",
         "_chips",
+        "_clubs",
         "_dead",
         "_dealer",
         "_deals",
+        "_diamonds",
         "_due",
         "_elimination",
         "_end_reason",
@@ -443,6 +445,7 @@ class Match:
         "_hand_number",
         "_hands",
         "_hands_played",
+        "_hearts",
         "_in_hand",
         "_kitty",
         "_known_dead",
@@ -465,6 +468,7 @@ class Match:
         "_seatings",
         "_seats",
         "_seed",
+        "_spades",
         "_stacks",
         "_stake_order",
         "_stakes",
@@ -488,6 +492,10 @@ class Match:
     _boodle_at: list[int]
     _after: tuple[int, ...]  # where a run looks for the next card's holder (see _Plan)
     _lows: tuple[tuple[Card, ...], ...]  # see _lowest_cards
+    _clubs: tuple[Card, ...]  # _lows by suit, for apply's copy of _leads
+    _diamonds: tuple[Card, ...]
+    _hearts: tuple[Card, ...]
+    _spades: tuple[Card, ...]
     _lead_any: bool  # rules.lead_suit is ANY: no pass, no steering away from a suit
     _deals: tuple[Deal, ...]
     _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
@@ -567,6 +575,7 @@ class Match:
         self._boodle_at = plan.boodle_at
         self._after = plan.after
         self._lows = plan.lows
+        self._clubs, self._diamonds, self._hearts, self._spades = plan.lows
         self._lead_any = plan.lead_any
         self._deals = tuple(deals)
         self._due = plan.due
@@ -761,11 +770,11 @@ class Match:
         while True:
             hand = hands[seat] ^ bit[code]
             hands[seat] = hand
-            in_hand[code] = _PLAYED
+            in_hand[code] = 10  # _PLAYED (a constant: no global lookup per card)
             if not hand:
                 break
             holder = in_hand[after[code]]
-            if holder < DEAD:
+            if holder < 8:  # a seat (DEAD is 8)
                 seat = holder
                 code += 1
                 continue
@@ -809,18 +818,17 @@ class Match:
         # of _leads, as a call here costs a frame a lead.  tests/engine/test_simulation.py
         # checks the legal leads after every stop against its own model, so a copy that
         # drifts from _leads fails there.  ``hand`` is the leader's: it played the last card.
-        clubs, diamonds, hearts, spades = self._lows
         low = hand & 0x3FFFFFF  # two suits in a one-digit int: cheaper to split
         high = hand >> 26
         legal = []
         if suit := low & 0x1FFF:
-            legal.append(clubs[suit])
+            legal.append(self._clubs[suit])
         if suit := low >> 13:
-            legal.append(diamonds[suit])
+            legal.append(self._diamonds[suit])
         if suit := high & 0x1FFF:
-            legal.append(hearts[suit])
+            legal.append(self._hearts[suit])
         if suit := high >> 13:
-            legal.append(spades[suit])
+            legal.append(self._spades[suit])
         self._legal = legal
         self._to_act = seat
 
@@ -852,6 +860,10 @@ class Match:
         other._boodle_at = self._boodle_at
         other._after = self._after
         other._lows = self._lows
+        other._clubs = self._clubs
+        other._diamonds = self._diamonds
+        other._hearts = self._hearts
+        other._spades = self._spades
         other._lead_any = self._lead_any
         other._deals = self._deals
         other._due = self._due
@@ -1070,7 +1082,7 @@ class Match:
             self._kitty += seating.kitty
         stacks = self._stacks
         stacks[:] = map(add, stacks, seating.pot)
-        self._deal()
+        self._deal(seating)
 
     def _clear_table(self) -> None:
         """Between hands the cards are shown and gathered: nobody holds any."""
@@ -1173,18 +1185,17 @@ class Match:
         # Stakes are sealed until everyone has placed, then revealed together.
         for seat, amounts in zip(self._stake_order, self._stakes, strict=True):
             self._pay_stake(seat, amounts)
-        self._deal()
+        self._deal(self._seatings.get(self._dealer) or self._seating(self._dealer))
 
-    def _deal(self) -> None:
-        n = self._players
-        to_pos = self._to_pos
-        dealer = self._dealer
-        seating = self._seatings.get(dealer) or self._seating(dealer)  # who is dealt, who leads
-        index = self._hand_number - 1
-        if index < len(self._deals):
+    def _deal(self, seating: _Seating) -> None:
+        """Deal the hand (``seating``, the dealer's, says who is dealt to and who leads)."""
+        number = self._hand_number
+        if self._deals and number <= len(self._deals):
+            n = self._players
+            to_pos = self._to_pos
             owner = [DEAD] * 52
             hands = [0] * n
-            deal = self._deals[index]
+            deal = self._deals[number - 1]
             deal.check(n, self._live)
             for seat, cards in enumerate(deal.hands):
                 for card in cards:
@@ -1195,11 +1206,11 @@ class Match:
             for mask in hands:
                 dead ^= mask
         else:
-            number, order = self._next_order
-            if number == self._hand_number:  # shuffled ahead (prepare_next_deal)
+            ahead, order = self._next_order
+            if ahead == number:  # shuffled ahead (prepare_next_deal)
                 owner = list(map(seating.holders.__getitem__, order))
             else:
-                owner = shuffled(self._seed, self._hand_number, seating.holders)
+                owner = shuffled(self._seed, number, seating.holders)
             hands = holder_masks(owner, self._seats)
             dead = _ALL_CARDS ^ sum(hands)  # the masks are disjoint: their sum is their union
         self._owner = owner
@@ -1217,7 +1228,7 @@ class Match:
             self._to_act = leader
             return
         self._phase = _PHASE_DEAD_HAND
-        self._to_act = dealer
+        self._to_act = self._dealer
         self._legal = self._dead_hand_choices()
 
     # -- the dead hand -------------------------------------------------------------

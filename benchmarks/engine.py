@@ -249,7 +249,7 @@ def kernel_match(
             while True:  # the lead and its forced follows
                 hand = hands[seat] ^ bit[code]
                 hands[seat] = hand
-                owner[code] = _DEAD
+                owner[code] = 8  # _DEAD, as a constant
                 if pot[code]:  # a boodle card: its chips go to who plays it
                     chips[seat] += pot[code]
                     pot[code] = 0
@@ -257,7 +257,7 @@ def kernel_match(
                     break
                 code = follow[code]
                 holder = owner[code]
-                if holder == _DEAD:  # the top played, or the next card dead or played
+                if holder == 8:  # _DEAD: the top played, or the next card dead or played
                     break
                 seat = holder
             if not hand:

@@ -807,8 +807,10 @@ class Match:
                 log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
             self._settle_out(seat)
             return
-        if first <= code:
-            log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
+        if first == lead:
+            log.append(_LEAD_RUNS[lead][code])
+        elif first <= code:  # the run went on after a boodle card paid
+            log.append(_FOLLOW_RUNS[first][code])
         log.append(_STOPS_BY[holder][code])  # the value that stopped the run says why
         # The last player to play leads again (seeds 000/002/003/004).
         if not self._lead_any:

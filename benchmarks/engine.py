@@ -8,8 +8,8 @@ of the same matches (``kernel_match``: the seeded deal with its dead hand,
 antes, leads, forced runs and stops, boodle captures, going out, payments and
 eliminations, in plain Python with no events, checks or API; a test holds it
 to the engine chip for chip), and the engine's ``engine.playout`` path, in
-rounds that alternate the three in one process, each playing the same matches;
-it prints every round, the load average, and the median ratio and spread of
+rounds in which the three take turns match by match on the same matches; it
+prints every round with the load average, and the median ratio and spread of
 rounds (target: the API at 0.8x).  ``--plain api|playout|kernel|none`` plays
 the same whole matches, about 3,000 hands, on one path and exits: a fixed
 workload for an instruction count that no load can blur (``valgrind
@@ -60,7 +60,6 @@ from engine.playout import random_playout
 TARGET_HANDS_PER_SECOND = 20_000
 TARGET_COPIES_PER_SECOND = 200_000
 TARGET_KERNEL_RATIO = 0.8
-Clock = Callable[[], float]
 ROUNDS = 3  # each figure is the best of this many rounds of seconds / ROUNDS
 
 
@@ -291,37 +290,18 @@ def bare_match(rules: Rules, players: int, seed: int, pick: random.Random) -> in
 MatchPlayer = Callable[[Rules, int, int, random.Random], int]  # any of the three above
 
 
-def matches_rate(
-    play: MatchPlayer,
-    rules: Rules,
-    players: int,
-    seconds: float,
-    seed: int,
-    pick: random.Random,
-    clock: Clock = time.perf_counter,
-) -> float:
-    """Hands per second of whole matches ``play``ed from ``seed`` on (one seed a match)."""
-    hands = 0
-    start = clock()
-    deadline = start + seconds
-    while True:
-        hands += play(rules, players, seed, pick)
-        seed += 1
-        now = clock()
-        if now >= deadline:
-            return hands / (now - start)
-
-
 def kernel_report(
     players: int, seconds: float, rounds: int, seed: int, cpu: bool = False
 ) -> list[str]:
-    """Rounds alternating the API, the playout path and the kernel; every round's figures.
+    """Rounds of the API, the playout path and the kernel on the same matches; every round.
 
-    In a round the three play the same matches (the same seeds and draws), so
-    they do the same work.  ``cpu`` times each round by this thread's CPU time
-    instead of the wall clock: on a host loaded by other work it leaves out the
-    time they hold the core (not what sharing its caches costs), so the rounds
-    differ less.
+    Within a round the three take turns match by match (the same seed and
+    draws, whoever goes first rotating), each timed on its own, so that a
+    neighbour's burst on this shared machine falls on all three alike rather
+    than on whichever held the core for a whole second; a round gives each
+    about ``seconds``.  ``cpu`` times by this thread's CPU time instead of the
+    wall clock: it leaves out the time other work holds the core (not what
+    sharing its caches costs).
     """
     clock = time.thread_time if cpu else time.perf_counter
     rules = preset(DEFAULT_PRESET)
@@ -332,19 +312,30 @@ def kernel_report(
     ]
     rates: dict[str, list[float]] = {name: [] for name, _ in paths}
     lines = [
-        f"{DEFAULT_PRESET}, {players} players, random decisions, {rounds} rounds of "
-        f"{seconds:g} s {'of CPU time ' if cpu else ''}each (API, playout, kernel interleaved), "
-        f"Python {sys.version.split()[0]}, load average {_load()} at the start"
+        f"{DEFAULT_PRESET}, {players} players, random decisions, {rounds} rounds of about "
+        f"{seconds:g} s {'of CPU time ' if cpu else ''}a path (API, playout and kernel take "
+        f"turns match by match), Python {sys.version.split()[0]}, load average {_load()}"
     ]
     for number in range(rounds):
-        first = seed + 1000 * number  # the round's first match seed
-        for name, play in paths if number % 2 == 0 else paths[::-1]:  # none always first
-            rate = matches_rate(play, rules, players, seconds, first, random.Random(first), clock)
-            rates[name].append(rate)
-        api, fast, bare = rates["API"][-1], rates["playout"][-1], rates["kernel"][-1]
+        spent = dict.fromkeys(rates, 0.0)
+        hands = 0
+        match_seed = seed + 100_000 * number
+        while sum(spent.values()) < 3 * seconds:
+            for turn in range(3):
+                name, play = paths[(match_seed + turn) % 3]
+                pick = random.Random(match_seed)
+                start = clock()
+                played = play(rules, players, match_seed, pick)
+                spent[name] += clock() - start
+            hands += played
+            match_seed += 1
+        for name in rates:
+            rates[name].append(hands / spent[name])
+        api, fast, bare = (rates[name][-1] for name in ("API", "playout", "kernel"))
         lines.append(
             f"round {number + 1}: kernel {bare:9,.0f}  API {api:9,.0f} ({api / bare:.2f})  "
-            f"playout {fast:9,.0f} ({fast / bare:.2f}) hands/s; load average {_load()}"
+            f"playout {fast:9,.0f} ({fast / bare:.2f}) hands/s, {hands:,} hands; "
+            f"load average {_load()}"
         )
     bare_rates = rates["kernel"]
     api_ratio = sorted(a / k for a, k in zip(rates["API"], bare_rates, strict=True))

@@ -1,6 +1,7 @@
 # The two commands a new user types: `make demo` and `make test`.
 # Both build .venv from nothing with only python3 and the package index, and install the
-# Debian packages they use where they can (see `system` below).
+# Debian packages they use where they can (see `system` below; README.md, "Two commands",
+# says what each installs).  `SYSTEM=0` installs no Debian package.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -14,6 +15,9 @@ SANDBOX_NEEDS := bwrap:bubblewrap
 TEST_NEEDS ?= chromium:chromium chromedriver:chromium-driver $(SANDBOX_NEEDS) javac:default-jdk-headless
 # `make test DRY_RUN=1` prints the apt-get commands instead of running them.
 DRY_RUN ?=
+# `make test SYSTEM=0` (or `make demo SYSTEM=0`) runs no apt-get at all: one line names
+# what is missing, and the tests that need it skip.
+SYSTEM ?= 1
 # Tests run on both cores (pytest-xdist); `make unit JOBS=0` runs them in one process.
 JOBS ?= 2
 
@@ -21,10 +25,12 @@ JOBS ?= 2
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --quiet --upgrade pip
 
+# Twice quiet: setuptools' notices about an editable install are not for a new user;
+# errors still print.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --quiet -e '.[test]'
 	touch $(STAMP)
 
 # Install the missing packages of $(1) with apt-get: as root, or with sudo if it needs no
@@ -35,6 +41,10 @@ define install_missing
 	    command -v "$${need%%:*}" >/dev/null 2>&1 || missing="$$missing $${need#*:}"; \
 	done; \
 	[ -n "$$missing" ] || exit 0; \
+	if [ "$(SYSTEM)" = 0 ]; then \
+	    echo "make: not installed:$$missing (SYSTEM=0; the tests that use them skip)"; \
+	    exit 0; \
+	fi; \
 	if [ "$$(id -u)" -eq 0 ]; then sudo=""; \
 	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; \
 	else \

@@ -61,7 +61,7 @@ class LineFramer:
     b'{"type"'
     """
 
-    __slots__ = ("_buffer", "_ended", "_error", "_max")
+    __slots__ = ("_buffer", "_ended", "_error", "_max", "leading_blank_lines")
 
     def __init__(self, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         if max_line_bytes < 1:
@@ -70,6 +70,15 @@ class LineFramer:
         self._buffer = bytearray()
         self._error: LineTooLongError | None = None
         self._ended = False
+        # Blank lines skipped that came before the first line of their ``feed``'s result.
+        # Read when a stream's first line is returned, it is that line's number minus one,
+        # which a referee quotes to a bot whose first line is not ``ready``.  Counted on
+        # the blank lines' own path only: a line of a reply costs nothing more.
+        self.leading_blank_lines = 0
+
+    def head(self, limit: int) -> bytes:
+        """The first ``limit`` bytes of the unfinished line held now (b"" for none)."""
+        return bytes(self._buffer[:limit])
 
     @property
     def max_line_bytes(self) -> int:
@@ -102,7 +111,10 @@ class LineFramer:
             line = bytes(data[:-1])
             if line.endswith(b"\r"):
                 line = line[:-1]
-            return [line] if line.strip(_BLANK) else []
+            if line.strip(_BLANK):
+                return [line]
+            self.leading_blank_lines += 1
+            return []
         lines: list[bytes] = []
         start = 0
         while start < size:
@@ -125,6 +137,8 @@ class LineFramer:
                 line = line[:-1]
             if line.strip(_BLANK):
                 lines.append(line)
+            elif not lines:
+                self.leading_blank_lines += 1
             start = newline + 1
         return lines
 

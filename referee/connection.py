@@ -75,6 +75,17 @@ def _descriptors(stream: trio.abc.Stream) -> tuple[_HasFileno | None, _HasFileno
     return None, None
 
 
+def no_delay(stream: trio.abc.Stream) -> None:
+    """Nagle's algorithm off on a TCP stream (trio's default, relied on: said here).
+
+    A line written in two pieces otherwise waits for the peer's delayed ACK
+    before its second piece leaves: about 40 ms a reply (docs/speed.md).
+    """
+    if isinstance(stream, trio.SocketStream):
+        with contextlib.suppress(OSError):  # not TCP (a Unix socket): nothing to turn off
+            stream.setsockopt(trio.socket.IPPROTO_TCP, trio.socket.TCP_NODELAY, True)
+
+
 def _stream_error(
     error: OSError, socket: bool
 ) -> trio.BrokenResourceError | trio.ClosedResourceError:
@@ -185,6 +196,7 @@ class Connection:
         self._stream = stream
         self._out, self._in = _descriptors(stream)
         self._socket = isinstance(stream, trio.SocketStream)
+        no_delay(stream)
         self._sending = False  # a send_rest waits in the stream's send_all
         self._poller: tuple[int, select.poll] | None = None  # read_soon's, for its descriptor
         self.spun = 0.0  # seconds read_soon has spent looking for lines (its ``spin``)
@@ -277,6 +289,15 @@ class Connection:
     def pending(self) -> bool:
         """True if a whole line has been received and not yet taken."""
         return bool(self._lines)
+
+    @property
+    def leading_blank_lines(self) -> int:
+        """The framer's: read when the first line is taken, that line's number minus one."""
+        return self._framer.leading_blank_lines
+
+    def unfinished(self, limit: int) -> tuple[int, bytes]:
+        """The unfinished line received so far: its length and its first ``limit`` bytes."""
+        return self._framer.buffered, self._framer.head(limit)
 
     def read_now(self) -> bool:
         """Read what has arrived, without waiting; True if a whole line is now ready.

@@ -45,7 +45,7 @@ import trio
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from protocol.transports import ENV_CONNECT, parse_connect
 from referee.sandbox import BotCgroups, Sandbox
-from referee.sandbox.isolation import ENV_SHARED_DIR, SCRATCH, UidLease, filter_pipe
+from referee.sandbox.isolation import ENV_SHARED_DIR, SCRATCH, UidLease, data_pipe, etc_pipes
 
 FORWARD_SCRIPT = Path(__file__).resolve().parent / "sandbox" / "forward.py"
 REFEREE_SOCKET = "/.referee.sock"  # where an isolated TCP bot's relay finds the referee
@@ -531,6 +531,7 @@ async def start_process(
     env = dict(env)
     own_dir = env.pop(ENV_SHARED_DIR, None) is None  # sandbox data, not for the bot
     seccomp_fd: int | None = None  # the filter's pipe, read by the inner bwrap
+    etc_fds: dict[str, int] = {}  # the bot's own /etc files' pipes, read by the bwrap that mounts
     try:
         if sandbox is not None and sandbox.level != "none":
             # The wrappers exec the program, so a missing one would only show as the
@@ -561,7 +562,8 @@ async def start_process(
                     prefix, binds = await _relay_to_referee(env[ENV_CONNECT], helpers, cleanup)
                 assert sandbox.isolation is not None
                 if sandbox.isolation.seccomp is not None:
-                    seccomp_fd = filter_pipe(sandbox.isolation.seccomp)
+                    seccomp_fd = data_pipe(sandbox.isolation.seccomp)
+                etc_fds = etc_pipes(os.getuid() if lease is None else lease.uid)
             command = sandbox.wrap(
                 command,
                 stdio=stdio,
@@ -573,13 +575,14 @@ async def start_process(
                 extra_binds=binds,
                 own_dir=own_dir,
                 seccomp_fd=seccomp_fd,
+                etc_fds=etc_fds,
             )
         process = await open_child(
             command,
             stdio=stdio,
             cwd="/" if isolated else cwd,  # the sandbox changes into the bot's directory itself
             env=env,
-            pass_fds=() if seccomp_fd is None else (seccomp_fd,),
+            pass_fds=(*etc_fds.values(), *(() if seccomp_fd is None else (seccomp_fd,))),
         )
     except BaseException:
         if cgroups is not None:
@@ -594,8 +597,8 @@ async def start_process(
                 item.cleanup()
         raise
     finally:
-        if seccomp_fd is not None:
-            os.close(seccomp_fd)
+        for fd in (*etc_fds.values(), *(() if seccomp_fd is None else (seccomp_fd,))):
+            os.close(fd)
     return BotProcess(
         process,
         StderrBuffer(stderr_cap),

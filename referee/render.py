@@ -54,10 +54,18 @@ _DEAD_HAND_CHOICES = {
     "buy": "buys the dead hand",
 }
 
+# Why a match ended, in words: the one wording of every place that tells a person
+# (``newmarket match`` and ``replay``, the demo, the report's pages, the server's).
 _MATCH_END_REASONS = {
     "players_left": "too few players left",
     "hand_limit": "the hand limit was reached",
 }
+
+
+def match_ending(reason: object) -> str:
+    """``match_end.reason`` in words (``players_left``: too few players left); a reason
+    this version does not know (SPEC.md 2: the field is open) as it came."""
+    return _MATCH_END_REASONS.get(str(reason), str(reason))
 
 
 def seat_names(players: int) -> list[str]:
@@ -262,7 +270,7 @@ class _Renderer:
                 self.dead_shown = False
             case MatchEnded(places, chips, reason):
                 self.lines.append("")
-                why = _MATCH_END_REASONS.get(reason, reason)
+                why = match_ending(reason)
                 self.lines.append(f"Match over ({why}). Final places:")
                 order = sorted(range(len(places)), key=lambda seat: (places[seat], seat))
                 for seat in order:

@@ -41,10 +41,11 @@ from protocol.messages import (
     decode_bot_message,
     encode,
 )
-from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS
+from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS, DEFAULT_STDERR_CAP_BYTES
 from protocol.transports import ENV_CONNECT, ENV_TOKEN
 from referee.bots import BotSpec
 from referee.connection import Connection, ConnectionBrokenError, ConnectionClosedError
+from referee.private_files import private_dir, private_opener
 from referee.process import BotProcess, StderrBuffer, clean_environment, start_process
 from referee.sandbox import Sandbox
 from referee.tcp_guard import MAX_PENDING_CONNECTIONS, PendingConnections, token_matches
@@ -89,11 +90,16 @@ class BotSession:
     """
 
     def __init__(
-        self, spec: BotSpec, time_control: TimeControl, sandbox: Sandbox | None = None
+        self,
+        spec: BotSpec,
+        time_control: TimeControl,
+        sandbox: Sandbox | None = None,
+        stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
     ) -> None:
         self.spec = spec
         self.time_control = time_control
         self.sandbox = sandbox  # the limits and isolation its process starts under
+        self.stderr_cap = stderr_cap  # bytes of its stderr kept, per match and in all
         self.connection: Connection | None = None
         self.process: BotProcess | None = None
         self.reported_name: str | None = None
@@ -375,6 +381,7 @@ class BotSession:
                 cwd=spec.cwd,
                 env=clean_environment(env),
                 stdio=stdio,
+                stderr_cap=self.stderr_cap,
                 sandbox=self.sandbox,
             )
         except OSError as error:
@@ -527,12 +534,25 @@ class BotSession:
             if self.exited:
                 raise BotLostError(FaultKind.STARTUP, self._exit_detail("before ready"))
             raise BotLostError(
-                FaultKind.STARTUP, f"no ready within {self.time_control.startup_time:g} s"
+                FaultKind.STARTUP,
+                f"no ready within {self.time_control.startup_time:g} s; "
+                + self._silence(connection, quote=token is None),
             )
         try:
             message = decode_bot_message(line)
         except MalformedMessageError as error:
-            raise BotLostError(FaultKind.STARTUP, f"instead of ready: {error}") from None
+            number = connection.leading_blank_lines + 1
+            raise BotLostError(
+                FaultKind.STARTUP,
+                f"instead of ready, line {number} of its {self._output}: {error}; "
+                + _begins(line, quote=token is None)
+                # Not even JSON: most often a print meant for the bot's own log.
+                + (
+                    STDERR_HINT
+                    if self.spec.transport == "stdio" and error.problem in ("not_json", "not_utf8")
+                    else ""
+                ),
+            ) from None
         if not isinstance(message, Ready):
             raise BotLostError(
                 FaultKind.STARTUP, f"the first message must be ready, got {message_type(message)}"
@@ -548,6 +568,31 @@ class BotSession:
         self.reported_name = message.name
         self.reported_version = message.version
         self.handshaken = True
+
+    @property
+    def _output(self) -> str:
+        """Where the bot's protocol lines come from, in a fault's words."""
+        return "stdout" if self.spec.transport == "stdio" else "TCP connection"
+
+    def _silence(self, connection: Connection, *, quote: bool) -> str:
+        """What the bot wrote before its start-up limit passed, when no line came whole.
+
+        Nothing at all is usually a program whose output waits in its own buffer
+        (Python's, C's stdio: a pipe is not a terminal) for a flush that never comes.
+        """
+        if connection.bytes_received == 0:
+            return (
+                f"the bot wrote nothing to its {self._output}: if it prints, make sure it "
+                "flushes (python3 -u, print(..., flush=True), fflush(stdout))"
+            )
+        size, head = connection.unfinished(QUOTED_BYTES)
+        if size:
+            return (
+                f"the bot wrote {size} bytes to its {self._output} with no end of line"
+                + (f", beginning {quoted(head)}" if quote else "")
+                + ": end each line with \\n and flush"
+            )
+        return f"the bot wrote only blank lines to its {self._output}"
 
     async def _startup_gone(self, what: str) -> str:
         if self.process is not None:
@@ -589,6 +634,50 @@ def startup_fault(error: BotLostError) -> bytes:
     )
 
 
+QUOTED_BYTES = 60  # of a bot's line, quoted in a start-up fault
+STDERR_HINT = " (debugging output goes to stderr, not stdout)"
+
+
+def _begins(line: bytes, *, quote: bool) -> str:
+    """How a start-up fault shows the bot's line: quoted, unless it may hold a token.
+
+    A connection that must send a token (TCP) may have put it in the very line that
+    failed, and a fault's detail goes to logs, standings and pages: such a line is
+    named by its length only.
+    """
+    if quote:
+        return f"the line begins {quoted(line)}"
+    return f"the line ({len(line)} bytes) is not quoted: it may hold the token"
+
+
+def quoted(line: bytes, limit: int = QUOTED_BYTES) -> str:
+    """The first ``limit`` bytes of a bot's line as a double-quoted string, escaped.
+
+    Text stays readable (UTF-8 included); control characters, quotes, backslashes
+    and bytes that are not UTF-8 are escaped, so the excerpt is one printable line
+    that says exactly which bytes came.
+    """
+    text = line[:limit].decode("utf-8", "surrogateescape")
+    out = []
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8 (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif char in '"\\':
+            out.append("\\" + char)
+        elif char.isprintable():
+            out.append(char)
+        elif char in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[char])
+        else:
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    more = "..." if len(line) > limit else ""
+    return '"' + "".join(out) + '"' + more
+
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 def message_type(message: object) -> str:
     config = getattr(type(message), "__struct_config__", None)
     tag = getattr(config, "tag", None)
@@ -610,6 +699,7 @@ async def open_bots(
     on_listen: Callable[[int, str, int, str], None] | None = None,
     stderr_dir: Path | None = None,
     sandbox: Sandbox | None = None,
+    stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
 ) -> AsyncIterator[list[BotSession]]:
     """Start several bots side by side (start-up is paid in parallel); end them all on exit.
 
@@ -618,9 +708,11 @@ async def open_bots(
     operator can pass it to a remote bot.  With ``stderr_dir`` each bot's
     stderr (head and tail, capped) is saved there as ``<index>-<name>.stderr``.
     ``sandbox`` (``referee.sandbox.resolve``) is what every bot process starts
-    under; None is the process group alone.
+    under; None is the process group alone.  ``stderr_cap``: the bytes of each
+    bot's stderr kept, its head and its tail, per match and in all (the rest is
+    counted).
     """
-    sessions = [BotSession(spec, time_control, sandbox) for spec in specs]
+    sessions = [BotSession(spec, time_control, sandbox, stderr_cap) for spec in specs]
     async with trio.open_nursery() as nursery:
         try:
             async with trio.open_nursery() as starters:
@@ -665,12 +757,14 @@ async def _close_one(session: BotSession) -> None:
 
 def _save_stderr(sessions: Sequence[BotSession], directory: Path) -> None:
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
         for index, session in enumerate(sessions):
             if session.process is None:
                 continue
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.name)
-            (directory / f"{index}-{safe}.stderr").write_text(session.stderr_text())
+            path = directory / f"{index}-{safe}.stderr"
+            with open(path, "w", opener=private_opener) as file:
+                file.write(session.stderr_text())
     except OSError:
         pass  # a bot's log is a courtesy; losing it must not fail the match
 
@@ -686,6 +780,7 @@ async def open_bot(
     on_listen: ListenCallback | None = None,
     stderr_path: Path | None = None,
     sandbox: Sandbox | None = None,
+    stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
 ) -> AsyncIterator[BotSession]:
     """Start one bot and handshake; on exit shut it down and end its process tree.
 
@@ -702,6 +797,7 @@ async def open_bot(
         tokens=[token],
         on_listen=listen,
         sandbox=sandbox,
+        stderr_cap=stderr_cap,
     ) as sessions:
         try:
             yield sessions[0]
@@ -720,8 +816,8 @@ def _append_stderr(path: Path, text: str) -> None:
     if not text:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8", errors="replace") as file:
+        private_dir(path.parent)
+        with open(path, "a", encoding="utf-8", errors="replace", opener=private_opener) as file:
             file.write(text if text.endswith("\n") else text + "\n")
     except OSError:
         pass

@@ -9,8 +9,10 @@ no test installs anything.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -80,6 +82,26 @@ def test_an_apt_get_that_fails_is_one_line_and_make_goes_on(tmp_path: Path) -> N
     )
 
 
+def test_system_0_runs_no_apt_get_and_names_what_is_missing(tmp_path: Path) -> None:
+    # As root, with an apt-get that would leave a mark: SYSTEM=0 must not call it.
+    mark = tmp_path / "apt-get-ran"
+    bin_dir = fake_bin(tmp_path, id="echo 0", apt_get=f"touch {mark}")
+    for target in ("system", "system-sandbox"):
+        done = make_system(
+            bin_dir,
+            f"TEST_NEEDS={MISSING}",
+            "SANDBOX_NEEDS=no-bwrap:pkg-c",
+            "SYSTEM=0",
+            target=target,
+        )
+        assert done.returncode == 0, done.stderr
+        missing = "pkg-a pkg-b" if target == "system" else "pkg-c"
+        assert done.stdout == (
+            f"make: not installed: {missing} (SYSTEM=0; the tests that use them skip)\n"
+        )
+    assert not mark.exists()
+
+
 def test_nothing_missing_prints_nothing(tmp_path: Path) -> None:
     done = make_system(fake_bin(tmp_path, id="echo 0"), "TEST_NEEDS=sh:dash", "DRY_RUN=1")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
@@ -135,3 +157,21 @@ def test_the_suite_runs_on_both_cores_unless_jobs_is_0() -> None:
 
     assert unit().endswith("pytest -q -n 2")
     assert unit("JOBS=0").endswith("pytest -q ")
+
+
+def test_the_readme_names_everything_the_two_commands_install() -> None:
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Two commands") : readme.index("## Writing a bot")]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    requirements = project["dependencies"] + project["optional-dependencies"]["test"]
+    for requirement in requirements:
+        name = re.split(r"[<>=\[ ]", requirement, maxsplit=1)[0]
+        assert name in section, f"README's two commands do not name {name}"
+    makefile = (REPO / "Makefile").read_text()
+    packages = re.findall(
+        r"[a-z]+:([a-z-]+)", makefile.split("SANDBOX_NEEDS :=")[1].split("\n# ")[0]
+    )
+    assert set(packages) == {"bubblewrap", "chromium", "chromium-driver", "default-jdk-headless"}
+    for package in packages:
+        assert f"`{package}`" in section
+    assert "SYSTEM=0" in section and "DRY_RUN=1" in section

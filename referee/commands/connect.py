@@ -39,6 +39,7 @@ from protocol.messages import Fault, MalformedMessageError, MatchStart, decode_r
 from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
 from referee.bots import resolve_bot
 from referee.commands.common import why_not_startable
+from referee.connection import no_delay
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
 DRAIN_GRACE = 2.0  # after the bot exits, how long the league's last lines may take
@@ -97,7 +98,7 @@ async def open_with_retries(host: str, port: int, wait: float) -> trio.SocketStr
     told = False
     while True:
         try:
-            return await trio.open_tcp_stream(host, port)
+            stream = await trio.open_tcp_stream(host, port)
         except OSError:
             if trio.current_time() + RETRY_EVERY > deadline:
                 raise
@@ -105,6 +106,9 @@ async def open_with_retries(host: str, port: int, wait: float) -> trio.SocketStr
                 typer.echo(f"waiting for the league at {host}:{port} ...", err=True)
                 told = True
             await trio.sleep(RETRY_EVERY)
+            continue
+        no_delay(stream)  # the bot's lines go out as they come, often in pieces
+        return stream
 
 
 async def bridge(host: str, port: int, token: str, command: list[str], *, wait: float = 0.0) -> int:

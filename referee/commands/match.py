@@ -56,6 +56,7 @@ from referee.commands.common import parse_options as parse_options  # sprt's imp
 from referee.failures import first_instance
 from referee.match import MatchResult, play_match
 from referee.printing import print_line, print_whole
+from referee.render import match_ending
 from referee.sandbox import Sandbox
 from referee.session import open_bots
 from referee.timecontrol import TimeControl
@@ -113,7 +114,7 @@ def result_table(result: MatchResult) -> Table:
     """The places, chips and faults of a match, best first."""
     table = Table(
         title=f"Match {result.match_id} · seed {result.seed} · {result.hands} hands "
-        f"({result.reason.replace('_', ' ')})",
+        f"({match_ending(result.reason)})",
         title_justify="left",
     )
     # No cell wraps or is cut: on a narrow terminal print_whole leaves out the last columns

@@ -70,6 +70,7 @@ from referee.league.worker import (
     setup_message,
 )
 from referee.match import MatchResult
+from referee.private_files import private_dir
 from referee.process import describe_exit, why_cannot_start
 from referee.timecontrol import TimeControl
 
@@ -208,7 +209,7 @@ class TableHost(WorkerPlugin):
         self.problems = bot_problems(self.bots)
         if self.logs is not None:
             try:
-                self.logs.mkdir(parents=True, exist_ok=True)
+                private_dir(self.logs)
             except OSError as error:
                 self.problems.append(f"log directory {str(self.logs)!r}: {error.strerror}")
 
@@ -372,7 +373,7 @@ class ClusterPool:
         client = self.client
         assert client is not None
         if self.logs is not None:
-            self.logs.mkdir(parents=True, exist_ok=True)
+            private_dir(self.logs)
         token = trio.lowlevel.current_trio_token()
         send, receive = trio.open_memory_channel[Future[Any]](math.inf)
 

@@ -74,9 +74,21 @@ def run_demo_league(console: Console | None = None, jobs: int | None = None) -> 
         with LeagueStore.for_league(Path(directory) / "demo.db", config) as store:
 
             async def play() -> None:
-                await run_league(config, store, jobs=workers, reporter=RichReporter())
+                # One updating bar on a terminal; piped, a line per 10% (not per match).
+                reporter = RichReporter(every_percent=10)
+                await run_league(config, store, jobs=workers, reporter=reporter)
 
             trio.run(play)
             standings = standings_of(store)
     print_whole(standings.table(), console)  # piped (make demo | less): every column, uncut
+    console.print()
+    print_paragraph(console, NEXT)
     return standings
+
+
+# The demo's last words: the three things a new user came to do, and the page for each.
+NEXT = (
+    "Next: write a bot (docs/writing-a-bot.md), run a league of your own "
+    "(docs/leagues.md, examples/quick.toml), or host a competition "
+    "(docs/hosting.md, docs/server.md)."
+)

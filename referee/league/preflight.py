@@ -15,6 +15,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from referee.private_files import private_dir
+
 PROBE_BYTES = 256 * 1024  # a few matches' logs and database pages: room to start at all
 
 
@@ -30,7 +32,7 @@ def check_writable(what: str, directory: Path) -> None:
     if existing.exists() and not existing.is_dir():
         raise PreflightError(f"{what} {directory}: {existing} is a file, not a directory")
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        private_dir(directory)
     except OSError as error:
         raise PreflightError(
             f"{what} {directory}: cannot create the directory: {_reason(error)}"

@@ -55,10 +55,16 @@ BAR_LINE_WITHOUT_BAR_OR_COUNT = 40
 
 
 class RichReporter:
-    """A progress bar with matches done, matches per second and time left."""
+    """A progress bar with matches done, matches per second and time left.
 
-    def __init__(self, console: Console | None = None) -> None:
+    Off a terminal, a line per finished match; with ``every_percent``, a line
+    only each time that share of the league is done (the demo's 200 matches
+    are 10 lines piped, not 200).
+    """
+
+    def __init__(self, console: Console | None = None, every_percent: int | None = None) -> None:
         self.console = console or Console(stderr=True)
+        self.every_percent = every_percent
         self.bar = BarColumn()
         self.progress = Progress(
             TextColumn("[progress.description]{task.description}"),
@@ -110,8 +116,24 @@ class RichReporter:
         self.done += 1
         if self.task is not None:
             self.progress.advance(self.task)
-        if self.plain:
+        if not self.plain:
+            return
+        if self.every_percent is None or not self.total:
             print_line(self.console, self.match_line(result))
+        elif self._step(self.done) > self._step(self.done - 1):
+            print_line(self.console, self.share_line())
+
+    def _step(self, done: int) -> int:
+        """How many ``every_percent`` shares of the league ``done`` matches make."""
+        assert self.every_percent is not None and self.total
+        return done * 100 // (self.every_percent * self.total)
+
+    def share_line(self) -> str:
+        """The league's progress as one plain line (``every_percent``)."""
+        assert self.total
+        elapsed = time.monotonic() - self.started
+        rate = f" · {self.played / elapsed:.2f} matches/s" if elapsed > 0 else ""
+        return f"{self.done}/{self.total} matches done ({self.done * 100 // self.total}%){rate}"
 
     def match_line(self, result: MatchResult) -> str:
         """One finished match as one plain line (no bar to show it)."""

@@ -14,8 +14,13 @@ deadline passes (``remote.wait`` seconds after the start, or after a drop);
 then the first table is played with the absent bots' decisions made by the
 default policy, each such match recording the bot's ``startup`` fault (a
 no-show, or a drop without reconnect).  A bot that connects later plays the
-tables still to come.  Results are recorded as each match ends, as always,
-so a stopped league resumes by match id.
+tables still to come.  Each wait for a bot that was connected and left is
+reported to the lobby (``RemoteLobby.kept_waiting`` and ``waited``), which
+benches a bot that keeps the tables waiting; a benched bot is not waited for
+at all (its seat plays by the default policy, the fault saying it was
+benched).  Results
+are recorded as each match ends, as always, so a stopped league resumes by
+match id.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import trio
 from referee.bots import BotSpec
 from referee.league.worker import TableSessions
 from referee.match import MatchResult, play_match
+from referee.private_files import private_dir
 from referee.remote import RemoteLobby, TokenFileError, league_tokens, open_lobby
 from referee.sandbox import SandboxError, resolve, setting_from_env
 from referee.session import BotSession
@@ -72,7 +78,7 @@ class RemotePool:
 
     async def play(self, jobs: Sequence[TableJob]) -> None:
         if self.logs is not None:
-            self.logs.mkdir(parents=True, exist_ok=True)
+            private_dir(self.logs)
         pending = list(jobs)
         while pending:
             job = next((job for job in pending if not self._absent(job)), None)
@@ -81,7 +87,16 @@ class RemotePool:
                 ready_at = [self._overdue_at(job) for job in pending]
                 soonest = min(ready_at)
                 if trio.current_time() < soonest:
-                    await self.lobby.wait_for_change(soonest)
+                    # Every table waits for an absent bot: the lobby counts the wait against
+                    # those that left, and benches one that keeps the tables waiting.
+                    absent = {bot for job in pending for bot in self._absent(job)}
+                    since = trio.current_time()
+                    again = self.lobby.kept_waiting(absent, since)
+                    soonest = min(self._overdue_at(job) for job in pending)  # a bench ends it
+                    try:
+                        await self.lobby.wait_for_change(min(soonest, again))
+                    finally:
+                        self.lobby.waited(absent, since)
                     continue
                 job = pending[ready_at.index(soonest)]
             pending.remove(job)

@@ -59,6 +59,7 @@ from referee.league.worker import (
     setup_message,
 )
 from referee.match import FaultRecord, MatchResult, SeatResult
+from referee.private_files import private_dir
 from referee.process import describe_exit
 from referee.timecontrol import TimeControl
 
@@ -186,8 +187,11 @@ def round_robin_jobs(config: LeagueConfig) -> list[TableJob]:
 def rotation_major(job: TableJob) -> tuple[int, int, int]:
     """The order tables are handed out: every table's rotation 0 of a cycle, then rotation 1...
 
-    Results do not depend on it (ratings follow each match's ``ordinal``, its
-    place in the schedule), but bot start-ups do: a process never plays a
+    The schedule is built in this order (``referee.league.schedule``, which
+    also interleaves the tables of each pass so that every bot keeps to its
+    share); sorting by it keeps a pending list in that order.  Results do not
+    depend on it (ratings follow each match's ``ordinal``, its place in the
+    schedule), but bot start-ups do: a process never plays a
     deal twice (``referee.league.worker``), and in this order a bot's process
     of rotation 0 of one table goes on to rotation 0 of the next, so a
     duplicate league starts about one process per bot and rotation instead
@@ -631,7 +635,7 @@ class TablePool:
         if not jobs:
             return
         if self.logs is not None:
-            self.logs.mkdir(parents=True, exist_ok=True)
+            private_dir(self.logs)
         await self._start_workers(len(jobs))
         waiting = _Waiting(jobs, min(len(jobs), len(self.workers)))
         async with trio.open_nursery() as nursery:

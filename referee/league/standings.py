@@ -1,10 +1,11 @@
 """Standings: a pure function of the stored matches, printed for people or machines.
 
-Everything is recomputed from the database on every call (a league of a few
-thousand matches takes milliseconds), so ``newmarket standings`` shows the
-same numbers during a league, after a crash, or a year later, and there is
-no second copy of the truth to drift.  Matches are always taken in schedule
-order, which the ratings need (``referee.league.ratings``).
+Everything is recomputed from the database on every call, so ``newmarket
+standings`` shows the same numbers during a league, after a crash, or a year
+later, and there is no second copy of the truth to drift.  Matches are
+always taken in schedule order, which the ratings need
+(``referee.league.ratings``).  The fit reads the matches once into per-layout
+summaries (``referee.scoring.summary``), and its bootstrap draws over those.
 
 Round robin standings sort by ``score``: each bot's strength in chips per
 hand, fitted in one batch to the duplicate chips scores of every match
@@ -40,8 +41,7 @@ from referee.league.ratings import rate
 from referee.league.schedule import ScheduleError, build_schedule
 from referee.league.store import LeagueStore, StoredMatch
 from referee.scoring.duplicate import GroupMatch, forfeit_nets
-from referee.scoring.fit import GroupEquations, equations
-from referee.scoring.intervals import bootstrap
+from referee.scoring.summary import FitSummary
 
 
 @dataclasses.dataclass
@@ -240,7 +240,7 @@ def compute(
             row.average_place = sum(places[name]) / len(places[name])
         row.mu, row.sigma = ratings[name].mu, ratings[name].sigma
         row.rating = ratings[name].conservative
-    fitted = bootstrap(len(names), group_equations(ordered))
+    fitted = fit_summary(ordered).bootstrap(list(range(len(names))))
     for bot, name in enumerate(names):
         row = rows[name]
         row.score, row.score_low, row.score_high = (
@@ -289,11 +289,13 @@ def compute(
     )
 
 
-def group_equations(ordered: Sequence[StoredMatch]) -> list[GroupEquations]:
-    """The fit's equations of every group: the matches that share a deal seed and a table.
+def fit_summary(ordered: Sequence[StoredMatch]) -> FitSummary:
+    """The fit's summary of every group: the matches that share a deal seed and a table.
 
     With duplicate deals a table's rotations share one seed and form one
-    group; without, every match is its own group.
+    group; without, every match is its own group.  Groups are added in the
+    order of their first match in ``ordered``, the order the bootstrap's
+    draws of groups follow while a league is small.
     """
     groups: dict[tuple[int, tuple[int, ...]], list[GroupMatch[int]]] = {}
     for match in ordered:
@@ -305,7 +307,10 @@ def group_equations(ordered: Sequence[StoredMatch]) -> list[GroupEquations]:
             [seat.status == "disqualified" for seat in result.seats],
         )
         groups.setdefault(label, []).append(GroupMatch(holders, nets, result.hands))
-    return [equations(group) for group in groups.values()]
+    summary = FitSummary()
+    for position, (label, matches) in enumerate(groups.items()):
+        summary.add_group(label, matches, order=position)
+    return summary
 
 
 def head_to_head(

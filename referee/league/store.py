@@ -47,6 +47,7 @@ from typing import Any
 
 from referee.league.config import LeagueConfig
 from referee.match import MatchResult
+from referee.private_files import create_private, private_dir, private_opener
 
 SCHEMA_VERSION = 1
 LEAGUE_DB = "league database"  # how errors name it (the server's store shares the set-up)
@@ -440,8 +441,8 @@ def lock_for_writing(
     """
     lock_path = path.with_name(path.name + ".lock")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        private_dir(path.parent)
+        descriptor = private_opener(lock_path, os.O_RDWR | os.O_CREAT)
     except OSError as error:
         raise StoreError(f"{lock_path}: cannot open the lock file: {error.strerror}") from None
     try:
@@ -478,7 +479,8 @@ def connect_sqlite(
             uri = f"{path.resolve().as_uri()}?mode=ro"
             connection = sqlite3.connect(uri, uri=True, check_same_thread=not any_thread)
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
+            create_private(path)  # SQLite gives its -wal and -shm files the database's mode
             connection = sqlite3.connect(path, check_same_thread=not any_thread)
         if autocommit:
             connection.isolation_level = None

@@ -38,7 +38,9 @@ sends no ``bots`` at setup, and each ``play`` names the specs of the bots at
 its table (``"bots": {"INDEX": spec}``, learnt or relearnt) and the bots still
 in play (``"keep": [INDEX, ...]``: the processes of the others are ended, so a
 superseded version's process does not linger).  Its setup may ask for a
-``"niceness"``, which the worker and its bots take.
+``"niceness"``, which the worker and its bots take, a ``"stderr_cap"`` (bytes of
+each bot's stderr kept per match, the rest counted) and ``"stderr_files":
+false`` (no whole-session stderr files: the match logs' records are all).
     worker -> league   {"type": "result", "result": {...}}    (MatchResult.to_json)
                        {"type": "warn", "text": "..."}
                        {"type": "error", "text": "..."}   (then it exits)
@@ -64,6 +66,7 @@ import trio
 
 from engine.rules import Rules
 from protocol import MalformedMessageError, decode_json
+from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult, play_match
@@ -174,11 +177,14 @@ class _Keeper:
         control: TimeControl,
         stderr_path: Path | None,
         sandbox: Sandbox | None = None,
+        stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
         *,
         task_status: trio.TaskStatus[BotSession] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         try:
-            async with open_bot(spec, control, stderr_path=stderr_path, sandbox=sandbox) as session:
+            async with open_bot(
+                spec, control, stderr_path=stderr_path, sandbox=sandbox, stderr_cap=stderr_cap
+            ) as session:
                 task_status.started(session)
                 await self.close_requested.wait()
         finally:
@@ -228,8 +234,12 @@ class TableSessions:
         number: int,
         warn: Any,
         sandbox: Sandbox | None = None,
+        stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
+        stderr_files: bool = True,
     ) -> None:
         self.sandbox = sandbox
+        self.stderr_cap = stderr_cap
+        self.stderr_files = stderr_files
         self.nursery = nursery
         self.bots = bots
         self.control = control
@@ -260,11 +270,11 @@ class TableSessions:
         keeper = _Keeper()
         spec = self.bots[bot]
         stderr = None
-        if self.logs is not None:
+        if self.logs is not None and self.stderr_files:
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name)
             stderr = self.logs / "stderr" / f"{safe}-{self.number}.stderr"
         started: BotSession = await self.nursery.start(
-            keeper.run, spec, self.control, stderr, self.sandbox
+            keeper.run, spec, self.control, stderr, self.sandbox, self.stderr_cap
         )
         self.started += 1
         process = _Process(keeper, started)
@@ -394,6 +404,8 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
                 int(setup["number"]),
                 pending_warnings.append,
                 sandbox,
+                int(setup.get("stderr_cap") or DEFAULT_STDERR_CAP_BYTES),
+                bool(setup.get("stderr_files", True)),
             )
             async for message in plays_out:
                 if message.get("type") != "play":

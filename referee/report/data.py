@@ -132,8 +132,18 @@ class MatchLog:
     result: dict[str, Any] | None = None  # the log's last line, if the match finished
 
 
-def read_match_log(path: Path, start_chips: Sequence[int], verify: bool = True) -> MatchLog:
-    """Read a match log into frames, fault transcripts and stderr; never raises for a bad log."""
+def read_match_log(
+    path: Path,
+    start_chips: Sequence[int],
+    verify: bool = True,
+    names: Sequence[str] | None = None,
+) -> MatchLog:
+    """Read a match log into frames, fault transcripts and stderr; never raises for a bad log.
+
+    ``names``: what the frames call the seats, when the page names them otherwise than
+    the log does (the server's ``alice v3`` for the ``alice-v3`` its tables play), so a
+    replay's steps and the table beside them say the same names.
+    """
     records: list[dict[str, Any]] = []
     error = None
     try:
@@ -142,7 +152,8 @@ def read_match_log(path: Path, start_chips: Sequence[int], verify: bool = True) 
         error = str(problem)
     header = records[0] if records and records[0].get("type") == "header" else {}
     bots = header.get("bots") if isinstance(header.get("bots"), list) else []
-    names = [str(bot.get("name", f"seat {i}")) for i, bot in enumerate(bots or [])]
+    names_in_log = [str(bot.get("name", f"seat {i}")) for i, bot in enumerate(bots or [])]
+    names = list(names) if names is not None and len(names) == len(names_in_log) else names_in_log
     rules = header.get("rules") if isinstance(header.get("rules"), dict) else {}
     boodle_cards = [str(card) for card in (rules or {}).get("boodle_cards", [])]
     # The chips the engine started each seat with: the header's, as replay reads them.

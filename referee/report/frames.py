@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from referee.render import match_ending
+
 _SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 
 # A frame ends after each of these events: each is a step a person wants to see on its own.
@@ -54,17 +56,6 @@ _DEAD_HAND_CHOICES = {
     "auction": "auctions the dead hand",
     "buy": "buys the dead hand",
 }
-
-
-_MATCH_END_REASONS = {
-    "players_left": "too few players left",
-    "hand_limit": "the hand limit was reached",
-}
-
-
-def match_end_reason(reason: object) -> str:
-    """Why a match ended, in words, as ``newmarket replay`` says it (an unknown reason as is)."""
-    return _MATCH_END_REASONS.get(str(reason), str(reason))
 
 
 def pretty(card: object) -> str:
@@ -372,7 +363,7 @@ class _Table:
     def on_match_ended(self, e: Mapping[str, Any]) -> None:
         order = sorted(range(len(e["places"])), key=lambda seat: (e["places"][seat], seat))
         places = ", ".join(f"{e['places'][seat]}. {self.name(seat)}" for seat in order)
-        self.lines.append(f"match over ({match_end_reason(e['reason'])}): {places}")
+        self.lines.append(f"match over ({match_ending(e['reason'])}): {places}")
 
 
 class Narrator:

@@ -19,7 +19,7 @@ from referee.league.store import StoredMatch
 from referee.match import MatchResult, SeatResult
 from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
-from referee.report.frames import match_end_reason, plural, pretty, pretty_text
+from referee.report.frames import plural, pretty, pretty_text
 from referee.report.templating import page
 
 MAX_FAULTS_SHOWN = 100  # a bot that times out on every move would make a page of megabytes
@@ -312,7 +312,7 @@ def match_view(
             )
         shown_result = {
             "hands": result.hands,
-            "reason": match_end_reason(result.reason),
+            "reason": result.reason,
             "seats": seats,
         }
     # A log that cannot be read whole is still replayed as far as it goes, if that is a step.

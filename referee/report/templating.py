@@ -41,6 +41,7 @@ from jinja2 import (
 from markupsafe import Markup
 
 from referee.printing import printable_block
+from referee.render import match_ending
 from referee.report.frames import plural
 
 
@@ -109,6 +110,9 @@ def make_environment(package: str = REPORT_TEMPLATES) -> Environment:
     )
     env.filters["script_json"] = script_json
     env.filters["plural"] = plural
+    # ``{{ result.reason | ending }}``: the report's pages and the server's word a match's
+    # end as the terminal does (referee.render).
+    env.filters["ending"] = match_ending
     return env
 
 

@@ -58,6 +58,7 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import Literal
 
 from referee.sandbox.isolation import Isolation, UidLease, detect_isolation, failure_of
@@ -430,6 +431,7 @@ class Sandbox:
         extra_binds: Sequence[tuple[str, str]] = (),
         own_dir: bool = True,
         seccomp_fd: int | None = None,
+        etc_fds: Mapping[str, int] = MappingProxyType({}),
     ) -> list[str]:
         """The argv that starts ``argv`` under this sandbox (``argv`` itself at level none).
 
@@ -459,6 +461,7 @@ class Sandbox:
                 extra_binds=extra_binds,
                 own_dir=own_dir,
                 seccomp_fd=seccomp_fd,
+                etc_fds=etc_fds,
             )
         if stdio and self.netns is not None:
             out += self.netns

@@ -16,6 +16,11 @@ route and nothing else:
 
 The standard library only, and run as a script (``python -I forward.py``):
 inside the sandbox, none of the referee's packages is visible.
+
+Every TCP socket of the relays has ``TCP_NODELAY``: a relay writes what it
+read as it comes, often a line in two pieces, and with Nagle's algorithm the
+second piece waited for the peer's delayed ACK, about 40 ms on Linux, on a
+reply the bot had long sent (docs/speed.md).
 """
 
 from __future__ import annotations
@@ -38,6 +43,13 @@ def _pump(source: socket.socket, target: socket.socket) -> None:
     for sock, how in ((target, socket.SHUT_WR), (source, socket.SHUT_RD)):
         with contextlib.suppress(OSError):
             sock.shutdown(how)
+
+
+def _no_delay(sock: socket.socket) -> socket.socket:
+    """``sock`` with Nagle's algorithm off (a TCP socket; a Unix one has none)."""
+    if sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
 
 
 def _connection(accepted: socket.socket, target: socket.socket, slots: threading.Semaphore) -> None:
@@ -65,7 +77,8 @@ def _serve(listener: socket.socket, open_target: Callable[[], socket.socket]) ->
             accepted.close()
             continue
         try:
-            target = open_target()
+            _no_delay(accepted)
+            target = _no_delay(open_target())
         except OSError:
             accepted.close()
             slots.release()

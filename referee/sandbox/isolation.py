@@ -46,12 +46,49 @@ import shutil
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
 
 from referee.sandbox.seccomp import lock_filter
 
-# Read-only in every bot's view (those that exist here); the merged-/usr links are kept as links.
-SYSTEM_DIRS = ("/usr", "/etc", "/opt")
+# Read-only and whole in every bot's view: the system's programs and libraries (the merged-/usr
+# links are kept as links).  Not /etc, /opt, /srv or /home: an organiser's competition, league
+# or database may live anywhere there, so a bot sees only the few parts ETC_SHOWN names and the
+# prefixes of the runtimes its command runs (``view``).
+SYSTEM_DIRS = ("/usr",)
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC = Path("/etc")
+ETC_SHOWN = (
+    # the dynamic loader's cache and configuration
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    # CA certificates and OpenSSL's configuration (Debian, Fedora, Arch, Alpine), and the
+    # system's crypto policy (Fedora: OpenSSL's and the JDK's configurations include it)
+    "/etc/ssl/certs",
+    "/etc/ssl/cert.pem",
+    "/etc/ssl/openssl.cnf",
+    "/etc/pki/tls/certs",
+    "/etc/pki/tls/cert.pem",
+    "/etc/pki/tls/openssl.cnf",
+    "/etc/pki/ca-trust/extracted",
+    "/etc/pki/java",
+    "/etc/ca-certificates/extracted",
+    "/etc/crypto-policies",
+    # the time zone
+    "/etc/localtime",
+    "/etc/timezone",
+    # Debian's and Fedora's program links (/usr/bin/java -> /etc/alternatives/java -> the JDK;
+    # a shell bot's awk): links only, whose targets are shown only where they are system files
+    "/etc/alternatives",
+)
+ETC_ACCOUNTS = ("/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts")
+"""Made for each bot (``etc_files``), never the host's: its accounts are root and nobody, named
+by the files alone, and its only host is itself (it has no network)."""
+# What marks a prefix (the directory above ``bin``) as a JDK's or JRE's, or a node's.
+JVM_MARKS = ("lib/jvm.cfg", "lib/modules", "lib/rt.jar")
+NODE_MARKS = ("include/node/node.h", "lib/node_modules")
+LINK_WALK_LIMIT = 20_000  # entries of a runtime's tree looked at for links into /etc
+SHELLS = ("sh", "bash", "dash")  # ``sh -c SCRIPT NAME PROGRAM``: PROGRAM's runtime is shown
 SCRATCH = "/tmp"  # the bot's only writable place: HOME and TMPDIR point here
 ENV_SHARED_DIR = "NEWMARKET_SANDBOX_SHARED_DIR"
 """Set (to anything) in a bot's spec env when its ``cwd`` is not its own directory but a
@@ -177,6 +214,7 @@ class Isolation:
         extra_binds: Iterable[tuple[str, str]] = (),
         own_dir: bool = True,
         seccomp_fd: int | None = None,
+        etc_fds: Mapping[str, int] = MappingProxyType({}),
     ) -> list[str]:
         """The argv that runs ``argv`` isolated; ``inner_prefix`` runs inside, before it.
 
@@ -184,7 +222,8 @@ class Isolation:
         (a socket to the referee).  ``uid`` is required when the referee is
         root.  ``seccomp_fd`` is an inherited descriptor the inner bwrap reads
         the seccomp filter from (``seccomp``: a fresh pipe per start, since
-        reading consumes it).
+        reading consumes it); ``etc_fds`` likewise, for each file of
+        ``ETC_ACCOUNTS``, a descriptor its content is read from (``etc_pipes``).
         """
         argv = [*real_interpreter(argv, env)]
         workdir, binds, files = view(argv, cwd, env, own_dir=own_dir)
@@ -193,7 +232,7 @@ class Isolation:
             binds += more_binds
             files += more_files
         chdir = str(workdir) if workdir is not None else SCRATCH
-        mounts = _mount_options(binds, files, chdir, self.scratch_bytes)
+        mounts = _mount_options(binds, files, chdir, self.scratch_bytes, etc_fds)
         for source, target in extra_binds:
             mounts += ["--bind", source, target]
         inner = [self.bwrap, *INNER_OPTIONS]
@@ -296,11 +335,15 @@ def view(
     """What of the host a bot sees: (its working directory, directories, single files).
 
     The directories are its own (``cwd``, when it is the bot's own: ``own_dir``)
-    and its runtime's (a Python prefix and virtualenv outside ``/usr``, and the
-    project's packages for a bundled Python bot); the files are programs and
+    and its runtimes' (a Python prefix and virtualenv, a JDK or a node outside
+    ``/usr``, wherever the program really lives once its links are followed, and
+    the project's packages for a bundled Python bot); the files are programs and
     scripts named by absolute path, or, for a bot without a directory of its
     own, by a path relative to its working directory (that directory itself
-    is not shown: it may hold the match log, or a league's database).
+    is not shown: it may hold the match log, or a league's database), and the
+    files under ``/etc`` a runtime's own links point to (Debian's JDK keeps its
+    ``jvm.cfg`` and security settings there).  The program a shell wrapper
+    runs (``sh -c SCRIPT NAME javac ...``) brings its runtime too.
     """
     directories: list[Path] = []
     files: list[Path] = []
@@ -314,6 +357,16 @@ def view(
     executable = Path(found) if found else base / os.path.expanduser(program)
     runtime = _python_prefixes(executable)
     directories += runtime
+    programs = [executable]
+    wrapped = _wrapped_program(argv)
+    if wrapped is not None:
+        other = shutil.which(wrapped, path=env.get("PATH")) if "/" not in wrapped else wrapped
+        if other is not None:
+            programs.append(Path(other))
+    for one in programs:
+        more, etc_files = _runtime_prefixes(one)
+        directories += [prefix for prefix in more if prefix not in directories]
+        files += [path for path in etc_files if path not in files]
     shown_from_base = False  # a module found in the working directory: run there
     if runtime:
         directories += _project_packages()
@@ -336,10 +389,26 @@ def view(
             path = Path(found)
         if not path.is_file() or _under(path, directories):
             continue
-        if not _under(path.resolve(), (*SYSTEM_DIRS, *directories)):
-            files.append(path)
-    shown = (cwd is not None and own_dir) or files or shown_from_base
+        real = path.resolve()
+        if _under(real, (*SYSTEM_DIRS, *directories)):
+            continue
+        # A link in a system directory to a program elsewhere (/usr/local/bin/node ->
+        # /opt/node/bin/node): the program where the link leads, so the link works.
+        files.append(real if _under(path, SYSTEM_DIRS) else path)
+    named = any(ETC not in path.parents for path in files)  # (not a runtime's /etc files)
+    shown = (cwd is not None and own_dir) or named or shown_from_base
     return (base if shown else None), directories, files
+
+
+def _wrapped_program(argv: Sequence[str]) -> str | None:
+    """PROGRAM of ``sh -c SCRIPT NAME PROGRAM ...`` (the server's compile: ``javac``), if any.
+
+    Only that position, which the caller writes: a word elsewhere may be a
+    participant's (a class name), and must not choose what the view shows.
+    """
+    if len(argv) > 4 and Path(argv[0]).name in SHELLS and argv[1] == "-c":
+        return argv[4]
+    return None
 
 
 def _module_argument(argv: Sequence[str]) -> str | None:
@@ -368,6 +437,84 @@ def _python_prefixes(executable: Path) -> list[Path]:
     return out
 
 
+def _runtime_prefixes(executable: Path) -> tuple[list[Path], list[Path]]:
+    """A JDK's or a node's installation the program belongs to: (prefixes to show, /etc files).
+
+    Its prefix (the directory above its ``bin``, where its links lead) is shown
+    whole unless it is under ``/usr`` already; a JDK's links into ``/etc`` are
+    followed (Debian's keeps ``lib/jvm.cfg``, without which ``java`` does not
+    start, and its security settings there).
+    """
+    prefixes: list[Path] = []
+    etc_files: list[Path] = []
+    for candidate in (Path(os.path.abspath(executable)), executable.resolve()):
+        if candidate.parent.name != "bin":
+            continue
+        prefix = candidate.parent.parent
+        if prefix == Path("/") or str(prefix) in SYSTEM_DIRS:
+            continue  # /bin/node, /usr/bin/java: a system program, its links followed below
+        jvm = any((prefix / name).exists() for name in JVM_MARKS)
+        if not jvm and not any((prefix / name).exists() for name in NODE_MARKS):
+            continue
+        if not _under(prefix, SYSTEM_DIRS) and prefix not in prefixes:
+            prefixes.append(prefix)
+        if jvm:
+            etc_files += [path for path in _etc_links(str(prefix)) if path not in etc_files]
+    return prefixes, etc_files
+
+
+@functools.cache
+def _etc_links(prefix: str) -> tuple[Path, ...]:
+    """Where the links of a runtime's tree that lead into ``/etc`` lead (once per process)."""
+    found: list[Path] = []
+    seen = 0
+    for directory, subdirectories, names in os.walk(prefix):
+        for name in (*subdirectories, *names):
+            seen += 1
+            path = os.path.join(directory, name)
+            if os.path.islink(path):
+                target = Path(os.path.realpath(path))
+                if ETC in target.parents and target.exists() and target not in found:
+                    found.append(target)
+        if seen > LINK_WALK_LIMIT:
+            break
+    return tuple(found)
+
+
+def etc_files(uid: int) -> dict[str, bytes]:
+    """The ``ETC_ACCOUNTS`` files of a bot whose uid is ``uid``.
+
+    Its own uid has no name: a JVM that knows its user's name keeps its
+    performance data in ``/tmp/hsperfdata_NAME`` under a file lock, which the
+    lock filter refuses, and says so on stdout, the bot's protocol channel.
+    """
+    accounts = [(0, "root", "/root"), (65534, "nobody", "/nonexistent")]
+    accounts = [account for account in accounts if account[0] != uid]
+    passwd = "".join(
+        f"{name}:x:{number}:{number}:{name}:{home}:/bin/sh\n" for number, name, home in accounts
+    )
+    group = "".join(f"{name}:x:{number}:\n" for number, name, _home in accounts)
+    return {
+        "/etc/passwd": passwd.encode(),
+        "/etc/group": group.encode(),
+        "/etc/nsswitch.conf": b"passwd: files\ngroup: files\nshadow: files\nhosts: files\n",
+        "/etc/hosts": b"127.0.0.1 localhost bot\n::1 localhost ip6-localhost ip6-loopback\n",
+    }
+
+
+def etc_pipes(uid: int) -> dict[str, int]:
+    """``etc_files(uid)`` in pipes: the read ends, for ``Isolation.command``'s ``etc_fds``."""
+    out: dict[str, int] = {}
+    try:
+        for target, content in etc_files(uid).items():
+            out[target] = data_pipe(content)
+    except BaseException:
+        for fd in out.values():
+            os.close(fd)
+        raise
+    return out
+
+
 def _project_packages() -> list[Path]:
     """The directories of this project's packages a bundled Python bot imports."""
     out: list[Path] = []
@@ -384,29 +531,37 @@ def _under(path: Path, roots: Iterable[str | Path]) -> bool:
 
 
 def _mount_options(
-    binds: list[Path], files: list[Path], chdir: str, scratch: int | None
+    binds: list[Path],
+    files: list[Path],
+    chdir: str,
+    scratch: int | None,
+    etc_fds: Mapping[str, int] = MappingProxyType({}),
 ) -> list[str]:
-    """bwrap options that build the view: system dirs, scratch, parents, then binds."""
+    """bwrap options that build the view: system dirs, scratch, parents, binds, then /etc's."""
     out: list[str] = []
     for directory in SYSTEM_DIRS:
         if os.path.isdir(directory):
             out += ["--ro-bind", directory, directory]
-    for link in SYSTEM_LINKS:
-        if os.path.islink(link):
-            out += ["--symlink", os.readlink(link), link]
-        elif os.path.isdir(link):
-            out += ["--ro-bind", link, link]
+    for name in SYSTEM_LINKS:
+        if os.path.islink(name):
+            out += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            out += ["--ro-bind", name, name]
     if scratch is not None:
         out += ["--size", str(scratch)]
     out += ["--perms", "1777", "--tmpfs", SCRATCH]
-    targets = sorted({*binds, *files}, key=lambda path: (len(path.parts), str(path)))
+    etc_binds, etc_links = _etc_shown()
+    targets = sorted({*binds, *files, *etc_binds}, key=lambda path: (len(path.parts), str(path)))
     kept: list[Path] = []
     for target in targets:
         if not any(parent in kept for parent in target.parents):
             kept.append(target)
+    made = [Path(name) for name in etc_fds]
+    links = [(leads_to, link) for leads_to, link in etc_links if not _under(link, kept)]
     parents: set[Path] = set()
-    for target in [*kept, Path(chdir)]:
-        parents.update(target.parents if target in kept else [target, *target.parents])
+    for shown in [*kept, *made, *(link for _, link in links)]:
+        parents.update(shown.parents)
+    parents.update([Path(chdir), *Path(chdir).parents])
     for parent in sorted(parents, key=lambda path: len(path.parts)):
         if str(parent) in ("/", SCRATCH) or _under(parent, (*SYSTEM_DIRS, *SYSTEM_LINKS)):
             continue
@@ -415,7 +570,30 @@ def _mount_options(
         out += ["--perms", "0755", "--dir", str(parent)]
     for target in kept:
         out += ["--ro-bind", str(target), str(target)]
+    for leads_to, link in links:
+        out += ["--symlink", leads_to, str(link)]
+    for made_name, fd in etc_fds.items():
+        out += ["--perms", "0444", "--ro-bind-data", str(fd), made_name]
     return out
+
+
+@functools.cache
+def _etc_shown() -> tuple[tuple[Path, ...], tuple[tuple[str, Path], ...]]:
+    """``ETC_SHOWN`` on this machine: (paths to bind, (target, link) pairs to make).
+
+    A link to a system file (``/etc/localtime`` -> ``/usr/share/zoneinfo/...``)
+    stays a link, as programs read the zone's name from it; any other is bound
+    as what it leads to.
+    """
+    binds: list[Path] = []
+    links: list[tuple[str, Path]] = []
+    for name in ETC_SHOWN:
+        path = Path(name)
+        if path.is_symlink() and _under(path.resolve(), SYSTEM_DIRS) and path.exists():
+            links.append((os.readlink(path), path))
+        elif path.exists():
+            binds.append(path)
+    return tuple(binds), tuple(links)
 
 
 # ---------------------------------------------------------------- what the machine has
@@ -453,30 +631,36 @@ def detect_isolation(root: bool, scratch_bytes: int | None) -> tuple[Isolation |
 def _try(isolation: Isolation, root: bool) -> str:
     """'' if a bot-like program runs under ``isolation`` (its filter too, if it has one)."""
     lease = isolation.pool.lease() if root else None
-    read_end: int | None = None
+    fds: dict[str, int] = {}
     try:
         if isolation.seccomp is not None:
-            read_end = filter_pipe(isolation.seccomp)
+            fds["seccomp"] = data_pipe(isolation.seccomp)
+        etc = etc_pipes(os.getuid() if lease is None else lease.uid)
+        fds.update(etc)
         argv = isolation.command(
-            ["/bin/sh", "-c", "test -w /tmp && ! test -e /sys/fs/cgroup"],
+            ["/bin/sh", "-c", "test -w /tmp && ! test -e /sys/fs/cgroup && test -r /etc/passwd"],
             cwd=None,
             env={},
             uid=None if lease is None else lease.uid,
-            seccomp_fd=read_end,
+            seccomp_fd=fds.get("seccomp"),
+            etc_fds=etc,
         )
-        return failure_of(argv, pass_fds=() if read_end is None else (read_end,))
+        return failure_of(argv, pass_fds=tuple(fds.values()))
     finally:
-        if read_end is not None:
-            os.close(read_end)
+        for fd in fds.values():
+            os.close(fd)
         if lease is not None:
             lease.release()
 
 
-def filter_pipe(program: bytes) -> int:
-    """The read end of a pipe holding ``program`` whole (the write end is closed)."""
+def data_pipe(data: bytes) -> int:
+    """The read end of a pipe holding ``data`` whole (the write end is closed).
+
+    For a seccomp filter and ``etc_files``: a few hundred bytes, far below a pipe's buffer.
+    """
     read_end, write_end = os.pipe()
     try:
-        os.write(write_end, program)  # a few hundred bytes: far below a pipe's buffer
+        os.write(write_end, data)
     finally:
         os.close(write_end)
     return read_end

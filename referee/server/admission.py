@@ -22,13 +22,35 @@ the referee, not a bot, and runs outside the sandbox.
 
 Versions are admitted one at a time, oldest first; a restart takes up the
 pending ones again (the decision is written only when it is made).
+
+**Then it plays as a table plays** (``play_as_a_table``).  ``newmarket check``'s
+scripted matches can be told from real ones by a bot (their match ids, rules,
+seat counts and in-process opponents), so a bot could behave there and fault
+in play.  So a version that passed plays ``[admission] groups`` duplicate
+rotation groups exactly as a table would: on a table worker the server starts
+as it starts its tables (the same program, niceness, sandbox, stderr cap and
+time control), under the competition's rules and seat count, with match ids
+of the real form (``g<group>r<rotation>``, the group number one a table could
+be about to play), against opponents drawn from the versions playing now
+(other participants' newest and the house bots, named as at a table), the
+version's place at the table drawn too.  Nothing a bot is
+sent in these matches differs in kind from a real match.  A fault in them
+rejects it, with the match and the fault.  Their fault count is kept
+(``check_play``): a version whose real matches then fault far more often is
+flagged for the organiser (``referee.server.failures.watch_faults``).  The
+deal comes from the operating system's randomness (``check_seed``).  A table
+failure that is the platform's leaves the version pending, tried again later;
+one that may be a bot's is retried with other opponents, then rejects it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import random
+import secrets
 import shutil
 import subprocess
 import sys
@@ -40,10 +62,17 @@ from typing import Any, TypeVar
 
 import trio
 
+from referee.bots import BotSpec, resolve_bot
+from referee.league.schedule import rotations
+from referee.league.store import MatchKey
+from referee.league.worker import spec_from_json
 from referee.server.build import BuildError, build
 from referee.server.busy import written
-from referee.server.config import CompetitionConfig
-from referee.server.store import CompetitionStore, Version
+from referee.server.competition import HOUSE_PREFIX
+from referee.server.config import REMOTE, CompetitionConfig
+from referee.server.storage import ParticipantStorage
+from referee.server.store import CompetitionStore, Version, match_id
+from referee.server.unpack import Room
 from referee.timecontrol import TimeControl
 
 T = TypeVar("T")
@@ -63,6 +92,8 @@ async def admit(config: CompetitionConfig, store: CompetitionStore, version: Ver
     root = version_dir(config, version)
     files = sorted(str(path.relative_to(root)) for path in root.rglob("*") if path.is_file())
     name = f"{version.participant_name}-v{version.number}"
+    share = ParticipantStorage(config, store)
+    left = await trio.to_thread.run_sync(share.room, store.versions(version.participant), 0)
     try:
         built = await build(
             version.runtime,
@@ -71,6 +102,7 @@ async def admit(config: CompetitionConfig, store: CompetitionStore, version: Ver
             name,
             competition_sandbox(config),
             config.compile_seconds,
+            Room(left, share.over(left)),
         )
     except BuildError as error:
         decision = partial(
@@ -80,17 +112,202 @@ async def admit(config: CompetitionConfig, store: CompetitionStore, version: Ver
         return False
     verdict = await run_check_process(config, built.spec.to_json())
     transcript = (built.transcript + "\n" if built.transcript else "") + verdict["transcript"]
-    if verdict["ok"]:
-        spec = built.spec.to_json()
-        decision = partial(
-            store.decide, version.id, "admitted", verdict["detail"], transcript, spec
-        )
-        await written(f"admitting version {version.id}", decision)
-        return True
-    why = f"check: {verdict['detail']}"
-    decision = partial(store.decide, version.id, "rejected", why, transcript)
-    await written(f"rejecting version {version.id}", decision)
-    return False
+    if not verdict["ok"]:
+        why = f"check: {verdict['detail']}"
+        decision = partial(store.decide, version.id, "rejected", why, transcript)
+        await written(f"rejecting version {version.id}", decision)
+        return False
+    played = await play_as_a_table(config, store, version, built.spec)
+    transcript += "\n" + played.transcript
+    if played.failure is not None:
+        why = f"check: {played.failure}"
+        decision = partial(store.decide, version.id, "rejected", why, transcript)
+        await written(f"rejecting version {version.id}", decision)
+        return False
+    # Its check's record first: the watch compares its first real matches with it.
+    await written(
+        f"recording the check of version {version.id}",
+        partial(store.record_check_play, version.id, played.matches),
+    )
+    spec = built.spec.to_json()
+    decision = partial(store.decide, version.id, "admitted", verdict["detail"], transcript, spec)
+    await written(f"admitting version {version.id}", decision)
+    return True
+
+
+# ---------------------------------------------------------------- matches as a table plays them
+
+TABLE_ATTEMPTS = 2  # a check whose table fails (maybe a bot's doing) this often rejects it
+FALLBACK_BOTS = ("random", "lowest", "longest", "boodle", "tracker")
+"""Opponents when too few versions play yet, named as house bots are (``house:NAME``)."""
+
+
+class PlatformFailedError(Exception):
+    """The check's table failed by the platform's fault: the version waits, pending."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what  # one public line: "the server is low on disk space", ...
+
+
+@dataclasses.dataclass
+class TablePlay:
+    """What the version did in the matches its check played as a table would."""
+
+    matches: list[dict[str, Any]]  # {"match": id, "faults": its faults there}
+    failure: str | None  # one line: its first fault, or why it could not be judged
+    transcript: str  # the lines for its owner's page
+
+
+def check_seed() -> int:
+    """The deal of a check's group, from the operating system's randomness.
+
+    A seam: a real group's deal comes from the competition's seed, which this
+    must not repeat (a bot that learnt one deal would know a real group's); once
+    deals come from the competition's secret key, the check takes one from it.
+    """
+    return secrets.randbits(48)
+
+
+def check_opponents(
+    store: CompetitionStore, version: Version, seats: int, draw: random.Random
+) -> list[tuple[int, BotSpec]]:
+    """``seats`` opponents as a table would seat them with ``version``: the versions playing
+    now (one per participant, not its own, no remote one), by roster index and spec."""
+    playing = [
+        v
+        for v in store.playing_versions()
+        if v.participant != version.participant and v.runtime != REMOTE and v.spec is not None
+    ]
+    chosen = draw.sample(playing, min(seats, len(playing)))
+    opponents = [(v.id, spec_from_json(v.spec or {})) for v in chosen]
+    taken = {spec.name for _index, spec in opponents}
+    spare = max([version.id, *(v.id for v in playing)]) + 1
+    for name in FALLBACK_BOTS:
+        if len(opponents) >= seats:
+            break
+        if HOUSE_PREFIX + name not in taken:
+            opponents.append((spare, resolve_bot(name, HOUSE_PREFIX + name)))
+            spare += 1
+    return opponents
+
+
+async def play_as_a_table(
+    config: CompetitionConfig, store: CompetitionStore, version: Version, spec: BotSpec
+) -> TablePlay:
+    """Play ``[admission] groups`` groups with ``version`` as a table worker plays real ones.
+
+    Raises ``PlatformFailedError`` when the platform failed (the version waits).
+    """
+    draw = random.SystemRandom()
+    # Versions are checked one at a time: whatever is here was left by a stop mid-check.
+    shutil.rmtree(config.data / "admission", ignore_errors=True)
+    logs = config.data / "admission" / f"{version.id:06d}"
+    matches: list[dict[str, Any]] = []
+    lines = [
+        f"Then {config.admission.groups} duplicate group(s) played as a table plays them "
+        "(the competition's rules, seats and time control):"
+    ]
+    try:
+        with trio.move_on_after(config.admission.seconds):
+            for _group in range(config.admission.groups):
+                for attempt in range(1, TABLE_ATTEMPTS + 1):
+                    failed = await _check_group(config, store, version, spec, draw, logs, matches)
+                    if failed is None:
+                        break
+                    lines.append(f"  its table failed ({failed}); played again with others")
+                    if attempt == TABLE_ATTEMPTS:
+                        why = f"play: its table failed {TABLE_ATTEMPTS} times: {failed}"
+                        text = "\n".join([*lines, f"FAIL: {why}"]) + "\n"
+                        return TablePlay(matches, why, text)
+                if any(match["faults"] for match in matches):
+                    break
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+    for match in matches:
+        shown = "ok" if not match["faults"] else f"{match['faults']} fault(s): {match['first']}"
+        lines.append(f"  {match['match']}  {shown}")
+    faulted = next((m for m in matches if m["faults"]), None)
+    if faulted is not None:
+        why = f"play: {faulted['match']}: {faulted['first']}"
+        return TablePlay(matches, why, "\n".join([*lines, f"FAIL: {why}"]) + "\n")
+    if not matches:
+        why = f"play: its matches ran longer than {config.admission.seconds} s"
+        return TablePlay(matches, why, "\n".join([*lines, f"FAIL: {why}"]) + "\n")
+    lines.append(f"PASS: {len(matches)} matches, 0 faults.")
+    return TablePlay(matches, None, "\n".join(lines) + "\n")
+
+
+async def _check_group(
+    config: CompetitionConfig,
+    store: CompetitionStore,
+    version: Version,
+    spec: BotSpec,
+    draw: random.Random,
+    logs: Path,
+    matches: list[dict[str, Any]],
+) -> str | None:
+    """One group on a fresh table worker; its matches added to ``matches``; a charged
+    table failure's public line, or None.  Raises ``PlatformFailedError``."""
+    from referee.server.failures import platform_cause
+    from referee.server.sandboxing import competition_sandbox, sandbox_setting
+    from referee.server.storage import for_config as disk_space
+    from referee.server.storage import public_text
+    from referee.server.tables import WorkerError, WorkerTable
+
+    opponents = check_opponents(store, version, config.players - 1, draw)
+    specs = {version.id: spec, **dict(opponents)}
+    # Its place at the table is drawn: in play it is the focus (first) only while new, and a
+    # bot that sees its rotation and seat in every match could tell a fixed place from play.
+    table = [index for index, _spec in opponents]
+    table.insert(draw.randrange(len(table) + 1), version.id)
+    group = store.last_group_id() + 1 + draw.randrange(config.jobs)  # one a table could play
+    number = 1 + draw.randrange(config.jobs)
+    seed = check_seed()
+    worker = await WorkerTable.start(
+        config.time_control, logs, number, sandbox_setting(config), config.storage.stderr_bytes
+    )
+    try:
+        for rotation, seating in enumerate(rotations(table)):
+            key = MatchKey(
+                match_id=match_id(group, rotation),
+                ordinal=group * 8 + rotation,
+                round=group,
+                table=number,
+                rotation=rotation,
+                seed=seed,
+                bots=seating,
+                start_chips=(config.rules.starting_chips,) * len(seating),
+            )
+            try:
+                result = await worker.play(key, config.rules, specs, specs)
+            except WorkerError as error:
+                error.match_id = key.match_id
+                disk_low = disk_space(config).low()
+                isolated = competition_sandbox(config).isolation is not None
+                platform = platform_cause(error, disk_low, not isolated)
+                print(
+                    f"newmarket serve: the check of version {version.id} lost its table in "
+                    f"{key.match_id}: {error.text} ({platform or 'maybe a bot at it'})",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                if platform is not None:
+                    raise PlatformFailedError(platform) from None
+                return public_text(error.text)
+            faults = [
+                fault
+                for seat in result.seats
+                if seating[seat.seat] == version.id
+                for fault in seat.faults
+            ]
+            first = "" if not faults else f"{faults[0].kind} fault: {faults[0].detail}"
+            matches.append({"match": key.match_id, "faults": len(faults), "first": first})
+            if faults:
+                return None  # judged: the rest would not change the verdict
+    finally:
+        await worker.aclose()
+    return None
 
 
 async def run_check_process(config: CompetitionConfig, spec: dict[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,8 @@ from referee.process import BotProcess, clean_environment, start_process
 from referee.sandbox import Sandbox
 from referee.sandbox.isolation import SCRATCH
 from referee.server.config import UploadLimits
-from referee.server.unpack import BUILT_NAME, UnpackError, unpack_upload
+from referee.server.storage import tree_bytes
+from referee.server.unpack import BUILT_NAME, Room, UnpackError, unpack_upload
 
 OUTPUT = "build"  # the only directory of a version its compiler may write
 ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
@@ -76,9 +77,19 @@ def entry_of(runtime: str, files: list[str]) -> str:
 
 
 async def build(
-    runtime: str, root: Path, files: list[str], name: str, sandbox: Sandbox, seconds: float
+    runtime: str,
+    root: Path,
+    files: list[str],
+    name: str,
+    sandbox: Sandbox,
+    seconds: float,
+    room: Room | None = None,
 ) -> Built:
-    """Compile if the runtime needs it and say how to start the bot in ``root``."""
+    """Compile if the runtime needs it and say how to start the bot in ``root``.
+
+    ``room``: the most the compiler's output may take of the participant's share of
+    the disk (``referee.server.storage``); more is a ``BuildError`` with its refusal.
+    """
     entry = entry_of(runtime, files)
     if runtime == "python3":
         return Built(BotSpec(name, ("python3", entry), cwd=root), "")
@@ -91,12 +102,12 @@ async def build(
     if runtime == "c":
         sources = sorted(name for name in files if name.endswith(".c"))
         argv = ["cc", "-O2", "-std=gnu11", "-o", f"{OUTPUT}/bot", *sources, "-lm"]
-        transcript = await compile_in_sandbox(argv, root, sandbox, seconds)
+        transcript = await compile_in_sandbox(argv, root, sandbox, seconds, room)
         return Built(BotSpec(name, (str(root / OUTPUT / "bot"),), cwd=root), transcript)
     if runtime == "java":
         sources = sorted(name for name in files if name.endswith(".java"))
         argv = ["javac", "-encoding", "UTF-8", "-d", f"{OUTPUT}/classes", *sources]
-        transcript = await compile_in_sandbox(argv, root, sandbox, seconds)
+        transcript = await compile_in_sandbox(argv, root, sandbox, seconds, room)
         main_class = PurePosixPath(entry).stem
         return Built(
             BotSpec(name, ("java", "-Xss8m", "-cp", f"{OUTPUT}/classes", main_class), cwd=root),
@@ -105,7 +116,9 @@ async def build(
     raise BuildError(f"unknown runtime {runtime!r}")
 
 
-async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, seconds: float) -> str:
+async def compile_in_sandbox(
+    argv: list[str], cwd: Path, sandbox: Sandbox, seconds: float, room: Room | None = None
+) -> str:
     """Run a compiler under the sandbox; its output, or ``BuildError`` with it.
 
     ``argv`` names its output under ``OUTPUT/``.  Isolated, the compiler never
@@ -129,7 +142,7 @@ async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, secon
     except OSError as error:
         raise BuildError(f"cannot make the compiler's {OUTPUT!r} directory: {error}") from None
     if sandbox.isolation is not None:
-        return await _compile_isolated(argv, shown, cwd, sandbox, seconds)
+        return await _compile_isolated(argv, shown, cwd, sandbox, seconds, room)
     # Not isolated, the compiler could write anywhere its user can: it writes OUTPUT itself.
     try:
         process = await start_process(
@@ -152,7 +165,12 @@ async def compile_in_sandbox(argv: list[str], cwd: Path, sandbox: Sandbox, secon
         await process.end()
         nursery.cancel_scope.cancel()
     _own_again(output_dir)
-    return _verdict(process, _transcript(process, shown), cwd, seconds, timed_out)
+    transcript = _verdict(process, _transcript(process, shown), cwd, seconds, timed_out)
+    # Written straight to the disk here: measured after, and removed if it is too much.
+    if room is not None and tree_bytes(output_dir) > room.bytes:
+        shutil.rmtree(output_dir, ignore_errors=True)
+        raise BuildError(f"the compiler's output: {room.refusal}", transcript)
+    return transcript
 
 
 # Inside the sandbox: make the output directory in the scratch tmpfs, compile (its stdout
@@ -162,7 +180,7 @@ BUILT_FILES = 5000  # javac writes a class file per class, inner and anonymous o
 
 
 async def _compile_isolated(
-    argv: list[str], shown: str, cwd: Path, sandbox: Sandbox, seconds: float
+    argv: list[str], shown: str, cwd: Path, sandbox: Sandbox, seconds: float, room: Room | None
 ) -> str:
     scratch_output = f"{SCRATCH}/{OUTPUT}"
     inside = [
@@ -215,11 +233,12 @@ async def _compile_isolated(
             raise BuildError(f"the compiler's output is larger than {cap >> 20} MiB", transcript)
         _verdict(process, transcript, cwd, seconds, timed_out)
         spool.flush()
+        # Unpacked within the participant's share of the disk too: refused past it.
         limits = UploadLimits(max_files=BUILT_FILES, max_unpacked_bytes=cap)
         try:
             # Named as a tar.gz: a stream that is not one (forged, or empty) is refused,
             # never taken for a single file called "build".
-            unpack = partial(unpack_upload, names=BUILT_NAME)
+            unpack = partial(unpack_upload, names=BUILT_NAME, room=room)
             await trio.to_thread.run_sync(
                 unpack, Path(spool.name), "out.tar.gz", cwd / OUTPUT, limits
             )

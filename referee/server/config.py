@@ -8,7 +8,10 @@ league file.  The shape (every key optional unless marked)::
                    self_registration (bool), runtimes (list of RUNTIMES),
                    house_bots (bundled bots that always play, e.g. ["tracker"])
     [server]       host, port, jobs (tables played at once), secure_cookies (bool),
-                   registrations_per_hour (self-registrations per client address)
+                   registrations_per_hour (self-registrations per client address),
+                   and what one web client may cost (``ClientLimits``): header_timeout,
+                   body_timeout, body_rate, send_timeout, connections_per_address,
+                   anonymous_per_address, anonymous
     [tables]       players (seats per table, 3..8), hand_limit
     [rules]        preset, options = { option = value, ... }
     [time_control] move_time, time_bank, startup_time, margin, max_faults
@@ -21,6 +24,13 @@ league file.  The shape (every key optional unless marked)::
     [remote]       host, port (where remote bots connect; the section allows
                    the "remote" runtime), wait (seconds a remote bot that drops
                    mid-group is waited for before its seat plays by default)
+    [storage]      min_free_mb (play and admission pause while the data
+                   directory's disk has less free), stderr_kb (each bot's
+                   stderr kept per match), participant_mb (files kept per
+                   participant: uploads, unpacked and built)
+    [admission]    groups (duplicate groups the check plays as a table would),
+                   seconds (their wall clock), watch_matches (real matches
+                   compared with the check's fault rate)
 
 The sections a league file has too ([rules], [time_control], [sandbox]) are
 read by the league's reader (``referee.league.config``), so they mean the same
@@ -42,7 +52,16 @@ from referee.league.config import ConfigError, ConfigReader, RemoteSettings, Sec
 from referee.sandbox import MIB, Limits
 from referee.timecontrol import TimeControl
 
-__all__ = ["RUNTIMES", "CompetitionConfig", "ConfigError", "UploadLimits", "load_config"]
+__all__ = [
+    "RUNTIMES",
+    "AdmissionSettings",
+    "ClientLimits",
+    "CompetitionConfig",
+    "ConfigError",
+    "StorageLimits",
+    "UploadLimits",
+    "load_config",
+]
 
 REMOTE = "remote"  # the runtime of a version that connects from its owner's machine
 RUNTIMES: tuple[str, ...] = ("python3", "node", "java", "c", "binary", REMOTE)
@@ -58,6 +77,37 @@ class UploadLimits:
     max_files: int = 200  # files in an archive
     max_unpacked_bytes: int = 16 * MIB  # an archive's files together, unpacked
     per_hour: int = 30  # uploads per participant in any hour
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientLimits:
+    """What one web client may cost the server (``referee.server.listener``, ``middleware``)."""
+
+    header_timeout: float = 10.0  # seconds for a whole request head
+    body_timeout: float = 20.0  # seconds for a body, plus a second per body_rate bytes
+    body_rate: int = 500  # bytes a second: the slowest a body may keep coming
+    send_timeout: float = 60.0  # seconds an answer may wait for its client to read it
+    connections_per_address: int = 64  # open connections from one client address
+    anonymous_per_address: int = 8  # requests with a body and nobody signed in, per address
+    anonymous: int = 64  # the same, from all addresses together
+
+
+@dataclasses.dataclass(frozen=True)
+class StorageLimits:
+    """What the server keeps on its disk, and how much room it keeps free (docs/server.md)."""
+
+    min_free_bytes: int = 1024 * MIB  # play, admission and uploads pause below this
+    stderr_bytes: int = 16 * KIB  # each bot's stderr kept per match: its head and its tail
+    participant_bytes: int = 256 * MIB  # a participant's versions' files together
+
+
+@dataclasses.dataclass(frozen=True)
+class AdmissionSettings:
+    """The part of admission that plays as a table plays (``referee.server.admission``)."""
+
+    groups: int = 1  # duplicate rotation groups: the table's seats once each per group
+    seconds: int = 600  # their wall clock, together
+    watch_matches: int = 12  # real matches whose fault rate is compared with the check's
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +133,9 @@ class CompetitionConfig:
     sandbox_limits: Limits
     compile_seconds: int
     remote: RemoteSettings | None = None  # None: no remote bots
+    storage: StorageLimits = StorageLimits()
+    admission: AdmissionSettings = AdmissionSettings()
+    clients: ClientLimits = ClientLimits()
 
     @property
     def database(self) -> Path:
@@ -123,6 +176,8 @@ class _CompetitionReader(ConfigReader):
         "scheduler",
         "sandbox",
         "remote",
+        "storage",
+        "admission",
     )
 
     def competition(self, data: dict[str, Any]) -> CompetitionConfig:
@@ -165,7 +220,17 @@ class _CompetitionReader(ConfigReader):
         jobs = server.integer("jobs", 2, 1, 64)
         secure_cookies = server.boolean("secure_cookies", True)
         registrations_per_hour = server.integer("registrations_per_hour", 5, 1)
-        server.finish(("host", "port", "jobs", "secure_cookies", "registrations_per_hour"))
+        clients = self.client_limits(server)
+        server.finish(
+            (
+                "host",
+                "port",
+                "jobs",
+                "secure_cookies",
+                "registrations_per_hour",
+                *(field.name for field in dataclasses.fields(ClientLimits)),
+            )
+        )
 
         tables = Section(self, data.get("tables", {}), "tables")
         players = tables.integer("players", 3, MIN_PLAYERS, MAX_PLAYERS)
@@ -198,6 +263,39 @@ class _CompetitionReader(ConfigReader):
             self.fail("scheduler.max_share", f"must be 0.01 to 1, got {max_share}")
         scheduler.finish(("max_share",))
 
+        storage_section = Section(self, data.get("storage", {}), "storage")
+        kept = StorageLimits()
+        storage = StorageLimits(
+            min_free_bytes=storage_section.integer(
+                "min_free_mb", kept.min_free_bytes // MIB, 0, 1 << 30
+            )
+            * MIB,
+            stderr_bytes=storage_section.integer("stderr_kb", kept.stderr_bytes // KIB, 1, 1 << 20)
+            * KIB,
+            participant_bytes=storage_section.integer(
+                "participant_mb", kept.participant_bytes // MIB, 1, 1 << 30
+            )
+            * MIB,
+        )
+        storage_section.finish(("min_free_mb", "stderr_kb", "participant_mb"))
+        if storage.participant_bytes < uploads.max_bytes + uploads.max_unpacked_bytes:
+            self.fail(
+                "storage.participant_mb",
+                f"must hold at least one upload and its files ({uploads.max_bytes // KIB} KiB "
+                f"+ {uploads.max_unpacked_bytes // KIB} KiB, [uploads])",
+            )
+
+        admission_section = Section(self, data.get("admission", {}), "admission")
+        usual = AdmissionSettings()
+        admission = AdmissionSettings(
+            groups=admission_section.integer("groups", usual.groups, 1, 10),
+            seconds=admission_section.integer("seconds", usual.seconds, 10, 24 * 3600),
+            watch_matches=admission_section.integer(
+                "watch_matches", usual.watch_matches, 3, 10_000
+            ),
+        )
+        admission_section.finish(("groups", "seconds", "watch_matches"))
+
         level, limits, compile_seconds = self.competition_sandbox(data)
         remote = None
         if "remote" in data:
@@ -226,6 +324,32 @@ class _CompetitionReader(ConfigReader):
             sandbox_limits=limits,
             compile_seconds=compile_seconds,
             remote=remote,
+            storage=storage,
+            admission=admission,
+            clients=clients,
+        )
+
+    def client_limits(self, server: Section) -> ClientLimits:
+        """[server]'s limits on one web client (docs/server.md, "Slow and abusive clients")."""
+        base = ClientLimits()
+        seconds = {}
+        for key in ("header_timeout", "body_timeout", "send_timeout"):
+            value = server.number(key, getattr(base, key))
+            if not 0.1 <= value <= 3600:
+                self.fail(f"server.{key}", f"must be 0.1 to 3600 seconds, got {value:g}")
+            seconds[key] = value
+        return ClientLimits(
+            header_timeout=seconds["header_timeout"],
+            body_timeout=seconds["body_timeout"],
+            body_rate=server.integer("body_rate", base.body_rate, 1),
+            send_timeout=seconds["send_timeout"],
+            connections_per_address=server.integer(
+                "connections_per_address", base.connections_per_address, 1
+            ),
+            anonymous_per_address=server.integer(
+                "anonymous_per_address", base.anonymous_per_address, 1
+            ),
+            anonymous=server.integer("anonymous", base.anonymous, 1),
         )
 
     def rules(  # type: ignore[override]  # [tables] hand_limit, not [league]'s

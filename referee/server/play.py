@@ -9,6 +9,14 @@
   chosen by ``referee.server.scheduler.choose_table``.  Each finished match is
   recorded at once, in one transaction.  While paused, no new group starts
   (a group in progress finishes: its rotations belong together).
+
+While the data directory's disk is low (``referee.server.storage``) nothing
+starts: no version is admitted, no group planned and no match begun (a group
+in progress waits between two matches); the status line says so, and all
+resumes by itself when there is room.  A table whose worker fails is judged
+by ``referee.server.failures``: the platform's failures are never charged to
+a bot (the group waits and is played again, not given up); the others count
+towards a suspension.
 """
 
 from __future__ import annotations
@@ -28,22 +36,33 @@ from referee.league.schedule import derive_seed, rotations
 from referee.league.store import MatchKey
 from referee.league.worker import spec_from_json
 from referee.match import MatchResult
-from referee.server.admission import admit
+from referee.private_files import private_dir
+from referee.server.admission import PlatformFailedError, admit
 from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
+from referee.server.failures import Suspicions, platform_cause, watch_faults
 from referee.server.sandboxing import sandbox_setting
 from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
+from referee.server.storage import public_text
 from referee.server.store import Group, match_id
 from referee.server.tables import WorkerError, WorkerTable
 from referee.server.unpack import StorageError, UnpackError
 from referee.server.uploads import unpack_version
 
-POLL = 1.0  # seconds between looks at the pause flag and the roster when idle
+POLL = 1.0  # seconds between looks at the pause flag, the disk and the roster when idle
 RESTART_DELAY = 5.0  # after a table worker failed
-GROUP_ATTEMPTS = 2  # a group whose table worker dies this often is given up
-SUSPECT_FAILURES = 3  # a version at this many failed tables in a row is suspended
+PLATFORM_DELAY_MAX = 300.0  # the longest wait after the platform's failures in a row (doubling)
+GROUP_ATTEMPTS = 2  # a group whose table worker dies this often (charged) is given up
 STORAGE_WAIT = 60.0  # seconds before admission tries again after the server's disk was full
+
+
+async def wait_for_room(competition: Competition) -> None:
+    """Return once the data directory's disk has the room kept free; the status says why not."""
+    while competition.disk.low():
+        competition.status = competition.disk.status()
+        with trio.move_on_after(POLL):
+            await competition.changed.wait()
 
 
 async def admission_loop(competition: Competition) -> None:
@@ -68,6 +87,10 @@ async def admission_loop(competition: Competition) -> None:
             with trio.move_on_after(POLL):
                 await competition.changed.wait()
             continue
+        if competition.disk.low():
+            # Unpacking, building and the check's matches all write under the data directory.
+            await wait_for_room(competition)
+            continue
         version = min(pending, key=lambda v: (served.get(v.participant, -1), v.id))
         served[version.participant] = turn
         turn += 1
@@ -75,18 +98,20 @@ async def admission_loop(competition: Competition) -> None:
         disk_full = False
         try:
             # Unpacked again, if a crash came between the upload and its unpacking.
-            await trio.to_thread.run_sync(unpack_version, competition, version)
+            others = competition.store.versions(version.participant)
+            await trio.to_thread.run_sync(unpack_version, competition, version, others)
             await admit(competition.config, competition.store, version)
         except UnpackError as error:
             rejected = partial(competition.store.decide, version.id, "rejected", f"upload: {error}")
             await written(f"rejecting version {version.id}", rejected)
-        except StorageError as error:
-            # The server's disk, not the version: it stays pending, and is tried again.
+        except (StorageError, PlatformFailedError) as error:
+            # The server's disk, or its check's table, not the version: it stays pending,
+            # and is tried again.
             disk_full = True
             competition.status = f"admission waits: {error.what}"
             print(
                 f"newmarket serve: admission of version {version.id} waits {STORAGE_WAIT:g} s: "
-                f"the server could not write its files ({error.what})",
+                f"the platform failed ({error.what})",
                 file=sys.stderr,
                 flush=True,
             )
@@ -96,10 +121,10 @@ async def admission_loop(competition: Competition) -> None:
             # good. It is rejected with the error named; the next version goes on.
             # The traceback goes to the operator's stderr: a bug must stay visible.
             traceback.print_exc(file=sys.stderr)
-            why = (
+            why = public_text(
                 "the server failed while admitting it (a server bug, not yours): "
-                f"{type(error).__name__}: {error}"[:500]
-            )
+                f"{type(error).__name__}: {error}"
+            )[:500]
             rejected = partial(competition.store.decide, version.id, "rejected", why)
             await written(f"rejecting version {version.id}", rejected)
             competition.status = f"admission of version {version.id}: {type(error).__name__}"
@@ -117,44 +142,40 @@ class GroupQueue:
         self.competition = competition
         self.resumed = competition.store.unfinished_groups()
         self.rng = random.Random(derive_seed(competition.config.seed, "scheduler"))
-        self.attempts: dict[int, int] = {}  # group -> table workers it has cost
-        self.failures: dict[int, int] = {}  # version -> failed tables in a row
+        self.attempts: dict[int, int] = {}  # group -> table workers it has cost (charged)
+        self.suspicions = Suspicions(competition)
 
     def group_played(self, group: Group) -> None:
-        for version in group.versions:
-            self.failures.pop(version, None)
+        self.suspicions.cleared(group.versions)
 
-    async def table_failed(self, group: Group) -> None:
-        """A table worker died mid-group (a referee bug, or a bot that attacked it).
+    async def table_failed(self, group: Group, error: WorkerError, platform: str | None) -> None:
+        """A table worker failed mid-group; ``platform`` says why it was the platform's, if so.
 
-        The group is retried once, then given up (its played rotations still
-        count).  A version seated at ``SUSPECT_FAILURES`` failed tables in a row,
-        with no good group between, is suspended: innocent versions at its tables
-        also play elsewhere and clear their count, the attacker never does.
+        The platform's failure costs nobody anything: the group is played again
+        (once there is room), however often.  Any other is charged: the group is
+        retried once, then given up (its played rotations still count), and a
+        version seated at ``SUSPECT_FAILURES`` charged failures in a row, with no
+        good group between, is suspended with them as evidence
+        (``referee.server.failures``).
         """
         store = self.competition.store
+        if platform is not None:
+            self.resumed.insert(0, (group, store.rotations_done(group.id)))
+            return
         self.attempts[group.id] = self.attempts.get(group.id, 0) + 1
         if self.attempts[group.id] < GROUP_ATTEMPTS:
             self.resumed.insert(0, (group, store.rotations_done(group.id)))
         else:
             await written(f"giving up group {group.id}", lambda: store.abandon_group(group.id))
-        for version in group.versions:
-            self.failures[version] = self.failures.get(version, 0) + 1
-            found = store.version(version)
-            if (
-                self.failures[version] >= SUSPECT_FAILURES
-                and found is not None
-                and found.status == "admitted"
-                and not self.competition.is_house(found)
-            ):
-                why = (
-                    f"its table's referee process died {SUSPECT_FAILURES} times in a row "
-                    "while it played (a bot that attacks its referee?)"
-                )
-                suspend = partial(
-                    store.decide, version, "suspended", why, found.transcript, found.spec
-                )
-                await written(f"suspending version {version}", suspend)
+        for version, why, evidence in self.suspicions.charged(group.versions, error):
+            suspend = partial(store.suspend, version, why, evidence)
+            await written(f"suspending version {version}", suspend)
+            print(
+                f"newmarket serve: suspended version {version}: {why}; "
+                f"matches {', '.join(str(entry['match']) for entry in evidence)}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def candidates(self, remote: bool) -> list[Candidate]:
         """Who may sit: every playing version, remote ones only at the remote table and
@@ -182,6 +203,9 @@ class GroupQueue:
         """The next group for a local table, or (``remote``) for the remote table."""
         competition = self.competition
         while True:
+            if competition.disk.low():
+                await wait_for_room(competition)
+                continue
             for index, (group, _done) in enumerate(self.resumed):
                 if competition.has_remote(group.versions) == remote:
                     return self.resumed.pop(index)
@@ -244,7 +268,11 @@ def local_tables(competition: Competition) -> OpenTable:
 
     async def open_table(number: int) -> Table:
         return await WorkerTable.start(
-            config.time_control, config.logs_dir, number, sandbox_setting(config)
+            config.time_control,
+            config.logs_dir,
+            number,
+            sandbox_setting(config),
+            config.storage.stderr_bytes,
         )
 
     return open_table
@@ -288,11 +316,15 @@ async def play_group(
     config = competition.config
     keep = [v.id for v in competition.store.playing_versions()]
     for key in group_matches(competition, group, number, done):
+        await wait_for_room(competition)  # a log would not fit: the group waits here
         competition.playing_now[number] = key.match_id
         try:
             result = await table.play(
                 key, config.rules, specs(competition, key.bots), [*keep, *group.versions]
             )
+        except WorkerError as error:
+            error.match_id = key.match_id
+            raise
         finally:
             competition.playing_now.pop(number, None)
         log = config.logs_dir / f"{key.match_id}.jsonl"
@@ -301,14 +333,20 @@ async def play_group(
             f"recording match {key.match_id}",
             partial(competition.store.record, group, key.rotation, key.bots, result, log),
         )
+        await written(
+            f"watching the faults of match {key.match_id}",
+            partial(watch_faults, competition, sorted(set(key.bots))),
+        )
         competition.notify()
 
 
 async def table_loop(
     competition: Competition, queue: GroupQueue, number: int, open_table: OpenTable
 ) -> None:
-    competition.config.logs_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(competition.config.logs_dir)
+    delay = RESTART_DELAY
     while True:
+        await wait_for_room(competition)
         table = await open_table(number)
         try:
             while True:
@@ -316,17 +354,43 @@ async def table_loop(
                 try:
                     await play_group(competition, table, number, group, done)
                 except WorkerError as error:
-                    competition.status = f"table {number}: {error}"
                     # Ended first: a worker that failed mid-match may still be playing it
                     # (and writing its log) until its stdin closes, and another table would
                     # take the group offered for a retry at once, the same match id and log.
                     await table.aclose()
-                    await queue.table_failed(group)
+                    platform = await table_failure(competition, queue, number, group, error)
+                    # The platform's failures in a row back off: a failing disk is not
+                    # hammered every few seconds.
+                    delay = min(delay * 2, PLATFORM_DELAY_MAX) if platform else RESTART_DELAY
                     break
                 queue.group_played(group)
+                delay = RESTART_DELAY
         finally:
             await table.aclose()
-        await trio.sleep(RESTART_DELAY)
+        await trio.sleep(delay)
+
+
+async def table_failure(
+    competition: Competition, queue: GroupQueue, number: int, group: Group, error: WorkerError
+) -> bool:
+    """Judge table ``number``'s failure, say it (status, log) and count it; True if the
+    platform's (``referee.server.failures``)."""
+    platform = platform_cause(error, competition.disk.low(), competition.bots_can_signal)
+    # The public line never has a path (the data directory is the operator's); the log does.
+    if platform is not None:
+        competition.status = (
+            f"table {number} waits: {platform}; its group is played again, nobody is charged"
+        )
+    else:
+        competition.status = f"table {number} restarts: {public_text(error.text)}"
+    print(
+        f"newmarket serve: table {number} failed in match {error.match_id}: {error.text} "
+        f"({'the platform' if platform else 'charged'}: {platform or 'maybe a bot at it'})",
+        file=sys.stderr,
+        flush=True,
+    )
+    await queue.table_failed(group, error, platform)
+    return platform is not None
 
 
 BOARD_SHARE = 0.2  # the most of the server's time the leaderboard's bootstrap may take

@@ -48,13 +48,15 @@ from referee.league.remote_pool import RemotePool
 from referee.league.runner import TableJob
 from referee.league.worker import UNUSED, TableSessions
 from referee.match import MatchResult
+from referee.private_files import private_dir
 from referee.remote import RemoteLobby
 from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
-from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs
+from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs, table_failure
 from referee.server.sandboxing import competition_sandbox
 from referee.server.store import Group, Version
+from referee.server.tables import WorkerError
 from referee.session import BotSession
 
 
@@ -158,7 +160,7 @@ async def remote_table_loop(
 ) -> None:
     """The remote table: groups with a connected remote version, played in this process."""
     config = competition.config
-    config.logs_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(config.logs_dir)
     roster = lobby.bots  # one list, by version id, for the lobby, the pool and the local bots
     playing: list[Group] = []
 
@@ -168,7 +170,15 @@ async def remote_table_loop(
     async with trio.open_nursery() as nursery:
         sandbox = competition_sandbox(config)
         local = TableSessions(
-            nursery, roster, config.time_control, config.logs_dir, number, _note, sandbox
+            nursery,
+            roster,
+            config.time_control,
+            config.logs_dir,
+            number,
+            _note,
+            sandbox,
+            config.storage.stderr_bytes,
+            stderr_files=False,  # as at a worker's table: each match's log keeps its stderr
         )
         pool = RemotePool(roster, config.time_control, lobby, local, record, config.logs_dir, _note)
         pool.bots = roster  # the pool copies its roster; this one grows
@@ -186,9 +196,10 @@ async def remote_table_loop(
                     await pool.play([TableJob(key, config.rules) for key in keys])
                 except (OSError, ValueError) as error:
                     # The referee's own failure (a log it cannot write), as a table worker
-                    # reports it: the group is retried once, then given up.
-                    competition.status = f"remote table: {error}"
-                    await queue.table_failed(group)
+                    # reports it, and judged alike (a full disk is nobody's fault).
+                    failure = WorkerError(str(error))
+                    failure.match_id = f"g{group.id}"
+                    await table_failure(competition, queue, number, group, failure)
                     await trio.sleep(RESTART_DELAY)
                     continue
                 finally:

@@ -10,8 +10,9 @@ An upload comes from a stranger, so nothing in it is trusted:
   device or FIFO refuses the whole upload (a link could later point a
   compiler or the bot at the server's files);
 * **sizes**: at most ``max_files`` members, and at most ``max_unpacked_bytes``
-  together, counted on the bytes really written (a zip's declared sizes can
-  lie), so a decompression bomb stops at the cap with a small directory;
+  together (or less: the ``room`` a participant's share of the disk leaves),
+  counted on the bytes really written (a zip's declared sizes can lie), so a
+  decompression bomb stops at the cap with a small directory;
 * **writes**: ``O_CREAT | O_EXCL | O_NOFOLLOW`` with fixed modes, every file and
   the directory fsynced before the version is recorded.
 """
@@ -19,6 +20,7 @@ An upload comes from a stranger, so nothing in it is trusted:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import gzip
 import lzma
@@ -141,15 +143,34 @@ def _bomb(cap: int, name: str = "", what: str = "") -> UnpackError:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class Room:
+    """Less than ``max_unpacked_bytes`` left for this upload (a participant's share of the
+    disk, ``referee.server.storage``), and the refusal past it."""
+
+    bytes: int
+    refusal: str
+
+
 class _Writer:
     """Writes members under ``root`` and keeps the count and byte caps."""
 
-    def __init__(self, root: Path, limits: UploadLimits, names: re.Pattern[str]) -> None:
+    def __init__(
+        self, root: Path, limits: UploadLimits, names: re.Pattern[str], room: Room | None
+    ) -> None:
         self.root = root
         self.limits = limits
         self.names = names
         self.files: list[str] = []
         self.total = 0
+        self.room = room if room is not None and room.bytes < limits.max_unpacked_bytes else None
+
+    def check_size(self, size: int, name: str = "") -> None:
+        """Refuse ``size`` bytes (declared, or written so far) past either cap."""
+        if size > self.limits.max_unpacked_bytes:
+            raise _bomb(self.limits.max_unpacked_bytes, name)
+        if self.room is not None and size > self.room.bytes:
+            raise UnpackError(f"{name!r}: {self.room.refusal}" if name else self.room.refusal)
 
     def write(self, relative: str, chunks: Iterator[bytes], executable: bool = False) -> None:
         if len(self.files) >= self.limits.max_files:
@@ -159,19 +180,17 @@ class _Writer:
         target = self.root / relative
         with server_writes():
             target.parent.mkdir(parents=True, exist_ok=True)
+            _readable(target.parent, self.root)
             # The parent was made from checked names only, so it is inside root; O_NOFOLLOW
             # and O_EXCL refuse anything that is already there.
-            fd = os.open(
-                target,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                0o755 if executable else 0o644,
-            )
+            mode = 0o755 if executable else 0o644
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+            os.fchmod(fd, mode)  # whatever the server's umask: the bot's own uid reads it
         try:
             with os.fdopen(fd, "wb", closefd=False) as out:
                 for chunk in chunks:  # read from the archive: its errors are its own
                     self.total += len(chunk)
-                    if self.total > self.limits.max_unpacked_bytes:
-                        raise _bomb(self.limits.max_unpacked_bytes)
+                    self.check_size(self.total)
                     with server_writes():
                         out.write(chunk)
                 with server_writes():
@@ -180,6 +199,18 @@ class _Writer:
         finally:
             os.close(fd)
         self.files.append(relative)
+
+
+def _readable(directory: Path, root: Path) -> None:
+    """Directories from ``directory`` up to ``root`` 0755, whatever the umask made them.
+
+    A version's files are the one part of the server's data a bot reads: a root
+    server runs it as a uid of its own, and only this directory is in its view
+    (the server's data directory around it stays 0700: ``referee.private_files``).
+    """
+    while directory != root and root in directory.parents:
+        directory.chmod(0o755)
+        directory = directory.parent
 
 
 def _read_chunks(stream: IO[bytes]) -> Iterator[bytes]:
@@ -195,6 +226,7 @@ def unpack_upload(
     *,
     executable: bool = False,
     names: re.Pattern[str] = SAFE_NAME,
+    room: Room | None = None,
 ) -> list[str]:
     """Unpack the upload in ``source`` (named ``filename`` by its sender) into new ``root``.
 
@@ -202,11 +234,13 @@ def unpack_upload(
     ``UnpackError``, and only that, whatever the bytes; the caller removes
     ``root``.  A full disk (the server's fault) is ``StorageError`` instead.
     ``names`` is what each part of a member's path must match (``BUILT_NAME``
-    for a compiler's output).
+    for a compiler's output).  ``room``, if less than ``max_unpacked_bytes``, caps
+    the bytes written the same way, with its own refusal.
     """
     with server_writes():
         root.mkdir(parents=True, exist_ok=False)
-    writer = _Writer(root, limits, names)
+        root.chmod(0o755)
+    writer = _Writer(root, limits, names, room)
     with source.open("rb") as raw:
         head = raw.read(8)
         raw.seek(0)
@@ -275,8 +309,7 @@ def _unpack_zip(raw: IO[bytes], writer: _Writer) -> None:
                 raise UnpackError(f"{info.filename!r}: {what}")
             if relative is None or info.is_dir():
                 continue
-            if info.file_size > writer.limits.max_unpacked_bytes:
-                raise _bomb(writer.limits.max_unpacked_bytes, info.filename)
+            writer.check_size(info.file_size, info.filename)  # as declared: the bytes count too
             try:
                 with archive.open(info) as member:
                     writer.write(
@@ -338,8 +371,7 @@ def _unpack_tar(raw: IO[bytes], writer: _Writer) -> None:
                     raise UnpackError(f"{member.name!r}: not a regular file (a device or FIFO?)")
                 if relative is None:
                     continue
-                if member.size > writer.limits.max_unpacked_bytes:
-                    raise _bomb(writer.limits.max_unpacked_bytes, member.name)
+                writer.check_size(member.size, member.name)
                 stream = archive.extractfile(member)
                 if stream is None:
                     raise UnpackError(f"{member.name!r}: cannot be read")

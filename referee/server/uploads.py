@@ -16,6 +16,14 @@ The order is what makes an upload durable and never overwritten:
 A full disk anywhere in 2 to 4 is the server's problem, not the upload's: the
 participant is told so (507, "try again later"), and the version's row and
 files are removed, so it counts neither as a refusal nor towards the limit.
+So is a disk under the room the server keeps free (``[storage] min_free_mb``):
+the upload is refused at once, 507.
+
+Each participant's versions keep at most ``[storage] participant_mb`` on the
+disk (``referee.server.storage``): before 2, rejected versions' files make room,
+oldest first; with too little left the upload is refused (413), and what is
+left caps the unpacking in 4 (an archive expanding past it is refused there,
+as a bomb is).
 
 Admission (build and check) then happens in the background.
 """
@@ -27,15 +35,19 @@ import os
 import secrets
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import trio
 from starlette.datastructures import UploadFile
 
+from referee.private_files import PRIVATE_DIR, PRIVATE_FILE, private_dir, private_opener
 from referee.server.competition import Competition
 from referee.server.config import REMOTE, CompetitionConfig
+from referee.server.storage import ParticipantStorage
 from referee.server.store import Participant, Version
 from referee.server.unpack import (
+    Room,
     StorageError,
     UnpackError,
     fsync_parent,
@@ -60,6 +72,8 @@ class UploadRefusedError(Exception):
 
 
 STORAGE_RETRY_AFTER = 300  # seconds: long enough for an operator to free some disk
+LOW_DISK_REASON = "the server is low on disk space and takes no uploads now; try again later"
+MIN_ROOM = 64 * 1024  # a participant with less left than this cannot upload at all
 
 
 def incoming_dir(config: CompetitionConfig) -> Path:
@@ -134,15 +148,22 @@ async def accept_upload(
     if runtime == REMOTE:
         raise UploadRefusedError(400, "a remote bot is registered without a file")
     _allowed(competition, participant, runtime)
+    if competition.disk.low():
+        raise UploadRefusedError(507, LOW_DISK_REASON, STORAGE_RETRY_AFTER)
+    share = ParticipantStorage(config, store)
+    wanted = config.uploads.max_bytes + config.uploads.max_unpacked_bytes
+    room = await trio.to_thread.run_sync(share.room, store.versions(participant.id), wanted)
+    if room < MIN_ROOM:
+        raise UploadRefusedError(413, share.refusal(room))
     filename = (upload.filename or "upload")[:200]
     incoming = incoming_dir(config)
-    incoming.mkdir(parents=True, exist_ok=True)
+    private_dir(incoming)
     temporary = incoming / secrets.token_hex(8)
     digest = hashlib.sha256()
     size = 0
     version: Version | None = None
     try:
-        with server_writes(), temporary.open("wb") as out:
+        with server_writes(), open(temporary, "wb", opener=private_opener) as out:
             while chunk := await upload.read(CHUNK):
                 size += len(chunk)
                 if size > config.uploads.max_bytes:
@@ -155,6 +176,8 @@ async def accept_upload(
             os.fsync(out.fileno())
         if size == 0:
             raise UploadRefusedError(400, "the upload is empty: send the bot's file as 'bot'")
+        if size > room:
+            raise UploadRefusedError(413, share.refusal(room))
         # Again, with no await between the count and the new row: uploads sent at once all
         # passed the first check while their bodies were read (spooled to disk above 1 MiB,
         # read in threads), and 50 at once made 50 versions under a limit of 3 an hour.
@@ -164,11 +187,13 @@ async def accept_upload(
         competition.unpacking.add(version.id)
         root = version_root(competition, version.id)
         with server_writes():
-            root.mkdir(parents=True, exist_ok=False)
+            private_dir(root.parent)
+            root.mkdir(mode=PRIVATE_DIR)  # (not there yet: a version's id is new)
             temporary.rename(root / "upload")
             fsync_parent(root / "upload")
             fsync_parent(root)
-        await trio.to_thread.run_sync(unpack_version, competition, version)
+        others = store.versions(participant.id)
+        await trio.to_thread.run_sync(unpack_version, competition, version, others)
     except UnpackError as error:
         assert version is not None  # only unpack_version raises it
         store.decide(version.id, "rejected", f"upload: {error}")
@@ -192,8 +217,14 @@ async def accept_upload(
     return refreshed
 
 
-def unpack_version(competition: Competition, version: Version) -> Path:
-    """Unpack a version's stored upload into ``files/`` (again, if a crash cut it short)."""
+def unpack_version(
+    competition: Competition, version: Version, others: Sequence[Version] = ()
+) -> Path:
+    """Unpack a version's stored upload into ``files/`` (again, if a crash cut it short).
+
+    ``others``: the participant's other versions (read on the trio thread: this runs in a
+    worker thread), whose files with this upload leave the room the unpacking may use.
+    """
     root = version_root(competition, version.id)
     files = root / "files"
     if (root / COMPLETE).exists():
@@ -203,6 +234,9 @@ def unpack_version(competition: Competition, version: Version) -> Path:
         # lost with the request, which was never answered, and only the owner has them.
         raise UnpackError("the server stopped before this upload was stored; upload it again")
     shutil.rmtree(files, ignore_errors=True)
+    share = ParticipantStorage(competition.config, competition.store)
+    mine = [other for other in others if other.id != version.id]
+    left = share.room([*mine, version], competition.config.uploads.max_unpacked_bytes)
     try:
         unpack_upload(
             root / "upload",
@@ -210,9 +244,10 @@ def unpack_version(competition: Competition, version: Version) -> Path:
             files,
             competition.config.uploads,
             executable=version.runtime == "binary",
+            room=Room(left, share.over(left)),
         )
         with server_writes():
-            (root / COMPLETE).touch()
+            (root / COMPLETE).touch(mode=PRIVATE_FILE)
             fsync_parent(root / COMPLETE)
     except (UnpackError, StorageError):  # whatever the bytes raised, or a full disk
         shutil.rmtree(files, ignore_errors=True)

@@ -4,14 +4,24 @@ Each function returns JSON-able dicts; the page templates render them and
 the API returns them as they are, so a page and its API twin cannot
 disagree.  Owner-only parts (a version's check transcript, a bot's stderr,
 its wire transcripts) are included only when ``viewer`` is the owner.
+
+No absolute path of the server's leaves here: a bot that prints its own
+file's path, a compiler's message, a traceback of the check all name the
+server's directories, so every text that comes from a process (a version's
+detail and transcript, a fault's detail, a bot's stderr and wire transcript,
+the status line, a replay) is given through ``hide_paths``
+(``<data>/versions/000003/files/main.py``, not the directory's real place).
 """
 
 from __future__ import annotations
 
 import functools
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
+import referee
 from referee.report.data import read_match_log
 from referee.report.pages import replay_data
 from referee.report.templating import ScriptJSON, script_json
@@ -20,6 +30,52 @@ from referee.server.config import REMOTE
 from referee.server.store import Participant, Version
 
 HISTORY_POINTS = 120
+
+Places = tuple[tuple[str, str], ...]
+
+
+def server_places(competition: Competition) -> Places:
+    """The server's own absolute paths, longest first, each with what a page shows instead."""
+    return _places(competition.config.data, competition.config.path.parent)
+
+
+@functools.lru_cache(maxsize=4)
+def _places(data: Path, folder: Path) -> Places:
+    places = (
+        (data, "<data>"),
+        (folder, "<competition>"),
+        (Path(referee.__file__).parents[1], "<newmarket>"),
+        (Path(sys.prefix), "<python>"),
+        (Path(sys.base_prefix), "<python>"),
+        (Path.home(), "~"),
+        (Path.cwd(), "<server>"),
+    )
+    pairs = {
+        (form, shown)
+        for place, shown in places
+        for form in {str(place.absolute()), str(place.resolve())}
+        if len(form) > 1  # never "/"
+    }
+    return tuple(sorted(pairs, key=lambda pair: (-len(pair[0]), pair)))
+
+
+@functools.lru_cache(maxsize=4)
+def _pattern(places: Places) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(form) for form, _shown in places))
+
+
+def hide_paths(value: Any, places: Places) -> Any:
+    """``value`` (JSON-able data) with each of the server's paths in its strings replaced."""
+    if isinstance(value, str):
+        if not places:
+            return value
+        shown = dict(places)
+        return _pattern(places).sub(lambda found: shown[found.group(0)], value)
+    if isinstance(value, dict):
+        return {key: hide_paths(item, places) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [hide_paths(item, places) for item in value]
+    return value
 
 
 def _labels(competition: Competition) -> dict[int, Version]:
@@ -67,7 +123,7 @@ def leaderboard(competition: Competition) -> dict[str, Any]:
         )
     return {
         "competition": competition.config.name,
-        "status": competition.status,
+        "status": hide_paths(competition.status, server_places(competition)),
         "paused": competition.store.paused,
         "matches": competition.store.match_count(),
         "tables_playing": sorted(competition.playing_now.values()),
@@ -92,6 +148,10 @@ def version_json(competition: Competition, version: Version, owner: bool) -> dic
     }
     if owner:
         data["transcript"] = version.transcript
+    if version.status == "suspended":
+        # Public, as the status is: the matches are public, and the texts hold no path.
+        found = competition.store.suspensions(version.id)
+        data["suspension"] = found[0] if found else None
     if version.runtime == REMOTE:
         lobby = competition.lobby
         data["connected"] = remote_connected(competition, version)
@@ -101,6 +161,10 @@ def version_json(competition: Competition, version: Version, owner: bool) -> dic
             host, port = lobby.address
             data["token"] = bot_token(competition.store.secret, version.id)
             data["connect"] = f"newmarket connect {host}:{port} --token {data['token']} -- COMMAND"
+    places = server_places(competition)
+    for key in ("detail", "transcript", "suspension"):
+        if key in data:
+            data[key] = hide_paths(data[key], places)
     return data
 
 
@@ -133,6 +197,7 @@ def participant_view(
                 }
             )
     matches.sort(key=lambda m: -m["finished_at"])
+    places = server_places(competition)
     faults = []
     for version in versions:
         for fault in store.faults(version.id, 20):
@@ -143,7 +208,7 @@ def participant_view(
                     "seat": fault.seat,
                     "kind": fault.kind,
                     "hand": fault.hand,
-                    "detail": fault.detail,
+                    "detail": hide_paths(fault.detail, places),
                 }
             )
     history = []
@@ -160,7 +225,7 @@ def participant_view(
         if points:
             history.append({"version": version.label, "points": points})
     scores = competition.board.scores
-    return {
+    view: dict[str, Any] = {
         "name": participant.name,
         "owner": owner,
         "versions": [
@@ -175,21 +240,27 @@ def participant_view(
         "faults": faults[:40],
         "history": history,
     }
+    return view
 
 
 @functools.lru_cache(maxsize=64)
-def _log(path: str, start_chips: tuple[int, ...], mtime: float) -> Any:
-    # mtime is part of the key: a log replayed after a restart is read afresh.
-    return read_match_log(Path(path), start_chips, verify=False)
+def _log(path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...] = ()) -> Any:
+    # mtime is part of the key: a log replayed after a restart is read afresh.  ``names``:
+    # the page's labels (``alice v3``), so the replay's steps name the seats as its table.
+    return read_match_log(Path(path), start_chips, verify=False, names=names or None)
 
 
 @functools.lru_cache(maxsize=64)
 def _replay(
-    path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...]
+    path: str,
+    start_chips: tuple[int, ...],
+    mtime: float,
+    names: tuple[str, ...],
+    places: Places = (),
 ) -> tuple[dict[str, object], ScriptJSON]:
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""
-    data = replay_data(names, _log(path, start_chips, mtime))
+    data = hide_paths(replay_data(names, _log(path, start_chips, mtime, names)), places)
     return data, script_json(data)
 
 
@@ -244,11 +315,12 @@ def match_view(
     }
     path = Path(log_path) if log_path else None
     if path is None or not path.is_file():
-        return view
+        return _shown(view, competition)
     start = tuple(competition.config.rules.starting_chips for _ in seating)
     mtime = path.stat().st_mtime
-    log = _log(str(path), start, mtime)
-    view["replay"], text = _replay(str(path), start, mtime, tuple(names))
+    log = _log(str(path), start, mtime, tuple(names))
+    places = server_places(competition)
+    view["replay"], text = _replay(str(path), start, mtime, tuple(names), places)
     if not public:
         view["replay_json"] = text
     # Owner only: what the viewer's own bot wrote, and its conversation at each fault.
@@ -265,4 +337,12 @@ def match_view(
         for t in log.transcripts
         if t.seat in owned
     ]
+    return _shown(view, competition)
+
+
+def _shown(view: dict[str, Any], competition: Competition) -> dict[str, Any]:
+    """A match view with the server's paths hidden (its replay was, once, when made)."""
+    places = server_places(competition)
+    for key in ("reason", "seats", "stderr", "transcripts"):
+        view[key] = hide_paths(view[key], places)
     return view

@@ -1,9 +1,9 @@
 """Two colluding bots cannot pass a secret through the files every sandbox shares.
 
 Each isolated bot has its own namespaces and uid, but all see the same
-read-only ``/etc`` and ``/usr``, and locks and inotify belong to the file:
-a bot holding ``flock`` on ``/etc/hostname`` or a record lock on byte N of
-``/etc/passwd`` was seen by another bot asking (``F_GETLK`` names the byte:
+read-only ``/usr`` and the few files of ``/etc`` the sandbox shows, and locks and
+inotify belong to the file: a bot holding ``flock`` on ``/etc/ld.so.cache`` or a record
+lock on byte N of ``/etc/ld.so.conf`` was seen by another bot asking (``F_GETLK`` names the byte:
 one call carries a whole hand), and opening a file woke another's inotify
 watch.  ``referee.sandbox.seccomp`` refuses those calls inside the sandbox.
 Kernel keyrings held without a filter: each bot's user namespace has keyrings

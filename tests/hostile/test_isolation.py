@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,8 +95,13 @@ def cgroup_targets() -> list[str]:
     return [str(parent / "cgroup.procs") for parent in parents]
 
 
-def write_league(home: Path, planted: dict[str, str], port: int, mark: str) -> Path:
-    """The league file, the victim's directory and a tokens file, with secrets planted."""
+def write_league(
+    home: Path, planted: dict[str, str], port: int, mark: str, also_list: Sequence[str] = ()
+) -> Path:
+    """The league file, the victim's directory and a tokens file, with secrets planted.
+
+    ``also_list``: more directories the file reader lists (and reads what it finds in).
+    """
     victim = home / "victim"
     victim.mkdir()
     shutil.copy(ATTACKS / "attack.py", victim / "attack.py")
@@ -108,7 +113,7 @@ def write_league(home: Path, planted: dict[str, str], port: int, mark: str) -> P
     targets = {
         "files": [str(home / "league.toml"), str(tokens), str(db), str(victim / "secret.txt")]
         + [str(logs / name) for name in LIVE_LOGS],  # (by name: no listing needed)
-        "dirs": [str(logs), str(victim), str(home)],
+        "dirs": [str(logs), str(victim), str(home), *also_list],
         "pids": ["REFEREE_PID"],
         "writable": [str(db), str(home / "league.toml")],
         # The league's one-writer lock: held by a bot, it would refuse the league's resume.
@@ -183,7 +188,9 @@ def lingering(marker: str) -> list[int]:
     return found
 
 
-def play_attack_league(home: Path, wrapper: list[str]) -> dict[str, Any]:
+def play_attack_league(
+    home: Path, wrapper: list[str], also_list: Sequence[str] = ()
+) -> dict[str, Any]:
     """Run the league with ``wrapper`` in front of the referee; check what must always hold."""
     planted = {
         key: f"NMSECRET-{secrets.token_hex(8)}"
@@ -192,7 +199,7 @@ def play_attack_league(home: Path, wrapper: list[str]) -> dict[str, Any]:
     mark = f"NMLINGER-{secrets.token_hex(4)}"  # (other tests' bots on this machine have theirs)
     listener = Listener()
     try:
-        league = write_league(home, planted, listener.port, mark)
+        league = write_league(home, planted, listener.port, mark, also_list)
         before = {"league": digest(league)}
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

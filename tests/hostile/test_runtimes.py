@@ -12,6 +12,7 @@ listener on the host's loopback stays out of its reach.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -26,7 +27,7 @@ from referee.match import play_match
 from referee.sandbox import detect, resolve
 from referee.session import open_bots
 from referee.timecontrol import TimeControl
-from tests.hostile.test_isolation import Listener
+from tests.hostile.test_isolation import UNPRIVILEGED, Listener, unprivileged_home
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes"),
@@ -120,3 +121,82 @@ async def test_a_league_with_remote_bots_sandboxes_its_local_bots(
         assert session.handshaken and session.process is not None
         assert session.sandbox is not None and session.sandbox.isolation is not None
         assert session.process.isolated
+
+
+def runtime_league(home: Path) -> Path | None:
+    """A league seating one bot of every runtime a league or the server offers, in ``home``.
+
+    The bundled Python, node, C and bash bots; a Java bot and a raw binary (the C bot
+    compiled here) each in its own directory; a participant's ``python3 main.py`` found on
+    PATH (a pyenv shim where there is one); and a bundled bot over TCP.  None (skip) where
+    this machine lacks a JDK or a bundled bot's runtime.
+    """
+    java = java_bot(home)
+    unavailable = [resolve_bot(name).unavailable for name in ("js", "c", "bash")]
+    if java is None or any(unavailable) or shutil.which("cc") is None:
+        return None
+    binary = home / "binary-bot"
+    binary.mkdir()
+    c_source = HERE.parents[1] / "bots" / "c" / "bot.c"
+    subprocess.run(["cc", "-O2", "-o", str(binary / "bot"), str(c_source)], check=True)
+    script = home / "script-bot"
+    script.mkdir()
+    shutil.copy(HERE.parent / "server" / "bots" / "plain.py", script / "main.py")
+    seats = {
+        "random": 'command = "random"',
+        "js": 'command = "js"',
+        "c": 'command = "c"',
+        "bash": 'command = "bash"',
+        "java": 'command = ["java", "-cp", ".", "Bot"]\ncwd = "java-bot"',
+        "binary": 'command = ["./bot"]\ncwd = "binary-bot"',
+        "python3": 'command = ["python3", "main.py"]\ncwd = "script-bot"',
+        "tcp": 'command = "lowest"\ntransport = "tcp"',
+    }
+    bots = "".join(f'\n[[bots]]\nname = "{name}"\n{body}\n' for name, body in seats.items())
+    league = home / "league.toml"
+    league.write_text(
+        '[league]\nseed = 3\ntable_size = 8\nhand_limit = 2\nlogs = "logs"\n'
+        '\n[schedule]\nkind = "round_robin"\nduplicate = false\n'
+        "\n[time_control]\nmove_time = 10.0\ntime_bank = 0.0\nmargin = 5.0\nstartup_time = 60.0\n"
+        '\n[sandbox]\nlevel = "auto"\n' + bots
+    )
+    return league
+
+
+def play_runtime_league(home: Path, wrapper: list[str]) -> str:
+    """Play ``runtime_league`` (``wrapper`` in front of the referee); every seat must be clean."""
+    league = runtime_league(home)
+    if league is None:
+        pytest.skip("no JDK, cc, node or bash here: not every runtime can be tried")
+    if wrapper:
+        for path in [home, *home.rglob("*")]:
+            os.chown(path, UNPRIVILEGED, UNPRIVILEGED, follow_symlinks=False)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+    done = subprocess.run(
+        [*wrapper, sys.executable, "-m", "referee.cli", "league", str(league), "--jobs", "1"],
+        cwd=home,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    logs = sorted((home / "logs").glob("*.jsonl"))
+    assert logs
+    for log in logs:
+        result = json.loads(log.read_text().splitlines()[-1])
+        assert result["type"] == "result"
+        for seat in result["seats"]:
+            assert seat["faults"] == [] and seat["status"] == "ok", (seat, done.stderr[-3000:])
+    return done.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the root variant needs a root referee")
+def test_every_runtime_plays_in_a_league_of_a_root_referee(tmp_path: Path) -> None:
+    assert "own uid per bot" in play_runtime_league(tmp_path, [])
+
+
+def test_every_runtime_plays_in_a_league_of_an_unprivileged_referee() -> None:
+    with unprivileged_home() as (home, wrapper):
+        assert "the referee is not root" in play_runtime_league(home, wrapper)

@@ -471,3 +471,57 @@ def test_a_shimmed_python_runs_as_the_interpreter_behind_the_shim(tmp_path: Path
     # A program that is not a Python, or named by path, is left as it is.
     assert real_interpreter(["node", "bot.js"], {"PATH": str(shims)}) == ["node", "bot.js"]
     assert real_interpreter([str(shim), "bot.py"], {}) == [str(shim), "bot.py"]
+
+
+def fake_runtime(root: Path, program: str, marks: tuple[str, ...]) -> Path:
+    """``root/bin/program`` (a script) in a prefix with a runtime's ``marks``; its path."""
+    for mark in marks:
+        (root / mark).parent.mkdir(parents=True, exist_ok=True)
+        (root / mark).write_text("")
+    binary = root / "bin" / program
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    binary.write_text("#!/bin/sh\n")
+    binary.chmod(0o755)
+    return binary
+
+
+def test_the_view_holds_no_etc_or_opt_whole_only_what_the_runtimes_need(tmp_path: Path) -> None:
+    from referee.sandbox.isolation import ETC_SHOWN, view
+
+    # A JDK outside /usr, reached as a system JDK is (a link on PATH, /etc/alternatives-style),
+    # whose own link leads into /etc (Debian's lib/jvm.cfg does).
+    jdk = tmp_path / "opt" / "jdk-21"
+    java = fake_runtime(jdk, "java", ("lib/modules",))
+    (jdk / "lib" / "jvm.cfg").symlink_to("/etc/ld.so.conf")
+    node = fake_runtime(tmp_path / "opt" / "node", "node", ("lib/node_modules/npm",))
+    path = tmp_path / "path"
+    path.mkdir()
+    for program in (java, node):
+        (path / program.name).symlink_to(program)
+    env = {"PATH": str(path)}
+    own = tmp_path / "bot"
+    own.mkdir()
+    _, directories, files = view(["java", "-cp", ".", "Main"], own, env)
+    assert jdk in directories and tmp_path / "opt" / "node" not in directories
+    assert (Path("/etc/ld.so.conf") in files) == Path("/etc/ld.so.conf").exists()
+    # A word the participant chose (a class named node) shows nothing; the program a shell
+    # wrapper runs (the server's compile) does.
+    _, directories, _ = view(["java", "-cp", ".", "node"], own, env)
+    assert tmp_path / "opt" / "node" not in directories
+    _, directories, _ = view(["/bin/sh", "-c", 'exec "$@"', "out", "node", "x.js"], own, env)
+    assert tmp_path / "opt" / "node" in directories
+    # The mounts: /usr whole, of /etc only ETC_SHOWN's and the made files, never /opt.
+    argv = resolve("auto", Limits(), support=EVERYTHING).wrap(
+        ["java", "-cp", ".", "Main"],
+        stdio=True,
+        cgroup_procs=[],
+        cwd=own,
+        env=env,
+        uid=1900000007,
+        etc_fds={"/etc/passwd": 7},
+    )
+    bound = {argv[i + 2] for i, word in enumerate(argv) if word == "--ro-bind"}
+    assert "/usr" in bound and "/etc" not in bound and "/opt" not in bound
+    allowed = {*ETC_SHOWN, "/etc/ld.so.conf"}
+    assert {name for name in bound if name.startswith("/etc")} <= allowed
+    assert argv[argv.index("--ro-bind-data") :][:3] == ["--ro-bind-data", "7", "/etc/passwd"]

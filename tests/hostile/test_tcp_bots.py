@@ -38,6 +38,11 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 
 # Short enough to wait for, long enough for the table mates to start on a loaded machine.
 STARTUP = TimeControl(move_time=2.0, time_bank=0.0, startup_time=5.0, margin=0.5)
+# What a handshake that timed out on a silent connection says (referee.session).
+NOTHING = (
+    "the bot wrote nothing to its TCP connection: if it prints, make sure it flushes "
+    "(python3 -u, print(..., flush=True), fflush(stdout))"
+)
 
 
 async def test_a_bot_that_never_connects_is_a_startup_fault(tmp_path: Path) -> None:
@@ -79,7 +84,10 @@ async def test_a_half_open_connection_is_closed_at_the_handshake_deadline(
     spec = proto_bot("half_open", transport="tcp")
     played = await play_hostile([spec, *table_mates()], tmp_path, control=STARTUP)
     assert played.faults() == [
-        ("startup", "no connection with a ready within 5 s (refused: no ready within 5 s)")
+        (
+            "startup",
+            f"no connection with a ready within 5 s (refused: no ready within 5 s; {NOTHING})",
+        )
     ]
     assert played.status == ["disqualified", "ok", "ok"]
 
@@ -88,9 +96,13 @@ async def test_one_byte_a_second_is_ended_by_the_handshake_deadline(tmp_path: Pa
     started = trio.current_time()
     spec = proto_bot("slowloris", transport="tcp")
     played = await play_hostile([spec, *table_mates()], tmp_path, control=STARTUP)
-    assert played.faults() == [
-        ("startup", "no connection with a ready within 5 s (refused: no ready within 5 s)")
-    ]
+    [(kind, detail)] = played.faults()
+    assert kind == "startup"
+    assert detail.startswith(
+        "no connection with a ready within 5 s (refused: no ready within 5 s; the bot wrote "
+    )
+    # Its bytes are not quoted: a TCP bot's unfinished line may be a ready with its token.
+    assert "bytes to its TCP connection with no end of line: end each line" in detail
     # Its ready would take about a minute at this pace; the deadline ended it.
     assert trio.current_time() - started < 40
 
@@ -194,7 +206,10 @@ async def test_junk_before_ready_is_refused_without_buffering_it() -> None:
     if len(megabyte) == 2:
         assert megabyte[1]["detail"].startswith("instead of ready: line too long: ")
     assert [line["type"] for line in garbage] == ["hello", "fault"]
-    assert garbage[1]["detail"] == "instead of ready: not JSON: invalid character (byte 0)"
+    assert garbage[1]["detail"] == (
+        "instead of ready, line 1 of its TCP connection: not JSON: invalid character (byte 0); "
+        "the line (10 bytes) is not quoted: it may hold the token"
+    )
     assert [line["type"] for line in reply] == ["hello", "fault"]
     assert reply[1]["detail"] == "the first message must be ready, got reply"
     assert peak < 1 << 20  # the stranger's megabyte was never held

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
 
 from referee.league.demo import DEMO_BOTS, run_demo_league
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def test_the_demo_league_plays_every_match_and_prints_the_standings(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
     out = io.StringIO()  # not a terminal, as in make demo | tee: rich would cut to 80 columns
@@ -35,3 +38,12 @@ def test_the_demo_league_plays_every_match_and_prints_the_standings(
     header = next(line for line in text.splitlines() if " DQ" in line)
     assert header.split()[-4:] == ["boodle", "won", "faults", "DQ"]
     assert "…" not in text
+    # Then what to do next: the three paths a new user came for, each with its page.
+    closing = " ".join(text[text.rindex("Next: ") :].split())
+    for page in ("docs/writing-a-bot.md", "docs/leagues.md", "docs/server.md"):
+        assert page in closing and (REPO / page).is_file()
+    # Progress, off a terminal: a line per 10% of the league, not one per match.
+    progress = capsys.readouterr().err.splitlines()
+    done = [line.split(" matches done")[0] for line in progress if "matches done" in line]
+    assert done == [f"{n}/200" for n in range(20, 201, 20)], progress
+    assert not any(line.startswith("match ") for line in progress)

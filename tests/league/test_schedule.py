@@ -19,6 +19,7 @@ from referee.league.schedule import (
     balanced_tables,
     build_schedule,
     choose_kind,
+    derive_seed,
     pair_counts,
 )
 
@@ -135,3 +136,72 @@ def test_schedules_follow_the_seed_only() -> None:
 def test_a_repeated_balanced_schedule_is_refused() -> None:
     with pytest.raises(ScheduleError, match=r"^cycles: .*raise meetings"):
         build_schedule(30, 4, 1, kind=BALANCED, cycles=2)
+
+
+# ---------------------------------------------------------------- the order of play
+
+
+def widest_spread(schedule: list[ScheduledMatch], bots: int, group: set[int]) -> int:
+    """The most matches one bot of ``group`` was ahead of another at any point of the order."""
+    played = Counter({bot: 0 for bot in group})
+    widest = 0
+    for match in schedule:
+        played.update(bot for bot in match.bots if bot in group)
+        widest = max(widest, max(played.values()) - min(played.values()))
+    return widest
+
+
+@settings(max_examples=40, deadline=None)
+@given(sizes=sizes, seed=st.integers(0, 2**32), cycles=st.integers(1, 2))
+def test_a_round_robin_stopped_anywhere_has_every_bot_within_two_matches(
+    sizes: tuple[int, int], seed: int, cycles: int
+) -> None:
+    """Interleaved, not bot 0's tables first: a stopped league's counts are all alike."""
+    k, n = sizes
+    schedule = build_schedule(n, k, seed, kind=ROUND_ROBIN, cycles=cycles)
+    assert widest_spread(schedule, n, set(range(n))) <= 2
+    # One pass of rotation 0 over every table, then rotation 1, ...: a table worker goes on
+    # from one table to the next with the same bot processes (referee.league.runner).
+    passes = [(m.cycle, m.rotation) for m in schedule]
+    assert passes == sorted(passes)
+
+
+def test_the_first_bot_no_longer_plays_its_tables_first() -> None:
+    # The league of the report: 9 bots, tables of 4, stopped after 108 of 504 matches.
+    schedule = build_schedule(9, 4, 2024)
+    played = Counter(bot for match in schedule[:108] for bot in match.bots)
+    assert len(schedule) == 504
+    assert max(played.values()) - min(played.values()) <= 2  # it was 108 against 38 to 42
+
+
+@pytest.mark.parametrize(
+    ("bots", "table_size", "kind"), [(30, 4, BALANCED), (43, 7, BALANCED), (14, 5, BALANCED)]
+)
+def test_balanced_schedules_are_interleaved_too(bots: int, table_size: int, kind: str) -> None:
+    schedule = build_schedule(bots, table_size, 9, kind=kind)
+    totals = Counter(bot for match in schedule for bot in match.bots)
+    for total in set(totals.values()):  # bots of a 1-rotational form may play a few more
+        group = {bot for bot, count in totals.items() if count == total}
+        # Fewer tables to choose from than a round robin's: within one rotation group.
+        assert widest_spread(schedule, bots, group) < table_size
+
+
+def test_a_gauntlet_keeps_candidates_and_field_each_in_step() -> None:
+    schedule = build_schedule(9, 4, 5, kind="gauntlet", candidates=3)
+    assert widest_spread(schedule, 9, {0, 1, 2}) <= 2
+    assert widest_spread(schedule, 9, set(range(3, 9))) <= 2
+
+
+@pytest.mark.parametrize("duplicate", [True, False])
+def test_tables_keep_their_numbers_ids_and_seeds_whatever_their_order(duplicate: bool) -> None:
+    """A league stored before the order changed resumes with the very same matches."""
+    n, k, seed = 7, 3, 41
+    schedule = build_schedule(n, k, seed, duplicate=duplicate, cycles=2)
+    combinations = list(itertools.combinations(range(n), k))
+    for match in schedule:
+        assert tuple(sorted(match.bots)) == combinations[match.table]
+        assert match.match_id == f"c{match.cycle}-t{match.table + 1:05d}-r{match.rotation}"
+        labels = (match.cycle, match.table) + (() if duplicate else (match.rotation,))
+        assert match.seed == derive_seed(seed, "deal", *labels)
+    # ... and are no longer played in that order.
+    assert [m.table for m in schedule[:5]] != [0, 1, 2, 3, 4]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -87,3 +89,23 @@ def test_first_difference_names_nested_keys() -> None:
     assert first_difference({"a": {"b": 1}}, {"a": {"b": 2}}) == "a.b: 1 in the database, 2 now"
     assert first_difference({"a": [1, 2]}, {"a": [1]}) == "a: 2 entries in the database, 1 now"
     assert first_difference({"a": 1}, {"a": 1, "c": 3}) == "c: absent in the database, 3 now"
+
+
+def test_the_database_and_its_new_directories_are_the_organisers_alone(tmp_path: Path) -> None:
+    # Whatever the umask (0 here, the most open): another account, or a bot given a uid of
+    # its own by a root referee, reads nothing of a league's results.
+    config = config_of(tmp_path)
+    db = tmp_path / "results" / "2026" / "league.db"
+    before = stat.S_IMODE(tmp_path.stat().st_mode)
+    previous = os.umask(0)
+    try:
+        with LeagueStore.for_league(db, config) as store:
+            store.record(key("m1", [0, 1, 2]), result("m1", ["a", "b", "c"], [1, 2, 3]))
+            made = [db, db.with_name("league.db-wal"), db.with_name("league.db.lock")]
+            for path in [db, *(path for path in made[1:] if path.exists())]:
+                assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    finally:
+        os.umask(previous)
+    for directory in (db.parent, db.parent.parent):
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700, directory
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == before  # the organiser's own: as it was

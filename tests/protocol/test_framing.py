@@ -62,6 +62,18 @@ def test_blank_lines_are_skipped() -> None:
     assert framer.feed(b"\n\r\n \t \n\t\r\nx\n") == [b"x"]
 
 
+def test_the_first_line_knows_its_number_however_the_stream_is_cut() -> None:
+    """A referee quotes a bad first line with its number: blank lines before it count."""
+    stream = b"\n \t\r\n\nhello\n\nworld\n"
+    for cut in range(1, len(stream)):
+        framer = LineFramer()
+        first = framer.feed(stream[:cut])
+        if not first:
+            first = framer.feed(stream[cut:])
+        assert first[0] == b"hello"
+        assert framer.leading_blank_lines + 1 == 4, cut
+
+
 def test_a_line_of_exactly_the_cap_is_accepted() -> None:
     framer = LineFramer()
     line = b"x" * MAX_LINE_BYTES

@@ -535,7 +535,9 @@ async def test_a_bot_that_never_says_ready_is_a_startup_fault(
         [by_default, *good()], tmp_path, control=control, ready=[silent, None, None]
     )
     [(kind, detail)] = played.faults(0)
-    assert kind == "startup" and detail.startswith("instead of ready: ready:"), detail
+    assert kind == "startup" and detail.startswith(
+        "instead of ready, line 1 of its TCP connection: ready: object missing required field"
+    ), detail
     assert played.result.seats[0].status == "disqualified"
     assert played.result.seats[0].decisions == 0
     assert played.records("fault", seat=0)[0]["hand"] == 0

@@ -20,6 +20,7 @@ from tests.server.serving import (
     NEWMARKET,
     REPO,
     Server,
+    add_old_participant,
     add_participant,
     competition_file,
     running,
@@ -35,7 +36,7 @@ def cup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict
     tmp = tmp_path_factory.mktemp("api")
     config = competition_file(tmp, uploads="per_hour = 3\nmax_kb = 256")
     tokens = {name: add_participant(config, name) for name in ("alice", "bob", "carol", "dave")}
-    tokens["xss"] = add_participant(config, "<img src=x onerror=alert(1)>")
+    tokens["xss"] = add_old_participant(config, "<img src=x onerror=alert(1)>")
     with running(config) as server:
         yield server, tokens
 

@@ -77,3 +77,62 @@ def test_a_management_command_that_meets_a_locked_database_says_so_in_one_line(
         f"error: {database}: database is locked (the server, or sqlite3 with a transaction "
         "open, holds it?); nothing was changed: try again\n"
     )
+
+
+def test_unsuspend_admits_a_suspended_version_again_and_flags_lists_why(tmp_path: Path) -> None:
+    # A suspension used to be for good: a version suspended for the platform's fault (a
+    # full disk) stayed out after the disk was grown, and nothing could lift it.
+    config = tmp_path / "cup.toml"
+    config.write_text('[competition]\nname = "Cup"\n')
+    store = CompetitionStore.open(tmp_path / "cup-data" / "competition.sqlite")
+    alice, _token = store.add_participant("alice")
+    mallory, _token = store.add_participant("mallory")
+    fine = store.add_version(alice.id, "python3", "main.py", "", 1)
+    store.decide(fine.id, "admitted", "ok", "", {"name": "a", "command": ["x"]})
+    bad = store.add_version(mallory.id, "python3", "main.py", "", 1)
+    store.decide(bad.id, "admitted", "ok", "", {"name": "m", "command": ["x"]})
+    crashed = "its table worker ended (exited with status 1)"
+    evidence = [{"match": match, "what": crashed} for match in ("g1r0", "g1r0", "g4r2")]
+    store.suspend(bad.id, "its table's referee process failed 3 times in a row", evidence)
+    faults = [{"match": "g7r1", "faults": 2}, {"match": "g6r0", "faults": 0}]
+    store.flag(fine.id, "alice v1 faulted in 9 of its last 12 matches", faults)
+    store.close()
+
+    listed = run("flags", "-c", str(config))
+    assert listed.returncode == 0
+    assert listed.stdout.splitlines() == [
+        f"suspended  mallory v1 (version {bad.id}): its table's referee process failed 3 "
+        "times in a row",
+        "             g1r0: its table worker ended (exited with status 1)",
+        "             g1r0: its table worker ended (exited with status 1)",
+        "             g4r2: its table worker ended (exited with status 1)",
+        f"flagged    alice v1 (version {fine.id}): alice v1 faulted in 9 of its last 12 matches",
+        "             matches with faults: g7r1",
+    ]
+    # What the organiser may type, each refused in one line that says what would work.
+    wrong = run("unsuspend", "alice", "-c", str(config))
+    assert wrong.returncode == 2 and wrong.stderr.strip() == (
+        "error: serve unsuspend: nothing of 'alice' is suspended (alice v1 admitted); "
+        f"newmarket serve flags -c {config} lists what is"
+    )
+    unknown = run("unsuspend", "nobody", "-c", str(config))
+    assert unknown.stderr.strip() == (
+        "error: serve unsuspend: 'nobody' is neither a version id nor a participant's name"
+    )
+    backwards = run(str(config), "unsuspend", "mallory")
+    assert backwards.returncode == 2 and backwards.stderr.strip() == (
+        f"error: serve: the action comes first: newmarket serve unsuspend mallory -c {config}"
+    )
+
+    lifted = run("unsuspend", "mallory", "-c", str(config))
+    assert lifted.returncode == 0
+    assert lifted.stderr.strip() == f"mallory v1 (version {bad.id}): admitted again"
+    store = CompetitionStore.open(tmp_path / "cup-data" / "competition.sqlite")
+    version = store.version(bad.id)
+    assert version is not None and version.status == "admitted"
+    assert version.spec == {"name": "m", "command": ["x"]}  # it can be seated again
+    (suspension,) = store.suspensions(bad.id)
+    assert suspension["lifted_by"] == "newmarket serve unsuspend"
+    assert [v.id for v in store.playing_versions()] == [fine.id, bad.id]
+    store.close()
+    assert run("unsuspend", str(bad.id), "-c", str(config)).returncode == 2  # not twice

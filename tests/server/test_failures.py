@@ -3,10 +3,12 @@ version at every failed table in a row is suspended (a bot attacking its referee
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 import trio
 import trio.testing
@@ -15,8 +17,10 @@ from engine import preset
 from referee.bots import BotSpec
 from referee.league.store import MatchKey
 from referee.match import MatchResult
+from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.config import load_config
+from referee.server.failures import platform_cause
 from referee.server.play import GroupQueue
 from referee.server.store import CompetitionStore
 from referee.server.tables import WorkerError, WorkerTable
@@ -46,23 +50,117 @@ async def test_failed_tables_retry_then_give_up_and_suspend_the_common_version(
     alice, bob, mallory = versions
     queue = GroupQueue(competition)
 
+    def crashed(match: str) -> WorkerError:
+        """A worker that crashed on what a bot sent: a traceback and exit status 1."""
+        error = WorkerError("its table worker ended (exited with status 1)", returncode=1)
+        error.match_id = match
+        return error
+
     first = store.plan_group(1, (mallory, alice, house), "test")
-    await queue.table_failed(first)
+    await queue.table_failed(first, crashed("g1r0"), None)
     assert [group.id for group, _done in queue.resumed] == [first.id]  # retried once
     queue.resumed.clear()
-    await queue.table_failed(first)
+    await queue.table_failed(first, crashed("g1r0"), None)
     assert queue.resumed == []  # given up
     queue.group_played(store.plan_group(2, (alice, bob, house), "test"))  # alice is fine
-    await queue.table_failed(store.plan_group(3, (mallory, bob, house), "test"))
+    await queue.table_failed(
+        store.plan_group(3, (mallory, bob, house), "test"), crashed("g3r1"), None
+    )
 
     status = {v.id: v.status for v in store.versions()}
     assert status[mallory] == "suspended"
     assert status[alice] == status[bob] == status[house] == "admitted"
     suspended = store.version(mallory)
-    assert suspended is not None and "died 3 times" in suspended.detail
+    assert suspended is not None and "failed 3 times in a row" in suspended.detail
+    # The evidence: which matches, and what the worker did in each.
+    (suspension,) = store.suspensions(mallory)
+    assert suspension["evidence"] == [
+        {"match": "g1r0", "what": "its table worker ended (exited with status 1)"},
+        {"match": "g1r0", "what": "its table worker ended (exited with status 1)"},
+        {"match": "g3r1", "what": "its table worker ended (exited with status 1)"},
+    ]
     # A restart does not resume a group that was given up.
     assert first.id not in {group.id for group, _done in store.unfinished_groups()}
+    # Its page and its owner's show why, to anyone: the matches and what each worker did.
+    transport = httpx.ASGITransport(app=build_app(competition))
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as browser:
+        page = (await browser.get(f"/versions/{mallory}")).text
+        shown = re.search(r'<table id="suspension">.*?</table>', page, re.S)
+        assert shown is not None
+        rows = re.findall(r"<tr><td>(g\d+r\d+)</td><td>([^<]+)</td></tr>", shown.group(0))
+        assert rows == [(e["match"], e["what"]) for e in suspension["evidence"]]
+        owner = (await browser.get("/p/mallory")).text
+        assert "v1 is suspended" in owner and "g3r1: its table worker ended" in owner
+        assert "is suspended" not in (await browser.get("/p/alice")).text
     store.close()
+
+
+async def test_the_platforms_failures_suspend_nobody_and_give_up_no_group(
+    tmp_path: Path,
+) -> None:
+    # A full disk made every table's worker fail to write its log: three in a row
+    # suspended every participant at those tables, for good.
+    competition = _competition(tmp_path)
+    store = competition.store
+    versions = []
+    for name in ("alice", "bob", "carol"):
+        participant, _token = store.add_participant(name)
+        version = store.add_version(participant.id, "python3", "main.py", "", 1)
+        store.decide(version.id, "admitted", "ok", "", {"name": name, "command": ["x"]})
+        versions.append(version.id)
+    queue = GroupQueue(competition)
+    group = store.plan_group(1, tuple(versions), "test")
+    full = WorkerError("g1r0: [Errno 28] No space left on device: '/srv/cup-data/logs/g1r0.jsonl'")
+    for _attempt in range(10):
+        platform = platform_cause(full, disk_low=False, bots_can_signal=True)
+        assert platform == "the server could not write its files (no space left on device)"
+        await queue.table_failed(group, full, platform)
+    assert {v.status for v in store.versions()} == {"admitted"}
+    assert [g.id for g, _done in queue.resumed] == [group.id] * 10  # never given up
+    assert group.id in {g.id for g, _done in store.unfinished_groups()}
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("error", "disk_low", "bots_can_signal", "platform"),
+    [
+        # A write the disk refused, however the worker said it.
+        (WorkerError("g1r0: [Errno 5] Input/output error: '/x'"), False, True, True),
+        (WorkerError("g1r0: Disk quota exceeded"), False, True, True),
+        # Anything at all while the disk is low.
+        (WorkerError("its table worker ended (exited with status 1)", 1), True, True, True),
+        # The OOM killer acted in the server's cgroup.
+        (
+            WorkerError("its table worker ended (killed by signal 9)", -9, oom=True),
+            False,
+            True,
+            True,
+        ),
+        # A signal that no bot can send here (each bot has its own PID namespace).
+        (
+            WorkerError("its table worker ended (killed by signal 15)", -15, False),
+            False,
+            False,
+            True,
+        ),
+        # SIGKILL, and no way to tell an OOM kill: the benefit of the doubt.
+        (WorkerError("its table worker ended (killed by signal 9)", -9, None), False, True, True),
+        # A bot could: crash the referee with what it sends, kill it, or garble its pipe.
+        (WorkerError("its table worker ended (exited with status 1)", 1), False, False, False),
+        (WorkerError("its table worker ended (killed by signal 9)", -9, False), False, True, False),
+        (
+            WorkerError("its table worker ended (killed by signal 11)", -11, None),
+            False,
+            True,
+            False,
+        ),
+        (WorkerError("its table worker wrote a bad line (not JSON)"), False, True, False),
+    ],
+)
+def test_whose_fault_a_table_failure_is(
+    error: WorkerError, disk_low: bool, bots_can_signal: bool, platform: bool
+) -> None:
+    assert (platform_cause(error, disk_low, bots_can_signal) is not None) == platform
 
 
 # A table worker that ends, or writes something that is not its protocol, costs its
@@ -118,7 +216,7 @@ async def test_participants_are_admitted_in_turn_not_one_burst_first(
     later = store.add_version(alice.id, "python3", "main.py", "", 1).id
     order: list[int] = []
 
-    def unpack(_competition: Competition, _version: object) -> None:
+    def unpack(_competition: Competition, _version: object, _others: object) -> None:
         return None
 
     async def admit(_config: object, the_store: CompetitionStore, version: object) -> bool:
@@ -148,7 +246,7 @@ async def test_a_server_bug_admitting_one_version_rejects_it_and_goes_on(
     broken = store.add_version(alice.id, "python3", "main.py", "", 1).id
     fine = store.add_version(alice.id, "python3", "main.py", "", 1).id
 
-    def unpack(_competition: Competition, _version: object) -> None:
+    def unpack(_competition: Competition, _version: object, _others: object) -> None:
         return None
 
     async def admit(_config: object, the_store: CompetitionStore, version: object) -> bool:

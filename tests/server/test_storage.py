@@ -9,7 +9,9 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import sqlite3
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,9 +22,20 @@ import trio
 import trio.testing
 from starlette.datastructures import UploadFile
 
+from engine import preset
+from referee.bots import BotSpec, resolve_bot
+from referee.league.store import MatchKey
+from referee.match import MatchResult
+from referee.matchlog import read_log
+from referee.sandbox import Limits, setting_to_env
 from referee.server import busy, play, uploads
+from referee.server.competition import Competition
+from referee.server.config import load_config
+from referee.server.storage import ParticipantStorage
 from referee.server.store import CompetitionStore
-from tests.server.inprocess import api_upload, open_competition
+from referee.server.tables import WorkerTable
+from referee.timecontrol import TimeControl
+from tests.server.inprocess import api_upload, finished, open_competition
 
 DISK_FULL = "the server could not store this upload: disk full; try again later"
 
@@ -187,3 +200,267 @@ async def test_a_finished_match_waits_for_room_in_the_database(
         "newmarket serve: the disk is full (the database cannot grow) while recording match "
         "g1r0; trying again in 0.5 s\n"
     )
+
+
+# ---------------------------------------------------------------- the room kept free
+
+GIB = 1 << 30
+
+
+class _Room:
+    """An injected free-space reading: plenty, or none (``competition.disk.free``)."""
+
+    def __init__(self) -> None:
+        self.plenty = True
+
+    def __call__(self, _path: Path) -> int:
+        return 4 * GIB if self.plenty else 0
+
+
+def _three_admitted(store: CompetitionStore) -> list[int]:
+    versions = []
+    for name in ("alice", "bob", "carol"):
+        participant, _token = store.add_participant(name)
+        version = store.add_version(participant.id, "python3", "main.py", "", 1)
+        store.decide(version.id, "admitted", "ok", "", BotSpec(name, ("x",)).to_json())
+        versions.append(version.id)
+    return versions
+
+
+class _SecondPerMatch:
+    """A table whose every match takes a (virtual) second and ends level."""
+
+    async def play(self, key: MatchKey, *_args: object) -> MatchResult:
+        await trio.sleep(1)
+        return finished(key.match_id, key.seed)
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_a_low_disk_pauses_play_between_matches_and_it_resumes_by_itself(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    competition = open_competition(tmp_path)
+    store = competition.store
+    _three_admitted(store)
+    room = _Room()
+    competition.disk.free = room
+    queue = play.GroupQueue(competition)
+
+    async def open_table(_number: int) -> play.Table:
+        return _SecondPerMatch()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(play.table_loop, competition, queue, 1, open_table)
+        await trio.sleep(5.5)
+        assert competition.status == "playing"
+        played = store.match_count()
+        assert played >= 4
+        room.plenty = False
+        await trio.sleep(1)  # the match in progress ends; no other starts
+        paused_at = store.match_count()
+        await trio.sleep(600)
+        assert store.match_count() == paused_at <= played + 1
+        assert competition.status == (
+            "paused: the server is low on disk space (under 1024 MiB free); "
+            "play resumes by itself when there is room"
+        )
+        assert str(tmp_path) not in competition.status
+        room.plenty = True
+        await trio.sleep(play.POLL + 5)
+        assert store.match_count() > paused_at
+        assert competition.status == "playing"
+        nursery.cancel_scope.cancel()
+    assert {v.status for v in store.versions()} == {"admitted"}
+    store.close()
+
+
+async def test_a_low_disk_refuses_uploads_and_holds_admission_until_there_is_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, autojump_clock: trio.testing.MockClock
+) -> None:
+    competition = open_competition(tmp_path)
+    store = competition.store
+    alice, token = store.add_participant("alice")
+    pending = store.add_version(alice.id, "python3", "main.py", "", 15)
+    root = uploads.version_root(competition, pending.id)
+    root.mkdir(parents=True)
+    (root / "upload").write_bytes(b"print('hello')\n")
+    room = _Room()
+    room.plenty = False
+    competition.disk.free = room
+    sent = await api_upload(competition, token)
+    assert (sent.status_code, sent.json()) == (507, {"error": uploads.LOW_DISK_REASON})
+    assert sent.headers["Retry-After"] == str(uploads.STORAGE_RETRY_AFTER)
+    assert [v.id for v in store.versions(alice.id)] == [pending.id]  # nothing kept
+
+    admitted: list[int] = []
+
+    async def admit(_config: object, the_store: CompetitionStore, found: object) -> bool:
+        admitted.append(getattr(found, "id", 0))
+        the_store.decide(admitted[-1], "admitted", "ok", "", {"name": "v", "command": ["x"]})
+        return True
+
+    monkeypatch.setattr(play, "admit", admit)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(play.admission_loop, competition)
+        await trio.sleep(300)
+        assert admitted == [] and competition.status.startswith("paused: the server is low")
+        room.plenty = True
+        waited_from = trio.current_time()
+        # No deadline here: a virtual one would expire at once while the unpacking's
+        # thread runs (the mock clock jumps whenever trio waits on nothing else).
+        while not admitted:
+            await competition.changed.wait()
+        assert trio.current_time() - waited_from <= play.POLL + 1  # by itself, at its next look
+        assert admitted == [pending.id]
+        nursery.cancel_scope.cancel()
+    store.close()
+
+
+# ---------------------------------------------------------------- a participant's share
+
+
+def _zip(members: dict[str, bytes]) -> UploadFile:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    buffer.seek(0)
+    return UploadFile(file=buffer, filename="bot.zip")
+
+
+def _capped_competition(tmp_path: Path, participant_mb: int) -> Competition:
+    config_path = tmp_path / "cup.toml"
+    config_path.write_text(
+        '[competition]\nname = "x"\nhouse_bots = []\n'
+        f"[storage]\nparticipant_mb = {participant_mb}\n"
+    )
+    config = load_config(config_path)
+    return Competition(config, CompetitionStore.open(config.database))
+
+
+async def test_a_zip_bomb_stops_at_the_cap_with_one_line(tmp_path: Path) -> None:
+    competition = _capped_competition(tmp_path, 256)
+    store = competition.store
+    alice, _token = store.add_participant("alice")
+    bomb = _zip({"main.py": b"print(1)\n", "padding.bin": bytes(64 << 20)})  # 64 KiB sent
+    with pytest.raises(uploads.UploadRefusedError) as refused:
+        await uploads.accept_upload(competition, alice, bomb, "python3")
+    assert (refused.value.status, refused.value.reason) == (
+        400,
+        "upload refused: 'padding.bin': expands beyond 16384 KiB (a decompression bomb?)",
+    )
+    (version,) = store.versions(alice.id)
+    assert version.status == "rejected"
+    root = uploads.version_root(competition, version.id)
+    assert not (root / "files").exists()  # nothing of it unpacked is kept
+    store.close()
+
+
+async def test_a_participants_files_are_capped_rejected_ones_making_room_first(
+    tmp_path: Path,
+) -> None:
+    competition = _capped_competition(tmp_path, 24)
+    store = competition.store
+    alice, _token = store.add_participant("alice")
+    big = {"main.py": b"print(1)\n", "table.bin": bytes(12 << 20)}
+
+    first = await uploads.accept_upload(competition, alice, _zip(big), "python3")
+    store.decide(first.id, "admitted", "ok", "", {"name": "a", "command": ["x"]})
+    # 12 MiB more does not fit in what is left of 24: stopped there, while written.
+    with pytest.raises(uploads.UploadRefusedError) as refused:
+        await uploads.accept_upload(competition, alice, _zip(big), "python3")
+    assert refused.value.status == 400
+    assert re.fullmatch(  # refused by the size the zip declares, before a byte is written
+        r"upload refused: 'table.bin': expands beyond the \d+ KiB of storage you have left "
+        r"\(each participant may keep 24 MiB\)",
+        refused.value.reason,
+    ), refused.value.reason
+    second = await uploads.accept_upload(competition, alice, _zip({"main.py": b"2"}), "python3")
+    store.decide(second.id, "admitted", "ok", "", {"name": "a", "command": ["x"]})
+    rejected = await uploads.accept_upload(competition, alice, _zip({"x.txt": b"1"}), "python3")
+    store.decide(rejected.id, "rejected", "build: no main.py")
+    rejected_root = uploads.version_root(competition, rejected.id)
+    (rejected_root / "files" / "x.txt").write_bytes(bytes(1 << 20))  # as a build might leave
+    share = ParticipantStorage(competition.config, store)
+    built = uploads.version_root(competition, second.id) / "files" / "build.bin"
+
+    def leave(room: int) -> None:
+        """Grow the admitted second version's files until ``room`` bytes are left."""
+        used = share.used(store.versions(alice.id))
+        size = built.stat().st_size if built.exists() else 0
+        built.write_bytes(bytes(size + share.cap - used - room))
+
+    leave(32 << 10)
+    # A rejected version's files are the first to go when room is needed.
+    third = await uploads.accept_upload(competition, alice, _zip({"main.py": b"3"}), "python3")
+    assert third.status == "pending" and not rejected_root.exists()
+    # With nothing rejected left to remove, an upload is refused in one line.
+    leave(32 << 10)
+    with pytest.raises(uploads.UploadRefusedError) as full:
+        await uploads.accept_upload(competition, alice, _zip({"main.py": b"4"}), "python3")
+    assert (full.value.status, full.value.reason) == (
+        413,
+        "storage limit: your versions keep 24.0 MiB of the 24 MiB each participant may keep "
+        "(rejected versions' files are removed first; these are versions that may still "
+        "play): ask the organiser",
+    )
+    assert [v.status for v in store.versions(alice.id)] == [
+        "admitted",
+        "rejected",
+        "admitted",
+        "rejected",
+        "pending",
+    ]
+    # Another participant's share is their own.
+    bob, _token = store.add_participant("bob")
+    assert (await uploads.accept_upload(competition, bob, _zip(big), "python3")).status == "pending"
+    store.close()
+
+
+# ---------------------------------------------------------------- stderr
+
+FLOOD = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "flood", "protocol": 1}), flush=True)
+    elif message["type"] == "request":
+        sys.stderr.write(("x" * 1023 + "\\n") * 256)  # 256 KiB a decision
+        sys.stderr.flush()
+        reply = {"type": "reply", "id": message["id"], "choice": message["default"]}
+        print(json.dumps(reply), flush=True)
+    elif message["type"] == "shutdown":
+        break
+"""
+
+
+async def test_a_bot_flooding_stderr_keeps_at_most_the_cap_per_match(tmp_path: Path) -> None:
+    # A legal bot writing a megabyte of stderr a match made the server's logs grow by
+    # tens of gigabytes an hour: a 1 MiB head and tail per match, and again per process.
+    (tmp_path / "flood.py").write_text(FLOOD)
+    flood = BotSpec("mallory-v1", (sys.executable, "flood.py"), cwd=tmp_path)
+    specs = {0: flood, 1: resolve_bot("random", "alice-v1"), 2: resolve_bot("lowest", "bob-v1")}
+    cap = 4096
+    logs = tmp_path / "logs"
+    control = TimeControl(move_time=10.0, startup_time=30.0)
+    table = await WorkerTable.start(control, logs, 1, setting_to_env("none", Limits()), cap)
+    try:
+        for group in (1, 2):  # two matches on the same processes (two deals)
+            key = MatchKey(f"g{group}r0", group * 8, group, 1, 0, group, (0, 1, 2), (40,) * 3)
+            rules = preset("boodle").with_options({"hand_limit": 3})
+            await table.play(key, rules, specs, specs)
+    finally:
+        await table.aclose()
+    for group in (1, 2):
+        records = [record for _n, record in read_log(logs / f"g{group}r0.jsonl")]
+        (kept,) = [r for r in records if r["type"] == "stderr" and r["seat"] == 0]
+        written = sum(1 for r in records if r["type"] == "request" and r["seat"] == 0)
+        assert kept["bytes"] == written * (256 << 10)  # counted whole
+        assert kept["dropped"] == kept["bytes"] - cap  # and only the cap kept
+        marker = f"\n[... {kept['dropped']} bytes of stderr dropped ...]\n"
+        assert marker in kept["text"]
+        assert len(kept["text"].encode()) == cap + len(marker)
+    assert sorted(path.name for path in logs.iterdir()) == ["g1r0.jsonl", "g2r0.jsonl"]

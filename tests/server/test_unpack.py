@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import stat
 import tarfile
 import zipfile
@@ -117,3 +118,21 @@ def test_a_single_file_keeps_its_safe_name_and_an_odd_name_is_refused(tmp_path: 
     (tmp_path / "b").mkdir()
     with pytest.raises(UnpackError, match="file name"):
         unpack(tmp_path / "b", b"print(1)", "my bot;rm -rf.py")
+
+
+def test_unpacked_files_stay_readable_to_the_bots_uid_whatever_the_umask(tmp_path: Path) -> None:
+    # A root server runs each bot as a uid of its own: under a service's UMask=0077 its own
+    # files were 0600 and its directories 0700, and no upload could start.
+    payload = zip_bytes(
+        [("main.py", b"print(1)\n", stat.S_IFREG | 0o600), ("lib/util.py", b"x = 1\n", 0o600)]
+    )
+    previous = os.umask(0o077)
+    try:
+        assert sorted(unpack(tmp_path, payload, "bot.zip")) == ["lib/util.py", "main.py"]
+    finally:
+        os.umask(previous)
+    out = tmp_path / "out"
+    for path in (out, out / "lib"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o755
+    for path in (out / "main.py", out / "lib" / "util.py"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644

@@ -165,6 +165,8 @@ def read_files() -> None:
         tried(f"read {path}", partial(read, path))
     for directory in TARGETS.get("dirs", []):
         names = tried(f"list {directory}", partial(os.listdir, directory))
+        if isinstance(names, list):
+            say(f"listed {directory}: {sorted(names)}")
         for name in names if isinstance(names, list) else []:
             full = os.path.join(directory, str(name))
             if os.path.isfile(full):

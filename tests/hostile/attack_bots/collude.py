@@ -1,12 +1,12 @@
 """Two colluding bots in separate sandboxes try to pass a secret through what they share.
 
-``signal``: holds ``flock`` on /etc/hostname and a POSIX record lock on byte SECRET of
-/etc/passwd (read-only opens are enough for both), leaves the secret as a key in its
+``signal``: holds ``flock`` on /etc/ld.so.cache and a POSIX record lock on byte SECRET of
+/etc/ld.so.conf (read-only opens are enough for both), leaves the secret as a key in its
 session and user keyrings (which a later bot given the same uid might share), listens
 on an abstract Unix socket and on 127.0.0.1 (shared only with a shared network
 namespace), says ``held`` with what the kernel answered, and, when told ``open`` on
-stdin, opens and reads /etc/hostname (an inotify event for any watcher).  ``listen``:
-asks about both locks, watches /etc/hostname with inotify, says ``watching``, and when
+stdin, opens and reads /etc/ld.so.cache (an inotify event for any watcher).  ``listen``:
+asks about both locks, watches /etc/ld.so.cache with inotify, says ``watching``, and when
 told ``report`` searches the keyrings, tries both sockets and prints what it learned.
 Run by tests/hostile/test_collusion.py, only ever inside the sandbox (x86_64: the key
 calls are made by number).
@@ -46,11 +46,11 @@ def attempt(what: str, action: object) -> str:
 
 
 def signal() -> None:
-    hostname = open("/etc/hostname", "rb")  # noqa: SIM115 (held for the bot's life)
-    passwd = open("/etc/passwd", "rb")  # noqa: SIM115
+    shared = open("/etc/ld.so.cache", "rb")  # noqa: SIM115 (held for the bot's life)
+    record = open("/etc/ld.so.conf", "rb")  # noqa: SIM115
     held = [
-        attempt("flock", lambda: fcntl.flock(hostname, fcntl.LOCK_EX)),
-        attempt("lockf", lambda: fcntl.lockf(passwd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, SECRET)),
+        attempt("flock", lambda: fcntl.flock(shared, fcntl.LOCK_EX)),
+        attempt("lockf", lambda: fcntl.lockf(record, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, SECRET)),
     ]
     for name, ring in KEYRINGS.items():
         added = LIBC.syscall(ADD_KEY, b"user", KEY, str(SECRET).encode(), 4, ring)
@@ -64,38 +64,38 @@ def signal() -> None:
     say("held " + "; ".join(held))
     for line in sys.stdin:
         if line.strip() == "open":
-            with open("/etc/hostname", "rb") as again:
+            with open("/etc/ld.so.cache", "rb") as again:
                 again.read()
             say("opened")
 
 
 def listen() -> None:
     learned = []
-    hostname = open("/etc/hostname", "rb")  # noqa: SIM115
+    shared = open("/etc/ld.so.cache", "rb")  # noqa: SIM115
     try:
-        fcntl.flock(hostname, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(shared, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        learned.append("LEARNED: flock on /etc/hostname is held by another bot")
+        learned.append("LEARNED: flock on /etc/ld.so.cache is held by another bot")
     except OSError as error:
         learned.append(f"flock: refused ({error.strerror})")
-    passwd = open("/etc/passwd", "rb")  # noqa: SIM115
+    record = open("/etc/ld.so.conf", "rb")  # noqa: SIM115
     query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
     try:
-        answer = struct.unpack("hhqqi", fcntl.fcntl(passwd, fcntl.F_GETLK, query))
+        answer = struct.unpack("hhqqi", fcntl.fcntl(record, fcntl.F_GETLK, query))
         if answer[0] != fcntl.F_UNLCK:
-            learned.append(f"LEARNED: a lock on /etc/passwd at byte {answer[2]}")
+            learned.append(f"LEARNED: a lock on /etc/ld.so.conf at byte {answer[2]}")
     except OSError as error:
         learned.append(f"F_GETLK: refused ({error.strerror})")
     watch = LIBC.inotify_init1(os.O_NONBLOCK)
     if watch < 0:
         learned.append(f"inotify: refused ({os.strerror(ctypes.get_errno())})")
-    elif LIBC.inotify_add_watch(watch, b"/etc/hostname", IN_OPEN | IN_ACCESS) < 0:
+    elif LIBC.inotify_add_watch(watch, b"/etc/ld.so.cache", IN_OPEN | IN_ACCESS) < 0:
         learned.append(f"inotify watch: refused ({os.strerror(ctypes.get_errno())})")
     say("watching")
     for line in sys.stdin:
         if line.strip() == "report":
             if watch >= 0 and select.select([watch], [], [], 0)[0]:
-                learned.append("LEARNED: /etc/hostname was opened by another bot")
+                learned.append("LEARNED: /etc/ld.so.cache was opened by another bot")
             for name, ring in KEYRINGS.items():
                 if LIBC.syscall(KEYCTL, KEYCTL_SEARCH, ring, b"user", KEY, 0) >= 0:
                     learned.append(f"LEARNED: the other bot's key in the {name} keyring")

@@ -128,8 +128,6 @@ def _tables(order: RankOrder) -> tuple[tuple[int, ...], tuple[Card, ...]]:
 
 
 _TABLES = {order: _tables(order) for order in RankOrder}
-# The top card of each suit (Ace or King): a run always stops after it.
-_TOPS = sum(1 << (13 * suit + 12) for suit in range(4))
 # The play table (Match._in_hand) holds a seat for each card still in a hand, else why
 # nobody can play it (DEAD, _PLAYED), and two entries past the pack: code 52, after
 # each suit's top, holds _TOP, and code 53, after each boodle card, _BOODLE.  So a
@@ -720,7 +718,8 @@ class Match:
 
     def played_cards(self) -> tuple[Card, ...]:
         """Cards played so far in this hand, sorted."""
-        return tuple(sorted(self._to_card[code] for code in range(52) if self._played >> code & 1))
+        played = self._played
+        return tuple(sorted(self._to_card[code] for code in range(52) if played >> code & 1))
 
     def outcome(self) -> Outcome:
         if self._phase != _PHASE_OVER:

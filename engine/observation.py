@@ -49,14 +49,15 @@ def observe(match: Match, seat: int) -> Observation:
     to_card = m._to_card
     played: list[tuple[int, Card]] = []
     last_card: Card | None = None
-    for raw in m._log[-1] if m._log else ():
+    for raw in match.raw_events(m._log_base):  # the hand being played
         for event in typed(raw, seat, to_card, m._rules.boodle_cards):
             if isinstance(event, CardPlayed):
                 played.append((event.seat, event.card))
                 last_card = event.card
     to_act = match.current_seat()
     legal = tuple(match.legal_actions()) if to_act == seat else ()
-    stopped = Suit(m._last_suit) if m._last_suit >= 0 and not match.is_over else None
+    last_suit = m._stopped_suit()
+    stopped = Suit(last_suit) if last_suit >= 0 and not match.is_over else None
     return Observation(
         seat=seat,
         players=m._players,

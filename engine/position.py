@@ -61,6 +61,7 @@ from engine.state import (
     _PHASE_STAKE,
     DEAD,
     Match,
+    _play_table,
 )
 
 __all__ = ["Position", "PositionError", "build_match", "from_observation", "position_of"]
@@ -197,7 +198,7 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
         is_lead = previous < 0 or not _follows(previous, code)
         if is_lead and previous >= 0:
             runs.append(_stop(previous, played))
-        runs.append((E_RUN, code, code, is_lead, owner))
+        runs.append((E_RUN, code, code, is_lead))  # raw_events adds the owner table
         played |= 1 << code
         previous = code
     if position.decision is Decision.LEAD and previous >= 0:
@@ -206,26 +207,31 @@ def build_match(position: Position, *, check: bool = True, hand_limit: int | Non
         log.append((E_DEAL, tuple(dealt), dead))
     log.extend(runs)
     match._log = [log]
+    match._owners = []
     match._hand_log = log
     match._log_base = 0
 
     match._owner = owner
-    match._played = played
+    match._in_hand = _play_table(owner, played)  # and _played follows from hands and dead
     match._hands = hands
     match._dead = dead
     match._known_dead = known_dead
-    match._last_suit = -1
     match._legal = []
     phase = _PHASE_OF_DECISION[position.decision]
     match._phase = phase
     match._to_act = position.to_act
     if phase == _PHASE_LEAD:
         stopped = position.stopped_suit
-        match._last_suit = -1 if stopped is None else int(stopped)
         # The seat to act already holds the lead (any pass already happened), so no pass now.
-        match._prepare_lead_for(position.to_act, pass_lead=False)
+        match._prepare_lead_for(
+            position.to_act, -1 if stopped is None else int(stopped), pass_lead=False
+        )
     elif phase == _PHASE_DEAD_HAND:
         match._legal = list(match._dead_hand_choices())
+    elif phase == _PHASE_STAKE:
+        match._legal = match._stake_choices()
+    else:
+        match._legal = match._bid_choices()
     return match
 
 
@@ -241,9 +247,9 @@ def position_of(match: Match) -> Position:
     assert decision is not None and to_act is not None
     played: list[tuple[int, Card]] = []
     to_card = match._to_card
+    owner = match._owner
     for raw in match._log[-1]:
         if raw[0] == E_RUN:
-            owner = raw[4]
             played.extend((owner[code], to_card[code]) for code in range(raw[1], raw[2] + 1))
     n = match.players
     return Position(

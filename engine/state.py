@@ -18,7 +18,11 @@ Hidden cards leave the engine only through ``observation(seat)`` and
 Inside, a card is a *position code* ``suit * 13 + position`` where position 0
 is the lowest card of the suit under the rank order in force, so "the next
 higher card" is always ``code + 1`` and a hand is a 52-bit mask.  Codes are
-turned back into ``Card``s only at the API boundary.  Speed matters here
+turned back into ``Card``s only at the API boundary.  Beside the owner table
+(who was dealt each card, never changed once a run event refers to it) a hand
+keeps a play table: who still holds each card, so that a run asks one list
+"who holds the next card?" and a card played, dead or past the top of its
+suit all answer "nobody".  Speed matters here
 (search bots play millions of hands), so the hot path of a hand works on
 plain ints and lists and records events as small tuples, turned into typed
 events only when asked for.
@@ -29,7 +33,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from operator import add
+from operator import add, sub
 from typing import Any
 
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
@@ -108,8 +112,6 @@ _DECISION_OF_PHASE = {
 _SUIT_MASK = 0x1FFF
 # Rule values the state machine tests once a hand.  An enum member read through its
 # class (``Ante.FREE``) costs about 0.3 µs in Python 3.11, several times a module name.
-_FREE_ANTE = Ante.FREE
-_NO_EXCHANGE = DeadHandExchange.OFF
 _bit_count = int.bit_count  # the same: a method read through its type is a lookup each time
 # _LOWEST[m] is the lowest set bit's index of a 13-bit mask m (m > 0).
 _LOWEST: tuple[int, ...] = (-1, *(((m & -m).bit_length() - 1) for m in range(1, 1 << 13)))
@@ -126,8 +128,17 @@ def _tables(order: RankOrder) -> tuple[tuple[int, ...], tuple[Card, ...]]:
 
 
 _TABLES = {order: _tables(order) for order in RankOrder}
-# The top card of each suit (Ace or King): a run always stops after it.
-_TOPS = sum(1 << (13 * suit + 12) for suit in range(4))
+# The play table (Match._in_hand) holds a seat for each card still in a hand, else why
+# nobody can play it (DEAD, _PLAYED), and two entries past the pack: code 52, after
+# each suit's top, holds _TOP, and code 53, after each boodle card, _BOODLE.  So a
+# run's one lookup per card also finds the cards after which it may pay, and the
+# value that stops a run is the stop's cause.
+_AFTER_TOP = 52
+_AFTER_BOODLE = 53
+_BOODLE = 9
+_PLAYED = 10
+_TOP = 11
+_PLAY_TAIL = [_TOP, _BOODLE]  # never changed: a hand appends it to its own copy
 
 
 def _lowest_cards(to_card: tuple[Card, ...]) -> tuple[tuple[Card, ...], ...]:
@@ -153,14 +164,43 @@ _STOPS_PLAYED: tuple[tuple[Any, ...], ...] = tuple(
 _STOPS_DEAD: tuple[tuple[Any, ...], ...] = tuple(
     (E_STOP, code, STOP_DEAD, code + 1) for code in range(52)
 )
+# The stops by the play table's value that stopped the run (DEAD, _PLAYED or _TOP).
+_STOPS_BY: tuple[tuple[tuple[Any, ...], ...], ...] = (
+    *((),) * DEAD,
+    _STOPS_DEAD,
+    (),
+    _STOPS_PLAYED,
+    _STOPS_TOP,
+)
+
+
+def _run_records(is_lead: bool) -> tuple[tuple[Any, ...], ...]:
+    """``[first][last]``: the record ``(E_RUN, first, last, is_lead)`` of a run in one suit.
+
+    A hand's log keeps runs in this short form, made once here, and ``raw_events``
+    adds the hand's owner table: a lead allocates no event of its own.
+    """
+    return tuple(
+        tuple(
+            (E_RUN, first, last, is_lead) if last // 13 == first // 13 and last >= first else None
+            for last in range(52)
+        )
+        for first in range(52)
+    )
+
+
+_LEAD_RUNS = _run_records(True)
+_FOLLOW_RUNS = _run_records(False)
 _ALL_CARDS = (1 << 52) - 1
 _CODES: tuple[int, ...] = tuple(range(52))  # the pack by position code, before a shuffle
 # A hand's going out, and its winners, shared like the stops: (E_OUT, seat) and (seat,).
 _OUTS: tuple[tuple[int, int], ...] = tuple((E_OUT, seat) for seat in range(8))
 _ALONE: tuple[tuple[int], ...] = tuple((seat,) for seat in range(8))
 # The owner table between hands.  Owner tables are never changed in place (see
-# Match.apply), so every match shares this one.
+# Match.apply), so every match shares this one; and the play table, which only a
+# lead changes, and no lead is made between hands.
 _NO_OWNER = [DEAD] * 52
+_NO_HOLDER = [*_NO_OWNER, *_PLAY_TAIL]
 
 
 @lru_cache(maxsize=1024)
@@ -187,6 +227,17 @@ def _holders_by_position(
     if equal_hands:
         dealt = 52 // ways * ways  # seed 002: the over-cards go to the dummy
     return tuple((recipients * (dealt // ways + 1))[:dealt] + [DEAD] * (52 - dealt))
+
+
+def _with_owner(records: list[tuple[Any, ...]], owner: list[int]) -> list[tuple[Any, ...]]:
+    """A hand's raw events from its log: each run record gains the hand's owner table."""
+    return [(*record, owner) if record[0] == E_RUN else record for record in records]
+
+
+def _play_table(owner: list[int], played: int) -> list[int]:
+    """A hand's play table (``Match._in_hand``) from its owner table and the cards played."""
+    table = [_PLAYED if played >> code & 1 else holder for code, holder in enumerate(owner)]
+    return [*table, *_PLAY_TAIL]
 
 
 def _leads(hand: int, lows: tuple[tuple[Card, ...], ...]) -> list[Card]:
@@ -225,13 +276,15 @@ class _Seating:
     works one out.
     """
 
-    __slots__ = ("holders", "order", "others", "pot", "stakes")
+    __slots__ = ("dues", "holders", "kitty", "order", "others", "pot", "stakes")
 
     order: tuple[int, ...]  # live seats from the seat's left; the seat itself last if live
     others: tuple[int, ...]  # ``order`` without the seat: who pays it when it goes out
     holders: tuple[int, ...]  # who receives the k-th card when the seat deals
     stakes: tuple[tuple[Any, ...], ...]  # fixed antes: the stake events when the seat deals
     pot: tuple[int, ...]  # fixed antes: chips each boodle card gains when the seat deals
+    dues: tuple[int, ...]  # fixed antes: chips each seat pays (stakes and kitty) when it deals
+    kitty: int  # fixed antes: chips the kitty gains when the seat deals
 
     def __init__(self, live: tuple[bool, ...], seat: int, table: _Table):
         dead_hand, equal_hands, ante_per_card, dealer_ante_per_card, kitty, cards = table
@@ -245,6 +298,12 @@ class _Seating:
         )
         payers = len(self.order) - 1
         self.pot = tuple(a * payers + d for a, d in zip(ante, dealer_ante, strict=True))
+        due = sum(ante) + kitty
+        dealer_due = sum(dealer_ante) + kitty
+        self.dues = tuple(
+            dealer_due if s == seat else due if s in self.order else 0 for s in range(len(live))
+        )
+        self.kitty = kitty * len(self.order)
 
 
 # What a table's seatings depend on besides its live seats, as plain values (a Rules
@@ -272,18 +331,38 @@ class _Plan:
     µs a match (enum reads, ``stake_required``, the boodle tables).
     """
 
-    __slots__ = ("boodle_at", "due", "lead_any", "lows", "most_due", "rare_cards", "table")
+    __slots__ = (
+        "after",
+        "boodle_at",
+        "due",
+        "exchange",
+        "free_ante",
+        "hand_limit",
+        "lead_any",
+        "lows",
+        "most_due",
+        "table",
+    )
 
     def __init__(self, rules: Rules) -> None:
         to_pos = _TABLES[rules.rank_order][0]
         self.boodle_at = [-1] * 52  # shared by every match of these rules: never changed
-        boodle_mask = 0
         for index, card in enumerate(rules.boodle_cards):
             self.boodle_at[to_pos[card]] = index
-            boodle_mask |= 1 << to_pos[card]
-        self.rare_cards = _TOPS | boodle_mask
+        # Where a run looks up who holds the next card (see _AFTER_BOODLE).
+        self.after = tuple(
+            _AFTER_BOODLE
+            if self.boodle_at[code] >= 0
+            else _AFTER_TOP
+            if code % 13 == 12
+            else code + 1
+            for code in range(52)
+        )
         self.lows = _LOWS[rules.rank_order]
         self.lead_any = rules.lead_suit is LeadSuit.ANY
+        self.free_ante = rules.ante is Ante.FREE
+        self.exchange = rules.dead_hand_exchange is not DeadHandExchange.OFF
+        self.hand_limit = rules.hand_limit
         self.due = (rules.stake_required(False), rules.stake_required(True))
         self.most_due = max(self.due)
         self.table = _table_of(rules)
@@ -347,13 +426,16 @@ class Match:
     """One match at one table. See the module docstring."""
 
     __slots__ = (
+        "_after",
         "_bid_order",
         "_bids",
         "_boodle_at",
         "_chips",
+        "_clubs",
         "_dead",
         "_dealer",
         "_deals",
+        "_diamonds",
         "_due",
         "_elimination",
         "_end_reason",
@@ -361,9 +443,10 @@ class Match:
         "_hand_number",
         "_hands",
         "_hands_played",
+        "_hearts",
+        "_in_hand",
         "_kitty",
         "_known_dead",
-        "_last_suit",
         "_lead_any",
         "_legal",
         "_live",
@@ -372,16 +455,18 @@ class Match:
         "_lows",
         "_most_due",
         "_next_order",
+        "_no_known_dead",
         "_owner",
+        "_owners",
         "_phase",
         "_places",
-        "_played",
+        "_plan",
         "_players",
-        "_rare_cards",
         "_rules",
         "_seatings",
         "_seats",
         "_seed",
+        "_spades",
         "_stacks",
         "_stake_order",
         "_stakes",
@@ -403,8 +488,12 @@ class Match:
     _to_pos: tuple[int, ...]
     _to_card: tuple[Card, ...]
     _boodle_at: list[int]
-    _rare_cards: int  # the boodle cards and each suit's top: a run may pay or stop after them
+    _after: tuple[int, ...]  # where a run looks for the next card's holder (see _Plan)
     _lows: tuple[tuple[Card, ...], ...]  # see _lowest_cards
+    _clubs: tuple[Card, ...]  # _lows by suit, for apply's copy of _leads
+    _diamonds: tuple[Card, ...]
+    _hearts: tuple[Card, ...]
+    _spades: tuple[Card, ...]
     _lead_any: bool  # rules.lead_suit is ANY: no pass, no steering away from a suit
     _deals: tuple[Deal, ...]
     _due: tuple[int, int]  # the stake required of (a non-dealer, the dealer)
@@ -423,12 +512,13 @@ class Match:
     _phase: int
     _to_act: int
     _owner: list[int]  # who was dealt each card (after any swap); static during play
-    _played: int  # mask of the cards played this hand
+    _in_hand: list[int]  # the play table: the owner while unplayed, else _PLAYED; then _PLAY_TAIL
     _hands: list[int]
     _dead: int
-    _known_dead: list[int]
-    _last_suit: int
-    _legal: list[Any]
+    _known_dead: list[int]  # replaced, never changed in place: clones share it
+    _no_known_dead: list[int]  # all 0, shared by the match's hands and clones
+    _plan: _Plan
+    _legal: list[Any]  # legal_actions(), of every kind; Cards only in a lead decision
     _stake_order: Sequence[int]
     _stakes: list[tuple[int, ...]]
     _bid_order: Sequence[int]
@@ -436,7 +526,8 @@ class Match:
     _elimination: list[tuple[int, int, int]]
     _places: tuple[int, ...]
     _end_reason: str
-    _log: list[list[tuple[Any, ...]]]  # raw events, one list per hand
+    _log: list[list[tuple[Any, ...]]]  # raw events, one list per hand; runs without the owner
+    _owners: list[list[int]]  # the owner table of each finished hand of _log (not the last)
     _log_base: int  # raw events in every list but the last
     _hand_log: list[tuple[Any, ...]]  # the last list of _log: this hand's raw events
 
@@ -478,9 +569,11 @@ class Match:
         self._seats = tuple(range(players))
         self._to_pos, self._to_card = _TABLES[rules.rank_order]
         plan = _plan_of(rules)
+        self._plan = plan
         self._boodle_at = plan.boodle_at
-        self._rare_cards = plan.rare_cards
+        self._after = plan.after
         self._lows = plan.lows
+        self._clubs, self._diamonds, self._hearts, self._spades = plan.lows
         self._lead_any = plan.lead_any
         self._deals = tuple(deals)
         self._due = plan.due
@@ -502,11 +595,11 @@ class Match:
         self.is_over = False
         self._to_act = -1
         self._owner = _NO_OWNER
-        self._played = 0
+        self._in_hand = _NO_HOLDER
         self._hands = [0] * players
         self._dead = 0
-        self._known_dead = [0] * players
-        self._last_suit = -1
+        self._no_known_dead = [0] * players
+        self._known_dead = self._no_known_dead
         self._legal = []
         self._stake_order = []
         self._stakes = []
@@ -516,6 +609,7 @@ class Match:
         self._places = ()
         self._end_reason = ""
         self._log = []
+        self._owners = []
         self._log_base = 0
         self._hand_log = []
         self._begin_hand()
@@ -544,13 +638,7 @@ class Match:
 
     def legal_actions(self) -> list[Any]:
         """The choices of the seat to act, sorted; empty exactly when the match is over."""
-        if self._phase == _PHASE_LEAD:
-            return self._legal.copy()
-        if self._phase == _PHASE_STAKE:
-            return list(stake_placements(self._rules.stake_total, len(self._stacks)))
-        if self._phase == _PHASE_BID:
-            return [Bid(chips) for chips in range(self._chips[self._to_act] + 1)]
-        return list(self._legal)
+        return self._legal.copy()  # kept up to date by every decision, whatever its kind
 
     @property
     def hand_number(self) -> int:
@@ -617,9 +705,21 @@ class Match:
         if self._next_order[0] != number and number > len(self._deals) and not self.is_over:
             self._next_order = (number, shuffled(self._seed, number, _CODES))
 
+    @property
+    def _played(self) -> int:
+        """The mask of the cards played this hand: those in no hand and not in the dead hand.
+
+        Worked out when asked rather than kept up by every lead (two big-int
+        operations a lead, for a mask that only searches and tests read).
+        """
+        if self._phase == _PHASE_STAKE or self.is_over:  # between hands no card is out
+            return 0
+        return _ALL_CARDS ^ self._dead ^ sum(self._hands)  # the masks are disjoint
+
     def played_cards(self) -> tuple[Card, ...]:
         """Cards played so far in this hand, sorted."""
-        return tuple(sorted(self._to_card[code] for code in range(52) if self._played >> code & 1))
+        played = self._played
+        return tuple(sorted(self._to_card[code] for code in range(52) if played >> code & 1))
 
     def outcome(self) -> Outcome:
         if self._phase != _PHASE_OVER:
@@ -640,104 +740,106 @@ class Match:
 
         A lead is played here, with its forced follows, rather than in a method
         of its own: random playouts make millions of leads, and a lead is the one
-        decision of most hands, so it costs one Python frame, not two.
+        decision of most hands, so it costs one Python frame, not two.  Only a
+        lead puts ``Card``s in ``_legal``, so a legal card is a lead and needs no
+        other check of the phase.
 
-        A run is logged as one event (first card, last card, the owner table)
-        rather than one per card: who played each card is in the owner table, so
-        ``engine.events`` expands it later.  An owner table is never changed once
-        a run refers to it (a new hand or a redealt clone gets a new list).
+        A run is logged as one event (first card, last card, whether a lead)
+        rather than one per card, made once for every run there can be:
+        ``raw_events`` adds the hand's owner table, which says who played each
+        card, and ``engine.events`` expands it later.  An owner table never
+        changes its played cards' entries (a new hand gets a new list).
 
-        Most cards of a run need only "who holds the next card?": ``rare`` marks
-        the cards after which something else may happen (a boodle card, the top
-        of a suit, a next card already played: none of those change during a run,
-        which plays only cards above the ones played before it), so the common
-        card costs one bit test.
+        Each card of a run asks the play table who holds the card after it
+        (``_after``: the next code, or a code past the pack after a suit's top
+        or a boodle card); the answer is a seat, who follows, or the run stops
+        or may pay, which is rare.
         """
-        if self._phase != _PHASE_LEAD:
+        if type(action) is not Card or action not in self._legal:
             self._apply_other(action)
             return
-        if type(action) is not Card:
-            raise MalformedActionError(f"a lead must be a Card, got {action!r}")
-        if action not in self._legal:
-            raise IllegalActionError(self._illegal_lead_reason(action))
         code = self._to_pos[action]
-        owner = self._owner
         hands = self._hands
-        played = self._played
-        log = self._hand_log
+        in_hand = self._in_hand
+        after = self._after
         seat = self._to_act
+        log = self._hand_log
         bit = _BIT
         lead = first = code
-        is_lead = True
-        rare = (played >> 1) | self._rare_cards
-        stop: tuple[Any, ...] | None = None
         while True:
             hand = hands[seat] ^ bit[code]
             hands[seat] = hand
-            if rare & bit[code]:  # one operation on the big int, not two (rare >> code & 1)
+            in_hand[code] = 10  # _PLAYED (a constant: no global lookup per card)
+            if not hand:
+                break
+            holder = in_hand[after[code]]
+            if holder < 8:  # a seat (DEAD is 8)
+                seat = holder
+                code += 1
+                continue
+            if holder == _BOODLE:
                 index = self._boodle_at[code]
-                if index >= 0 and self._stacks[index]:
+                won = self._stacks[index]
+                if won:
                     # "takes all the chips on that card" at once (every source)
-                    log.append((E_RUN, first, code, is_lead, owner))
+                    log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
                     first = code + 1
-                    is_lead = False
-                    won = self._stacks[index]
                     self._stacks[index] = 0
                     self._chips[seat] += won
                     log.append((E_BOODLE, seat, index, won))
-                if not hand:
-                    break
-                if code % 13 == 12:
-                    stop = _STOPS_TOP[code]
-                    break
-                if played & bit[code + 1]:
-                    stop = _STOPS_PLAYED[code]
-                    break
-            elif not hand:
-                break
-            nxt = code + 1
-            holder = owner[nxt]
-            if holder == 8:  # DEAD
-                stop = _STOPS_DEAD[code]
-                break
-            code = nxt
-            seat = holder
-        if first <= code:
-            log.append((E_RUN, first, code, is_lead, owner))
-        self._played = played | (bit[code + 1] - bit[lead])  # the run's cards, lead..code
-        if stop is None:  # the seat played its last card
+                holder = _TOP if code % 13 == 12 else in_hand[code + 1]
+                if holder < DEAD:
+                    seat = holder
+                    code += 1
+                    continue
+            break
+        if not hand:  # the seat played its last card
+            index = self._boodle_at[code]
+            if index >= 0 and self._stacks[index]:
+                log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
+                first = code + 1
+                won = self._stacks[index]
+                self._stacks[index] = 0
+                self._chips[seat] += won
+                log.append((E_BOODLE, seat, index, won))
+            if first <= code:
+                log.append((_LEAD_RUNS if first == lead else _FOLLOW_RUNS)[first][code])
             self._settle_out(seat)
             return
-        log.append(stop)
+        if first == lead:
+            log.append(_LEAD_RUNS[lead][code])
+        elif first <= code:  # the run went on after a boodle card paid
+            log.append(_FOLLOW_RUNS[first][code])
+        log.append(_STOPS_BY[holder][code])  # the value that stopped the run says why
         # The last player to play leads again (seeds 000/002/003/004).
-        self._last_suit = _SUIT_OF[code]
         if not self._lead_any:
-            self._prepare_lead_for(seat, pass_lead=True)
+            self._prepare_lead_for(seat, _SUIT_OF[code], pass_lead=True)
             return
         # _prepare_lead_for inlined for the common rule (any suit may be led): a copy
-        # of _leads, because calling it here costs 1.2% more instructions a hand
-        # (callgrind, --plain api: 296.3 K against 292.7 K, remeasured at 7e2fcab).
-        # tests/engine/test_simulation.py checks the legal leads after every stop
-        # against its own model, so a copy that drifts from _leads fails there.
-        # ``hand`` is the leader's hand: the last card played was its own.
-        clubs, diamonds, hearts, spades = self._lows
+        # of _leads, as a call here costs a frame a lead.  tests/engine/test_simulation.py
+        # checks the legal leads after every stop against its own model, so a copy that
+        # drifts from _leads fails there.  ``hand`` is the leader's: it played the last card.
         low = hand & 0x3FFFFFF  # two suits in a one-digit int: cheaper to split
         high = hand >> 26
         legal = []
         if suit := low & 0x1FFF:
-            legal.append(clubs[suit])
+            legal.append(self._clubs[suit])
         if suit := low >> 13:
-            legal.append(diamonds[suit])
+            legal.append(self._diamonds[suit])
         if suit := high & 0x1FFF:
-            legal.append(hearts[suit])
+            legal.append(self._hearts[suit])
         if suit := high >> 13:
-            legal.append(spades[suit])
+            legal.append(self._spades[suit])
         self._legal = legal
         self._to_act = seat
 
     def _apply_other(self, action: object) -> None:
-        """A decision that is not a lead (a stake, the dead hand, a bid), or the match's end."""
+        """A decision that is not a legal lead (a stake, the dead hand, a bid), or an error."""
         phase = self._phase
+        if phase == _PHASE_LEAD:
+            if type(action) is not Card:
+                raise MalformedActionError(f"a lead must be a Card, got {action!r}")
+            raise IllegalActionError(self._illegal_lead_reason(action))
         if phase == _PHASE_STAKE:
             self._apply_stake(action)
         elif phase == _PHASE_DEAD_HAND:
@@ -757,8 +859,12 @@ class Match:
         other._to_pos = self._to_pos
         other._to_card = self._to_card
         other._boodle_at = self._boodle_at
-        other._rare_cards = self._rare_cards
+        other._after = self._after
         other._lows = self._lows
+        other._clubs = self._clubs
+        other._diamonds = self._diamonds
+        other._hearts = self._hearts
+        other._spades = self._spades
         other._lead_any = self._lead_any
         other._deals = self._deals
         other._due = self._due
@@ -778,11 +884,12 @@ class Match:
         other.is_over = self.is_over
         other._to_act = self._to_act
         other._owner = self._owner  # never changed in place once made (see apply)
-        other._played = self._played
+        other._in_hand = self._in_hand[:]
         other._hands = self._hands[:]
         other._dead = self._dead
-        other._known_dead = self._known_dead[:]
-        other._last_suit = self._last_suit
+        other._known_dead = self._known_dead
+        other._no_known_dead = self._no_known_dead
+        other._plan = self._plan
         other._legal = self._legal[:]
         other._stake_order = self._stake_order
         other._stakes = self._stakes[:]
@@ -795,6 +902,7 @@ class Match:
         if log:
             log[-1] = log[-1][:]
         other._log = log
+        other._owners = self._owners[:]
         other._hand_log = log[-1] if log else []
         other._log_base = self._log_base
         return other
@@ -834,9 +942,21 @@ class Match:
             dead |= 1 << code
             other._owner[code] = DEAD
         other._dead = dead
+        other._in_hand = _play_table(other._owner, other._played)
         if other._phase == _PHASE_LEAD:
-            other._prepare_lead_for(other._to_act, pass_lead=False)
+            other._prepare_lead_for(other._to_act, self._stopped_suit(), pass_lead=False)
         return other
+
+    def _stopped_suit(self) -> int:
+        """The suit of this hand's last stop, which the change rules steer away from; -1 if none.
+
+        Read from the hand's events, not kept up by every lead.
+        """
+        for raw in reversed(self._hand_log):
+            if raw[0] == E_STOP:
+                code: int = raw[1]
+                return _SUIT_OF[code]
+        return -1
 
     def _dead_shown_by_stops(self) -> int:
         """Cards of this hand that a stop proved to be in the dead hand (public knowledge)."""
@@ -856,14 +976,18 @@ class Match:
         """Omniscient raw event tuples from index ``since`` on (see engine.events)."""
         start = self._log_base
         if since >= start:  # within the hand being played: a referee asks at every decision
-            return self._hand_log[since - start :]
-        index = len(self._log) - 1
+            return _with_owner(self._hand_log[since - start :], self._owner)
+        log = self._log
+        owners = self._owners
+        index = len(log) - 1
         while index > 0 and start > since:
             index -= 1
-            start -= len(self._log[index])
+            start -= len(log[index])
         out: list[tuple[Any, ...]] = []
-        for segment in self._log[index:]:
-            out.extend(segment[max(0, since - start) :])
+        for number in range(index, len(log)):
+            segment = log[number]
+            owner = owners[number] if number < len(owners) else self._owner
+            out += _with_owner(segment[max(0, since - start) :], owner)
             start += len(segment)
         return out
 
@@ -917,48 +1041,64 @@ class Match:
         return seating
 
     def _begin_hand(self) -> None:
+        """The next hand: eliminations, stakes and, with fixed antes, the deal.
+
+        The last hand's cards stay where they lay until the deal replaces them;
+        if no deal follows now (the match ends, or the stakes are a decision),
+        ``_clear_table`` gathers them.
+        """
         log: list[tuple[Any, ...]] = []
-        if self._log:
-            self._log_base += len(self._hand_log)
+        self._log_base += len(self._hand_log)
         self._log.append(log)
         self._hand_log = log
-        rules = self._rules
-        if self._hands_played >= rules.hand_limit:
+        if self._hands_played >= self._plan.hand_limit:
             self._end_match(END_HAND_LIMIT)
             return
         seatings = self._seatings
         dealer = self._dealer
         dealer = self._dealer = (seatings.get(dealer) or self._seating(dealer)).order[0]
         seating = seatings.get(dealer) or self._seating(dealer)
-        order = seating.order
         chips = self._chips
         # Nobody can be out while every live seat holds the larger stake (most hands).
-        if min(map(chips.__getitem__, order)) < self._most_due:
+        if min(map(chips.__getitem__, seating.order)) < self._most_due:
             if self._eliminations():
                 return
             dealer = self._dealer
             seating = self._seatings.get(dealer) or self._seating(dealer)
-            order = seating.order
         self._hand_number += 1
         log.append((E_HAND_START, self._hand_number, dealer))
-        if rules.ante is _FREE_ANTE:
+        if self._plan.free_ante:
+            self._clear_table()
             self._phase = _PHASE_STAKE
-            self._stake_order = order
+            self._stake_order = seating.order
             self._stakes = []
-            self._to_act = order[0]
+            self._to_act = seating.order[0]
+            self._legal = self._stake_choices()
             return
         # Fixed antes, _pay_stake for every seat at once: each seat pays its due
         # (the ante plus any kitty ante) and each boodle card gets every seat's ante.
-        due, dealer_due = self._due
-        for seat in seating.others:
-            chips[seat] -= due
-        chips[dealer] -= dealer_due
+        chips[:] = map(sub, chips, seating.dues)
         log += seating.stakes
-        if rules.kitty_ante:
-            self._kitty += rules.kitty_ante * len(order)
+        if seating.kitty:
+            self._kitty += seating.kitty
         stacks = self._stacks
         stacks[:] = map(add, stacks, seating.pot)
-        self._deal()
+        self._deal(seating)
+
+    def _clear_table(self) -> None:
+        """Between hands the cards are shown and gathered: nobody holds any."""
+        self._legal = []
+        self._hands = [0] * self._players
+        self._dead = 0
+        self._owner = _NO_OWNER
+        self._in_hand = _NO_HOLDER
+        self._known_dead = self._no_known_dead
+
+    def _stake_choices(self) -> list[Stakes]:
+        return list(stake_placements(self._rules.stake_total, len(self._stacks)))
+
+    def _bid_choices(self) -> list[Bid]:
+        return [Bid(chips) for chips in range(self._chips[self._to_act] + 1)]
 
     def _eliminations(self) -> bool:
         """Eliminate the seats that cannot pay the coming hand's stake; True if the match ended.
@@ -1046,19 +1186,17 @@ class Match:
         # Stakes are sealed until everyone has placed, then revealed together.
         for seat, amounts in zip(self._stake_order, self._stakes, strict=True):
             self._pay_stake(seat, amounts)
-        self._deal()
+        self._deal(self._seatings.get(self._dealer) or self._seating(self._dealer))
 
-    def _deal(self) -> None:
-        n = self._players
-        rules = self._rules
-        to_pos = self._to_pos
-        dealer = self._dealer
-        seating = self._seatings.get(dealer) or self._seating(dealer)  # who is dealt, who leads
-        index = self._hand_number - 1
-        if index < len(self._deals):
+    def _deal(self, seating: _Seating) -> None:
+        """Deal the hand (``seating``, the dealer's, says who is dealt to and who leads)."""
+        number = self._hand_number
+        if self._deals and number <= len(self._deals):
+            n = self._players
+            to_pos = self._to_pos
             owner = [DEAD] * 52
             hands = [0] * n
-            deal = self._deals[index]
+            deal = self._deals[number - 1]
             deal.check(n, self._live)
             for seat, cards in enumerate(deal.hands):
                 for card in cards:
@@ -1069,30 +1207,29 @@ class Match:
             for mask in hands:
                 dead ^= mask
         else:
-            number, order = self._next_order
-            if number == self._hand_number:  # shuffled ahead (prepare_next_deal)
+            ahead, order = self._next_order
+            if ahead == number:  # shuffled ahead (prepare_next_deal)
                 owner = list(map(seating.holders.__getitem__, order))
             else:
-                owner = shuffled(self._seed, self._hand_number, seating.holders)
+                owner = shuffled(self._seed, number, seating.holders)
             hands = holder_masks(owner, self._seats)
             dead = _ALL_CARDS ^ sum(hands)  # the masks are disjoint: their sum is their union
         self._owner = owner
-        self._played = 0
+        self._in_hand = owner + _PLAY_TAIL
         self._hands = hands
         self._dead = dead
-        # known_dead is already all 0: the match or the last hand's end (_end_hand) reset it
+        self._known_dead = self._no_known_dead
         self._hand_log.append((E_DEAL, tuple(hands), dead))
-        if rules.dead_hand_exchange is _NO_EXCHANGE:
+        if not self._plan.exchange:
             # _start_play and _prepare_lead_for, two calls fewer: the seat after the
             # dealer leads first, and a hand's first lead may be in any suit.
-            self._last_suit = -1
             self._phase = _PHASE_LEAD
             leader = seating.order[0]
             self._legal = _leads(hands[leader], self._lows)
             self._to_act = leader
             return
         self._phase = _PHASE_DEAD_HAND
-        self._to_act = dealer
+        self._to_act = self._dealer
         self._legal = self._dead_hand_choices()
 
     # -- the dead hand -------------------------------------------------------------
@@ -1136,6 +1273,7 @@ class Match:
             self._bids = []
             self._phase = _PHASE_BID
             self._to_act = self._bid_order[0]
+            self._legal = self._bid_choices()
             return
         self._start_play()
 
@@ -1149,6 +1287,7 @@ class Match:
         self._bids.append(action.chips)
         if len(self._bids) < len(self._bid_order):
             self._to_act = self._bid_order[len(self._bids)]
+            self._legal = self._bid_choices()
             return
         bids = tuple(zip(self._bid_order, self._bids, strict=True))
         self._record((E_BIDS, bids))
@@ -1173,26 +1312,29 @@ class Match:
             elif new & bit:
                 owner[code] = seat
         self._owner = owner
+        self._in_hand = owner + _PLAY_TAIL  # before the first lead: nothing played
         self._hands[seat] = new
         self._dead = old
-        self._known_dead[seat] = old
+        known_dead = self._known_dead[:]  # a new list: clones may share the old one
+        known_dead[seat] = old
+        self._known_dead = known_dead
         self._record((E_SWAP, seat, price, paid_to, new))
 
     # -- play ------------------------------------------------------------------------
 
     def _start_play(self) -> None:
-        self._last_suit = -1
         self._phase = _PHASE_LEAD
-        self._prepare_lead_for(self._next_live(self._dealer), pass_lead=True)
+        self._prepare_lead_for(self._next_live(self._dealer), -1, pass_lead=True)
 
-    def _prepare_lead_for(self, seat: int, pass_lead: bool) -> None:
+    def _prepare_lead_for(self, seat: int, last: int, pass_lead: bool) -> None:
         """Make ``seat`` the leader (or pass the lead on) and list its legal leads.
 
-        A lead is the lowest card held in a suit (every source).  Legal leads come
-        out sorted because a suit's codes and its cards both sit in one block of 13.
+        ``last`` is the suit of the run that stopped last (-1 at the hand's first
+        lead), which the change rules steer away from.  A lead is the lowest card
+        held in a suit (every source).  Legal leads come out sorted because a
+        suit's codes and its cards both sit in one block of 13.
         """
         legal = _leads(self._hands[seat], self._lows)
-        last = self._last_suit
         if last >= 0 and not self._lead_any:
             other = [card for card in legal if card // 13 != last]
             if other:
@@ -1205,7 +1347,7 @@ class Match:
                     nxt = (seat + step) % self._players
                     if self._live[nxt] and self._hands[nxt] & ~same_suit_only:
                         self._record((E_PASS, seat, nxt))
-                        self._prepare_lead_for(nxt, pass_lead=False)
+                        self._prepare_lead_for(nxt, last, pass_lead=False)
                         return
                 self._settle_blocked()
                 return
@@ -1215,23 +1357,30 @@ class Match:
     # -- settlement ------------------------------------------------------------------
 
     def _settle_out(self, winner: int) -> None:
+        """The seat went out: the others pay it, the hand ends and the next one begins."""
         log = self._hand_log
         log.append(_OUTS[winner])
         chips = self._chips
         hands = self._hands
         others = (self._seatings.get(winner) or self._seating(winner)).others
         held_cards = zip(others, map(_bit_count, map(hands.__getitem__, others)), strict=True)
+        won = 0
         for seat, owed in owed_to_winner(held_cards, self._rules.payment):
             held = chips[seat]
             paid = owed if owed <= held else held  # a player pays what they have; never below 0
             chips[seat] = held - paid
-            chips[winner] += paid
+            won += paid
             log.append((E_PAY, seat, winner, paid, owed))
+        chips[winner] += won
         if self._kitty:
             chips[winner] += self._kitty
             log.append((E_KITTY, winner, self._kitty))
             self._kitty = 0
-        self._end_hand(_ALONE[winner])
+        # _end_hand, one frame fewer a hand
+        log.append((E_HAND_END, tuple(hands), self._dead, _ALONE[winner]))
+        self._owners.append(self._owner)
+        self._hands_played += 1
+        self._begin_hand()
 
     def _settle_blocked(self) -> None:
         self._record((E_BLOCKED,))
@@ -1256,19 +1405,12 @@ class Match:
 
     def _end_hand(self, winners: tuple[int, ...]) -> None:
         self._hand_log.append((E_HAND_END, tuple(self._hands), self._dead, winners))
+        self._owners.append(self._owner)
         self._hands_played += 1
-        self._legal = []
-        # The cards are shown and gathered: between hands nobody holds any.
-        n = self._players
-        self._hands = [0] * n
-        self._dead = 0
-        self._played = 0
-        self._owner = _NO_OWNER
-        self._known_dead = [0] * n
-        self._last_suit = -1
         self._begin_hand()
 
     def _end_match(self, reason: str) -> None:
+        self._clear_table()
         self._phase = _PHASE_OVER
         self.is_over = True
         self._to_act = -1

@@ -1,26 +1,43 @@
-"""A bot's start-up time under each sandbox level: from the start of its process to its ``ready``.
+"""A bot's start-up under each sandbox level, as a ratio to its unsandboxed start in the same run.
 
-    .venv/bin/python benchmarks/sandbox.py           # median of 20 starts per level and bot
-    .venv/bin/python benchmarks/sandbox.py --runs 5  # quicker
+    .venv/bin/python benchmarks/sandbox.py                # 20 starts per level and bot
+    .venv/bin/python benchmarks/sandbox.py --runs 5 --bots c,random
 
 Each start is a real ``open_bot`` (start the process, hello, ready) and its
 end (shutdown, the tree ended, cgroups removed).  The levels are those of
 ``--sandbox``, plus ``auto`` without the bubblewrap isolation, so the
-isolation's own cost shows next to the cgroups' and rlimits'.  Two bots: the
-bundled C bot (a compiled binary: the sandbox's cost is most of its start)
-and the bundled Python bot ``random`` (an interpreter and the SDK to import).
-The runs of all levels are interleaved, so a machine that gets busier or
-quieter during the run affects each level alike; medians, with the load.
+isolation's own cost shows next to the cgroups' and rlimits'.  The bots are
+one per runtime: the bundled C bot (a compiled binary: the sandbox's cost
+is most of its start), the Python bot ``random`` (an interpreter and the SDK
+to import), the node bot ``js`` and the ``bash`` bot, those this machine can
+run.  The runs of all levels are interleaved, each round in a new order, so a
+machine that gets busier or quieter during the run, and whatever a start
+leaves the kernel to finish after it, falls on each level alike.
+
+Two figures per start, both medians, each also as a ratio to level ``none``:
+
+* wall: from the start of the process to its ``ready``, what the start-up
+  limit is measured against.  On a loaded machine this is mostly waiting for
+  a core, so it moves with the load (printed before and after).
+* CPU: user + system time of everything the start ran (the referee's own
+  work for it, every process of the sandbox's chain, the bot), from the start
+  to the end of its tree.  It hardly moves with the load.  It is read from a
+  cgroup of the benchmark's own, so only where this process may make one
+  (root); elsewhere the column says n/a.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import functools
 import os
+import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 # This directory holds engine.py and referee.py benchmarks, which would shadow the packages.
@@ -34,11 +51,18 @@ from referee.session import open_bot
 from referee.timecontrol import TimeControl
 
 CONTROL = TimeControl(startup_time=60.0)
+BOTS = ("c", "random", "js", "bash")
 
 
-def levels() -> dict[str, Sandbox | None]:
+@dataclasses.dataclass
+class Start:
+    wall: float  # seconds from the start to ready
+    cpu: float | None  # CPU seconds of the whole start and end, where it can be read
+
+
+def levels() -> dict[str, Sandbox]:
     auto = resolve("auto")
-    out: dict[str, Sandbox | None] = {
+    out: dict[str, Sandbox] = {
         "none": resolve("none"),
         "basic": resolve("basic"),
         "auto without isolation": dataclasses.replace(auto, isolation=None),
@@ -49,45 +73,119 @@ def levels() -> dict[str, Sandbox | None]:
     return out
 
 
-async def start_once(name: str, sandbox: Sandbox | None) -> float:
+@contextlib.contextmanager
+def cpu_meter() -> Iterator[Callable[[], float] | None]:
+    """A reader of this process's CPU seconds, its children's included, reaped or not.
+
+    This process moves into a cgroup of its own (cgroup v2, else v1 cpuacct),
+    before the sandbox is detected, so the bots' cgroups are made inside it and
+    its usage counts every process of every start.  None where that is not
+    allowed (not root).
+    """
+    own: dict[str, str] = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        number, controllers, path = line.split(":", 2)
+        own["v2" if number == "0" and not controllers else controllers] = path
+    mounts = [line.split() for line in Path("/proc/self/mounts").read_text().splitlines()]
+    places = [
+        (Path(m[1]) / own["v2"].lstrip("/"), "cpu.stat")
+        for m in mounts
+        if m[2] == "cgroup2" and "v2" in own
+    ]
+    places += [
+        (Path(m[1]) / own[c].lstrip("/"), "cpuacct.usage")
+        for m in mounts
+        for c in own
+        if m[2] == "cgroup" and "cpuacct" in m[3].split(",") and "cpuacct" in c.split(",")
+    ]
+    for parent, counter in places:
+        mine = parent / f"newmarket-bench-{os.getpid()}"
+        try:
+            mine.mkdir()
+            (mine / "cgroup.procs").write_text(str(os.getpid()))
+        except OSError:
+            with contextlib.suppress(OSError):
+                mine.rmdir()
+            continue
+        try:
+            yield functools.partial(_usage, mine / counter)
+        finally:
+            with contextlib.suppress(OSError):
+                (parent / "cgroup.procs").write_text(str(os.getpid()))
+                mine.rmdir()
+        return
+    yield None
+
+
+def _usage(path: Path) -> float:
+    text = path.read_text()
+    if path.name == "cpuacct.usage":
+        return int(text) / 1e9
+    fields = dict(line.split() for line in text.splitlines())
+    return int(fields["usage_usec"]) / 1e6
+
+
+async def start_once(name: str, sandbox: Sandbox, cpu: Callable[[], float] | None) -> Start:
     spec = resolve_bot(name)
+    used = cpu() if cpu is not None else 0.0
     started = time.perf_counter()
     async with open_bot(spec, CONTROL, sandbox=sandbox) as session:
         ready = time.perf_counter() - started
         if not session.handshaken:
             raise SystemExit(f"{name} did not start: {session.death}")
-    return ready
+    return Start(ready, None if cpu is None else cpu() - used)
 
 
-async def measure(runs: int) -> dict[tuple[str, str], list[float]]:
+async def measure(
+    bots: list[str], runs: int, cpu: Callable[[], float] | None
+) -> dict[tuple[str, str], list[Start]]:
     sandboxes = levels()
-    times: dict[tuple[str, str], list[float]] = {}
-    for bot in ("c", "random"):
-        await start_once(bot, None)  # warm: the C bot's build, the page cache
+    times: dict[tuple[str, str], list[Start]] = {}
+    order = random.Random(1)
+    for bot in bots:
+        await start_once(bot, sandboxes["none"], cpu)  # warm: the C bot's build, the page cache
         for _ in range(runs):
-            for level, sandbox in sandboxes.items():
-                times.setdefault((bot, level), []).append(await start_once(bot, sandbox))
+            names = list(sandboxes)
+            order.shuffle(names)
+            for level in names:
+                start = await start_once(bot, sandboxes[level], cpu)
+                times.setdefault((bot, level), []).append(start)
     return times
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--bots", default=",".join(BOTS), help="comma-separated bundled bots")
     args = parser.parse_args()
-    support = detect()
-    print(f"root: {support.root}; isolation: {support.isolation_why or 'available'}")
-    print(f"load average before: {os.getloadavg()}")
-    times = trio.run(measure, args.runs)
-    print(f"load average after:  {os.getloadavg()}")
-    print(f"{'bot':8} {'level':24} {'median ms':>10} {'min ms':>8} {'max ms':>8}")
-    floors = {bot: statistics.median(times[(bot, "none")]) for bot in ("c", "random")}
-    for (bot, level), values in times.items():
-        median = statistics.median(values) * 1000
-        ratio = statistics.median(values) / floors[bot]
-        print(
-            f"{bot:8} {level:24} {median:10.1f} {min(values) * 1000:8.1f} "
-            f"{max(values) * 1000:8.1f}   x{ratio:.2f} of none"
-        )
+    bots = [name for name in args.bots.split(",") if not resolve_bot(name).unavailable]
+    with cpu_meter() as cpu:
+        support = detect()
+        print(f"root: {support.root}; isolation: {support.isolation_why or 'available'}")
+        print(resolve("auto").describe())
+        print(f"load average before: {os.getloadavg()}")
+        times = trio.run(measure, bots, args.runs, cpu)
+        print(f"load average after:  {os.getloadavg()}")
+    print(f"{'bot':7} {'level':23} {'wall ms':>8} {'min':>6} {'max':>6} {'x none':>7}", end="")
+    print(f" {'CPU ms':>7} {'x none':>7}")
+    for bot in bots:
+        floor = times[(bot, "none")]
+        for level in levels():
+            starts = times[(bot, level)]
+            wall = [start.wall * 1000 for start in starts]
+            line = f"{bot:7} {level:23} {statistics.median(wall):8.1f} {min(wall):6.1f} "
+            line += f"{max(wall):6.1f} {statistics.median(wall) / _median_wall(floor):7.2f}"
+            if cpu is not None:
+                used = statistics.median(start.cpu or 0.0 for start in starts) * 1000
+                base = statistics.median(start.cpu or 0.0 for start in floor) * 1000
+                line += f" {used:7.1f} {used / base:7.2f}"
+            else:
+                line += f" {'n/a':>7} {'n/a':>7}"
+            print(line)
+
+
+def _median_wall(starts: list[Start]) -> float:
+    return statistics.median(start.wall for start in starts) * 1000
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ Two figures per start, both medians, each also as a ratio to level ``none``:
 * CPU: user + system time of everything the start ran (the referee's own
   work for it, every process of the sandbox's chain, the bot), from the start
   to the end of its tree.  It hardly moves with the load.  It is read from a
-  cgroup of the benchmark's own, so only where this process may make one
-  (root); elsewhere the column says n/a.
+  cgroup of the benchmark's own where this process may make one (root), else
+  from the usage of this process and the children it reaped.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import dataclasses
 import functools
 import os
 import random
+import resource
 import statistics
 import sys
 import time
@@ -57,7 +58,7 @@ BOTS = ("c", "random", "js", "bash")
 @dataclasses.dataclass
 class Start:
     wall: float  # seconds from the start to ready
-    cpu: float | None  # CPU seconds of the whole start and end, where it can be read
+    cpu: float  # CPU seconds of the whole start and end
 
 
 def levels() -> dict[str, Sandbox]:
@@ -74,13 +75,13 @@ def levels() -> dict[str, Sandbox]:
 
 
 @contextlib.contextmanager
-def cpu_meter() -> Iterator[Callable[[], float] | None]:
-    """A reader of this process's CPU seconds, its children's included, reaped or not.
+def cpu_meter() -> Iterator[Callable[[], float]]:
+    """A reader of this process's CPU seconds, its children's included.
 
     This process moves into a cgroup of its own (cgroup v2, else v1 cpuacct),
     before the sandbox is detected, so the bots' cgroups are made inside it and
-    its usage counts every process of every start.  None where that is not
-    allowed (not root).
+    its usage counts every process of every start, reaped or not.  Where that
+    is not allowed (not root), its own usage and its reaped children's.
     """
     own: dict[str, str] = {}
     for line in Path("/proc/self/cgroup").read_text().splitlines():
@@ -114,7 +115,15 @@ def cpu_meter() -> Iterator[Callable[[], float] | None]:
                 (parent / "cgroup.procs").write_text(str(os.getpid()))
                 mine.rmdir()
         return
-    yield None
+    yield _own_and_reaped
+
+
+def _own_and_reaped() -> float:
+    """CPU of this process and of every child it reaped (and they theirs): no cgroup needed,
+    and right for a chain whose every process waits for its child, as bubblewrap's do."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
 
 
 def _usage(path: Path) -> float:
@@ -125,19 +134,19 @@ def _usage(path: Path) -> float:
     return int(fields["usage_usec"]) / 1e6
 
 
-async def start_once(name: str, sandbox: Sandbox, cpu: Callable[[], float] | None) -> Start:
+async def start_once(name: str, sandbox: Sandbox, cpu: Callable[[], float]) -> Start:
     spec = resolve_bot(name)
-    used = cpu() if cpu is not None else 0.0
+    used = cpu()
     started = time.perf_counter()
     async with open_bot(spec, CONTROL, sandbox=sandbox) as session:
         ready = time.perf_counter() - started
         if not session.handshaken:
             raise SystemExit(f"{name} did not start: {session.death}")
-    return Start(ready, None if cpu is None else cpu() - used)
+    return Start(ready, cpu() - used)
 
 
 async def measure(
-    bots: list[str], runs: int, cpu: Callable[[], float] | None
+    bots: list[str], runs: int, cpu: Callable[[], float]
 ) -> dict[tuple[str, str], list[Start]]:
     sandboxes = levels()
     times: dict[tuple[str, str], list[Start]] = {}
@@ -166,26 +175,26 @@ def main() -> None:
         print(f"load average before: {os.getloadavg()}")
         times = trio.run(measure, bots, args.runs, cpu)
         print(f"load average after:  {os.getloadavg()}")
+    print(f"CPU from {'a cgroup of its own' if meter_is_cgroup(cpu) else 'rusage'}")
     print(f"{'bot':7} {'level':23} {'wall ms':>8} {'min':>6} {'max':>6} {'x none':>7}", end="")
     print(f" {'CPU ms':>7} {'x none':>7}")
     for bot in bots:
-        floor = times[(bot, "none")]
+        wall_floor = statistics.median(start.wall for start in times[(bot, "none")])
+        cpu_floor = statistics.median(start.cpu for start in times[(bot, "none")])
         for level in levels():
             starts = times[(bot, level)]
-            wall = [start.wall * 1000 for start in starts]
-            line = f"{bot:7} {level:23} {statistics.median(wall):8.1f} {min(wall):6.1f} "
-            line += f"{max(wall):6.1f} {statistics.median(wall) / _median_wall(floor):7.2f}"
-            if cpu is not None:
-                used = statistics.median(start.cpu or 0.0 for start in starts) * 1000
-                base = statistics.median(start.cpu or 0.0 for start in floor) * 1000
-                line += f" {used:7.1f} {used / base:7.2f}"
-            else:
-                line += f" {'n/a':>7} {'n/a':>7}"
-            print(line)
+            wall = statistics.median(start.wall for start in starts)
+            used = statistics.median(start.cpu for start in starts)
+            fastest = min(start.wall for start in starts) * 1000
+            slowest = max(start.wall for start in starts) * 1000
+            print(
+                f"{bot:7} {level:23} {wall * 1000:8.1f} {fastest:6.1f} {slowest:6.1f} "
+                f"{wall / wall_floor:7.2f} {used * 1000:7.1f} {used / cpu_floor:7.2f}"
+            )
 
 
-def _median_wall(starts: list[Start]) -> float:
-    return statistics.median(start.wall for start in starts) * 1000
+def meter_is_cgroup(cpu: Callable[[], float]) -> bool:
+    return cpu is not _own_and_reaped
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ Two figures per start, both medians, each also as a ratio to level ``none``:
 * CPU: user + system time of everything the start ran (the referee's own
   work for it, every process of the sandbox's chain, the bot), from the start
   to the end of its tree.  It hardly moves with the load.  It is read from a
-  cgroup of the benchmark's own where this process may make one (root), else
-  from the usage of this process and the children it reaped.
+  cgroup of the benchmark's own where this process may make one (root), or
+  from the one ``--cpu-from`` names; otherwise the column says n/a.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import dataclasses
 import functools
 import os
 import random
-import resource
 import statistics
 import sys
 import time
@@ -58,7 +57,7 @@ BOTS = ("c", "random", "js", "bash")
 @dataclasses.dataclass
 class Start:
     wall: float  # seconds from the start to ready
-    cpu: float  # CPU seconds of the whole start and end
+    cpu: float | None  # CPU seconds of the whole start and end, where they can be read
 
 
 def levels() -> dict[str, Sandbox]:
@@ -75,14 +74,20 @@ def levels() -> dict[str, Sandbox]:
 
 
 @contextlib.contextmanager
-def cpu_meter() -> Iterator[Callable[[], float]]:
-    """A reader of this process's CPU seconds, its children's included.
+def cpu_meter(given: Path | None) -> Iterator[Callable[[], float] | None]:
+    """A reader of the CPU seconds of this process and everything it starts, reaped or not.
 
-    This process moves into a cgroup of its own (cgroup v2, else v1 cpuacct),
-    before the sandbox is detected, so the bots' cgroups are made inside it and
-    its usage counts every process of every start, reaped or not.  Where that
-    is not allowed (not root), its own usage and its reaped children's.
+    ``given`` is the usage file (``cpuacct.usage`` or ``cpu.stat``) of a cgroup
+    this process runs alone in, made by whoever started it (the way to measure a
+    non-root run).  Otherwise this process moves into a cgroup of its own
+    (cgroup v2, else v1 cpuacct) before the sandbox is detected, so the bots'
+    cgroups are made inside it.  None where neither can be had: ``getrusage``
+    is no substitute, since a bot killed with its pid namespace is reaped by
+    the kernel for an init that is gone, and its time never reaches us.
     """
+    if given is not None:
+        yield functools.partial(_usage, given)
+        return
     own: dict[str, str] = {}
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         number, controllers, path = line.split(":", 2)
@@ -115,15 +120,7 @@ def cpu_meter() -> Iterator[Callable[[], float]]:
                 (parent / "cgroup.procs").write_text(str(os.getpid()))
                 mine.rmdir()
         return
-    yield _own_and_reaped
-
-
-def _own_and_reaped() -> float:
-    """CPU of this process and of every child it reaped (and they theirs): no cgroup needed,
-    and right for a chain whose every process waits for its child, as bubblewrap's do."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+    yield None
 
 
 def _usage(path: Path) -> float:
@@ -134,19 +131,19 @@ def _usage(path: Path) -> float:
     return int(fields["usage_usec"]) / 1e6
 
 
-async def start_once(name: str, sandbox: Sandbox, cpu: Callable[[], float]) -> Start:
+async def start_once(name: str, sandbox: Sandbox, cpu: Callable[[], float] | None) -> Start:
     spec = resolve_bot(name)
-    used = cpu()
+    used = 0.0 if cpu is None else cpu()
     started = time.perf_counter()
     async with open_bot(spec, CONTROL, sandbox=sandbox) as session:
         ready = time.perf_counter() - started
         if not session.handshaken:
             raise SystemExit(f"{name} did not start: {session.death}")
-    return Start(ready, cpu() - used)
+    return Start(ready, None if cpu is None else cpu() - used)
 
 
 async def measure(
-    bots: list[str], runs: int, cpu: Callable[[], float]
+    bots: list[str], runs: int, cpu: Callable[[], float] | None
 ) -> dict[tuple[str, str], list[Start]]:
     sandboxes = levels()
     times: dict[tuple[str, str], list[Start]] = {}
@@ -166,35 +163,41 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--bots", default=",".join(BOTS), help="comma-separated bundled bots")
+    parser.add_argument(
+        "--cpu-from",
+        type=Path,
+        help="the usage file of a cgroup this run is alone in (cpuacct.usage or cpu.stat)",
+    )
     args = parser.parse_args()
     bots = [name for name in args.bots.split(",") if not resolve_bot(name).unavailable]
-    with cpu_meter() as cpu:
+    with cpu_meter(args.cpu_from) as cpu:
         support = detect()
         print(f"root: {support.root}; isolation: {support.isolation_why or 'available'}")
         print(resolve("auto").describe())
         print(f"load average before: {os.getloadavg()}")
         times = trio.run(measure, bots, args.runs, cpu)
         print(f"load average after:  {os.getloadavg()}")
-    print(f"CPU from {'a cgroup of its own' if meter_is_cgroup(cpu) else 'rusage'}")
     print(f"{'bot':7} {'level':23} {'wall ms':>8} {'min':>6} {'max':>6} {'x none':>7}", end="")
     print(f" {'CPU ms':>7} {'x none':>7}")
     for bot in bots:
-        wall_floor = statistics.median(start.wall for start in times[(bot, "none")])
-        cpu_floor = statistics.median(start.cpu for start in times[(bot, "none")])
+        floor = times[(bot, "none")]
         for level in levels():
             starts = times[(bot, level)]
             wall = statistics.median(start.wall for start in starts)
-            used = statistics.median(start.cpu for start in starts)
+            ratio = wall / statistics.median(start.wall for start in floor)
             fastest = min(start.wall for start in starts) * 1000
             slowest = max(start.wall for start in starts) * 1000
-            print(
-                f"{bot:7} {level:23} {wall * 1000:8.1f} {fastest:6.1f} {slowest:6.1f} "
-                f"{wall / wall_floor:7.2f} {used * 1000:7.1f} {used / cpu_floor:7.2f}"
-            )
+            line = f"{bot:7} {level:23} {wall * 1000:8.1f} {fastest:6.1f} {slowest:6.1f}"
+            print(f"{line} {ratio:7.2f}{_cpu_columns(starts, floor)}")
 
 
-def meter_is_cgroup(cpu: Callable[[], float]) -> bool:
-    return cpu is not _own_and_reaped
+def _cpu_columns(starts: list[Start], floor: list[Start]) -> str:
+    used = [start.cpu for start in starts if start.cpu is not None]
+    base = [start.cpu for start in floor if start.cpu is not None]
+    if not used or not base:
+        return f" {'n/a':>7} {'n/a':>7}"
+    median = statistics.median(used)
+    return f" {median * 1000:7.1f} {median / statistics.median(base):7.2f}"
 
 
 if __name__ == "__main__":

@@ -74,15 +74,16 @@ ENV_SANDBOX = "NEWMARKET_SANDBOX"
 ``{"level": ..., "limits": {...}}`` as JSON, or just a level.  Each worker
 resolves it on its own machine, since that is where the bots run."""
 
-# The shell prelude that puts the bot into its cgroups before anything of it runs.
-# Arguments: the cgroup.procs files, then "--", then the rest of the argv.
-_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
-
+# The shell prelude that puts the bot into its cgroups before anything of it runs (and sets an
+# isolated bot's pipes aside): one shell for both, as every exec costs about a millisecond of
+# CPU (benchmarks/sandbox.py).  Arguments: the cgroup.procs files, then "--", then the argv.
+_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; '
+_EXEC = 'exec "$@"'
 
 # An isolated bot's pipes travel as fds 3 and 4 through the bubblewrap chain, whose monitor
 # processes close every fd above 2 but keep 0 and 1: on 0 and 1 the referee would see no end
 # of output when the bot closes its stdout, only when the whole chain exits.
-_PIPES_ASIDE = 'exec 3<&0 4>&1 </dev/null >/dev/null; exec "$@"'
+_PIPES_ASIDE = "exec 3<&0 4>&1 </dev/null >/dev/null; "
 _PIPES_BACK = 'exec <&3 >&4 3<&- 4>&-; exec "$@"'
 
 # bubblewrap with the whole filesystem as it is and only the network taken away; the bot
@@ -440,18 +441,17 @@ class Sandbox:
         rlimits, innermost, on the bot alone.
         """
         out: list[str] = []
-        if cgroup_procs:
-            out += ["/bin/sh", "-c", _JOIN_CGROUPS, "newmarket-sandbox"]
+        aside = self.isolation is not None and stdio
+        if cgroup_procs or aside:
+            script = _JOIN_CGROUPS + (_PIPES_ASIDE if aside else "") + _EXEC
+            out += ["/bin/sh", "-c", script, "newmarket-sandbox"]
             out += [str(path) for path in cgroup_procs]
             out.append("--")
         limits: list[str] = []
         if self.rlimits and self.prlimit is not None:
             limits = [self.prlimit, *self._prlimit_options(), "--"]
         if self.isolation is not None:
-            back: list[str] = []
-            if stdio:
-                out += ["/bin/sh", "-c", _PIPES_ASIDE, "newmarket-stdio"]
-                back = ["/bin/sh", "-c", _PIPES_BACK, "newmarket-stdio"]
+            back = ["/bin/sh", "-c", _PIPES_BACK, "newmarket-stdio"] if stdio else []
             return out + self.isolation.command(
                 argv,
                 cwd=cwd,

@@ -20,10 +20,11 @@ Two figures per start, both medians, each also as a ratio to level ``none``:
   limit is measured against.  On a loaded machine this is mostly waiting for
   a core, so it moves with the load (printed before and after).
 * CPU: user + system time of everything the start ran (the referee's own
-  work for it, every process of the sandbox's chain, the bot), from the start
-  to the end of its tree.  It hardly moves with the load.  It is read from a
+  work for it, every process of the sandbox's chain, the bot) up to its
+  ``ready``; and, in the last column, what its end cost (shutdown, the tree
+  ended, cgroups removed).  It hardly moves with the load.  It is read from a
   cgroup of the benchmark's own where this process may make one (root), or
-  from the one ``--cpu-from`` names; otherwise the column says n/a.
+  from the one ``--cpu-from`` names; otherwise the columns say n/a.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ BOTS = ("c", "random", "js", "bash")
 @dataclasses.dataclass
 class Start:
     wall: float  # seconds from the start to ready
-    cpu: float | None  # CPU seconds of the whole start and end, where they can be read
+    cpu: float | None  # CPU seconds up to ready, where they can be read
+    end_cpu: float | None  # CPU seconds of its end
 
 
 def levels() -> dict[str, Sandbox]:
@@ -137,9 +139,12 @@ async def start_once(name: str, sandbox: Sandbox, cpu: Callable[[], float] | Non
     started = time.perf_counter()
     async with open_bot(spec, CONTROL, sandbox=sandbox) as session:
         ready = time.perf_counter() - started
+        at_ready = 0.0 if cpu is None else cpu()
         if not session.handshaken:
             raise SystemExit(f"{name} did not start: {session.death}")
-    return Start(ready, None if cpu is None else cpu() - used)
+    if cpu is None:
+        return Start(ready, None, None)
+    return Start(ready, at_ready - used, cpu() - at_ready)
 
 
 async def measure(
@@ -178,7 +183,7 @@ def main() -> None:
         times = trio.run(measure, bots, args.runs, cpu)
         print(f"load average after:  {os.getloadavg()}")
     print(f"{'bot':7} {'level':23} {'wall ms':>8} {'min':>6} {'max':>6} {'x none':>7}", end="")
-    print(f" {'CPU ms':>7} {'x none':>7}")
+    print(f" {'CPU ms':>7} {'x none':>7} {'end CPU':>8}")
     for bot in bots:
         floor = times[(bot, "none")]
         for level in levels():
@@ -194,10 +199,12 @@ def main() -> None:
 def _cpu_columns(starts: list[Start], floor: list[Start]) -> str:
     used = [start.cpu for start in starts if start.cpu is not None]
     base = [start.cpu for start in floor if start.cpu is not None]
-    if not used or not base:
-        return f" {'n/a':>7} {'n/a':>7}"
+    ends = [start.end_cpu for start in starts if start.end_cpu is not None]
+    if not used or not base or not ends:
+        return f" {'n/a':>7} {'n/a':>7} {'n/a':>8}"
     median = statistics.median(used)
-    return f" {median * 1000:7.1f} {median / statistics.median(base):7.2f}"
+    end = statistics.median(ends) * 1000
+    return f" {median * 1000:7.1f} {median / statistics.median(base):7.2f} {end:8.1f}"
 
 
 if __name__ == "__main__":

@@ -387,7 +387,7 @@ def view(
         path = Path(os.path.abspath(base / os.path.expanduser(argument)))
         if index == 0 and found:
             path = Path(found)
-        if not path.is_file() or _under(path, directories):
+        if not _is_file(path) or _under(path, directories):
             continue
         real = path.resolve()
         if _under(real, (*SYSTEM_DIRS, *directories)):
@@ -398,6 +398,15 @@ def view(
     named = any(ETC not in path.parents for path in files)  # (not a runtime's /etc files)
     shown = (cwd is not None and own_dir) or named or shown_from_base
     return (base if shown else None), directories, files
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a word that cannot be one (longer than a name may
+    be: a bot's argument need not be a path at all)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _wrapped_program(argv: Sequence[str]) -> str | None:

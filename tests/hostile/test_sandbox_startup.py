@@ -124,3 +124,28 @@ async def test_an_isolated_bot_has_exactly_the_limits_it_was_given(
     assert seen["Max core file size"] == ("0", "0")
     expected = "unlimited" if space is None else str(space)
     assert seen["Max address space"] == (expected, expected)
+
+
+async def output_of(argv: list[str]) -> bytes:
+    """What ``argv`` under ``auto`` writes on its stdout."""
+    bot = await start_process(
+        argv, cwd=None, env=clean_environment(), stdio=True, sandbox=resolve("auto")
+    )
+    assert bot.process.stdout is not None
+    output = b""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(bot.watch)
+        nursery.start_soon(bot.drain_stderr)
+        with trio.fail_after(60):
+            while data := await bot.process.stdout.receive_some(65536):
+                output += data
+        await bot.end()
+        nursery.cancel_scope.cancel()
+    return output
+
+
+@NEEDS_ISOLATION
+async def test_a_bot_argument_longer_than_a_file_name_is_passed_not_refused() -> None:
+    # The view looks for files among the arguments; one that cannot be a file is no error.
+    word = "x" * 300
+    assert await output_of(["/bin/echo", word]) == f"{word}\n".encode()

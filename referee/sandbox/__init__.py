@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import json
 import os
 import shutil
@@ -104,6 +105,13 @@ _LIMITS_NAMES = {
 # of output when the bot closes its stdout, only when the whole chain exits.
 _PIPES_ASIDE = "exec 3<&0 4>&1 </dev/null >/dev/null; "
 _PIPES_BACK = 'exec <&3 >&4 3<&- 4>&-; exec "$@"'
+
+# The shell just before an isolated stdio bot reads this line from the bot's stdin before the
+# bot runs: a sandbox is made ready ahead of its bot (referee.process) and waits here.  read
+# takes a pipe byte by byte, so the bot's first byte is the first after the line; at the end
+# of stdin (its referee gone) the shell exits and nothing of the bot ever ran.
+START_LINE = b"start\n"
+_AWAIT_START = 'read -r line <&3 && [ "$line" = start ] || exit 125; '
 
 # bubblewrap with the whole filesystem as it is and only the network taken away; the bot
 # dies with bwrap (which stays as its parent, in the same process group).
@@ -508,7 +516,8 @@ class Sandbox:
                 set_limits = self._ulimit_script() if limits and self.shell_limits else None
                 if set_limits is not None:
                     limits = []
-                back = ["/bin/sh", "-c", (set_limits or "") + _PIPES_BACK, "newmarket-stdio"]
+                script = _AWAIT_START + (set_limits or "") + _PIPES_BACK
+                back = ["/bin/sh", "-c", script, "newmarket-stdio"]
             return out + self.isolation.command(
                 argv,
                 cwd=cwd,
@@ -664,16 +673,16 @@ def resolve(level: str, limits: Limits | None = None, support: Support | None = 
 # ---------------------------------------------------------------- one bot's cgroups
 
 
-_counter = 0
+# Names of this process's cgroups: next() is atomic, and sandboxes are also prepared on the
+# referee's forking thread (referee.process), where a += on a global could hand out a name twice.
+_NUMBERS = itertools.count(1)
 
 
 class BotCgroups:
     """One bot's cgroups (one per hierarchy): created before its start, removed after its end."""
 
     def __init__(self, sandbox: Sandbox) -> None:
-        global _counter
-        _counter += 1
-        name = f"newmarket-{os.getpid()}-{_counter}"
+        name = f"newmarket-{os.getpid()}-{next(_NUMBERS)}"
         self.dirs: dict[str, Path] = {}
         for controller, parent in sandbox.cgroups.items():
             self.dirs[controller] = parent / name

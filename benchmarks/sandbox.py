@@ -6,7 +6,13 @@
 Each start is a real ``open_bot`` (start the process, hello, ready) and its
 end (shutdown, the tree ended, cgroups removed).  The levels are those of
 ``--sandbox``, plus ``auto`` without the bubblewrap isolation, so the
-isolation's own cost shows next to the cgroups' and rlimits'.  The bots are
+isolation's own cost shows next to the cgroups' and rlimits'.  ``auto`` is a
+start whose sandbox is made for it (each start gets an environment of its
+own, so none was made ahead); ``auto, made ready`` the same command started
+again, as a league does every rotation, whose sandbox the referee made ready
+ahead of it (``referee.process``).  That making is waited for after each such
+start, outside any measurement: the part of it that ran after the bot was
+ready is printed below the table, with what a start costs in all that way.  The bots are
 one per runtime: the bundled C bot (a compiled binary: the sandbox's cost
 is most of its start), the Python bot ``random`` (an interpreter and the SDK
 to import), the node bot ``js`` and the ``bash`` bot, those this machine can
@@ -46,13 +52,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import trio
 
-from referee.bots import resolve_bot
+from referee.bots import BotSpec, resolve_bot
+from referee.process import wait_for_ready_sandboxes
 from referee.sandbox import Sandbox, detect, resolve
 from referee.session import open_bot
 from referee.timecontrol import TimeControl
 
 CONTROL = TimeControl(startup_time=60.0)
 BOTS = ("c", "random", "js", "bash")
+READY = "auto, made ready"
 
 
 @dataclasses.dataclass
@@ -60,6 +68,7 @@ class Start:
     wall: float  # seconds from the start to ready
     cpu: float | None  # CPU seconds up to ready, where they can be read
     end_cpu: float | None  # CPU seconds of its end
+    ahead: float | None = None  # made ready: CPU seconds its next sandbox's making took after
 
 
 def levels() -> dict[str, Sandbox]:
@@ -133,33 +142,58 @@ def _usage(path: Path) -> float:
     return int(fields["usage_usec"]) / 1e6
 
 
-async def start_once(name: str, sandbox: Sandbox, cpu: Callable[[], float] | None) -> Start:
-    spec = resolve_bot(name)
+async def start_once(spec: BotSpec, sandbox: Sandbox, cpu: Callable[[], float] | None) -> Start:
     used = 0.0 if cpu is None else cpu()
     started = time.perf_counter()
     async with open_bot(spec, CONTROL, sandbox=sandbox) as session:
         ready = time.perf_counter() - started
         at_ready = 0.0 if cpu is None else cpu()
         if not session.handshaken:
-            raise SystemExit(f"{name} did not start: {session.death}")
+            raise SystemExit(f"{spec.name} did not start: {session.death}")
     if cpu is None:
         return Start(ready, None, None)
     return Start(ready, at_ready - used, cpu() - at_ready)
 
 
+async def made_ahead(cpu: Callable[[], float] | None) -> float | None:
+    """Wait until the next sandbox made ahead is ready; the CPU that took from now on."""
+    used = 0.0 if cpu is None else cpu()
+    if not await trio.to_thread.run_sync(wait_for_ready_sandboxes, 120.0):
+        raise SystemExit("a sandbox made ahead was not ready within two minutes")
+    return None if cpu is None else cpu() - used
+
+
 async def measure(
     bots: list[str], runs: int, cpu: Callable[[], float] | None
 ) -> dict[tuple[str, str], list[Start]]:
+    """Each start by (bot, level)."""
     sandboxes = levels()
     times: dict[tuple[str, str], list[Start]] = {}
     order = random.Random(1)
+    fresh = 0
     for bot in bots:
-        await start_once(bot, sandboxes["none"], cpu)  # warm: the C bot's build, the page cache
+        spec = resolve_bot(bot)
+        await start_once(spec, sandboxes["none"], cpu)  # warm: the C bot's build, the page cache
+        names = list(sandboxes)
+        if "auto without isolation" in sandboxes:  # (isolation, so sandboxes are made ahead)
+            names.append(READY)
+            for _ in range(2):  # the second start of a command makes its third's sandbox
+                await start_once(spec, sandboxes["auto"], cpu)
+            await made_ahead(cpu)
         for _ in range(runs):
-            names = list(sandboxes)
             order.shuffle(names)
             for level in names:
-                start = await start_once(bot, sandboxes[level], cpu)
+                if level == READY:
+                    start = await start_once(spec, sandboxes["auto"], cpu)
+                    start.ahead = await made_ahead(cpu)
+                elif level == "auto":
+                    fresh += 1
+                    env = {"NEWMARKET_BENCH_START": str(fresh)}
+                    start = await start_once(
+                        dataclasses.replace(spec, env=env), sandboxes[level], cpu
+                    )
+                else:
+                    start = await start_once(spec, sandboxes[level], cpu)
                 times.setdefault((bot, level), []).append(start)
     return times
 
@@ -186,14 +220,33 @@ def main() -> None:
     print(f" {'CPU ms':>7} {'x none':>7} {'end CPU':>8}")
     for bot in bots:
         floor = times[(bot, "none")]
-        for level in levels():
-            starts = times[(bot, level)]
+        for level in [*levels(), READY]:
+            starts = times.get((bot, level))
+            if starts is None:
+                continue
             wall = statistics.median(start.wall for start in starts)
             ratio = wall / statistics.median(start.wall for start in floor)
             fastest = min(start.wall for start in starts) * 1000
             slowest = max(start.wall for start in starts) * 1000
             line = f"{bot:7} {level:23} {wall * 1000:8.1f} {fastest:6.1f} {slowest:6.1f}"
             print(f"{line} {ratio:7.2f}{_cpu_columns(starts, floor)}")
+    _print_ahead(times)
+
+
+def _print_ahead(times: dict[tuple[str, str], list[Start]]) -> None:
+    for (bot, level), starts in times.items():
+        after = [start.ahead for start in starts if start.ahead is not None]
+        whole = [
+            start.cpu + start.ahead
+            for start in starts
+            if start.cpu is not None and start.ahead is not None
+        ]
+        if level == READY and after and whole:
+            rest, total = statistics.median(after) * 1000, statistics.median(whole) * 1000
+            print(
+                f"{bot}, {READY}: its next sandbox's making took {rest:.1f} ms of CPU after"
+                f" the bot was ready; the start and that making, {total:.1f} ms in all (medians)"
+            )
 
 
 def _cpu_columns(starts: list[Start], floor: list[Start]) -> str:

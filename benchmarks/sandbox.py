@@ -11,8 +11,9 @@ start whose sandbox is made for it (each start gets an environment of its
 own, so none was made ahead); ``auto, made ready`` the same command started
 again, as a league does every rotation, whose sandbox the referee made ready
 ahead of it (``referee.process``).  That making is waited for after each such
-start, outside any measurement: the part of it that ran after the bot was
-ready is printed below the table, with what a start costs in all that way.  The bots are
+start, outside any measurement.  The making overlaps the start it follows
+and its end, so their CPU columns include part of it; below the table, the
+whole of it per start, next to a start from scratch.  The bots are
 one per runtime: the bundled C bot (a compiled binary: the sandbox's cost
 is most of its start), the Python bot ``random`` (an interpreter and the SDK
 to import), the node bot ``js`` and the ``bash`` bot, those this machine can
@@ -234,18 +235,26 @@ def main() -> None:
 
 
 def _print_ahead(times: dict[tuple[str, str], list[Start]]) -> None:
+    """For each bot: what a start made ready and its end cost with the next one's making (which
+    overlaps them), next to a start from scratch and its end."""
     for (bot, level), starts in times.items():
-        after = [start.ahead for start in starts if start.ahead is not None]
+        if level != READY:
+            continue
         whole = [
-            start.cpu + start.ahead
+            start.cpu + start.end_cpu + start.ahead
             for start in starts
-            if start.cpu is not None and start.ahead is not None
+            if start.cpu is not None and start.end_cpu is not None and start.ahead is not None
         ]
-        if level == READY and after and whole:
-            rest, total = statistics.median(after) * 1000, statistics.median(whole) * 1000
+        fresh = [
+            start.cpu + start.end_cpu
+            for start in times[(bot, "auto")]
+            if start.cpu is not None and start.end_cpu is not None
+        ]
+        if whole and fresh:
             print(
-                f"{bot}, {READY}: its next sandbox's making took {rest:.1f} ms of CPU after"
-                f" the bot was ready; the start and that making, {total:.1f} ms in all (medians)"
+                f"{bot}: CPU of a start made ready, its end and the next one's making"
+                f" {statistics.median(whole) * 1000:.1f} ms; of a start from scratch and its"
+                f" end {statistics.median(fresh) * 1000:.1f} ms (medians)"
             )
 
 

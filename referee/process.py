@@ -795,7 +795,16 @@ class _Spawned:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(timeout=KILL_WAIT)
         if self.cgroups is not None:
-            self.cgroups.remove()
+            # The chain's first process has exited; the rest of its pid namespace is still
+            # being reaped, and a cgroup with members cannot be removed yet.
+            deadline = time.monotonic() + KILL_WAIT
+            while True:
+                self.cgroups.kill()
+                self.cgroups.remove()
+                left = any(path.exists() for path in self.cgroups.dirs.values())
+                if not left or time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
         for item in self.cleanup:
             _release(item)
 

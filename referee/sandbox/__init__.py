@@ -90,7 +90,9 @@ _EXEC = 'exec "$@"'
 # file and core sizes in POSIX shells, KiB for address space; detect() checks /bin/sh's).
 _ULIMIT_FLAGS = {"core": ("c", 512), "cpu": ("t", 1), "nofile": ("n", 1), "fsize": ("f", 512)}
 _ULIMIT_FLAGS["as"] = ("v", 1024)
-_ULIMIT_PROBE = {"core": (1024, 1024), "cpu": (7, 8), "fsize": (1536, 1536), "nofile": (99, 99)}
+# (A core size is only ever set to 0; a hard core limit of 0, as containers often have, must not
+# fail the probe.  fsize's probe checks the 512-byte unit the two share.)
+_ULIMIT_PROBE = {"core": (0, 0), "cpu": (7, 8), "fsize": (1536, 1536), "nofile": (99, 99)}
 _ULIMIT_PROBE["as"] = (1 << 30, 1 << 30)
 _LIMITS_NAMES = {
     "Max core file size": "core",

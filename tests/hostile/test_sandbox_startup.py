@@ -224,7 +224,8 @@ async def test_a_command_started_again_finds_its_sandbox_ready_fresh_and_unused(
 
 
 # A referee that starts one command twice, so that the next one's sandbox is made ready, and
-# says its pid and the waiting sandbox's (its one child), then exits, hangs or forks.
+# says its pid, the waiting sandbox's (its one child) and its cgroups; then, when its stdin
+# ends, exits, or hangs (to be killed), or forks.
 REFEREE = """
 import os, sys, time, trio
 from referee.process import clean_environment, start_process, wait_for_ready_sandboxes
@@ -243,6 +244,7 @@ assert wait_for_ready_sandboxes(60)
 from referee import process
 (ready,) = process._READY._ready.values()
 print(os.getpid(), waiting, *(ready.cgroups.dirs.values() if ready.cgroups else ()), flush=True)
+sys.stdin.read()
 if sys.argv[1] == "hang":
     time.sleep(600)
 elif sys.argv[1] == "fork":
@@ -278,7 +280,11 @@ def sandbox_processes(pid: int) -> list[int]:
 def run_referee(how: str) -> tuple[subprocess.Popen[str], int, list[Path]]:
     """The referee, its waiting sandbox's pid and that sandbox's cgroups."""
     referee = subprocess.Popen(
-        [sys.executable, "-c", REFEREE, how], cwd=REPO, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", REFEREE, how],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert referee.stdout is not None
     line = referee.stdout.readline().split()
@@ -302,6 +308,8 @@ def test_a_waiting_sandbox_ends_with_its_referee_at_exit_and_on_sigkill() -> Non
         referee, waiting, cgroups = run_referee(how)
         chain = sandbox_processes(waiting)
         assert chain  # (the sandbox's processes: its prelude, both bubblewraps, the shell)
+        assert referee.stdin is not None
+        referee.stdin.close()  # go on
         if how == "hang":
             referee.kill()  # SIGKILL: the sandbox's stdin closes with the referee
         referee.wait(timeout=120)
@@ -313,7 +321,8 @@ def test_a_waiting_sandbox_ends_with_its_referee_at_exit_and_on_sigkill() -> Non
 @NEEDS_ISOLATION
 def test_a_forked_child_never_hands_out_its_parents_waiting_sandbox() -> None:
     referee, waiting, _ = run_referee("fork")
-    assert referee.stdout is not None
+    assert referee.stdin is not None and referee.stdout is not None
+    referee.stdin.close()
     said = referee.stdout.read()
     referee.wait(timeout=120)
     assert said.split() == ["child", "0", "closed"]

@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import trio
 
 from referee.bots import BotSpec, resolve_bot
-from referee.process import wait_for_ready_sandboxes
+from referee.process import end_ready_sandboxes, wait_for_ready_sandboxes
 from referee.sandbox import Sandbox, detect, resolve
 from referee.session import open_bot
 from referee.timecontrol import TimeControl
@@ -216,6 +216,7 @@ def main() -> None:
         print(resolve("auto").describe())
         print(f"load average before: {os.getloadavg()}")
         times = trio.run(measure, bots, args.runs, cpu)
+        end_ready_sandboxes()  # (their cgroups are inside this run's, which goes next)
         print(f"load average after:  {os.getloadavg()}")
     print(f"{'bot':7} {'level':23} {'wall ms':>8} {'min':>6} {'max':>6} {'x none':>7}", end="")
     print(f" {'CPU ms':>7} {'x none':>7} {'end CPU':>8}")

@@ -15,7 +15,11 @@ How each protection is applied, and why that way:
   process with threads (trio's worker threads, a Dask worker's), because a
   lock held by another thread at the fork stays held for ever in the child.
   Not ``prlimit(pid)`` after the start either: a bot could fork before the
-  limit lands.
+  limit lands.  An isolated stdio bot already has a shell just before it (it
+  puts the bot's pipes back on 0 and 1): that shell sets the limits with its
+  own ``ulimit`` instead, one exec fewer, where detection found ``/bin/sh``'s
+  ``ulimit`` exact (its units are the shell's: ``bash`` outside POSIX mode
+  counts file sizes in KiB, ``dash`` in 512-byte blocks).
 * **cgroups** (memory, pids, CPU accounting, and ``cgroup.kill``): one
   cgroup per bot in each hierarchy, created beneath the referee's own cgroup
   (so a bot stays inside whatever limits the referee itself runs under).
@@ -51,10 +55,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import itertools
 import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -74,16 +80,40 @@ ENV_SANDBOX = "NEWMARKET_SANDBOX"
 ``{"level": ..., "limits": {...}}`` as JSON, or just a level.  Each worker
 resolves it on its own machine, since that is where the bots run."""
 
-# The shell prelude that puts the bot into its cgroups before anything of it runs.
-# Arguments: the cgroup.procs files, then "--", then the rest of the argv.
-_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+# The shell prelude that puts the bot into its cgroups before anything of it runs (and sets an
+# isolated bot's pipes aside): one shell for both, as every exec costs about a millisecond of
+# CPU (benchmarks/sandbox.py).  Arguments: the cgroup.procs files, then "--", then the argv.
+_JOIN_CGROUPS = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; '
+_EXEC = 'exec "$@"'
 
+# prlimit's name of a limit -> the flag of the shell's ulimit, and its unit in bytes (512 for
+# file and core sizes in POSIX shells, KiB for address space; detect() checks /bin/sh's).
+_ULIMIT_FLAGS = {"core": ("c", 512), "cpu": ("t", 1), "nofile": ("n", 1), "fsize": ("f", 512)}
+_ULIMIT_FLAGS["as"] = ("v", 1024)
+# (A core size is only ever set to 0; a hard core limit of 0, as containers often have, must not
+# fail the probe.  fsize's probe checks the 512-byte unit the two share.)
+_ULIMIT_PROBE = {"core": (0, 0), "cpu": (7, 8), "fsize": (1536, 1536), "nofile": (99, 99)}
+_ULIMIT_PROBE["as"] = (1 << 30, 1 << 30)
+_LIMITS_NAMES = {
+    "Max core file size": "core",
+    "Max cpu time": "cpu",
+    "Max file size": "fsize",
+    "Max open files": "nofile",
+    "Max address space": "as",
+}
 
 # An isolated bot's pipes travel as fds 3 and 4 through the bubblewrap chain, whose monitor
 # processes close every fd above 2 but keep 0 and 1: on 0 and 1 the referee would see no end
 # of output when the bot closes its stdout, only when the whole chain exits.
-_PIPES_ASIDE = 'exec 3<&0 4>&1 </dev/null >/dev/null; exec "$@"'
+_PIPES_ASIDE = "exec 3<&0 4>&1 </dev/null >/dev/null; "
 _PIPES_BACK = 'exec <&3 >&4 3<&- 4>&-; exec "$@"'
+
+# The shell just before an isolated stdio bot reads this line from the bot's stdin before the
+# bot runs: a sandbox is made ready ahead of its bot (referee.process) and waits here.  read
+# takes a pipe byte by byte, so the bot's first byte is the first after the line; at the end
+# of stdin (its referee gone) the shell exits and nothing of the bot ever ran.
+START_LINE = b"start\n"
+_AWAIT_START = 'read -r line <&3 && [ "$line" = start ] || exit 125; '
 
 # bubblewrap with the whole filesystem as it is and only the network taken away; the bot
 # dies with bwrap (which stays as its parent, in the same process group).
@@ -150,6 +180,7 @@ class Support:
     root: bool
     isolation: Isolation | None = None
     isolation_why: str = "not tried"
+    shell_limits: bool = False  # /bin/sh's ulimit sets what prlimit would, in the units we use
 
     @property
     def memory_cgroup(self) -> bool:
@@ -189,7 +220,38 @@ def detect() -> Support:
         root,
         isolation,
         isolation_why,
+        _detect_shell_limits(),
     )
+
+
+def _detect_shell_limits(shell: str = "/bin/sh") -> bool:
+    """Whether ``shell``'s ``ulimit`` sets each limit as ``_ULIMIT_FLAGS`` says, exactly.
+
+    Set through the shell, read back from ``/proc/self/limits`` of the program it
+    execs: a shell with other units or flags (or none) leaves the limits to prlimit.
+    """
+    script = []
+    for name, (soft, hard) in _ULIMIT_PROBE.items():
+        flag, unit = _ULIMIT_FLAGS[name]
+        script += [f"ulimit -S -{flag} {soft // unit}", f"ulimit -H -{flag} {hard // unit}"]
+    try:
+        done = subprocess.run(
+            [shell, "-c", " && ".join(script) + " && exec cat /proc/self/limits"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    seen: dict[str, tuple[int, int]] = {}
+    for line in done.stdout.splitlines():
+        for title, name in _LIMITS_NAMES.items():
+            fields = line[len(title) :].split()
+            if line.startswith(title) and len(fields) >= 2 and fields[0].isdigit():
+                seen[name] = (int(fields[0]), int(fields[1]))
+    return done.returncode == 0 and seen == _ULIMIT_PROBE
 
 
 def _own_cgroups() -> tuple[dict[str, str], str | None]:
@@ -356,6 +418,7 @@ class Sandbox:
     root: bool = False
     missing: tuple[str, ...] = ()  # a plain line for each protection not applied
     isolation: Isolation | None = None
+    shell_limits: bool = False  # see Support.shell_limits
 
     def active(self) -> list[str]:
         """The protections applied, one short phrase each (what the log header records)."""
@@ -440,8 +503,10 @@ class Sandbox:
         rlimits, innermost, on the bot alone.
         """
         out: list[str] = []
-        if cgroup_procs:
-            out += ["/bin/sh", "-c", _JOIN_CGROUPS, "newmarket-sandbox"]
+        aside = self.isolation is not None and stdio
+        if cgroup_procs or aside:
+            script = _JOIN_CGROUPS + (_PIPES_ASIDE if aside else "") + _EXEC
+            out += ["/bin/sh", "-c", script, "newmarket-sandbox"]
             out += [str(path) for path in cgroup_procs]
             out.append("--")
         limits: list[str] = []
@@ -450,8 +515,11 @@ class Sandbox:
         if self.isolation is not None:
             back: list[str] = []
             if stdio:
-                out += ["/bin/sh", "-c", _PIPES_ASIDE, "newmarket-stdio"]
-                back = ["/bin/sh", "-c", _PIPES_BACK, "newmarket-stdio"]
+                set_limits = self._ulimit_script() if limits and self.shell_limits else None
+                if set_limits is not None:
+                    limits = []
+                script = _AWAIT_START + (set_limits or "") + _PIPES_BACK
+                back = ["/bin/sh", "-c", script, "newmarket-stdio"]
             return out + self.isolation.command(
                 argv,
                 cwd=cwd,
@@ -473,23 +541,41 @@ class Sandbox:
             return None
         return self.isolation.pool.lease()
 
-    def _prlimit_options(self) -> list[str]:
+    def _rlimit_values(self) -> list[tuple[str, int, int]]:
+        """Each rlimit to set: (prlimit's name for it, soft, hard)."""
         limits = self.limits
-        options = ["--core=0:0"]
+        values = [("core", 0, 0)]
         if limits.cpu_seconds is not None:
             # SIGXCPU at the soft limit (a bot may catch it), SIGKILL a second later.
-            options.append(f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}")
+            values.append(("cpu", limits.cpu_seconds, limits.cpu_seconds + 1))
         if limits.open_files is not None:
-            options.append(f"--nofile={limits.open_files}:{limits.open_files}")
+            values.append(("nofile", limits.open_files, limits.open_files))
         if limits.file_size_bytes is not None:
-            options.append(f"--fsize={limits.file_size_bytes}:{limits.file_size_bytes}")
+            values.append(("fsize", limits.file_size_bytes, limits.file_size_bytes))
         if limits.address_space_bytes is not None:
-            options.append(f"--as={limits.address_space_bytes}:{limits.address_space_bytes}")
+            values.append(("as", limits.address_space_bytes, limits.address_space_bytes))
         nproc = self._nproc_rlimit()
         if nproc is not None:
             total = nproc + _user_processes()
-            options.append(f"--nproc={total}:{total}")
-        return options
+            values.append(("nproc", total, total))
+        return values
+
+    def _prlimit_options(self) -> list[str]:
+        return [f"--{name}={soft}:{hard}" for name, soft, hard in self._rlimit_values()]
+
+    def _ulimit_script(self) -> str | None:
+        """Shell commands setting the rlimits (soft before hard, so that a lower hard limit
+        never meets a higher soft one), or None if one cannot be said exactly in the shell's
+        units (or at all: RLIMIT_NPROC's flag differs between shells)."""
+        commands = []
+        for name, soft, hard in self._rlimit_values():
+            if name not in _ULIMIT_FLAGS:
+                return None
+            flag, unit = _ULIMIT_FLAGS[name]
+            if soft % unit or hard % unit:
+                return None
+            commands += [f"ulimit -S -{flag} {soft // unit}", f"ulimit -H -{flag} {hard // unit}"]
+        return " && ".join(commands) + " || exit 125; "
 
 
 def _user_processes() -> int:
@@ -582,22 +668,23 @@ def resolve(level: str, limits: Limits | None = None, support: Support | None = 
         root=support.root,
         missing=tuple(missing),
         isolation=isolation,
+        shell_limits=support.shell_limits,
     )
 
 
 # ---------------------------------------------------------------- one bot's cgroups
 
 
-_counter = 0
+# Names of this process's cgroups: next() is atomic, and sandboxes are also prepared on the
+# referee's forking thread (referee.process), where a += on a global could hand out a name twice.
+_NUMBERS = itertools.count(1)
 
 
 class BotCgroups:
     """One bot's cgroups (one per hierarchy): created before its start, removed after its end."""
 
     def __init__(self, sandbox: Sandbox) -> None:
-        global _counter
-        _counter += 1
-        name = f"newmarket-{os.getpid()}-{_counter}"
+        name = f"newmarket-{os.getpid()}-{next(_NUMBERS)}"
         self.dirs: dict[str, Path] = {}
         for controller, parent in sandbox.cgroups.items():
             self.dirs[controller] = parent / name

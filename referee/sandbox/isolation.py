@@ -44,7 +44,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 
@@ -387,7 +387,7 @@ def view(
         path = Path(os.path.abspath(base / os.path.expanduser(argument)))
         if index == 0 and found:
             path = Path(found)
-        if not path.is_file() or _under(path, directories):
+        if not _is_file(path) or _under(path, directories):
             continue
         real = path.resolve()
         if _under(real, (*SYSTEM_DIRS, *directories)):
@@ -398,6 +398,15 @@ def view(
     named = any(ETC not in path.parents for path in files)  # (not a runtime's /etc files)
     shown = (cwd is not None and own_dir) or named or shown_from_base
     return (base if shown else None), directories, files
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a file; False for a word that cannot be one (longer than a name may
+    be: a bot's argument need not be a path at all)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _wrapped_program(argv: Sequence[str]) -> str | None:
@@ -515,7 +524,8 @@ def etc_pipes(uid: int) -> dict[str, int]:
     return out
 
 
-def _project_packages() -> list[Path]:
+@functools.cache
+def _project_packages() -> tuple[Path, ...]:
     """The directories of this project's packages a bundled Python bot imports."""
     out: list[Path] = []
     for name in PROJECT_PACKAGES:
@@ -523,11 +533,40 @@ def _project_packages() -> list[Path]:
             spec = importlib.util.find_spec(name)
             if spec is not None and spec.origin is not None:
                 out.append(Path(spec.origin).resolve().parent)
-    return out
+    return tuple(out)
 
 
-def _under(path: Path, roots: Iterable[str | Path]) -> bool:
-    return any(path == Path(root) or Path(root) in path.parents for root in roots)
+def _under(path: Path | str, roots: Iterable[str | Path]) -> bool:
+    """Whether ``path`` is one of ``roots`` or lies beneath one (absolute paths, as strings:
+    ``Path.parents`` made this the better part of a start's own work in the referee)."""
+    text = str(path)
+    for root in roots:
+        prefix = str(root)
+        if text == prefix or text.startswith(prefix if prefix.endswith("/") else prefix + "/"):
+            return True
+    return False
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    """The directories above an absolute path, nearest first (``/`` last)."""
+    while (parent := os.path.dirname(path)) != path:
+        yield parent
+        path = parent
+
+
+@functools.cache
+def _system_options() -> tuple[str, ...]:
+    """bwrap options for ``SYSTEM_DIRS`` and ``SYSTEM_LINKS`` as this machine has them."""
+    out: list[str] = []
+    for directory in SYSTEM_DIRS:
+        if os.path.isdir(directory):
+            out += ["--ro-bind", directory, directory]
+    for name in SYSTEM_LINKS:
+        if os.path.islink(name):
+            out += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            out += ["--ro-bind", name, name]
+    return tuple(out)
 
 
 def _mount_options(
@@ -538,40 +577,30 @@ def _mount_options(
     etc_fds: Mapping[str, int] = MappingProxyType({}),
 ) -> list[str]:
     """bwrap options that build the view: system dirs, scratch, parents, binds, then /etc's."""
-    out: list[str] = []
-    for directory in SYSTEM_DIRS:
-        if os.path.isdir(directory):
-            out += ["--ro-bind", directory, directory]
-    for name in SYSTEM_LINKS:
-        if os.path.islink(name):
-            out += ["--symlink", os.readlink(name), name]
-        elif os.path.isdir(name):
-            out += ["--ro-bind", name, name]
+    out = list(_system_options())
     if scratch is not None:
         out += ["--size", str(scratch)]
     out += ["--perms", "1777", "--tmpfs", SCRATCH]
     etc_binds, etc_links = _etc_shown()
-    targets = sorted({*binds, *files, *etc_binds}, key=lambda path: (len(path.parts), str(path)))
-    kept: list[Path] = []
-    for target in targets:
-        if not any(parent in kept for parent in target.parents):
+    shown = {str(path) for path in (*binds, *files, *etc_binds)}
+    kept: list[str] = []
+    for target in sorted(shown, key=lambda text: (text.count("/"), text)):
+        if not _under(os.path.dirname(target), kept):  # (under another: shown with it)
             kept.append(target)
-    made = [Path(name) for name in etc_fds]
-    links = [(leads_to, link) for leads_to, link in etc_links if not _under(link, kept)]
-    parents: set[Path] = set()
-    for shown in [*kept, *made, *(link for _, link in links)]:
-        parents.update(shown.parents)
-    parents.update([Path(chdir), *Path(chdir).parents])
-    for parent in sorted(parents, key=lambda path: len(path.parts)):
-        if str(parent) in ("/", SCRATCH) or _under(parent, (*SYSTEM_DIRS, *SYSTEM_LINKS)):
+    links = [(leads_to, str(link)) for leads_to, link in etc_links if not _under(link, kept)]
+    parents: set[str] = set()
+    for one in [*kept, *etc_fds, *(link for _, link in links)]:
+        parents.update(_ancestors(one))
+    parents.update([chdir, *(str(parent) for parent in Path(chdir).parents)])
+    system = (*SYSTEM_DIRS, *SYSTEM_LINKS)
+    for parent in sorted(parents, key=lambda text: (text.count("/"), text)):
+        if parent in ("/", SCRATCH) or _under(parent, system) or _under(parent, kept):
             continue
-        if any(bound in parent.parents or bound == parent for bound in kept):
-            continue
-        out += ["--perms", "0755", "--dir", str(parent)]
+        out += ["--perms", "0755", "--dir", parent]
     for target in kept:
-        out += ["--ro-bind", str(target), str(target)]
+        out += ["--ro-bind", target, target]
     for leads_to, link in links:
-        out += ["--symlink", leads_to, str(link)]
+        out += ["--symlink", leads_to, link]
     for made_name, fd in etc_fds.items():
         out += ["--perms", "0444", "--ro-bind-data", str(fd), made_name]
     return out

@@ -21,12 +21,23 @@ Three rules shape this module, each one a way referees have been hurt:
 stderr is the bot's own log.  It is always drained (a bot that fills a pipe
 nobody reads would hang) into a ``StderrBuffer`` that keeps the first and the
 last bytes up to a cap and counts what it dropped in between.
+
+An isolated bot's sandbox takes tens of milliseconds to make (both
+bubblewraps, their namespaces, the cgroups' join), most of a compiled bot's
+start.  A command started a second time (a league starts each bot afresh
+at every rotation) gets the sandbox of its next start made ahead, on the
+forking thread, waiting in the shell just before the bot until its start
+line comes (``_ReadySandboxes``): that start then costs the bot's own.
 """
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
+import dataclasses
+import functools
+import itertools
 import os
 import queue
 import re
@@ -37,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -44,7 +56,7 @@ import trio
 
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from protocol.transports import ENV_CONNECT, parse_connect
-from referee.sandbox import BotCgroups, Sandbox
+from referee.sandbox import START_LINE, BotCgroups, Sandbox
 from referee.sandbox.isolation import ENV_SHARED_DIR, SCRATCH, UidLease, data_pipe, etc_pipes
 
 FORWARD_SCRIPT = Path(__file__).resolve().parents[1] / "sandbox" / "forward.py"
@@ -114,20 +126,44 @@ class ChildProcess:
 
 
 class _Forker:
-    """One long-lived thread that forks every bot (see ``ChildProcess`` for why)."""
+    """One long-lived thread that forks every bot (see ``ChildProcess`` for why).
+
+    It also prepares sandboxes ahead of their bots (``_ReadySandboxes``): work that
+    waits until no start someone is waiting for is left.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._requests: queue.SimpleQueue[
-            tuple[
-                concurrent.futures.Future[subprocess.Popen[bytes]],
-                Callable[[], subprocess.Popen[bytes]],
-            ]
-        ] = queue.SimpleQueue()
+        self._order = itertools.count()
+        # (lane, order, work): lane 0 is a start a caller waits for, lane 1 work that can wait.
+        self._requests: queue.PriorityQueue[tuple[int, int, Callable[[], None]]] = (
+            queue.PriorityQueue()
+        )
 
     def popen(self, start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
         """Run ``start`` on the forking thread and return its result (blocks: call in a thread)."""
+        done: concurrent.futures.Future[subprocess.Popen[bytes]] = concurrent.futures.Future()
+
+        def work() -> None:
+            try:
+                done.set_result(start())
+            except BaseException as error:  # handed to the waiting caller, which raises it
+                done.set_exception(error)
+
+        self._submit(0, work)
+        return done.result()
+
+    def later(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the forking thread when no start is waiting; its errors are dropped."""
+
+        def quietly() -> None:
+            with contextlib.suppress(Exception):
+                work()
+
+        self._submit(1, quietly)
+
+    def _submit(self, lane: int, work: Callable[[], None]) -> None:
         with self._lock:
             # After a fork (a league's worker process) the thread object says it is not alive.
             if self._thread is None or not self._thread.is_alive():
@@ -135,20 +171,76 @@ class _Forker:
                     target=self._serve, name="newmarket-forker", daemon=True
                 )
                 self._thread.start()
-        done: concurrent.futures.Future[subprocess.Popen[bytes]] = concurrent.futures.Future()
-        self._requests.put((done, start))
-        return done.result()
+            self._requests.put((lane, next(self._order), work))
 
     def _serve(self) -> None:
         while True:
-            done, start = self._requests.get()
-            try:
-                done.set_result(start())
-            except BaseException as error:  # handed to the waiting caller, which raises it
-                done.set_exception(error)
+            _, _, work = self._requests.get()
+            work()
+
+    def _forget(self) -> None:
+        # In a forked child the thread is gone, and a lock it held at the fork stays held.
+        self._lock = threading.Lock()
+        self._thread = None
+        self._requests = queue.PriorityQueue()
 
 
 _FORKER = _Forker()
+os.register_at_fork(after_in_child=_FORKER._forget)
+
+
+def _child_pipes(stdio: bool) -> tuple[list[int], list[int]]:
+    """(ours, theirs): stdin's write and stdout's read end (with ``stdio``), stderr's read end;
+    and the ends the child gets, in the same order."""
+    ours: list[int] = []
+    theirs: list[int] = []
+    try:
+        if stdio:
+            stdin_read, stdin_write = os.pipe()
+            stdout_read, stdout_write = os.pipe()
+            ours += [stdin_write, stdout_read]
+            theirs += [stdin_read, stdout_write]
+        stderr_read, stderr_write = os.pipe()
+        ours.append(stderr_read)
+        theirs.append(stderr_write)
+    except BaseException:
+        for fd in (*ours, *theirs):
+            os.close(fd)
+        raise
+    return ours, theirs
+
+
+def _starter(
+    command: Sequence[str],
+    *,
+    stdio: bool,
+    theirs: Sequence[int],
+    cwd: Path | str | None,
+    env: Mapping[str, str],
+    pass_fds: Sequence[int],
+) -> Callable[[], subprocess.Popen[bytes]]:
+    """What starts ``command`` in its own session on ``theirs`` (run it on ``_FORKER``)."""
+
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            list(command),
+            stdin=theirs[0] if stdio else subprocess.DEVNULL,
+            stdout=theirs[1] if stdio else subprocess.DEVNULL,
+            stderr=theirs[-1],
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            pass_fds=tuple(pass_fds),
+        )
+
+    return start
+
+
+def _child(popen: subprocess.Popen[bytes], ours: Sequence[int], stdio: bool) -> ChildProcess:
+    streams = [trio.lowlevel.FdStream(fd) for fd in ours]
+    if stdio:
+        return ChildProcess(popen, streams[0], streams[1], streams[2])
+    return ChildProcess(popen, None, None, streams[0])
 
 
 async def open_child(
@@ -163,30 +255,9 @@ async def open_child(
 
     ``pass_fds`` stay open in the child under their numbers (and are the caller's to close).
     """
-    ours: list[int] = []
-    theirs: list[int] = []
+    ours, theirs = _child_pipes(stdio)
     try:
-        if stdio:
-            stdin_read, stdin_write = os.pipe()
-            stdout_read, stdout_write = os.pipe()
-            ours += [stdin_write, stdout_read]
-            theirs += [stdin_read, stdout_write]
-        stderr_read, stderr_write = os.pipe()
-        ours.append(stderr_read)
-        theirs.append(stderr_write)
-
-        def start() -> subprocess.Popen[bytes]:
-            return subprocess.Popen(
-                list(command),
-                stdin=stdin_read if stdio else subprocess.DEVNULL,
-                stdout=stdout_write if stdio else subprocess.DEVNULL,
-                stderr=stderr_write,
-                cwd=cwd,
-                env=dict(env),
-                start_new_session=True,
-                pass_fds=tuple(pass_fds),
-            )
-
+        start = _starter(command, stdio=stdio, theirs=theirs, cwd=cwd, env=env, pass_fds=pass_fds)
         popen = await trio.to_thread.run_sync(_FORKER.popen, start)
     except BaseException:
         for fd in ours:
@@ -195,10 +266,7 @@ async def open_child(
     finally:
         for fd in theirs:
             os.close(fd)
-    streams = [trio.lowlevel.FdStream(fd) for fd in ours]
-    if stdio:
-        return ChildProcess(popen, streams[0], streams[1], streams[2])
-    return ChildProcess(popen, None, None, streams[0])
+    return _child(popen, ours, stdio)
 
 
 class StderrBuffer:
@@ -502,6 +570,114 @@ class BotProcess:
                         await stream.aclose()
 
 
+Cleanup = UidLease | tempfile.TemporaryDirectory[str]
+
+
+@dataclasses.dataclass
+class _Prepared:
+    """A start's wrapped command, and what was made for it: undone if the start fails."""
+
+    command: list[str]
+    env: dict[str, str]
+    cgroups: BotCgroups | None
+    fds: list[int]  # the filter's and the made /etc files' pipes: closed once the child has them
+
+    def close_fds(self) -> None:
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
+
+
+def _prepare(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: dict[str, str],
+    stdio: bool,
+    sandbox: Sandbox | None,
+    writable: Path | None,
+    own_dir: bool,
+    relay: tuple[list[str], list[tuple[str, str]]] | None,
+    cleanup: list[Cleanup],
+) -> _Prepared:
+    """The command that starts ``argv`` under ``sandbox``, its cgroups made, its uid leased
+    (into ``cleanup``); everything it made is undone if it raises.  No awaiting: it also
+    runs on the forking thread, for a sandbox made ready ahead (``_ReadySandboxes``)."""
+    command = list(argv)
+    prepared = _Prepared(command, env, None, [])
+    if sandbox is None or sandbox.level == "none":
+        return prepared
+    isolated = sandbox.isolation is not None
+    made: list[Cleanup] = []
+    try:
+        # The wrappers exec the program, so a missing one would only show as the
+        # wrapper's exit status: find it first and fail as an unwrapped start would.
+        check_program(command[0], cwd, env)
+        procs: list[Path] = []
+        if sandbox.uses_cgroups:
+            prepared.cgroups = BotCgroups(sandbox)
+            try:
+                procs = prepared.cgroups.create()
+            except OSError as error:
+                prepared.cgroups = None
+                raise OSError(
+                    error.errno, f"cannot create the bot's cgroup: {error.strerror or error}"
+                ) from None
+        prefix: list[str] = []
+        binds: list[tuple[str, str]] = []
+        lease: UidLease | None = None
+        seccomp_fd: int | None = None  # the filter's pipe, read by the inner bwrap
+        etc_fds: dict[str, int] = {}  # the bot's own /etc files, read by the bwrap that mounts
+        if isolated:
+            env["HOME"] = env["TMPDIR"] = SCRATCH
+            lease = sandbox.lease_uid()
+            if lease is not None:
+                made.append(lease)
+            if writable is not None:
+                binds.append((str(writable), str(writable)))
+                if lease is not None:
+                    os.chown(writable, lease.uid, lease.uid)
+            if relay is not None:
+                prefix, more = relay
+                binds += more
+            assert sandbox.isolation is not None
+            if sandbox.isolation.seccomp is not None:
+                seccomp_fd = data_pipe(sandbox.isolation.seccomp)
+                prepared.fds.append(seccomp_fd)
+            etc_fds = etc_pipes(os.getuid() if lease is None else lease.uid)
+            prepared.fds += etc_fds.values()
+        prepared.command = sandbox.wrap(
+            command,
+            stdio=stdio,
+            cgroup_procs=procs,
+            cwd=cwd,
+            env=env,
+            uid=None if lease is None else lease.uid,
+            inner_prefix=prefix,
+            extra_binds=binds,
+            own_dir=own_dir,
+            seccomp_fd=seccomp_fd,
+            etc_fds=etc_fds,
+        )
+    except BaseException:
+        prepared.close_fds()
+        if prepared.cgroups is not None:
+            prepared.cgroups.remove()
+        for item in made:
+            _release(item)
+        raise
+    cleanup += made
+    return prepared
+
+
+def _release(item: Cleanup) -> None:
+    if isinstance(item, UidLease):
+        item.release()
+    else:
+        with contextlib.suppress(OSError):
+            item.cleanup()
+
+
 async def start_process(
     argv: Sequence[str],
     *,
@@ -522,91 +698,331 @@ async def start_process(
     otherwise (TCP) they are ``/dev/null``.  Raises ``OSError`` when the
     program cannot be started (not found, not executable, bad directory, or
     its cgroup cannot be made).
+
+    An isolated stdio bot's sandbox may have been made ready before this call
+    (``_ReadySandboxes``): then only the start line is left to write.
     """
-    command = list(argv)
-    cgroups: BotCgroups | None = None
-    isolated = sandbox is not None and sandbox.isolation is not None
-    helpers: list[trio.Process] = []
-    cleanup: list[UidLease | tempfile.TemporaryDirectory[str]] = []
     env = dict(env)
     own_dir = env.pop(ENV_SHARED_DIR, None) is None  # sandbox data, not for the bot
-    seccomp_fd: int | None = None  # the filter's pipe, read by the inner bwrap
-    etc_fds: dict[str, int] = {}  # the bot's own /etc files' pipes, read by the bwrap that mounts
+    isolated = sandbox is not None and sandbox.level != "none" and sandbox.isolation is not None
+    ready = _READY.request(argv, cwd, env, stdio, sandbox, writable, own_dir)
+    if ready is not None:
+        check_program(argv[0], cwd, env)  # as a start from scratch would say it
+        taken = _READY.take(ready)
+        if taken is not None:
+            return _READY.hand_over(taken, stderr_cap)
+    helpers: list[trio.Process] = []
+    cleanup: list[Cleanup] = []
     try:
-        if sandbox is not None and sandbox.level != "none":
-            # The wrappers exec the program, so a missing one would only show as the
-            # wrapper's exit status: find it first and fail as an unwrapped start would.
-            check_program(command[0], cwd, env)
-            procs: list[Path] = []
-            if sandbox.uses_cgroups:
-                cgroups = BotCgroups(sandbox)
-                try:
-                    procs = cgroups.create()
-                except OSError as error:
-                    raise OSError(
-                        error.errno, f"cannot create the bot's cgroup: {error.strerror or error}"
-                    ) from None
-            prefix: list[str] = []
-            binds: list[tuple[str, str]] = []
-            lease: UidLease | None = None
-            if isolated:
-                env["HOME"] = env["TMPDIR"] = SCRATCH
-                lease = sandbox.lease_uid()
-                if lease is not None:
-                    cleanup.append(lease)
-                if writable is not None:
-                    binds.append((str(writable), str(writable)))
-                    if lease is not None:
-                        os.chown(writable, lease.uid, lease.uid)
-                if not stdio and ENV_CONNECT in env:
-                    prefix, binds = await _relay_to_referee(env[ENV_CONNECT], helpers, cleanup)
-                assert sandbox.isolation is not None
-                if sandbox.isolation.seccomp is not None:
-                    seccomp_fd = data_pipe(sandbox.isolation.seccomp)
-                etc_fds = etc_pipes(os.getuid() if lease is None else lease.uid)
-            command = sandbox.wrap(
-                command,
-                stdio=stdio,
-                cgroup_procs=procs,
-                cwd=cwd,
-                env=env,
-                uid=None if lease is None else lease.uid,
-                inner_prefix=prefix,
-                extra_binds=binds,
-                own_dir=own_dir,
-                seccomp_fd=seccomp_fd,
-                etc_fds=etc_fds,
-            )
-        process = await open_child(
-            command,
-            stdio=stdio,
-            cwd="/" if isolated else cwd,  # the sandbox changes into the bot's directory itself
+        relay = None
+        if isolated and not stdio and ENV_CONNECT in env:
+            relay = await _relay_to_referee(env[ENV_CONNECT], helpers, cleanup)
+        prepared = _prepare(
+            argv,
+            cwd=cwd,
             env=env,
-            pass_fds=(*etc_fds.values(), *(() if seccomp_fd is None else (seccomp_fd,))),
+            stdio=stdio,
+            sandbox=sandbox,
+            writable=writable,
+            own_dir=own_dir,
+            relay=relay,
+            cleanup=cleanup,
         )
+        try:
+            process = await open_child(
+                prepared.command,
+                stdio=stdio,
+                cwd="/" if isolated else cwd,  # the sandbox changes into the bot's directory
+                env=prepared.env,
+                pass_fds=prepared.fds,
+            )
+        except BaseException:
+            if prepared.cgroups is not None:
+                prepared.cgroups.remove()
+            raise
+        finally:
+            prepared.close_fds()
     except BaseException:
-        if cgroups is not None:
-            cgroups.remove()
         for helper in helpers:
             with contextlib.suppress(OSError):
                 helper.kill()
         for item in cleanup:
-            if isinstance(item, UidLease):
-                item.release()
-            else:
-                item.cleanup()
+            _release(item)
         raise
-    finally:
-        for fd in (*etc_fds.values(), *(() if seccomp_fd is None else (seccomp_fd,))):
-            os.close(fd)
+    if isolated and stdio:
+        assert process.stdin is not None
+        with contextlib.suppress(trio.BrokenResourceError):  # gone already: its exit will say
+            await process.stdin.send_all(START_LINE)
+    if ready is not None:
+        _READY.started(ready)
     return BotProcess(
         process,
         StderrBuffer(stderr_cap),
-        cgroups,
+        prepared.cgroups,
         isolated=isolated,
         helpers=helpers,
         cleanup=cleanup,
     )
+
+
+@dataclasses.dataclass
+class _Spawned:
+    """A sandbox made ready ahead of its bot: the chain waits in the shell just before it."""
+
+    popen: subprocess.Popen[bytes]
+    ours: list[int]  # the bot's stdin (write end), stdout and stderr (read ends)
+    cgroups: BotCgroups | None
+    cleanup: list[Cleanup]
+
+    def close_pipes(self) -> None:
+        """Its stdin closes: the shell reads no start line and exits, and the chain with it."""
+        for fd in self.ours:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.ours = []
+
+    def discard(self, wait: float) -> None:
+        """End it: ``close_pipes``, up to ``wait`` seconds for the chain to exit, then a kill;
+        then its cgroups and uid go."""
+        self.close_pipes()
+        try:
+            self.popen.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(OSError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            if self.cgroups is not None:
+                self.cgroups.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.popen.wait(timeout=KILL_WAIT)
+        if self.cgroups is not None:
+            # The chain's first process has exited; the rest of its pid namespace is still
+            # being reaped, and a cgroup with members cannot be removed yet.
+            deadline = time.monotonic() + KILL_WAIT
+            while True:
+                self.cgroups.kill()
+                self.cgroups.remove()
+                left = any(path.exists() for path in self.cgroups.dirs.values())
+                if not left or time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        for item in self.cleanup:
+            _release(item)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """A start as ``_ReadySandboxes`` sees it: everything its sandbox is made from."""
+
+    argv: tuple[str, ...]
+    cwd: Path | None
+    env: tuple[tuple[str, str], ...]
+    own_dir: bool
+    sandbox: Sandbox = dataclasses.field(hash=False)  # (compared, but holds mappings)
+
+
+class _ReadySandboxes:
+    """Sandboxes made ready ahead of their bots, for starts that come again.
+
+    A league starts the same bot afresh at every rotation: from a command's
+    second start on, the whole sandbox of its next start (cgroups joined, uid
+    leased, both bubblewraps and their namespaces, the view) is made on the
+    forking thread, when no start is waiting, and waits in the shell just
+    before the bot for a start line on the bot's stdin.  The next start of
+    that command (same argv, directory, environment and sandbox) writes the
+    line and hands the process over: its bot runs at once.
+
+    Such a sandbox is fresh and unused: nothing but the sandbox's own chain has
+    run in it, its cgroups, uid, scratch and pipes were made for it alone, and
+    only the referee holds its stdin.  Only isolated stdio starts without a
+    writable directory are made ready (a TCP bot's relay is started with the
+    bot; a compiler's output directory is its own).  At most one waits per
+    command, ``LIMIT`` in all; they end with the referee (their stdin closes:
+    at exit, on a SIGKILL, and in a forked child, which drops its copies).
+    """
+
+    LIMIT = 8
+    SEEN = 256  # commands remembered (their count of starts), the oldest forgotten first
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._made = threading.Condition(self._lock)  # notified when one is made (or fails)
+        self._ready: dict[_Request, _Spawned] = {}
+        self._making: set[_Request] = set()
+        self._seen: dict[_Request, int] = {}
+        self._closed = False
+        self._at_exit = False
+
+    def request(
+        self,
+        argv: Sequence[str],
+        cwd: Path | None,
+        env: Mapping[str, str],
+        stdio: bool,
+        sandbox: Sandbox | None,
+        writable: Path | None,
+        own_dir: bool,
+    ) -> _Request | None:
+        """The start's request, or None where no sandbox is ever made ready for it."""
+        if not stdio or writable is not None or sandbox is None or sandbox.isolation is None:
+            return None
+        if sandbox.level == "none":
+            return None
+        return _Request(tuple(argv), cwd, tuple(sorted(env.items())), own_dir, sandbox)
+
+    def take(self, request: _Request) -> _Spawned | None:
+        """The sandbox made ready for ``request``, if one waits (and still does)."""
+        with self._lock:
+            spawned = self._ready.pop(request, None)
+        if spawned is None:
+            return None
+        if spawned.popen.poll() is not None:  # it ended while it waited (killed, say)
+            spawned.discard(wait=0)
+            return None
+        self.started(request)
+        return spawned
+
+    def hand_over(self, spawned: _Spawned, stderr_cap: int) -> BotProcess:
+        """The waiting sandbox as the bot's process: its start line written, its bot running."""
+        with contextlib.suppress(BrokenPipeError):  # gone already: its exit will say
+            os.write(spawned.ours[0], START_LINE)  # an empty pipe: never blocks
+        process = _child(spawned.popen, spawned.ours, stdio=True)
+        return BotProcess(
+            process,
+            StderrBuffer(stderr_cap),
+            spawned.cgroups,
+            isolated=True,
+            cleanup=spawned.cleanup,
+        )
+
+    def started(self, request: _Request) -> None:
+        """Count a start of ``request``; from its second on, make its next sandbox ready."""
+        with self._lock:
+            if self._closed:
+                return
+            count = self._seen.pop(request, 0) + 1
+            self._seen[request] = count  # (now the newest)
+            while len(self._seen) > self.SEEN:
+                del self._seen[next(iter(self._seen))]
+            waiting = len(self._ready) + len(self._making)
+            if count < 2 or request in self._ready or request in self._making:
+                return
+            if waiting >= self.LIMIT:
+                return
+            self._making.add(request)
+            if not self._at_exit:
+                atexit.register(self.close)
+                os.register_at_fork(after_in_child=self._forget)
+                self._at_exit = True
+        _FORKER.later(functools.partial(self._make, request, os.getpid()))
+
+    def _make(self, request: _Request, owner: int) -> None:
+        """On the forking thread: make ``request``'s sandbox and keep it ready."""
+        spawned: _Spawned | None = None
+        try:
+            spawned = _spawn_ready(request)
+        finally:
+            with self._lock:
+                self._making.discard(request)
+                self._made.notify_all()
+                fresh = request not in self._ready and not self._closed
+                if spawned is not None and fresh and os.getpid() == owner:
+                    self._ready[request] = spawned
+                    spawned = None
+        if spawned is not None:
+            spawned.discard(wait=KILL_WAIT)
+
+    def wait(self, timeout: float) -> bool:
+        """Block until no sandbox is being made (True), or for ``timeout`` seconds (False)."""
+        with self._made:
+            return self._made.wait_for(lambda: not self._making, timeout)
+
+    def close(self) -> None:
+        """End every waiting sandbox (at exit): all at once, within ``KILL_WAIT`` in all."""
+        with self._lock:
+            self._closed = True
+            waiting = list(self._ready.values())
+            self._ready.clear()
+        for spawned in waiting:
+            spawned.close_pipes()
+        deadline = time.monotonic() + KILL_WAIT
+        for spawned in waiting:
+            spawned.discard(wait=max(0.0, deadline - time.monotonic()))
+
+    def _forget(self) -> None:
+        # A forked child (a league's worker process) must not hand its parent's sandboxes to
+        # bots of its own, nor keep their stdin open: it drops its copies of their pipes and
+        # leases, and leaves the rest (cgroups, processes) to the parent.
+        for spawned in self._ready.values():
+            for fd in spawned.ours:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            for item in spawned.cleanup:
+                if isinstance(item, UidLease):
+                    item.release()
+        self._lock = threading.Lock()
+        self._made = threading.Condition(self._lock)
+        self._ready = {}
+        self._making = set()
+        self._seen = {}
+
+
+def _spawn_ready(request: _Request) -> _Spawned:
+    """Start ``request``'s sandbox, on the forking thread, up to the shell waiting for its line."""
+    cleanup: list[Cleanup] = []
+    prepared = _prepare(
+        request.argv,
+        cwd=request.cwd,
+        env=dict(request.env),
+        stdio=True,
+        sandbox=request.sandbox,
+        writable=None,
+        own_dir=request.own_dir,
+        relay=None,
+        cleanup=cleanup,
+    )
+    ours: list[int] = []
+    try:
+        ours, theirs = _child_pipes(stdio=True)
+        try:
+            start = _starter(
+                prepared.command,
+                stdio=True,
+                theirs=theirs,
+                cwd="/",
+                env=prepared.env,
+                pass_fds=prepared.fds,
+            )
+            popen = start()
+        finally:
+            for fd in theirs:
+                os.close(fd)
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        if prepared.cgroups is not None:
+            prepared.cgroups.remove()
+        for item in cleanup:
+            _release(item)
+        raise
+    finally:
+        prepared.close_fds()
+    return _Spawned(popen, ours, prepared.cgroups, cleanup)
+
+
+_READY = _ReadySandboxes()
+
+
+def end_ready_sandboxes() -> None:
+    """End every sandbox made ahead and still waiting, and make no more, as exit does: for a
+    program that needs them gone before it ends (a benchmark that removes its own cgroup)."""
+    _READY.close()
+
+
+def wait_for_ready_sandboxes(timeout: float) -> bool:
+    """Block until every sandbox being made ahead of its bot is ready (True) or ``timeout``
+    seconds have passed (False).  Blocking: from trio, ``trio.to_thread.run_sync`` it.  For
+    benchmarks and tests that must not count a sandbox's making into a later start."""
+    return _READY.wait(timeout)
 
 
 async def _relay_to_referee(

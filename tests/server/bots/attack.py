@@ -3,8 +3,8 @@
 Its admission (``newmarket check``, then matches played exactly as a table
 plays them) cannot be told from play, so the test arms the attack once the
 version is admitted: it writes ``armed`` into the bot's own directory (which
-the bot sees, read-only), holding a mark.  From then on, at its first request
-of a match, the bot starts 20 children that leave its process group
+the bot sees, read-only), holding a mark.  While it is there, at its first
+request of a match, the bot starts 20 children that leave its process group
 (``setsid``) and sleep an hour under the mark as their name (``argv[0]``,
 which the test looks for afterwards), tries to write into its own directory,
 SIGKILLs its parent (the table worker refereeing it, were it not for the

@@ -56,6 +56,7 @@ from referee import convert
 from referee.bots import BotSpec, resolve_bot
 from referee.commands.match import parse_options, unique_names
 from referee.commands.sprt import GroupResult, SprtSettings, play_group
+from referee.dealkey import DealKey
 from referee.match import play_match
 from referee.session import open_bots
 from referee.sprt import SprtConfig, group_seed, match_score, stopping_groups
@@ -158,6 +159,7 @@ async def fixed_groups(args: argparse.Namespace, control: TimeControl) -> None:
         max_groups=args.groups,
         seed=args.seed,
         duplicate=args.duplicate,
+        deals=DealKey.public(),  # --seed: the same deals run after run, as the results cite
     )
     specs = unique_names([settings.candidate] + [settings.baseline] * (args.players - 1))
     counter = iter(range(args.groups))

@@ -74,6 +74,7 @@ from protocol.messages import (
 )
 from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS
 from referee.bots import BotSpec
+from referee.dealkey import DealKey
 from referee.match import MatchResult, play_match
 from referee.matchlog import read_log
 from referee.sandbox import Sandbox
@@ -484,6 +485,23 @@ def _scenarios() -> tuple[Scenario, ...]:
 
 SCENARIOS: Final = _scenarios()
 """Every scenario, in the order they run on the bot's one process."""
+
+
+def secret_scenarios(
+    key: DealKey | None = None, scenarios: Sequence[Scenario] = SCENARIOS
+) -> tuple[Scenario, ...]:
+    """``scenarios`` dealt from ``key`` (default: a fresh one) instead of their fixed seeds.
+
+    For a competition's admission: the fixed seeds are in this open-source file,
+    so a bot could tell the check's cards from a real table's and behave well only
+    here.  Each scenario's seed becomes ``key.deal_seed(seed)``; what it promises
+    holds whatever the cards (``tests/check/test_scenarios.py``).  Its scripted deals
+    stay as written: they are the scenario.
+    """
+    deals = DealKey.generate() if key is None else key
+    return tuple(
+        dataclasses.replace(scenario, seed=deals.deal_seed(scenario.seed)) for scenario in scenarios
+    )
 
 
 def random_scenarios(

@@ -121,7 +121,7 @@ EXIT_CODES = {
         "0 stopped by Ctrl-C or SIGTERM (matches in progress are played again on\n    restart)",
         "1 the server failed (a port that cannot be listened on, a store that cannot\n"
         "    be written)",
-        USAGE + ":\n    the competition file",
+        USAGE + ":\n    the competition file, or its database (damaged, locked, unreachable)",
     ),
 }
 

@@ -68,6 +68,7 @@ LOG_FORMAT = 2
 READABLE_FORMATS = (1, 2)
 
 _encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
 
 
 class LogError(ValueError):
@@ -139,21 +140,74 @@ class MatchLog:
 
 def read_log(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, record)`` for each line; ``LogError`` naming the first bad line."""
+    for number, _raw, record in read_log_lines(path):
+        yield number, record
+
+
+def read_log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """``read_log``'s records with each line's bytes, for a reader that needs them exactly
+    (a ``sent`` record's messages are the very bytes the seat was sent)."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed below)
     except OSError as error:
         raise LogError(f"cannot read {path}: {error.strerror or error}") from None
+    decode = _decoder.decode
     with handle:
         number = 0
         for number, raw in enumerate(handle, start=1):
             if not raw.endswith(b"\n"):
                 raise LogError("the last line is cut short (was the referee killed?)", number)
             try:
-                record = msgspec.json.decode(raw)
+                record = decode(raw)
             except msgspec.DecodeError as error:
                 raise LogError(f"not JSON: {error}", number) from None
+            except UnicodeDecodeError:
+                raise LogError("not UTF-8 text", number) from None
             if not isinstance(record, dict) or not isinstance(record.get("type"), str):
                 raise LogError('not a log record (an object with a "type")', number)
-            yield number, record
+            yield number, raw, record
         if number == 0:
             raise LogError(f"{path} is empty")
+
+
+class NotAMatchLog(LogError):
+    """The file is not a match log a replay can read: it cannot be opened, it is
+    empty, or its first line is not a header of a known format.
+
+    A log whose first line is a good header and which then goes wrong does not
+    verify (a plain ``LogError``); this file was never a match log at all, which
+    ``newmarket replay`` answers as it answers any bad argument (exit 2).  The
+    message starts with the file's name.
+    """
+
+    def __init__(self, path: Path, error: LogError) -> None:
+        where = "" if str(path) in error.reason else f"{path}: "
+        super().__init__(f"{where}{error}")
+        self.line = error.line
+        self.reason = error.reason
+
+
+def log_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``read_log``'s records, after a first line that is a header of a format this replay
+    reads; ``NotAMatchLog`` if there is no such line, ``LogError`` for a later bad line."""
+    for number, _raw, record in log_lines(path):
+        yield number, record
+
+
+def log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
+    """``log_records`` with each line's bytes (``read_log_lines``)."""
+    lines = read_log_lines(path)
+    try:
+        number, raw, header = next(lines)
+        if header["type"] != "header":
+            raise LogError(f"the first line must be the header, got {header['type']!r}", number)
+        if header.get("format") not in READABLE_FORMATS:
+            raise LogError(
+                f"log format {header.get('format')!r}; this replay reads formats "
+                f"{', '.join(map(str, READABLE_FORMATS))}",
+                number,
+            )
+    except LogError as error:
+        raise NotAMatchLog(path, error) from None
+    yield number, raw, header
+    yield from lines

@@ -11,6 +11,12 @@ lobby is the league-wide listener they connect to:
   every token compared).  A wrong token, a second connection of a bot that is
   connected, or a connection too slow to say ``ready`` is refused with one
   ``fault`` line and closed; nothing about the league goes to it first.
+* **Wrong tokens are limited per address, the right one never.**  Tokens
+  that are no bot's, five in a minute from one address, make that address's
+  wrong tokens refused at once for five minutes (``tcp_guard.WrongTokenLimit``)
+  and no longer reported one by one; a ``ready`` with a right token gets in
+  whatever its address sent, so a guesser behind the same NAT as a bot cannot
+  lock it out.
 * **Pending connections are guarded** by ``tcp_guard.PendingConnections``: a
   deadline per handshake, at most eight pending, one more evicts the oldest.
 * **Absence has a deadline.**  A bot that has not connected since the league
@@ -24,6 +30,18 @@ lobby is the league-wide listener they connect to:
   old connection is gone, so a new connection with the token of a bot that is
   *not playing* replaces its old one; one that comes while the bot plays a
   match (``busy``) is refused, and the match goes on.
+* **A bot that keeps the tables waiting is benched** (``Bench``).  When
+  every table left needs a bot that was connected and is gone, the tables
+  wait for it: that time is counted against it.  A bot the tables waited for
+  more than ``WAIT_BUDGET`` seconds in all within ``WAIT_WINDOW`` seconds,
+  over two absences or more, is benched: its connections are refused,
+  saying for how long and why, and no table waits for it (its seat plays by
+  the default policy), so one participant reconnecting in a loop cannot hold
+  the remote table.  The first bench is ``BENCH_FIRST`` seconds, each next
+  one twice as long (at most ``BENCH_LONGEST``), until it goes
+  ``BENCH_LONGEST`` without keeping a table waiting after its bench.  One
+  absence alone never benches a bot (``wait`` says how long it is waited
+  for), nor do restarts between matches that cost the tables little.
 
 The lobby owns the sessions it accepted and closes them (``shutdown``) when
 it is left.
@@ -36,7 +54,7 @@ import json
 import math
 import os
 import secrets
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -67,6 +85,15 @@ from referee.tcp_guard import PendingConnections, WrongTokenLimit, find_token
 from referee.timecontrol import TimeControl
 
 TOKEN_BYTES = 24  # 192 random bits, 32 characters of URL-safe base64
+
+WAIT_BUDGET = 60.0
+"""Seconds the tables may wait for a bot that left, within ``WAIT_WINDOW``, before a bench."""
+WAIT_WINDOW = 900.0
+"""Seconds over which the tables' waits for a bot are added up."""
+BENCH_FIRST = 60.0
+"""Seconds of a bot's first bench; each next one is twice as long."""
+BENCH_LONGEST = 3600.0
+"""The longest bench; a bot this long without a wait starts again from ``BENCH_FIRST``."""
 
 
 class TokenFileError(ValueError):
@@ -139,6 +166,85 @@ def league_tokens(path: Path, bots: Sequence[BotSpec]) -> dict[int, str]:
     return out
 
 
+# ---------------------------------------------------------------------- the bench
+
+
+class Bench:
+    """The tables' waits for each bot, and the benches they earn (the module docstring).
+
+    Pure bookkeeping on trio's clock: ``waited`` records a wait, ``left_of``
+    says how much of the budget a wait going on now leaves (the caller benches
+    at zero), ``bench`` benches, ``left`` says how long a bench still runs.  A
+    test drives it with a ``MockClock``.
+    """
+
+    def __init__(
+        self,
+        budget: float = WAIT_BUDGET,
+        window: float = WAIT_WINDOW,
+        first: float = BENCH_FIRST,
+        longest: float = BENCH_LONGEST,
+    ) -> None:
+        self.budget = budget
+        self.window = window
+        self.first = first
+        self.longest = longest
+        self._waits: dict[int, list[tuple[float, float, float]]] = {}  # (from, to, absence)
+        self._benched: dict[int, tuple[float, float]] = {}  # bot -> (began, until)
+        self._benches: dict[int, int] = {}  # bot -> benches so far (the next doubles)
+        self._quiet_since: dict[int, float] = {}  # its last wait, or the end of its bench
+
+    def waited(self, bot: int, start: float, end: float, absence: float) -> None:
+        """The tables waited for ``bot`` from ``start`` to ``end``, in its absence that
+        began at ``absence`` (trio times)."""
+        if end <= start:
+            return
+        if start - self._quiet_since.get(bot, -math.inf) >= self.longest:
+            self._benches.pop(bot, None)  # long enough without a wait (or a bench): forgiven
+        self._quiet_since[bot] = max(end, self._quiet_since.get(bot, -math.inf))
+        self._waits.setdefault(bot, []).append((start, end, absence))
+
+    def left_of(self, bot: int, absence: float, since: float) -> tuple[float, float, int]:
+        """(seconds of budget left, seconds waited, absences) if a wait for ``bot`` in its
+        absence ``absence`` goes on from ``since`` until now; the budget left is inf while
+        there has been one absence only."""
+        now = trio.current_time()
+        horizon = now - self.window
+        waits = [wait for wait in self._waits.get(bot, ()) if wait[1] > horizon]
+        self._waits[bot] = waits
+        total = sum(end - max(start, horizon) for start, end, _ in waits) + max(0.0, now - since)
+        absences = len({wait[2] for wait in waits} | {absence})
+        if absences < 2:
+            return math.inf, total, absences
+        return self.budget - total, total, absences
+
+    def bench(self, bot: int) -> float:
+        """Bench ``bot`` now; how long (each bench twice the last, at most ``longest``)."""
+        now = trio.current_time()
+        benches = self._benches.get(bot, 0)
+        length = min(self.longest, self.first * (1 << min(benches, 30)))
+        self._benches[bot] = benches + 1
+        self._benched[bot] = (now, now + length)
+        self._quiet_since[bot] = now + length
+        self._waits.pop(bot, None)  # the bench settles them
+        return length
+
+    def left(self, bot: int) -> float | None:
+        """Seconds left of ``bot``'s bench, or None if it is not benched."""
+        bench = self._benched.get(bot)
+        if bench is None:
+            return None
+        left = bench[1] - trio.current_time()
+        if left <= 0:
+            del self._benched[bot]
+            return None
+        return left
+
+    def began(self, bot: int) -> float:
+        """When ``bot``'s current bench began (trio time); call only while it is benched."""
+        return self._benched[bot][0]
+
+
 # ---------------------------------------------------------------------- the lobby
 
 
@@ -163,8 +269,11 @@ class RemoteLobby:
         self._absent_since: dict[int, float] = {}
         self._changed = trio.Event()
         self.pending = PendingConnections()
-        self.wrong_tokens = WrongTokenLimit()
+        self.wrong_tokens: WrongTokenLimit[str] = WrongTokenLimit()  # by address
         self.busy: set[int] = set()  # bots in a match now: a second connection is refused
+        self.bench = Bench()
+        self._why_benched: dict[int, str] = {}  # bot -> what earned its bench
+        self._waiting: dict[int, float] = {}  # bot -> its absence the tables wait out now
         self.address: tuple[str, int] | None = None
 
     @property
@@ -187,10 +296,52 @@ class RemoteLobby:
         return None
 
     def absent_deadline(self, bot: int) -> float:
-        """When the league stops waiting for ``bot`` (trio time); -inf if it is connected."""
+        """When the league stops waiting for ``bot`` (trio time); -inf if it is connected.
+
+        A benched bot is not waited for: its deadline is when its bench began.
+        """
         if self.live(bot) is not None:
             return -math.inf
+        if self.bench.left(bot) is not None:
+            return self.bench.began(bot)
         return self._absent_since.get(bot, trio.current_time()) + self.wait
+
+    def kept_waiting(self, bots: Iterable[int], since: float) -> float:
+        """Every table left needs ``bots``, absent, and has waited for them since ``since``
+        (trio time; now, when it starts waiting).  Benches those of them that have cost
+        the tables their budget (``Bench``); returns when the next would have, if the
+        wait went on (inf if none), for the caller to look again then.
+        """
+        now = trio.current_time()
+        again = math.inf
+        for bot in bots:
+            absence = self._absent_since.get(bot)
+            if absence is None or not self.ever_connected(bot) or self.bench.left(bot):
+                continue
+            self._waiting[bot] = absence  # ``waited`` counts it, even if it is back by then
+            left, total, absences = self.bench.left_of(bot, absence, max(since, absence))
+            if left > 0:
+                again = min(again, now + left)
+                continue
+            length = self.bench.bench(bot)
+            self._why_benched[bot] = (
+                f"the tables waited {total:.0f} s for it in {absences} absences within "
+                f"{self.bench.window:g} s after its connection dropped"
+            )
+            self.note(
+                f"lobby: {self.bots[bot].name} benched for {length:g} s: "
+                f"{self._why_benched[bot]} (each next bench is twice as long)"
+            )
+        return again
+
+    def waited(self, bots: Iterable[int], since: float) -> None:
+        """The tables waited for ``bots`` from ``since`` until now (``kept_waiting`` said
+        they were absent then): counted against those that had been connected."""
+        now = trio.current_time()
+        for bot in bots:
+            absence = self._waiting.pop(bot, None)
+            if absence is not None and not self.bench.left(bot):
+                self.bench.waited(bot, max(since, absence), now, absence)
 
     def ever_connected(self, bot: int) -> bool:
         return bot in self.sessions
@@ -221,20 +372,18 @@ class RemoteLobby:
         async with listener:
             while True:
                 stream = await listener.accept()
-                nursery.start_soon(self._admit, stream)
+                address: tuple[str, int] | None = None
+                with contextlib.suppress(OSError, IndexError):
+                    peer_address = stream.socket.getpeername()
+                    address = (str(peer_address[0]), int(peer_address[1]))
+                nursery.start_soon(self.admit, stream, address)
 
-    async def _admit(self, stream: trio.SocketStream) -> None:
+    async def admit(self, stream: trio.abc.Stream, address: tuple[str, int] | None) -> None:
+        """One connection, from ``address`` (host, port; None if unknown): its handshake,
+        then its bot's session, or a refusal saying why."""
         connection = Connection(stream)
-        peer = _peer_host(stream)
-        blocked = self.wrong_tokens.refused(peer)
-        if blocked is not None:
-            # Refused before hello: a guesser learns nothing and costs one line.
-            error = BotLostError(
-                FaultKind.STARTUP,
-                f"too many wrong tokens from {peer}; refused for {math.ceil(blocked)} s more",
-            )
-            await _refuse(connection, error)
-            return
+        # The host alone: a guesser gets a new port per connection.
+        peer = "unknown" if address is None else address[0]
         line: bytes | None = None
         deadline = trio.current_time() + self.control.startup_time
         with (
@@ -247,20 +396,18 @@ class RemoteLobby:
             line = await connection.receive_line()
         try:
             bot, ready = self._identify(line, admission.refusal)
+        except WrongTokenError as error:
+            await _refuse(connection, self._wrong_token(peer, error))
+            return
         except BotLostError as error:
-            if isinstance(error, WrongTokenError):
-                count = self.wrong_tokens.wrong(peer)
-                limit = self.wrong_tokens.limit
-                blocked_for = (
-                    f"; refused for {self.wrong_tokens.block:g} s" if count >= limit else ""
-                )
-                self.note(
-                    f"lobby: wrong or missing token from {peer} "
-                    f"({count} of {limit} in {self.wrong_tokens.window:g} s{blocked_for})"
-                )
             await _refuse(connection, error)
             return
         spec = self.bots[bot]
+        self.live(bot)  # notes when a session it had died, if nobody has looked since
+        benched = self.bench.left(bot)
+        if benched is not None:
+            await _refuse(connection, self._benched(bot, benched))
+            return
         old = self.sessions.get(bot)
         while old is not None and old.alive:
             # A session at a table is never replaced mid-match.  And after the await below,
@@ -279,10 +426,39 @@ class RemoteLobby:
         session.reported_name = ready.name
         session.reported_version = ready.version
         session.handshaken = True
-        with contextlib.suppress(OSError):
-            peer_address = stream.socket.getpeername()
-            session.address = (str(peer_address[0]), int(peer_address[1]))
+        session.address = address
         self.seat(bot, session)
+
+    def _wrong_token(self, peer: str, error: BotLostError) -> BotLostError:
+        """Count a token that is no bot's from ``peer``; the refusal to send it."""
+        blocked = self.wrong_tokens.refused(peer)
+        if blocked is not None:
+            # Not counted or reported again: the block says it all, and it stays as it is.
+            return BotLostError(
+                FaultKind.STARTUP,
+                f"too many wrong tokens from {peer}; wrong tokens from it are refused for "
+                f"{math.ceil(blocked)} s more",
+            )
+        count = self.wrong_tokens.wrong(peer)
+        limit = self.wrong_tokens.limit
+        blocked_for = (
+            f"; its wrong tokens are refused for {self.wrong_tokens.block:g} s"
+            if count >= limit
+            else ""
+        )
+        self.note(
+            f"lobby: wrong or missing token from {peer} "
+            f"({count} of {limit} in {self.wrong_tokens.window:g} s{blocked_for})"
+        )
+        return error
+
+    def _benched(self, bot: int, left: float) -> BotLostError:
+        return BotLostError(
+            FaultKind.STARTUP,
+            f"{self.bots[bot].name} is benched for {math.ceil(left)} s more: "
+            f"{self._why_benched.get(bot, 'it kept the tables waiting')}; "
+            "each next bench is twice as long",
+        )
 
     def seat(self, bot: int, session: BotSession) -> None:
         """``session`` (handshaken) is ``bot`` from now on; wakes whoever waits for a change."""
@@ -319,7 +495,10 @@ class RemoteLobby:
     def absent_session(self, bot: int) -> BotSession:
         """A dead session for a match ``bot`` misses: default decisions, a fault recorded."""
         session = BotSession(self.bots[bot], self.control)
-        if self.ever_connected(bot):
+        benched = self.bench.left(bot)
+        if benched is not None:
+            detail = f"benched: {self._benched(bot, benched).detail}"
+        elif self.ever_connected(bot):
             detail = f"lost its connection and did not reconnect within {self.wait:g} s"
         else:
             detail = f"did not connect within {self.wait:g} s (no-show)"
@@ -335,14 +514,6 @@ class RemoteLobby:
 
 class WrongTokenError(BotLostError):
     """A ``ready`` whose token is no registered bot's: counted against its address."""
-
-
-def _peer_host(stream: trio.SocketStream) -> str:
-    """The connecting host (no port: a guesser gets a new port per connection)."""
-    try:
-        return str(stream.socket.getpeername()[0])
-    except (OSError, IndexError):
-        return "unknown"
 
 
 async def _close_session(session: BotSession) -> None:

@@ -10,9 +10,13 @@ and finally the ``result`` against one recomputed from the engine's outcome
 and the faults.  The first line that differs is the error, named by number,
 so a tampered or corrupted log fails loudly and precisely.
 
-Only decisions drive the replay; requests, replies and timings are the
-record of how each decision was reached and are checked for consistency
-(a bot's decision must be the choice it replied), not re-enacted.
+Only decisions drive the replay; everything else is checked against it.  In
+a log with a wire transcript (format 2) that includes every line the seats
+were sent, regenerated and compared byte for byte, and every line they sent
+back, which must be the reply, late reply or fault logged after it
+(``referee.transcript_check``).  What no line can confirm (a bot's stderr,
+how a connection was lost, measured times) is listed in ``Replay.unverifiable``
+by line number, never passed over in silence.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from engine import Deal
 from engine import events as ev
 from engine.errors import NewmarketError
@@ -32,7 +38,10 @@ from protocol.faults import DISQUALIFY_AT_ONCE, FaultKind
 from protocol.messages import Choice
 from referee.convert import apply_choice, build_request, log_event
 from referee.match import FaultRecord, MatchResult, SeatResult, final_places
-from referee.matchlog import LOG_FORMAT, READABLE_FORMATS, LogError, read_log
+from referee.matchlog import LOG_FORMAT, LogError, NotAMatchLog, log_lines, log_records
+from referee.transcript_check import TranscriptCheck, Unverifiable
+
+__all__ = ["NotAMatchLog", "Replay", "log_records", "render_replay", "verify_log"]
 
 # Result fields that record how the match was played rather than what happened in it.
 _UNCHECKED_SEAT_FIELDS = ("think_ms", "cpu_ms")  # measured, not derived from the game
@@ -61,10 +70,13 @@ class Replay:
     result: MatchResult
     lines: int
     decisions: int
+    unverifiable: list[Unverifiable] = dataclasses.field(default_factory=list)
+    transcript: bool = False  # its sent and received lines were checked (format 2)
 
     def to_json(self) -> dict[str, object]:
         return {
             "verified": True,
+            "not_verifiable": [item.to_json() for item in self.unverifiable],
             "log": str(self.path),
             "match_id": self.header.get("match_id"),
             "seed": self.header.get("seed"),
@@ -77,43 +89,6 @@ class Replay:
                 {"events": [log_event(event) for event in hand]} for hand in hands(self.events)
             ],
         }
-
-
-class NotAMatchLog(LogError):
-    """The file is not a match log this replay can read: it cannot be opened, it is
-    empty, or its first line is not a header of a known format.
-
-    A log whose first line is a good header and which then goes wrong does not
-    verify (a plain ``LogError``); this file was never a match log at all, which
-    ``newmarket replay`` answers as it answers any bad argument (exit 2).  The
-    message starts with the file's name.
-    """
-
-    def __init__(self, path: Path, error: LogError) -> None:
-        where = "" if str(path) in error.reason else f"{path}: "
-        super().__init__(f"{where}{error}")
-        self.line = error.line
-        self.reason = error.reason
-
-
-def log_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``read_log``'s records, after a first line that is a header of a format this replay
-    reads; ``NotAMatchLog`` if there is no such line, ``LogError`` for a later bad line."""
-    records = read_log(path)
-    try:
-        number, header = next(records)
-        if header["type"] != "header":
-            raise LogError(f"the first line must be the header, got {header['type']!r}", number)
-        if header.get("format") not in READABLE_FORMATS:
-            raise LogError(
-                f"log format {header.get('format')!r}; this replay reads formats "
-                f"{', '.join(map(str, READABLE_FORMATS))}",
-                number,
-            )
-    except LogError as error:
-        raise NotAMatchLog(path, error) from None
-    yield number, header
-    yield from records
 
 
 def hands(events: list[ev.Event]) -> Iterator[list[ev.Event]]:
@@ -151,6 +126,9 @@ class _Verifier:
         self.lines = 0
         self.decided = 0
         self.format = LOG_FORMAT
+        self.wire: TranscriptCheck | None = None  # format 2: the transcript's own check
+        self.line_bytes = b""  # the line being checked, as it is in the file
+        self.unverifiable: list[Unverifiable] = []
 
     # ------------------------------------------------------------- driving
 
@@ -161,28 +139,52 @@ class _Verifier:
             "event": self.on_event,
             "request": self.on_request,
             "reply": self.on_reply,
-            "late": self.on_ignored,
+            "late": self.on_late,
             "fault": self.on_fault,
             "decision": self.on_decision,
-            "lost": self.on_ignored,
-            "sent": self.on_transcript,
-            "received": self.on_transcript,
-            "stderr": self.on_ignored,
+            "lost": self.on_lost,
+            "sent": self.on_sent,
+            "received": self.on_received,
+            "stderr": self.on_stderr,
             "result": self.on_result,
         }
-        for number, record in log_records(self.path):
+        for number, raw, record in log_lines(self.path):
             self.lines = number
+            self.line_bytes = raw
             kind = record["type"]
             if self.result is not None:
                 raise LogError(f"a {kind!r} line after the result", number)
             handler = handlers.get(kind)
             if handler is None:
                 raise LogError(f"unknown record type {kind!r}", number)
+            wire = self.wire
+            if wire is not None and kind not in _LOOKED_AT_WHOLE:
+                # Format 2 is written by one encoder: a line is exactly what it re-encodes to,
+                # so no value can be swapped for an equal one (1.0, true) or respelled.
+                if canonical(record) != raw[:-1]:
+                    raise LogError(
+                        f"not as the referee writes a line: {_respelled(raw[:-1], record)}",
+                        number,
+                    )
+                fields = _FIELDS.get(kind)
+                if fields is not None:
+                    if record.keys() not in fields:
+                        raise LogError(f"a {kind!r} record with fields {sorted(record)}", number)
+                    for field, types in _TYPED[kind]:
+                        value = record.get(field)
+                        if type(value) not in types:
+                            raise LogError(f"{field} {value!r}: not a {types[0].__name__}", number)
+                if (
+                    wire.received is not None
+                    and kind not in _BETWEEN_A_LINE_AND_ITS_VERDICT
+                    and not (kind in _VERDICTS and record.get("seat") == wire.received[1])
+                ):
+                    raise wire.unexplained(number)
             try:
                 handler(number, record)
             except LogError:
                 raise
-            except (KeyError, TypeError, ValueError, IndexError) as error:
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
                 raise LogError(
                     f"a {kind!r} record that cannot be read: {error!r}", number
                 ) from None
@@ -201,6 +203,8 @@ class _Verifier:
             result=self.result,
             lines=self.lines,
             decisions=self.decided,
+            unverifiable=sorted(self.unverifiable, key=_by_line),
+            transcript=self.wire is not None,
         )
 
     def engine(self, number: int) -> Match:
@@ -258,9 +262,19 @@ class _Verifier:
             setattr(self, counter, [0] * players)
         self.disqualified = [False] * players
         self.sync()
+        self.unverifiable.append(Unverifiable(number, "header", _HEADER_UNVERIFIABLE))
+        if self.format >= 2:
+            if canonical(record) != self.line_bytes[:-1]:
+                raise LogError(
+                    f"not as the referee writes a line: {_respelled(self.line_bytes[:-1], record)}",
+                    number,
+                )
+            self.wire = TranscriptCheck(record, self.match, self.names)
+        else:
+            self.unverifiable.append(Unverifiable(None, "transcript", _NO_TRANSCRIPT))
 
     def on_chance(self, number: int, record: dict[str, Any]) -> None:
-        self.engine(number)
+        self.same_hand(number, record)
         upcoming = self.events[self.checked] if self.checked < len(self.events) else None
         if not isinstance(upcoming, ev.CardsDealt):
             raise LogError("a deal where the engine deals no cards", number)
@@ -273,6 +287,17 @@ class _Verifier:
                 number,
             )
 
+    def same_hand(self, number: int, record: dict[str, Any]) -> None:
+        """A line written at this point of the match names the hand the engine is in (a log
+        of format 1 is not held to it)."""
+        match = self.engine(number)
+        if self.wire is not None and (
+            type(record["hand"]) is not int or record["hand"] != match.hand_number
+        ):
+            raise LogError(
+                f"hand {record['hand']!r}; the engine is in hand {match.hand_number}", number
+            )
+
     def on_event(self, number: int, record: dict[str, Any]) -> None:
         self.engine(number)
         if record["n"] != self.checked:
@@ -281,10 +306,19 @@ class _Verifier:
             raise LogError(f"an event the engine did not produce here: {record['event']}", number)
         event = self.events[self.checked]
         expected = log_event(event)
-        if record["event"] != expected:
+        # Format 2: the line must be exactly the engine's event as the referee writes it.
+        exact = self.wire is not None and self.line_bytes[:-1] == canonical(
+            {"type": "event", "n": self.checked, "event": expected}
+        )
+        if not exact and record["event"] != expected:
             raise LogError(
                 f"event {self.checked} differs: the log has {record['event']}, "
                 f"the engine gives {expected}",
+                number,
+            )
+        if not exact and self.wire is not None:
+            raise LogError(
+                f"not as the referee writes a line: {_respelled(self.line_bytes[:-1], record)}",
                 number,
             )
         if isinstance(event, ev.BoodleWon):
@@ -296,22 +330,48 @@ class _Verifier:
 
     def on_request(self, number: int, record: dict[str, Any]) -> None:
         seat = int(record["seat"])
+        if not 0 <= seat < len(self.decisions):
+            raise LogError(f"a request of seat {seat}, which is not at the table", number)
+        if self.wire is not None:
+            self.same_hand(number, record)
+            self.wire.on_request(number, record)
         self.decisions[seat] += 1
         self.requested.add(seat)
         self.replies.pop(seat, None)
 
     def on_reply(self, number: int, record: dict[str, Any]) -> None:
+        if self.wire is not None:
+            self.wire.on_reply(number, record)
         self.replies[int(record["seat"])] = record["choice"]
 
-    def on_ignored(self, number: int, record: dict[str, Any]) -> None:
-        pass
+    def on_late(self, number: int, record: dict[str, Any]) -> None:
+        if self.wire is not None:
+            self.wire.on_late(number, record)
 
-    def on_transcript(self, number: int, record: dict[str, Any]) -> None:
-        """The wire transcript (``referee.transcript`` reads it); a format 1 log has none."""
-        if self.format < 2:
+    def on_sent(self, number: int, record: dict[str, Any]) -> None:
+        wire = self.transcript(number, record)
+        self.sync()  # a sent line names the events up to now, logged after it
+        wire.on_sent(number, self.line_bytes, self.engine(number), self.events, self.disqualified)
+
+    def on_received(self, number: int, record: dict[str, Any]) -> None:
+        self.transcript(number, record).on_received(number, record)
+
+    def transcript(self, number: int, record: dict[str, Any]) -> TranscriptCheck:
+        """The wire transcript's check; a format 1 log has no transcript."""
+        if self.wire is None:
             raise LogError(f"a {record['type']!r} line in a log of format {self.format}", number)
-        if not 0 <= int(record["seat"]) < len(self.disqualified):
-            raise LogError(f"a transcript line of seat {record['seat']}, not at the table", number)
+        return self.wire
+
+    def on_lost(self, number: int, record: dict[str, Any]) -> None:
+        if self.wire is not None:
+            self.wire.on_lost(number, record)
+        else:
+            self.unverifiable.append(Unverifiable(number, "lost", "how the connection was lost"))
+
+    def on_stderr(self, number: int, record: dict[str, Any]) -> None:
+        self.unverifiable.append(
+            Unverifiable(number, "stderr", f"what seat {record['seat']} wrote to its stderr")
+        )
 
     def on_fault(self, number: int, record: dict[str, Any]) -> None:
         seat = int(record["seat"])
@@ -323,7 +383,9 @@ class _Verifier:
         except ValueError:
             raise LogError(f"unknown fault kind {kind!r}", number) from None
         self.fault_counts[seat] += 1
-        if int(record["count"]) != self.fault_counts[seat]:
+        if type(record["count"]) is not int or type(record["disqualified"]) is not bool:
+            raise LogError("a fault whose count is not a number or disqualified not a bool", number)
+        if record["count"] != self.fault_counts[seat]:
             raise LogError(
                 f"seat {seat}'s fault count is {record['count']}, "
                 f"but this is its fault number {self.fault_counts[seat]}",
@@ -346,6 +408,9 @@ class _Verifier:
                 seat, int(record["hand"]), kind, str(record["detail"]), record["applied"], flagged
             )
         )
+        if self.wire is not None:
+            match = self.engine(number)
+            self.wire.on_fault(number, record, match, self.events, self.checked, self.disqualified)
 
     def on_decision(self, number: int, record: dict[str, Any]) -> None:
         match = self.engine(number)
@@ -362,14 +427,19 @@ class _Verifier:
             raise LogError(
                 f"a decision of seat {record['seat']}, but seat {seat} is to act", number
             )
-        request = build_request(match, 1, time_left_ms=0, time_bank_ms=0)
+        by = record["by"]
+        sent = None
+        if self.wire is not None:
+            self.same_hand(number, record)
+            sent = self.wire.on_decision(number, seat, by, self.disqualified)
+        # The request sent, when one was (the same engine state), or one built to compare.
+        request = sent or build_request(match, 1, time_left_ms=0, time_bank_ms=0)
         if record["decision"] != request.decision:
             raise LogError(
                 f"a {record['decision']} decision, but the engine asks for {request.decision}",
                 number,
             )
         choice = record["choice"]
-        by = record["by"]
         if by == "default":
             if choice != request.default:
                 raise LogError(
@@ -414,6 +484,10 @@ class _Verifier:
                 seat.pop(field, None)
         if logged != want:
             raise LogError(f"the result differs: {_first_difference(logged, want)}", number)
+        if self.wire is not None:
+            self.wire.on_result(number)
+            self.unverifiable.extend(self.wire.unverifiable)
+        self.unverifiable.append(Unverifiable(number, "result", _RESULT_UNVERIFIABLE))
         self.result = MatchResult.from_json(record)
 
     def recompute(self, record: dict[str, Any]) -> MatchResult:
@@ -452,6 +526,72 @@ class _Verifier:
 
 
 _NO_REPLY = object()
+
+# Lines between a received line and the verdict on it: fault() logs the events first.
+_BETWEEN_A_LINE_AND_ITS_VERDICT = frozenset({"event", "chance"})
+# Lines whose handler compares the whole line with the bytes it must be (half a log is
+# event lines, and a sent line is the largest): the run loop's look would be a second one.
+_LOOKED_AT_WHOLE = frozenset({"event", "sent"})
+_VERDICTS = frozenset({"reply", "late", "fault"})
+
+# The fields of each record a referee writing format 2 writes (``referee.matchlog``), and
+# nothing else: a field added or renamed by hand is a changed line.  The header's vary.
+_FIELDS: dict[str, tuple[set[str], ...]] = {
+    kind: tuple({"type", *names.split()} for names in alternatives)
+    for kind, alternatives in {
+        "chance": ("hand hands dead",),
+        "event": ("n event",),
+        "request": ("seat hand id decision legal default time_left_ms",),
+        "reply": ("seat id choice latency_ms",),
+        "late": ("seat id choice",),
+        "fault": ("seat hand kind detail id applied count disqualified",),
+        "decision": ("seat hand decision choice by",),
+        "sent": ("seat t lines",),
+        "received": ("seat t line", "seat t line_base64"),
+        "lost": ("seat kind detail",),
+        "stderr": ("seat text bytes dropped",),
+    }.items()
+}
+
+_HEADER_UNVERIFIABLE = (
+    "when and where it was played (started, referee, python, platform, sandbox) and each "
+    "bot's command, cwd, transport, reported name and version, alive and lost"
+)
+_RESULT_UNVERIFIABLE = "log_path, wall_ms and each seat's think_ms and cpu_ms (measured)"
+_NO_TRANSCRIPT = (
+    "log format 1 keeps no wire transcript: what the seats were sent and sent back, and the "
+    "lines behind each reply and fault; nor are its lines held to format 2's exact form "
+    "(each line as the referee encodes it, its fields, their types, its hand)"
+)
+
+
+# The types of the fields the records share (format 2), exactly: json's true is not 1.
+_TYPES: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("seat", "hand", "n", "count", "time_left_ms"), (int,)),
+    **dict.fromkeys(("t", "latency_ms"), (float,)),
+    **dict.fromkeys(("kind", "detail", "decision", "by"), (str,)),
+    "id": (int, type(None)),
+    "disqualified": (bool,),
+}
+_TYPED: dict[str, list[tuple[str, tuple[type, ...]]]] = {
+    kind: [(field, _TYPES[field]) for field in sorted(set.union(*alternatives)) if field in _TYPES]
+    for kind, alternatives in _FIELDS.items()
+}
+
+canonical = msgspec.json.Encoder().encode
+
+
+def _respelled(raw: bytes, record: dict[str, Any]) -> str:
+    """Where ``raw`` first differs from its record re-encoded, for the error."""
+    again = canonical(record)
+    at = next((i for i, (a, b) in enumerate(zip(raw, again, strict=False)) if a != b), None)
+    at = min(len(raw), len(again)) if at is None else at
+    got = raw[max(0, at - 20) : at + 20].decode("utf-8", "replace")
+    return f"at byte {at}, {got!r} is written {again[max(0, at - 20) : at + 20].decode()!r}"
+
+
+def _by_line(item: Unverifiable) -> tuple[bool, int]:
+    return (item.line is None, item.line or 0)
 
 
 def _first_difference(logged: Any, want: Any, where: str = "") -> str:

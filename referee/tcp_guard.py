@@ -24,11 +24,15 @@ referee little and learn nothing:
   both sides are hashed first, so neither the content nor the length of the
   expected token shows in the comparison's timing, and ``find_token`` looks
   at every token whichever matches.
-* **Wrong tokens are rate-limited per address** (``WrongTokenLimit``): a few
-  in a minute, then every connection from that address is refused at once,
-  before ``hello``, for a while.  192-bit tokens cannot be guessed anyway;
-  the limit keeps a guesser from costing the referee a handshake per try and
-  from filling the organiser's screen.
+* **Wrong tokens are rate-limited, never the right one** (``WrongTokenLimit``,
+  keyed by whatever the listener counts by: an address for a token that is
+  no bot's).  A few in a minute, then further wrong tokens from there are
+  refused at once with how long the block lasts, and not reported one by one.
+  A connection is judged by its token, after ``ready``: a right token always
+  gets in, whatever was sent from its address (a NAT, a campus, a shared
+  host), so nobody can lock a bot out by guessing from beside it.  192-bit
+  tokens cannot be guessed anyway; the limit keeps a guesser from filling the
+  organiser's screen, and the pending limit above bounds what it costs.
 
 The pieces are small on purpose: ``referee.session`` uses them for a seat's
 own listener, and a listener shared by many remote bots (each with its own
@@ -41,8 +45,8 @@ import contextlib
 import hashlib
 import hmac
 import math
-from collections.abc import Iterator, Mapping
-from typing import Final, TypeVar
+from collections.abc import Hashable, Iterator, Mapping
+from typing import Final, Generic, TypeVar
 
 import trio
 
@@ -81,19 +85,23 @@ def find_token(given: str | None, tokens: Mapping[str, T]) -> T | None:
 
 
 WRONG_TOKEN_LIMIT: Final = 5
-"""Wrong or missing tokens one address may send within ``WRONG_TOKEN_WINDOW``."""
+"""Wrong or missing tokens one key (an address) may send within ``WRONG_TOKEN_WINDOW``."""
 WRONG_TOKEN_WINDOW: Final = 60.0
 """Seconds over which wrong tokens are counted."""
 WRONG_TOKEN_BLOCK: Final = 300.0
-"""Seconds an address is refused after its ``WRONG_TOKEN_LIMIT``-th wrong token in the window."""
+"""Seconds a key's wrong tokens are refused at once after its ``WRONG_TOKEN_LIMIT``-th."""
+
+K = TypeVar("K", bound=Hashable)
 
 
-class WrongTokenLimit:
-    """Wrong-token attempts per address: at most ``limit`` per ``window`` seconds, then a block.
+class WrongTokenLimit(Generic[K]):
+    """Wrong-token attempts per key: at most ``limit`` per ``window`` seconds, then a block.
 
-    Pure bookkeeping on ``trio.current_time()``, so a test drives it with a
-    ``MockClock``.  Memory stays bounded by forgetting addresses whose
-    attempts and block are over (``_forget``), checked on every call.
+    The key is the caller's: an address for tokens that are no bot's.  A block
+    says how long the key's *wrong* tokens are refused; a caller never asks it
+    about a right token.  Pure bookkeeping on ``trio.current_time()``, so a
+    test drives it with a ``MockClock``.  Memory stays bounded by forgetting
+    keys whose attempts and block are over (``_forget``), checked on every call.
     """
 
     def __init__(
@@ -107,35 +115,35 @@ class WrongTokenLimit:
         self.limit = limit
         self.window = window
         self.block = block
-        self._attempts: dict[str, list[float]] = {}
-        self._blocked_until: dict[str, float] = {}
+        self._attempts: dict[K, list[float]] = {}
+        self._blocked_until: dict[K, float] = {}
 
-    def refused(self, address: str) -> float | None:
-        """Seconds left of ``address``'s block, or None if it may try."""
+    def refused(self, key: K) -> float | None:
+        """Seconds left of ``key``'s block, or None if it may try."""
         now = trio.current_time()
         self._forget(now)
-        until = self._blocked_until.get(address)
+        until = self._blocked_until.get(key)
         return None if until is None else until - now
 
-    def wrong(self, address: str) -> int:
-        """Count a wrong token from ``address``; how many in the window (the limit-th blocks)."""
+    def wrong(self, key: K) -> int:
+        """Count a wrong token from ``key``; how many in the window (the limit-th blocks)."""
         now = trio.current_time()
         self._forget(now)
-        attempts = self._attempts.setdefault(address, [])
+        attempts = self._attempts.setdefault(key, [])
         attempts.append(now)
         if len(attempts) >= self.limit:
-            self._blocked_until[address] = now + self.block
-            del self._attempts[address]
+            self._blocked_until[key] = now + self.block
+            del self._attempts[key]
             return self.limit
         return len(attempts)
 
     def _forget(self, now: float) -> None:
-        for address in [a for a, until in self._blocked_until.items() if until <= now]:
-            del self._blocked_until[address]
-        for address, attempts in list(self._attempts.items()):
+        for key in [k for k, until in self._blocked_until.items() if until <= now]:
+            del self._blocked_until[key]
+        for key, attempts in list(self._attempts.items()):
             attempts[:] = [at for at in attempts if at > now - self.window]
             if not attempts:
-                del self._attempts[address]
+                del self._attempts[key]
 
 
 class Admission:

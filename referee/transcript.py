@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,8 +32,7 @@ import msgspec
 
 from protocol.events import Event
 from referee.convert import events_line, wire_event
-from referee.matchlog import LogError
-from referee.replay import log_records
+from referee.matchlog import LogError, log_lines
 
 Direction = Literal["sent", "received"]
 
@@ -83,9 +81,7 @@ def transcript(path: Path, seat: int) -> list[WireLine]:
     """
     events: dict[int, dict[str, Any]] = {}
     mine: list[tuple[int, dict[str, Any], bytes]] = []  # the seat's records, raw kept
-    raws = _raw_lines(path)
-    for number, record in log_records(path):
-        raw = next(raws)
+    for number, raw, record in log_lines(path):
         kind = record["type"]
         if kind == "header":
             seats = int(record.get("players", 0))
@@ -135,11 +131,6 @@ def _line(item: bytes, events: dict[int, dict[str, Any]], seat: int, number: int
             raise LogError(f"a sent line names event {n}, which is never sent", number)
         fragments.append(fragment)
     return events_line(fragments)
-
-
-def _raw_lines(path: Path) -> Iterator[bytes]:
-    with open(path, "rb") as handle:
-        yield from handle
 
 
 # ---------------------------------------------------------------- feeding a bot

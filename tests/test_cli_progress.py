@@ -32,7 +32,7 @@ def result(match_id: str, places: list[tuple[str, int]]) -> MatchResult:
 
 
 def job(match_id: str) -> TableJob:
-    return TableJob(MatchKey(match_id, 0, 1, 0, 0, 1, (0, 1, 2), (20, 20, 20)), preset("boodle"))
+    return TableJob(MatchKey(match_id, 0, 1, 0, 0, 1, (0, 1, 2), (20, 20, 20), 1), preset("boodle"))
 
 
 def test_off_a_terminal_every_finished_match_is_one_plain_line() -> None:

@@ -101,7 +101,9 @@ Seed = Annotated[
     int | None,
     typer.Option(
         metavar="N",
-        help="The seed every random choice derives from (default: a random one, printed).",
+        help="The seed every random choice derives from, the cards included: whoever knows "
+        "it knows every card (default: a fresh one; match and sprt draw a secret one, "
+        "which their logs record).",
     ),
 ]
 Players = Annotated[int, typer.Option("--players", metavar="N", help="Seats at the table, 3 to 8.")]

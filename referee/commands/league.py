@@ -21,13 +21,14 @@ import trio
 import typer
 
 from referee.commands.common import Concurrency, fail
+from referee.dealkey import DealKey
 from referee.failures import first_instance
 from referee.league.config import ConfigError, LeagueConfig, load_config
 from referee.league.deals import deal_note
 from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
 from referee.league.runner import LeagueError, LeagueRun, run_league
-from referee.league.schedule import ScheduleError
+from referee.league.schedule import ScheduleError, draw_league_seed
 from referee.league.standings import Standings, standings_of
 from referee.league.store import LeagueStore, StoreError
 from referee.printing import print_whole
@@ -39,21 +40,37 @@ def default_db(config_path: Path) -> Path:
     return config_path.with_suffix(".db")
 
 
-def check_schedule(config: LeagueConfig) -> None:
+def check_schedule(config: LeagueConfig, seed: int) -> None:
     """Build the schedule once before anything starts, so its errors are config errors."""
     from referee.league.runner import round_robin_jobs
 
     if config.format != "round_robin":
         return
     try:
-        round_robin_jobs(config)
+        # Only the schedule's shape is checked: the deals' key plays no part in it.
+        round_robin_jobs(config, seed, DealKey.public())
     except ScheduleError as error:
         key, _, problem = str(error).partition(": ")
         raise ConfigError(f"{config.path}: schedule.{key}: {problem}") from None
 
 
-def open_store(config: LeagueConfig, db: Path) -> LeagueStore:
-    return LeagueStore.for_league(db, config)
+def open_store(config: LeagueConfig, db: Path, drawn_seed: int | None = None) -> LeagueStore:
+    return LeagueStore.for_league(db, config, drawn_seed)
+
+
+def cards_note(config: LeagueConfig, store: LeagueStore) -> str | None:
+    """One line at the start of a league whose cards anyone could know: public deals."""
+    if config.public_deals:
+        return (
+            f"deals: public, as the league file asks: anyone who knows the seed "
+            f"({config.seed}) knows every card of every match"
+        )
+    if store.legacy_public_deals:
+        return (
+            f"deals: public: {store.path} was made before deals came from a secret key, "
+            "and keeps its deals to the end (anyone who knows its seed knows every card)"
+        )
+    return None
 
 
 def one_format(as_json: bool, as_csv: bool) -> None:
@@ -148,7 +165,10 @@ def league_command(
         raise typer.Exit(code=2)
     try:
         config = load_config(league_file)
-        check_schedule(config)
+        # A file without a seed gets one drawn now; a new database keeps it, an old one
+        # has its own (drawn the same way: any seed checks the schedule's shape).
+        drawn = config.seed if config.seed is not None else draw_league_seed()
+        check_schedule(config, drawn)
         config = with_listen_address(config, host, port)
         level = sandbox_level if sandbox_level is not None else config.sandbox_level
         try:
@@ -157,13 +177,15 @@ def league_command(
             raise ConfigError(f"--sandbox: {error}") from None
         # Before any bot starts: the database's and the logs' places can be written.
         check_league_paths(db_path, config.log_dir(db_path))
-        store = open_store(config, db_path)
+        store = open_store(config, db_path, drawn)
     except (ConfigError, StoreError, PreflightError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
     typer.echo(sandbox.describe(), err=True)
     if (deals := deal_note(config)) is not None:
         typer.echo(deals, err=True)
+    if (cards := cards_note(config, store)) is not None:
+        typer.echo(cards, err=True)
     # The table workers (and Dask workers started here) read the setting from here.
     os.environ[ENV_SANDBOX] = setting_to_env(level, config.sandbox_limits)
     reporter = RichReporter()

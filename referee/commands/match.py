@@ -53,6 +53,7 @@ from referee.commands.common import (
     transport_of,
 )
 from referee.commands.common import parse_options as parse_options  # sprt's import of it
+from referee.dealkey import fresh_deal_seed
 from referee.failures import first_instance
 from referee.match import MatchResult, play_match
 from referee.printing import print_line, print_whole
@@ -207,10 +208,16 @@ def match_command(
         specs = build_specs(bot, transport)
         rules = build_rules(rules_name, option or [], hands, len(specs))
         control = build_time_control(move_time, time_bank, startup_time, margin, max_faults)
-        if seed is None:
-            seed = secrets.randbelow(1 << 31)
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        match_id = f"{stamp}-{seed}"
+        # The match id is sent to every bot: it names the seed only when --seed made it
+        # public.  Without --seed the cards come from 128 bits nobody can know or search.
+        dealt = f"seed {seed}"
+        if seed is None:
+            seed = fresh_deal_seed()
+            match_id = f"{stamp}-{secrets.token_hex(4)}"
+            dealt = "a secret deal (its seed goes to the log)"
+        else:
+            match_id = f"{stamp}-{seed}"
         log_path = writable_log(log if log is not None else RUNS_DIR / f"{match_id}.jsonl")
         sandbox = sandbox_of(sandbox_level)
     except UsageError as error:
@@ -221,7 +228,7 @@ def match_command(
     notes = Console(stderr=True)
     print_line(notes, sandbox.describe())
     names = ", ".join(spec.name for spec in specs)
-    print_line(notes, f"Playing {names} · seed {seed} · log {log_path}")
+    print_line(notes, f"Playing {names} · {dealt} · log {log_path}")
     try:
         result = trio.run(run_match, specs, rules, seed, control, match_id, log_path, sandbox)
     except (KeyboardInterrupt, OSError, BaseExceptionGroup) as error:

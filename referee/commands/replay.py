@@ -4,6 +4,8 @@ Exit 0 when every line verifies, 1 when one does not (the message names the
 first line that differs), 2 when the file is not a match log at all: it cannot
 be read, it is empty, or its first line is not a log header (one ``error:`` line
 on stderr naming the file, as for any bad argument; ``--json`` prints nothing).
+A verified log's output ends with what no line of it can confirm
+(``Not verifiable:``, by line number and kind; ``not_verifiable`` in ``--json``).
 
 ``--seat N --wire`` prints the lines seat N was sent (``<``) and sent back
 (``>``), with their times, exactly as they crossed the wire; ``--seat N --feed
@@ -96,8 +98,13 @@ def replay_command(
     print_line(
         console,
         f"Verified: {replay.lines} lines, {len(replay.events)} events and "
-        f"{replay.decisions} decisions agree with the engine.",
+        f"{replay.decisions} decisions agree with the engine"
+        + (", and every sent and received line with them." if replay.transcript else "."),
     )
+    # What no line of the log can confirm, by line: never passed over in silence.
+    print_line(console, f"Not verifiable: {len(replay.unverifiable)} parts (docs/match-log.md)")
+    for item in replay.unverifiable:
+        print_line(console, f"  {printable(item.text())}")
 
 
 def _seat_transcript(log: Path, seat: int, wire: bool, feed_command: str | None) -> int:

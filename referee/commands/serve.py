@@ -2,6 +2,7 @@
 
     newmarket serve COMPETITION.toml [--jobs N] [--cluster ADDRESS] [--port P]   run it
     newmarket serve add-participant NAME [-c COMPETITION.toml]   prints the new token
+    newmarket serve revoke-sessions NAME [-c COMPETITION.toml]   signs NAME out everywhere
     newmarket serve pause [-c COMPETITION.toml]                  no new tables start
     newmarket serve resume [-c COMPETITION.toml]
     newmarket serve unsuspend VERSION_OR_NAME [-c COMPETITION.toml]   it plays again
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -26,20 +27,23 @@ from referee.printing import printable
 from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
 from referee.server.config import ConfigError, load_config
-from referee.server.store import CompetitionStore, StoreError, Version
+from referee.server.store import ADVICE, DATABASE, CompetitionStore, StoreError, Version
 
-ACTIONS = ("add-participant", "pause", "resume", "unsuspend", "flags")
-WITH_ARGUMENT = {"add-participant": "NAME", "unsuspend": "VERSION_OR_NAME"}
+ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume", "unsuspend", "flags")
+WITH_ARGUMENT = {
+    "add-participant": "NAME",
+    "revoke-sessions": "NAME",
+    "unsuspend": "VERSION_OR_NAME",
+}
 
 
 def serve_command(
     words: Annotated[
         list[str],
         typer.Argument(
-            help="COMPETITION.toml to run it; or add-participant NAME, pause, resume, "
-            "unsuspend VERSION_OR_NAME, flags.",
-            metavar="COMPETITION.toml | add-participant NAME | pause | resume | "
-            "unsuspend VERSION_OR_NAME | flags",
+            help="COMPETITION.toml to run it; or an action: add-participant NAME, "
+            "revoke-sessions NAME, pause, resume, unsuspend VERSION_OR_NAME, flags.",
+            metavar="COMPETITION.toml | ACTION [ARGUMENT]",
             show_default=False,
         ),
     ],
@@ -49,7 +53,8 @@ def serve_command(
             "--competition",
             "-c",
             metavar="FILE",
-            help="The competition file for add-participant, pause, resume, unsuspend, flags.",
+            help="The competition file for the actions (add-participant, revoke-sessions, "
+            "pause, resume, unsuspend, flags).",
         ),
     ] = Path("competition.toml"),
     jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
@@ -73,6 +78,7 @@ def serve_command(
 ) -> None:
     """Run a continuous competition: uploads, checks, matches and a live leaderboard."""
     where = ""
+    database: Path | None = None
     try:
         if words[0] in ACTIONS:
             _manage(words, competition)
@@ -85,22 +91,35 @@ def serve_command(
         if len(words) != 1:
             raise ConfigError(f"serve: expected COMPETITION.toml or one of {', '.join(ACTIONS)}")
         config = load_config(Path(words[0]))
+        database = config.database
         from referee.server.run import run_server
 
         where = f" (serving {config.host}:{config.port if port is None else port})"
         run_server(config, jobs=jobs, port=port, cluster=cluster)
     except (ConfigError, StoreError, SandboxError, LeagueError) as error:
-        for line in str(error).splitlines():  # a cluster's refusal: a line per worker
-            typer.echo(f"error: {line}", err=True)
-        raise typer.Exit(2) from None
-    except (OSError, BaseExceptionGroup) as error:
-        # The port is taken, the data directory cannot be written...: one line, from
-        # however deep in trio's groups it comes.
+        _refused(error)
+    except (OSError, sqlite3.DatabaseError, BaseExceptionGroup) as error:
+        # However deep in trio's groups it comes: a refusal (a damaged row met by a loop)...
+        refusal = first_instance(error, (ConfigError, StoreError, SandboxError, LeagueError))
+        if refusal is not None:
+            _refused(refusal)
+        # ...SQLite's own error on a file that went bad while the server ran...
+        damaged = first_instance(error, sqlite3.DatabaseError)
+        if damaged is not None:
+            typer.echo(f"error: {database}: damaged {DATABASE}: {damaged} ({ADVICE})", err=True)
+            raise typer.Exit(2) from None
+        # ...or the port is taken, the data directory cannot be written: one line.
         failure = first_instance(error, OSError)
         if failure is None:
             raise
         typer.echo(f"error: {failure.strerror or failure}{where}", err=True)
         raise typer.Exit(1) from None
+
+
+def _refused(error: Exception) -> NoReturn:
+    for line in str(error).splitlines():  # a cluster's refusal: a line per worker
+        typer.echo(f"error: {line}", err=True)
+    raise typer.Exit(2) from None
 
 
 def _manage(words: list[str], competition: Path) -> None:
@@ -121,6 +140,16 @@ def _manage(words: list[str], competition: Path) -> None:
             participant, token = store.add_participant(rest[0])
             typer.echo(f"participant {participant.name!r} added; its sign-in token:", err=True)
             typer.echo(token)
+        elif action == "revoke-sessions":
+            who = store.participant_by_name(rest[0])
+            if who is None:
+                raise StoreError(f"no participant named {rest[0]!r} in {config.database}")
+            ended = store.end_sessions(who.id)
+            typer.echo(
+                f"participant {who.name!r}: {ended} session(s) ended; every browser signed in "
+                "as it must sign in again with its token",
+                err=True,
+            )
         elif action == "unsuspend":
             for version in _suspended(store, rest[0], competition):
                 store.unsuspend(version.id, "newmarket serve unsuspend")
@@ -131,10 +160,12 @@ def _manage(words: list[str], competition: Path) -> None:
         else:
             store.set_paused(action == "pause")
             typer.echo(f"competition {config.name!r}: {action}d", err=True)
-    except sqlite3.OperationalError as error:
+    except sqlite3.DatabaseError as error:
         # The server (or sqlite3) held the database for longer than the busy timeout.
         if not (is_busy(error) or is_disk_full(error)):
-            raise
+            raise StoreError(
+                f"{config.database}: cannot write the {DATABASE}: {error}; nothing was changed"
+            ) from None
         raise StoreError(
             f"{config.database}: {error} (the server, or sqlite3 with a transaction "
             f"open, holds it?); nothing was changed: try again"

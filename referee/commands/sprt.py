@@ -75,6 +75,7 @@ from referee.commands.common import (
     sandbox_of,
 )
 from referee.commands.match import build_time_control, unique_names
+from referee.dealkey import DealKey
 from referee.match import MatchResult, play_match
 from referee.sandbox import Sandbox
 from referee.scoring.duplicate import (
@@ -131,7 +132,7 @@ class SprtSettings:
     config: SprtConfig | ChipsConfig
     control: TimeControl
     max_groups: int
-    seed: int
+    seed: int  # the groups' public identities (and match ids); the cards come from ``deals``
     duplicate: bool = True
     concurrency: int = 1
     log_dir: Path | None = None
@@ -139,6 +140,8 @@ class SprtSettings:
     luck: bool = False  # subtract the reference policy's chips on the same seed (chips score)
     match_format: str = SESSION
     layout: str = ROTATE  # who sits where in a group (referee.scoring.duplicate.candidate_seats)
+    # A fresh secret per run; public (the seed is the deal) only with --seed (referee.dealkey).
+    deals: DealKey = dataclasses.field(default_factory=DealKey.generate)
 
     @property
     def chips(self) -> bool:
@@ -232,7 +235,8 @@ async def play_group(settings: SprtSettings, lineups: Sequence[Lineup], group: i
         else:
             mine_left, others_left = iter(candidates), iter(baselines)
             seating = [next(mine_left) if s in mine else next(others_left) for s in range(n)]
-        seed = group_seed(settings.seed, group, None if settings.duplicate else index)
+        identity = group_seed(settings.seed, group, None if settings.duplicate else index)
+        seed = settings.deals.deal_seed(identity)
         match_id = f"sprt-{settings.seed}-{group}-{index}"
         log_path = None if settings.log_dir is None else settings.log_dir / f"{match_id}.jsonl"
         result: MatchResult = await play_match(
@@ -338,6 +342,7 @@ def build_settings(
     max_matches: int,
     seed: int,
     duplicate: bool,
+    deals: DealKey,
     concurrency: int,
     log_dir: Path | None,
     match_format: str = SESSION,
@@ -394,6 +399,7 @@ def build_settings(
         control=control,
         max_groups=max_matches // group_size,
         seed=seed,
+        deals=deals,
         duplicate=duplicate,
         concurrency=concurrency,
         log_dir=log_dir,
@@ -424,11 +430,12 @@ def header(settings: SprtSettings) -> str:
         if settings.layout == ROTATE
         else f"{settings.candidate.name} and {settings.baseline.name} in alternate seats, swapped"
     )
+    dealt = f"seed {settings.seed}" if settings.deals.is_public else "secret deals"
     return (
         f"SPRT {seating} · "
         f"{hypotheses} alpha {c.alpha:g} beta {c.beta:g} · "
         f"LLR bounds ({c.lower:+.2f}, {c.upper:+.2f}) · {fmt} · {score} · {deals} · "
-        f"seed {settings.seed} · at most {settings.max_groups * len(settings.seatings)} matches"
+        f"{dealt} · at most {settings.max_groups * len(settings.seatings)} matches"
     )
 
 
@@ -563,6 +570,8 @@ def sprt_command(
             control=control,
             max_matches=max_matches,
             seed=secrets.randbelow(1 << 31) if seed is None else seed,
+            # --seed: the same deals again, and the bots could know them; else a fresh key.
+            deals=DealKey.generate() if seed is None else DealKey.public(),
             duplicate=duplicate,
             concurrency=1 if concurrency is None else concurrency,
             log_dir=log_dir,
@@ -602,11 +611,10 @@ def sprt_command(
             if latest
             else "before the first group of matches finished"
         )
-        print(
-            f"interrupted, {so_far} (--seed {settings.seed} plays the same deals)",
-            file=out,
-            flush=True,
+        again = (
+            f" (--seed {settings.seed} plays the same deals)" if settings.deals.is_public else ""
         )
+        print(f"interrupted, {so_far}{again}", file=out, flush=True)
         raise typer.Exit(code=130) from None
     finally:
         if sink is not None:

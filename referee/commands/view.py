@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from referee.replay import NotAMatchLog, log_records
+from referee.matchlog import NotAMatchLog, log_records
 from referee.report.site import write_match_site
 
 

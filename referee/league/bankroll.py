@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from engine.deal import first_dealer
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
+from referee.dealkey import DealKey
 from referee.league.schedule import derive_seed
 from referee.league.store import MatchKey, StoredMatch
 from referee.match import MatchResult
@@ -52,9 +53,10 @@ class BankrollParams:
 
     bots: int
     table_size: int
-    seed: int
+    seed: int  # the league seed: seatings and each table's public identity
     rules: Rules
     max_rounds: int
+    deals: DealKey  # each table's cards: ``deals.deal_seed(identity)`` (referee.dealkey)
 
     @property
     def survivors_wanted(self) -> int:
@@ -187,7 +189,8 @@ def plan_round(
     tables = []
     for number_at, group in enumerate(best):
         seed = derive_seed(params.seed, "bankroll-deal", number, number_at)
-        dealer_seat = first_dealer(seed, len(group))
+        deal_seed = params.deals.deal_seed(seed)
+        dealer_seat = first_dealer(deal_seed, len(group))  # the engine's, from the deal's seed
         # The bot that has dealt first least often takes the first dealer's seat.
         dealer = min(group, key=lambda bot: (first_deals[bot], rng.random()))
         others = [bot for bot in group if bot != dealer]
@@ -203,6 +206,7 @@ def plan_round(
             seed=seed,
             bots=tuple(seats),
             start_chips=tuple(stacks),
+            deal_seed=deal_seed,
         )
         # The rules stay the league's: each seat's chips travel in key.start_chips.
         tables.append(BankrollTable(key, params.rules))
@@ -224,7 +228,7 @@ def settle(
     for a, b in itertools.combinations(key.bots, 2):
         meetings[a][b] += 1
         meetings[b][a] += 1
-    first_deals[key.bots[first_dealer(key.seed, len(key.bots))]] += 1
+    first_deals[key.bots[first_dealer(key.deal_seed, len(key.bots))]] += 1
 
 
 def ranking(state: BankrollState) -> list[int]:
@@ -239,8 +243,10 @@ def ranking(state: BankrollState) -> list[int]:
     return sorted(range(len(state.bankrolls)), key=order)
 
 
-def params_from_identity(identity: Mapping[str, object], bots: int) -> BankrollParams:
-    """The bankroll parameters of a stored league (``LeagueConfig.identity()``)."""
+def params_from_identity(
+    identity: Mapping[str, object], bots: int, deals: DealKey
+) -> BankrollParams:
+    """The bankroll parameters of a stored league (``LeagueStore.resolved_identity()``)."""
     league = identity["league"]
     bankroll = identity["bankroll"]
     rules = identity["rules"]
@@ -251,4 +257,5 @@ def params_from_identity(identity: Mapping[str, object], bots: int) -> BankrollP
         seed=int(league["seed"]),
         rules=Rules.from_dict(rules),
         max_rounds=int(bankroll["max_rounds"]),
+        deals=deals,
     )

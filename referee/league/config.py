@@ -17,7 +17,10 @@ display name, where logs go, ``--jobs`` and ``--db``.
 
 The file's shape (every key is optional unless marked)::
 
-    [league]  name, format ("round_robin" | "bankroll"), seed (required),
+    [league]  name, format ("round_robin" | "bankroll"), seed (the schedule's;
+              default: drawn at the first start and kept in the database),
+              public_deals (true: the cards follow from the seed, for research;
+              default false: from a secret key in the database, ``referee.dealkey``),
               table_size (3..8; default 4, or every bot if fewer), hand_limit,
               logs (a directory, or false; default: beside the database),
               match ("session" | "fixed_hands" | "auto": fixed_hands for the
@@ -161,7 +164,7 @@ class LeagueConfig:
     path: Path
     name: str
     format: Format
-    seed: int
+    seed: int | None  # None: drawn when the database is created, and kept there
     table_size: int
     rules: Rules  # the preset, the options and the hand limit
     preset: str
@@ -176,6 +179,7 @@ class LeagueConfig:
     remote: RemoteSettings = RemoteSettings()  # not in the identity: cannot change a result
     sandbox_level: str = DEFAULT_LEVEL
     sandbox_limits: Limits = dataclasses.field(default_factory=Limits)
+    public_deals: bool = False  # the cards follow from the seed (research), not a secret key
 
     def log_dir(self, db: Path) -> Path | None:
         """Where match logs go: ``league.logs``, else ``<db name>-logs`` beside the database."""
@@ -196,13 +200,16 @@ class LeagueConfig:
 
     def identity(self) -> dict[str, object]:
         """The league as written, defaults filled in: what a database must match to resume."""
+        league: dict[str, object] = {
+            "format": self.format,
+            "seed": self.seed,
+            "table_size": self.table_size,
+            "hand_limit": self.rules.hand_limit,
+        }
+        if self.public_deals:  # only when set, so leagues stored before it existed still resume
+            league["public_deals"] = True
         return {
-            "league": {
-                "format": self.format,
-                "seed": self.seed,
-                "table_size": self.table_size,
-                "hand_limit": self.rules.hand_limit,
-            },
+            "league": league,
             # candidates only when set, so leagues stored before it existed still resume
             "schedule": {
                 key: value
@@ -324,14 +331,31 @@ class ConfigReader:
         league = Section(self, data.get("league", {}), "league")
         name = league.text("name", self.path.stem)
         fmt = league.text("format", "round_robin", FORMATS)
-        seed = league.integer("seed", None, 0)
+        seed = league.integer("seed", 0, 0) if league.has("seed") else None
+        public_deals = league.boolean("public_deals", False)
+        if public_deals and seed is None:
+            self.fail(
+                "league.public_deals",
+                "public deals follow from the league's seed: give league.seed too",
+            )
         table_size = league.integer("table_size", 4, MIN_PLAYERS, MAX_PLAYERS)
         hand_limit = None
         if league.has("hand_limit"):
             hand_limit = league.integer("hand_limit", 0, 1, MAX_HAND_LIMIT)
         keep_logs, logs = self.logs(league)
         match = league.text("match", "auto", MATCH_FORMATS)
-        league.finish(("name", "format", "seed", "table_size", "hand_limit", "logs", "match"))
+        league.finish(
+            (
+                "name",
+                "format",
+                "seed",
+                "public_deals",
+                "table_size",
+                "hand_limit",
+                "logs",
+                "match",
+            )
+        )
 
         bankroll = self.bankroll(data, fmt)
         preset_name, options, rules = self.rules(data, hand_limit)
@@ -378,6 +402,7 @@ class ConfigReader:
             remote=remote,
             sandbox_level=sandbox_level,
             sandbox_limits=sandbox_limits,
+            public_deals=public_deals,
         )
 
     def remote(self, data: dict[str, Any]) -> RemoteSettings:

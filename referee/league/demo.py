@@ -10,7 +10,9 @@ of elimination sessions (the first demo) five groups decided the table, and
 it ranked ``tracker`` last with an interval that looked sure of it.  The
 league is written as TOML text and read by the same ``parse_config`` as any
 league file, so the demo exercises the real path; its database and logs go
-to a temporary directory that is removed afterwards.
+to a temporary directory that is removed afterwards.  Its bundled bots
+cannot cheat, so it deals public deals from its seed: every demo shows the
+same table, not one that depends on a fresh secret key.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ DEMO_LEAGUE = """
 [league]
 name = "demo: the bundled Python bots"
 seed = 2024
+public_deals = true
 table_size = 4
 match = "fixed_hands"
 hand_limit = 4

@@ -14,8 +14,13 @@ deadline passes (``remote.wait`` seconds after the start, or after a drop);
 then the first table is played with the absent bots' decisions made by the
 default policy, each such match recording the bot's ``startup`` fault (a
 no-show, or a drop without reconnect).  A bot that connects later plays the
-tables still to come.  Results are recorded as each match ends, as always,
-so a stopped league resumes by match id.
+tables still to come.  Each wait for a bot that was connected and left is
+reported to the lobby (``RemoteLobby.kept_waiting`` and ``waited``), which
+benches a bot that keeps the tables waiting; a benched bot is not waited for
+at all (its seat plays by the default policy, the fault saying it was
+benched).  Results
+are recorded as each match ends, as always, so a stopped league resumes by
+match id.
 """
 
 from __future__ import annotations
@@ -82,7 +87,16 @@ class RemotePool:
                 ready_at = [self._overdue_at(job) for job in pending]
                 soonest = min(ready_at)
                 if trio.current_time() < soonest:
-                    await self.lobby.wait_for_change(soonest)
+                    # Every table waits for an absent bot: the lobby counts the wait against
+                    # those that left, and benches one that keeps the tables waiting.
+                    absent = {bot for job in pending for bot in self._absent(job)}
+                    since = trio.current_time()
+                    again = self.lobby.kept_waiting(absent, since)
+                    soonest = min(self._overdue_at(job) for job in pending)  # a bench ends it
+                    try:
+                        await self.lobby.wait_for_change(min(soonest, again))
+                    finally:
+                        self.lobby.waited(absent, since)
                     continue
                 job = pending[ready_at.index(soonest)]
             pending.remove(job)
@@ -110,12 +124,12 @@ class RemotePool:
                 sessions.append(session)
             else:
                 # A process that has not seen this deal (duplicate deals, if opted in).
-                sessions.append(await self.local.session(bot, job.key.seed))
+                sessions.append(await self.local.session(bot, job.key.deal_seed))
         log_path = None if self.logs is None else self.logs / f"{job.key.match_id}.jsonl"
         return await play_match(
             sessions,
             job.rules,
-            job.key.seed,
+            job.key.deal_seed,
             time_control=self.control,
             match_id=job.key.match_id,
             log_path=log_path,

@@ -45,6 +45,7 @@ import trio
 from engine.rules import Rules
 from protocol.faults import FaultKind
 from referee.bots import BotSpec
+from referee.dealkey import DealKey
 from referee.league import bankroll
 from referee.league.config import LeagueConfig
 from referee.league.schedule import ScheduledMatch, build_schedule
@@ -166,13 +167,17 @@ class LeagueRun:
     abandoned: list[str] = dataclasses.field(default_factory=list)
 
 
-def round_robin_jobs(config: LeagueConfig) -> list[TableJob]:
-    """Every match of a round-robin league, in schedule order."""
+def round_robin_jobs(config: LeagueConfig, seed: int, deals: DealKey) -> list[TableJob]:
+    """Every match of a round-robin league, in schedule order.
+
+    ``seed`` is the league seed (the file's, or the one its database drew) and
+    ``deals`` the key its cards come from (``LeagueStore.deal_key``).
+    """
     settings = config.schedule
     schedule = build_schedule(
         len(config.bots),
         config.table_size,
-        config.seed,
+        seed,
         kind=settings.kind,
         duplicate=settings.duplicate,
         cycles=settings.cycles,
@@ -181,7 +186,7 @@ def round_robin_jobs(config: LeagueConfig) -> list[TableJob]:
         candidates=settings.candidates,
     )
     start = config.rules.starting_chips
-    return [TableJob(_key(match, start), config.rules) for match in schedule]
+    return [TableJob(_key(match, start, deals), config.rules) for match in schedule]
 
 
 def rotation_major(job: TableJob) -> tuple[int, int, int]:
@@ -200,7 +205,7 @@ def rotation_major(job: TableJob) -> tuple[int, int, int]:
     return (job.key.round, job.key.rotation, job.key.ordinal)
 
 
-def _key(match: ScheduledMatch, start: int) -> MatchKey:
+def _key(match: ScheduledMatch, start: int, deals: DealKey) -> MatchKey:
     return MatchKey(
         match_id=match.match_id,
         ordinal=match.index,
@@ -210,16 +215,18 @@ def _key(match: ScheduledMatch, start: int) -> MatchKey:
         seed=match.seed,
         bots=match.bots,
         start_chips=(start,) * len(match.bots),
+        deal_seed=deals.deal_seed(match.seed),
     )
 
 
-def bankroll_params(config: LeagueConfig) -> bankroll.BankrollParams:
+def bankroll_params(config: LeagueConfig, seed: int, deals: DealKey) -> bankroll.BankrollParams:
     return bankroll.BankrollParams(
         bots=len(config.bots),
         table_size=config.table_size,
-        seed=config.seed,
+        seed=seed,
         rules=config.rules,
         max_rounds=config.bankroll.max_rounds,
+        deals=deals,
     )
 
 
@@ -280,7 +287,7 @@ async def run_league(
                 if config.format == "bankroll":
                     await _play_bankroll(config, store, pool, reporter, abandoned)
                 else:
-                    all_jobs = round_robin_jobs(config)
+                    all_jobs = round_robin_jobs(config, store.schedule_seed(), store.deal_key())
                     total = len(all_jobs)
                     finished = store.finished_ids()
                     pending = [job for job in all_jobs if job.key.match_id not in finished]
@@ -308,7 +315,7 @@ async def _play_bankroll(
     reporter: Reporter,
     abandoned: list[str],
 ) -> None:
-    params = bankroll_params(config)
+    params = bankroll_params(config, store.schedule_seed(), store.deal_key())
     reporter.begin(None, store.count(), f"{config.name}: bankroll")
     played_round: int | None = None
     while True:

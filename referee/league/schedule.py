@@ -31,7 +31,10 @@ so a league stored before the order changed resumes with the same matches.
 
 Seeds are derived with SHA-256 from the league seed and the match's place in
 the schedule, never from ``random`` or ``hash()``, so a schedule is the same on
-every machine, every Python, and after every resume.
+every machine, every Python, and after every resume.  They are the matches'
+public *identities*: the cards come from them through the league's secret key
+(``referee.dealkey``), so knowing the league seed, and so every identity, tells
+nothing about the cards unless the league opted in to public deals.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import hashlib
 import itertools
 import math
 import random
+import secrets
 from collections.abc import Sequence
 
 ROUND_ROBIN = "round_robin"
@@ -68,7 +72,7 @@ class ScheduledMatch:
     cycle: int
     table: int  # the table's number within its cycle, as built (not its place in the order)
     rotation: int
-    seed: int
+    seed: int  # the match's public identity; its cards come from it and the deal key
     bots: tuple[int, ...]
 
 
@@ -77,6 +81,11 @@ def derive_seed(league_seed: int, *labels: object) -> int:
     text = "/".join(["newmarket/league", str(league_seed), *map(str, labels)])
     digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "big") >> (64 - _SEED_BITS)
+
+
+def draw_league_seed() -> int:
+    """A league seed for a league file that gives none (kept in its database for resumes)."""
+    return secrets.randbelow(1 << _SEED_BITS)
 
 
 def rotations(table: Sequence[int]) -> list[tuple[int, ...]]:

@@ -1,10 +1,11 @@
 """Standings: a pure function of the stored matches, printed for people or machines.
 
-Everything is recomputed from the database on every call (a league of a few
-thousand matches takes milliseconds), so ``newmarket standings`` shows the
-same numbers during a league, after a crash, or a year later, and there is
-no second copy of the truth to drift.  Matches are always taken in schedule
-order, which the ratings need (``referee.league.ratings``).
+Everything is recomputed from the database on every call, so ``newmarket
+standings`` shows the same numbers during a league, after a crash, or a year
+later, and there is no second copy of the truth to drift.  Matches are
+always taken in schedule order, which the ratings need
+(``referee.league.ratings``).  The fit reads the matches once into per-layout
+summaries (``referee.scoring.summary``), and its bootstrap draws over those.
 
 Round robin standings sort by ``score``: each bot's strength in chips per
 hand, fitted in one batch to the duplicate chips scores of every match
@@ -35,13 +36,13 @@ from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 
+from referee.dealkey import DealKey
 from referee.league import bankroll
 from referee.league.ratings import rate
 from referee.league.schedule import ScheduleError, build_schedule
 from referee.league.store import LeagueStore, StoredMatch
 from referee.scoring.duplicate import GroupMatch, forfeit_nets
-from referee.scoring.fit import GroupEquations, equations
-from referee.scoring.intervals import bootstrap
+from referee.scoring.summary import FitSummary
 
 
 @dataclasses.dataclass
@@ -212,8 +213,14 @@ def compute(
     names: Sequence[str],
     stored: Sequence[StoredMatch],
     title: str = "league",
+    deals: DealKey | None = None,
 ) -> Standings:
-    """The standings of a league (its stored identity) after ``stored`` matches."""
+    """The standings of a league after ``stored`` matches.
+
+    ``identity`` is the stored one with its seed resolved
+    (``LeagueStore.resolved_identity``); a bankroll league also needs its
+    ``deals`` (``LeagueStore.deal_key``): its rounds are seated by who dealt first.
+    """
     league = identity["league"]
     fmt = str(league["format"])
     ordered = sorted(stored, key=lambda m: (m.key.round, m.key.ordinal, m.key.match_id))
@@ -240,7 +247,7 @@ def compute(
             row.average_place = sum(places[name]) / len(places[name])
         row.mu, row.sigma = ratings[name].mu, ratings[name].sigma
         row.rating = ratings[name].conservative
-    fitted = bootstrap(len(names), group_equations(ordered))
+    fitted = fit_summary(ordered).bootstrap(list(range(len(names))))
     for bot, name in enumerate(names):
         row = rows[name]
         row.score, row.score_low, row.score_high = (
@@ -250,7 +257,9 @@ def compute(
         )
         row.rank_low, row.rank_high = fitted.rank_low[bot], fitted.rank_high[bot]
     if fmt == "bankroll":
-        params = bankroll.params_from_identity(identity, len(names))
+        if deals is None:
+            raise ValueError("the standings of a bankroll league need its deal key")
+        params = bankroll.params_from_identity(identity, len(names), deals)
         state = bankroll.replay(params, ordered)
         order = [names[bot] for bot in bankroll.ranking(state)]
         for bot, name in enumerate(names):
@@ -289,11 +298,13 @@ def compute(
     )
 
 
-def group_equations(ordered: Sequence[StoredMatch]) -> list[GroupEquations]:
-    """The fit's equations of every group: the matches that share a deal seed and a table.
+def fit_summary(ordered: Sequence[StoredMatch]) -> FitSummary:
+    """The fit's summary of every group: the matches that share a deal seed and a table.
 
     With duplicate deals a table's rotations share one seed and form one
-    group; without, every match is its own group.
+    group; without, every match is its own group.  Groups are added in the
+    order of their first match in ``ordered``, the order the bootstrap's
+    draws of groups follow while a league is small.
     """
     groups: dict[tuple[int, tuple[int, ...]], list[GroupMatch[int]]] = {}
     for match in ordered:
@@ -305,7 +316,10 @@ def group_equations(ordered: Sequence[StoredMatch]) -> list[GroupEquations]:
             [seat.status == "disqualified" for seat in result.seats],
         )
         groups.setdefault(label, []).append(GroupMatch(holders, nets, result.hands))
-    return [equations(group) for group in groups.values()]
+    summary = FitSummary()
+    for position, (label, matches) in enumerate(groups.items()):
+        summary.add_group(label, matches, order=position)
+    return summary
 
 
 def head_to_head(
@@ -332,7 +346,13 @@ def head_to_head(
 
 def standings_of(store: LeagueStore) -> Standings:
     """The standings of the league in ``store``, as they are now."""
-    return compute(store.identity(), store.bot_names(), store.matches(), store.name())
+    return compute(
+        store.resolved_identity(),
+        store.bot_names(),
+        store.matches(),
+        store.name(),
+        store.deal_key(),
+    )
 
 
 def _round_robin_total(identity: Mapping[str, Any], bots: int) -> int | None:

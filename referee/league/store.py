@@ -13,6 +13,15 @@ The league's identity (``LeagueConfig.identity()``) is stored when the
 database is created and compared when it is opened again: a different league
 is refused with the first key that differs, never merged.
 
+The database also keeps what the league file does not say and a resume must
+find again: the league's *deal key* (``referee.dealkey``: 256 secret bits
+drawn when the database is created, or ``public`` when the file opts in to
+public deals), from which every match's cards come, and the league seed drawn
+for a file that gives none.  The key never leaves this file and the league
+process: a table worker is sent one match's derived seed (``MatchKey.deal_seed``).
+A database made before deal keys existed dealt from public seeds, and goes on
+doing so when resumed (``legacy_public_deals``), so that it ends as it began.
+
 WAL journaling lets ``newmarket standings --db`` read while a league writes;
 ``synchronous=FULL`` makes a committed match survive a power cut as well as a
 killed process.
@@ -45,11 +54,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from referee.dealkey import DealKey
 from referee.league.config import LeagueConfig
+from referee.league.schedule import draw_league_seed
 from referee.match import MatchResult
 from referee.private_files import create_private, private_dir, private_opener
 
 SCHEMA_VERSION = 1
+DEAL_KEY = "deal_key"  # the league table's key for the deal key (``referee.dealkey``)
+DRAWN_SEED = "drawn_seed"  # ... and for the league seed drawn for a file without one
+LEGACY_DEALS = "legacy_deals"  # "1": made before deal keys, so its deals stay public
 LEAGUE_DB = "league database"  # how errors name it (the server's store shares the set-up)
 LEAGUE_ADVICE = "restore it from a copy, or use a new --db"
 
@@ -115,9 +129,12 @@ class MatchKey:
     round: int
     table: int
     rotation: int
-    seed: int
+    seed: int  # the match's public identity (the schedule's seed): stored, shown
     bots: tuple[int, ...]
     start_chips: tuple[int, ...]
+    # The engine's seed: ``DealKey.deal_seed(seed)``, secret unless the league's deals are
+    # public; sent to the table worker, never stored in a column or shown.
+    deal_seed: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -133,6 +150,8 @@ class LeagueStore:
         self.path = path
         self._db = connection
         self._lock = lock  # the writer's lock file descriptor (None for a reader)
+        # A database made before deal keys, resumed by this writer: it keeps public deals.
+        self.legacy_public_deals = False
 
     # ------------------------------------------------------------------ opening
 
@@ -143,12 +162,15 @@ class LeagueStore:
         identity: Mapping[str, object],
         bots: Sequence[Mapping[str, object]],
         name: str = "league",
+        drawn_seed: int | None = None,
     ) -> LeagueStore:
         """Open ``path`` for this league, creating it if new; refuse a different league.
 
         ``bots`` is each bot's spec as JSON, in league order (its names must
         be unique); ``name`` is the display name (not part of the identity).
-        Raises ``StoreError``.
+        A new database draws its deal key (unless the identity asks for public
+        deals) and, when the identity has no seed, keeps ``drawn_seed`` (or one
+        drawn here) as the league seed.  Raises ``StoreError``.
         """
         identity_text = _canonical(identity)
         lock = lock_for_writing(path)
@@ -171,6 +193,7 @@ class LeagueStore:
                             ("identity", identity_text),
                             ("name", name),
                             ("created", _now()),
+                            *_drawn(identity, drawn_seed),
                         ],
                     )
                     store._db.executemany(
@@ -190,6 +213,12 @@ class LeagueStore:
                 )
             with store._db:
                 store._db.execute("REPLACE INTO league (key, value) VALUES ('name', ?)", (name,))
+                if store._meta(DEAL_KEY) is None:  # made before deal keys: it stays public
+                    store._db.executemany(
+                        "INSERT INTO league (key, value) VALUES (?, ?)",
+                        [(DEAL_KEY, DealKey.public().to_text()), (LEGACY_DEALS, "1")],
+                    )
+            store.legacy_public_deals = store._meta(LEGACY_DEALS) == "1"
             return store
         except sqlite3.DatabaseError as error:
             store.close()
@@ -202,10 +231,16 @@ class LeagueStore:
             raise
 
     @classmethod
-    def for_league(cls, path: Path, config: LeagueConfig) -> LeagueStore:
+    def for_league(
+        cls, path: Path, config: LeagueConfig, drawn_seed: int | None = None
+    ) -> LeagueStore:
         """``create_or_resume`` for a checked league file."""
         return cls.create_or_resume(
-            path, config.identity(), [spec.to_json() for spec in config.bots], config.name
+            path,
+            config.identity(),
+            [spec.to_json() for spec in config.bots],
+            config.name,
+            drawn_seed,
         )
 
     @classmethod
@@ -253,6 +288,28 @@ class LeagueStore:
         with self._reading("the league's name"):
             return self._meta("name") or "league"
 
+    def schedule_seed(self) -> int:
+        """The league seed the schedule is built from: the file's, or the one drawn and kept."""
+        seed = self.identity()["league"].get("seed")
+        if seed is not None:
+            return int(seed)
+        with self._reading("the league's drawn seed"):
+            return _whole(int(self._meta(DRAWN_SEED) or ""))
+
+    def resolved_identity(self) -> dict[str, Any]:
+        """The identity with the league seed filled in (drawn, when the file gives none):
+        what the schedule, the standings and the bankroll rounds are computed from."""
+        identity = self.identity()
+        identity["league"] = {**identity["league"], "seed": self.schedule_seed()}
+        return identity
+
+    def deal_key(self) -> DealKey:
+        """The key every match's cards come from (public for a league that opted in,
+        or one made before deal keys).  Only the league process and its readers see it."""
+        with self._reading("the league's deal key"):
+            text = self._meta(DEAL_KEY)
+            return DealKey.public() if text is None else DealKey.from_text(text)
+
     def bot_names(self) -> list[str]:
         with self._reading("the bots table"):
             rows = self._db.execute("SELECT name FROM bots ORDER BY bot").fetchall()
@@ -275,6 +332,7 @@ class LeagueStore:
             ):
                 seats.setdefault(str(match_id), []).append((_whole(bot), _whole(start)))
             bots = len(self.bot_names())
+        deals = self.deal_key()
         out = []
         with self._reading("the matches table"):
             rows = self._db.execute(
@@ -294,6 +352,7 @@ class LeagueStore:
                     seed=_whole(row[5]),
                     bots=tuple(bot for bot, _ in taken),
                     start_chips=tuple(start for _, start in taken),
+                    deal_seed=deals.deal_seed(_whole(row[5])),
                 )
                 result = MatchResult.from_json(json.loads(row[6]))
                 _check_result(key, result, bots)
@@ -401,6 +460,18 @@ class LeagueStore:
             raise StoreError(
                 f"{self.path}: database schema {version}, this newmarket reads {SCHEMA_VERSION}"
             )
+
+
+def _drawn(identity: Mapping[str, object], drawn_seed: int | None) -> list[tuple[str, str]]:
+    """The secrets a new database draws: its deal key and, if the file has none, its seed."""
+    league = identity.get("league")
+    league = league if isinstance(league, dict) else {}
+    key = DealKey.public() if league.get("public_deals") else DealKey.generate()
+    rows = [(DEAL_KEY, key.to_text())]
+    if league.get("seed") is None:
+        seed = drawn_seed if drawn_seed is not None else draw_league_seed()
+        rows.append((DRAWN_SEED, str(seed)))
+    return rows
 
 
 def _damaged(

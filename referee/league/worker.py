@@ -332,20 +332,20 @@ class TableSessions:
         log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
 
         async def get(seat: int, bot: int) -> None:
-            chosen[seat] = await self._process(bot, key.seed, log_path)
+            chosen[seat] = await self._process(bot, key.deal_seed, log_path)
 
         async with trio.open_nursery() as starting:  # start-ups are paid in parallel
             for seat, bot in enumerate(key.bots):
                 starting.start_soon(get, seat, bot)
         playing = [process for process in chosen if process is not None]
         for process in playing:
-            process.dealt.add(key.seed)
+            process.dealt.add(key.deal_seed)
             process.used = self.matches
         self._end_idle(playing, IDLE_PER_SEAT * len(key.bots))
         return await play_match(
             [process.session for process in playing],
             rules,
-            key.seed,
+            key.deal_seed,  # the derived seed: this process never sees the league's key
             time_control=self.control,
             match_id=key.match_id,
             log_path=log_path,

@@ -47,12 +47,13 @@ class League:
 def load_league(db: Path, log_dir: Path | None = None) -> League:
     """Everything the database holds (``StoreError`` if it is not a league database)."""
     with LeagueStore.open_existing(db) as store:
-        identity = store.identity()
+        identity = store.resolved_identity()
         names = store.bot_names()
         stored = store.matches()
         title = store.name()
+        deals = store.deal_key()
     ordered = sorted(stored, key=lambda m: (m.key.round, m.key.ordinal, m.key.match_id))
-    standings = compute(identity, names, ordered, title)
+    standings = compute(identity, names, ordered, title, deals)
     return League(db, title, names, ordered, standings, rating_history(names, ordered), log_dir)
 
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 from referee.scoring.duplicate import GroupMatch, relative_score, seat_diffs
 
-__all__ = ["GroupEquations", "equations", "solve"]
+__all__ = ["GroupEquations", "equations", "gauss", "solve"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -114,10 +114,10 @@ def solve(
             for j in range(bots):
                 a[i][j] = a[j][i] = 0.0
             a[i][i] = 1.0
-    return _gauss(a, b)
+    return gauss(a, b)
 
 
-def _gauss(a: list[list[float]], b: list[float]) -> list[float]:
+def gauss(a: list[list[float]], b: list[float]) -> list[float]:
     """Solve a x = b by Gaussian elimination with partial pivoting (a small dense system)."""
     n = len(b)
     m = [[*row, b[i]] for i, row in enumerate(a)]

@@ -50,7 +50,6 @@ import dataclasses
 import json
 import os
 import random
-import secrets
 import shutil
 import subprocess
 import sys
@@ -63,6 +62,7 @@ from typing import Any, TypeVar
 import trio
 
 from referee.bots import BotSpec, resolve_bot
+from referee.dealkey import fresh_deal_seed
 from referee.league.schedule import rotations
 from referee.league.store import MatchKey
 from referee.league.worker import spec_from_json
@@ -162,11 +162,10 @@ class TablePlay:
 def check_seed() -> int:
     """The deal of a check's group, from the operating system's randomness.
 
-    A seam: a real group's deal comes from the competition's seed, which this
-    must not repeat (a bot that learnt one deal would know a real group's); once
-    deals come from the competition's secret key, the check takes one from it.
+    128 bits, as a real group's seed from the competition's key (``referee.dealkey``)
+    is, and not from the key: a real group's would deal a bot a group it may meet later.
     """
-    return secrets.randbits(48)
+    return fresh_deal_seed()
 
 
 def check_opponents(
@@ -278,6 +277,7 @@ async def _check_group(
                 seed=seed,
                 bots=seating,
                 start_chips=(config.rules.starting_chips,) * len(seating),
+                deal_seed=seed,
             )
             try:
                 result = await worker.play(key, config.rules, specs, specs)
@@ -411,7 +411,14 @@ def _check_in_sandbox(request: dict[str, Any]) -> dict[str, Any] | None:
     try:
         report = trio.run(
             _check_while_wanted,
-            lambda: check.run_check(spec, control, log_dir=logs, sandbox=sandbox),
+            # Dealt from a fresh key: the scenarios' own seeds are in the open-source file.
+            lambda: check.run_check(
+                spec,
+                control,
+                log_dir=logs,
+                sandbox=sandbox,
+                scenarios=check.secret_scenarios(),
+            ),
         )
         if report is None:
             return None

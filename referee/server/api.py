@@ -2,8 +2,8 @@
 
 Reads are public, as the pages are; a version's transcript and a match's
 stderr and transcripts are included only for their owner, who authenticates
-with ``Authorization: Bearer TOKEN`` (or a ``token`` form field when
-uploading with ``curl -F``).  Errors are ``{"error": "one line"}`` with the
+with ``Authorization: Bearer TOKEN`` (a header, checked before an upload's
+body is read).  Errors are ``{"error": "one line"}`` with the
 HTTP status that fits (400, 401, 404, 413, 429).  ``openapi`` describes it
 all as OpenAPI 3.1, served at ``/api/openapi.json``.
 """
@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Route
 from referee.server.auth import bearer_token, signed_in
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
-from referee.server.middleware import BodyTooLargeError
+from referee.server.middleware import BodyRefusedError
 from referee.server.store import Participant
 from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
 from referee.server.views import leaderboard, match_view, participant_view, version_json
@@ -71,18 +71,17 @@ def routes(competition: Competition) -> list[BaseRoute]:
         )
 
     async def post_version(request: Request) -> JSONResponse:
-        try:
-            form = await request.form(max_files=1, max_fields=10)
-        except BodyTooLargeError as error:
-            return _error(413, str(error))
+        # Who is asking, from the headers alone: a request without a good token is refused
+        # before one byte of its body is read (a stranger's upload costs the server nothing).
         caller = _caller(competition, request)
-        token = form.get("token")
-        if caller is None and isinstance(token, str):
-            caller = store.participant_by_token(token)
         if caller is None:
             if signed_in(request, store) is not None:
                 return _error(401, "the API takes a token, not the browser's session")
-            return _error(401, "send Authorization: Bearer TOKEN (or a token form field)")
+            return _error(401, "send Authorization: Bearer TOKEN")
+        try:
+            form = await request.form(max_files=1, max_fields=10)
+        except BodyRefusedError as error:  # too large, or too slow
+            return _error(error.status, str(error))
         bot = form.get("bot")
         runtime = str(form.get("runtime", "") or "")
         try:
@@ -164,7 +163,6 @@ def openapi(competition: Competition) -> dict[str, Any]:
                                 "type": "string",
                                 "enum": list(competition.config.runtimes),
                             },
-                            "token": {"type": "string", "description": "instead of the header"},
                         },
                     }
                 }

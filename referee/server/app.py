@@ -11,6 +11,7 @@ and is mounted under ``/api``.
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -24,17 +25,18 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Scope
 
 from referee.report.templating import make_environment
 from referee.server import api
 from referee.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
+    bearer_token,
     browser_id,
     csrf_ok,
     csrf_token,
-    session_value,
+    session_token,
     signed_in,
 )
 from referee.server.busy import (
@@ -46,7 +48,13 @@ from referee.server.busy import (
 )
 from referee.server.competition import Competition
 from referee.server.config import REMOTE
-from referee.server.middleware import BodyLimit, BodyTooLargeError, SecurityHeaders
+from referee.server.middleware import (
+    AnonymousRequests,
+    BodyDeadline,
+    BodyLimit,
+    BodyRefusedError,
+    SecurityHeaders,
+)
 from referee.server.ratelimit import SlidingWindow
 from referee.server.store import StoreError
 from referee.server.uploads import (
@@ -64,6 +72,9 @@ from referee.server.views import (
 
 FORM_CAP = 64 * 1024  # a form without a file
 MULTIPART_SLACK = 64 * 1024  # a multipart body's boundaries and fields around the file
+# The notices a page may show, by code (``/?notice=signed-out``): a page never prints text
+# from its address, or any link could put words in the competition's mouth.
+NOTICES = {"signed-out": "You are signed out."}
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf")
 
 
@@ -92,7 +103,7 @@ class Pages:
             "viewer": signed_in(request, self.competition.store),
             "csrf": csrf_token(self.competition.store.secret, bid),
             "self_registration": config.self_registration,
-            "message": request.query_params.get("message"),
+            "message": NOTICES.get(request.query_params.get("notice", "")),
         }
         html = self.env.get_template(template).render(**base, **context)
         return HTMLResponse(html, status_code=code)
@@ -108,8 +119,8 @@ class Pages:
         """The posted form, or a 403 page when its CSRF token does not match this browser."""
         try:
             form = await request.form(max_files=1, max_fields=20)
-        except BodyTooLargeError as error:
-            return self.error(request, 413, str(error))
+        except BodyRefusedError as error:  # too large, or too slow
+            return self.error(request, error.status, str(error))
         if not csrf_ok(self.competition.store.secret, browser_id(request), form.get("csrf")):
             return self.error(
                 request, 403, "CSRF token missing or wrong: reload the page and retry"
@@ -120,7 +131,7 @@ class Pages:
         """``response`` with the session cookie that signs ``participant_id`` in."""
         response.set_cookie(
             SESSION_COOKIE,
-            session_value(self.competition.store.secret, participant_id),
+            self.competition.store.open_session(participant_id, SESSION_SECONDS),
             max_age=SESSION_SECONDS,
             httponly=True,
             samesite="lax",
@@ -184,10 +195,15 @@ class Pages:
         return self.sign_in(target, participant.id)
 
     async def signout(self, request: Request) -> Response:
+        response = RedirectResponse("/?notice=signed-out", status_code=303)
+        token = session_token(request)
+        if token is None or signed_in(request, self.competition.store) is None:
+            response.delete_cookie(SESSION_COOKIE)  # nothing to end: the body is not read
+            return response
         form = await self.form(request)
         if isinstance(form, HTMLResponse):
             return form
-        response = RedirectResponse("/", status_code=303)
+        self.competition.store.end_session(token)  # the cookie is dead wherever it is copied
         response.delete_cookie(SESSION_COOKIE)
         return response
 
@@ -331,17 +347,65 @@ def build_app(competition: Competition) -> ASGIApp:
         elif is_disk_full(error):
             status, reason, wait = 507, DISK_FULL_REASON, STORAGE_RETRY_AFTER
         else:
-            raise error
+            return await database_damaged(request, error)
         headers = {"Retry-After": str(wait)}
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": reason}, status_code=status, headers=headers)
         return pages.error(request, status, reason, headers)
 
-    app = Starlette(routes=routes, exception_handlers={sqlite3.OperationalError: database_busy})
-    upload_cap = competition.config.uploads.max_bytes + MULTIPART_SLACK
+    async def database_damaged(request: Request, error: Exception) -> Response:
+        """A row or page of the database that cannot be read: one line for the organiser
+        (with the file's path), a 500 without it for the client."""
+        line = " ".join(str(error).split())
+        if not isinstance(error, StoreError):
+            line = f"{competition.config.database}: {type(error).__name__}: {line}"
+        print(f"newmarket serve: {request.url.path}: {line}", file=sys.stderr, flush=True)
+        reason = "the server could not read its database; the organiser is told"
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": reason}, status_code=500)
+        return pages.error(request, 500, reason)
+
+    async def body_refused(request: Request, error: Exception) -> Response:
+        """A body too large or too slow, wherever it is read: its status, never a 500."""
+        assert isinstance(error, BodyRefusedError)
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": str(error)}, status_code=error.status)
+        return pages.error(request, error.status, str(error))
+
+    app = Starlette(
+        routes=routes,
+        exception_handlers={
+            sqlite3.OperationalError: database_busy,
+            sqlite3.DatabaseError: database_damaged,
+            StoreError: database_damaged,
+            BodyRefusedError: body_refused,
+        },
+    )
+    config = competition.config
+    upload_cap = config.uploads.max_bytes + MULTIPART_SLACK
 
     def cap_for(path: str) -> int:
         return upload_cap if path in ("/upload", "/api/versions") else FORM_CAP
 
+    def signed_in_by_headers(scope: Scope) -> bool:
+        """A live session or a good API token in the request's headers.  Outside Starlette's
+        handlers: a database that cannot answer now counts the request as a stranger's."""
+        request = Request(scope)
+        store = competition.store
+        try:
+            token = bearer_token(request)
+            if token is not None and store.participant_by_token(token) is not None:
+                return True
+            return signed_in(request, store) is not None
+        except (sqlite3.Error, StoreError):
+            return False
+
     limited = BodyLimit(app, cap_for)
-    return SecurityHeaders(limited, secure_cookies=competition.config.secure_cookies)
+    timed = BodyDeadline(limited, config.clients.body_timeout, config.clients.body_rate)
+    gated = AnonymousRequests(
+        timed,
+        config.clients.anonymous_per_address,
+        config.clients.anonymous,
+        signed_in_by_headers,
+    )
+    return SecurityHeaders(gated, secure_cookies=config.secure_cookies)

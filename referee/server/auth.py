@@ -5,17 +5,22 @@
   page of another site, which can neither read this cookie nor our pages,
   cannot forge a form (the signed double-submit pattern).  It also covers
   the sign-in form itself, where no session exists yet.
-* **Session** (``nm_session``): ``participant id . expiry . HMAC`` signed with
-  the competition's secret (kept in the database, made at creation).
-  ``HttpOnly``, ``SameSite=Lax``, and ``Secure`` unless the competition file
-  says ``secure_cookies = false`` (browsers treat ``http://localhost`` as
-  secure, so ``Secure`` works there too; behind TLS it is required).
-* **API token**: ``Authorization: Bearer TOKEN`` (or a ``token`` form field,
-  for ``curl -F``).  A request so authenticated carries no cookie of ours,
-  so it needs no CSRF token.
+* **Session** (``nm_session``): a random value naming a row of the
+  database's ``sessions`` table (which keeps only its hash), for 14 days at
+  most.  Signing out deletes the row, and so does the organiser's
+  ``newmarket serve revoke-sessions NAME`` for all of a participant's sessions: a
+  copied cookie dies with it, which a signed cookie could not.  ``HttpOnly``,
+  ``SameSite=Lax``, and ``Secure`` unless the competition file says
+  ``secure_cookies = false`` (browsers treat ``http://localhost`` as secure,
+  so ``Secure`` works there too; behind TLS it is required).
+* **API token**: ``Authorization: Bearer TOKEN``.  A request so authenticated
+  carries no cookie of ours, so it needs no CSRF token.  It is a header so
+  that it is checked before the request's body is read: a request without
+  it is refused before the server takes a byte of its upload.
 
-Tokens are compared by hash lookup (``CompetitionStore.participant_by_token``),
-signatures with ``hmac.compare_digest``.
+Tokens and sessions are compared by hash lookup
+(``CompetitionStore.participant_by_token``, ``session_participant``), CSRF
+tokens with ``hmac.compare_digest``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import time
 
 from starlette.requests import Request
 
@@ -52,27 +56,6 @@ def csrf_ok(secret: bytes, browser_id: str | None, token: object) -> bool:
     return hmac.compare_digest(csrf_token(secret, browser_id), token)
 
 
-def session_value(secret: bytes, participant: int, now: float | None = None) -> str:
-    expiry = int((now or time.time()) + SESSION_SECONDS)
-    body = f"{participant}.{expiry}"
-    return f"{body}.{_sign(secret, 'session:' + body)}"
-
-
-def session_participant(secret: bytes, value: str | None) -> int | None:
-    """The participant a session cookie names, if its signature holds and it has not expired."""
-    if not value:
-        return None
-    try:
-        participant, expiry, signature = value.split(".")
-        if not hmac.compare_digest(_sign(secret, f"session:{participant}.{expiry}"), signature):
-            return None
-        if int(expiry) < time.time():
-            return None
-        return int(participant)
-    except ValueError:
-        return None
-
-
 def browser_id(request: Request) -> str | None:
     value = request.scope.get("state", {}).get("browser_id")
     return value if isinstance(value, str) else None
@@ -86,7 +69,12 @@ def bearer_token(request: Request) -> str | None:
     return None
 
 
+def session_token(request: Request) -> str | None:
+    value = request.cookies.get(SESSION_COOKIE)
+    return value if value else None
+
+
 def signed_in(request: Request, store: CompetitionStore) -> Participant | None:
-    """The participant of the session cookie, if any."""
-    participant = session_participant(store.secret, request.cookies.get(SESSION_COOKIE))
-    return None if participant is None else store.participant(participant)
+    """The participant of the session cookie, if the session is live."""
+    token = session_token(request)
+    return None if token is None else store.session_participant(token)

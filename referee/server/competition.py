@@ -1,24 +1,26 @@
 """The running competition: config, store, the latest leaderboard, and what changed.
 
 The web side and the background loops share this one object.  Everything in
-it lives on the server's trio thread except the bootstrap, which runs in a
-worker thread on a snapshot of the seat rows (``refresh_board``), so a page
-never waits for it: pages read ``board``, the latest finished computation.
+it lives on the server's trio thread except the leaderboard's fit, which runs
+in a worker thread (``refresh_board``): it reads only the results stored since
+the last one it saw, adds them to its summaries (``Leaderboard``) and draws
+the bootstrap, so a page never waits for it: pages read ``board``, the latest
+finished computation.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
 
 from referee.bots import resolve_bot
 from referee.server.config import REMOTE, CompetitionConfig
-from referee.server.scoring import Score, score_versions
+from referee.server.scoring import Leaderboard, Score
 from referee.server.storage import for_config as disk_space
 from referee.server.store import CompetitionStore, Version
 
@@ -51,9 +53,19 @@ class Competition:
         # deleted each other's files: a 500 for the participant, a half-built version.
         self.unpacking: set[int] = set()
         self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
+        # Where every group's cards come from (a StoreError if the file's public_deals
+        # differs from the first start's); the key stays in this process.
+        self.deals = store.group_deals(config.public_deals)
+        self._reader: CompetitionStore | None = None  # the leaderboard's, in a worker thread
+        self._house: set[int] | None = None  # the house bots' participants, once read
         # The room kept free under the data directory: play and admission pause below it.
         self.disk = disk_space(config)
         self._bots_can_signal: bool | None = None
+        # Every stored result's share of the leaderboard's fit, up to the row ``fitted_upto``;
+        # only the worker thread of ``refresh_board`` touches them, one at a time.
+        self.leaderboard = Leaderboard()
+        self.fitted_upto = 0
+        self._refreshing = trio.Lock()
 
     @property
     def bots_can_signal(self) -> bool:
@@ -73,12 +85,30 @@ class Competition:
         self.changed = trio.Event()
 
     def ensure_house_bots(self, names: tuple[str, ...]) -> None:
-        """The organiser's bundled sparring bots, each a participant with one admitted version."""
+        """The organiser's bundled sparring bots, each a participant with one admitted version.
+
+        A house bot is marked as such in the database (``house_participants``): its
+        name alone makes nobody one (a participant cannot register a ``house:`` name).
+        """
+        house = self.store.house_participants()
         for name in names:
             who = HOUSE_PREFIX + name
             participant = self.store.participant_by_name(who)
             if participant is None:
-                participant, _token = self.store.add_participant(who)
+                participant, _token = self.store.add_participant(who, house=True)
+            elif participant.id not in house:
+                # A database from before the mark: the name is the house bot's if all its
+                # versions are the bundled bot the server gave it; else somebody took it.
+                versions = self.store.versions(participant.id)
+                if any(v.runtime != "bundled" for v in versions):
+                    print(
+                        f"newmarket serve: house bot {name!r} not added: a participant "
+                        f"registered the name {who!r} and uploaded to it",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    continue
+                self.store.mark_house(participant.id)
             versions = self.store.versions(participant.id)
             # Also a version left pending by a kill before its decision: skipped, it was
             # rejected by admission (nothing uploaded) and the house bot lost for good.
@@ -88,9 +118,13 @@ class Competition:
                 if version is None:
                     version = self.store.add_version(participant.id, "bundled", name, "", 0)
                 self.store.decide(version.id, "admitted", "a bundled bot", "", spec.to_json())
+        self._house = None  # read again at the next look
 
     def is_house(self, version: Version) -> bool:
-        return version.participant_name.startswith(HOUSE_PREFIX)
+        """One of the organiser's house bots (marked by ``ensure_house_bots``, not by name)."""
+        if self._house is None:  # marked only at the start: read once
+            self._house = self.store.house_participants()
+        return version.participant in self._house
 
     def is_remote(self, version_id: int) -> bool:
         version = self.store.version(version_id)
@@ -106,18 +140,34 @@ class Competition:
 
     async def refresh_board(self) -> None:
         """Recompute the leaderboard if results arrived since the last one."""
-        count = self.store.match_count()
-        admitted = [v.id for v in self.store.versions(status="admitted")]
-        if count == self.board.matches and set(admitted) == set(self.board.scores):
-            return
-        scores = await trio.to_thread.run_sync(_scores, self.store.path, admitted)
-        self.board = Board(scores, count, time.time())
+        async with self._refreshing:
+            count = self.store.match_count()
+            admitted = [v.id for v in self.store.versions(status="admitted")]
+            if count == self.board.matches and set(admitted) == set(self.board.scores):
+                return
+            # One reading connection for the server's life, opened at the first refresh:
+            # opened anew each time, it was the first thing to fail when clients had taken
+            # every descriptor, and its StoreError ended the server.
+            if self._reader is None:
+                self._reader = CompetitionStore.reader(self.store.path)
+            scores, matches = await trio.to_thread.run_sync(self._scores, self._reader, admitted)
+            self.board = Board(scores, matches, time.time())
 
+    def _scores(
+        self, reader: CompetitionStore, admitted: list[int]
+    ) -> tuple[dict[int, Score], int]:
+        """In a worker thread, on its own connection: the new results, then the scores."""
+        upto, played = reader.played_since(self.fitted_upto)
+        try:
+            self.leaderboard.extend(played)
+        except BaseException:  # half added: start afresh from the first row next time
+            self.leaderboard, self.fitted_upto = Leaderboard(), 0
+            raise
+        self.fitted_upto = upto
+        return self.leaderboard.scores(admitted), self.leaderboard.matches
 
-def _scores(path: Path, admitted: list[int]) -> dict[int, Score]:
-    """In a worker thread, on its own connection: reading every seat is not the pages' wait."""
-    reader = CompetitionStore.reader(path)
-    try:
-        return score_versions(reader.played_matches(), admitted)
-    finally:
-        reader.close()
+    def close(self) -> None:
+        """Close what the competition opened beside its store (the leaderboard's reader)."""
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None

@@ -3,12 +3,18 @@
 Every mistake is one ``ConfigError`` line, ``FILE: KEY: PROBLEM``, as for a
 league file.  The shape (every key optional unless marked)::
 
-    [competition]  name (required), seed, data (directory for the database,
-                   uploads and logs; default: "<file stem>-data" beside the file),
+    [competition]  name (required), seed (the scheduler's and the groups' public
+                   identities, not the cards: those come from a secret key in the
+                   database, ``referee.dealkey``), public_deals (true: the cards
+                   follow from the seed; fixed at the first start), data (directory
+                   for the database, uploads and logs; default: "<file stem>-data"),
                    self_registration (bool), runtimes (list of RUNTIMES),
                    house_bots (bundled bots that always play, e.g. ["tracker"])
     [server]       host, port, jobs (tables played at once), secure_cookies (bool),
-                   registrations_per_hour (self-registrations per client address)
+                   registrations_per_hour (self-registrations per client address),
+                   and what one web client may cost (``ClientLimits``): header_timeout,
+                   body_timeout, body_rate, send_timeout, connections_per_address,
+                   anonymous_per_address, anonymous
     [tables]       players (seats per table, 3..8), hand_limit
     [rules]        preset, options = { option = value, ... }
     [time_control] move_time, time_bank, startup_time, margin, max_faults
@@ -52,6 +58,7 @@ from referee.timecontrol import TimeControl
 __all__ = [
     "RUNTIMES",
     "AdmissionSettings",
+    "ClientLimits",
     "CompetitionConfig",
     "ConfigError",
     "StorageLimits",
@@ -73,6 +80,19 @@ class UploadLimits:
     max_files: int = 200  # files in an archive
     max_unpacked_bytes: int = 16 * MIB  # an archive's files together, unpacked
     per_hour: int = 30  # uploads per participant in any hour
+
+
+@dataclasses.dataclass(frozen=True)
+class ClientLimits:
+    """What one web client may cost the server (``referee.server.listener``, ``middleware``)."""
+
+    header_timeout: float = 10.0  # seconds for a whole request head
+    body_timeout: float = 20.0  # seconds for a body, plus a second per body_rate bytes
+    body_rate: int = 500  # bytes a second: the slowest a body may keep coming
+    send_timeout: float = 60.0  # seconds an answer may wait for its client to read it
+    connections_per_address: int = 64  # open connections from one client address
+    anonymous_per_address: int = 8  # requests with a body and nobody signed in, per address
+    anonymous: int = 64  # the same, from all addresses together
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,6 +138,8 @@ class CompetitionConfig:
     remote: RemoteSettings | None = None  # None: no remote bots
     storage: StorageLimits = StorageLimits()
     admission: AdmissionSettings = AdmissionSettings()
+    clients: ClientLimits = ClientLimits()
+    public_deals: bool = False  # the cards follow from the seed (research), not a secret key
 
     @property
     def database(self) -> Path:
@@ -171,6 +193,7 @@ class _CompetitionReader(ConfigReader):
         if not name.strip():
             self.fail("competition.name", "must not be empty")
         seed = competition.integer("seed", 1, 0)
+        public_deals = competition.boolean("public_deals", False)
         data_text = competition.text("data", f"{self.path.stem}-data")
         self_registration = competition.boolean("self_registration", False)
         default_runtimes = [*UPLOADED, REMOTE] if "remote" in data else list(UPLOADED)
@@ -194,7 +217,17 @@ class _CompetitionReader(ConfigReader):
                     self.fail("competition.house_bots", f"{bot_name!r} is not a bundled bot")
         except ImportError:
             pass
-        competition.finish(("name", "seed", "data", "self_registration", "runtimes", "house_bots"))
+        competition.finish(
+            (
+                "name",
+                "seed",
+                "public_deals",
+                "data",
+                "self_registration",
+                "runtimes",
+                "house_bots",
+            )
+        )
 
         server = Section(self, data.get("server", {}), "server")
         host = server.text("host", "127.0.0.1")
@@ -202,7 +235,17 @@ class _CompetitionReader(ConfigReader):
         jobs = server.integer("jobs", 2, 1, 64)
         secure_cookies = server.boolean("secure_cookies", True)
         registrations_per_hour = server.integer("registrations_per_hour", 5, 1)
-        server.finish(("host", "port", "jobs", "secure_cookies", "registrations_per_hour"))
+        clients = self.client_limits(server)
+        server.finish(
+            (
+                "host",
+                "port",
+                "jobs",
+                "secure_cookies",
+                "registrations_per_hour",
+                *(field.name for field in dataclasses.fields(ClientLimits)),
+            )
+        )
 
         tables = Section(self, data.get("tables", {}), "tables")
         players = tables.integer("players", 3, MIN_PLAYERS, MAX_PLAYERS)
@@ -298,6 +341,31 @@ class _CompetitionReader(ConfigReader):
             remote=remote,
             storage=storage,
             admission=admission,
+            public_deals=public_deals,
+            clients=clients,
+        )
+
+    def client_limits(self, server: Section) -> ClientLimits:
+        """[server]'s limits on one web client (docs/server.md, "Slow and abusive clients")."""
+        base = ClientLimits()
+        seconds = {}
+        for key in ("header_timeout", "body_timeout", "send_timeout"):
+            value = server.number(key, getattr(base, key))
+            if not 0.1 <= value <= 3600:
+                self.fail(f"server.{key}", f"must be 0.1 to 3600 seconds, got {value:g}")
+            seconds[key] = value
+        return ClientLimits(
+            header_timeout=seconds["header_timeout"],
+            body_timeout=seconds["body_timeout"],
+            body_rate=server.integer("body_rate", base.body_rate, 1),
+            send_timeout=seconds["send_timeout"],
+            connections_per_address=server.integer(
+                "connections_per_address", base.connections_per_address, 1
+            ),
+            anonymous_per_address=server.integer(
+                "anonymous_per_address", base.anonymous_per_address, 1
+            ),
+            anonymous=server.integer("anonymous", base.anonymous, 1),
         )
 
     def rules(  # type: ignore[override]  # [tables] hand_limit, not [league]'s

@@ -1,4 +1,4 @@
-"""Two ASGI middlewares around the whole app: security headers, and request body limits.
+"""The ASGI middlewares around the whole app: headers, who may send a body, and how much.
 
 ``SecurityHeaders`` gives every response a strict Content-Security-Policy
 (scripts, styles and fetches from this origin only; no inline script or
@@ -12,6 +12,19 @@ the ``Content-Length`` says so, before a byte is read, and otherwise by
 counting the bytes as the app reads them and stopping the read the moment
 the cap is passed.  A 1 GB upload therefore costs the server the cap, never
 the gigabyte: nothing beyond it is read, kept in memory or written.
+
+``BodyDeadline`` ends a body that comes too slowly (408): it must be whole
+within ``body_timeout`` seconds, and each ``body_rate`` bytes received give it
+one more (Apache's ``mod_reqtimeout`` ``body=20,MinRate=500``).  A body sent
+a byte every few seconds is cut off in ``body_timeout``.
+
+``AnonymousRequests`` caps the requests with a body from nobody signed in
+(no live session, no good API token) that are in progress at once: a few per
+client address and a few dozen in all (503).  Requests that need a sign-in
+check it before reading the body (``referee.server.app``, ``api``), so these
+are the sign-in and registration forms, whose body must be read to know who
+is asking; with the body's deadline, strangers cannot hold the server's
+connections open through them.
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import json
 from collections.abc import Callable
 from http.cookies import CookieError, SimpleCookie
 
+import trio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from referee.server.auth import BROWSER_COOKIE, new_browser_id
@@ -67,16 +81,33 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-class BodyTooLargeError(Exception):
-    """Raised by the capped ``receive`` the moment a body passes its cap.
+class BodyRefusedError(Exception):
+    """A request body the server stops reading: too large (413) or too slow (408).
 
-    A form-reading endpoint catches it and answers 413 itself (Starlette's error
-    middleware would otherwise answer 500 first); ``BodyLimit`` answers for
-    any other endpoint that lets it escape before responding.
+    The app's exception handler answers it (``referee.server.app``): Starlette's
+    error middleware would otherwise answer 500 first.  The middleware that
+    raised it answers for an endpoint that lets it escape before responding.
     """
+
+    status = 400
+
+
+class BodyTooLargeError(BodyRefusedError):
+    """Raised by the capped ``receive`` the moment a body passes its cap."""
+
+    status = 413
 
     def __init__(self, cap: int) -> None:
         super().__init__(too_large(cap))
+
+
+class BodyTimeoutError(BodyRefusedError):
+    """Raised by ``BodyDeadline``'s ``receive`` when a body is not whole in time."""
+
+    status = 408
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"request body too slow: not received in {seconds:.0f} s")
 
 
 class BodyLimit:
@@ -133,17 +164,124 @@ class BodyLimit:
                 await _refuse(send, cap)
 
 
+class BodyDeadline:
+    """A request body must be whole within ``seconds`` plus a second per ``rate`` bytes."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        seconds: float,
+        rate: int,
+        clock: Callable[[], float] = trio.current_time,
+    ) -> None:
+        self.app = app
+        self.seconds = seconds
+        self.rate = rate
+        self.clock = clock
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+        started_at = self.clock()
+        received = 0
+        answered = False
+        late = False
+
+        async def timed_receive() -> Message:
+            nonlocal received, late
+            deadline = started_at + self.seconds + received / self.rate
+            with trio.move_on_after(max(0.0, deadline - self.clock())):
+                message = await receive()
+                if message["type"] == "http.request":
+                    received += len(message.get("body", b""))
+                return message
+            late = True
+            raise BodyTimeoutError(self.clock() - started_at)
+
+        async def watching_send(message: Message) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.start":
+                answered = True
+                if late:  # the rest of the body is not waited for: the connection ends
+                    headers = [(k, v) for k, v in message.get("headers", []) if k != b"connection"]
+                    message = {**message, "headers": [*headers, (b"connection", b"close")]}
+            await send(message)
+
+        try:
+            await self.app(scope, timed_receive, watching_send)
+        except BodyTimeoutError as error:
+            if not answered:
+                await _answer(send, error.status, str(error))
+
+
+class AnonymousRequests:
+    """At most ``per_address`` (and ``overall``) requests with a body from nobody signed in
+    in progress at once; ``signed_in(scope)`` says whether a request's headers sign it in."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        per_address: int,
+        overall: int,
+        signed_in: Callable[[Scope], bool],
+    ) -> None:
+        self.app = app
+        self.per_address = per_address
+        self.overall = overall
+        self.signed_in = signed_in
+        self.open: dict[str, int] = {}
+        self.total = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        if self.signed_in(scope):
+            await self.app(scope, receive, send)
+            return
+        client = scope.get("client")
+        address = str(client[0]) if client else "unknown"
+        if self.open.get(address, 0) >= self.per_address or self.total >= self.overall:
+            # Before a byte of the body: the connection is closed with the answer.
+            await _answer(
+                send,
+                503,
+                "too many requests in progress from nobody signed in; try again in a moment",
+                retry_after=10,
+            )
+            return
+        self.open[address] = self.open.get(address, 0) + 1
+        self.total += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.total -= 1
+            left = self.open[address] - 1
+            if left:
+                self.open[address] = left
+            else:
+                del self.open[address]
+
+
 def too_large(cap: int) -> str:
     return f"request too large: at most {cap // 1024} KiB may be sent here"
 
 
 async def _refuse(send: Send, cap: int) -> None:
-    body = json.dumps({"error": too_large(cap)}).encode()
+    await _answer(send, 413, too_large(cap))
+
+
+async def _answer(send: Send, status: int, reason: str, retry_after: int | None = None) -> None:
+    """A one-line JSON error that closes the connection (the body is not read on)."""
+    body = json.dumps({"error": reason}).encode()
+    extra = [] if retry_after is None else [(b"retry-after", str(retry_after).encode())]
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [
+                *extra,
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
                 (b"connection", b"close"),

@@ -294,20 +294,26 @@ def group_matches(
     """The matches of ``group`` still to play, at table ``number``."""
     config = competition.config
     remote = competition.has_remote(group.versions)
-    return [
-        MatchKey(
-            match_id=match_id(group.id, rotation),
-            ordinal=group.id * 8 + rotation,
-            round=group.id,
-            table=number,
-            rotation=rotation,
-            seed=rotation_seed(group, rotation, remote),
-            bots=seating,
-            start_chips=(config.rules.starting_chips,) * len(seating),
+    keys = []
+    for rotation, seating in enumerate(rotations(group.versions)):
+        if rotation in done:
+            continue
+        identity = rotation_seed(group, rotation, remote)
+        keys.append(
+            MatchKey(
+                match_id=match_id(group.id, rotation),
+                ordinal=group.id * 8 + rotation,
+                round=group.id,
+                table=number,
+                rotation=rotation,
+                seed=identity,
+                bots=seating,
+                start_chips=(config.rules.starting_chips,) * len(seating),
+                # The cards' seed from the server's key: a worker is sent this, not the key.
+                deal_seed=competition.deals.deal_seed(group.id, identity),
+            )
         )
-        for rotation, seating in enumerate(rotations(group.versions))
-        if rotation not in done
-    ]
+    return keys
 
 
 async def play_group(
@@ -331,7 +337,15 @@ async def play_group(
         # A finished match is never lost: a locked database is waited out, not fatal.
         await written(
             f"recording match {key.match_id}",
-            partial(competition.store.record, group, key.rotation, key.bots, result, log),
+            partial(
+                competition.store.record,
+                group,
+                key.rotation,
+                key.bots,
+                result,
+                log,
+                identity=key.seed,
+            ),
         )
         await written(
             f"watching the faults of match {key.match_id}",

@@ -137,7 +137,9 @@ def record_result(
     """
     log = competition.config.logs_dir / f"{job.key.match_id}.jsonl"
     store = competition.store
-    write = partial(store.record, group, job.key.rotation, job.key.bots, result, log)
+    write = partial(
+        store.record, group, job.key.rotation, job.key.bots, result, log, identity=job.key.seed
+    )
     try:
         write()
     except sqlite3.OperationalError as error:

@@ -19,12 +19,12 @@ from functools import partial
 
 import trio
 from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve as hypercorn_serve
 
 from referee.server.app import build_app
 from referee.server.busy import SERVING_LOCK_WAIT, written
 from referee.server.competition import Competition
 from referee.server.config import CompetitionConfig
+from referee.server.listener import ConnectionGuard, raise_descriptor_limit, serve_http
 from referee.server.play import (
     GroupQueue,
     OpenTable,
@@ -120,6 +120,9 @@ async def _serve(
         "adding the house bots", partial(competition.ensure_house_bots, config.house_bots)
     )
     store.wait_for_locks(SERVING_LOCK_WAIT)
+    # Every descriptor the machine allows, and a reserve of them no client can take: the
+    # database, the tables' pipes and a version's check must always find one.
+    guard = ConnectionGuard(config.clients.connections_per_address, raise_descriptor_limit())
     hyper = HypercornConfig()
     hyper.bind = [f"{config.host}:{config.port if port is None else port}"]
     hyper.accesslog = None
@@ -140,9 +143,11 @@ async def _serve(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_signals, stop)
             binds = await nursery.start(
-                lambda task_status: hypercorn_serve(
-                    build_app(competition),  # type: ignore[arg-type]
+                lambda task_status: serve_http(
+                    build_app(competition),
                     hyper,
+                    config.clients,
+                    guard,
                     shutdown_trigger=stop.wait,
                     task_status=task_status,
                 )
@@ -164,6 +169,7 @@ async def _serve(
     finally:
         if competition.lobby is not None:
             await competition.lobby.aclose()
+        competition.close()
         store.close()
 
 

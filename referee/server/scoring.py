@@ -25,9 +25,13 @@ competition's leaderboard and a league's table mean the same thing:
   opponents.
 
 A version with fewer than ``MIN_GROUPS`` groups has no interval yet (shown as
-"new"): the scheduler treats it as the most uncertain of all.  The fit is a
-dense solve per resample, so it runs in a worker thread (``competition``),
-once per new result.
+"new"): the scheduler treats it as the most uncertain of all.
+
+The fit is kept as results arrive (``Leaderboard``, over
+``referee.scoring.summary.FitSummary``): a new result updates its group's
+share, and the bootstrap draws over the summaries, so a leaderboard costs
+about the same after a million matches as after a thousand.  It still runs
+in a worker thread (``competition``), once per new result.
 """
 
 from __future__ import annotations
@@ -35,11 +39,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from referee.scoring.duplicate import GroupMatch, forfeit_nets
-from referee.scoring.fit import GroupEquations, equations
-from referee.scoring.intervals import bootstrap, default_resamples
+from referee.scoring.intervals import default_resamples
+from referee.scoring.summary import FitSummary
 from referee.server.store import PlayedMatch
 
 BOOTSTRAP = 200
@@ -70,53 +74,94 @@ class Score:
         return dataclasses.asdict(self)
 
 
-def _groups(played: Sequence[PlayedMatch], index: dict[int, int]) -> list[list[GroupMatch[int]]]:
-    """The fit's groups: the matches of a group that share its deal seed; any other match alone."""
-    by_deal: dict[tuple[int, int], list[GroupMatch[int]]] = defaultdict(list)
-    for match in played:
-        holders = [index[version] for version in match.versions]
+@dataclasses.dataclass
+class _OpenGroup:
+    """A group whose rotations are not all in yet: its deals' labels and who it counted."""
+
+    labels: set[tuple[int, int]] = dataclasses.field(default_factory=set)
+    counted: set[int] = dataclasses.field(default_factory=set)
+    seen: int = 0
+
+
+class Leaderboard:
+    """Every finished match's share of the fit, added one at a time (``add``).
+
+    A fit group is a group's deal: its rotations that share the deal seed (at
+    a remote table, where each rotation has its own, each rotation alone).
+    Once all of a group's rotations are in (one per seat), its matches are
+    forgotten and only its share stays.
+    """
+
+    def __init__(self) -> None:
+        self.fit = FitSummary()
+        self.matches = 0
+        self._seen: set[int] = set()  # every version that sat at a finished match
+        self._groups: dict[int, int] = defaultdict(int)  # version -> groups it played in
+        self._played: dict[int, int] = defaultdict(int)  # version -> matches
+        self._open: dict[int, _OpenGroup] = {}
+
+    def add(self, match: PlayedMatch) -> None:
         nets = [float(net) for net in match.net_chips]
         if match.disqualified:  # the default policy's chips are not the version's
             nets = forfeit_nets(nets, match.disqualified)
-        by_deal[(match.group_id, match.seed)].append(GroupMatch(holders, nets, match.hands))
-    return [matches for _deal, matches in sorted(by_deal.items())]
+        label = (match.group_id, match.seed)
+        self.fit.add(label, GroupMatch(list(match.versions), nets, match.hands))
+        self.matches += 1
+        versions = set(match.versions)
+        self._seen |= versions
+        for version in versions:
+            self._played[version] += 1
+        group = self._open.setdefault(match.group_id, _OpenGroup())
+        for version in versions - group.counted:
+            self._groups[version] += 1
+        group.counted |= versions
+        group.labels.add(label)
+        group.seen += 1
+        if group.seen >= len(match.versions):  # every rotation is in: nothing more can come
+            for done in group.labels:
+                self.fit.close(done)
+            del self._open[match.group_id]
+
+    def extend(self, played: Iterable[PlayedMatch]) -> None:
+        for match in played:
+            self.add(match)
+
+    def scores(self, versions: Sequence[int]) -> dict[int, Score]:
+        """Scores for ``versions`` from every match added so far (see the module doc)."""
+        everyone = sorted(self._seen | set(versions))
+        index = {version: i for i, version in enumerate(everyone)}
+        groups, matches = self._groups, self._played
+        # Rank intervals among the versions that have one: a new version's rank is still noise.
+        ranked = [index[v] for v in versions if groups.get(v, 0) >= MIN_GROUPS]
+        resamples = min(BOOTSTRAP, default_resamples(len(everyone)))
+        fitted = (
+            self.fit.bootstrap(everyone, resamples=resamples, seed=SEED, ranked=ranked)
+            if self.fit.groups
+            else None
+        )
+        point = {v: fitted.strength[index[v]] for v in versions if fitted and groups.get(v)}
+        order = sorted(versions, key=lambda v: (v not in point, -point.get(v, 0.0), v))
+        board: dict[int, Score] = {}
+        for rank, version in enumerate(order, start=1):
+            # The bootstrap's intervals, for a version with enough groups to have them.
+            sure = fitted if groups.get(version, 0) >= MIN_GROUPS else None
+            i = index[version]
+            board[version] = Score(
+                version=version,
+                groups=groups.get(version, 0),
+                matches=matches.get(version, 0),
+                score=point.get(version),
+                low=sure.low[i] if sure else None,
+                high=sure.high[i] if sure else None,
+                rank=rank,
+                rank_low=sure.rank_low[i] if sure else None,
+                rank_high=sure.rank_high[i] if sure else None,
+            )
+        return board
 
 
 def score_versions(played: Sequence[PlayedMatch], versions: Sequence[int]) -> dict[int, Score]:
     """Scores for ``versions`` from every finished match (see the module doc)."""
-    everyone = sorted({v for match in played for v in match.versions} | set(versions))
-    index = {version: i for i, version in enumerate(everyone)}
-    group_equations: list[GroupEquations] = [equations(group) for group in _groups(played, index)]
-    groups: dict[int, set[int]] = defaultdict(set)
-    matches: dict[int, int] = defaultdict(int)
-    for match in played:
-        for version in set(match.versions):
-            groups[version].add(match.group_id)
-            matches[version] += 1
-    # Rank intervals among the versions that have one: a new version's rank is still noise.
-    ranked = [index[v] for v in versions if len(groups[v]) >= MIN_GROUPS]
-    resamples = min(BOOTSTRAP, default_resamples(len(everyone)))
-    fitted = (
-        bootstrap(len(everyone), group_equations, resamples=resamples, seed=SEED, ranked=ranked)
-        if group_equations
-        else None
-    )
-    point = {v: fitted.strength[index[v]] for v in versions if fitted and groups[v]}
-    order = sorted(versions, key=lambda v: (v not in point, -point.get(v, 0.0), v))
-    board: dict[int, Score] = {}
-    for rank, version in enumerate(order, start=1):
-        # The bootstrap's intervals, for a version with enough groups to have them.
-        sure = fitted if len(groups[version]) >= MIN_GROUPS else None
-        i = index[version]
-        board[version] = Score(
-            version=version,
-            groups=len(groups[version]),
-            matches=matches[version],
-            score=point.get(version),
-            low=sure.low[i] if sure else None,
-            high=sure.high[i] if sure else None,
-            rank=rank,
-            rank_low=sure.rank_low[i] if sure else None,
-            rank_high=sure.rank_high[i] if sure else None,
-        )
-    return board
+    board = Leaderboard()
+    board.extend(played)
+    return board.scores(versions)

@@ -15,25 +15,53 @@ As in the league store (``referee.league.store``, whose ideas this follows):
   finishes the groups it began instead of leaving half-played seeds behind.
 
 Tokens are stored as SHA-256 hashes: the database alone signs nobody in.
+
+The deal key (``referee.dealkey``; meta ``deal_key``, apart from the
+session-signing ``secret``) is drawn when the database is made; every group's
+cards come from it and the group's public seed, so this file is what the
+organiser must keep secret for the cards to be.  A database made before deal
+keys keeps dealing its earlier groups from their public seeds
+(``secret_deals_from``), so that no group's rotations are dealt two ways.
+While a group still has matches to play, its cards are dealt again at its
+other seats: ``in_play`` tells the views which matches must show nothing of
+their cards yet.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
+import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.dealkey import DealKey
 from referee.league.store import StoreError as SqliteError
 from referee.league.store import connect_sqlite, lock_for_writing, quick_check
 from referee.match import MatchResult
+from referee.server.names import (
+    NameRefusedError,
+    check_script,
+    looks_like,
+    normal_name,
+    reserved,
+)
 
 SCHEMA_VERSION = 1
+# A group (``g``) with matches still to play and not given up: ``in_play``.
+_IN_PLAY = (
+    "(g.abandoned = 0 AND (SELECT COUNT(*) FROM matches x WHERE x.group_id = g.id) "
+    "< json_array_length(g.versions))"
+)
+MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no row
 DATABASE = "competition database"
 ADVICE = "restore it from a copy, or start the competition with another data directory"
 
@@ -128,6 +156,21 @@ CREATE INDEX IF NOT EXISTS matches_by_group ON matches(group_id);
 CREATE INDEX IF NOT EXISTS faults_by_version ON faults(version);
 """
 
+# Accounts: the server side of a signed-in browser, and the organiser's mark on house bots.
+# Tables of their own, so a database made before them gains them at its next start.
+_ACCOUNTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    token_hash TEXT PRIMARY KEY,      -- SHA-256 of the cookie's value: the file signs nobody in
+    participant INTEGER NOT NULL REFERENCES participants(id),
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_participant ON sessions(participant);
+CREATE TABLE IF NOT EXISTS house_participants (
+    participant INTEGER PRIMARY KEY REFERENCES participants(id)  -- set from house_bots only
+);
+"""
+
 
 class StoreError(Exception):
     """The database cannot be used; the message says why on one line."""
@@ -143,6 +186,7 @@ def lock_for_serving(path: Path) -> int:
     lock: they write while the server runs.  The kernel drops the lock with
     the process, so a ``kill -9`` never leaves a stale one behind.
     """
+    check_place(path)
     try:
         return lock_for_writing(path, "the server process", "one server per competition")
     except SqliteError as error:
@@ -155,6 +199,104 @@ def _locked(path: Path, busy_timeout: float) -> str:
         f"{path}: locked by another process for {busy_timeout:g} s "
         "(a management command, or sqlite3 with a transaction open?); try again"
     )
+
+
+# The tables every competition database has had since schema 1: one of them missing is a
+# damaged file, not an old one (a newer table missing is made, CREATE TABLE IF NOT EXISTS).
+FIRST_TABLES = ("meta", "participants", "versions", "groups", "matches", "seats", "faults")
+
+
+def _expected_columns() -> dict[str, set[str]]:
+    """Each table of the schema and its columns, read from the schema itself."""
+    scratch = sqlite3.connect(":memory:")
+    try:
+        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA)
+        return _columns(scratch)
+    finally:
+        scratch.close()
+
+
+def _columns(connection: sqlite3.Connection) -> dict[str, set[str]]:
+    tables = [
+        str(name)
+        for (name,) in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    return {
+        table: {str(row[1]) for row in connection.execute(f"PRAGMA table_info({table!r})")}
+        for table in tables
+    }
+
+
+def check_place(path: Path) -> None:
+    """``StoreError`` if ``path`` cannot hold the database: its directory is a file, it is a
+    directory, it cannot be read and written, or its write-ahead log is there without it."""
+    folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(f"{folder}: not a directory, so it cannot hold the {DATABASE}")
+    if path.is_dir():
+        raise StoreError(f"{path}: a directory where the {DATABASE} file should be")
+    wal = path.with_name(path.name + "-wal")
+    if not path.exists() and wal.exists():
+        # SQLite would start an empty database beside it and overwrite the log.
+        raise StoreError(
+            f"{path}: missing, but its write-ahead log {wal.name} is there: the database "
+            f"was moved or deleted without it; put it back beside the log, or move "
+            f"{wal.name} away to start an empty competition"
+        )
+    for place in (path, folder) if path.exists() else (folder,):
+        if not place.exists() or os.access(place, os.R_OK | os.W_OK):
+            continue
+        if os.statvfs(place).f_flag & os.ST_RDONLY:
+            raise StoreError(f"{path}: on a read-only file system; the server writes here")
+        what = "it" if place == path else f"its directory {folder}"
+        raise StoreError(f"{path}: no permission to read and write {what}")
+
+
+def check_tables(connection: sqlite3.Connection, path: Path) -> None:
+    """``StoreError`` if the file holds another program's tables, lacks a table every
+    competition database has, or has one of another shape; before anything is written."""
+    found = _columns(connection)
+    if not found:
+        return  # a new file
+    expected = _expected_columns()
+    ours = (
+        "meta" in found
+        and connection.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone()
+    )
+    if not ours:
+        strangers = sorted(set(found) - set(expected))
+        if strangers:  # else a first start cut short before its schema version: finished now
+            raise StoreError(
+                f"{path}: not a {DATABASE}: it holds other tables ({', '.join(strangers[:5])}); "
+                "name another data directory in the competition file"
+            )
+    version = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    if version is not None and str(version[0]) != str(SCHEMA_VERSION):
+        raise StoreError(f"{path}: schema {version[0]}; this server reads {SCHEMA_VERSION}")
+    if ours:
+        missing = [table for table in FIRST_TABLES if table not in found]
+        if missing:
+            raise StoreError(
+                f"{path}: damaged {DATABASE}: table {', '.join(missing)} is missing ({ADVICE})"
+            )
+    for table, columns in expected.items():
+        lacking = sorted(columns - found.get(table, columns))
+        if lacking:
+            raise StoreError(
+                f"{path}: damaged {DATABASE}: table {table} has no column "
+                f"{', '.join(lacking)} ({ADVICE})"
+            )
+
+
+def _plainer(message: str, path: Path) -> str:
+    """SQLite's words for a file it cannot open, with what usually causes them."""
+    if message.endswith("unable to open database file"):
+        return f"{message} (its directory cannot be written, or the file system is full?)"
+    if "readonly database" in message or "Read-only file system" in message:
+        return f"{message} (the file or its file system is read-only)"
+    return message
 
 
 def hash_token(token: str) -> str:
@@ -204,6 +346,20 @@ class Group:
 
 
 @dataclasses.dataclass(frozen=True)
+class GroupDeals:
+    """The competition's deal key, and the first group dealt from it (``group_deals``)."""
+
+    key: DealKey
+    secret_from: int  # groups planned before deal keys existed deal their public seeds
+
+    def deal_seed(self, group: int, identity: int) -> int:
+        """The engine's seed for a match of ``group`` whose public seed is ``identity``."""
+        if group < self.secret_from:
+            return identity
+        return self.key.deal_seed(identity)
+
+
+@dataclasses.dataclass(frozen=True)
 class PlayedMatch:
     """One finished match as the leaderboard's fit reads it: who sat where, and what they won."""
 
@@ -236,7 +392,12 @@ class CompetitionStore:
     @classmethod
     def open(cls, path: Path, busy_timeout: float = 10.0) -> CompetitionStore:
         """``busy_timeout``: seconds a write waits for another process's lock before it
-        raises ``database is locked`` (``referee.server.busy`` retries it in the server)."""
+        raises ``database is locked`` (``referee.server.busy`` retries it in the server).
+
+        A file that cannot be this server's database is ``StoreError``, one line naming
+        it and what is wrong (``check_place``, ``check_tables``): nothing is written to it.
+        """
+        check_place(path)
         try:  # set up as the league's database is (WAL, synchronous=FULL), and checked
             connection = connect_sqlite(
                 path, readonly=False, what=DATABASE, autocommit=True, any_thread=True
@@ -244,21 +405,25 @@ class CompetitionStore:
             connection.execute(f"PRAGMA busy_timeout = {round(busy_timeout * 1000)}")
             quick_check(connection, path, DATABASE, ADVICE)
         except SqliteError as error:
-            raise StoreError(str(error)) from None
+            raise StoreError(_plainer(str(error), path)) from None
+        try:
+            check_tables(connection, path)
+        except StoreError:
+            connection.close()
+            raise
+        except sqlite3.DatabaseError as error:
+            connection.close()
+            raise StoreError(f"{path}: damaged {DATABASE}: {error} ({ADVICE})") from None
         try:
             # executescript commits whatever is open before it runs, so the script
             # is its own transaction: the whole schema, or none of it.
-            connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+            connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + "COMMIT;")
         except sqlite3.DatabaseError as error:
             connection.close()
             if "database is locked" in str(error):
                 raise StoreError(_locked(path, busy_timeout)) from None
             raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
         store = cls(path, connection)
-        version = store.meta("schema_version")
-        if version is not None and version != str(SCHEMA_VERSION):
-            connection.close()
-            raise StoreError(f"{path}: schema {version}; this server reads {SCHEMA_VERSION}")
         # Both in one transaction, each only if missing: written one after the other, a
         # kill -9 between them left no secret, and every later start signed sessions and
         # tokens with the empty key.  OR IGNORE also heals such a database, and keeps the
@@ -269,15 +434,21 @@ class CompetitionStore:
                 for key, value in (
                     ("schema_version", str(SCHEMA_VERSION)),
                     ("secret", secrets.token_hex(32)),
+                    ("deal_key", DealKey.generate().to_text()),
                 ):
                     connection.execute(
                         "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
                     )
-        except sqlite3.OperationalError as error:
+                # Set once: 1 for a new database, after the last group for an older one.
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) SELECT 'secret_deals_from', "
+                    "CAST(COALESCE(MAX(id), 0) + 1 AS TEXT) FROM groups"
+                )
+        except sqlite3.DatabaseError as error:
             connection.close()
             if "database is locked" in str(error):
                 raise StoreError(_locked(path, busy_timeout)) from None
-            raise
+            raise StoreError(f"{path}: cannot write the {DATABASE}: {error}") from None
         return store
 
     def wait_for_locks(self, seconds: float) -> None:
@@ -287,9 +458,13 @@ class CompetitionStore:
 
     @classmethod
     def reader(cls, path: Path) -> CompetitionStore:
-        """A second connection for reading in another thread (WAL: it never blocks the writer)."""
+        """A second connection for reading in worker threads (WAL: it never blocks the writer);
+        one thread at a time."""
         try:
-            return cls(path, connect_sqlite(path, readonly=True, what=DATABASE, autocommit=True))
+            connection = connect_sqlite(
+                path, readonly=True, what=DATABASE, autocommit=True, any_thread=True
+            )
+            return cls(path, connection)
         except SqliteError as error:
             raise StoreError(str(error)) from None
 
@@ -309,6 +484,36 @@ class CompetitionStore:
     def secret(self) -> bytes:
         return bytes.fromhex(self.meta("secret") or "")
 
+    def group_deals(self, public: bool) -> GroupDeals:
+        """Where each group's cards come from; ``public`` is the file's ``public_deals``.
+
+        The choice is the competition's first start's, kept in ``meta``: a group
+        planned under one and resumed under the other would deal its rotations
+        two ways, so a file that changes it is a ``StoreError``.
+        """
+        wanted = "1" if public else "0"
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('public_deals', ?)", (wanted,)
+            )
+        if self.meta("public_deals") != wanted:
+            first = "public" if wanted == "0" else "secret"
+            raise StoreError(
+                f"{self.path}: competition.public_deals: this competition has dealt {first} "
+                "cards since its first start and keeps them (use another data directory)"
+            )
+        key_text = self.meta("deal_key")
+        if key_text is None:
+            raise StoreError(f"{self.path}: damaged {DATABASE}: no deal key ({ADVICE})")
+        try:
+            key = DealKey.public() if public else DealKey.from_text(key_text)
+            secret_from = int(self.meta("secret_deals_from") or "1")
+        except ValueError:
+            damaged = f"{self.path}: damaged {DATABASE}: a bad deal key ({ADVICE})"
+            raise StoreError(damaged) from None
+        return GroupDeals(key, secret_from)
+
     @property
     def paused(self) -> bool:
         return self.meta("paused") == "1"
@@ -318,22 +523,102 @@ class CompetitionStore:
 
     # ------------------------------------------------------------------ participants
 
-    def add_participant(self, name: str) -> tuple[Participant, str]:
-        """A new participant and its token (shown once; only its hash is kept)."""
-        name = name.strip()
-        if not name or len(name) > 40 or not name.isprintable() or "/" in name or "\\" in name:
-            raise StoreError("participant name: 1 to 40 printable characters, no / or \\")
+    def add_participant(self, name: str, *, house: bool = False) -> tuple[Participant, str]:
+        """A new participant and its token (shown once; only its hash is kept).
+
+        The name is put in its normal form and refused (``StoreError``) when it
+        breaks ``referee.server.names``' rule or looks like a name already here.
+        ``house``: one of the organiser's house bots, named ``house:BOT`` by the
+        server itself (``Competition.ensure_house_bots``) and marked as such.
+        """
+        if house:
+            name = name.strip()
+        else:
+            try:
+                name = normal_name(name)
+            except NameRefusedError as error:
+                raise StoreError(str(error)) from None
+            word = reserved(name)
+            if word is not None:
+                raise StoreError(f"participant name {name!r} is reserved (it looks like {word!r})")
         token = secrets.token_urlsafe(24)
         now = time.time()
-        try:
+        # One transaction from the look at the names to the new row: a registration on the
+        # web and an organiser's add-participant at once cannot both take one look-alike.
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            for (existing,) in self._db.execute("SELECT name FROM participants"):
+                if existing == name:
+                    raise StoreError(f"participant name {name!r} is taken")
+                if not house and looks_like(name, str(existing)):
+                    raise StoreError(
+                        f"participant name {name!r} is taken: it looks like {existing!r}"
+                    )
+            if not house:
+                try:
+                    check_script(name)
+                except NameRefusedError as error:
+                    raise StoreError(str(error)) from None
             cursor = self._db.execute(
                 "INSERT INTO participants (name, token_hash, created_at) VALUES (?, ?, ?)",
                 (name, hash_token(token), now),
             )
-        except sqlite3.IntegrityError:
-            raise StoreError(f"participant name {name!r} is taken") from None
-        assert cursor.lastrowid is not None
+            assert cursor.lastrowid is not None
+            if house:
+                self._db.execute(
+                    "INSERT INTO house_participants (participant) VALUES (?)", (cursor.lastrowid,)
+                )
         return Participant(cursor.lastrowid, name, now), token
+
+    def mark_house(self, participant: int) -> None:
+        """Make ``participant`` one of the organiser's house bots (``add_participant``'s mark)."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO house_participants (participant) VALUES (?)", (participant,)
+        )
+
+    def house_participants(self) -> set[int]:
+        """The participants the organiser's competition file made house bots."""
+        return {int(p) for (p,) in self._db.execute("SELECT participant FROM house_participants")}
+
+    # ------------------------------------------------------------------ sessions
+
+    def open_session(self, participant: int, seconds: float) -> str:
+        """A new signed-in session for ``participant``: the cookie's value (only its hash is
+        kept), good for ``seconds`` unless ended first.  Expired sessions are cleared."""
+        token = secrets.token_urlsafe(32)
+        now = time.time()
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute("DELETE FROM sessions WHERE expires_at < ?", (now,))
+            self._db.execute(
+                "INSERT INTO sessions (token_hash, participant, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?)",
+                (hash_token(token), participant, now, now + seconds),
+            )
+        return token
+
+    def session_participant(self, token: str) -> Participant | None:
+        """The participant of a live session, or None (unknown, ended or expired)."""
+        row = self._db.execute(
+            "SELECT p.id, p.name, p.created_at FROM sessions s JOIN participants p "
+            "ON p.id = s.participant WHERE s.token_hash = ? AND s.expires_at >= ?",
+            (hash_token(token), time.time()),
+        ).fetchone()
+        return None if row is None else Participant(*row)
+
+    def end_session(self, token: str) -> None:
+        self._db.execute("DELETE FROM sessions WHERE token_hash = ?", (hash_token(token),))
+
+    def end_sessions(self, participant: int) -> int:
+        """End every session of ``participant`` (signed out everywhere); how many there were."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            (live,) = self._db.execute(
+                "SELECT COUNT(*) FROM sessions WHERE participant = ? AND expires_at >= ?",
+                (participant, time.time()),
+            ).fetchone()
+            self._db.execute("DELETE FROM sessions WHERE participant = ?", (participant,))
+        return int(live)
 
     def participant_by_token(self, token: str) -> Participant | None:
         row = self._db.execute(
@@ -343,14 +628,17 @@ class CompetitionStore:
         return None if row is None else Participant(*row)
 
     def participant(self, participant_id: int) -> Participant | None:
+        if not 0 < participant_id <= MAX_ROW_ID:
+            return None
         row = self._db.execute(
             "SELECT id, name, created_at FROM participants WHERE id = ?", (participant_id,)
         ).fetchone()
         return None if row is None else Participant(*row)
 
     def participant_by_name(self, name: str) -> Participant | None:
-        row = self._db.execute(
-            "SELECT id, name, created_at FROM participants WHERE name = ?", (name,)
+        row = self._db.execute(  # names are kept in NFKC (referee.server.names)
+            "SELECT id, name, created_at FROM participants WHERE name IN (?, ?)",
+            (name, unicodedata.normalize("NFKC", name)),
         ).fetchone()
         return None if row is None else Participant(*row)
 
@@ -367,8 +655,21 @@ class CompetitionStore:
 
     def _version(self, row: Sequence[Any]) -> Version:
         values = list(row)
-        values[11] = None if values[11] is None else json.loads(values[11])
+        with self._reading(f"version {values[0]}"):
+            values[11] = None if values[11] is None else json.loads(values[11])
         return Version(*values)
+
+    @contextlib.contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        """A row no server wrote (a value of another type, JSON cut short) as one line."""
+        try:
+            yield
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as error:
+            detail = str(error) if isinstance(error, ValueError) else repr(error)
+            raise StoreError(
+                f"{self.path}: damaged {DATABASE}: {what} holds a bad value "
+                f"({' '.join(detail.split())[:160]}; {ADVICE})"
+            ) from None
 
     def add_version(
         self, participant: int, runtime: str, filename: str, sha256: str, size: int
@@ -419,6 +720,8 @@ class CompetitionStore:
         )
 
     def version(self, version_id: int) -> Version | None:
+        if not 0 < version_id <= MAX_ROW_ID:  # SQLite's integers end here: above, no such row
+            return None
         row = self._db.execute(
             f"SELECT {self._VERSION_COLUMNS} FROM versions v JOIN participants p "
             "ON p.id = v.participant WHERE v.id = ?",
@@ -477,7 +780,8 @@ class CompetitionStore:
         for gid, seed, versions, why in self._db.execute(
             "SELECT id, seed, versions, why FROM groups WHERE abandoned = 0 ORDER BY id"
         ).fetchall():
-            table = tuple(json.loads(versions))
+            with self._reading(f"group {gid}"):
+                table = tuple(int(v) for v in json.loads(versions))
             done = self.rotations_done(gid)
             if len(done) < len(table):
                 found.append((Group(gid, seed, table, why), done))
@@ -490,8 +794,14 @@ class CompetitionStore:
         versions: Sequence[int],
         result: MatchResult,
         log_path: Path | None,
+        *,
+        identity: int,
     ) -> bool:
-        """Store one finished match in one transaction; False if it was already stored."""
+        """Store one finished match in one transaction; False if it was already stored.
+
+        ``identity`` is the match's public seed (``MatchKey.seed``): the ``seed``
+        column keeps it, never the secret one the cards came from (``result.seed``).
+        """
         mid = match_id(group.id, rotation)
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
@@ -505,7 +815,7 @@ class CompetitionStore:
                     mid,
                     group.id,
                     rotation,
-                    result.seed,  # the group's, or the rotation's own with a remote bot
+                    identity,  # the group's, or the rotation's own with a remote bot
                     json.dumps(list(versions)),
                     result.hands,
                     result.reason,
@@ -552,7 +862,9 @@ class CompetitionStore:
             "SELECT versions FROM groups ORDER BY id DESC LIMIT ?", (groups,)
         ).fetchall()
         for (versions,) in reversed(rows):
-            for version in json.loads(versions):
+            with self._reading("a group"):
+                table = [int(v) for v in json.loads(versions)]
+            for version in table:
                 row = self._db.execute(
                     "SELECT participant FROM versions WHERE id = ?", (version,)
                 ).fetchone()
@@ -576,7 +888,8 @@ class CompetitionStore:
             "SELECT match_id, group_id, rotation, seed, versions, hands FROM matches "
             "ORDER BY group_id, rotation"
         ):
-            seats = tuple(int(v) for v in json.loads(versions))
+            with self._reading(f"match {match_id}"):
+                seats = tuple(int(v) for v in json.loads(versions))
             by_seat = nets.get(match_id, {})
             if len(by_seat) != len(seats):
                 continue  # not possible through record_match's one transaction; never guessed
@@ -587,14 +900,82 @@ class CompetitionStore:
             )
         return played
 
+    def played_since(self, after: int = 0) -> tuple[int, list[PlayedMatch]]:
+        """The finished matches stored after row ``after`` (0: all) in the order they were
+        stored, and the row of the last (the leaderboard's fit reads only what is new).
+
+        One statement, so one snapshot: a match and its seats are written in one
+        transaction, and either both are seen or neither.
+        """
+        played: list[PlayedMatch] = []
+        last = after
+        rows = self._db.execute(
+            "SELECT m.rowid, m.group_id, m.rotation, m.seed, m.hands, m.versions, "
+            "s.seat, s.net_chips, s.status FROM matches m JOIN seats s USING (match_id) "
+            "WHERE m.rowid > ? ORDER BY m.rowid, s.seat",
+            (after,),
+        )
+        for rowid, grouped in itertools.groupby(rows, key=lambda row: row[0]):
+            seats = list(grouped)
+            _, group_id, rotation, seed, hands, held = seats[0][:6]
+            holders = tuple(int(v) for v in json.loads(held))
+            last = int(rowid)
+            if [int(row[6]) for row in seats] != list(range(len(holders))):
+                continue  # not possible through record's one transaction; never guessed
+            played.append(
+                PlayedMatch(
+                    int(group_id),
+                    int(rotation),
+                    int(seed),
+                    holders,
+                    tuple(int(row[7]) for row in seats),
+                    int(hands),
+                    tuple(row[8] == "disqualified" for row in seats),
+                )
+            )
+        return last, played
+
     def net_chips_history(self, version: int) -> list[tuple[int, float]]:
-        """A version's net chips and finishing time in each of its matches, in order."""
+        """A version's net chips and finishing time in each of its matches, in order;
+        without the matches still ``in_play`` (one match's chips are its deal's)."""
         rows = self._db.execute(
             "SELECT s.net_chips, m.finished_at FROM seats s JOIN matches m USING (match_id) "
-            "WHERE s.version = ? ORDER BY m.finished_at, s.match_id",
+            f"JOIN groups g ON g.id = m.group_id WHERE s.version = ? AND NOT {_IN_PLAY} "
+            "ORDER BY m.finished_at, s.match_id",
             (version,),
         )
         return [(int(net), float(at)) for net, at in rows]
+
+    def in_play(self, match_ids: Iterable[str]) -> set[str]:
+        """Of ``match_ids``, the finished matches whose group still has matches to play.
+
+        A group's rotations are dealt the same cards (a remote group deals each
+        rotation its own, but is held back alike), so until the last of them
+        finishes, a finished one's cards, seed, chips and fault details stay
+        unpublished: a bot still to play them could read the web.  A group
+        given up (``abandoned``) is never dealt again, and so is not in play.
+        """
+        wanted = sorted(set(match_ids))
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                "SELECT m.match_id FROM matches m JOIN groups g ON g.id = m.group_id "
+                f"WHERE m.match_id IN ({marks}) AND {_IN_PLAY}",
+                chunk,
+            )
+            found.update(str(mid) for (mid,) in rows)
+        return found
+
+    def group_progress(self, group: int) -> tuple[int, int]:
+        """How many of a group's matches have finished, and how many it has."""
+        row = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM matches WHERE group_id = g.id), "
+            "json_array_length(g.versions) FROM groups g WHERE g.id = ?",
+            (group,),
+        ).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
     def match(self, mid: str) -> tuple[Group, int, list[int], MatchResult, str | None] | None:
         row = self._db.execute(
@@ -607,14 +988,15 @@ class CompetitionStore:
         grow = self._db.execute(
             "SELECT id, seed, versions, why FROM groups WHERE id = ?", (gid,)
         ).fetchone()
-        group = Group(grow[0], grow[1], tuple(json.loads(grow[2])), grow[3])
-        return (
-            group,
-            rotation,
-            json.loads(versions),
-            MatchResult.from_json(json.loads(result)),
-            (log_path),
-        )
+        with self._reading(f"match {mid}"):
+            group = Group(grow[0], grow[1], tuple(json.loads(grow[2])), grow[3])
+            return (
+                group,
+                rotation,
+                json.loads(versions),
+                MatchResult.from_json(json.loads(result)),
+                (log_path),
+            )
 
     def recent_matches(self, limit: int = 30, version: int | None = None) -> list[dict[str, Any]]:
         if version is None:
@@ -630,16 +1012,17 @@ class CompetitionStore:
                 "ORDER BY m.finished_at DESC LIMIT ?",
                 (version, limit),
             ).fetchall()
-        return [
-            {
-                "match_id": mid,
-                "versions": json.loads(versions),
-                "hands": hands,
-                "reason": reason,
-                "finished_at": finished,
-            }
-            for mid, versions, hands, reason, finished in rows
-        ]
+        with self._reading("the matches table"):
+            return [
+                {
+                    "match_id": mid,
+                    "versions": json.loads(versions),
+                    "hands": hands,
+                    "reason": reason,
+                    "finished_at": finished,
+                }
+                for mid, versions, hands, reason, finished in rows
+            ]
 
     def faults(self, version: int, limit: int = 50) -> list[FaultRow]:
         rows = self._db.execute(

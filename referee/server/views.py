@@ -4,14 +4,31 @@ Each function returns JSON-able dicts; the page templates render them and
 the API returns them as they are, so a page and its API twin cannot
 disagree.  Owner-only parts (a version's check transcript, a bot's stderr,
 its wire transcripts) are included only when ``viewer`` is the owner.
+
+No absolute path of the server's leaves here: a bot that prints its own
+file's path, a compiler's message, a traceback of the check all name the
+server's directories, so every text that comes from a process (a version's
+detail and transcript, a fault's detail, a bot's stderr and wire transcript,
+the status line, a replay) is given through ``hide_paths``
+(``<data>/versions/000003/files/main.py``, not the directory's real place).
+
+A match whose group is still being played (``CompetitionStore.in_play``)
+shows nothing that came from its cards, to anyone, its owners included: no
+seed, replay, log, chips, places, hands or fault details, since the same cards
+are still to be dealt at the group's other seats and a bot can read the web.
+Its page says so, and when they will appear.  Chips are held back too: one
+match's chips are its deal's.  The leaderboard is not: it sums every group.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
+import referee
 from referee.report.data import read_match_log
 from referee.report.pages import replay_data
 from referee.report.templating import ScriptJSON, script_json
@@ -20,6 +37,52 @@ from referee.server.config import REMOTE
 from referee.server.store import Participant, Version
 
 HISTORY_POINTS = 120
+
+Places = tuple[tuple[str, str], ...]
+
+
+def server_places(competition: Competition) -> Places:
+    """The server's own absolute paths, longest first, each with what a page shows instead."""
+    return _places(competition.config.data, competition.config.path.parent)
+
+
+@functools.lru_cache(maxsize=4)
+def _places(data: Path, folder: Path) -> Places:
+    places = (
+        (data, "<data>"),
+        (folder, "<competition>"),
+        (Path(referee.__file__).parents[1], "<newmarket>"),
+        (Path(sys.prefix), "<python>"),
+        (Path(sys.base_prefix), "<python>"),
+        (Path.home(), "~"),
+        (Path.cwd(), "<server>"),
+    )
+    pairs = {
+        (form, shown)
+        for place, shown in places
+        for form in {str(place.absolute()), str(place.resolve())}
+        if len(form) > 1  # never "/"
+    }
+    return tuple(sorted(pairs, key=lambda pair: (-len(pair[0]), pair)))
+
+
+@functools.lru_cache(maxsize=4)
+def _pattern(places: Places) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(form) for form, _shown in places))
+
+
+def hide_paths(value: Any, places: Places) -> Any:
+    """``value`` (JSON-able data) with each of the server's paths in its strings replaced."""
+    if isinstance(value, str):
+        if not places:
+            return value
+        shown = dict(places)
+        return _pattern(places).sub(lambda found: shown[found.group(0)], value)
+    if isinstance(value, dict):
+        return {key: hide_paths(item, places) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [hide_paths(item, places) for item in value]
+    return value
 
 
 def _labels(competition: Competition) -> dict[int, Version]:
@@ -67,7 +130,7 @@ def leaderboard(competition: Competition) -> dict[str, Any]:
         )
     return {
         "competition": competition.config.name,
-        "status": competition.status,
+        "status": hide_paths(competition.status, server_places(competition)),
         "paused": competition.store.paused,
         "matches": competition.store.match_count(),
         "tables_playing": sorted(competition.playing_now.values()),
@@ -105,6 +168,10 @@ def version_json(competition: Competition, version: Version, owner: bool) -> dic
             host, port = lobby.address
             data["token"] = bot_token(competition.store.secret, version.id)
             data["connect"] = f"newmarket connect {host}:{port} --token {data['token']} -- COMMAND"
+    places = server_places(competition)
+    for key in ("detail", "transcript", "suspension"):
+        if key in data:
+            data[key] = hide_paths(data[key], places)
     return data
 
 
@@ -137,19 +204,29 @@ def participant_view(
                 }
             )
     matches.sort(key=lambda m: -m["finished_at"])
+    matches = matches[:30]
+    found = [(version, fault) for version in versions for fault in store.faults(version.id, 20)]
+    in_play = store.in_play([m["match_id"] for m in matches] + [f.match_id for _v, f in found])
+    for match in matches:  # how a match went is its deal's: not before its group ends
+        match["cards_public"] = match["match_id"] not in in_play
+        if not match["cards_public"]:
+            match["hands"] = match["reason"] = None
+    places = server_places(competition)
     faults = []
-    for version in versions:
-        for fault in store.faults(version.id, 20):
-            faults.append(
-                {
-                    "version": version.label,
-                    "match_id": fault.match_id,
-                    "seat": fault.seat,
-                    "kind": fault.kind,
-                    "hand": fault.hand,
-                    "detail": fault.detail,
-                }
-            )
+    for version, fault in found:
+        public = fault.match_id not in in_play
+        faults.append(
+            {
+                "version": version.label,
+                "match_id": fault.match_id,
+                "seat": fault.seat,
+                "kind": fault.kind,
+                "hand": fault.hand,
+                # A fault's detail may name a card ("played 7H, not in hand").
+                "detail": hide_paths(fault.detail, places) if public else None,
+                "cards_public": public,
+            }
+        )
     history = []
     for version in versions:
         rows = store.net_chips_history(version.id)
@@ -164,7 +241,7 @@ def participant_view(
         if points:
             history.append({"version": version.label, "points": points})
     scores = competition.board.scores
-    return {
+    view: dict[str, Any] = {
         "name": participant.name,
         "owner": owner,
         "versions": [
@@ -175,10 +252,11 @@ def participant_view(
             }
             for version in reversed(versions)
         ],
-        "matches": matches[:30],
+        "matches": matches,
         "faults": faults[:40],
         "history": history,
     }
+    return view
 
 
 @functools.lru_cache(maxsize=64)
@@ -190,11 +268,15 @@ def _log(path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str
 
 @functools.lru_cache(maxsize=64)
 def _replay(
-    path: str, start_chips: tuple[int, ...], mtime: float, names: tuple[str, ...]
+    path: str,
+    start_chips: tuple[int, ...],
+    mtime: float,
+    names: tuple[str, ...],
+    places: Places = (),
 ) -> tuple[dict[str, object], ScriptJSON]:
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""
-    data = replay_data(names, _log(path, start_chips, mtime, names))
+    data = hide_paths(replay_data(names, _log(path, start_chips, mtime, names)), places)
     return data, script_json(data)
 
 
@@ -206,11 +288,14 @@ def match_view(
     ``public=False`` (the page) adds ``replay_json``, the replay made ready once for the
     page's script element by the report's ``script_json`` (``report/replay.html``).
     """
-    found = competition.store.match(match_id)
+    store = competition.store
+    found = store.match(match_id)
     if found is None:
         return None
     group, rotation, seating, result, log_path = found
     labels = _labels(competition)
+    if store.in_play({match_id}):
+        return _in_play_view(competition, match_id, group.id, rotation, seating, labels)
     owned = {
         seat
         for seat, version in enumerate(seating)
@@ -239,7 +324,11 @@ def match_view(
         "match_id": match_id,
         "group": group.id,
         "rotation": rotation,
-        "seed": result.seed,  # the group's, or the rotation's own with a remote bot
+        "cards_public": True,
+        "in_play": None,
+        # The seed the cards came from (from the server's key; public now that the group
+        # has finished), with which `newmarket replay` verifies the log.
+        "seed": result.seed,
         "hands": result.hands,
         "reason": result.reason,
         "seats": seats,
@@ -249,11 +338,12 @@ def match_view(
     }
     path = Path(log_path) if log_path else None
     if path is None or not path.is_file():
-        return view
+        return _shown(view, competition)
     start = tuple(competition.config.rules.starting_chips for _ in seating)
     mtime = path.stat().st_mtime
     log = _log(str(path), start, mtime, tuple(names))
-    view["replay"], text = _replay(str(path), start, mtime, tuple(names))
+    places = server_places(competition)
+    view["replay"], text = _replay(str(path), start, mtime, tuple(names), places)
     if not public:
         view["replay_json"] = text
     # Owner only: what the viewer's own bot wrote, and its conversation at each fault.
@@ -270,4 +360,58 @@ def match_view(
         for t in log.transcripts
         if t.seat in owned
     ]
+    return _shown(view, competition)
+
+
+def _shown(view: dict[str, Any], competition: Competition) -> dict[str, Any]:
+    """A match view with the server's paths hidden (its replay was, once, when made)."""
+    places = server_places(competition)
+    for key in ("reason", "seats", "stderr", "transcripts"):
+        view[key] = hide_paths(view[key], places)
     return view
+
+
+def _in_play_view(
+    competition: Competition,
+    match_id: str,
+    group: int,
+    rotation: int,
+    seating: list[int],
+    labels: dict[int, Version],
+) -> dict[str, Any]:
+    """A finished match of a group still being played: who sat where, and nothing else."""
+    done, total = competition.store.group_progress(group)
+    seats = []
+    for seat, version_id in enumerate(seating):
+        version = labels.get(version_id)
+        seats.append(
+            {
+                "seat": seat,
+                "version": version_id,
+                "label": version.label if version is not None else f"v{version_id}",
+                "participant": None if version is None else version.participant_name,
+                "place": None,
+                "chips": None,
+                "net_chips": None,
+                "status": None,
+                "faults": [],
+            }
+        )
+    return {
+        "match_id": match_id,
+        "group": group,
+        "rotation": rotation,
+        "cards_public": False,
+        "in_play": (
+            f"group {group} is still being played ({done} of {total} matches finished): "
+            "the same cards are dealt at its other seats, so this match's result, seed, "
+            f"replay and fault details appear here once all {total} have finished"
+        ),
+        "seed": None,
+        "hands": None,
+        "reason": None,
+        "seats": seats,
+        "replay": None,
+        "stderr": {},
+        "transcripts": [],
+    }

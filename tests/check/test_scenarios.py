@@ -13,6 +13,7 @@ it promises.  No process is started, so this is quick.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,9 @@ from referee.check import (
     play_opponent,
     render_report,
     render_transcript,
+    secret_scenarios,
 )
+from referee.dealkey import DealKey
 from referee.session import open_stream_bot
 from referee.timecontrol import TimeControl
 
@@ -86,13 +89,15 @@ def swapper(request: Message) -> Choice | HangUp:
     return extreme(False)(request)
 
 
-async def check_policy(policy: Policy, tmp_path: Path) -> CheckReport:
+async def check_policy(
+    policy: Policy, tmp_path: Path, scenarios: Sequence[Scenario] = SCENARIOS
+) -> CheckReport:
     report = CheckReport(BotSpec("policy", (), transport="tcp"), CONTROL)
     referee_end, bot_end = trio.testing.memory_stream_pair()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(play_opponent, bot_end, "under-test", policy)
         async with open_stream_bot(referee_end, "under-test", CONTROL) as session:
-            await check_scenarios(session, CONTROL, tmp_path, report)
+            await check_scenarios(session, CONTROL, tmp_path, report, scenarios)
         nursery.cancel_scope.cancel()
     return report
 
@@ -116,6 +121,20 @@ def test_every_scenario_shows_what_it_promises_whatever_the_bot_chooses(
     assert all(stage.ok for stage in report.stages)
     decisions = report.decisions()
     assert all(decisions[kind] > 0 for kind in ("stake", "dead_hand", "bid", "lead")), decisions
+
+
+@pytest.mark.parametrize("name", POLICIES)
+def test_every_scenario_keeps_its_promise_dealt_from_a_secret_key(
+    name: str, tmp_path: Path
+) -> None:
+    # Admission deals the check from a fresh key (a bot must not recognise its fixed
+    # seeds' cards): no scenario may depend on the cards its seed happens to deal.
+    for attempt in range(3):
+        scenarios = secret_scenarios(DealKey.generate())
+        assert all(s.seed != f.seed for s, f in zip(scenarios, SCENARIOS, strict=True))
+        report = trio.run(check_policy, policy_named(name), tmp_path / str(attempt), scenarios)
+        assert report.failure is None, render_report(report)
+        assert all(stage.ok for stage in report.stages)
 
 
 def test_the_scenarios_cover_every_preset_and_dead_hand_option() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,3 +37,21 @@ startup_time = 60.0
     path = directory / "league.toml"
     path.write_text(text + extra_bot)
     return path
+
+
+def afresh(db: Path, copy: Path) -> None:
+    """``copy``: the league of ``db`` as it was made, before any match was played.
+
+    The same identity, bots, seed and deal key (``referee.dealkey``): the
+    league's cards are secret and drawn when its database is made, so two
+    databases made apart deal different cards, and a test that compares two
+    runs of one league plays the second on a fresh copy of the first.
+    """
+    source = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    target = sqlite3.connect(copy)
+    try:
+        source.backup(target)
+        target.executescript("DELETE FROM faults; DELETE FROM seats; DELETE FROM matches;")
+    finally:
+        source.close()
+        target.close()

@@ -55,4 +55,5 @@ def key(
         seed=seed,
         bots=tuple(bots),
         start_chips=(start,) * len(bots),
+        deal_seed=seed,  # as a league with public deals plays it
     )

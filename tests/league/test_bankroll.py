@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from referee.dealkey import DealKey
 from referee.league.bankroll import (
     BankrollParams,
     BankrollState,
@@ -24,7 +25,8 @@ from .test_store import config_of
 
 
 def params_of(config: LeagueConfig) -> BankrollParams:
-    return bankroll_params(config)
+    assert config.seed is not None
+    return bankroll_params(config, config.seed, DealKey.generate())
 
 
 def play_round(state: BankrollState, final: Mapping[int, int]) -> list[StoredMatch]:
@@ -121,7 +123,7 @@ def test_seating_is_deterministic_and_rotates_the_first_deal(tmp_path: Path) -> 
 
     for _ in range(7):
         for table in state.next_round:
-            dealers.append(table.key.bots[first_dealer(table.key.seed, len(table.key.bots))])
+            dealers.append(table.key.bots[first_dealer(table.key.deal_seed, len(table.key.bots))])
         stored += play_round(state, dict.fromkeys(range(7), 20))
         state = replay(params, stored)
     counts = [dealers.count(bot) for bot in range(7)]
@@ -130,7 +132,9 @@ def test_seating_is_deterministic_and_rotates_the_first_deal(tmp_path: Path) -> 
 
 def test_a_round_limit_ends_a_league_of_bots_that_never_go_broke(tmp_path: Path) -> None:
     params = seven_bots(tmp_path)
-    params = BankrollParams(params.bots, params.table_size, params.seed, params.rules, 3)
+    params = BankrollParams(
+        params.bots, params.table_size, params.seed, params.rules, 3, params.deals
+    )
     stored: list[StoredMatch] = []
     state = replay(params, stored)
     while not state.finished:

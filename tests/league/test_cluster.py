@@ -33,7 +33,7 @@ from referee.league.standings import standings_of
 from referee.league.store import LeagueStore
 from referee.match import MatchResult
 from tests.clirun import newmarket as in_process
-from tests.league.files import write_league_file
+from tests.league.files import afresh, write_league_file
 
 REPO = Path(__file__).resolve().parents[2]
 DASK: Any = distributed  # its LocalCluster and Client are untyped
@@ -59,10 +59,12 @@ def play(config: LeagueConfig, db: Path, **how: Any) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def local_standings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """The league played without Dask, by ``--jobs 2`` table workers."""
+def local_league(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, object], Path]:
+    """The league played without Dask, by ``--jobs 2`` table workers, and its database
+    (the cluster's runs play a fresh copy of it: the same secret deals)."""
     directory = tmp_path_factory.mktemp("local")
-    return play(load_config(league_file(directory)), directory / "local.db", jobs=2)
+    db = directory / "local.db"
+    return play(load_config(league_file(directory)), db, jobs=2), db
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +104,11 @@ class KillOnce(SilentReporter):
 
 
 def test_a_worker_killed_mid_league_loses_nothing_and_standings_match_a_local_run(
-    tmp_path: Path, cluster: Any, local_standings: dict[str, object]
+    tmp_path: Path, cluster: Any, local_league: tuple[dict[str, object], Path]
 ) -> None:
+    local_standings, local_db = local_league
     config = load_config(league_file(tmp_path))
+    afresh(local_db, tmp_path / "cluster.db")
     reporter = KillOnce(cluster)
     address = cluster.scheduler.address
     standings = play(config, tmp_path / "cluster.db", jobs=1, cluster=address, reporter=reporter)
@@ -165,9 +169,11 @@ def newmarket(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_newmarket_league_cluster_local_2_prints_the_local_standings(
-    tmp_path: Path, local_standings: dict[str, object]
+    tmp_path: Path, local_league: tuple[dict[str, object], Path]
 ) -> None:
+    local_standings, local_db = local_league
     path = league_file(tmp_path)
+    afresh(local_db, path.with_suffix(".db"))  # the league's default database
     done = newmarket("league", str(path), "--cluster", "local:2", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == local_standings

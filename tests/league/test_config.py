@@ -127,7 +127,14 @@ def test_the_example_file_is_valid() -> None:
             "league.hand_limit: also set as rules.options.hand_limit",
         ),
         (GOOD.replace("seed = 7", 'seed = "seven"'), "league.seed: must be a whole number"),
-        (GOOD.replace("seed = 7", ""), "league.seed: is required"),
+        (
+            GOOD.replace("seed = 7", "public_deals = true"),
+            "league.public_deals: public deals follow from the league's seed",
+        ),
+        (
+            GOOD.replace("seed = 7", "seed = 7\npublic_deals = 1"),
+            "league.public_deals: must be true",
+        ),
         (GOOD.replace("table_size = 3", "table_size = 9"), "league.table_size: must be 3 to 8"),
         (
             GOOD + "\n[time_control]\nmove_time = 0\n",

@@ -17,6 +17,7 @@ def job(table: int, rotation: int) -> TableJob:
         seed=table,  # duplicate deals: a table's rotations share its deal
         bots=(0, 1, 2, 3),
         start_chips=(100, 100, 100, 100),
+        deal_seed=table,
     )
     return TableJob(key, preset("boodle"))
 

@@ -55,7 +55,7 @@ def test_a_remote_no_show_is_said_once_and_its_missed_matches_counted() -> None:
             SeatResult(1, "ghost", 2, 30, "disqualified", [absent], -10, 0, 0),
         ]
         result = MatchResult(match_id, 1, {}, 1, seats, None, "hand_limit")
-        key = MatchKey(match_id, 0, 1, 0, 0, 1, (0, 1), (40, 40))
+        key = MatchKey(match_id, 0, 1, 0, 0, 1, (0, 1), (40, 40), 1)
         lines += startup.warnings(TableJob(key, preset("boodle")), result)
     startup.warn("ghost could not start: from a worker, said from the results instead")
     startup.warn("m2: alice connected from 192.0.2.7")  # anything else is passed on

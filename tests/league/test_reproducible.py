@@ -15,6 +15,7 @@ import pytest
 from referee.league.config import parse_config
 from referee.league.runner import SilentReporter, run_league
 from referee.league.store import LeagueStore
+from tests.league.files import afresh
 
 LEAGUE = """
 [league]
@@ -50,7 +51,10 @@ async def per_match_chips(tmp_path: Path, jobs: int) -> dict[str, list[int]]:
     path.write_text(LEAGUE)
     config = parse_config(LEAGUE, path)
     reporter = SilentReporter()
-    with LeagueStore.for_league(tmp_path / f"jobs{jobs}.db", config) as store:
+    db = tmp_path / f"jobs{jobs}.db"
+    if jobs != 1:  # the league of jobs1.db: the same secret deals
+        afresh(tmp_path / "jobs1.db", db)
+    with LeagueStore.for_league(db, config) as store:
         run = await run_league(config, store, jobs=jobs, reporter=reporter, handle_signals=False)
         assert run.done == run.total
         return {

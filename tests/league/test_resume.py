@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.league.files import afresh
+
 REPO = Path(__file__).resolve().parents[2]
 BOTS = ("lowest", "longest", "boodle", "tracker", "c")
 
@@ -189,12 +191,14 @@ def test_round_robin_killed_at_random_moments_resumes_to_identical_standings(
 ) -> None:
     tag = uuid.uuid4().hex
     config = league_file(tmp_path, tag)
-    expected = run_to_end(config, tmp_path / "straight.db", jobs=1)
-    assert expected["finished"] is True and expected["matches_done"] == 30
-
     db = tmp_path / "killed.db"
     kill_at_random_moments(config, db, random.Random(20240601), kills=3)
     assert finished(db) < 30
+
+    # The same league (its secret deal key) played straight through, from a fresh copy.
+    afresh(db, tmp_path / "straight.db")
+    expected = run_to_end(config, tmp_path / "straight.db", jobs=1)
+    assert expected["finished"] is True and expected["matches_done"] == 30
     resumed = run_to_end(config, db, jobs=2)
     why = resumed.pop("stderr"), expected.pop("stderr")
     assert resumed == expected, (differences(tmp_path / "straight.db", db), why)
@@ -227,6 +231,7 @@ def test_bankroll_league_runs_to_its_survivors_and_resumes_after_kill(tmp_path: 
     assert tables[max(tables)] == 1  # rebalanced into one table as bots dropped out
 
     db = tmp_path / "killed.db"
+    afresh(tmp_path / "straight.db", db)  # the same league: the same secret deals
     kill_at_random_moments(config, db, random.Random(7), kills=2)
     resumed = run_to_end(config, db, jobs=2)
     why = resumed.pop("stderr"), expected.pop("stderr")
@@ -326,14 +331,15 @@ command = ["python3", "-c", "import sys; sys.exit(3)"]
 
 
 def test_a_league_stopped_midway_has_played_every_bot_alike(tmp_path: Path) -> None:
-    """Tables are interleaved: stopped anywhere, no bot is a rotation group ahead of another.
+    """Tables are interleaved: stopped anywhere, no bot is far ahead of another.
 
     The tables of a round robin used to be played in the order they are built,
     every combination holding the first bot first: a league of 9 stopped at 108
     of 504 matches had played 108 of its matches and 38 to 42 of every other's.
     """
     tag = uuid.uuid4().hex
-    text = "[league]\nname = 'midway'\nseed = 8\ntable_size = 3\nhand_limit = 6\n"
+    text = "[league]\nname = 'midway'\nseed = 8\n"
+    text += "table_size = 3\nhand_limit = 6\n"
     text += "\n[time_control]\nmove_time = 30.0\nstartup_time = 60.0\n"
     for index, bot in enumerate(("lowest", "longest", "boodle", "tracker", "random") * 2):
         text += (
@@ -363,9 +369,11 @@ def test_a_league_stopped_midway_has_played_every_bot_alike(tmp_path: Path) -> N
     assert total // 3 <= standings["matches_done"] < total
     played = {row["name"]: row["matches"] for row in standings["standings"]}
     assert len(played) == 10
-    # Within one rotation group (a table's 3 matches): two table workers each play their
-    # own pass over the interleaved tables, each pass keeping every bot within 2 tables.
-    assert max(played.values()) - min(played.values()) <= 3, played
+    # Each table worker plays its own rotations' passes over the same interleaved order
+    # (``referee.league.runner``), and a pass keeps every bot within 2 matches of every
+    # other wherever it stops (``tests/league/test_schedule.py``).  How far each of the two
+    # workers got depends on the machine, so what holds at any stop is 2 per worker.
+    assert max(played.values()) - min(played.values()) <= 2 * 2, played
     counted: dict[str, int] = {}
     for seats in stored_results(db).values():
         for seat in seats:

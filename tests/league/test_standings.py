@@ -88,7 +88,7 @@ def test_a_bankroll_league_ranks_survivors_by_chips_then_by_round_out(tmp_path: 
     stored: list[StoredMatch] = []
     state = replay(params, stored)
     stored += play_round(state, {0: 70, 1: 60, 2: 30, 3: 0})
-    standings = compute(identity, NAMES, stored)
+    standings = compute(identity, NAMES, stored, deals=params.deals)
     assert [row.name for row in standings.rows][:2] == ["a", "b"]
     assert standings.rows[-1].name == "d" and standings.rows[-1].out_round == 1
     assert standings.format == "bankroll"

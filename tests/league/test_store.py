@@ -91,6 +91,77 @@ def test_first_difference_names_nested_keys() -> None:
     assert first_difference({"a": 1}, {"a": 1, "c": 3}) == "c: absent in the database, 3 now"
 
 
+def test_a_new_database_keeps_its_own_secret_deal_key_and_deals_every_match_from_it(
+    tmp_path: Path,
+) -> None:
+    config = config_of(tmp_path)
+    with LeagueStore.for_league(tmp_path / "a.db", config) as store:
+        deals = store.deal_key()
+        store.record(key("m1", [0, 1, 2], seed=99), result("m1", ["a", "b", "c"], [1, 2, 3]))
+    with LeagueStore.for_league(tmp_path / "b.db", config) as other:
+        assert other.deal_key() != deals  # another league of the same file: other cards
+    with LeagueStore.open_existing(tmp_path / "a.db") as reader:  # a resume finds it again
+        assert reader.deal_key() == deals and not deals.is_public
+        (stored,) = reader.matches()
+        assert stored.key.seed == 99 and stored.key.deal_seed == deals.deal_seed(99)
+        assert reader.schedule_seed() == 7  # the file's
+        assert deals.to_text() not in str(reader.identity())  # not in what is compared
+    assert deals.to_text() not in (tmp_path / "league.toml").read_text()
+
+
+def test_a_league_file_without_a_seed_draws_one_once_and_keeps_it(tmp_path: Path) -> None:
+    config = config_of(tmp_path, GOOD.replace("seed = 7", ""))
+    assert config.seed is None and config.identity()["league"]["seed"] is None  # type: ignore[index]
+    db = tmp_path / "league.db"
+    with LeagueStore.for_league(db, config) as store:
+        drawn = store.schedule_seed()
+    with LeagueStore.for_league(db, config) as store:
+        assert store.schedule_seed() == drawn
+        assert store.resolved_identity()["league"]["seed"] == drawn
+    with LeagueStore.for_league(tmp_path / "other.db", config, drawn_seed=5) as store:
+        assert store.schedule_seed() == 5
+
+
+def test_public_deals_deal_the_schedules_seeds_and_the_start_line_says_so(
+    tmp_path: Path,
+) -> None:
+    from referee.commands.league import cards_note
+
+    config = config_of(tmp_path, GOOD.replace("seed = 7", "seed = 7\npublic_deals = true"))
+    with LeagueStore.for_league(tmp_path / "public.db", config) as store:
+        assert store.deal_key().is_public
+        store.record(key("m1", [0, 1, 2], seed=99), result("m1", ["a", "b", "c"], [1, 2, 3]))
+        assert store.matches()[0].key.deal_seed == 99
+        assert cards_note(config, store) == (
+            "deals: public, as the league file asks: anyone who knows the seed (7) knows "
+            "every card of every match"
+        )
+    # Opting in or out is another league: the identity says so.
+    with pytest.raises(StoreError, match=r"league\.public_deals: true in the database, absent"):
+        LeagueStore.for_league(tmp_path / "public.db", config_of(tmp_path))
+    with LeagueStore.for_league(tmp_path / "secret.db", config_of(tmp_path)) as store:
+        assert cards_note(config_of(tmp_path), store) is None
+
+
+def test_a_database_from_before_deal_keys_resumes_with_its_public_deals(tmp_path: Path) -> None:
+    from referee.commands.league import cards_note
+
+    config = config_of(tmp_path)
+    db = tmp_path / "old.db"
+    with LeagueStore.for_league(db, config) as store:
+        store.record(key("m1", [0, 1, 2], seed=99), result("m1", ["a", "b", "c"], [1, 2, 3]))
+    with sqlite3.connect(db) as connection:  # as a league made before deal keys left it
+        connection.execute("DELETE FROM league WHERE key = 'deal_key'")
+    with LeagueStore.open_existing(db) as reader:
+        assert reader.deal_key().is_public
+    for _ in range(2):  # said at every resume, not only the first
+        with LeagueStore.for_league(db, config) as store:
+            assert store.legacy_public_deals and store.deal_key().is_public
+            assert store.matches()[0].key.deal_seed == 99  # dealt as it was, to the end
+            note = cards_note(config, store)
+            assert note is not None and "made before deals came from a secret key" in note
+
+
 def test_the_database_and_its_new_directories_are_the_organisers_alone(tmp_path: Path) -> None:
     # Whatever the umask (0 here, the most open): another account, or a bot given a uid of
     # its own by a root referee, reads nothing of a league's results.

@@ -7,10 +7,12 @@ way a careless or dishonest hand would edit them.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from typer.testing import CliRunner
 
@@ -43,9 +45,16 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 
 def rewrite(path: Path, edit: Any) -> None:
-    """Apply ``edit(records) -> records`` and write the log back."""
-    lines = [json.dumps(record) for record in edit(records(path))]
-    path.write_text("".join(line + "\n" for line in lines))
+    """Apply ``edit(records) -> records`` and write the log back: a record the edit left
+    alone keeps its bytes (a ``sent`` line's are the very bytes the seat was sent)."""
+    raws = path.read_bytes().splitlines(keepends=True)
+    rows = records(path)
+    kept = {id(row): (raw, copy.deepcopy(row)) for raw, row in zip(raws, rows, strict=True)}
+    lines = []
+    for row in edit(rows):
+        raw, before = kept.get(id(row), (b"", None))
+        lines.append(raw if row == before else msgspec.json.encode(row) + b"\n")
+    path.write_bytes(b"".join(lines))
 
 
 def index_of(rows: list[dict[str, Any]], kind: str, nth: int = 0, **match: object) -> int:

@@ -23,6 +23,7 @@ LEAGUE = """
 [league]
 name = "report <i>test</i> league"
 seed = 11
+public_deals = true  # the same cards every session: the pages' words are checked exactly
 table_size = 3
 hand_limit = 5
 logs = "logs"

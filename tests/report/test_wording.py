@@ -127,6 +127,8 @@ async def test_the_server_page_and_its_replay_use_the_words_and_names_of_its_tab
         "match_id": "m",
         "group": 1,
         "rotation": 0,
+        "cards_public": True,  # its group has finished (referee.server.views)
+        "in_play": None,
         "seed": result.seed,
         "hands": result.hands,
         "reason": result.reason,  # the API's value stays the protocol's

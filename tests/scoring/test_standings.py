@@ -16,12 +16,16 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from referee.league.standings import compute
 from referee.league.store import StoredMatch
 from referee.report.data import League, rating_history
 from referee.report.pages import bot_page, index_page
+from referee.scoring.duplicate import GroupMatch
+from referee.scoring.fit import equations
+from referee.scoring.intervals import bootstrap
 from tests.league.results import key, result
 from tests.league.test_store import config_of
 
@@ -146,3 +150,27 @@ def test_a_bot_disqualified_everywhere_ranks_last_whatever_its_seat_won(tmp_path
     assert [row.name for row in standings.rows][-1] == "ace"
     assert standings.rows[-1].disqualifications == standings.rows[-1].matches == 27
     assert [row.name for row in standings.rows][:3] == ["bea", "cy", "dot"]
+
+
+def test_the_standings_are_the_batch_fit_over_every_groups_equations(tmp_path: Path) -> None:
+    # The standings fit from per-class summaries (referee.scoring.summary); what they print
+    # must be what the batch fit over each group's own equations gives: the same score,
+    # interval, ranks and LOS, with the matches of a group found by deal seed and table.
+    stored = [m for m in league(seed=3) if m.key.match_id != "t4-r2"]  # and a partial group
+    standings = compute(config_of(tmp_path).identity(), NAMES, stored, "cup")
+    groups: dict[tuple[int, tuple[int, ...]], list[GroupMatch[int]]] = {}
+    for match in stored:
+        nets = [float(seat.net_chips) for seat in match.result.seats]
+        groups.setdefault((match.key.seed, tuple(sorted(match.key.bots))), []).append(
+            GroupMatch(list(match.key.bots), nets, match.result.hands)
+        )
+    reference = bootstrap(len(NAMES), [equations(g) for g in groups.values()])
+    by_name = {row.name: row for row in standings.rows}
+    for bot, name in enumerate(NAMES):
+        row = by_name[name]
+        assert row.score == pytest.approx(reference.strength[bot], abs=1e-12)
+        assert row.score_low == pytest.approx(reference.low[bot], abs=1e-12)
+        assert row.score_high == pytest.approx(reference.high[bot], abs=1e-12)
+        assert (row.rank_low, row.rank_high) == (reference.rank_low[bot], reference.rank_high[bot])
+    for upper, lower in itertools.pairwise(standings.rows):
+        assert upper.los_next == reference.los(NAMES.index(upper.name), NAMES.index(lower.name))

@@ -11,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import resource
+import secrets
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -24,7 +27,7 @@ from typing import Any
 import httpx
 
 from referee.server.config import load_config
-from referee.server.store import CompetitionStore
+from referee.server.store import CompetitionStore, hash_token
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).parent / "bots"
@@ -68,6 +71,18 @@ def add_participant(config: Path, name: str) -> str:
         store.close()
 
 
+def add_old_participant(config: Path, name: str) -> str:
+    """A participant whose name an older server took before names had rules (``<b>``, say):
+    written to the database by hand, as that server left it.  Its token."""
+    token = secrets.token_urlsafe(24)
+    with sqlite3.connect(load_config(config).database) as raw:
+        raw.execute(
+            "INSERT INTO participants (name, token_hash, created_at) VALUES (?, ?, 0)",
+            (name, hash_token(token)),
+        )
+    return token
+
+
 @dataclasses.dataclass
 class Server:
     process: subprocess.Popen[str]
@@ -97,13 +112,20 @@ class Server:
         self.process.wait(timeout=60)
 
 
-def start(config: Path, *options: str) -> Server:
+def start(config: Path, *options: str, descriptors: int | None = None) -> Server:
+    """``descriptors``: the server's descriptor limit, soft and hard (it cannot raise it)."""
+
+    def limited() -> None:
+        if descriptors is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
+
     process = subprocess.Popen(
         [*NEWMARKET, "serve", str(config), "--port", "0", *options],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=None if descriptors is None else limited,
     )
     assert process.stderr is not None
     deadline = time.monotonic() + 60
@@ -124,8 +146,8 @@ def start(config: Path, *options: str) -> Server:
 
 
 @contextmanager
-def running(config: Path, *options: str) -> Iterator[Server]:
-    server = start(config, *options)
+def running(config: Path, *options: str, descriptors: int | None = None) -> Iterator[Server]:
+    server = start(config, *options, descriptors=descriptors)
     try:
         yield server
     finally:

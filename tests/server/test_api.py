@@ -20,6 +20,7 @@ from tests.server.serving import (
     NEWMARKET,
     REPO,
     Server,
+    add_old_participant,
     add_participant,
     competition_file,
     running,
@@ -35,7 +36,7 @@ def cup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, dict
     tmp = tmp_path_factory.mktemp("api")
     config = competition_file(tmp, uploads="per_hour = 3\nmax_kb = 256")
     tokens = {name: add_participant(config, name) for name in ("alice", "bob", "carol", "dave")}
-    tokens["xss"] = add_participant(config, "<img src=x onerror=alert(1)>")
+    tokens["xss"] = add_old_participant(config, "<img src=x onerror=alert(1)>")
     with running(config) as server:
         yield server, tokens
 
@@ -159,8 +160,18 @@ def test_stderr_of_a_match_is_shown_to_its_owner_only(
     cup: tuple[Server, dict[str, str]], playing: dict[str, int]
 ) -> None:
     server, tokens = cup
-    page = server.get("/api/participants/alice")
-    match_id = page["matches"][0]["match_id"]
+    # A match whose group has finished: until then nothing of its cards is shown.
+    match_id = wait_until(
+        "a match of a finished group",
+        lambda: next(
+            (
+                m["match_id"]
+                for m in server.get("/api/participants/alice")["matches"]
+                if m["cards_public"]
+            ),
+            None,
+        ),
+    )
     public = server.get(f"/api/matches/{match_id}")
     assert public["stderr"] == {} and public["replay"]["frames"]
     owner: dict[str, Any] = wait_until(
@@ -227,8 +238,9 @@ def test_fault_transcripts_are_shown_to_their_owner_only(
     server, tokens = cup
     version = uploaded(server, tokens["dave"], BOTS / "sloppy.py")
     assert wait_until("admission", partial(version_status, server, version)) == "admitted"
-    faults = wait_until(
-        "a fault in a match", lambda: server.get("/api/participants/dave")["faults"]
+    faults = wait_until(  # of a finished group: until then its transcripts wait too
+        "a fault in a match",
+        lambda: [f for f in server.get("/api/participants/dave")["faults"] if f["cards_public"]],
     )
     match_id = faults[0]["match_id"]
     mine = server.get(f"/api/matches/{match_id}", tokens["dave"])

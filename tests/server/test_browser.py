@@ -125,10 +125,16 @@ def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) ->
         bob.page.goto(f"{base}/versions/{broken}")
         assert bob.page.locator("#transcript").count() == 0  # alice's alone
 
-        # A replay opens from alice's page and steps.
+        # A replay opens from alice's page and steps: a match of a finished group (until
+        # its group ends a match shows nothing of its cards).
         alice.page.goto(base + "/p/alice")
+        finished = '#matches tr[data-cards="public"] a'
+        wait_until(
+            "a match of a finished group",
+            lambda: alice.page.reload() or alice.page.locator(finished).count(),
+        )
         screenshot(alice.page, ARTIFACTS, "server-participant")
-        alice.page.locator("#matches a").first.click()
+        alice.page.locator(finished).first.click()
         alice.page.wait_for_selector("#replay")
         start = alice.page.locator("#position").inner_text()
         alice.page.click("#next")

@@ -193,6 +193,7 @@ async def test_a_worker_that_ends_or_speaks_garbage_is_a_table_failure(misbehavi
         seed=1,
         bots=(0, 1, 2),
         start_chips=(40, 40, 40),
+        deal_seed=1,
     )
     try:
         with pytest.raises(WorkerError, match="table worker"):

@@ -7,7 +7,10 @@ import random
 
 import pytest
 
-from referee.server.scoring import MIN_GROUPS, score_versions
+from referee.scoring.duplicate import GroupMatch, forfeit_nets
+from referee.scoring.fit import equations
+from referee.scoring.intervals import Bootstrap, bootstrap
+from referee.server.scoring import BOOTSTRAP, MIN_GROUPS, SEED, Leaderboard, score_versions
 from referee.server.store import PlayedMatch
 
 HANDS = 10
@@ -110,3 +113,80 @@ def test_a_version_disqualified_in_every_match_is_scored_last() -> None:
     assert ranked == [2, 3, 1]
     uncapped = score_versions([dataclasses.replace(m, disqualified=()) for m in played], [1, 2, 3])
     assert min(uncapped, key=lambda version: uncapped[version].rank) == 1  # what it was before
+
+
+def batch_board(played: list[PlayedMatch], versions: list[int]) -> Bootstrap:
+    """The leaderboard's fit as it was computed before the summaries: every group's own
+    equations, in (group, seed) order, and the batch bootstrap over them."""
+    everyone = sorted({v for match in played for v in match.versions} | set(versions))
+    index = {version: i for i, version in enumerate(everyone)}
+    by_deal: dict[tuple[int, int], list[GroupMatch[int]]] = {}
+    for match in played:
+        nets = [float(net) for net in match.net_chips]
+        if match.disqualified:
+            nets = forfeit_nets(nets, match.disqualified)
+        holders = [index[version] for version in match.versions]
+        by_deal.setdefault((match.group_id, match.seed), []).append(
+            GroupMatch(holders, nets, match.hands)
+        )
+    groups = [equations(matches) for _deal, matches in sorted(by_deal.items())]
+    return bootstrap(len(everyone), groups, resamples=BOOTSTRAP, seed=SEED)
+
+
+def test_results_added_as_they_arrive_give_the_batch_fits_leaderboard() -> None:
+    # Duplicate groups and remote ones (each rotation its own deal), one group left
+    # unfinished, one version disqualified now and then; the results arrive interleaved,
+    # as tables finish, and the leaderboard fed one at a time is the batch fit's.
+    rng = random.Random(11)
+    strength = {1: 1.0, 2: 0.5, 3: 0.0, 4: -0.5, 5: -1.0}
+    tables = [[1, 2, 3], [2, 3, 4], [3, 4, 5], [1, 3, 5], [1, 2, 4, 5]]
+    played: list[PlayedMatch] = []
+    for group in range(25):
+        matches = play_group(group, tables[group % 5], strength, rng, own_seeds=group % 3 == 0)
+        if group % 7 == 0:
+            matches = [
+                dataclasses.replace(m, disqualified=tuple(v == 4 for v in m.versions))
+                for m in matches
+            ]
+        played += matches[:-1] if group == 24 else matches
+    arriving = played[:]
+    random.Random(12).shuffle(arriving)
+    board = Leaderboard()
+    for match in arriving:
+        board.add(match)
+    versions = list(strength)
+    scores = board.scores(versions)
+    reference = batch_board(played, versions)
+    for i, version in enumerate(sorted(strength)):
+        score = scores[version]
+        assert score.score == pytest.approx(reference.strength[i], abs=1e-12)
+        assert score.low == pytest.approx(reference.low[i], abs=1e-12)
+        assert score.high == pytest.approx(reference.high[i], abs=1e-12)
+        assert (score.rank_low, score.rank_high) == (reference.rank_low[i], reference.rank_high[i])
+    at_once = score_versions(played, versions)  # and in one pass, in stored order
+    for version in versions:
+        a, b = dataclasses.asdict(scores[version]), dataclasses.asdict(at_once[version])
+        assert a == pytest.approx(b, abs=1e-12)
+    assert board.matches == len(played) and board.fit.groups == len(
+        {(m.group_id, m.seed) for m in played}
+    )
+    # Version 1: five groups at each of three tables, one rotation of the last one missing.
+    assert scores[1].groups == 15 and scores[1].matches == 5 * 3 + 5 * 3 + 5 * 4 - 1
+
+
+def test_a_long_competitions_finished_groups_leave_only_their_summaries() -> None:
+    # Past the summaries' exact range the leaderboard keeps no match of a finished group:
+    # what it holds grows with the layouts played, not with the matches.
+    rng = random.Random(13)
+    board = Leaderboard()
+    tables = [[1, 2, 3], [2, 3, 4], [1, 3, 4], [1, 2, 4]]
+    for group in range(2100):
+        for match in play_group(group, tables[group % 4], {1: 1, 2: 0, 3: 0, 4: -1}, rng):
+            board.add(match)
+    assert not board.fit.draws_groups and board.fit.groups == 2100
+    assert board.fit.classes <= 4 * 2  # each table, in its two seating orders at most
+    assert board.fit.open_groups == 0
+    scores = board.scores([1, 2, 3, 4])
+    assert scores[1].rank == 1 and scores[4].rank == 4
+    low, high = scores[1].low, scores[1].high
+    assert low is not None and high is not None and 0 < high - low < 0.1

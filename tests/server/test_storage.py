@@ -449,7 +449,9 @@ async def test_a_bot_flooding_stderr_keeps_at_most_the_cap_per_match(tmp_path: P
     table = await WorkerTable.start(control, logs, 1, setting_to_env("none", Limits()), cap)
     try:
         for group in (1, 2):  # two matches on the same processes (two deals)
-            key = MatchKey(f"g{group}r0", group * 8, group, 1, 0, group, (0, 1, 2), (40,) * 3)
+            key = MatchKey(
+                f"g{group}r0", group * 8, group, 1, 0, group, (0, 1, 2), (40,) * 3, group
+            )
             rules = preset("boodle").with_options({"hand_limit": 3})
             await table.play(key, rules, specs, specs)
     finally:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import random
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from referee.server.store import CompetitionStore, StoreError
-from tests.server.inprocess import finished
+from referee.match import MatchResult
+from referee.server.scoring import score_versions
+from referee.server.store import CompetitionStore, PlayedMatch, StoreError
+from tests.server.inprocess import admitted_group, finished, open_competition
 
 
 def test_participants_tokens_and_versions(tmp_path: Path) -> None:
@@ -19,7 +23,7 @@ def test_participants_tokens_and_versions(tmp_path: Path) -> None:
     assert store.participant_by_token(token + "x") is None
     with sqlite3.connect(tmp_path / "cup.sqlite") as raw:
         assert token not in str(raw.execute("SELECT * FROM participants").fetchall())
-    for bad, why in (("alice", "taken"), ("a/b", "no /"), ("", "1 to 40")):
+    for bad, why in (("alice", "taken"), ("a/b", "'/' is not allowed"), ("", "1 to 40")):
         with pytest.raises(StoreError, match=why):
             store.add_participant(bad)
     first = store.add_version(alice.id, "python3", "main.py", "aa", 10)
@@ -40,8 +44,8 @@ def test_a_match_is_recorded_once(tmp_path: Path) -> None:
         store.add_version(participant.id, "python3", "main.py", "", 1)
     group = store.plan_group(7, (1, 2, 3), "test")
     result = finished("g1r0", 7)
-    assert store.record(group, 0, (1, 2, 3), result, None)
-    assert not store.record(group, 0, (1, 2, 3), result, None)
+    assert store.record(group, 0, (1, 2, 3), result, None, identity=7)
+    assert not store.record(group, 0, (1, 2, 3), result, None, identity=7)
     assert store.match_count() == 1
     assert [m.versions for m in store.played_matches()] == [(1, 2, 3)]
     assert store.unfinished_groups()[0][1] == {0}
@@ -104,3 +108,66 @@ def test_a_first_start_cut_between_its_two_writes_still_gets_a_secret(
     healed = CompetitionStore.open(path)
     assert len(healed.secret) == 32
     healed.close()
+
+
+def with_nets(result: MatchResult, nets: list[int]) -> MatchResult:
+    seats = [
+        dataclasses.replace(seat, net_chips=net, chips=20 + net)
+        for seat, net in zip(result.seats, nets, strict=True)
+    ]
+    return dataclasses.replace(result, seats=seats)
+
+
+def test_played_since_reads_only_what_was_stored_after_a_row(tmp_path: Path) -> None:
+    store = CompetitionStore.open(tmp_path / "cup.sqlite")
+    group = admitted_group(store)
+    table = group.versions
+    rotated = [tuple(table[(seat + r) % 3] for seat in range(3)) for r in range(3)]
+    for rotation in (0, 1):
+        result = with_nets(finished(f"g1r{rotation}", 5), [rotation, 1, -1 - rotation])
+        store.record(group, rotation, rotated[rotation], result, None, identity=group.seed)
+    row, first = store.played_since()
+    assert [(m.rotation, m.versions, m.net_chips) for m in first] == [
+        (0, rotated[0], (0, 1, -1)),
+        (1, rotated[1], (1, 1, -2)),
+    ]
+    third = with_nets(finished("g1r2", 5), [2, 0, -2])
+    store.record(group, 2, rotated[2], third, None, identity=group.seed)
+    later, second = store.played_since(row)
+    assert later > row and [m.rotation for m in second] == [2]
+    assert store.played_since(later) == (later, [])
+    assert first + second == store.played_matches()  # the whole read, in another order here
+    store.close()
+
+
+async def test_the_leaderboard_reads_each_result_once_and_scores_as_a_fresh_fit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    competition = open_competition(tmp_path)
+    store = competition.store
+    table = admitted_group(store).versions
+    asked: list[int] = []
+    since = CompetitionStore.played_since
+
+    def spy(self: CompetitionStore, after: int = 0) -> tuple[int, list[PlayedMatch]]:
+        asked.append(after)
+        return since(self, after)
+
+    monkeypatch.setattr(CompetitionStore, "played_since", spy)
+    rng = random.Random(3)
+    for number in range(6):
+        group = store.plan_group(100 + number, table, "test")
+        for rotation in range(3):
+            holders = tuple(table[(seat + rotation) % 3] for seat in range(3))
+            nets = [rng.randint(-9, 9) for _ in range(2)]
+            result = with_nets(finished(f"g{group.id}r{rotation}", 5), [*nets, -sum(nets)])
+            store.record(group, rotation, holders, result, None, identity=group.seed)
+        await competition.refresh_board()
+        assert competition.board.matches == competition.leaderboard.matches == 3 * (number + 1)
+    assert asked[0] == 0 and asked == sorted(set(asked))  # each refresh starts where the last ended
+    fresh = score_versions(store.played_matches(), list(table))
+    for version in table:
+        got, want = competition.board.scores[version], fresh[version]
+        assert dataclasses.asdict(got) == pytest.approx(dataclasses.asdict(want), abs=1e-12)
+    assert competition.board.scores[table[0]].groups == 6
+    store.close()

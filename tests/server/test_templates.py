@@ -56,6 +56,8 @@ def match_page(label: str, *, replay: bool = True) -> str:
         "match_id": "g1r0",
         "group": 1,
         "rotation": 0,
+        "cards_public": True,
+        "in_play": None,
         "seed": 7,
         "hands": 3,
         "reason": "hands",

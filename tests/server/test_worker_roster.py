@@ -23,7 +23,7 @@ NAMES = {1: "random", 2: "lowest", 3: "tracker", 4: "boodle"}
 
 
 def key(number: int, bots: tuple[int, ...]) -> MatchKey:
-    return MatchKey(f"m{number}", number, number, 1, 0, number, bots, (20, 20, 20))
+    return MatchKey(f"m{number}", number, number, 1, 0, number, bots, (20, 20, 20), number)
 
 
 def bot_processes(worker: int) -> list[str]:

@@ -10,7 +10,7 @@ isolation's own cost shows next to the cgroups' and rlimits'.  ``auto`` is a
 start whose sandbox is made for it (each start gets an environment of its
 own, so none was made ahead); ``auto, made ready`` the same command started
 again, as a league does every rotation, whose sandbox the referee made ready
-ahead of it (``referee.process``).  That making is waited for after each such
+ahead of it (``referee.transport.process``).  That making is waited for after each such
 start, outside any measurement.  The making overlaps the start it follows
 and its end, so their CPU columns include part of it; below the table, the
 whole of it per start, next to a start from scratch.  The bots are
@@ -54,8 +54,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import trio
 
 from referee.bots import BotSpec, resolve_bot
-from referee.process import end_ready_sandboxes, wait_for_ready_sandboxes
 from referee.sandbox import Sandbox, detect, resolve
+from referee.transport.process import end_ready_sandboxes, wait_for_ready_sandboxes
 from referee.transport.session import open_bot
 from referee.transport.timecontrol import TimeControl
 

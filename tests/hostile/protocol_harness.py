@@ -27,8 +27,8 @@ from referee.match.referee import play_match
 from referee.match.result import MatchResult
 from referee.tools.replay import verify_log
 from referee.transport.process import group_members
-from referee.transport.session import open_bots
 from referee.transport.timecontrol import TimeControl
+from tests.tables import open_table
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = preset("boodle").with_options({"hand_limit": 2})
@@ -67,6 +67,7 @@ class Hostile:
     records: list[dict[str, Any]]
     peak_bytes: int
     stderr: str  # seat 0's
+    began: float  # when the hostile bot's start began (trio's clock)
 
     def faults(self, seat: int = 0) -> list[tuple[str, str]]:
         return [(fault.kind, fault.detail) for fault in self.result.seats[seat].faults]
@@ -89,13 +90,20 @@ async def play_hostile(
     tmp_path: Path,
     *,
     control: TimeControl = CONTROL,
+    hostile_startup: float | None = None,
     seed: int = 5,
 ) -> Hostile:
-    """One match of ``specs`` (the hostile bot first); checks the promises every bot must keep."""
+    """One match of ``specs`` (the hostile bot first); checks the promises every bot must keep.
+
+    ``hostile_startup``: the hostile bot's own start-up limit, timed alone
+    (``tests.tables.open_table``)."""
     log = tmp_path / "match.jsonl"
+    began: list[float] = []
     tracemalloc.start()
     try:
-        async with open_bots(specs, control) as sessions:
+        async with open_table(
+            specs, control, first_startup=hostile_startup, began=began
+        ) as sessions:
             groups = [s.pgid for s in sessions if s.pgid is not None]
             result = await play_match(
                 sessions, RULES, seed, time_control=control, match_id="hostile", log_path=log
@@ -114,7 +122,7 @@ async def play_hostile(
     verify_log(log)
     assert_gone(groups)
     assert peak < MEMORY_BOUND, f"the referee's peak allocations were {peak} bytes"
-    return Hostile(result, records, peak, stderr)
+    return Hostile(result, records, peak, stderr, began[0])
 
 
 def assert_gone(groups: Sequence[int]) -> None:

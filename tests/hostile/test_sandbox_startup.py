@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 import trio
 
-from referee.process import clean_environment, start_process, wait_for_ready_sandboxes
 from referee.sandbox import (
     MIB,
     Limits,
@@ -32,6 +31,7 @@ from referee.sandbox import (
     resolve,
 )
 from referee.sandbox.isolation import UID_BASE, Isolation
+from referee.transport.process import clean_environment, start_process, wait_for_ready_sandboxes
 
 SUPPORT = detect()
 REPO = Path(__file__).resolve().parents[2]
@@ -228,7 +228,7 @@ async def test_a_command_started_again_finds_its_sandbox_ready_fresh_and_unused(
 # ends, exits, or hangs (to be killed), or forks.
 REFEREE = """
 import os, sys, time, trio
-from referee.process import clean_environment, start_process, wait_for_ready_sandboxes
+from referee.transport.process import clean_environment, start_process, wait_for_ready_sandboxes
 from referee.sandbox import resolve
 
 async def twice():

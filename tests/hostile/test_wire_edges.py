@@ -87,16 +87,16 @@ async def test_a_flood_of_blank_lines_is_timed_out_at_the_deadline(tmp_path: Pat
 async def test_a_flood_of_blank_lines_instead_of_ready_is_a_startup_fault_at_the_deadline(
     tmp_path: Path, transport: Transport
 ) -> None:
-    control = dataclasses.replace(CONTROL, startup_time=5.0)
-    started = trio.current_time()
+    # Only the flooding bot is held to 5 s: its table mates start first, under a generous
+    # limit, so the verdict does not hang on how fast a loaded machine starts them.
     bots = [proto_bot("blank_flood", "40", "before_ready", transport=transport)]
     played = await play_hostile(
-        [*bots, *table_mates(transport=transport)], tmp_path, control=control
+        [*bots, *table_mates(transport=transport)], tmp_path, hostile_startup=5.0
     )
     [(kind, detail)] = played.faults()
     assert kind == "startup" and "no ready within 5 s" in detail, detail
     assert played.status[0] == "disqualified"
-    assert trio.current_time() - started < 25
+    assert trio.current_time() - played.began < 25
     assert_the_others_untouched(played)
 
 

@@ -32,6 +32,7 @@ from referee.league.league_file import LeagueConfig, load_config
 from referee.league.runner import SilentReporter, TableJob, run_league
 from referee.league.standings import standings_of
 from referee.match.result import MatchResult
+from tests.clirun import newmarket as in_process
 from tests.league.files import afresh, write_league_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -179,15 +180,16 @@ def test_newmarket_league_cluster_local_2_prints_the_local_standings(
 
 
 def test_newmarket_league_refuses_a_bad_cluster_option(tmp_path: Path) -> None:
+    # In this process, as the console script runs it (tests.clirun): refused before playing.
     path = league_file(tmp_path)
-    done = newmarket("league", str(path), "--cluster", "local:zero")
-    assert done.returncode == 2
+    code, _out, err = in_process("league", str(path), "--cluster", "local:zero")
+    assert code == 2
     assert "error: --cluster local:zero: local:N needs a whole number of workers >= 1" in (
-        done.stderr.splitlines()
+        err.splitlines()
     )
-    both = newmarket("league", str(path), "--cluster", "local:2", "--jobs", "2")
-    assert both.returncode == 2
-    assert "--jobs and --cluster" in both.stderr
+    code, _out, err = in_process("league", str(path), "--cluster", "local:2", "--jobs", "2")
+    assert code == 2
+    assert "--jobs and --cluster" in err
 
 
 def test_ctrl_c_stops_a_local_cluster_league_cleanly_and_it_resumes(tmp_path: Path) -> None:

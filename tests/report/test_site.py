@@ -19,19 +19,17 @@ import pytest
 from referee.report.data import load_league, log_path_of, read_match_log
 from referee.report.frames import plural, pretty_text
 from referee.report.site import SiteBuilder, watch
+from tests.clirun import newmarket
 from tests.report.conftest import BOTS, MISCHIEF
 
 _WIRE_CARD = re.compile(r"(?<![A-Za-z0-9'])[2-9TJQKA][CDHS](?![A-Za-z0-9'])")
 
 
 def _newmarket(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "referee.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    """``newmarket ARGS...`` as the console script runs it (``tests.clirun``), in this
+    process: no Python start-up and import per command."""
+    code, out, err = newmarket(*args)
+    return subprocess.CompletedProcess(["newmarket", *args], code, out, err)
 
 
 def test_report_writes_every_page_with_the_standings_numbers(

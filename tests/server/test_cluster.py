@@ -13,10 +13,9 @@ import subprocess
 from functools import partial
 from pathlib import Path
 
+from tests.clirun import newmarket
 from tests.server.serving import (
     BOTS,
-    NEWMARKET,
-    REPO,
     Server,
     add_participant,
     competition_file,
@@ -53,14 +52,9 @@ def test_a_local_cluster_plays_the_house_and_then_a_new_version(tmp_path: Path) 
 
 def test_a_bad_cluster_option_is_one_line_and_exit_2(tmp_path: Path) -> None:
     config = competition_file(tmp_path)
-    done = subprocess.run(
-        [*NEWMARKET, "serve", str(config), "--port", "0", "--cluster", "local:zero"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=120,
-    )
-    assert done.returncode == 2
-    assert done.stderr.strip() == (
+    # In this process, as the console script runs it (tests.clirun): refused before serving.
+    code, _out, err = newmarket("serve", str(config), "--port", "0", "--cluster", "local:zero")
+    assert code == 2
+    assert err.strip() == (
         "error: --cluster local:zero: local:N needs a whole number of workers >= 1"
     )

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import secrets
 import signal
 import socket
 import stat
@@ -155,15 +157,19 @@ def test_a_bot_attacking_its_table_is_contained_and_play_goes_on(
     for version in (good.json()["id"], bad.json()["id"]):
         assert wait_until("admission", partial(version_status, server, version)) == "admitted"
     files = server.config.parent / "cup-data" / "versions" / f"{bad.json()['id']:06d}" / "files"
-    attacker = bad.json()["id"]
-
-    def attacker_played() -> bool:
-        rows = server.get("/api/leaderboard")["rows"]
-        return any(row["version"] == attacker and row["matches"] > 0 for row in rows)
-
+    # Admission cannot be told from play, so the attack is armed now that it is over (as a
+    # time bomb would go off), with a mark of this run that names the attacker's children.
+    mark = f"attack-sleeper-{secrets.token_hex(6)}"
+    (files / "armed").write_text(mark)
+    logs = server.config.parent / "cup-data" / "logs"
     try:
-        # The attack comes at the attacker's first request of its first table.
-        wait_until("the attacker's first match", attacker_played)
+        # The attack comes at the attacker's first request of a match once armed; its stderr,
+        # kept in the match log, says it ran.
+        said = wait_until("the attack's stderr in a match log", partial(attack_stderr, logs))
+        assert f"ATTACK started 20 children as {mark}" in said, said
+        # One attack makes the point: disarmed, the attacker plays on as a bot, and the
+        # matches after it are not each an attack's few seconds of burnt CPU.
+        (files / "armed").unlink()
         after_attack = server.get("/api/leaderboard")["matches"]
         wait_until(
             "play to go on after the attack",
@@ -171,23 +177,42 @@ def test_a_bot_attacking_its_table_is_contained_and_play_goes_on(
         )
         with server.client() as client:
             assert client.get("/").status_code == 200
-        # Nothing the attacker started outlives its match (pid namespace and cgroup)...
-        wait_until("the attacker's children to be gone", lambda: not _sleepers())
-        # ...and its own directory stayed read-only to it.
+        # Nothing the attacker started outlives its match (pid namespace and cgroup): its
+        # children would sleep an hour, and the wait is far shorter...
+        wait_until("the attacker's children to be gone", lambda: not _sleepers(mark), 120)
+        # ...its own directory stayed read-only to it...
+        assert "ATTACK write into its own directory refused" in said, said
         assert not (files / "attack.pids").exists()
+        # ...and its SIGKILL reached only its namespace's init (which ignores it), so it lived
+        # on to say so: without a pid namespace it kills the sandbox above it, and dies with it.
+        assert "ATTACK SIGKILL sent to its parent" in said, said
+        assert server.process.poll() is None
     finally:
-        for pid in _sleepers():
+        for pid in _sleepers(mark):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
 
 
-def _sleepers() -> list[int]:
-    """The attack's children: every ``sleep 120`` on the machine."""
+def attack_stderr(logs: Path) -> str:
+    """The attacker's lines among the bots' stderr the match logs kept (``stderr`` records)."""
+    texts = []
+    for log in sorted(logs.rglob("*.jsonl")):
+        with contextlib.suppress(OSError):
+            for line in log.read_text().splitlines():
+                with contextlib.suppress(ValueError):
+                    record = json.loads(line)
+                    if record.get("type") == "stderr" and "ATTACK " in record["text"]:
+                        texts.append(record["text"])
+    return "\n".join(texts)
+
+
+def _sleepers(mark: str) -> list[int]:
+    """The attack's children: the processes on the machine named with this run's mark."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             with contextlib.suppress(OSError):
-                if (entry / "cmdline").read_bytes() == b"sleep\x00120\x00":
+                if (entry / "cmdline").read_bytes().split(b"\0")[0] == mark.encode():
                     found.append(int(entry.name))
     return found
 

@@ -109,9 +109,9 @@ _PIPES_ASIDE = "exec 3<&0 4>&1 </dev/null >/dev/null; "
 _PIPES_BACK = 'exec <&3 >&4 3<&- 4>&-; exec "$@"'
 
 # The shell just before an isolated stdio bot reads this line from the bot's stdin before the
-# bot runs: a sandbox is made ready ahead of its bot (referee.transport.process) and waits here.  read
-# takes a pipe byte by byte, so the bot's first byte is the first after the line; at the end
-# of stdin (its referee gone) the shell exits and nothing of the bot ever ran.
+# bot runs: a sandbox is made ready ahead of its bot (referee.transport.process) and waits
+# here.  read takes a pipe byte by byte, so the bot's first byte is the first after the line;
+# at the end of stdin (its referee gone) the shell exits and nothing of the bot ever ran.
 START_LINE = b"start\n"
 _AWAIT_START = 'read -r line <&3 && [ "$line" = start ] || exit 125; '
 
@@ -676,7 +676,8 @@ def resolve(level: str, limits: Limits | None = None, support: Support | None = 
 
 
 # Names of this process's cgroups: next() is atomic, and sandboxes are also prepared on the
-# referee's forking thread (referee.transport.process), where a += on a global could hand out a name twice.
+# referee's forking thread (referee.transport.process), where a += on a global could hand
+# out a name twice.
 _NUMBERS = itertools.count(1)
 
 

@@ -27,10 +27,14 @@ def markdown_pages() -> list[Path]:
     return [*md.pages(), md.ROOT / "SPEC.md", *results]
 
 
+def without_blocks(text: str) -> str:
+    """The page with its fenced blocks blanked, lines kept."""
+    return md.FENCE.sub(lambda found: "\n" * found.group(0).count("\n"), text)
+
+
 def without_code(text: str) -> str:
     """The page with its fenced blocks and inline code blanked, lines kept."""
-    text = md.FENCE.sub(lambda found: "\n" * found.group(0).count("\n"), text)
-    return re.sub(r"`[^`\n]*`", "``", text)
+    return re.sub(r"`[^`\n]*`", "``", without_blocks(text))
 
 
 def slug(heading: str) -> str:
@@ -42,7 +46,7 @@ def slug(heading: str) -> str:
 def anchors(page: Path) -> set[str]:
     seen: Counter[str] = Counter()
     found = set()
-    for heading in HEADING.findall(without_code(page.read_text())):
+    for heading in HEADING.findall(without_blocks(page.read_text())):
         base = slug(heading)
         found.add(f"{base}-{seen[base]}" if seen[base] else base)
         seen[base] += 1
@@ -90,7 +94,7 @@ def test_a_dead_link_an_unknown_heading_and_a_way_out_are_each_found(tmp_path: P
     (tmp_path / "docs" / "rules.md").write_text("# Rules\n")
     page = tmp_path / "docs" / "page.md"
     page.write_text(
-        "# A page\n\n## Its heading\n\n[ok](#its-heading) [ok](rules.md) "
+        "# A page\n\n## Its `code` heading\n\n[ok](#its-code-heading) [ok](rules.md) "
         "[gone](no-such-page.md) [where](rules.md#no-such-heading) "
         "[out](../../outside.md) [web](https://example.org/x.md)\n"
         "```text\n[in a block](not-a-link.md)\n```\n"

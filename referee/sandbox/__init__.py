@@ -60,13 +60,12 @@ This file is the public surface the rest of the referee imports.
 from referee.sandbox.cgroups import BotCgroups, sweep_stale
 from referee.sandbox.detection import BWRAP_NO_NETWORK, Support, detect
 from referee.sandbox.levels import resolve
-from referee.sandbox.protections import NO_SANDBOX, Sandbox
+from referee.sandbox.protections import Sandbox
 from referee.sandbox.setting import (
     DEFAULT_LEVEL,
     ENV_SANDBOX,
     LEVELS,
     MIB,
-    Level,
     Limits,
     SandboxError,
     setting_from_env,
@@ -80,10 +79,8 @@ __all__ = [
     "ENV_SANDBOX",
     "LEVELS",
     "MIB",
-    "NO_SANDBOX",
     "START_LINE",
     "BotCgroups",
-    "Level",
     "Limits",
     "Sandbox",
     "SandboxError",

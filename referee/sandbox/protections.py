@@ -235,6 +235,3 @@ def _size(count: int) -> str:
     if count % MIB == 0:
         return f"{count // MIB} MiB"
     return f"{count} bytes"
-
-
-NO_SANDBOX = Sandbox(level="none", limits=Limits())

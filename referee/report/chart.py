@@ -7,8 +7,9 @@ Each line ends in a labelled dot; hovering a line shows the bot's name.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from markupsafe import Markup
 
@@ -33,6 +34,26 @@ WIDTH, HEIGHT = 760, 320
 LEFT, RIGHT, TOP, BOTTOM = 48, 150, 16, 36
 
 
+@dataclasses.dataclass(frozen=True)
+class _Plot:
+    """A chart's plotting area: a step along the schedule and a value to the SVG's x and y."""
+
+    width: float  # inside the margins
+    height: float
+    steps: int
+    low: float
+    high: float
+
+    def scales(self) -> tuple[Callable[[int], float], Callable[[float], float]]:
+        def x(step: int) -> float:
+            return LEFT + self.width * step / self.steps
+
+        def y(value: float) -> float:
+            return TOP + self.height * (self.high - value) / (self.high - self.low)
+
+        return x, y
+
+
 def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
@@ -48,11 +69,7 @@ def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> 
     steps = max(1, len(history))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
-    def x(step: int) -> float:
-        return LEFT + plot_w * step / steps
-
-    def y(value: float) -> float:
-        return TOP + plot_h * (high - value) / (high - low)
+    x, y = _Plot(plot_w, plot_h, steps, low, high).scales()
 
     ticks = []
     for tick in range(5):
@@ -155,11 +172,7 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
     right = 24
     plot_w, plot_h = WIDTH - LEFT - right, height - TOP - BOTTOM
 
-    def x(step: int) -> float:
-        return LEFT + plot_w * step / steps
-
-    def y(value: float) -> float:
-        return TOP + plot_h * (high - value) / (high - low)
+    x, y = _Plot(plot_w, plot_h, steps, low, high).scales()
 
     ticks = [
         {

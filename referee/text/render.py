@@ -14,7 +14,7 @@ told on the line after its run so the run stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from engine.cards import Card
 from engine.events import (
@@ -41,10 +41,19 @@ from engine.events import (
 
 INDENT = "  "
 
+# The wording of each moment of a hand, for the terminal (``newmarket demo`` and ``replay``)
+# and the report's replay viewer (``referee.report.frames``) alike: one home per sentence.
+# A stop's cause has a short form for the replay's one-line runs and a spelled-out one for
+# the viewer's steps.
 _STOP_REASONS = {
     "top": "{card} is the top card",
     "dead": "{missing} dead",
     "played": "{missing} already played",
+}
+_STOP_REASONS_SPELLED_OUT = {
+    "top": "{card} is the top card",
+    "dead": "{missing} is in the dead hand",
+    "played": "{missing} was played earlier",
 }
 
 _DEAD_HAND_CHOICES = {
@@ -53,6 +62,58 @@ _DEAD_HAND_CHOICES = {
     "auction": "auctions the dead hand",
     "buy": "buys the dead hand",
 }
+
+HAND_BLOCKED = "nobody can lead another suit: the hand is blocked"
+
+
+def stop_reason(cause: str, card: str, missing: str, *, spelled_out: bool = False) -> str:
+    """Why a run stopped (``5♥ dead``); a cause this version does not know as it came."""
+    reasons = _STOP_REASONS_SPELLED_OUT if spelled_out else _STOP_REASONS
+    return reasons.get(cause, cause).format(card=card, missing=missing)
+
+
+def dealt(sizes: Iterable[tuple[str, int]], dead_size: object) -> str:
+    """``deal: alice 13, bob 13; dead hand 13``, the seats dealt no card left out."""
+    sized = ", ".join(f"{name} {size}" for name, size in sizes if size)
+    return f"deal: {sized}; dead hand {dead_size}"
+
+
+def dead_hand_decided(dealer: str, choice: str) -> str:
+    return f"{dealer} (dealer) {_DEAD_HAND_CHOICES.get(choice, choice)}"
+
+
+def bids_revealed(bids: Iterable[tuple[str, object]]) -> str:
+    return "bids: " + ", ".join(f"{name} {chips}" for name, chips in bids)
+
+
+def swapped_for(seat: str, price: object, paid_to: str) -> str:
+    return f"{seat} takes the dead hand for {price} chips, paid to {paid_to}"
+
+
+def boodle_won(seat: str, card: str, chips: object) -> str:
+    return f"{seat} wins the {card} boodle: {chips} chips"
+
+
+def went_out(seat: str) -> str:
+    return f"{seat} is out of cards and wins the hand"
+
+
+def lead_passed(from_seat: str, to_seat: str) -> str:
+    return f"{from_seat} holds no other suit: the lead passes to {to_seat}"
+
+
+def pot_shared(seat: str, chips: object) -> str:
+    return f"{seat} takes {chips} from the pot"
+
+
+def kitty_won(seat: str, chips: object) -> str:
+    return f"{seat} takes the kitty: {chips} chips"
+
+
+def eliminated(seat: str, shares: str) -> str:
+    """``shares`` is who got the seat's chips, told after a ``;`` (or empty)."""
+    return f"{seat} cannot pay the stake and is out{shares}"
+
 
 # Why a match ended, in words: the one wording of every place that tells a person
 # (``newmarket match`` and ``replay``, the demo, the report's pages, the server's).
@@ -199,12 +260,11 @@ class _Renderer:
             case PlayerEliminated(seat, chips, shares):
                 given = ", ".join(f"{self.name(s)} +{c}" for s, c in shares)
                 tail = f"; {chips} chips shared: {given}" if given else ""
-                self.lines.append(f"{self.name(seat)} cannot pay the stake and is out{tail}")
+                self.lines.append(eliminated(self.name(seat), tail))
             case StakePlaced():
                 self.stakes.append(event)
             case CardsDealt(sizes, dead_size, hands, dead):
-                sized = ", ".join(f"{self.name(s)} {n}" for s, n in enumerate(sizes) if n)
-                self.say(f"deal: {sized}; dead hand {dead_size}")
+                self.say(dealt(((self.name(s), n) for s, n in enumerate(sizes)), dead_size))
                 for seat, hand in enumerate(hands):
                     if hand is not None and hand:
                         self.say(f"{INDENT}{self.name(seat)}: {cards(hand)}")
@@ -212,16 +272,13 @@ class _Renderer:
                     self.say(f"{INDENT}dead hand: {cards(dead)}")
                     self.dead_shown = True
             case DeadHandDecided(dealer, choice):
-                what = _DEAD_HAND_CHOICES.get(choice, choice)
-                self.say(f"{self.name(dealer)} (dealer) {what}")
+                self.say(dead_hand_decided(self.name(dealer), choice))
             case BidsRevealed(bids):
-                self.say("bids: " + ", ".join(f"{self.name(s)} {c}" for s, c in bids))
+                self.say(bids_revealed((self.name(s), c) for s, c in bids))
             case HandSwapped(seat, price, paid_to, hand, _size):
                 if price:  # a free exchange is already told by the dealer's decision
                     to = self.name(paid_to) if paid_to is not None else "the kitty"
-                    self.say(
-                        f"{self.name(seat)} takes the dead hand for {price} chips, paid to {to}"
-                    )
+                    self.say(swapped_for(self.name(seat), price, to))
                 if hand is not None:
                     self.say(f"{INDENT}{self.name(seat)} now holds: {cards(hand)}")
             case CardPlayed(seat, card, _lead):
@@ -230,30 +287,23 @@ class _Renderer:
                 else:
                     self.run.append((seat, [card]))
             case BoodleWon(seat, card, chips):
-                self.after_run.append(
-                    f"{self.name(seat)} wins the {card.pretty} boodle: {chips} chips"
-                )
+                self.after_run.append(boodle_won(self.name(seat), card.pretty, chips))
             case RunStopped(card, cause, missing):
-                reason = _STOP_REASONS.get(cause, cause).format(
-                    card=card.pretty, missing=missing.pretty if missing else "?"
-                )
+                reason = stop_reason(cause, card.pretty, missing.pretty if missing else "?")
                 self.flush_run(f"stop ({reason})")
             case WentOut(seat):
-                self.flush_run(f"{self.name(seat)} is out of cards and wins the hand")
+                self.flush_run(went_out(self.name(seat)))
             case LeadPassed(from_seat, to_seat):
-                self.say(
-                    f"{self.name(from_seat)} holds no other suit: the lead passes to "
-                    f"{self.name(to_seat)}"
-                )
+                self.say(lead_passed(self.name(from_seat), self.name(to_seat)))
             case HandBlocked():
                 self.blocked = True
-                self.say("nobody can lead another suit: the hand is blocked")
+                self.say(HAND_BLOCKED)
             case ChipsPaid():
                 self.payments.append(event)
             case PotShared(seat, chips):
-                self.say(f"{self.name(seat)} takes {chips} from the pot")
+                self.say(pot_shared(self.name(seat), chips))
             case KittyWon(seat, chips):
-                self.say(f"{self.name(seat)} takes the kitty: {chips} chips")
+                self.say(kitty_won(self.name(seat), chips))
             case HandEnded(hands, dead, winners):
                 left = [f"{self.name(s)} {cards(h)}" for s, h in enumerate(hands) if h]
                 if left:

@@ -14,7 +14,8 @@ told on the line after its run so the run stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from engine.cards import Card
 from engine.events import (
@@ -189,89 +190,135 @@ class _Renderer:
             self.flush_stakes()
         if not isinstance(event, ChipsPaid):
             self.flush_payments()
+        tell = _TELL.get(type(event))
+        if tell is not None:
+            tell(self, event)
 
-        match event:
-            case HandStarted(hand, dealer):
-                self.dealer = dealer
-                if self.lines:
-                    self.lines.append("")
-                self.lines.append(f"Hand {hand} — dealer: {self.name(dealer)}")
-            case PlayerEliminated(seat, chips, shares):
-                given = ", ".join(f"{self.name(s)} +{c}" for s, c in shares)
-                tail = f"; {chips} chips shared: {given}" if given else ""
-                self.lines.append(f"{self.name(seat)} cannot pay the stake and is out{tail}")
-            case StakePlaced():
-                self.stakes.append(event)
-            case CardsDealt(sizes, dead_size, hands, dead):
-                sized = ", ".join(f"{self.name(s)} {n}" for s, n in enumerate(sizes) if n)
-                self.say(f"deal: {sized}; dead hand {dead_size}")
-                for seat, hand in enumerate(hands):
-                    if hand is not None and hand:
-                        self.say(f"{INDENT}{self.name(seat)}: {cards(hand)}")
-                if dead is not None and dead:
-                    self.say(f"{INDENT}dead hand: {cards(dead)}")
-                    self.dead_shown = True
-            case DeadHandDecided(dealer, choice):
-                what = _DEAD_HAND_CHOICES.get(choice, choice)
-                self.say(f"{self.name(dealer)} (dealer) {what}")
-            case BidsRevealed(bids):
-                self.say("bids: " + ", ".join(f"{self.name(s)} {c}" for s, c in bids))
-            case HandSwapped(seat, price, paid_to, hand, _size):
-                if price:  # a free exchange is already told by the dealer's decision
-                    to = self.name(paid_to) if paid_to is not None else "the kitty"
-                    self.say(
-                        f"{self.name(seat)} takes the dead hand for {price} chips, paid to {to}"
-                    )
-                if hand is not None:
-                    self.say(f"{INDENT}{self.name(seat)} now holds: {cards(hand)}")
-            case CardPlayed(seat, card, _lead):
-                if self.run and self.run[-1][0] == seat:
-                    self.run[-1][1].append(card)
-                else:
-                    self.run.append((seat, [card]))
-            case BoodleWon(seat, card, chips):
-                self.after_run.append(
-                    f"{self.name(seat)} wins the {card.pretty} boodle: {chips} chips"
-                )
-            case RunStopped(card, cause, missing):
-                reason = _STOP_REASONS.get(cause, cause).format(
-                    card=card.pretty, missing=missing.pretty if missing else "?"
-                )
-                self.flush_run(f"stop ({reason})")
-            case WentOut(seat):
-                self.flush_run(f"{self.name(seat)} is out of cards and wins the hand")
-            case LeadPassed(from_seat, to_seat):
-                self.say(
-                    f"{self.name(from_seat)} holds no other suit: the lead passes to "
-                    f"{self.name(to_seat)}"
-                )
-            case HandBlocked():
-                self.blocked = True
-                self.say("nobody can lead another suit: the hand is blocked")
-            case ChipsPaid():
-                self.payments.append(event)
-            case PotShared(seat, chips):
-                self.say(f"{self.name(seat)} takes {chips} from the pot")
-            case KittyWon(seat, chips):
-                self.say(f"{self.name(seat)} takes the kitty: {chips} chips")
-            case HandEnded(hands, dead, winners):
-                left = [f"{self.name(s)} {cards(h)}" for s, h in enumerate(hands) if h]
-                if left:
-                    self.say("left in hand: " + " · ".join(left))
-                if dead and not self.dead_shown:
-                    self.say(f"dead hand: {cards(dead)}")
-                if self.blocked:
-                    if winners:
-                        who = ", ".join(self.name(s) for s in winners)
-                        self.say(f"fewest cards: {who} {'wins' if len(winners) == 1 else 'win'}")
-                    else:
-                        self.say("nobody pays; the stakes stay on the boodle cards")
-                self.blocked = False
-                self.dead_shown = False
-            case MatchEnded(places, chips, reason):
-                self.lines.append("")
-                why = match_ending(reason)
-                self.lines.append(f"Match over ({why}). Final places:")
-                order = sorted(range(len(places)), key=lambda seat: (places[seat], seat))
-                for seat in order:
-                    self.say(f"{places[seat]}. {self.name(seat)} — {chips[seat]} chips")
+    # -- each kind of event, told (``_TELL`` maps the kinds to these) ------------------
+
+    def hand_started(self, event: HandStarted) -> None:
+        self.dealer = event.dealer
+        if self.lines:
+            self.lines.append("")
+        self.lines.append(f"Hand {event.hand} — dealer: {self.name(event.dealer)}")
+
+    def player_eliminated(self, event: PlayerEliminated) -> None:
+        given = ", ".join(f"{self.name(s)} +{c}" for s, c in event.shares)
+        tail = f"; {event.chips} chips shared: {given}" if given else ""
+        self.lines.append(f"{self.name(event.seat)} cannot pay the stake and is out{tail}")
+
+    def stake_placed(self, event: StakePlaced) -> None:
+        self.stakes.append(event)
+
+    def cards_dealt(self, event: CardsDealt) -> None:
+        sized = ", ".join(f"{self.name(s)} {n}" for s, n in enumerate(event.hand_sizes) if n)
+        self.say(f"deal: {sized}; dead hand {event.dead_hand_size}")
+        for seat, hand in enumerate(event.hands):
+            if hand is not None and hand:
+                self.say(f"{INDENT}{self.name(seat)}: {cards(hand)}")
+        dead = event.dead_hand
+        if dead is not None and dead:
+            self.say(f"{INDENT}dead hand: {cards(dead)}")
+            self.dead_shown = True
+
+    def dead_hand_decided(self, event: DeadHandDecided) -> None:
+        what = _DEAD_HAND_CHOICES.get(event.choice, event.choice)
+        self.say(f"{self.name(event.dealer)} (dealer) {what}")
+
+    def bids_revealed(self, event: BidsRevealed) -> None:
+        self.say("bids: " + ", ".join(f"{self.name(s)} {c}" for s, c in event.bids))
+
+    def hand_swapped(self, event: HandSwapped) -> None:
+        seat = event.seat
+        if event.price:  # a free exchange is already told by the dealer's decision
+            to = self.name(event.paid_to) if event.paid_to is not None else "the kitty"
+            self.say(f"{self.name(seat)} takes the dead hand for {event.price} chips, paid to {to}")
+        if event.hand is not None:
+            self.say(f"{INDENT}{self.name(seat)} now holds: {cards(event.hand)}")
+
+    def card_played(self, event: CardPlayed) -> None:
+        if self.run and self.run[-1][0] == event.seat:
+            self.run[-1][1].append(event.card)
+        else:
+            self.run.append((event.seat, [event.card]))
+
+    def boodle_won(self, event: BoodleWon) -> None:
+        self.after_run.append(
+            f"{self.name(event.seat)} wins the {event.card.pretty} boodle: {event.chips} chips"
+        )
+
+    def run_stopped(self, event: RunStopped) -> None:
+        missing = event.missing
+        reason = _STOP_REASONS.get(event.cause, event.cause).format(
+            card=event.card.pretty, missing=missing.pretty if missing else "?"
+        )
+        self.flush_run(f"stop ({reason})")
+
+    def went_out(self, event: WentOut) -> None:
+        self.flush_run(f"{self.name(event.seat)} is out of cards and wins the hand")
+
+    def lead_passed(self, event: LeadPassed) -> None:
+        self.say(
+            f"{self.name(event.from_seat)} holds no other suit: the lead passes to "
+            f"{self.name(event.to_seat)}"
+        )
+
+    def hand_blocked(self, event: HandBlocked) -> None:
+        self.blocked = True
+        self.say("nobody can lead another suit: the hand is blocked")
+
+    def chips_paid(self, event: ChipsPaid) -> None:
+        self.payments.append(event)
+
+    def pot_shared(self, event: PotShared) -> None:
+        self.say(f"{self.name(event.seat)} takes {event.chips} from the pot")
+
+    def kitty_won(self, event: KittyWon) -> None:
+        self.say(f"{self.name(event.seat)} takes the kitty: {event.chips} chips")
+
+    def hand_ended(self, event: HandEnded) -> None:
+        left = [f"{self.name(s)} {cards(h)}" for s, h in enumerate(event.hands) if h]
+        if left:
+            self.say("left in hand: " + " · ".join(left))
+        if event.dead_hand and not self.dead_shown:
+            self.say(f"dead hand: {cards(event.dead_hand)}")
+        if self.blocked:
+            winners = event.winners
+            if winners:
+                who = ", ".join(self.name(s) for s in winners)
+                self.say(f"fewest cards: {who} {'wins' if len(winners) == 1 else 'win'}")
+            else:
+                self.say("nobody pays; the stakes stay on the boodle cards")
+        self.blocked = False
+        self.dead_shown = False
+
+    def match_ended(self, event: MatchEnded) -> None:
+        places, chips = event.places, event.chips
+        self.lines.append("")
+        self.lines.append(f"Match over ({match_ending(event.reason)}). Final places:")
+        order = sorted(range(len(places)), key=lambda seat: (places[seat], seat))
+        for seat in order:
+            self.say(f"{places[seat]}. {self.name(seat)} — {chips[seat]} chips")
+
+
+# Each kind of event and the method that tells it: one line per kind to find.
+_TELL: dict[type, Callable[[_Renderer, Any], None]] = {
+    HandStarted: _Renderer.hand_started,
+    PlayerEliminated: _Renderer.player_eliminated,
+    StakePlaced: _Renderer.stake_placed,
+    CardsDealt: _Renderer.cards_dealt,
+    DeadHandDecided: _Renderer.dead_hand_decided,
+    BidsRevealed: _Renderer.bids_revealed,
+    HandSwapped: _Renderer.hand_swapped,
+    CardPlayed: _Renderer.card_played,
+    BoodleWon: _Renderer.boodle_won,
+    RunStopped: _Renderer.run_stopped,
+    WentOut: _Renderer.went_out,
+    LeadPassed: _Renderer.lead_passed,
+    HandBlocked: _Renderer.hand_blocked,
+    ChipsPaid: _Renderer.chips_paid,
+    PotShared: _Renderer.pot_shared,
+    KittyWon: _Renderer.kitty_won,
+    HandEnded: _Renderer.hand_ended,
+    MatchEnded: _Renderer.match_ended,
+}

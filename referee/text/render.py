@@ -14,7 +14,8 @@ told on the line after its run so the run stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from engine.cards import Card
 from engine.events import (
@@ -250,78 +251,127 @@ class _Renderer:
             self.flush_stakes()
         if not isinstance(event, ChipsPaid):
             self.flush_payments()
+        tell = _TELL.get(type(event))
+        if tell is not None:
+            tell(self, event)
 
-        match event:
-            case HandStarted(hand, dealer):
-                self.dealer = dealer
-                if self.lines:
-                    self.lines.append("")
-                self.lines.append(f"Hand {hand} — dealer: {self.name(dealer)}")
-            case PlayerEliminated(seat, chips, shares):
-                given = ", ".join(f"{self.name(s)} +{c}" for s, c in shares)
-                tail = f"; {chips} chips shared: {given}" if given else ""
-                self.lines.append(eliminated(self.name(seat), tail))
-            case StakePlaced():
-                self.stakes.append(event)
-            case CardsDealt(sizes, dead_size, hands, dead):
-                self.say(dealt(((self.name(s), n) for s, n in enumerate(sizes)), dead_size))
-                for seat, hand in enumerate(hands):
-                    if hand is not None and hand:
-                        self.say(f"{INDENT}{self.name(seat)}: {cards(hand)}")
-                if dead is not None and dead:
-                    self.say(f"{INDENT}dead hand: {cards(dead)}")
-                    self.dead_shown = True
-            case DeadHandDecided(dealer, choice):
-                self.say(dead_hand_decided(self.name(dealer), choice))
-            case BidsRevealed(bids):
-                self.say(bids_revealed((self.name(s), c) for s, c in bids))
-            case HandSwapped(seat, price, paid_to, hand, _size):
-                if price:  # a free exchange is already told by the dealer's decision
-                    to = self.name(paid_to) if paid_to is not None else "the kitty"
-                    self.say(swapped_for(self.name(seat), price, to))
-                if hand is not None:
-                    self.say(f"{INDENT}{self.name(seat)} now holds: {cards(hand)}")
-            case CardPlayed(seat, card, _lead):
-                if self.run and self.run[-1][0] == seat:
-                    self.run[-1][1].append(card)
-                else:
-                    self.run.append((seat, [card]))
-            case BoodleWon(seat, card, chips):
-                self.after_run.append(boodle_won(self.name(seat), card.pretty, chips))
-            case RunStopped(card, cause, missing):
-                reason = stop_reason(cause, card.pretty, missing.pretty if missing else "?")
-                self.flush_run(f"stop ({reason})")
-            case WentOut(seat):
-                self.flush_run(went_out(self.name(seat)))
-            case LeadPassed(from_seat, to_seat):
-                self.say(lead_passed(self.name(from_seat), self.name(to_seat)))
-            case HandBlocked():
-                self.blocked = True
-                self.say(HAND_BLOCKED)
-            case ChipsPaid():
-                self.payments.append(event)
-            case PotShared(seat, chips):
-                self.say(pot_shared(self.name(seat), chips))
-            case KittyWon(seat, chips):
-                self.say(kitty_won(self.name(seat), chips))
-            case HandEnded(hands, dead, winners):
-                left = [f"{self.name(s)} {cards(h)}" for s, h in enumerate(hands) if h]
-                if left:
-                    self.say("left in hand: " + " · ".join(left))
-                if dead and not self.dead_shown:
-                    self.say(f"dead hand: {cards(dead)}")
-                if self.blocked:
-                    if winners:
-                        who = ", ".join(self.name(s) for s in winners)
-                        self.say(f"fewest cards: {who} {'wins' if len(winners) == 1 else 'win'}")
-                    else:
-                        self.say("nobody pays; the stakes stay on the boodle cards")
-                self.blocked = False
-                self.dead_shown = False
-            case MatchEnded(places, chips, reason):
-                self.lines.append("")
-                why = match_ending(reason)
-                self.lines.append(f"Match over ({why}). Final places:")
-                order = sorted(range(len(places)), key=lambda seat: (places[seat], seat))
-                for seat in order:
-                    self.say(f"{places[seat]}. {self.name(seat)} — {chips[seat]} chips")
+    # -- each kind of event, told (``_TELL`` maps the kinds to these) ------------------
+
+    def tell_hand_started(self, event: HandStarted) -> None:
+        self.dealer = event.dealer
+        if self.lines:
+            self.lines.append("")
+        self.lines.append(f"Hand {event.hand} — dealer: {self.name(event.dealer)}")
+
+    def tell_player_eliminated(self, event: PlayerEliminated) -> None:
+        given = ", ".join(f"{self.name(s)} +{c}" for s, c in event.shares)
+        tail = f"; {event.chips} chips shared: {given}" if given else ""
+        self.lines.append(eliminated(self.name(event.seat), tail))
+
+    def tell_stake_placed(self, event: StakePlaced) -> None:
+        self.stakes.append(event)
+
+    def tell_cards_dealt(self, event: CardsDealt) -> None:
+        sizes = ((self.name(s), n) for s, n in enumerate(event.hand_sizes))
+        self.say(dealt(sizes, event.dead_hand_size))
+        for seat, hand in enumerate(event.hands):
+            if hand is not None and hand:
+                self.say(f"{INDENT}{self.name(seat)}: {cards(hand)}")
+        dead = event.dead_hand
+        if dead is not None and dead:
+            self.say(f"{INDENT}dead hand: {cards(dead)}")
+            self.dead_shown = True
+
+    def tell_dead_hand_decided(self, event: DeadHandDecided) -> None:
+        self.say(dead_hand_decided(self.name(event.dealer), event.choice))
+
+    def tell_bids_revealed(self, event: BidsRevealed) -> None:
+        self.say(bids_revealed((self.name(s), c) for s, c in event.bids))
+
+    def tell_hand_swapped(self, event: HandSwapped) -> None:
+        seat = event.seat
+        if event.price:  # a free exchange is already told by the dealer's decision
+            to = self.name(event.paid_to) if event.paid_to is not None else "the kitty"
+            self.say(swapped_for(self.name(seat), event.price, to))
+        if event.hand is not None:
+            self.say(f"{INDENT}{self.name(seat)} now holds: {cards(event.hand)}")
+
+    def tell_card_played(self, event: CardPlayed) -> None:
+        if self.run and self.run[-1][0] == event.seat:
+            self.run[-1][1].append(event.card)
+        else:
+            self.run.append((event.seat, [event.card]))
+
+    def tell_boodle_won(self, event: BoodleWon) -> None:
+        self.after_run.append(boodle_won(self.name(event.seat), event.card.pretty, event.chips))
+
+    def tell_run_stopped(self, event: RunStopped) -> None:
+        missing = event.missing
+        reason = stop_reason(event.cause, event.card.pretty, missing.pretty if missing else "?")
+        self.flush_run(f"stop ({reason})")
+
+    def tell_went_out(self, event: WentOut) -> None:
+        self.flush_run(went_out(self.name(event.seat)))
+
+    def tell_lead_passed(self, event: LeadPassed) -> None:
+        self.say(lead_passed(self.name(event.from_seat), self.name(event.to_seat)))
+
+    def tell_hand_blocked(self, event: HandBlocked) -> None:
+        self.blocked = True
+        self.say(HAND_BLOCKED)
+
+    def tell_chips_paid(self, event: ChipsPaid) -> None:
+        self.payments.append(event)
+
+    def tell_pot_shared(self, event: PotShared) -> None:
+        self.say(pot_shared(self.name(event.seat), event.chips))
+
+    def tell_kitty_won(self, event: KittyWon) -> None:
+        self.say(kitty_won(self.name(event.seat), event.chips))
+
+    def tell_hand_ended(self, event: HandEnded) -> None:
+        left = [f"{self.name(s)} {cards(h)}" for s, h in enumerate(event.hands) if h]
+        if left:
+            self.say("left in hand: " + " · ".join(left))
+        if event.dead_hand and not self.dead_shown:
+            self.say(f"dead hand: {cards(event.dead_hand)}")
+        if self.blocked:
+            winners = event.winners
+            if winners:
+                who = ", ".join(self.name(s) for s in winners)
+                self.say(f"fewest cards: {who} {'wins' if len(winners) == 1 else 'win'}")
+            else:
+                self.say("nobody pays; the stakes stay on the boodle cards")
+        self.blocked = False
+        self.dead_shown = False
+
+    def tell_match_ended(self, event: MatchEnded) -> None:
+        places, chips = event.places, event.chips
+        self.lines.append("")
+        self.lines.append(f"Match over ({match_ending(event.reason)}). Final places:")
+        order = sorted(range(len(places)), key=lambda seat: (places[seat], seat))
+        for seat in order:
+            self.say(f"{places[seat]}. {self.name(seat)} — {chips[seat]} chips")
+
+
+# Each kind of event and the method that tells it: one line per kind to find.
+_TELL: dict[type, Callable[[_Renderer, Any], None]] = {
+    HandStarted: _Renderer.tell_hand_started,
+    PlayerEliminated: _Renderer.tell_player_eliminated,
+    StakePlaced: _Renderer.tell_stake_placed,
+    CardsDealt: _Renderer.tell_cards_dealt,
+    DeadHandDecided: _Renderer.tell_dead_hand_decided,
+    BidsRevealed: _Renderer.tell_bids_revealed,
+    HandSwapped: _Renderer.tell_hand_swapped,
+    CardPlayed: _Renderer.tell_card_played,
+    BoodleWon: _Renderer.tell_boodle_won,
+    RunStopped: _Renderer.tell_run_stopped,
+    WentOut: _Renderer.tell_went_out,
+    LeadPassed: _Renderer.tell_lead_passed,
+    HandBlocked: _Renderer.tell_hand_blocked,
+    ChipsPaid: _Renderer.tell_chips_paid,
+    PotShared: _Renderer.tell_pot_shared,
+    KittyWon: _Renderer.tell_kitty_won,
+    HandEnded: _Renderer.tell_hand_ended,
+    MatchEnded: _Renderer.tell_match_ended,
+}

@@ -43,8 +43,10 @@ S = TypeVar("S")
 # msgspec's refusal ends with where it was: " - at `$.bots[2].name`".
 _AT = re.compile(r"^(?P<what>.*) - at `\$(?P<path>[^`]*)`$", re.DOTALL)
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
-_UNKNOWN = re.compile(r"unknown field `(?P<name>.*)`")
-_MISSING = re.compile(r"missing required field `(?P<name>.*)`")
+_UNKNOWN = re.compile(r"unknown field `(?P<name>.*)`", re.DOTALL)
+_MISSING = re.compile(r"missing required field `(?P<name>.*)`", re.DOTALL)
+# A key is the file's own text: a newline or a terminal escape in it is shown escaped.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def one_of(choices: tuple[str, ...]) -> msgspec.Meta:
@@ -56,6 +58,7 @@ def one_of(choices: tuple[str, ...]) -> msgspec.Meta:
 def fail(path: Path, key: str, problem: str) -> NoReturn:
     """Raise the ``ConfigError`` line for ``key`` (``""``: the file itself) of ``path``."""
     problem = " ".join(problem.split())  # one line, whatever a library said
+    key = _CONTROL.sub(lambda found: repr(found[0])[1:-1], key)
     raise ConfigError(f"{path}: {key}: {problem}" if key else f"{path}: {problem}")
 
 

@@ -83,6 +83,11 @@ def test_an_unknown_key_lists_the_known_ones() -> None:
     )
 
 
+def test_a_key_with_a_newline_or_an_escape_stays_on_one_line() -> None:
+    assert refusal({"inner": {"a\nb": 1}}).startswith("inner.a\\nb: unknown key")
+    assert refusal({"inner": {"\x1b[2J": 1}}).startswith("inner.\\x1b[2J: unknown key")
+
+
 def test_a_missing_required_key_says_what_it_wants() -> None:
     assert refusal({"entries": [{"weight": 2}]}) == "entries[0].name: is required (a string)"
 

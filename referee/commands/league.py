@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import trio
 import typer
 
@@ -101,9 +102,9 @@ def with_listen_address(config: LeagueConfig, host: str | None, port: int | None
     """The league with ``--host`` / ``--port`` (where remote bots connect) applied."""
     remote = config.remote
     if host is not None:
-        remote = dataclasses.replace(remote, host=host)
+        remote = msgspec.structs.replace(remote, host=host)
     if port is not None:
-        remote = dataclasses.replace(remote, port=port)
+        remote = msgspec.structs.replace(remote, port=port)
     return dataclasses.replace(config, remote=remote)
 
 

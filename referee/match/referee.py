@@ -85,21 +85,12 @@ from referee.transport.session import BotLostError, BotSession, referee_version
 from referee.transport.timecontrol import SeatClock, TimeControl
 
 START_HAND = 0  # the ``hand`` of faults before the first hand (a bot dead at the start)
-# While a match is the only one its trio run is playing, a reply not yet there is
-# first waited for by blocking the run this long (``BotSession.receive_line``'s
-# ``brief_wait``): a quick bot's reply then skips trio's run loop, a quarter of the
-# referee's CPU per decision.  Two matches in one run (a pool of remote bots, sprt's
-# ``--concurrency``) must not hold each other up, so they wait the trio way.
+# A match alone in its trio run first waits this long for a reply by blocking the run
+# (``BotSession.receive_line``'s ``brief_wait``), spending the first ``SPIN_WAIT`` of it
+# looking rather than sleeping: a quick bot's reply then skips trio's run loop
+# (docs/speed.md, "The match loop").  ``NEWMARKET_SPIN`` sets the spin in microseconds
+# (0 turns it off); the ``newmarket`` command refuses a value that is not one.
 BRIEF_WAIT = 0.001
-# The first part of that wait is spent looking, not sleeping, giving the core to any
-# other runnable process between looks (``Connection.read_soon``'s ``spin``): on a
-# virtual machine a core that sleeps even 0.1 ms runs the referee's next steps two to
-# five times slower (benchmarks/wakeup.py), and a quick bot replies in 0.1 to 0.3 ms
-# (docs/speed.md, "Sixth round").  A slow bot costs at most this much CPU per
-# decision, and no spin starts on a busy machine (``referee.transport.connection._Contention``).
-# ``NEWMARKET_SPIN`` sets it in microseconds (0 turns it off: a machine
-# shared with other work); the ``newmarket`` command refuses a value that is not one
-# (``spin_wait``).
 ENV_SPIN = "NEWMARKET_SPIN"
 DEFAULT_SPIN_MICROSECONDS = 500
 MAX_SPIN_MICROSECONDS = 1000  # BRIEF_WAIT: the spin is the first part of it
@@ -466,49 +457,48 @@ class _Referee:
         self.converted = count
         n = self.typed
         logging = self.logging
-        unlogged = self.unlogged
-        feed = self.feed
-        jsons = feed.jsons
-        numbers = feed.numbers
-        by_id = WIRE_BY_ID
-        boodle_won = ev.BoodleWon
+        jsons = self.feed.jsons
         for view in views:
             omniscient = view[0]
-            entry = by_id.get(id(omniscient))
+            entry = WIRE_BY_ID.get(id(omniscient))
             if entry is not None and entry[0] is omniscient:
-                # Most events: a card played or a recurring public event met before,
-                # its bytes the wire's and the log's (``WIRE_BY_ID``).
+                # An event met before (most are): its bytes are the wire's and the log's.
                 json = entry[1]
                 jsons.append(json)
                 if logging:
-                    unlogged.append((omniscient, json))
-                    numbers.append(n)
-                if type(omniscient) is boodle_won:
+                    self.unlogged.append((omniscient, json))
+                    self.feed.numbers.append(n)
+                if type(omniscient) is ev.BoodleWon:
                     self.seats[omniscient.seat].boodle_chips += omniscient.chips
-                n += 1
-                continue
-            kind = type(omniscient)
-            wire = wire_views(view)
-            remember_wire(omniscient, wire)
-            if logging:
-                same = isinstance(wire, bytes) and kind not in LOG_DIFFERS_FROM_WIRE
-                unlogged.append((omniscient, cast(bytes, wire) if same else None))
-            if wire is not None:
-                if isinstance(wire, tuple):
-                    feed.private.append(feed.end)
-                jsons.append(wire)
-                if logging:
-                    numbers.append(n)
-                if kind is ev.HandEnded:
-                    feed.hand_ends.append(feed.end)
-            if kind is boodle_won:  # the seats' own statistics, kept with or without a log
-                won = cast(ev.BoodleWon, omniscient)
-                self.seats[won.seat].boodle_chips += won.chips
-            elif kind is ev.HandEnded:
-                for winner in cast(ev.HandEnded, omniscient).winners:
-                    self.seats[winner].hands_won += 1
+            else:
+                self.absorb_new(view, n)
             n += 1
         self.typed = n
+
+    def absorb_new(self, view: ev.EventViews, n: int) -> None:
+        """``absorb`` of an event not met before: encoded for the wire, and counted."""
+        omniscient = view[0]
+        kind = type(omniscient)
+        feed = self.feed
+        wire = wire_views(view)
+        remember_wire(omniscient, wire)
+        if self.logging:
+            same = isinstance(wire, bytes) and kind not in LOG_DIFFERS_FROM_WIRE
+            self.unlogged.append((omniscient, cast(bytes, wire) if same else None))
+        if wire is not None:
+            if isinstance(wire, tuple):
+                feed.private.append(feed.end)
+            feed.jsons.append(wire)
+            if self.logging:
+                feed.numbers.append(n)
+            if kind is ev.HandEnded:
+                feed.hand_ends.append(feed.end)
+        if kind is ev.BoodleWon:  # the seats' own statistics, kept with or without a log
+            won = cast(ev.BoodleWon, omniscient)
+            self.seats[won.seat].boodle_chips += won.chips
+        elif kind is ev.HandEnded:
+            for winner in cast(ev.HandEnded, omniscient).winners:
+                self.seats[winner].hands_won += 1
 
     def log_sent(self, seat: _Seat, lines: list[Any]) -> None:
         """The wire transcript: what was written to a seat, line for line (``matchlog``)."""
@@ -913,20 +903,25 @@ class _Referee:
             }
         )
         if disqualify:
-            seat.disqualified = True
-            # SPEC.md 9.18: every seat is told, at the point of the game where it
-            # happened (before the first hand_started for a seat that failed to start).
-            disqualified = wire_event(SeatDisqualified(seat=seat.index, reason=str(kind)))
-            self.feed.append(-1, disqualified, self.logging)
-        message = encode(
-            Fault(
-                id=request_id,
-                kind=str(kind),
-                detail=detail,
-                disqualified=seat.disqualified,
-                applied=applied,
-            )
+            self.disqualify(seat, kind)
+        told = Fault(
+            id=request_id,
+            kind=str(kind),
+            detail=detail,
+            disqualified=seat.disqualified,
+            applied=applied,
         )
+        await self.tell_fault(seat, encode(told), hand, lost=lost)
+
+    def disqualify(self, seat: _Seat, kind: FaultKind) -> None:
+        """SPEC.md 9.18: every seat is told, at the point of the game where it happened
+        (before the first hand_started for a seat that failed to start)."""
+        seat.disqualified = True
+        disqualified = wire_event(SeatDisqualified(seat=seat.index, reason=str(kind)))
+        self.feed.append(-1, disqualified, self.logging)
+
+    async def tell_fault(self, seat: _Seat, message: bytes, hand: int, *, lost: bool) -> None:
+        """Send the bot its ``fault`` line; a lost bot's last word, then its end."""
         if lost:
             self.log_sent(seat, [msgspec.Raw(message[:-1])])
             await seat.session.tell(message)

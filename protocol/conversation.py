@@ -9,7 +9,8 @@ comes out.  Keeping it free of I/O is what lets the session, the lobby and
 the match loop share one set of rules, and lets tests drive every verdict
 with literal lines.
 
-* **The handshake.**  ``Conversation.receive_ready`` judges the first line:
+* **The handshake.**  ``Conversation.hello`` is the referee's first line;
+  ``receive_ready`` judges the bot's first line:
   a ``ready`` of this protocol version, or a ``HandshakeError`` saying why
   not (``startup``, or ``protocol`` for a version mismatch, SPEC.md 6.1).
   A token, where the transport asks for one, is the caller's to check.
@@ -122,11 +123,6 @@ _LOSS_KINDS: Final = {
 }
 
 
-def hello_line(referee: str) -> bytes:
-    """The referee's first line: ``hello`` with this protocol's version."""
-    return encode(Hello(protocol=PROTOCOL_VERSION, referee=referee))
-
-
 def message_type(message: object) -> str:
     """A message's ``type`` tag, as a fault names it."""
     config = getattr(type(message), "__struct_config__", None)
@@ -143,9 +139,10 @@ def excerpt(line: bytes, limit: int = EXCERPT_CHARS) -> str:
 class Conversation:
     """The rules of one conversation with a bot; see the module docstring."""
 
-    __slots__ = ("_late", "last_id", "ready", "waiting")
+    __slots__ = ("_late", "greeted", "last_id", "ready", "waiting")
 
     def __init__(self) -> None:
+        self.greeted = False  # hello was sent: the handshake is under way
         self.ready: Ready | None = None  # the bot's ready, once the handshake is over
         self.last_id = 0  # the last request id issued
         self.waiting: int | None = None  # the id of the request written and not yet over
@@ -156,6 +153,11 @@ class Conversation:
         return self.ready is not None
 
     # ------------------------------------------------------------- the handshake
+
+    def hello(self, referee: str) -> bytes:
+        """The referee's first line, ``hello`` with this protocol's version; ``ready`` is next."""
+        self.greeted = True
+        return encode(Hello(protocol=PROTOCOL_VERSION, referee=referee))
 
     def receive_ready(self, line: bytes) -> Ready:
         """Judge the bot's first line; the ``Ready``, or ``HandshakeError`` saying why not."""
@@ -243,7 +245,7 @@ class Conversation:
     # ------------------------------------------------------------- failures below the lines
 
     def lost(self, loss: Loss) -> FaultKind:
-        """The fault kind of a failure under the lines: ``startup`` before ``ready``."""
-        if self.ready is None:
+        """The fault kind of a failure under the lines: ``startup`` between hello and ready."""
+        if self.greeted and self.ready is None:
             return FaultKind.STARTUP
         return _LOSS_KINDS[loss]

@@ -60,7 +60,7 @@ from pathlib import Path
 
 import trio
 
-from protocol.conversation import Conversation, HandshakeError, hello_line
+from protocol.conversation import Conversation, HandshakeError
 from protocol.faults import FaultKind
 from protocol.framing import LineTooLongError
 from referee.bots import BotSpec
@@ -377,15 +377,16 @@ class RemoteLobby:
         # The host alone: a guesser gets a new port per connection.
         peer = "unknown" if address is None else address[0]
         line: bytes | None = None
+        conversation = Conversation()
         deadline = trio.current_time() + self.control.startup_time
         with (
             self.pending.admit(deadline) as admission,
             contextlib.suppress(ConnectionBrokenError, ConnectionClosedError, LineTooLongError),
         ):
-            await connection.send(hello_line(referee_version()))
+            await connection.send(conversation.hello(referee_version()))
             line = await connection.receive_line()
         try:
-            bot, conversation = self._identify(line, admission.refusal)
+            bot = self._identify(conversation, line, admission.refusal)
         except WrongTokenError as error:
             await _refuse(connection, self._wrong_token(peer, error))
             return
@@ -457,13 +458,13 @@ class RemoteLobby:
         self._changed.set()
         self._changed = trio.Event()
 
-    def _identify(self, line: bytes | None, refusal: str | None) -> tuple[int, Conversation]:
-        """The bot a first line names by its token, and the conversation it began."""
+    def _identify(self, conversation: Conversation, line: bytes | None, refusal: str | None) -> int:
+        """The bot a connection's first line names by its token (the line judged by
+        ``conversation``), or the refusal to raise."""
         if refusal is not None:
             raise BotLostError(FaultKind.STARTUP, refusal)
         if line is None:
             raise BotLostError(FaultKind.STARTUP, "the connection ended before ready")
-        conversation = Conversation()
         try:
             ready = conversation.receive_ready(line)
         except HandshakeError as error:
@@ -471,7 +472,7 @@ class RemoteLobby:
         bot = find_token(ready.token, self._by_token)
         if bot is None:
             raise WrongTokenError(FaultKind.STARTUP, "wrong or missing token in ready")
-        return bot, conversation
+        return bot
 
     def absent_session(self, bot: int) -> BotSession:
         """A dead session for a match ``bot`` misses: default decisions, a fault recorded."""

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import trio
 
-from protocol.conversation import Conversation, HandshakeError, Loss, hello_line
+from protocol.conversation import Conversation, HandshakeError, Loss
 from protocol.faults import FaultKind
 from protocol.framing import LineTooLongError
 from protocol.messages import Fault, MalformedMessageError, Shutdown, encode
@@ -521,7 +521,7 @@ class BotSession:
             if self.connection is connection:
                 self._wait_scope = scope
             try:
-                await connection.send(hello_line(referee_version()))
+                await connection.send(conversation.hello(referee_version()))
                 return await connection.receive_line()
             except (ConnectionBrokenError, ConnectionClosedError) as error:
                 what = str(error)

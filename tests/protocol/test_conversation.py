@@ -16,7 +16,6 @@ from protocol.conversation import (
     LineFault,
     Loss,
     excerpt,
-    hello_line,
 )
 from protocol.faults import FaultKind
 from protocol.messages import (
@@ -53,7 +52,7 @@ def waiting_for(*request_ids: int) -> Conversation:
 
 
 def test_hello_names_the_protocol_version_and_the_referee() -> None:
-    hello = decode_referee_message(hello_line("newmarket 1.2"))
+    hello = decode_referee_message(Conversation().hello("newmarket 1.2"))
     assert (hello.protocol, hello.referee) == (PROTOCOL_VERSION, "newmarket 1.2")  # type: ignore[union-attr]
 
 
@@ -204,8 +203,10 @@ def test_a_malformed_fault_quotes_at_most_80_characters_of_the_line() -> None:
 
 
 @pytest.mark.parametrize("loss", list(Loss))
-def test_any_loss_before_ready_is_a_startup_fault(loss: Loss) -> None:
-    assert Conversation().lost(loss) == FaultKind.STARTUP
+def test_any_loss_between_hello_and_ready_is_a_startup_fault(loss: Loss) -> None:
+    conversation = Conversation()
+    conversation.hello("newmarket")
+    assert conversation.lost(loss) == FaultKind.STARTUP
 
 
 @pytest.mark.parametrize(
@@ -220,6 +221,7 @@ def test_any_loss_before_ready_is_a_startup_fault(loss: Loss) -> None:
 )
 def test_a_loss_after_ready_has_its_own_kind(loss: Loss, kind: FaultKind) -> None:
     assert talking().lost(loss) == kind
+    assert Conversation().lost(loss) == kind  # a conversation over a stream never greeted
 
 
 # ---------------------------------------------------------------- properties

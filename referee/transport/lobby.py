@@ -60,7 +60,7 @@ from pathlib import Path
 
 import trio
 
-from protocol.conversation import Conversation, HandshakeError
+from protocol.conversation import Conversation, HandshakeError, Loss
 from protocol.faults import FaultKind
 from protocol.framing import LineTooLongError
 from referee.bots import BotSpec
@@ -464,7 +464,8 @@ class RemoteLobby:
         if refusal is not None:
             raise BotLostError(FaultKind.STARTUP, refusal)
         if line is None:
-            raise BotLostError(FaultKind.STARTUP, "the connection ended before ready")
+            kind = conversation.lost(Loss.ENDED)  # (or a line too long: both end it)
+            raise BotLostError(kind, "the connection ended before ready")
         try:
             ready = conversation.receive_ready(line)
         except HandshakeError as error:

@@ -10,9 +10,9 @@ the match loop share one set of rules, and lets tests drive every verdict
 with literal lines.
 
 * **The handshake.**  ``Conversation.hello`` is the referee's first line;
-  ``receive_ready`` judges the bot's first line:
-  a ``ready`` of this protocol version, or a ``HandshakeError`` saying why
-  not (``startup``, or ``protocol`` for a version mismatch, SPEC.md 6.1).
+  ``receive_ready`` judges the bot's: a ``ready`` of this protocol version,
+  or a ``HandshakeError`` saying why not (``startup``, or ``protocol`` for a
+  version mismatch, SPEC.md 6.1).
   A token, where the transport asks for one, is the caller's to check.
 * **Request ids.**  ``issue`` numbers requests from 1 for the whole
   conversation (never reused, across matches), ``expect`` says which one is
@@ -28,8 +28,8 @@ with literal lines.
 
 Failures below the lines (the stream ended, the process exited, a line too
 long, a bot that does not read) are found where the I/O happens; ``lost``
-names their fault kind, here too, so that every kind a bot can be given is
-decided in this module.
+names their fault kind here too.  The one kind decided elsewhere is
+``illegal``, the verdict on a choice (``protocol.decisions``).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ reports the median microseconds of the work alone:
 The waits are not timed, only the work after them.  On a machine whose idle
 cores sleep deeply (a virtual machine, a laptop), the work after a sleep is
 several times slower than back to back: the reason the referee looks for a
-quick bot's reply before it sleeps (``SPIN_WAIT``; docs/speed.md, "Sixth
-round").  Rounds interleave the kinds.
+quick bot's reply before it sleeps (``SPIN_WAIT``; docs/speed.md, "The
+referee").  Rounds interleave the kinds.
 """
 
 from __future__ import annotations

@@ -1,7 +1,11 @@
-"""One named rule set per source text in ../shared/seeds, plus the default.
+"""One named rule set per source text, plus the default.
 
-Each preset is a function whose docstring cites its source and says how each
-silent or unclear point was read.  ``PRESETS`` maps the name used on the
+The five source texts are cited by title, and by their number 000 to 004
+(docs/rules.md lists them, with the rule digest):
+000 "Boodle", 001 "Michigan (Boodle, Stops)" (translated from Russian),
+002 "New Market", 003 "Newmarket", 004 "How to Play Newmarket" (a modern web
+page).  Each preset is a function whose docstring cites its source and says
+how each silent or unclear point was read.  ``PRESETS`` maps the name used on the
 command line to the function; ``preset(name)`` builds the ``Rules``.
 """
 
@@ -28,7 +32,7 @@ def _cards(*texts: str) -> tuple[Card, ...]:
 
 
 def boodle() -> Rules:
-    """Boodle: the main rules of seed 000 (the default).
+    """Boodle: the main rules of "Boodle", seed 000 (the default).
 
     Aces high; every player antes 1 chip on each boodle card and the dealer 2;
     the whole pack is dealt to the players and one spare hand; any suit may be
@@ -43,7 +47,7 @@ def boodle() -> Rules:
 
 
 def michigan() -> Rules:
-    """Michigan: seed 001 (translated from Russian).
+    """Michigan: "Michigan (Boodle, Stops)", seed 001 (translated from Russian).
 
     Pay cards "T♥, K, A, B": the Ace, King, Queen and Jack of hearts, read as
     one suit as in seed 004's note on Michigan.  Each player bets on each card
@@ -62,7 +66,7 @@ def michigan() -> Rules:
 
 
 def new_market() -> Rules:
-    """New Market: seed 002.
+    """New Market: "New Market", seed 002.
 
     Each player stakes exactly 10 chips (free placement) on an Ace, King, Queen
     and Jack of different suits (A♠ K♥ Q♣ J♦ here); players get equal hands
@@ -83,7 +87,7 @@ def new_market() -> Rules:
 
 
 def newmarket() -> Rules:
-    """Newmarket: seed 003.
+    """Newmarket: "Newmarket", seed 003.
 
     Boodle cards from its example: J♠ Q♦ K♥ A♣.  Each player has 10 counters to
     stake (free placement of 10) and 10 in reserve: 20 starting chips.  Cards
@@ -106,7 +110,7 @@ def newmarket() -> Rules:
 
 
 def stops() -> Rules:
-    """Newmarket as played today: seed 004 (a modern web page).
+    """Newmarket as played today: "How to Play Newmarket", seed 004 (a modern web page).
 
     Aces low (runs go A..K and stop at the King); the classic 1885 boodle set
     A♠ K♥ Q♣ J♦; each player antes 1 chip to a kitty and spreads 4 over the
@@ -140,10 +144,10 @@ PRESETS: dict[str, Callable[[], Rules]] = {
 
 PRESET_SOURCES: dict[str, str] = {
     "boodle": "seed 000 (Boodle), main rules; the default",
-    "michigan": "seed 001 (Michigan, translated from Russian)",
+    "michigan": 'seed 001 ("Michigan (Boodle, Stops)", translated from Russian)',
     "new-market": "seed 002 (New Market)",
     "newmarket": "seed 003 (Newmarket)",
-    "stops": "seed 004 (Newmarket, a modern web page)",
+    "stops": 'seed 004 ("How to Play Newmarket", a modern web page)',
 }
 
 

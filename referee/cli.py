@@ -238,13 +238,7 @@ def run(args: Sequence[str] | None = None) -> int:
     if args[:1] == ["help"]:  # `newmarket help league`, as git and cargo take it
         args = [*args[1:2], "--help"]
     if args and args[0] in OTHER_NAMES:
-        ours = OTHER_NAMES[args[0]]
-        typer.echo(
-            f"error: No such command {args[0]!r}; newmarket calls it {ours!r} "
-            f"(see `newmarket {ours} --help`)",
-            err=True,
-        )
-        return 2
+        return _other_name(args[0])
     command = typer.main.get_command(app)
     try:
         code = command.main(
@@ -283,6 +277,17 @@ def run(args: Sequence[str] | None = None) -> int:
         typer.echo("interrupted", err=True)
         return 130
     return code if isinstance(code, int) else 0
+
+
+def _other_name(word: str) -> int:
+    """Another tool's word for one of our commands: name ours, as a usage error (exit 2)."""
+    ours = OTHER_NAMES[word]
+    typer.echo(
+        f"error: No such command {word!r}; newmarket calls it {ours!r} "
+        f"(see `newmarket {ours} --help`)",
+        err=True,
+    )
+    return 2
 
 
 def _single_dash_hint(error: Any, args: list[str], message: str) -> str:

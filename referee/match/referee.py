@@ -52,19 +52,17 @@ from engine.deal import Deal
 from engine.events import RecurringMemo
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS, Match
+from protocol.conversation import Late, LineFault
 from protocol.events import SeatDisqualified
 from protocol.faults import FaultKind, disqualifies
 from protocol.messages import (
     PROTOCOL_VERSION,
     Choice,
     Fault,
-    MalformedMessageError,
     MatchEnd,
     MatchStart,
-    Ready,
     Reply,
     Request,
-    decode_bot_message,
     encode,
 )
 from referee.match.convert import (
@@ -87,21 +85,12 @@ from referee.transport.session import BotLostError, BotSession, referee_version
 from referee.transport.timecontrol import SeatClock, TimeControl
 
 START_HAND = 0  # the ``hand`` of faults before the first hand (a bot dead at the start)
-# While a match is the only one its trio run is playing, a reply not yet there is
-# first waited for by blocking the run this long (``BotSession.receive_line``'s
-# ``brief_wait``): a quick bot's reply then skips trio's run loop, a quarter of the
-# referee's CPU per decision.  Two matches in one run (a pool of remote bots, sprt's
-# ``--concurrency``) must not hold each other up, so they wait the trio way.
+# A match alone in its trio run first waits this long for a reply by blocking the run
+# (``BotSession.receive_line``'s ``brief_wait``), spending the first ``SPIN_WAIT`` of it
+# looking rather than sleeping: a quick bot's reply then skips trio's run loop
+# (docs/speed.md, "The match loop").  ``NEWMARKET_SPIN`` sets the spin in microseconds
+# (0 turns it off); the ``newmarket`` command refuses a value that is not one.
 BRIEF_WAIT = 0.001
-# The first part of that wait is spent looking, not sleeping, giving the core to any
-# other runnable process between looks (``Connection.read_soon``'s ``spin``): on a
-# virtual machine a core that sleeps even 0.1 ms runs the referee's next steps two to
-# five times slower (benchmarks/wakeup.py), and a quick bot replies in 0.1 to 0.3 ms
-# (docs/speed.md, "Sixth round").  A slow bot costs at most this much CPU per
-# decision, and no spin starts on a busy machine (``referee.transport.connection._Contention``).
-# ``NEWMARKET_SPIN`` sets it in microseconds (0 turns it off: a machine
-# shared with other work); the ``newmarket`` command refuses a value that is not one
-# (``spin_wait``).
 ENV_SPIN = "NEWMARKET_SPIN"
 DEFAULT_SPIN_MICROSECONDS = 500
 MAX_SPIN_MICROSECONDS = 1000  # BRIEF_WAIT: the spin is the first part of it
@@ -468,49 +457,48 @@ class _Referee:
         self.converted = count
         n = self.typed
         logging = self.logging
-        unlogged = self.unlogged
-        feed = self.feed
-        jsons = feed.jsons
-        numbers = feed.numbers
-        by_id = WIRE_BY_ID
-        boodle_won = ev.BoodleWon
+        jsons = self.feed.jsons
         for view in views:
             omniscient = view[0]
-            entry = by_id.get(id(omniscient))
+            entry = WIRE_BY_ID.get(id(omniscient))
             if entry is not None and entry[0] is omniscient:
-                # Most events: a card played or a recurring public event met before,
-                # its bytes the wire's and the log's (``WIRE_BY_ID``).
+                # An event met before (most are): its bytes are the wire's and the log's.
                 json = entry[1]
                 jsons.append(json)
                 if logging:
-                    unlogged.append((omniscient, json))
-                    numbers.append(n)
-                if type(omniscient) is boodle_won:
+                    self.unlogged.append((omniscient, json))
+                    self.feed.numbers.append(n)
+                if type(omniscient) is ev.BoodleWon:
                     self.seats[omniscient.seat].boodle_chips += omniscient.chips
-                n += 1
-                continue
-            kind = type(omniscient)
-            wire = wire_views(view)
-            remember_wire(omniscient, wire)
-            if logging:
-                same = isinstance(wire, bytes) and kind not in LOG_DIFFERS_FROM_WIRE
-                unlogged.append((omniscient, cast(bytes, wire) if same else None))
-            if wire is not None:
-                if isinstance(wire, tuple):
-                    feed.private.append(feed.end)
-                jsons.append(wire)
-                if logging:
-                    numbers.append(n)
-                if kind is ev.HandEnded:
-                    feed.hand_ends.append(feed.end)
-            if kind is boodle_won:  # the seats' own statistics, kept with or without a log
-                won = cast(ev.BoodleWon, omniscient)
-                self.seats[won.seat].boodle_chips += won.chips
-            elif kind is ev.HandEnded:
-                for winner in cast(ev.HandEnded, omniscient).winners:
-                    self.seats[winner].hands_won += 1
+            else:
+                self.absorb_new(view, n)
             n += 1
         self.typed = n
+
+    def absorb_new(self, view: ev.EventViews, n: int) -> None:
+        """``absorb`` of an event not met before: encoded for the wire, and counted."""
+        omniscient = view[0]
+        kind = type(omniscient)
+        feed = self.feed
+        wire = wire_views(view)
+        remember_wire(omniscient, wire)
+        if self.logging:
+            same = isinstance(wire, bytes) and kind not in LOG_DIFFERS_FROM_WIRE
+            self.unlogged.append((omniscient, cast(bytes, wire) if same else None))
+        if wire is not None:
+            if isinstance(wire, tuple):
+                feed.private.append(feed.end)
+            feed.jsons.append(wire)
+            if self.logging:
+                feed.numbers.append(n)
+            if kind is ev.HandEnded:
+                feed.hand_ends.append(feed.end)
+        if kind is ev.BoodleWon:  # the seats' own statistics, kept with or without a log
+            won = cast(ev.BoodleWon, omniscient)
+            self.seats[won.seat].boodle_chips += won.chips
+        elif kind is ev.HandEnded:
+            for winner in cast(ev.HandEnded, omniscient).winners:
+                self.seats[winner].hands_won += 1
 
     def log_sent(self, seat: _Seat, lines: list[Any]) -> None:
         """The wire transcript: what was written to a seat, line for line (``matchlog``)."""
@@ -627,6 +615,7 @@ class _Referee:
     # ------------------------------------------------------------- one decision
 
     async def decide(self, seat: _Seat) -> None:
+        """One decision of the seat to act: its bot's choice if valid, else the default."""
         match = self.match
         hand = match.hand_number
         if not seat.playing:
@@ -634,11 +623,10 @@ class _Referee:
             request = build_request(match, 0, time_left_ms=0, time_bank_ms=0)
             self.apply_default(seat, request, hand)
             return
-        session = seat.session
         clock = seat.clock
         request = build_request(
             match,
-            session.new_request_id(),
+            seat.session.conversation.issue(),
             time_left_ms=clock.time_left_ms,
             time_bank_ms=clock.bank_ms,
         )
@@ -684,9 +672,7 @@ class _Referee:
         Returns the reply's choice (not yet judged), or None when a fault was
         recorded instead and the default must be applied.
         """
-        session = seat.session
-        clock = seat.clock
-        connection = session.connection
+        connection = seat.session.connection
         if connection is not None and connection.pending():
             await self.read_idle(seat, hand)
         if seat.delivering is not None:
@@ -694,33 +680,53 @@ class _Referee:
         if not seat.playing:
             return None
         seat.decisions += 1
+        limit = seat.clock.deadline
+        sent = await self.send_request(seat, request, hand, limit)
+        if sent is None:
+            return None
+        self.while_the_bot_thinks(seat, request, hand)
+        return await self.await_reply(seat, request, hand, sent, limit)
+
+    async def send_request(
+        self, seat: _Seat, request: Request, hand: int, limit: float
+    ) -> float | None:
+        """Write the seat's new events and the request; when it was written (None: a fault)."""
         self.absorb()
-        limit = clock.deadline
         lines = seat.take_events(self.feed, logging=self.logging)
         asked = encode(request)
         try:
-            await session.send(b"".join([line for line, _ in lines]) + asked, limit)
+            await seat.session.send(b"".join([line for line, _ in lines]) + asked, limit)
         except BotLostError as error:
             self.log_sent_with(seat, lines, asked)
             self.log_new_events()
             self.log_request(seat, request, hand)
             await self.fault(seat, error.kind, error.detail, hand, request=request, resolves=True)
             return None
-        sent = trio.current_time()
-        deadline = sent + limit
-        # While the bot thinks: the log and the other seats' events (see the class doc).
+        seat.session.conversation.expect(request.id)
         if self.logging:
             self.log_sent_with(seat, lines, asked)
-        if hand != self.delivered_hand:  # deliver_hand_ends's own test, without the call
+        return trio.current_time()
+
+    def while_the_bot_thinks(self, seat: _Seat, request: Request, hand: int) -> None:
+        """The work the request did not wait for: the log and the other seats' events."""
+        if hand != self.delivered_hand:
             self.deliver_hand_ends(hand - 1, asked=seat)
         if self.logging:
             self.log_new_events()
             self.log_request(seat, request, hand)
             self.log.flush()
-        self.match.prepare_next_deal()  # while the bot thinks (once a hand: the engine knows)
+        self.match.prepare_next_deal()
+
+    async def await_reply(
+        self, seat: _Seat, request: Request, hand: int, sent: float, limit: float
+    ) -> Choice | None:
+        """Judge the seat's lines until the reply to ``request``, a fault, or its deadline."""
+        session = seat.session
+        conversation = session.conversation
+        deadline = sent + limit
         while True:
+            alone = self.in_play[0] == 1
             try:
-                alone = self.in_play[0] == 1
                 line = await session.receive_line(
                     deadline, BRIEF_WAIT if alone else 0.0, SPIN_WAIT if alone else 0.0
                 )
@@ -729,28 +735,34 @@ class _Referee:
                     seat, error.kind, error.detail, hand, request=request, resolves=True
                 )
                 return None
-            now = trio.current_time()
+            elapsed = trio.current_time() - sent
             if line is None:
-                clock.expire()
-                session.settle(request.id, late_reply_possible=True)
-                await self.fault(
-                    seat,
-                    FaultKind.TIMEOUT,
-                    f"no reply to request {request.id} within {limit * 1000:.0f} ms "
-                    f"({request.time_left_ms} ms time left + {self.control.margin_ms} ms margin)",
-                    hand,
-                    request=request,
-                    resolves=True,
-                )
+                await self.time_out(seat, request, hand, limit)
                 return None
-            reply = self.reply_now(seat, line, request, now - sent)
-            if reply is not None:
-                return reply.choice
-            if await self.read(seat, hand, line, request, now - sent):
+            verdict = conversation.receive(line)
+            self.log_received(seat, line)
+            if isinstance(verdict, Reply):
+                self.take_reply(seat, verdict, elapsed)
+                return verdict.choice
+            if await self.judge(seat, hand, verdict, request, elapsed):
                 return None  # a fault settled the request
             if not seat.playing:  # disqualified by faults while waiting
-                session.settle(request.id, late_reply_possible=True)
+                conversation.give_up()
                 return None
+
+    async def time_out(self, seat: _Seat, request: Request, hand: int, limit: float) -> None:
+        """No reply to ``request`` within ``limit`` seconds: its time is spent, a fault."""
+        seat.clock.expire()
+        seat.session.conversation.give_up()
+        await self.fault(
+            seat,
+            FaultKind.TIMEOUT,
+            f"no reply to request {request.id} within {limit * 1000:.0f} ms "
+            f"({request.time_left_ms} ms time left + {self.control.margin_ms} ms margin)",
+            hand,
+            request=request,
+            resolves=True,
+        )
 
     def log_request(self, seat: _Seat, request: Request, hand: int) -> None:
         if not self.logging:
@@ -774,77 +786,53 @@ class _Referee:
         Only lines already read are known to have come before the next
         request; bytes still in the pipe are read while it waits.
         """
-        connection = seat.session.connection
-        while connection is not None and seat.session.alive:
+        session = seat.session
+        connection = session.connection
+        while connection is not None and session.alive:
             line = connection.take_line()
             if line is None:
                 return
-            await self.read(seat, hand, line, None, 0.0)
+            verdict = session.conversation.receive(line)
+            self.log_received(seat, line)
+            assert not isinstance(verdict, Reply), "no request is waiting"
+            await self.judge(seat, hand, verdict, None, 0.0)
 
-    async def read(
-        self, seat: _Seat, hand: int, line: bytes, request: Request | None, elapsed: float
+    async def judge(
+        self,
+        seat: _Seat,
+        hand: int,
+        verdict: Late | LineFault,
+        request: Request | None,
+        elapsed: float,
     ) -> bool:
-        """Judge one line from the bot; ``request`` is the one waiting, if any.
+        """Act on a line that is not the awaited reply (``protocol.conversation``'s verdict).
 
-        The reply to ``request`` is ``reply_now``'s, taken before this is called:
-        here every line is a fault, a late reply, or a malformed one.  Returns
-        True when a fault settled ``request``, False to keep waiting.
+        ``request`` is the one waiting, if any.  Returns True when a fault
+        settled it, False to keep waiting.
         """
-        session = seat.session
-        self.log_received(seat, line)
-        try:
-            message = decode_bot_message(line)
-        except MalformedMessageError as error:
-            # SPEC.md 13: a malformed line resolves the waiting request at once; the
-            # bot's reply to it, if one follows, is then discarded like a late one.
-            if request is not None:
-                seat.clock.charge(elapsed)
-                seat.think += elapsed
-                session.settle(request.id, late_reply_possible=True)
-            await self.fault(
-                seat,
-                FaultKind.MALFORMED,
-                f"{error} (line: {_excerpt(line)})",
-                hand,
-                request=request,
-                resolves=request is not None,
-            )
-            return request is not None
-        if isinstance(message, Ready):
-            await self.fault(
-                seat, FaultKind.PROTOCOL, "unexpected ready: the handshake is over", hand
-            )
-            return False
-        assert isinstance(message, Reply)
-        verdict = session.classify_id(message.id, None if request is None else request.id)
-        assert verdict != "pending", "reply_now takes the reply to the waiting request"
-        if verdict == "late":
+        if isinstance(verdict, Late):
+            message = verdict.reply
             self.log.write(
                 {"type": "late", "seat": seat.index, "id": message.id, "choice": message.choice}
             )
             return False
-        what = (
-            f"a second reply to request {message.id}"
-            if verdict == "duplicate"
-            else f"a reply to request {message.id}, which was never sent"
+        resolves = verdict.resolves
+        if resolves:
+            seat.clock.charge(elapsed)
+            seat.think += elapsed
+        await self.fault(
+            seat,
+            verdict.kind,
+            verdict.detail,
+            hand,
+            request=request if resolves else None,
+            request_id=verdict.request_id,
+            resolves=resolves,
         )
-        waiting = f" (waiting for request {request.id})" if request is not None else ""
-        await self.fault(seat, FaultKind.PROTOCOL, what + waiting, hand, request_id=message.id)
-        return False
+        return resolves
 
-    def reply_now(self, seat: _Seat, line: bytes, request: Request, elapsed: float) -> Reply | None:
-        """The usual line, without ``read``'s coroutine: ``line`` is the reply to ``request``.
-
-        Accepted (the transcript, the clock, the log); None for any other line,
-        which ``read`` then judges from the start.
-        """
-        try:
-            message = decode_bot_message(line)
-        except MalformedMessageError:
-            return None
-        if type(message) is not Reply or message.id != request.id:
-            return None
-        self.log_received(seat, line)
+    def take_reply(self, seat: _Seat, message: Reply, elapsed: float) -> None:
+        """The reply to the waiting request: its time charged, and logged."""
         seat.clock.charge(elapsed)
         seat.think += elapsed
         if self.logging:
@@ -857,7 +845,6 @@ class _Referee:
                     "latency_ms": round(elapsed * 1000, 3),
                 }
             )
-        return message
 
     def log_received(self, seat: _Seat, line: bytes) -> None:
         """The wire transcript: a line the seat sent, as it came (``matchlog``)."""
@@ -916,20 +903,25 @@ class _Referee:
             }
         )
         if disqualify:
-            seat.disqualified = True
-            # SPEC.md 9.18: every seat is told, at the point of the game where it
-            # happened (before the first hand_started for a seat that failed to start).
-            disqualified = wire_event(SeatDisqualified(seat=seat.index, reason=str(kind)))
-            self.feed.append(-1, disqualified, self.logging)
-        message = encode(
-            Fault(
-                id=request_id,
-                kind=str(kind),
-                detail=detail,
-                disqualified=seat.disqualified,
-                applied=applied,
-            )
+            self.disqualify(seat, kind)
+        told = Fault(
+            id=request_id,
+            kind=str(kind),
+            detail=detail,
+            disqualified=seat.disqualified,
+            applied=applied,
         )
+        await self.tell_fault(seat, encode(told), hand, lost=lost)
+
+    def disqualify(self, seat: _Seat, kind: FaultKind) -> None:
+        """SPEC.md 9.18: every seat is told, at the point of the game where it happened
+        (before the first hand_started for a seat that failed to start)."""
+        seat.disqualified = True
+        disqualified = wire_event(SeatDisqualified(seat=seat.index, reason=str(kind)))
+        self.feed.append(-1, disqualified, self.logging)
+
+    async def tell_fault(self, seat: _Seat, message: bytes, hand: int, *, lost: bool) -> None:
+        """Send the bot its ``fault`` line; a lost bot's last word, then its end."""
         if lost:
             self.log_sent(seat, [msgspec.Raw(message[:-1])])
             await seat.session.tell(message)
@@ -1023,20 +1015,6 @@ def cpu_ms(seat: _Seat) -> int | None:
     if now is None:
         return None
     return round((now - (seat.cpu_at_start or 0.0)) * 1000)
-
-
-def _line_id(line: bytes) -> object:
-    """The ``id`` of a line that is a JSON object, else None (for malformed replies)."""
-    try:
-        data = msgspec.json.decode(line)
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        return None
-    return data.get("id") if isinstance(data, dict) else None
-
-
-def _excerpt(line: bytes, limit: int = 80) -> str:
-    text = line.decode("utf-8", "replace")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def scripted_header(dealer: int | None, deals: Sequence[Deal]) -> dict[str, object]:

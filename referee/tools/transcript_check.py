@@ -43,6 +43,7 @@ import msgspec
 
 from engine import events as ev
 from engine.state import Match
+from protocol.conversation import LATE_IDS_KEPT, UNEXPECTED_READY, excerpt
 from protocol.events import SeatDisqualified
 from protocol.faults import FaultKind
 from protocol.messages import (
@@ -61,9 +62,7 @@ from protocol.timing import charge, deadline_ms, time_left_ms
 from referee.match.convert import apply_choice, build_request, wire_event
 from referee.match.log import LogError
 from referee.match.referee import START_HAND
-from referee.match.referee import _excerpt as excerpt  # how a fault quotes a line: the loop's own
 from referee.match.result import final_places
-from referee.transport.session import LATE_IDS_KEPT
 from referee.transport.timecontrol import TimeControl
 
 
@@ -622,7 +621,7 @@ class TranscriptCheck:
         if isinstance(message, Ready):
             what = "what its ready says, beyond being one (the fault quotes none of it)"
             self.unverifiable.append(Unverifiable(received_at, "received", what))
-            return (FaultKind.PROTOCOL, "unexpected ready: the handshake is over", None, None)
+            return (FaultKind.PROTOCOL, UNEXPECTED_READY, None, None)
         assert isinstance(message, Reply)
         return self._stray_reply_fault(number, state, received_at, message, request, detail)
 

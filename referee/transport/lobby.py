@@ -60,16 +60,9 @@ from pathlib import Path
 
 import trio
 
+from protocol.conversation import Conversation, HandshakeError, Loss
 from protocol.faults import FaultKind
 from protocol.framing import LineTooLongError
-from protocol.messages import (
-    PROTOCOL_VERSION,
-    Hello,
-    MalformedMessageError,
-    Ready,
-    decode_bot_message,
-    encode,
-)
 from referee.bots import BotSpec
 from referee.storage.private_files import private_dir
 from referee.transport.connection import Connection, ConnectionBrokenError, ConnectionClosedError
@@ -77,7 +70,6 @@ from referee.transport.session import (
     TELL_TIMEOUT,
     BotLostError,
     BotSession,
-    message_type,
     referee_version,
     startup_fault,
 )
@@ -385,17 +377,16 @@ class RemoteLobby:
         # The host alone: a guesser gets a new port per connection.
         peer = "unknown" if address is None else address[0]
         line: bytes | None = None
+        conversation = Conversation()
         deadline = trio.current_time() + self.control.startup_time
         with (
             self.pending.admit(deadline) as admission,
             contextlib.suppress(ConnectionBrokenError, ConnectionClosedError, LineTooLongError),
         ):
-            await connection.send(
-                encode(Hello(protocol=PROTOCOL_VERSION, referee=referee_version()))
-            )
+            await connection.send(conversation.hello(referee_version()))
             line = await connection.receive_line()
         try:
-            bot, ready = self._identify(line, admission.refusal)
+            bot = self._identify(conversation, line, admission.refusal)
         except WrongTokenError as error:
             await _refuse(connection, self._wrong_token(peer, error))
             return
@@ -423,9 +414,7 @@ class RemoteLobby:
             old = self.sessions.get(bot)
         session = BotSession(spec, self.control)
         session.connection = connection
-        session.reported_name = ready.name
-        session.reported_version = ready.version
-        session.handshaken = True
+        session.conversation = conversation
         session.address = address
         self.seat(bot, session)
 
@@ -469,28 +458,22 @@ class RemoteLobby:
         self._changed.set()
         self._changed = trio.Event()
 
-    def _identify(self, line: bytes | None, refusal: str | None) -> tuple[int, Ready]:
+    def _identify(self, conversation: Conversation, line: bytes | None, refusal: str | None) -> int:
+        """The bot a connection's first line names by its token (the line judged by
+        ``conversation``), or the refusal to raise."""
         if refusal is not None:
             raise BotLostError(FaultKind.STARTUP, refusal)
         if line is None:
-            raise BotLostError(FaultKind.STARTUP, "the connection ended before ready")
+            kind = conversation.lost(Loss.ENDED)  # (or a line too long: both end it)
+            raise BotLostError(kind, "the connection ended before ready")
         try:
-            message = decode_bot_message(line)
-        except MalformedMessageError as error:
-            raise BotLostError(FaultKind.STARTUP, f"instead of ready: {error}") from None
-        if not isinstance(message, Ready):
-            raise BotLostError(
-                FaultKind.STARTUP, f"the first message must be ready, got {message_type(message)}"
-            )
-        if message.protocol != PROTOCOL_VERSION:
-            raise BotLostError(
-                FaultKind.PROTOCOL,
-                f"this referee speaks protocol {PROTOCOL_VERSION}; ready says {message.protocol}",
-            )
-        bot = find_token(message.token, self._by_token)
+            ready = conversation.receive_ready(line)
+        except HandshakeError as error:
+            raise BotLostError(error.kind, error.detail) from None
+        bot = find_token(ready.token, self._by_token)
         if bot is None:
             raise WrongTokenError(FaultKind.STARTUP, "wrong or missing token in ready")
-        return bot, message
+        return bot
 
     def absent_session(self, bot: int) -> BotSession:
         """A dead session for a match ``bot`` misses: default decisions, a fault recorded."""

@@ -29,18 +29,10 @@ from pathlib import Path
 
 import trio
 
+from protocol.conversation import Conversation, HandshakeError, Loss
 from protocol.faults import FaultKind
 from protocol.framing import LineTooLongError
-from protocol.messages import (
-    PROTOCOL_VERSION,
-    Fault,
-    Hello,
-    MalformedMessageError,
-    Ready,
-    Shutdown,
-    decode_bot_message,
-    encode,
-)
+from protocol.messages import Fault, MalformedMessageError, Shutdown, encode
 from protocol.timing import DEFAULT_SHUTDOWN_GRACE_MS, DEFAULT_STDERR_CAP_BYTES
 from protocol.transports import ENV_CONNECT, ENV_TOKEN
 from referee.bots import BotSpec
@@ -55,9 +47,8 @@ EXIT_GRACE = 0.2  # after the process exits, how long its last output may still 
 EOF_EXIT_WAIT = 0.5  # after end of stream, how long to wait for an exit (crash) before "eof"
 TELL_TIMEOUT = 0.5  # the most a last word to a lost bot may cost
 SHUTDOWN_GRACE = DEFAULT_SHUTDOWN_GRACE_MS / 1000
-LATE_IDS_KEPT = 256  # timed-out request ids whose late reply is still recognised
 # A reply found already read passes trio's scheduler only every this many in a row
-# (``receive_line``): bounded, so other tasks and deadlines wait a few decisions at most.
+# (``receive_line``; docs/speed.md, "The match loop").
 SCHEDULE_EVERY = 8
 
 
@@ -77,6 +68,15 @@ class BotLostError(Exception):
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+
+
+class _Race:
+    """``BotSession._accept``'s handshakes side by side: the first good one wins."""
+
+    def __init__(self, pending: PendingConnections) -> None:
+        self.pending = pending
+        self.winner: tuple[trio.SocketStream, Conversation] | None = None
+        self.stop: list[trio.CancelScope] = []  # cancelled when a handshake wins
 
 
 ListenCallback = Callable[[str, int, str], None]
@@ -102,14 +102,10 @@ class BotSession:
         self.stderr_cap = stderr_cap  # bytes of its stderr kept, per match and in all
         self.connection: Connection | None = None
         self.process: BotProcess | None = None
-        self.reported_name: str | None = None
-        self.reported_version: str | None = None
+        self.conversation = Conversation()  # the handshake, request ids, each line's verdict
         self.address: tuple[str, int] | None = None
         self.death: BotLostError | None = None
-        self.handshaken = False  # a valid ready was received: later deaths are not start-up's
         self.startup_latency: float | None = None
-        self.last_request_id = 0
-        self._late_ids: dict[int, None] = {}  # timed out, a late reply still expected
         self._wait_scope: trio.CancelScope | None = None
         self._ready_streak = 0  # replies taken in a row without a scheduler pass
         self._send_error: ConnectionBrokenError | None = None  # from send_now, for send_rest
@@ -125,6 +121,21 @@ class BotSession:
     @property
     def alive(self) -> bool:
         return self.death is None
+
+    @property
+    def handshaken(self) -> bool:
+        """A valid ready was received: later deaths are not start-up's."""
+        return self.conversation.handshaken
+
+    @property
+    def reported_name(self) -> str | None:
+        ready = self.conversation.ready
+        return None if ready is None else ready.name
+
+    @property
+    def reported_version(self) -> str | None:
+        ready = self.conversation.ready
+        return None if ready is None else ready.version
 
     @property
     def exited(self) -> bool:
@@ -144,30 +155,6 @@ class BotSession:
     def take_match_stderr(self) -> StderrBuffer | None:
         """The stderr written since the previous call (a match's worth), or None for no process."""
         return None if self.process is None else self.process.match_stderr.take()
-
-    # ----------------------------------------------------------------- request ids
-
-    def new_request_id(self) -> int:
-        self.last_request_id += 1
-        return self.last_request_id
-
-    def settle(self, request_id: int, *, late_reply_possible: bool) -> None:
-        """The request ``request_id`` is over; after a timeout its late reply will be discarded."""
-        if late_reply_possible:
-            self._late_ids[request_id] = None
-            while len(self._late_ids) > LATE_IDS_KEPT:
-                del self._late_ids[next(iter(self._late_ids))]
-
-    def classify_id(self, reply_id: int, pending: int | None) -> str:
-        """``pending``, ``late`` (its request timed out: discard), ``duplicate`` or ``unknown``."""
-        if reply_id == pending:
-            return "pending"
-        if reply_id in self._late_ids:
-            del self._late_ids[reply_id]  # a second late reply is a duplicate
-            return "late"
-        if reply_id <= self.last_request_id:
-            return "duplicate"
-        return "unknown"
 
     # ----------------------------------------------------------------- I/O for matches
 
@@ -208,14 +195,11 @@ class BotSession:
             with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
                 await connection.send_rest(rest)
             if scope.cancelled_caught:
-                raise self.lose(FaultKind.TIMEOUT, f"did not read its input for {timeout:.3g} s")
+                raise self._lost(Loss.NOT_READING, f"did not read its input for {timeout:.3g} s")
         except ConnectionBrokenError as error:
-            if self.process is not None:
-                with trio.move_on_after(EOF_EXIT_WAIT):
-                    await self.process.exited.wait()
-                if self.exited:
-                    raise self.lose(FaultKind.CRASH, self._exit_detail()) from None
-            raise self.lose(FaultKind.EOF, f"stopped reading: {error}") from None
+            if await self._exited_soon():
+                raise self._lost(Loss.EXITED, self._exit_detail()) from None
+            raise self._lost(Loss.ENDED, f"stopped reading: {error}") from None
 
     async def receive_line(
         self, deadline: float, brief_wait: float = 0.0, spin: float = 0.0
@@ -223,72 +207,55 @@ class BotSession:
         """The next line, or None when the absolute ``deadline`` (trio time) passes first.
 
         ``brief_wait``: when no line is there yet, first block the whole trio run
-        up to this many seconds for one (``Connection.read_soon``), before
-        waiting the trio way.  Only for a caller that is alone in its run
-        (``play_match`` when it is the only match in play): a quick bot's reply
-        then costs no pass of trio's run loop, no cancel scope and no epoll
-        registration.  It is skipped when the deadline is nearer than that.
-        ``spin``: the first part of the brief wait, spent looking rather than
-        sleeping (``Connection.read_soon``).
+        up to this many seconds for one, spending the first ``spin`` of them
+        looking rather than sleeping (``Connection.read_soon``), before waiting
+        the trio way; skipped when the deadline is nearer.  Only for a caller
+        alone in its trio run (docs/speed.md, "The match loop").
 
         Raises ``BotLostError`` when the stream ends (a ``crash`` if the process
         exited, else ``eof``) or a line passes the length cap (``line_too_long``).
         If the process exits while this waits, the wait is cut to ``EXIT_GRACE``.
         """
         connection = self._live_connection()
-        # Past the deadline (the referee was held up, e.g. telling the bot of a fault
-        # into a pipe it would not drain), a read now would take a reply written after
-        # the deadline as on time: only lines read before count, and the scope decides.
         now = trio.current_time()
-        past = now >= deadline
         try:
-            # A reply already there needs no cancel scope (nor its deadline in trio's heap).
-            if past:
+            if now >= deadline:
+                # Held up past the deadline: only lines read before it count.
                 ready = connection.pending()
             elif brief_wait and deadline - now > brief_wait:
-                # Straight to the poll, which returns at once for a reply already there:
-                # most replies are not yet there, and a read that finds nothing costs as
-                # much as the poll.
                 ready = connection.read_soon(brief_wait, spin)
             else:
                 ready = connection.read_now()
-        except ConnectionClosedError as error:
-            raise await self._stream_ended(error) from None
-        except LineTooLongError as error:
-            raise self.lose(FaultKind.LINE_TOO_LONG, str(error)) from None
-        if ready:
-            # A reply already there (or come within the brief wait): cancellation and
-            # Ctrl-C are checked, but the scheduler is passed (other tasks run, other
-            # scopes' deadlines fire) only every SCHEDULE_EVERY such replies in a row.
-            # A trio wait passes it anyway, and a bot that is always quicker than the
-            # referee would otherwise make the referee pay a scheduler pass per
-            # decision for nothing (docs/speed.md).
-            # The line stays in the connection until taken.
-            streak = self._ready_streak + 1
-            if streak >= SCHEDULE_EVERY:
-                self._ready_streak = 0
-                await trio.lowlevel.checkpoint()
-            else:
-                self._ready_streak = streak
-                await trio.lowlevel.checkpoint_if_cancelled()
-            return connection.take_line()
-        self._ready_streak = 0
+        except (ConnectionClosedError, LineTooLongError) as error:
+            raise await self._read_failed(error) from None
+        if not ready:
+            self._ready_streak = 0
+            return await self._wait_line(connection, deadline)
+        # A line already read: trio's scheduler is passed only every SCHEDULE_EVERY
+        # such replies in a row, cancellation is checked every time.
+        streak = self._ready_streak + 1
+        if streak >= SCHEDULE_EVERY:
+            self._ready_streak = 0
+            await trio.lowlevel.checkpoint()
+        else:
+            self._ready_streak = streak
+            await trio.lowlevel.checkpoint_if_cancelled()
+        return connection.take_line()
+
+    async def _wait_line(self, connection: Connection, deadline: float) -> bytes | None:
+        """``receive_line`` when no line is there yet: wait the trio way, under the deadline."""
         if self.exited:
             deadline = min(deadline, trio.current_time() + EXIT_GRACE)
         with trio.CancelScope(deadline=deadline) as scope:
             self._wait_scope = scope
             try:
-                # No line yet: wait for the descriptor before reading (read_now has just
-                # read all there was; past the deadline, the scope ends the wait at once).
                 return await connection.wait_line()
-            except ConnectionClosedError as error:
-                raise await self._stream_ended(error) from None
-            except LineTooLongError as error:
-                raise self.lose(FaultKind.LINE_TOO_LONG, str(error)) from None
+            except (ConnectionClosedError, LineTooLongError) as error:
+                raise await self._read_failed(error) from None
             finally:
                 self._wait_scope = None
         if self.exited:
-            raise self.lose(FaultKind.CRASH, self._exit_detail())
+            raise self._lost(Loss.EXITED, self._exit_detail())
         return None
 
     def lose(self, kind: FaultKind, detail: str) -> BotLostError:
@@ -320,18 +287,30 @@ class BotSession:
         assert self.connection is not None
         return self.connection
 
-    async def _stream_ended(self, error: ConnectionClosedError) -> BotLostError:
-        if self.process is not None:
-            with trio.move_on_after(EOF_EXIT_WAIT):
-                await self.process.exited.wait()
-            if self.exited:
-                return self.lose(FaultKind.CRASH, self._exit_detail())
+    def _lost(self, loss: Loss, detail: str) -> BotLostError:
+        """``lose`` for a failure under the lines: the conversation names its fault kind."""
+        return self.lose(self.conversation.lost(loss), detail)
+
+    async def _exited_soon(self) -> bool:
+        """After the stream broke: whether the process exits within ``EOF_EXIT_WAIT``."""
+        if self.process is None:
+            return False
+        with trio.move_on_after(EOF_EXIT_WAIT):
+            await self.process.exited.wait()
+        return self.exited
+
+    async def _read_failed(self, error: ConnectionClosedError | LineTooLongError) -> BotLostError:
+        """The session's death when a read fails: a line too long, a crash, or an end."""
+        if isinstance(error, LineTooLongError):
+            return self._lost(Loss.LINE_TOO_LONG, str(error))
+        if await self._exited_soon():
+            return self._lost(Loss.EXITED, self._exit_detail())
         what = "its output ended" if self.spec.transport == "stdio" else "it closed the connection"
         if error.leftover is not None:
             what += f" after an unterminated line ({len(error.leftover)} bytes)"
         elif str(error) != "end of stream":
             what = str(error)
-        return self.lose(FaultKind.EOF, what)
+        return self._lost(Loss.ENDED, what)
 
     def _exit_detail(self, when: str = "") -> str:
         """``exited with status 1 before ready; stderr: <its last line>``."""
@@ -361,7 +340,7 @@ class BotSession:
             if stream is not None:
                 connection = Connection(stream)
                 self.connection = connection
-                await self._handshake(connection, deadline, token)
+                self.conversation = await self._handshake(connection, deadline, token)
             elif self.spec.transport == "stdio":
                 await self._start_stdio(nursery, deadline)
             else:
@@ -404,7 +383,7 @@ class BotSession:
     async def _start_stdio(self, nursery: trio.Nursery, deadline: float) -> None:
         process = await self._spawn(nursery, dict(self.spec.env), stdio=True)
         self.connection = Connection(process.stdio())
-        await self._handshake(self.connection, deadline, None)
+        self.conversation = await self._handshake(self.connection, deadline, None)
 
     async def _start_tcp(
         self,
@@ -438,14 +417,14 @@ class BotSession:
                 env[ENV_CONNECT] = connect
                 env[ENV_TOKEN] = token
                 await self._spawn(nursery, env, stdio=False)
-            stream = await self._accept(listener, deadline, token)
+            stream, self.conversation = await self._accept(listener, deadline, token)
         finally:
             await listener.aclose()
         self.connection = Connection(stream)
 
     async def _accept(
         self, listener: trio.SocketListener, deadline: float, token: str
-    ) -> trio.SocketStream:
+    ) -> tuple[trio.SocketStream, Conversation]:
         """The first connection that completes the handshake with the right token.
 
         Connections are accepted until ``deadline``.  Handshakes run side by
@@ -456,34 +435,10 @@ class BotSession:
         more evicts the oldest (``referee.transport.tcp_guard``).  A refused connection
         is told why and closed, and the seat keeps waiting for the right one.
         """
-        winner: list[trio.SocketStream] = []
-        pending = PendingConnections(MAX_PENDING_CONNECTIONS)
-
-        async def handshake(stream: trio.SocketStream, until: float) -> None:
-            connection = Connection(stream)
-            error: BotLostError | None = None
-            with pending.admit() as admission:
-                try:
-                    await self._handshake(connection, until, token)
-                except BotLostError as lost:
-                    error = lost
-            if admission.refusal is not None:
-                error = BotLostError(FaultKind.STARTUP, admission.refusal)
-            if error is not None:
-                self._refusal = error.detail
-                with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
-                    await connection.send(startup_fault(error))
-                await connection.aclose()
-                return
-            if winner:
-                await stream.aclose()
-                return
-            winner.append(stream)
-            accepting.cancel()
-            handshakes.cancel_scope.cancel()  # the others lost the race
-
+        race = _Race(PendingConnections(MAX_PENDING_CONNECTIONS))
         async with trio.open_nursery() as handshakes:
             with trio.CancelScope(deadline=deadline) as accepting:
+                race.stop = [accepting, handshakes.cancel_scope]
                 self._wait_scope = accepting
                 try:
                     while True:
@@ -491,83 +446,115 @@ class BotSession:
                         until = deadline
                         if self.spec.remote:
                             until = trio.current_time() + self.time_control.startup_time
-                        handshakes.start_soon(handshake, stream, until)
+                        handshakes.start_soon(self._race_handshake, race, stream, until, token)
                 finally:
                     self._wait_scope = None
-        if winner:
-            return winner[0]
+        if race.winner is not None:
+            return race.winner
+        raise self._no_connection()
+
+    async def _race_handshake(
+        self, race: _Race, stream: trio.SocketStream, until: float, token: str
+    ) -> None:
+        """One accepted connection's handshake in ``_accept``'s race; refused or the winner."""
+        connection = Connection(stream)
+        error: BotLostError | None = None
+        conversation: Conversation | None = None
+        with race.pending.admit() as admission:
+            try:
+                conversation = await self._handshake(connection, until, token)
+            except BotLostError as lost:
+                error = lost
+        if admission.refusal is not None:
+            error = BotLostError(FaultKind.STARTUP, admission.refusal)
+        if error is not None:
+            self._refusal = error.detail
+            with trio.move_on_after(TELL_TIMEOUT), contextlib.suppress(ConnectionBrokenError):
+                await connection.send(startup_fault(error))
+            await connection.aclose()
+            return
+        assert conversation is not None
+        if race.winner is not None:
+            await stream.aclose()
+            return
+        race.winner = (stream, conversation)
+        for scope in race.stop:
+            scope.cancel()  # the others lost the race
+
+    def _no_connection(self) -> BotLostError:
+        """Why no connection won ``_accept``'s race before its deadline."""
         refused = f"refused: {self._refusal}" if self._refusal else ""
         if self.exited:
             when = "before connecting to the referee"
             if refused:
                 when = f"after its connection was {refused}"
-            raise BotLostError(FaultKind.STARTUP, self._exit_detail(when))
-        raise BotLostError(
+            return BotLostError(FaultKind.STARTUP, self._exit_detail(when))
+        return BotLostError(
             FaultKind.STARTUP,
             f"no connection with a ready within {self.time_control.startup_time:g} s"
             + (f" ({refused})" if refused else ""),
         )
 
-    async def _handshake(self, connection: Connection, deadline: float, token: str | None) -> None:
-        """Send hello, read ready; check the protocol version and (TCP) the token."""
-        hello = encode(Hello(protocol=PROTOCOL_VERSION, referee=referee_version()))
+    async def _handshake(
+        self, connection: Connection, deadline: float, token: str | None
+    ) -> Conversation:
+        """Send hello, read ready, and (TCP) check the token; the conversation that follows."""
+        conversation = Conversation()
+        quote = token is None  # a TCP line may hold the token: never quoted
+        line = await self._first_line(connection, conversation, deadline, quote=quote)
+        try:
+            ready = conversation.receive_ready(line)
+        except HandshakeError as error:
+            detail = error.detail
+            if error.malformed is not None:
+                detail = self._not_ready(connection, line, error.malformed, quote=quote)
+            raise BotLostError(error.kind, detail) from None
+        if token is not None and not token_matches(ready.token, token):
+            raise BotLostError(FaultKind.STARTUP, "wrong or missing token in ready")
+        return conversation
+
+    async def _first_line(
+        self, connection: Connection, conversation: Conversation, deadline: float, *, quote: bool
+    ) -> bytes:
+        """Send hello and read the bot's first line by ``deadline``, or say why not."""
         with trio.CancelScope(deadline=deadline) as scope:
             if self.connection is connection:
                 self._wait_scope = scope
             try:
-                await connection.send(hello)
-                line = await connection.receive_line()
-            except ConnectionBrokenError as error:
-                raise BotLostError(
-                    FaultKind.STARTUP, await self._startup_gone(str(error))
-                ) from None
-            except ConnectionClosedError:
-                raise BotLostError(
-                    FaultKind.STARTUP, await self._startup_gone("its output ended before ready")
-                ) from None
+                await connection.send(conversation.hello(referee_version()))
+                return await connection.receive_line()
+            except (ConnectionBrokenError, ConnectionClosedError) as error:
+                what = str(error)
+                if isinstance(error, ConnectionClosedError):
+                    what = "its output ended before ready"
+                detail = await self._startup_gone(what)
+                raise BotLostError(conversation.lost(Loss.ENDED), detail) from None
             except LineTooLongError as error:
-                raise BotLostError(FaultKind.STARTUP, f"instead of ready: {error}") from None
+                kind = conversation.lost(Loss.LINE_TOO_LONG)
+                raise BotLostError(kind, f"instead of ready: {error}") from None
             finally:
                 if self._wait_scope is scope:  # (a TCP handshake's is not: accept's stays)
                     self._wait_scope = None
-        if scope.cancelled_caught:
-            if self.exited:
-                raise BotLostError(FaultKind.STARTUP, self._exit_detail("before ready"))
-            raise BotLostError(
-                FaultKind.STARTUP,
-                f"no ready within {self.time_control.startup_time:g} s; "
-                + self._silence(connection, quote=token is None),
-            )
-        try:
-            message = decode_bot_message(line)
-        except MalformedMessageError as error:
-            number = connection.leading_blank_lines + 1
-            raise BotLostError(
-                FaultKind.STARTUP,
-                f"instead of ready, line {number} of its {self._output}: {error}; "
-                + _begins(line, quote=token is None)
-                # Not even JSON: most often a print meant for the bot's own log.
-                + (
-                    STDERR_HINT
-                    if self.spec.transport == "stdio" and error.problem in ("not_json", "not_utf8")
-                    else ""
-                ),
-            ) from None
-        if not isinstance(message, Ready):
-            raise BotLostError(
-                FaultKind.STARTUP, f"the first message must be ready, got {message_type(message)}"
-            )
-        if message.protocol != PROTOCOL_VERSION:
-            # SPEC.md 6.1: a version mismatch is a protocol fault that disqualifies at once.
-            raise BotLostError(
-                FaultKind.PROTOCOL,
-                f"this referee speaks protocol {PROTOCOL_VERSION}; ready says {message.protocol}",
-            )
-        if token is not None and not token_matches(message.token, token):
-            raise BotLostError(FaultKind.STARTUP, "wrong or missing token in ready")
-        self.reported_name = message.name
-        self.reported_version = message.version
-        self.handshaken = True
+        if self.exited:
+            raise BotLostError(conversation.lost(Loss.EXITED), self._exit_detail("before ready"))
+        raise BotLostError(
+            conversation.lost(Loss.SILENT),
+            f"no ready within {self.time_control.startup_time:g} s; "
+            + self._silence(connection, quote=quote),
+        )
+
+    def _not_ready(
+        self, connection: Connection, line: bytes, error: MalformedMessageError, *, quote: bool
+    ) -> str:
+        """A start-up fault's detail for a first line that is not a message."""
+        number = connection.leading_blank_lines + 1
+        # Not even JSON: most often a print meant for the bot's own log.
+        printed = self.spec.transport == "stdio" and error.problem in ("not_json", "not_utf8")
+        return (
+            f"instead of ready, line {number} of its {self._output}: {error}; "
+            + _begins(line, quote=quote)
+            + (STDERR_HINT if printed else "")
+        )
 
     @property
     def _output(self) -> str:
@@ -676,12 +663,6 @@ def quoted(line: bytes, limit: int = QUOTED_BYTES) -> str:
 
 
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def message_type(message: object) -> str:
-    config = getattr(type(message), "__struct_config__", None)
-    tag = getattr(config, "tag", None)
-    return str(tag) if tag is not None else type(message).__name__
 
 
 def _connect_text(host: str, port: int) -> str:

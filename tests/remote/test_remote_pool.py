@@ -18,6 +18,7 @@ import trio.testing
 from engine import preset
 from engine.rules import Rules
 from protocol.faults import FaultKind
+from protocol.messages import PROTOCOL_VERSION, Ready, encode
 from referee.bots import BotSpec
 from referee.league.league_db import MatchKey
 from referee.league.remote_pool import RemotePool
@@ -45,7 +46,8 @@ def job(match_id: str, *bots: int) -> TableJob:
 
 def connected(bot: int) -> BotSession:
     session = BotSession(BOTS[bot], CONTROL)
-    session.handshaken = True
+    ready = Ready(name=BOTS[bot].name, protocol=PROTOCOL_VERSION)
+    session.conversation.receive_ready(encode(ready))  # handshaken, as the lobby seats it
     return session
 
 

@@ -57,6 +57,7 @@ from typing import Any
 from referee.league.league_file import LeagueConfig
 from referee.league.schedule import draw_league_seed
 from referee.match.dealkey import DealKey
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.storage.private_files import create_private, private_dir, private_opener
 
@@ -118,23 +119,6 @@ CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(bot);
 
 class StoreError(Exception):
     """The database cannot be used for this league; the message says why, on one line."""
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class MatchKey:
-    """Where a match sits in its league; ``bots[i]`` (bot indices) held seat i."""
-
-    match_id: str
-    ordinal: int
-    round: int
-    table: int
-    rotation: int
-    seed: int  # the match's public identity (the schedule's seed): stored, shown
-    bots: tuple[int, ...]
-    start_chips: tuple[int, ...]
-    # The engine's seed: ``DealKey.deal_seed(seed)``, secret unless the league's deals are
-    # public; sent to the table worker, never stored in a column or shown.
-    deal_seed: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

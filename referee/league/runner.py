@@ -46,7 +46,7 @@ from engine.rules import Rules
 from protocol.faults import FaultKind
 from referee.bots import BotSpec
 from referee.league import bankroll
-from referee.league.league_db import LeagueStore, MatchKey
+from referee.league.league_db import LeagueStore
 from referee.league.league_file import LeagueConfig
 from referee.league.schedule import ScheduledMatch, build_schedule
 from referee.league.worker import (
@@ -59,6 +59,7 @@ from referee.league.worker import (
     setup_message,
 )
 from referee.match.dealkey import DealKey
+from referee.match.key import MatchKey
 from referee.match.result import FaultRecord, MatchResult, SeatResult
 from referee.storage.private_files import private_dir
 from referee.transport.process import describe_exit

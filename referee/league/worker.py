@@ -68,7 +68,7 @@ from engine.rules import Rules
 from protocol import MalformedMessageError, decode_json
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.referee import play_match
 from referee.match.result import MatchResult
 from referee.sandbox import ENV_SANDBOX, Sandbox, SandboxError, resolve, setting_from_env

@@ -62,10 +62,9 @@ from typing import Any, TypeVar
 import trio
 
 from referee.bots import BotSpec, resolve_bot
-from referee.league.league_db import MatchKey
-from referee.league.schedule import rotations
 from referee.league.worker import spec_from_json
 from referee.match.dealkey import fresh_deal_seed
+from referee.match.key import MatchKey, rotations
 from referee.server.build import BuildError, build
 from referee.server.busy import written
 from referee.server.competition import HOUSE_PREFIX

@@ -34,9 +34,9 @@ from distributed import Future
 from engine.rules import Rules
 from referee.bots import BotSpec
 from referee.league.cluster import ClusterPool, play_on_worker
-from referee.league.league_db import MatchKey
 from referee.league.runner import LeagueError, TableJob
 from referee.league.worker import play_message
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.sandbox import ENV_SANDBOX
 from referee.server.competition_file import CompetitionConfig

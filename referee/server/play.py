@@ -32,9 +32,8 @@ import trio
 
 from engine.rules import Rules
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
-from referee.league.schedule import derive_seed, rotations
 from referee.league.worker import spec_from_json
+from referee.match.key import MatchKey, derive_seed, rotations
 from referee.match.result import MatchResult
 from referee.server.admission import PlatformFailedError, admit
 from referee.server.busy import written

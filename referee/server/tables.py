@@ -25,9 +25,9 @@ import trio
 from engine.rules import Rules
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
 from referee.league.runner import WORKER_EXIT_GRACE, LeagueError, WorkerProcess
 from referee.league.worker import play_message
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.transport.timecontrol import TimeControl
 

@@ -19,9 +19,9 @@ from referee.league.schedule import (
     balanced_tables,
     build_schedule,
     choose_kind,
-    derive_seed,
     pair_counts,
 )
+from referee.match.key import derive_seed
 
 
 def meetings_of(schedule: list[ScheduledMatch], bots: int) -> list[int]:

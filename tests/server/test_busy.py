@@ -19,7 +19,7 @@ import pytest
 import trio
 import trio.testing
 
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server import busy, play
 from referee.server.competition_db import CompetitionStore, StoreError

@@ -15,7 +15,7 @@ import trio.testing
 
 from engine import preset
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server.app import build_app
 from referee.server.competition import Competition

@@ -24,7 +24,7 @@ from starlette.datastructures import UploadFile
 
 from engine import preset
 from referee.bots import BotSpec, resolve_bot
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.log import read_log
 from referee.match.result import MatchResult
 from referee.sandbox import Limits, setting_to_env

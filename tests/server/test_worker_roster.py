@@ -14,7 +14,7 @@ import trio
 
 from engine import preset
 from referee.bots import resolve_bot
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.sandbox import Limits, setting_to_env
 from referee.server.tables import WorkerTable
 from referee.transport.timecontrol import TimeControl

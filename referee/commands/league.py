@@ -26,12 +26,13 @@ from referee.league.league_db import LeagueStore, StoreError
 from referee.league.league_file import ConfigError, LeagueConfig, load_config
 from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
-from referee.league.runner import LeagueError, LeagueRun, run_league
+from referee.league.runner import LeagueRun, run_league
 from referee.league.schedule import ScheduleError, draw_league_seed
 from referee.league.standings import Standings, standings_of
 from referee.match.dealkey import DealKey
 from referee.match.failures import first_instance
-from referee.sandbox import ENV_SANDBOX, LEVELS, SandboxError, resolve, setting_to_env
+from referee.sandbox import LEVELS, SandboxError, resolve, setting_to_env
+from referee.tables.job import TableError
 from referee.text.printing import print_whole
 
 
@@ -92,7 +93,7 @@ def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> Non
 
 def _cluster_refused(error: Exception) -> bool:
     """The cluster cannot play this league (unreachable, a bot missing on a worker)."""
-    from referee.league.cluster import ClusterError
+    from referee.tables.dask_pool import ClusterError
 
     return isinstance(error, ClusterError)
 
@@ -186,8 +187,8 @@ def league_command(
         typer.echo(deals, err=True)
     if (cards := cards_note(config, store)) is not None:
         typer.echo(cards, err=True)
-    # The table workers (and Dask workers started here) read the setting from here.
-    os.environ[ENV_SANDBOX] = setting_to_env(level, config.sandbox_limits)
+    # Every table worker (here or on a Dask worker) resolves it where its bots run.
+    setting = setting_to_env(level, config.sandbox_limits)
     reporter = RichReporter()
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     with store:
@@ -200,11 +201,12 @@ def league_command(
                     reporter=reporter,
                     logs=config.log_dir(db_path),
                     cluster=cluster,
+                    sandbox=setting,
                 )
             )
-        except (OSError, LeagueError, StoreError, BaseExceptionGroup) as error:
+        except (OSError, TableError, StoreError, BaseExceptionGroup) as error:
             # The referee itself failed (a log that cannot be written); nurseries wrap it.
-            cause = first_instance(error, (OSError, LeagueError, StoreError))
+            cause = first_instance(error, (OSError, TableError, StoreError))
             if cause is None:
                 raise
             reporter.end()

@@ -22,7 +22,7 @@ seat rotation.  Two separate problems, kept separate here:
 A third, smaller one is the **order**.  The schedule lists its matches in the
 order they are played (``ScheduledMatch.index``; ratings and the report's
 ratings chart follow it): a cycle's rotation 0 of every table, then its
-rotation 1, ... (``referee.league.runner`` says why a worker wants that), the
+rotation 1, ... (``referee.tables.local_pool`` says why a worker wants that), the
 tables of each pass interleaved by ``play_order`` so that a league stopped at
 any point has given every bot about its share of its matches.  Tables are
 numbered as they are built (every combination in lexicographic order, for a

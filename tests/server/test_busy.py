@@ -127,8 +127,8 @@ async def test_the_remote_tables_finished_match_is_recorded_beside_it_once_unloc
 ) -> None:
     # The remote table's pool reports a result through a plain callback, which cannot
     # wait: the locked write raised out of the pool and ended the server.
-    from referee.league.runner import TableJob
     from referee.server.remote import record_result
+    from referee.tables.job import TableJob
 
     competition = open_competition(tmp_path, BUSY_TIMEOUT)
     store = competition.store

@@ -59,8 +59,13 @@ async def test_a_worker_interrupted_while_it_starts_goes_on_and_ends_quietly() -
     assert stderr == b""
 
 
-def _command_of(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+async def _command_of(pid: int) -> list[str]:
+    # Empty for a moment after the fork returns: the kernel sets a new program's
+    # arguments after the exec that lets the parent go on.
+    with trio.fail_after(60):
+        while not (command := Path(f"/proc/{pid}/cmdline").read_bytes()):
+            await trio.sleep(0.001)
+    return command.decode().split("\0")[:-1]
 
 
 async def test_the_league_and_the_server_start_their_workers_with_the_same_command(
@@ -70,8 +75,8 @@ async def test_the_league_and_the_server_start_their_workers_with_the_same_comma
     league = await pool._start_worker(0)
     server = await WorkerTable.start(CONTROL, tmp_path, 1, setting_to_env("none", Limits()))
     try:
-        assert _command_of(league.process.pid) == WORKER_COMMAND
-        assert _command_of(server.process.pid) == WORKER_COMMAND
+        assert await _command_of(league.process.pid) == WORKER_COMMAND
+        assert await _command_of(server.process.pid) == WORKER_COMMAND
     finally:
         await league.close()
         await server.aclose()

@@ -35,6 +35,7 @@ from referee.server.play import (
     local_tables,
     table_loop,
 )
+from referee.server.remote import CompetitionLobby, remote_table_loop
 from referee.server.sandboxing import competition_sandbox
 from referee.server.uploads import clear_incoming, incoming_dir
 
@@ -131,14 +132,13 @@ async def _serve(
     stop = trio.Event()
     listening = ""
     listeners: list[trio.SocketListener] = []
+    lobby: CompetitionLobby | None = None
     try:
         if config.remote is not None:
-            from referee.server.remote import CompetitionLobby
-
-            competition.lobby = CompetitionLobby(competition)
+            lobby = competition.lobby = CompetitionLobby(competition)
             # Before the web side: a port that is taken is one line, and nothing started.
-            listeners = await competition.lobby.listen(config.remote.host, config.remote.port)
-            host, remote_port = competition.lobby.address or ("", 0)
+            listeners = await lobby.listen(config.remote.host, config.remote.port)
+            host, remote_port = lobby.address or ("", 0)
             listening = f", remote bots on {host}:{remote_port}"
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_signals, stop)
@@ -163,12 +163,12 @@ async def _serve(
                 on_ready(address)
             work = trio.CancelScope()
             tables = open_table or local_tables(competition)
-            nursery.start_soon(_background, competition, jobs, tables, listeners, work)
+            nursery.start_soon(_background, competition, jobs, tables, lobby, listeners, work)
             await stop.wait()
             work.cancel()
     finally:
-        if competition.lobby is not None:
-            await competition.lobby.aclose()
+        if lobby is not None:
+            await lobby.aclose()
         competition.close()
         store.close()
 
@@ -177,6 +177,7 @@ async def _background(
     competition: Competition,
     jobs: int,
     open_table: OpenTable,
+    lobby: CompetitionLobby | None,
     listeners: list[trio.SocketListener],
     scope: trio.CancelScope,
 ) -> None:
@@ -187,14 +188,10 @@ async def _background(
             nursery.start_soon(admission_loop, competition)
             for number in range(1, jobs + 1):
                 nursery.start_soon(table_loop, competition, queue, number, open_table)
-            if competition.lobby is not None:
-                from referee.server.remote import remote_table_loop
-
-                nursery.start_soon(competition.lobby.serve, listeners)
-                competition.lobby.start_clock()
-                nursery.start_soon(
-                    remote_table_loop, competition, queue, competition.lobby, jobs + 1
-                )
+            if lobby is not None:
+                nursery.start_soon(lobby.serve, listeners)
+                lobby.start_clock()
+                nursery.start_soon(remote_table_loop, competition, queue, lobby, jobs + 1)
 
 
 async def _watch_signals(stop: trio.Event) -> None:

@@ -74,7 +74,7 @@ from referee.server.unpack import Room
 from referee.transport.timecontrol import TimeControl
 
 if TYPE_CHECKING:
-    from referee.server.tables import WorkerError
+    from referee.server.worker_table import WorkerError
 
 T = TypeVar("T")
 
@@ -250,7 +250,7 @@ async def _check_group(
     """One group on a fresh table worker; its matches added to ``matches``; a charged
     table failure's public line, or None.  Raises ``PlatformFailedError``."""
     from referee.server.sandboxing import sandbox_setting
-    from referee.server.tables import WorkerError, WorkerTable
+    from referee.server.worker_table import WorkerError, WorkerTable
 
     opponents = check_opponents(store, version, config.players - 1, draw)
     specs = {version.id: spec, **dict(opponents)}

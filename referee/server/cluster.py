@@ -6,7 +6,7 @@ every worker, which keeps table workers (``referee.tables.worker``)
 across matches, and ends them when the server stops.  What differs is the
 roster: a league's bots are fixed at setup, a competition's change, so each
 match is sent with the specs of the versions at its table and the versions
-still in play, the messages a local table gets (``referee.server.tables``).
+still in play, the messages a local table gets (``referee.server.worker_table``).
 Any Dask worker's table can then play any match.
 
 The server stays the one writer: a ``ClusterTable`` submits its group's
@@ -36,7 +36,7 @@ from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server.competition_file import CompetitionConfig
 from referee.server.sandboxing import sandbox_setting
-from referee.server.tables import WorkerError
+from referee.server.worker_table import WorkerError
 from referee.tables.dask_pool import ClusterPool, Outcome, play_on_worker
 from referee.tables.job import TableError, TableJob
 from referee.tables.messages import Play

@@ -43,9 +43,9 @@ from referee.server.failures import Suspicions, platform_cause, watch_faults
 from referee.server.quotas import public_text
 from referee.server.sandboxing import sandbox_setting
 from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
-from referee.server.tables import WorkerError, WorkerTable
 from referee.server.unpack import StorageError, UnpackError
 from referee.server.uploads import unpack_version
+from referee.server.worker_table import WorkerError, WorkerTable
 from referee.storage.private_files import private_dir
 
 POLL = 1.0  # seconds between looks at the pause flag, the disk and the roster when idle

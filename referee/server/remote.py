@@ -51,7 +51,7 @@ from referee.server.competition_db import Group, Version
 from referee.server.competition_file import REMOTE
 from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs, table_failure
 from referee.server.sandboxing import competition_sandbox
-from referee.server.tables import WorkerError
+from referee.server.worker_table import WorkerError
 from referee.storage.private_files import private_dir
 from referee.tables.job import TableJob
 from referee.tables.remote_pool import RemotePool

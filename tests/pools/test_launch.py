@@ -18,7 +18,7 @@ import trio
 
 from referee.bots import BotSpec
 from referee.sandbox import Limits, setting_to_env
-from referee.server.tables import WorkerTable
+from referee.server.worker_table import WorkerTable
 from referee.tables.local_pool import TablePool
 from referee.tables.process import WORKER_COMMAND
 from referee.transport.timecontrol import TimeControl

@@ -23,7 +23,7 @@ from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
 from referee.server.failures import platform_cause
 from referee.server.play import GroupQueue
-from referee.server.tables import WorkerError, WorkerTable
+from referee.server.worker_table import WorkerError, WorkerTable
 
 
 def _competition(tmp_path: Path) -> Competition:

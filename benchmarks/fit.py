@@ -231,8 +231,9 @@ cycles = 1000
 
 def league_db(folder: Path, matches: int, args: argparse.Namespace) -> tuple[Path, float]:
     """A league database of ``matches`` generated results (kept and reused in ``folder``)."""
-    from referee.league.league_db import LeagueStore, MatchKey
+    from referee.league.league_db import LeagueStore
     from referee.league.league_file import parse_config
+    from referee.match.key import MatchKey
 
     db = folder / f"league-{args.bots}-{args.table}-{matches}.db"
     if db.exists():

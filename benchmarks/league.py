@@ -62,6 +62,11 @@ import trio
 from referee.league.league_db import LeagueStore
 from referee.league.league_file import LeagueConfig, parse_config
 from referee.league.runner import SilentReporter, run_league
+from referee.sandbox import ENV_SANDBOX
+
+# The sandbox setting the leagues measured here play under, as ``newmarket league``
+# hands its own to the tables: NEWMARKET_SANDBOX=none measures the referee alone.
+SANDBOX = os.environ.get(ENV_SANDBOX, "")
 
 BOTS = ("lowest", "longest", "boodle", "tracker", "lowest", "longest")
 TARGET_SPEEDUP = 1.7
@@ -186,7 +191,12 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
                 nursery.start_soon(sample)
                 started = time.perf_counter()
                 run = await run_league(
-                    config, store, jobs=jobs, reporter=SilentReporter(), handle_signals=False
+                    config,
+                    store,
+                    jobs=jobs,
+                    reporter=SilentReporter(),
+                    handle_signals=False,
+                    sandbox=SANDBOX,
                 )
                 elapsed = time.perf_counter() - started
                 nursery.cancel_scope.cancel()
@@ -219,7 +229,7 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
 
 def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float]:
     """A league on ``--cluster local:N``, the pool's set-up time and an empty task's trip."""
-    from referee.league.cluster import ClusterPool
+    from referee.tables.dask_pool import ClusterPool
 
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="newmarket-bench-") as directory:
@@ -256,6 +266,7 @@ def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float
                 reporter=SilentReporter(),
                 handle_signals=False,
                 cluster=f"local:{workers}",
+                sandbox=SANDBOX,
             )
         )
         elapsed = time.perf_counter() - started

@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Any, Literal
 
+import msgspec
+
 Transport = Literal["stdio", "tcp"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "tcp")
 
@@ -67,6 +69,20 @@ class BotSpec:
             "transport": self.transport,
             "unavailable": self.unavailable,
         }
+
+
+def spec_from_json(data: Mapping[str, object]) -> BotSpec:
+    """The spec ``BotSpec.to_json`` gave; ``ValueError`` naming the field if it is not one."""
+    try:
+        return msgspec.convert(data, BotSpec, dec_hook=_path_hook)
+    except msgspec.ValidationError as error:
+        raise ValueError(f"bot spec: {error}") from None
+
+
+def _path_hook(kind: type, value: object) -> object:
+    if kind is Path and isinstance(value, str):
+        return Path(value)
+    raise NotImplementedError(f"a bot spec has no {kind.__name__}")
 
 
 def resolve_bot(text: str, name: str | None = None, *, transport: Transport = "stdio") -> BotSpec:

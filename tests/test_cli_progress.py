@@ -15,10 +15,10 @@ from pathlib import Path
 from rich.console import Console
 
 from engine import preset
-from referee.league.league_db import MatchKey
 from referee.league.progress import RichReporter
-from referee.league.runner import TableJob
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult, SeatResult
+from referee.tables.job import TableJob
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -27,12 +27,13 @@ from referee.league.league_db import LeagueStore, StoreError
 from referee.league.league_file import ConfigError, LeagueConfig, load_config
 from referee.league.preflight import PreflightError, check_league_paths
 from referee.league.progress import RichReporter
-from referee.league.runner import LeagueError, LeagueRun, run_league
+from referee.league.runner import LeagueRun, run_league
 from referee.league.schedule import ScheduleError, draw_league_seed
 from referee.league.standings import Standings, standings_of
 from referee.match.dealkey import DealKey
 from referee.match.failures import first_instance
-from referee.sandbox import ENV_SANDBOX, LEVELS, Sandbox, SandboxError, resolve, setting_to_env
+from referee.sandbox import LEVELS, Sandbox, SandboxError, resolve, setting_to_env
+from referee.tables.job import TableError
 from referee.text.printing import print_whole
 
 
@@ -93,7 +94,7 @@ def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> Non
 
 def _cluster_refused(error: Exception) -> bool:
     """The cluster cannot play this league (unreachable, a bot missing on a worker)."""
-    from referee.league.cluster import ClusterError
+    from referee.tables.dask_pool import ClusterError
 
     return isinstance(error, ClusterError)
 
@@ -180,11 +181,11 @@ def league_command(
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
     announce(config, store, sandbox.describe())
-    # The table workers (and Dask workers started here) read the setting from here.
-    os.environ[ENV_SANDBOX] = setting_to_env(level, config.sandbox_limits)
+    # Every table worker (here or on a Dask worker) resolves it where its bots run.
+    setting = setting_to_env(level, config.sandbox_limits)
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     with store:
-        run = play_league(config, store, db_path, workers, cluster)
+        run = play_league(config, store, db_path, workers, cluster, setting)
         try:
             standings = standings_of(store)
         except StoreError as error:
@@ -228,7 +229,12 @@ def announce(config: LeagueConfig, store: LeagueStore, sandbox: str) -> None:
 
 
 def play_league(
-    config: LeagueConfig, store: LeagueStore, db_path: Path, workers: int, cluster: str | None
+    config: LeagueConfig,
+    store: LeagueStore,
+    db_path: Path,
+    workers: int,
+    cluster: str | None,
+    sandbox: str,
 ) -> LeagueRun:
     """Run the league with a progress bar; the referee's own failure exits (2 or 1)."""
     reporter = RichReporter()
@@ -241,11 +247,12 @@ def play_league(
                 reporter=reporter,
                 logs=config.log_dir(db_path),
                 cluster=cluster,
+                sandbox=sandbox,
             )
         )
-    except (OSError, LeagueError, StoreError, BaseExceptionGroup) as error:
+    except (OSError, TableError, StoreError, BaseExceptionGroup) as error:
         # The referee itself failed (a log that cannot be written); nurseries wrap it.
-        cause = first_instance(error, (OSError, LeagueError, StoreError))
+        cause = first_instance(error, (OSError, TableError, StoreError))
         if cause is None:
             raise
         reporter.end()

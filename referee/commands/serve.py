@@ -21,12 +21,12 @@ from typing import Annotated, NoReturn
 import typer
 
 from referee.commands.common import Concurrency
-from referee.league.runner import LeagueError
 from referee.match.failures import first_instance
 from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
 from referee.server.competition_db import ADVICE, DATABASE, CompetitionStore, StoreError, Version
 from referee.server.competition_file import CompetitionConfig, ConfigError, load_config
+from referee.tables.job import TableError
 from referee.text.printing import printable
 
 ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume", "unsuspend", "flags")
@@ -95,7 +95,7 @@ def serve_command(
 
         where = f" (serving {config.host}:{config.port if port is None else port})"
         run_server(config, jobs=jobs, port=port, cluster=cluster)
-    except (ConfigError, StoreError, SandboxError, LeagueError) as error:
+    except (ConfigError, StoreError, SandboxError, TableError) as error:
         _refused(error)
     except (OSError, sqlite3.DatabaseError, BaseExceptionGroup) as error:
         _stopped(error, database, where)
@@ -114,7 +114,7 @@ def _competition_to_run(words: list[str]) -> CompetitionConfig:
 def _stopped(error: BaseException, database: Path | None, where: str) -> NoReturn:
     """One line for whatever stopped the running server, however deep trio wrapped it."""
     # A refusal (a damaged row met by a loop)...
-    refusal = first_instance(error, (ConfigError, StoreError, SandboxError, LeagueError))
+    refusal = first_instance(error, (ConfigError, StoreError, SandboxError, TableError))
     if refusal is not None:
         _refused(refusal)
     # ...SQLite's own error on a file that went bad while the server ran...

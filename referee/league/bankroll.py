@@ -39,9 +39,9 @@ from collections.abc import Mapping, Sequence
 from engine.deal import first_dealer
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
-from referee.league.league_db import MatchKey, StoredMatch
-from referee.league.schedule import derive_seed
+from referee.league.league_db import StoredMatch
 from referee.match.dealkey import DealKey
+from referee.match.key import MatchKey, derive_seed
 from referee.match.result import MatchResult
 
 SEATINGS_TRIED = 24  # seeded seatings compared per round for the fewest repeated meetings

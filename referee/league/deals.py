@@ -4,7 +4,7 @@ Duplicate deals (``[schedule] duplicate``, the default) replay one deal in
 every seat rotation of a table, which cancels the luck of the cards only if
 no bot carries a deal from one rotation to the next.  For local bots the
 referee guarantees it: a table worker never lets one process play a deal
-twice (``referee.league.worker``), and the sandbox gives each process a
+twice (``referee.tables.worker``), and the sandbox gives each process a
 fresh scratch directory.  A remote bot runs on its owner's machine and can
 always remember, so in a league with any remote bot duplicate deals would
 let it know every hand of the later rotations.

@@ -56,6 +56,7 @@ from typing import Any
 from referee.league.league_file import LeagueConfig
 from referee.league.schedule import draw_league_seed
 from referee.match.dealkey import DealKey
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.storage.sqlite import StoreError as StoreError  # re-exported: the commands' name
 from referee.storage.sqlite import connect, damaged, lock_for_writing, quick_check
@@ -114,23 +115,6 @@ CREATE TABLE IF NOT EXISTS faults (
 );
 CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(bot);
 """
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class MatchKey:
-    """Where a match sits in its league; ``bots[i]`` (bot indices) held seat i."""
-
-    match_id: str
-    ordinal: int
-    round: int
-    table: int
-    rotation: int
-    seed: int  # the match's public identity (the schedule's seed): stored, shown
-    bots: tuple[int, ...]
-    start_chips: tuple[int, ...]
-    # The engine's seed: ``DealKey.deal_seed(seed)``, secret unless the league's deals are
-    # public; sent to the table worker, never stored in a column or shown.
-    deal_seed: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -30,8 +30,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from referee.league.runner import TableJob
 from referee.match.result import MatchResult
+from referee.tables.job import TableJob
 from referee.text.printing import print_line
 
 

@@ -22,7 +22,7 @@ seat rotation.  Two separate problems, kept separate here:
 A third, smaller one is the **order**.  The schedule lists its matches in the
 order they are played (``ScheduledMatch.index``; ratings and the report's
 ratings chart follow it): a cycle's rotation 0 of every table, then its
-rotation 1, ... (``referee.league.runner`` says why a worker wants that), the
+rotation 1, ... (``referee.tables.local_pool`` says why a worker wants that), the
 tables of each pass interleaved by ``play_order`` so that a league stopped at
 any point has given every bot about its share of its matches.  Tables are
 numbered as they are built (every combination in lexicographic order, for a
@@ -40,12 +40,13 @@ nothing about the cards unless the league opted in to public deals.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import math
 import random
 import secrets
 from collections.abc import Sequence
+
+from referee.match.key import SEED_BITS, derive_seed, rotations
 
 ROUND_ROBIN = "round_robin"
 BALANCED = "balanced"
@@ -54,9 +55,6 @@ AUTO = "auto"
 SCHEDULE_KINDS = (AUTO, ROUND_ROBIN, BALANCED, GAUNTLET)
 
 MIN_TABLE = 3
-
-# Deal seeds stay below 2**48 so that every JSON reader keeps them exact.
-_SEED_BITS = 48
 
 
 class ScheduleError(ValueError):
@@ -76,22 +74,9 @@ class ScheduledMatch:
     bots: tuple[int, ...]
 
 
-def derive_seed(league_seed: int, *labels: object) -> int:
-    """A deal seed for a place in the schedule; stable everywhere, independent per label."""
-    text = "/".join(["newmarket/league", str(league_seed), *map(str, labels)])
-    digest = hashlib.sha256(text.encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> (64 - _SEED_BITS)
-
-
 def draw_league_seed() -> int:
     """A league seed for a league file that gives none (kept in its database for resumes)."""
-    return secrets.randbelow(1 << _SEED_BITS)
-
-
-def rotations(table: Sequence[int]) -> list[tuple[int, ...]]:
-    """The cyclic rotations of a seating: in rotation r, seat i holds ``table[(i + r) % k]``."""
-    k = len(table)
-    return [tuple(table[(i + r) % k] for i in range(k)) for r in range(k)]
+    return secrets.randbelow(1 << SEED_BITS)
 
 
 def choose_kind(kind: str, bots: int, table_size: int, round_robin_limit: int) -> str:

@@ -2,9 +2,10 @@
 
 One small module, imported by the config readers and the commands, so that
 reading a setting never imports the detection or the process machinery.  A
-league or server hands the setting to its table workers as JSON in the
-environment (``ENV_SANDBOX``), and each worker resolves it on its own machine,
-since that is where the bots run.
+league or server hands the setting to its table workers as JSON in the setup
+message of their pipe (``referee.tables.messages.Setup``), and each worker
+resolves it on its own machine, since that is where the bots run.  The same
+JSON in ``NEWMARKET_SANDBOX`` is what the benchmarks read.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ DEFAULT_LEVEL: Level = "auto"
 MIB = 1 << 20
 
 ENV_SANDBOX = "NEWMARKET_SANDBOX"
-"""How a league hands its sandbox setting to its table workers (local or Dask):
-``{"level": ..., "limits": {...}}`` as JSON, or just a level.  Each worker
-resolves it on its own machine, since that is where the bots run."""
+"""The benchmarks' knob for the sandbox setting: ``{"level": ..., "limits": {...}}`` as JSON,
+or just a level, the form a table worker's setup message carries."""
 
 
 class SandboxError(ValueError):

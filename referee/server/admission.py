@@ -57,15 +57,13 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
 
-from referee.bots import BotSpec, resolve_bot
-from referee.league.league_db import MatchKey
-from referee.league.schedule import rotations
-from referee.league.worker import spec_from_json
+from referee.bots import BotSpec, resolve_bot, spec_from_json
 from referee.match.dealkey import fresh_deal_seed
+from referee.match.key import MatchKey, rotations
 from referee.server.build import BuildError, build
 from referee.server.busy import written
 from referee.server.competition import HOUSE_PREFIX
@@ -74,6 +72,9 @@ from referee.server.competition_file import REMOTE, CompetitionConfig
 from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import Room
 from referee.transport.timecontrol import TimeControl
+
+if TYPE_CHECKING:
+    from referee.server.worker_table import WorkerError
 
 T = TypeVar("T")
 
@@ -248,11 +249,8 @@ async def _check_group(
 ) -> str | None:
     """One group on a fresh table worker; its matches added to ``matches``; a charged
     table failure's public line, or None.  Raises ``PlatformFailedError``."""
-    from referee.server.failures import platform_cause
-    from referee.server.quotas import for_config as disk_space
-    from referee.server.quotas import public_text
-    from referee.server.sandboxing import competition_sandbox, sandbox_setting
-    from referee.server.tables import WorkerError, WorkerTable
+    from referee.server.sandboxing import sandbox_setting
+    from referee.server.worker_table import WorkerError, WorkerTable
 
     opponents = check_opponents(store, version, config.players - 1, draw)
     specs = {version.id: spec, **dict(opponents)}
@@ -268,33 +266,12 @@ async def _check_group(
     )
     try:
         for rotation, seating in enumerate(rotations(table)):
-            key = MatchKey(
-                match_id=match_id(group, rotation),
-                ordinal=group * 8 + rotation,
-                round=group,
-                table=number,
-                rotation=rotation,
-                seed=seed,
-                bots=seating,
-                start_chips=(config.rules.starting_chips,) * len(seating),
-                deal_seed=seed,
-            )
+            key = _check_key(config, group, number, rotation, seating, seed)
             try:
                 result = await worker.play(key, config.rules, specs, specs)
             except WorkerError as error:
                 error.match_id = key.match_id
-                disk_low = disk_space(config).low()
-                isolated = competition_sandbox(config).isolation is not None
-                platform = platform_cause(error, disk_low, not isolated)
-                print(
-                    f"newmarket serve: the check of version {version.id} lost its table in "
-                    f"{key.match_id}: {error.text} ({platform or 'maybe a bot at it'})",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                if platform is not None:
-                    raise PlatformFailedError(platform) from None
-                return public_text(error.text)
+                return _lost_table(config, version, key, error)
             faults = [
                 fault
                 for seat in result.seats
@@ -308,6 +285,55 @@ async def _check_group(
     finally:
         await worker.aclose()
     return None
+
+
+def _check_key(
+    config: CompetitionConfig,
+    group: int,
+    number: int,
+    rotation: int,
+    seating: tuple[int, ...],
+    seed: int,
+) -> MatchKey:
+    """A check's match: in group ``group`` at table ``number``, as a played match is keyed."""
+    return MatchKey(
+        match_id=match_id(group, rotation),
+        ordinal=group * 8 + rotation,
+        round=group,
+        table=number,
+        rotation=rotation,
+        seed=seed,
+        bots=seating,
+        start_chips=(config.rules.starting_chips,) * len(seating),
+        deal_seed=seed,
+    )
+
+
+def _lost_table(
+    config: CompetitionConfig, version: Version, key: MatchKey, error: WorkerError
+) -> str:
+    """The public line of a check's table failure charged to the version, which is rejected.
+
+    Raises ``PlatformFailedError`` if the platform failed (its disk, its memory), which
+    leaves the version pending; the operator's stderr is told either way.
+    """
+    from referee.server.failures import platform_cause
+    from referee.server.quotas import for_config as disk_space
+    from referee.server.quotas import public_text
+    from referee.server.sandboxing import competition_sandbox
+
+    disk_low = disk_space(config).low()
+    isolated = competition_sandbox(config).isolation is not None
+    platform = platform_cause(error, disk_low, not isolated)
+    print(
+        f"newmarket serve: the check of version {version.id} lost its table in "
+        f"{key.match_id}: {error.text} ({platform or 'maybe a bot at it'})",
+        file=sys.stderr,
+        flush=True,
+    )
+    if platform is not None:
+        raise PlatformFailedError(platform) from None
+    return public_text(error.text)
 
 
 async def run_check_process(config: CompetitionConfig, spec: dict[str, Any]) -> dict[str, Any]:
@@ -400,7 +426,6 @@ async def _check_while_wanted(run: Callable[[], Awaitable[T]]) -> T | None:
 
 
 def _check_in_sandbox(request: dict[str, Any]) -> dict[str, Any] | None:
-    from referee.league.worker import spec_from_json
     from referee.sandbox import resolve, setting_from_env
     from referee.tools import check
 

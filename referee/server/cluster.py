@@ -1,12 +1,12 @@
 """The competition's tables on a Dask cluster (``newmarket serve --cluster ADDRESS``).
 
-The league's cluster machinery (``referee.league.cluster``) does the work: a
+The Dask pool (``referee.tables.dask_pool``) does the work: a
 ``ClusterPool`` connects (or starts ``local:N``), sets a ``TableHost`` up on
-every worker, which keeps league table workers (``referee.league.worker``)
+every worker, which keeps table workers (``referee.tables.worker``)
 across matches, and ends them when the server stops.  What differs is the
 roster: a league's bots are fixed at setup, a competition's change, so each
 match is sent with the specs of the versions at its table and the versions
-still in play, the messages a local table gets (``referee.server.tables``).
+still in play, the messages a local table gets (``referee.server.worker_table``).
 Any Dask worker's table can then play any match.
 
 The server stays the one writer: a ``ClusterTable`` submits its group's
@@ -24,7 +24,6 @@ from there and the match logs are written there.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -33,15 +32,14 @@ from distributed import Future
 
 from engine.rules import Rules
 from referee.bots import BotSpec
-from referee.league.cluster import ClusterPool, play_on_worker
-from referee.league.league_db import MatchKey
-from referee.league.runner import LeagueError, TableJob
-from referee.league.worker import play_message
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
-from referee.sandbox import ENV_SANDBOX
 from referee.server.competition_file import CompetitionConfig
 from referee.server.sandboxing import sandbox_setting
-from referee.server.tables import WorkerError
+from referee.server.worker_table import WorkerError
+from referee.tables.dask_pool import ClusterPool, Outcome, play_on_worker
+from referee.tables.job import TableError, TableJob
+from referee.tables.messages import Play
 
 
 def _never(_job: TableJob, _result: MatchResult) -> None:
@@ -52,11 +50,15 @@ class ClusterTables:
     """The connection to the cluster and its table hosts, for every ``ClusterTable``."""
 
     def __init__(self, address: str, config: CompetitionConfig) -> None:
-        # The table hosts' setup carries the sandbox setting read from this process's
-        # environment (as ``newmarket league`` sets it), so every worker gets the file's.
-        os.environ[ENV_SANDBOX] = sandbox_setting(config)
+        # The table hosts' setup carries the file's sandbox setting to every worker.
         self.pool = ClusterPool(
-            address, [], config.time_control, _never, config.logs_dir, warn=lambda _text: None
+            address,
+            [],
+            config.time_control,
+            _never,
+            config.logs_dir,
+            warn=lambda _text: None,
+            sandbox=sandbox_setting(config),
         )
         self.submitted = itertools.count(1)
 
@@ -85,7 +87,7 @@ class ClusterTable:
     ) -> MatchResult:
         pool = self.tables.pool
         client: Any = pool.client
-        message = play_message(key, rules, specs, keep)
+        message = Play(key, rules.to_dict(), dict(specs), sorted(set(keep)))
         # Unique per submission: a retried group plays its match ids again.
         name = f"{key.match_id}-{next(self.tables.submitted)}-{pool.plugin}"
         future: Any = await trio.to_thread.run_sync(  # distributed's Future: partly typed
@@ -99,19 +101,20 @@ class ClusterTable:
             if not future.done():
                 with trio.CancelScope(shield=True):
                     await trio.to_thread.run_sync(future.cancel)
-        if "abandoned" in outcome:
-            raise WorkerError(f"{key.match_id}: {outcome['abandoned']}")
-        return MatchResult.from_json(outcome["result"])
+        if outcome.abandoned is not None:
+            raise WorkerError(f"{key.match_id}: {outcome.abandoned}")
+        assert outcome.result is not None
+        return MatchResult.from_json(outcome.result)
 
     async def aclose(self) -> None:
         """Nothing of its own: the table hosts' workers are the pool's, ended with it."""
 
 
-def _outcome(future: Future[Any]) -> dict[str, Any]:
+def _outcome(future: Future[Any]) -> Outcome:
     """The task's outcome; a failed task (its workers died, a table failed) a WorkerError."""
     try:
-        outcome: dict[str, Any] = future.result()
-    except LeagueError as error:
+        outcome: Outcome = future.result()
+    except TableError as error:
         raise WorkerError(str(error)) from None
     except Exception as error:  # KilledWorker, a cancellation...: one line, the group retried
         raise WorkerError(f"{type(error).__name__}: {error}") from None

@@ -14,20 +14,34 @@ import dataclasses
 import sys
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import trio
 
-from referee.bots import resolve_bot
+from referee.bots import BotSpec, resolve_bot
 from referee.server.competition_db import CompetitionStore, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
 from referee.server.quotas import for_config as disk_space
 from referee.server.scoring import Leaderboard, Score
 
-if TYPE_CHECKING:
-    from referee.server.remote import CompetitionLobby
-
 HOUSE_PREFIX = "house:"
+
+
+class Lobby(Protocol):
+    """What the competition's users need of its lobby (``referee.server.remote.CompetitionLobby``).
+
+    Declared here so that the competition, which the lobby's module imports, need not
+    import it back: the server starts the lobby and sets ``Competition.lobby``.
+    """
+
+    busy: set[int]  # versions in a match now
+    address: tuple[str, int] | None  # where remote versions connect, once listening
+    bots: list[BotSpec]  # by version id
+
+    def connected(self, version_id: int) -> bool: ...
+
+    def register(self, version: Version) -> None:
+        """From now on ``version`` may connect with its token."""
 
 
 @dataclasses.dataclass
@@ -52,7 +66,7 @@ class Competition:
         # Both unpack the same directory (admission again after a crash), and two at once
         # deleted each other's files: a 500 for the participant, a half-built version.
         self.unpacking: set[int] = set()
-        self.lobby: CompetitionLobby | None = None  # where remote versions connect, if allowed
+        self.lobby: Lobby | None = None  # where remote versions connect, if allowed
         # Where every group's cards come from (a StoreError if the file's public_deals
         # differs from the first start's); the key stays in this process.
         self.deals = store.group_deals(config.public_deals)

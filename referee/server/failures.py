@@ -45,7 +45,7 @@ from typing import Any
 
 from referee.server.competition import Competition
 from referee.server.quotas import public_text
-from referee.server.tables import WorkerError
+from referee.server.worker_table import WorkerError
 
 SUSPECT_FAILURES = 3  # a version at this many charged failures in a row is suspended
 FLAG_P = 0.001  # the watch's one-sided test: how unlikely the faults must be under the check

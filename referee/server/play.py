@@ -31,23 +31,21 @@ from typing import Protocol
 import trio
 
 from engine.rules import Rules
-from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
-from referee.league.schedule import derive_seed, rotations
-from referee.league.worker import spec_from_json
+from referee.bots import BotSpec, spec_from_json
+from referee.match.key import MatchKey, derive_seed, rotations
 from referee.match.result import MatchResult
 from referee.server.admission import PlatformFailedError, admit
 from referee.server.busy import written
 from referee.server.competition import Competition
-from referee.server.competition_db import Group, match_id
+from referee.server.competition_db import Group, Version, match_id
 from referee.server.competition_file import REMOTE
 from referee.server.failures import Suspicions, platform_cause, watch_faults
 from referee.server.quotas import public_text
 from referee.server.sandboxing import sandbox_setting
 from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
-from referee.server.tables import WorkerError, WorkerTable
 from referee.server.unpack import StorageError, UnpackError
 from referee.server.uploads import unpack_version
+from referee.server.worker_table import WorkerError, WorkerTable
 from referee.storage.private_files import private_dir
 
 POLL = 1.0  # seconds between looks at the pause flag, the disk and the roster when idle
@@ -94,45 +92,49 @@ async def admission_loop(competition: Competition) -> None:
         version = min(pending, key=lambda v: (served.get(v.participant, -1), v.id))
         served[version.participant] = turn
         turn += 1
-        competition.admitting = version.id
-        disk_full = False
-        try:
-            # Unpacked again, if a crash came between the upload and its unpacking.
-            others = competition.store.versions(version.participant)
-            await trio.to_thread.run_sync(unpack_version, competition, version, others)
-            await admit(competition.config, competition.store, version)
-        except UnpackError as error:
-            rejected = partial(competition.store.decide, version.id, "rejected", f"upload: {error}")
-            await written(f"rejecting version {version.id}", rejected)
-        except (StorageError, PlatformFailedError) as error:
-            # The server's disk, or its check's table, not the version: it stays pending,
-            # and is tried again.
-            disk_full = True
-            competition.status = f"admission waits: {error.what}"
-            print(
-                f"newmarket serve: admission of version {version.id} waits {STORAGE_WAIT:g} s: "
-                f"the platform failed ({error.what})",
-                file=sys.stderr,
-                flush=True,
-            )
-        except Exception as error:
-            # A bug on this version's path must not end the loop: the version stays
-            # pending, so every restart would meet it again and stop the server for
-            # good. It is rejected with the error named; the next version goes on.
-            # The traceback goes to the operator's stderr: a bug must stay visible.
-            traceback.print_exc(file=sys.stderr)
-            why = public_text(
-                "the server failed while admitting it (a server bug, not yours): "
-                f"{type(error).__name__}: {error}"
-            )[:500]
-            rejected = partial(competition.store.decide, version.id, "rejected", why)
-            await written(f"rejecting version {version.id}", rejected)
-            competition.status = f"admission of version {version.id}: {type(error).__name__}"
-        finally:
-            competition.admitting = None
-            competition.notify()
-        if disk_full:
+        if not await _admit_one(competition, version):
             await trio.sleep(STORAGE_WAIT)
+
+
+async def _admit_one(competition: Competition, version: Version) -> bool:
+    """Admit or reject ``version``; False if the platform failed and it stays pending."""
+    competition.admitting = version.id
+    try:
+        # Unpacked again, if a crash came between the upload and its unpacking.
+        others = competition.store.versions(version.participant)
+        await trio.to_thread.run_sync(unpack_version, competition, version, others)
+        await admit(competition.config, competition.store, version)
+    except UnpackError as error:
+        rejected = partial(competition.store.decide, version.id, "rejected", f"upload: {error}")
+        await written(f"rejecting version {version.id}", rejected)
+    except (StorageError, PlatformFailedError) as error:
+        # The server's disk, or its check's table, not the version: it stays pending,
+        # and is tried again.
+        competition.status = f"admission waits: {error.what}"
+        print(
+            f"newmarket serve: admission of version {version.id} waits {STORAGE_WAIT:g} s: "
+            f"the platform failed ({error.what})",
+            file=sys.stderr,
+            flush=True,
+        )
+        return False
+    except Exception as error:
+        # A bug on this version's path must not end the loop: the version stays
+        # pending, so every restart would meet it again and stop the server for
+        # good. It is rejected with the error named; the next version goes on.
+        # The traceback goes to the operator's stderr: a bug must stay visible.
+        traceback.print_exc(file=sys.stderr)
+        why = public_text(
+            "the server failed while admitting it (a server bug, not yours): "
+            f"{type(error).__name__}: {error}"
+        )[:500]
+        rejected = partial(competition.store.decide, version.id, "rejected", why)
+        await written(f"rejecting version {version.id}", rejected)
+        competition.status = f"admission of version {version.id}: {type(error).__name__}"
+    finally:
+        competition.admitting = None
+        competition.notify()
+    return True
 
 
 class GroupQueue:

@@ -44,9 +44,6 @@ from functools import partial
 import trio
 
 from referee.bots import BotSpec
-from referee.league.remote_pool import RemotePool
-from referee.league.runner import TableJob
-from referee.league.worker import UNUSED, TableSessions
 from referee.match.result import MatchResult
 from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
@@ -54,8 +51,11 @@ from referee.server.competition_db import Group, Version
 from referee.server.competition_file import REMOTE
 from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs, table_failure
 from referee.server.sandboxing import competition_sandbox
-from referee.server.tables import WorkerError
+from referee.server.worker_table import WorkerError
 from referee.storage.private_files import private_dir
+from referee.tables.job import TableJob
+from referee.tables.remote_pool import RemotePool
+from referee.tables.worker import UNUSED, TableSessions
 from referee.transport.lobby import RemoteLobby
 from referee.transport.session import BotSession
 
@@ -188,27 +188,41 @@ async def remote_table_loop(
             while True:
                 group, done = await queue.next_group(remote=True)
                 playing[:] = [group]
-                seated = specs(competition, group.versions)
-                local.learn({str(v): s.to_json() for v, s in seated.items() if not s.remote})
-                playing_now = {v.id for v in competition.store.playing_versions()}
-                await local.retire(playing_now | set(group.versions))
-                keys = group_matches(competition, group, number, done)
-                competition.playing_now[number] = f"g{group.id}, remote"
-                try:
-                    await pool.play([TableJob(key, config.rules) for key in keys])
-                except (OSError, ValueError) as error:
-                    # The referee's own failure (a log it cannot write), as a table worker
-                    # reports it, and judged alike (a full disk is nobody's fault).
-                    failure = WorkerError(str(error))
-                    failure.match_id = f"g{group.id}"
-                    await table_failure(competition, queue, number, group, failure)
-                    await trio.sleep(RESTART_DELAY)
-                    continue
-                finally:
-                    competition.playing_now.pop(number, None)
-                queue.group_played(group)
+                if await _play_group(competition, queue, pool, local, number, group, done):
+                    queue.group_played(group)
         finally:
             with trio.CancelScope(shield=True):
                 for keeper, _session in list(local.sessions.values()):
                     await keeper.close()
             nursery.cancel_scope.cancel()
+
+
+async def _play_group(
+    competition: Competition,
+    queue: GroupQueue,
+    pool: RemotePool,
+    local: TableSessions,
+    number: int,
+    group: Group,
+    done: set[int],
+) -> bool:
+    """Play ``group`` at the remote table; False once the referee's own failure is judged."""
+    seated = specs(competition, group.versions)
+    local.learn({version: spec for version, spec in seated.items() if not spec.remote})
+    playing_now = {v.id for v in competition.store.playing_versions()}
+    await local.retire(playing_now | set(group.versions))
+    keys = group_matches(competition, group, number, done)
+    competition.playing_now[number] = f"g{group.id}, remote"
+    try:
+        await pool.play([TableJob(key, competition.config.rules) for key in keys])
+    except (OSError, ValueError) as error:
+        # The referee's own failure (a log it cannot write), as a table worker
+        # reports it, and judged alike (a full disk is nobody's fault).
+        failure = WorkerError(str(error))
+        failure.match_id = f"g{group.id}"
+        await table_failure(competition, queue, number, group, failure)
+        await trio.sleep(RESTART_DELAY)
+        return False
+    finally:
+        competition.playing_now.pop(number, None)
+    return True

@@ -35,6 +35,7 @@ from referee.server.play import (
     local_tables,
     table_loop,
 )
+from referee.server.remote import CompetitionLobby, remote_table_loop
 from referee.server.sandboxing import competition_sandbox
 from referee.server.uploads import clear_incoming, incoming_dir
 
@@ -122,10 +123,11 @@ async def _serve(
     stop = trio.Event()
     listening = ""
     listeners: list[trio.SocketListener] = []
+    lobby: CompetitionLobby | None = None
     try:
         if config.remote is not None:
             # Before the web side: a port that is taken is one line, and nothing started.
-            listeners, listening = await _open_lobby(
+            lobby, listeners, listening = await _open_lobby(
                 competition, config.remote.host, config.remote.port
             )
         async with trio.open_nursery() as nursery:
@@ -144,12 +146,12 @@ async def _serve(
                 on_ready(address)
             work = trio.CancelScope()
             tables = open_table or local_tables(competition)
-            nursery.start_soon(_background, competition, jobs, tables, listeners, work)
+            nursery.start_soon(_background, competition, jobs, tables, lobby, listeners, work)
             await stop.wait()
             work.cancel()
     finally:
-        if competition.lobby is not None:
-            await competition.lobby.aclose()
+        if lobby is not None:
+            await lobby.aclose()
         competition.close()
         store.close()
 
@@ -177,20 +179,19 @@ def _hypercorn_config(config: CompetitionConfig, port: int | None) -> HypercornC
 
 async def _open_lobby(
     competition: Competition, host: str, port: int
-) -> tuple[list[trio.SocketListener], str]:
+) -> tuple[CompetitionLobby, list[trio.SocketListener], str]:
     """The remote bots' lobby, listening; its listeners, and where it is for the ready line."""
-    from referee.server.remote import CompetitionLobby
-
-    competition.lobby = CompetitionLobby(competition)
-    listeners = await competition.lobby.listen(host, port)
-    bound_host, bound_port = competition.lobby.address or ("", 0)
-    return listeners, f", remote bots on {bound_host}:{bound_port}"
+    lobby = competition.lobby = CompetitionLobby(competition)
+    listeners = await lobby.listen(host, port)
+    bound_host, bound_port = lobby.address or ("", 0)
+    return lobby, listeners, f", remote bots on {bound_host}:{bound_port}"
 
 
 async def _background(
     competition: Competition,
     jobs: int,
     open_table: OpenTable,
+    lobby: CompetitionLobby | None,
     listeners: list[trio.SocketListener],
     scope: trio.CancelScope,
 ) -> None:
@@ -201,14 +202,10 @@ async def _background(
             nursery.start_soon(admission_loop, competition)
             for number in range(1, jobs + 1):
                 nursery.start_soon(table_loop, competition, queue, number, open_table)
-            if competition.lobby is not None:
-                from referee.server.remote import remote_table_loop
-
-                nursery.start_soon(competition.lobby.serve, listeners)
-                competition.lobby.start_clock()
-                nursery.start_soon(
-                    remote_table_loop, competition, queue, competition.lobby, jobs + 1
-                )
+            if lobby is not None:
+                nursery.start_soon(lobby.serve, listeners)
+                lobby.start_clock()
+                nursery.start_soon(remote_table_loop, competition, queue, lobby, jobs + 1)
 
 
 async def _watch_signals(stop: trio.Event) -> None:

@@ -1,7 +1,7 @@
 """The one place the server turns its ``[sandbox]`` section into a ``referee.sandbox.Sandbox``.
 
 Compilers (``build``), the admission check (``admission``) and the table
-workers (``tables``, through ``NEWMARKET_SANDBOX``) all start their processes
+workers (``worker_table``, the setting in their setup) all start their processes
 through ``referee.transport.process.start_process`` with this sandbox, so when the
 isolation work (bubblewrap, in ``referee/sandbox.py``) lands, every process the
 server starts gets it with no change here beyond, perhaps, the level's name.

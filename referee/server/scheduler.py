@@ -2,7 +2,7 @@
 
 Every table is a **duplicate rotation group**: one deal seed played once per
 rotation of the seats, so each version holds every seat's cards once and the
-deal's luck cancels (``referee.league.schedule.rotations``).  The rule, in
+deal's luck cancels (``referee.match.key.rotations``).  The rule, in
 order (docs/server.md says the same):
 
 1. **Who needs games.**  Among the playing versions (each participant's

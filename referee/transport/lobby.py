@@ -22,7 +22,7 @@ lobby is the league-wide listener they connect to:
 * **Absence has a deadline.**  A bot that has not connected since the league
   started, or since its connection dropped, is *absent*; ``absent_deadline``
   is when the league stops waiting for it (``wait`` seconds later).  What to
-  do about it is the pool's business (``referee.league.remote_pool``).
+  do about it is the pool's business (``referee.tables.remote_pool``).
 * **A reconnect replaces a dead session.**  A dropped connection makes that
   bot's session dead (a fault in the match it was in, for that bot only); its
   next connection with the same token becomes its new session.  A bot that

@@ -450,7 +450,7 @@ async def test_a_league_with_os_level_hostile_bots_finishes_with_their_faults(
     from referee.league.league_db import LeagueStore
     from referee.league.league_file import parse_config
     from referee.league.runner import SilentReporter, run_league
-    from referee.sandbox import ENV_SANDBOX, setting_to_env
+    from referee.sandbox import setting_to_env
 
     tag = f"os-league-{os.getpid()}-{tmp_path.name}"
     scratch = tmp_path / "scratch"
@@ -511,12 +511,18 @@ memory_mb = 256
     path.write_text(text)
     config = parse_config(text, path)
     assert config.sandbox_limits.processes == 32
-    # What ``newmarket league`` does: the table workers read the setting from here.
-    monkeypatch.setenv(ENV_SANDBOX, setting_to_env(config.sandbox_level, config.sandbox_limits))
+    # What ``newmarket league`` does: every table worker gets the file's setting.
+    setting = setting_to_env(config.sandbox_level, config.sandbox_limits)
     reporter = SilentReporter()
     with LeagueStore.for_league(tmp_path / "os.db", config) as store:
         run = await run_league(
-            config, store, jobs=2, reporter=reporter, logs=tmp_path / "logs", handle_signals=False
+            config,
+            store,
+            jobs=2,
+            reporter=reporter,
+            logs=tmp_path / "logs",
+            handle_signals=False,
+            sandbox=setting,
         )
         stored = store.matches()
     assert not run.stopped and run.total is not None

@@ -97,11 +97,10 @@ async def test_a_league_with_remote_bots_sandboxes_its_local_bots(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its local bots start in the league process, not a table worker: the same sandbox."""
-    from referee.league.remote_pool import open_remote_pool
-    from referee.sandbox import ENV_SANDBOX, Limits, setting_to_env
+    from referee.sandbox import Limits, setting_to_env
+    from referee.tables.remote_pool import open_remote_pool
     from referee.transport.lobby import write_tokens
 
-    monkeypatch.setenv(ENV_SANDBOX, setting_to_env("auto", Limits()))
     bots = [BotSpec("far", (), transport="tcp"), resolve_bot("random", "near")]
     tokens = tmp_path / "tokens.json"
     write_tokens(tokens, {"far": "secret-token"})
@@ -116,6 +115,7 @@ async def test_a_league_with_remote_bots_sandboxes_its_local_bots(
         port=0,
         wait=5.0,
         tokens_path=tokens,
+        sandbox=setting_to_env("auto", Limits()),
     ) as pool:
         session = await pool.local.session(1)
         assert session.handshaken and session.process is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.result import FaultRecord, MatchResult, SeatResult
 
 

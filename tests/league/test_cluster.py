@@ -26,12 +26,13 @@ import pytest
 import trio
 
 from referee.bots import BotSpec
-from referee.league.cluster import ClusterError, bot_problems
 from referee.league.league_db import LeagueStore
 from referee.league.league_file import LeagueConfig, load_config
-from referee.league.runner import SilentReporter, TableJob, run_league
+from referee.league.runner import SilentReporter, run_league
 from referee.league.standings import standings_of
 from referee.match.result import MatchResult
+from referee.tables.dask_pool import ClusterError, bot_problems
+from referee.tables.job import TableJob
 from tests.clirun import newmarket as in_process
 from tests.league.files import afresh, write_league_file
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from engine import preset
-from referee.league.league_db import MatchKey
-from referee.league.runner import TableJob, _Waiting
+from referee.match.key import MatchKey
+from referee.tables.job import TableJob
+from referee.tables.local_pool import _Waiting
 
 
 def job(table: int, rotation: int) -> TableJob:

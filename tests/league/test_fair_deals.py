@@ -23,8 +23,9 @@ from engine import preset
 from referee.bots import BotSpec
 from referee.league.league_db import LeagueStore
 from referee.league.league_file import LeagueConfig, parse_config
-from referee.league.runner import MATCH_ATTEMPTS, LeagueRun, SilentReporter, run_league
+from referee.league.runner import LeagueRun, SilentReporter, run_league
 from referee.match.referee import play_match
+from referee.tables.job import MATCH_ATTEMPTS
 from referee.transport.session import open_bots
 from referee.transport.timecontrol import TimeControl
 
@@ -173,7 +174,7 @@ def worker_of(pid: int) -> int | None:
             command = Path(f"/proc/{parent}/cmdline").read_bytes()
         except OSError:
             return None
-        if b"referee.league.worker" in command:
+        if b"referee.tables.worker" in command:
             return parent
         pid = parent
     return None

@@ -10,10 +10,11 @@ from rich.console import Console
 
 from engine import preset
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
 from referee.league.progress import RichReporter
-from referee.league.runner import StartupFaults, TableJob
+from referee.league.runner import StartupFaults
+from referee.match.key import MatchKey
 from referee.match.result import FaultRecord, MatchResult, SeatResult
+from referee.tables.job import TableJob
 
 LONG = "c1-t00004-r2: ghost disqualified (startup in hand 0: did not connect within 300 s)"
 

@@ -370,7 +370,7 @@ def test_a_league_stopped_midway_has_played_every_bot_alike(tmp_path: Path) -> N
     played = {row["name"]: row["matches"] for row in standings["standings"]}
     assert len(played) == 10
     # Each table worker plays its own rotations' passes over the same interleaved order
-    # (``referee.league.runner``), and a pass keeps every bot within 2 matches of every
+    # (``referee.tables.local_pool``), and a pass keeps every bot within 2 matches of every
     # other wherever it stops (``tests/league/test_schedule.py``).  How far each of the two
     # workers got depends on the machine, so what holds at any stop is 2 per worker.
     assert max(played.values()) - min(played.values()) <= 2 * 2, played

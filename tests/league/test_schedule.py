@@ -19,9 +19,9 @@ from referee.league.schedule import (
     balanced_tables,
     build_schedule,
     choose_kind,
-    derive_seed,
     pair_counts,
 )
+from referee.match.key import derive_seed
 
 
 def meetings_of(schedule: list[ScheduledMatch], bots: int) -> list[int]:
@@ -161,7 +161,7 @@ def test_a_round_robin_stopped_anywhere_has_every_bot_within_two_matches(
     schedule = build_schedule(n, k, seed, kind=ROUND_ROBIN, cycles=cycles)
     assert widest_spread(schedule, n, set(range(n))) <= 2
     # One pass of rotation 0 over every table, then rotation 1, ...: a table worker goes on
-    # from one table to the next with the same bot processes (referee.league.runner).
+    # from one table to the next with the same bot processes (referee.tables.local_pool).
     passes = [(m.cycle, m.rotation) for m in schedule]
     assert passes == sorted(passes)
 

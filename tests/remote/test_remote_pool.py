@@ -20,10 +20,10 @@ from engine.rules import Rules
 from protocol.faults import FaultKind
 from protocol.messages import PROTOCOL_VERSION, Ready, encode
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
-from referee.league.remote_pool import RemotePool
-from referee.league.runner import TableJob
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
+from referee.tables.job import TableJob
+from referee.tables.remote_pool import RemotePool
 from referee.transport.lobby import BENCH_FIRST, WAIT_BUDGET, WAIT_WINDOW, Bench, RemoteLobby
 from referee.transport.session import BotSession
 from referee.transport.timecontrol import TimeControl

@@ -19,7 +19,7 @@ import pytest
 import trio
 import trio.testing
 
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server import busy, play
 from referee.server.competition_db import CompetitionStore, StoreError
@@ -127,8 +127,8 @@ async def test_the_remote_tables_finished_match_is_recorded_beside_it_once_unloc
 ) -> None:
     # The remote table's pool reports a result through a plain callback, which cannot
     # wait: the locked write raised out of the pool and ended the server.
-    from referee.league.runner import TableJob
     from referee.server.remote import record_result
+    from referee.tables.job import TableJob
 
     competition = open_competition(tmp_path, BUSY_TIMEOUT)
     store = competition.store

@@ -47,7 +47,7 @@ def test_a_local_cluster_plays_the_house_and_then_a_new_version(tmp_path: Path) 
             text=True,
             check=False,
         ).stdout
-        assert "referee.league.worker" not in children
+        assert "referee.tables.worker" not in children
 
 
 def test_a_bad_cluster_option_is_one_line_and_exit_2(tmp_path: Path) -> None:

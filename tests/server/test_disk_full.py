@@ -32,7 +32,7 @@ from referee.server.competition_db import CompetitionStore, Group
 from referee.server.competition_file import load_config
 from referee.server.failures import SUSPECT_FAILURES
 from referee.server.quotas import free_bytes
-from referee.server.tables import WorkerError
+from referee.server.worker_table import WorkerError
 
 MIB = 1 << 20
 DISK_MB = 48

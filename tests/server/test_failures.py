@@ -15,7 +15,7 @@ import trio.testing
 
 from engine import preset
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server.app import build_app
 from referee.server.competition import Competition
@@ -23,7 +23,7 @@ from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
 from referee.server.failures import platform_cause
 from referee.server.play import GroupQueue
-from referee.server.tables import WorkerError, WorkerTable
+from referee.server.worker_table import WorkerError, WorkerTable
 
 
 def _competition(tmp_path: Path) -> Competition:

@@ -22,14 +22,14 @@ import trio
 import trio.testing
 
 from protocol.faults import FaultKind
-from referee.league.remote_pool import RemotePool
-from referee.league.runner import TableJob
 from referee.match.result import MatchResult, SeatResult
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
 from referee.server.play import GroupQueue
 from referee.server.remote import CompetitionLobby, bot_token, remote_table_loop
+from referee.tables.job import TableJob
+from referee.tables.remote_pool import RemotePool
 
 MATCH = 20.0  # seconds a stand-in match takes
 RECONNECT = 50.0  # seconds the looping bot's owner takes to connect again

@@ -24,7 +24,7 @@ from starlette.datastructures import UploadFile
 
 from engine import preset
 from referee.bots import BotSpec, resolve_bot
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.log import read_log
 from referee.match.result import MatchResult
 from referee.sandbox import Limits, setting_to_env
@@ -33,7 +33,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
 from referee.server.quotas import ParticipantStorage
-from referee.server.tables import WorkerTable
+from referee.server.worker_table import WorkerTable
 from referee.transport.timecontrol import TimeControl
 from tests.server.inprocess import api_upload, finished, open_competition
 

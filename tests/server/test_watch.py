@@ -11,7 +11,7 @@ import trio
 import trio.testing
 
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.result import FaultRecord, MatchResult
 from referee.server import play
 from referee.server.failures import binomial_tail, watch_faults

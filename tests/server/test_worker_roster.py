@@ -14,9 +14,9 @@ import trio
 
 from engine import preset
 from referee.bots import resolve_bot
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.sandbox import Limits, setting_to_env
-from referee.server.tables import WorkerTable
+from referee.server.worker_table import WorkerTable
 from referee.transport.timecontrol import TimeControl
 
 NAMES = {1: "random", 2: "lowest", 3: "tracker", 4: "boodle"}

@@ -8,7 +8,7 @@ tries every seed it can think of, as a participant who read the docs would:
 
 * ``small``: every seed below ``SMALL`` (``newmarket match --seed 7``);
 * ``league SEED``: the seeds a league with that published seed derives for
-  its schedule (``referee.league.schedule.derive_seed``: every cycle, table
+  its schedule (``referee.match.key.derive_seed``: every cycle, table
   and rotation up to generous bounds, and the bankroll format's tables);
 * ``server SEED``: the seeds a competition with that seed derives for its
   groups, and for each group's remote rotations.
@@ -35,7 +35,7 @@ from engine import Match
 from engine.deal import first_dealer
 from engine.events import CardsDealt
 from engine.rules import Rules
-from referee.league.schedule import derive_seed
+from referee.match.key import derive_seed
 
 SMALL = 20_000  # seeds a person types
 CYCLES = 3  # a league's cycles, tables and rotations tried for its published seed

@@ -4,7 +4,7 @@ Why a process per table: refereeing is Python work (the engine, the
 protocol, the log), about as much CPU per match as all the bots at the table
 together, so one referee process for every table would be the bottleneck of
 ``--jobs N`` long before the cores are.  A worker per table lets the tables
-run on separate cores; the league process only hands out matches and writes
+run on separate cores; the pool's process only hands out matches and writes
 the results (SQLite is written by one process only, so there are no write
 locks to contend for).
 
@@ -27,23 +27,12 @@ match; a bot that cannot even start is tried twice per worker, then left
 dead (the default policy plays for it, and every such match records its
 fault).
 
-The conversation with the league process is JSON lines on stdin/stdout::
-
-    league -> worker   {"type": "setup", "bots": [...], "time_control": {...},
-                        "logs": DIR | null, "number": N}
-                       {"type": "play", "key": {...}, "rules": {...}}
-
-A roster that changes as it goes (the competition server, ``referee.server``)
-sends no ``bots`` at setup, and each ``play`` names the specs of the bots at
-its table (``"bots": {"INDEX": spec}``, learnt or relearnt) and the bots still
-in play (``"keep": [INDEX, ...]``: the processes of the others are ended, so a
-superseded version's process does not linger).  Its setup may ask for a
-``"niceness"``, which the worker and its bots take, a ``"stderr_cap"`` (bytes of
-each bot's stderr kept per match, the rest counted) and ``"stderr_files":
-false`` (no whole-session stderr files: the match logs' records are all).
-    worker -> league   {"type": "result", "result": {...}}    (MatchResult.to_json)
-                       {"type": "warn", "text": "..."}
-                       {"type": "error", "text": "..."}   (then it exits)
+The conversation with its pool is typed JSON lines on stdin/stdout
+(``referee.tables.messages``): a ``Setup``, then ``Play`` after ``Play``, each
+answered by its ``Result`` (and ``Warn`` lines before it), or a ``Failed`` and
+the end.  A roster that changes as it goes (the competition server,
+``referee.server``) sends no bots at setup, and each ``Play`` names the specs
+of the bots at its table and the bots still in play.
 
 The worker stops when its stdin ends (the league process finished, was
 stopped, or was killed with SIGKILL) or on SIGTERM: the match in progress is
@@ -54,24 +43,34 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import signal
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import trio
 
 from engine.rules import Rules
-from protocol import MalformedMessageError, decode_json
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
+from referee.match.key import MatchKey
 from referee.match.referee import play_match
 from referee.match.result import MatchResult
-from referee.sandbox import ENV_SANDBOX, Sandbox, SandboxError, resolve, setting_from_env
+from referee.sandbox import Sandbox, SandboxError, resolve, setting_from_env
+from referee.tables.messages import (
+    Failed,
+    FromWorker,
+    MessageReader,
+    PipeError,
+    Play,
+    Result,
+    Setup,
+    ToWorker,
+    Warn,
+    decode_to_worker,
+    encode,
+)
 from referee.transport.process import SHORTENED, shortened
 from referee.transport.session import BotSession, open_bot
 from referee.transport.timecontrol import TimeControl
@@ -80,58 +79,7 @@ STARTUP_ATTEMPTS = 2  # per bot and worker; after that a bot that cannot start s
 UNUSED = BotSpec("unused", ("false",))  # fills a growing roster's gaps; never seated
 
 
-# ---------------------------------------------------------------- messages
-
-
-def setup_message(
-    bots: list[BotSpec], control: TimeControl, logs: Path | None, number: int
-) -> dict[str, object]:
-    return {
-        "type": "setup",
-        "bots": [spec.to_json() for spec in bots],
-        "time_control": control.to_json(),
-        "logs": None if logs is None else str(logs),
-        "number": number,
-        # The league's --sandbox / [sandbox] setting, which ``newmarket league`` puts in
-        # the environment (so Dask workers started by it inherit it too).
-        "sandbox": os.environ.get(ENV_SANDBOX, ""),
-    }
-
-
-def play_message(
-    key: MatchKey,
-    rules: Rules,
-    seated: Mapping[int, BotSpec] | None = None,
-    keep: Iterable[int] | None = None,
-) -> dict[str, object]:
-    """A match to play; ``seated`` and ``keep`` for a roster that changes (see above)."""
-    message: dict[str, object] = {
-        "type": "play",
-        "key": dataclasses.asdict(key),
-        "rules": rules.to_dict(),
-    }
-    if seated is not None:
-        message["bots"] = {str(index): spec.to_json() for index, spec in seated.items()}
-    if keep is not None:
-        message["keep"] = sorted(set(keep))
-    return message
-
-
-def spec_from_json(data: dict[str, Any]) -> BotSpec:
-    return BotSpec(
-        name=data["name"],
-        command=tuple(data["command"]),
-        cwd=None if data["cwd"] is None else Path(data["cwd"]),
-        env=dict(data["env"]),
-        transport=data["transport"],
-        unavailable=data.get("unavailable"),
-    )
-
-
-def key_from_json(data: dict[str, Any]) -> MatchKey:
-    return MatchKey(
-        **{**data, "bots": tuple(data["bots"]), "start_chips": tuple(data["start_chips"])}
-    )
+# ---------------------------------------------------------------- warnings
 
 
 def one_line(text: str, limit: int = 400, whole_in: Path | None = None) -> str:
@@ -150,7 +98,7 @@ COULD_NOT_START = " could not start"
 def could_not_start(name: str, why: str) -> str:
     """The warning a worker sends when bot ``name`` fails to start (``why``: one line).
 
-    A league says this once per bot, from the results (``runner.StartupFaults``),
+    A league says this once per bot, from the results (``referee.league.runner.StartupFaults``),
     and drops these (``is_could_not_start``): a worker sends one per attempt, and
     every worker makes its own attempts.
     """
@@ -233,7 +181,7 @@ class TableSessions:
         control: TimeControl,
         logs: Path | None,
         number: int,
-        warn: Any,
+        warn: Callable[[str], None],
         sandbox: Sandbox | None = None,
         stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
         stderr_files: bool = True,
@@ -252,6 +200,23 @@ class TableSessions:
         self.matches = 0
         self.started = 0  # bot processes started, in all
         self.fresh_starts = 0  # of which only because every live one had played the deal
+
+    @classmethod
+    def for_setup(
+        cls, setup: Setup, nursery: trio.Nursery, warn: Callable[[str], None], sandbox: Sandbox
+    ) -> TableSessions:
+        """A worker's table, as its pool's ``Setup`` asks."""
+        return cls(
+            nursery,
+            list(setup.bots),
+            setup.time_control,
+            None if setup.logs is None else Path(setup.logs),
+            setup.number,
+            warn,
+            sandbox,
+            setup.stderr_cap or DEFAULT_STDERR_CAP_BYTES,
+            setup.stderr_files,
+        )
 
     async def _process(self, bot: int, seed: int | None, log_path: Path | None = None) -> _Process:
         pool = self.processes.setdefault(bot, [])
@@ -297,13 +262,12 @@ class TableSessions:
         every = [process for pool in self.processes.values() for process in pool]
         return {index: (p.keeper, p.session) for index, p in enumerate(every)}
 
-    def learn(self, specs: dict[str, Any]) -> None:
-        """Bots of a growing roster (``{"INDEX": spec}``): new ones, or ones started anew."""
-        for index_text, data in specs.items():
-            index = int(index_text)
+    def learn(self, specs: dict[int, BotSpec]) -> None:
+        """Bots of a growing roster (by index): new ones, or ones started anew."""
+        for index, spec in specs.items():
             while len(self.bots) <= index:
                 self.bots.append(UNUSED)
-            self.bots[index] = spec_from_json(data)
+            self.bots[index] = spec
 
     async def retire(self, keep: set[int]) -> None:
         """End every process of the bots not in ``keep`` (a roster's superseded versions)."""
@@ -358,124 +322,116 @@ class TableSessions:
 
 
 async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> None:
-    """Play the matches the league process sends until stdin ends."""
-    lines = JsonLines(stdin)
-    setup = await lines.next()
+    """Play the matches the pool sends until stdin ends.
+
+    A line that is not one of the pool's messages ends the worker with one line
+    on stderr (``SystemExit``): the pool sees the exit as a death, as any other.
+    """
+    lines = MessageReader(stdin, decode_to_worker)
+    setup = await _setup(lines)
     if setup is None:
         return
-    if setup.get("type") != "setup":
-        raise SystemExit(f"table worker: expected setup, got {setup.get('type')!r}")
-    bots = [spec_from_json(spec) for spec in setup.get("bots", [])]
-    control = TimeControl(**setup["time_control"])
-    logs = None if setup["logs"] is None else Path(setup["logs"])
-    send_lock = trio.Lock()
-
-    async def send(message: dict[str, object]) -> None:
-        async with send_lock:
-            await stdout.send_all(json.dumps(message).encode() + b"\n")
-
+    send = _sender(stdout)
     try:
         # Resolved here, on the machine where the bots run.
-        sandbox = resolve(*setting_from_env(setup.get("sandbox") or None))
+        sandbox = resolve(*setting_from_env(setup.sandbox))
     except SandboxError as error:
-        await send({"type": "error", "text": f"sandbox: {error}"})
+        await send(Failed(f"sandbox: {error}"))
         return
-
     with contextlib.suppress(OSError):
         # Asked by the competition server: its tables yield the cores to its web side.
-        os.nice(int(setup.get("niceness", 0)))
-    pending_warnings: list[str] = []
-    plays_in, plays_out = trio.open_memory_channel[dict[str, Any]](1)
+        os.nice(setup.niceness)
+    plays_in, plays_out = trio.open_memory_channel[ToWorker](1)
+    bad_line: list[str] = []  # why the worker stops, if a line from its pool was not a message
 
     async def read(scope: trio.CancelScope) -> None:
         # Always reading, so that the end of stdin stops even a match in progress.
-        while (message := await lines.next()) is not None:
-            await plays_in.send(message)
-        scope.cancel()  # the league process is done, stopped or gone
+        try:
+            while (message := await lines.next()) is not None:
+                await plays_in.send(message)
+        except PipeError as error:
+            bad_line.append(f"table worker: a bad line from its pool ({error})")
+        scope.cancel()  # the pool's process is done, stopped or gone
 
     async with trio.open_nursery() as nursery:
         with trio.CancelScope() as scope:
             nursery.start_soon(read, scope)
             nursery.start_soon(_stop_on_sigterm, scope)
-            table = TableSessions(
-                nursery,
-                bots,
-                control,
-                logs,
-                int(setup["number"]),
-                pending_warnings.append,
-                sandbox,
-                int(setup.get("stderr_cap") or DEFAULT_STDERR_CAP_BYTES),
-                bool(setup.get("stderr_files", True)),
-            )
-            async for message in plays_out:
-                if message.get("type") != "play":
-                    raise SystemExit(f"table worker: unexpected {message.get('type')!r}")
-                if "bots" in message:
-                    table.learn(message["bots"])
-                if "keep" in message:
-                    await table.retire({int(bot) for bot in message["keep"]})
-                key = key_from_json(message["key"])
-                rules = Rules.from_dict(message["rules"])
-                try:
-                    result = await table.play(key, rules)
-                except (OSError, ValueError) as error:
-                    # The referee's own failure (a log it cannot write): tell the league, stop.
-                    await send({"type": "error", "text": f"{key.match_id}: {error}"})
-                    break
-                for text in pending_warnings:
-                    await send({"type": "warn", "text": text})
-                pending_warnings.clear()
-                await send({"type": "result", "result": result.to_json()})
-        # Shut every bot down while the nursery still runs, all at once: each session's
-        # process watcher is a task in it, and sees the exit the moment it happens.
-        # Cancelled first, a session would wait out its whole shutdown grace and SIGTERM
-        # grace (2.5 s) for an exit nobody watches: a tail on every league's wall time.
-        async with trio.open_nursery() as closing:
-            for keeper, _session in table.sessions.values():
-                closing.start_soon(keeper.close)
+            warnings: list[str] = []
+            table = TableSessions.for_setup(setup, nursery, warnings.append, sandbox)
+            bad_line += await _play_all(table, plays_out, send, warnings)
+        await _close_all(table)
         nursery.cancel_scope.cancel()  # ends what is left (the helpers, closing keepers)
+    if bad_line:
+        raise SystemExit(bad_line[0])
 
 
-class PipeError(ValueError):
-    """A line on the pipe between the league and a table worker is not one of its messages."""
-
-
-PIPE_NESTING = 64  # a result nests about 6 deep; the pipe's reader is bounded all the same
-
-
-class JsonLines:
-    """JSON messages, one per line, from a byte stream.
-
-    Each line must be an object with a string ``type``, or ``next`` raises
-    ``PipeError`` naming what was wrong: the reader never raises anything
-    else for what arrives, however deep or strange (``protocol.decode_json``).
-    """
-
-    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
-        self.stream = stream
-        self.buffer = bytearray()
-
-    async def next(self) -> dict[str, Any] | None:
-        while b"\n" not in self.buffer:
-            data = await self.stream.receive_some(65536)
-            if not data:
-                return None
-            self.buffer += data
-        line, _, rest = bytes(self.buffer).partition(b"\n")
-        self.buffer = bytearray(rest)
-        return pipe_message(line)
-
-
-def pipe_message(line: bytes) -> dict[str, Any]:
-    """One line of the league-worker pipe as a message, or ``PipeError`` saying why not."""
+async def _setup(lines: MessageReader[ToWorker]) -> Setup | None:
+    """The pool's first message, or None if it sent none; ``SystemExit`` if it is not a setup."""
     try:
-        message = decode_json(line, PIPE_NESTING)
-    except MalformedMessageError as error:
-        raise PipeError(str(error)) from None
-    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-        raise PipeError('not a message (an object with a "type")')
-    return message
+        setup = await lines.next()
+    except PipeError as error:
+        raise SystemExit(f"table worker: a bad line from its pool ({error})") from None
+    if setup is not None and not isinstance(setup, Setup):
+        raise SystemExit(f"table worker: expected setup, got {type(setup).__name__.lower()}")
+    return setup
+
+
+async def _play_all(
+    table: TableSessions,
+    plays: trio.MemoryReceiveChannel[ToWorker],
+    send: Callable[[FromWorker], Awaitable[None]],
+    warnings: list[str],
+) -> list[str]:
+    """Play each ``Play`` as it comes, until the pool is done or the referee fails.
+
+    The referee's own failure (a log it cannot write) is sent as ``Failed``;
+    a message that is not a ``Play`` is returned, as why the worker stops.
+    """
+    async for message in plays:
+        if not isinstance(message, Play):
+            return [f"table worker: unexpected {type(message).__name__.lower()}"]
+        if message.bots is not None:
+            table.learn(message.bots)
+        if message.keep is not None:
+            await table.retire(set(message.keep))
+        key = message.key
+        try:
+            rules = Rules.from_dict(message.rules)
+            result = await table.play(key, rules)
+        except (OSError, ValueError) as error:
+            # The referee's own failure (a log it cannot write): tell the pool, stop.
+            await send(Failed(f"{key.match_id}: {error}"))
+            break
+        for text in warnings:
+            await send(Warn(text))
+        warnings.clear()
+        await send(Result(result.to_json()))
+    return []
+
+
+async def _close_all(table: TableSessions) -> None:
+    """Shut every bot down while the nursery still runs, all at once.
+
+    Each session's process watcher is a task in the nursery, and sees the exit
+    the moment it happens.  Cancelled first, a session would wait out its whole
+    shutdown grace and SIGTERM grace (2.5 s) for an exit nobody watches: a tail
+    on every league's wall time.
+    """
+    async with trio.open_nursery() as closing:
+        for keeper, _session in table.sessions.values():
+            closing.start_soon(keeper.close)
+
+
+def _sender(stdout: trio.abc.SendStream) -> Callable[[FromWorker], Awaitable[None]]:
+    """Send one message at a time on ``stdout`` (the match's and the warnings' tasks share it)."""
+    lock = trio.Lock()
+
+    async def send(message: FromWorker) -> None:
+        async with lock:
+            await stdout.send_all(encode(message))
+
+    return send
 
 
 async def _stop_on_sigterm(scope: trio.CancelScope) -> None:
@@ -490,21 +446,8 @@ async def _main() -> None:
     await serve(stdin, stdout)
 
 
-WORKER_COMMAND = [
-    sys.executable,
-    "-c",
-    # SIGINT is ignored before anything is imported: Ctrl-C in a terminal reaches the
-    # whole process group, and a worker still importing (trio, the engine: a second at
-    # start) would otherwise print a KeyboardInterrupt traceback over the league's own
-    # "interrupted". The league process decides, and stops its workers itself.
-    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
-    "from referee.league.worker import main; main()",
-]
-"""How a league starts a table worker (``runner`` on this machine, ``cluster`` on Dask's)."""
-
-
 def main() -> None:
-    # Also here for `python -m referee.league.worker` by hand: the league decides.
+    # Also here for `python -m referee.tables.worker` by hand: the pool's process decides.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     trio.run(_main)
 

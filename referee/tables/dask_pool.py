@@ -1,14 +1,15 @@
-"""Playing a league's tables on a Dask distributed cluster (``newmarket league --cluster``).
+"""Tables on a Dask distributed cluster (``newmarket league --cluster``, ``serve --cluster``).
 
-The same three promises as ``referee.league.runner``, over many machines:
+The same three promises as the local pool (``referee.tables.local_pool``), over
+many machines:
 
 * **One writer.**  The league process (the *coordinator*) submits every match
   as a Dask task and records each result the moment its future completes, by
   match id and at most once; workers only play and return ``MatchResult``
   JSON.  SQLite never leaves this process.
 * **Bot processes reused.**  Each Dask worker holds a ``TableHost`` (a worker
-  plugin) that keeps one table worker process (``referee.league.worker``,
-  the very program ``--jobs`` uses, spoken to over its JSON-lines protocol)
+  plugin) that keeps one table worker process (``referee.tables.worker``,
+  the very program ``--jobs`` uses, spoken to in ``referee.tables.messages``)
   per worker thread.  A table worker keeps a session of every bot it has met,
   so a bot starts once per worker thread, not once per match.
 * **Nothing lost, nothing twice.**  A worker that dies takes its table worker
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import dataclasses
 import logging
 import math
 import os
@@ -48,6 +49,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import trio
 from distributed import Client, Future, LocalCluster, WorkerPlugin, get_worker
 from distributed.client import FutureCancelledError
@@ -55,22 +57,20 @@ from distributed.scheduler import KilledWorker
 from distributed.worker import Worker
 
 from referee.bots import BotSpec
-from referee.league.runner import (
-    MATCH_ATTEMPTS,
-    WORKER_EXIT_GRACE,
-    LeagueError,
-    TableJob,
-    WorkerDied,
-)
-from referee.league.worker import (
-    WORKER_COMMAND,
-    PipeError,
-    pipe_message,
-    play_message,
-    setup_message,
-)
 from referee.match.result import MatchResult
 from referee.storage.private_files import private_dir
+from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
+from referee.tables.messages import (
+    Failed,
+    PipeError,
+    Play,
+    Result,
+    Setup,
+    Warn,
+    decode_from_worker,
+    encode,
+)
+from referee.tables.process import WORKER_COMMAND
 from referee.transport.process import describe_exit, why_cannot_start
 from referee.transport.timecontrol import TimeControl
 
@@ -80,7 +80,7 @@ WORKER_WAIT = 60.0  # seconds to wait for the first worker to join a scheduler t
 CLOSE_TIMEOUT = 60.0  # seconds for the workers to end their bots when the league is done
 
 
-class ClusterError(LeagueError):
+class ClusterError(TableError):
     """The cluster cannot play this league; one problem per line (e.g. per worker and bot)."""
 
     @property
@@ -117,10 +117,19 @@ def bot_problems(bots: Sequence[BotSpec]) -> list[str]:
     return problems
 
 
+@dataclasses.dataclass
+class Outcome:
+    """What a Dask task gives back: the match's result (its JSON) or why it was given up."""
+
+    result: dict[str, Any] | None = None
+    abandoned: str | None = None  # the match was given up after ``MATCH_ATTEMPTS`` deaths
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+
 class _Table:
     """One table worker process on a Dask worker, spoken to synchronously from a task thread."""
 
-    def __init__(self, setup: dict[str, object]) -> None:
+    def __init__(self, setup: Setup) -> None:
         self.process = subprocess.Popen(
             WORKER_COMMAND,
             stdin=subprocess.PIPE,
@@ -128,13 +137,13 @@ class _Table:
         )
         self.send(setup)
 
-    def send(self, message: dict[str, object]) -> None:
+    def send(self, message: Setup | Play) -> None:
         assert self.process.stdin is not None
-        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        self.process.stdin.write(encode(message))
         self.process.stdin.flush()
 
-    def play(self, message: dict[str, object]) -> dict[str, Any]:
-        """The match's result and warnings; raises ``LeagueError`` if the table worker failed."""
+    def play(self, message: Play) -> Outcome:
+        """The match's result and warnings; raises ``TableError`` if the table worker failed."""
         assert self.process.stdout is not None
         self.send(message)
         warnings: list[str] = []
@@ -148,15 +157,15 @@ class _Table:
                     code = self.process.wait()
                 raise WorkerDied(f"its table worker ended ({describe_exit(code)})")
             try:
-                reply = pipe_message(line.rstrip(b"\n"))
+                reply = decode_from_worker(line.rstrip(b"\n"))
             except PipeError as error:
                 raise WorkerDied(f"its table worker wrote a bad line ({error})") from None
-            if reply["type"] == "error":
-                raise LeagueError(str(reply["text"]))
-            if reply["type"] == "warn":
-                warnings.append(str(reply["text"]))
-            elif reply["type"] == "result":
-                return {"result": reply["result"], "warnings": warnings}
+            if isinstance(reply, Failed):
+                raise TableError(reply.text)
+            if isinstance(reply, Warn):
+                warnings.append(reply.text)
+            elif isinstance(reply, Result):
+                return Outcome(result=reply.result, warnings=warnings)
 
     def close(self) -> None:
         """Close its stdin (it ends its bots) and wait for it; kill it after the grace."""
@@ -188,14 +197,17 @@ class TableHost(WorkerPlugin):
         name: str,
         *,
         local: bool = False,
+        sandbox: str = "",
     ) -> None:
         self.bots = bots
         self.local = local  # a worker process of this league's own local:N cluster
         self.logs = logs
         self.name = name  # Dask's plugin name, unique per league run
         # Built here, on the coordinator, so that every worker gets the league's own
-        # settings (those setup_message reads from this process), not its machine's.
-        self.setup_template = setup_message(bots, control, logs, 0)
+        # settings (its sandbox setting among them), not its machine's.
+        self.setup_template = Setup(
+            control, None if logs is None else str(logs), 0, list(bots), sandbox
+        )
 
     def setup(self, worker: Worker) -> None:
         if self.local and threading.current_thread() is threading.main_thread():
@@ -228,21 +240,20 @@ class TableHost(WorkerPlugin):
     def _take(self) -> _Table:
         with self.lock:
             if self.closed:
-                raise LeagueError("the league is over on this worker")
+                raise TableError("the league is over on this worker")
             if self.idle:
                 return self.idle.pop()
             # A number unique on this machine, for the bots' stderr file names.
             number = os.getpid() * 1000 + len(self.tables) + 1
-            table = _Table({**self.setup_template, "number": number})
+            table = _Table(msgspec.structs.replace(self.setup_template, number=number))
             self.tables.append(table)
             return table
 
-    def play(self, message: dict[str, object]) -> dict[str, Any]:
+    def play(self, message: Play) -> Outcome:
         if self.problems:
             raise ClusterError(
                 "\n".join(f"worker {get_worker().address}: {line}" for line in self.problems)
             )
-        match_id = str(message["key"]["match_id"])  # type: ignore[index]
         warnings: list[str] = []
         for attempt in range(1, MATCH_ATTEMPTS + 1):
             table = self._take()
@@ -252,10 +263,10 @@ class TableHost(WorkerPlugin):
                 self._drop(table)
                 if attempt == MATCH_ATTEMPTS:
                     why = f"{death} in each of {MATCH_ATTEMPTS} attempts"
-                    return {"abandoned": why, "warnings": warnings}
+                    return Outcome(abandoned=why, warnings=warnings)
                 warnings.append(
-                    f"{match_id}: {death}; playing the match again on a fresh worker "
-                    f"(attempt {attempt + 1} of {MATCH_ATTEMPTS})"
+                    f"{message.key.match_id}: {death}; playing the match again on a fresh "
+                    f"worker (attempt {attempt + 1} of {MATCH_ATTEMPTS})"
                 )
                 continue
             except BaseException:
@@ -263,7 +274,7 @@ class TableHost(WorkerPlugin):
                 raise
             with self.lock:
                 self.idle.append(table)
-            outcome["warnings"] = warnings + outcome["warnings"]
+            outcome.warnings[:0] = warnings
             return outcome
         raise AssertionError("unreachable: the last attempt returns")
 
@@ -273,7 +284,7 @@ class TableHost(WorkerPlugin):
         table.close()
 
 
-def play_on_worker(plugin: str, message: dict[str, object]) -> dict[str, Any]:
+def play_on_worker(plugin: str, message: Play) -> Outcome:
     """The Dask task: play one match on this worker's tables."""
     worker = get_worker()
     host: TableHost = worker.plugins[plugin]  # type: ignore[assignment]
@@ -281,8 +292,8 @@ def play_on_worker(plugin: str, message: dict[str, object]) -> dict[str, Any]:
         return host.play(message)
     except ClusterError:
         raise  # its lines name the worker already
-    except LeagueError as error:
-        raise LeagueError(f"worker {worker.address}: {error}") from None
+    except TableError as error:
+        raise TableError(f"worker {worker.address}: {error}") from None
 
 
 def worker_problems(plugin: str, dask_worker: Worker) -> list[str]:
@@ -306,9 +317,11 @@ class ClusterPool:
         logs: Path | None,
         warn: Callable[[str], None],
         on_give_up: Callable[[TableJob, str], None] | None = None,
+        sandbox: str = "",
     ) -> None:
         self.address = address
         self.on_give_up = on_give_up
+        self.sandbox = sandbox  # the setting every table worker resolves (``Setup.sandbox``)
         self.bots = list(bots)
         self.control = control
         self.on_result = on_result
@@ -356,7 +369,14 @@ class ClusterPool:
             raise ClusterError(
                 f"no Dask worker joined the scheduler at {self.address} in {WORKER_WAIT:.0f} s"
             ) from None
-        host = TableHost(self.bots, self.control, self.logs, self.plugin, local=workers is not None)
+        host = TableHost(
+            self.bots,
+            self.control,
+            self.logs,
+            self.plugin,
+            local=workers is not None,
+            sandbox=self.sandbox,
+        )
         self.client.register_plugin(host, name=self.plugin)
         found: dict[str, list[str]] = self.client.run(worker_problems, self.plugin)
         lines = [
@@ -382,24 +402,8 @@ class ClusterPool:
             with contextlib.suppress(trio.RunFinishedError, trio.ClosedResourceError):
                 trio.from_thread.run_sync(send.send_nowait, future, trio_token=token)
 
-        by_key: dict[Any, TableJob] = {}
-
-        def submit() -> None:
-            for job in jobs:
-                future = client.submit(
-                    play_on_worker,
-                    self.plugin,
-                    play_message(job.key, job.rules),
-                    key=f"{job.key.match_id}-{self.plugin}",
-                    pure=False,
-                )
-                by_key[future.key] = job
-                self.outstanding[future.key] = future
-                untyped: Any = future  # distributed's Future is only partly typed
-                untyped.add_done_callback(arrived)
-
         try:
-            await trio.to_thread.run_sync(submit)
+            by_key = await trio.to_thread.run_sync(self._submit, client, jobs, arrived)
             left = len(jobs)
             while left:
                 # Every future that has finished meanwhile, fetched in one round trip: the
@@ -415,22 +419,48 @@ class ClusterPool:
                     del self.outstanding[future.key]  # its result can leave the worker
                 del batch
                 for job, outcome in zip(batch_jobs, outcomes, strict=True):
-                    for text in outcome["warnings"]:
-                        self.warn(text)
-                    if job.key.match_id in self.recorded:
-                        continue  # a second copy of a match: it is recorded once
-                    if "abandoned" in outcome:
-                        why = str(outcome["abandoned"])
-                        if self.on_give_up is None:
-                            raise LeagueError(f"match {job.key.match_id}: {why}")
-                        self.on_give_up(job, why)
-                        continue
-                    self.recorded.add(job.key.match_id)
-                    self.on_result(job, MatchResult.from_json(outcome["result"]))
+                    self._record(job, outcome)
         finally:
             send.close()
             with trio.CancelScope(shield=True):
                 await self._cancel_outstanding()
+
+    def _submit(
+        self,
+        client: Client,
+        jobs: Sequence[TableJob],
+        arrived: Callable[[Future[Any]], None],
+    ) -> dict[Any, TableJob]:
+        """Submit every match as a task; each calls ``arrived`` when done.  Its jobs, by key."""
+        by_key: dict[Any, TableJob] = {}
+        for job in jobs:
+            future = client.submit(
+                play_on_worker,
+                self.plugin,
+                Play(job.key, job.rules.to_dict()),
+                key=f"{job.key.match_id}-{self.plugin}",
+                pure=False,
+            )
+            by_key[future.key] = job
+            self.outstanding[future.key] = future
+            untyped: Any = future  # distributed's Future is only partly typed
+            untyped.add_done_callback(arrived)
+        return by_key
+
+    def _record(self, job: TableJob, outcome: Outcome) -> None:
+        """A match's outcome: its warnings said, its result recorded once, or given up."""
+        for text in outcome.warnings:
+            self.warn(text)
+        if job.key.match_id in self.recorded:
+            return  # a second copy of a match: it is recorded once
+        if outcome.abandoned is not None:
+            if self.on_give_up is None:
+                raise TableError(f"match {job.key.match_id}: {outcome.abandoned}")
+            self.on_give_up(job, outcome.abandoned)
+            return
+        assert outcome.result is not None
+        self.recorded.add(job.key.match_id)
+        self.on_result(job, MatchResult.from_json(outcome.result))
 
     async def _cancel_outstanding(self) -> None:
         pending = [future for future in self.outstanding.values() if not _done(future)]
@@ -466,29 +496,27 @@ def _done(future: Future[Any]) -> bool:
     return bool(untyped.done())
 
 
-def _outcomes(
-    client: Client, futures: list[Future[Any]], jobs: list[TableJob]
-) -> list[dict[str, Any]]:
+def _outcomes(client: Client, futures: list[Future[Any]], jobs: list[TableJob]) -> list[Outcome]:
     """Finished futures' results in one gather; a failed one raises as ``_outcome`` says."""
     try:
-        gathered: list[dict[str, Any]] = _untyped(client.gather)(futures)
+        gathered: list[Outcome] = _untyped(client.gather)(futures)
     except Exception:  # one of them failed: find it, and name its match
         return [_outcome(future, job) for future, job in zip(futures, jobs, strict=True)]
     return gathered
 
 
-def _outcome(future: Future[Any], job: TableJob) -> dict[str, Any]:
-    """A finished future's result; a failure becomes one ``LeagueError`` naming the match."""
+def _outcome(future: Future[Any], job: TableJob) -> Outcome:
+    """A finished future's result; a failure becomes one ``TableError`` naming the match."""
     try:
-        outcome: dict[str, Any] = future.result()
-    except LeagueError:
+        outcome: Outcome = future.result()
+    except TableError:
         raise
     except KilledWorker as error:
-        raise LeagueError(
+        raise TableError(
             f"{job.key.match_id}: every worker that played it died ({error})"
         ) from None
     except FutureCancelledError:
-        raise LeagueError(f"{job.key.match_id}: cancelled on the cluster") from None
+        raise TableError(f"{job.key.match_id}: cancelled on the cluster") from None
     except Exception as error:
-        raise LeagueError(f"{job.key.match_id}: {type(error).__name__}: {error}") from None
+        raise TableError(f"{job.key.match_id}: {type(error).__name__}: {error}") from None
     return outcome

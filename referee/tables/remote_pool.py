@@ -1,11 +1,11 @@
-"""Playing a league's tables when some bots are remote: in the league process, around absences.
+"""Tables with remote bots: played in the league's own process, around absences.
 
 A remote bot's connection is accepted by the league process (``referee.transport.lobby``)
 and cannot be handed to a table worker process, so a league with remote bots
 plays its tables here, one at a time (a remote bot has one connection, so it
 can sit at one table at a time anyway; ``--jobs`` does not apply).  Local bots
 at those tables are started and kept exactly as a table worker keeps them
-(``referee.league.worker.TableSessions``).
+(``referee.tables.worker.TableSessions``).
 
 Scheduling around absent bots: the next table played is the first, in schedule
 order, whose remote bots are all connected.  When every table left needs an
@@ -28,22 +28,19 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import trio
 
 from referee.bots import BotSpec
-from referee.league.worker import TableSessions
 from referee.match.referee import play_match
 from referee.match.result import MatchResult
 from referee.sandbox import SandboxError, resolve, setting_from_env
 from referee.storage.private_files import private_dir
+from referee.tables.job import TableError, TableJob
+from referee.tables.worker import TableSessions
 from referee.transport.lobby import RemoteLobby, TokenFileError, league_tokens, open_lobby
 from referee.transport.session import BotSession
 from referee.transport.timecontrol import TimeControl
-
-if TYPE_CHECKING:
-    from referee.league.runner import TableJob
 
 
 class RemotePool:
@@ -150,24 +147,22 @@ async def open_remote_pool(
     port: int,
     wait: float,
     tokens_path: Path,
+    sandbox: str = "",
 ) -> AsyncIterator[RemotePool]:
     """Listen for the remote bots and play tables in this process; ends every session on exit.
 
-    Raises ``TokenFileError`` (a remote bot without a token) or ``OSError``
-    (the port cannot be listened on) before anything is played.
+    Raises ``TableError`` (a remote bot without a token) or ``OSError``
+    (the port cannot be listened on) before anything is played.  The local bots start
+    here, not in a table worker, under ``sandbox`` (the setting a table worker resolves).
     """
-    from referee.league.runner import LeagueError
-
     try:
         tokens = league_tokens(tokens_path, bots)
     except TokenFileError as error:
-        raise LeagueError(str(error)) from None
+        raise TableError(str(error)) from None
     try:
-        # The local bots start here, not in a table worker: under the same sandbox setting
-        # (``newmarket league`` puts it in the environment) a table worker would resolve.
-        sandbox = resolve(*setting_from_env())
+        resolved = resolve(*setting_from_env(sandbox))
     except SandboxError as error:
-        raise LeagueError(f"sandbox: {error}") from None
+        raise TableError(f"sandbox: {error}") from None
     async with open_lobby(
         bots, tokens, control, host=host, port=port, wait=wait, note=note
     ) as lobby:
@@ -177,7 +172,7 @@ async def open_remote_pool(
             f" (absent bots are waited for {wait:g} s)"
         )
         async with trio.open_nursery() as nursery:
-            local = TableSessions(nursery, list(bots), control, logs, 0, warn, sandbox)
+            local = TableSessions(nursery, list(bots), control, logs, 0, warn, resolved)
             try:
                 yield RemotePool(bots, control, lobby, local, on_result, logs, warn)
             finally:

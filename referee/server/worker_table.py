@@ -1,13 +1,14 @@
-"""The server's side of a table: the league's table worker, told each match's bots as it goes.
+"""The server's side of a table: a table worker, told each match's bots as it goes.
 
 A competition's roster changes with every admitted version, so the server
-runs the league's table worker (``python -m referee.league.worker``) with no
-bots at setup, and each ``play`` names the specs of the versions at the table
-(by version id: a worker learns a new version the first time it seats it) and
-the versions still in play (the sessions of the others are ended, so a
+runs the table worker every pool runs (``referee.tables.worker``, started by
+``referee.tables.process.WorkerProcess.launch``) with no bots at setup, and
+each ``play`` names the specs of the versions at the table (by version id: a
+worker learns a new version the first time it seats it) and the versions
+still in play (the sessions of the others are ended, so a
 superseded version's process does not linger).  Sessions, start-up retries,
 logs, the sandbox and the way a worker ends (its stdin closing drops the
-match in progress and ends every bot process tree) are the league worker's.
+match in progress and ends every bot process tree) are the table worker's.
 
 The same messages go to a Dask worker's table with ``--cluster``
 (``referee.server.cluster``).
@@ -15,8 +16,6 @@ The same messages go to a Dask worker's table with ``--cluster``
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -25,10 +24,11 @@ import trio
 from engine.rules import Rules
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
-from referee.league.league_db import MatchKey
-from referee.league.runner import WORKER_EXIT_GRACE, LeagueError, WorkerProcess
-from referee.league.worker import play_message
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
+from referee.tables.job import WORKER_EXIT_GRACE, TableError
+from referee.tables.messages import Play, Setup
+from referee.tables.process import WorkerProcess
 from referee.transport.timecontrol import TimeControl
 
 TABLE_NICENESS = 5
@@ -67,37 +67,28 @@ class WorkerTable(WorkerProcess):
         sandbox: str,
         stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
     ) -> WorkerTable:
-        process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "referee.league.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+        setup = Setup(
+            control,
+            str(logs),
+            number,
+            sandbox=sandbox,
+            niceness=TABLE_NICENESS,
+            # Each match's log keeps each bot's stderr (capped); a whole-session file
+            # per bot process as well grew without bound, a cap's worth per process.
+            stderr_cap=stderr_cap,
+            stderr_files=False,
         )
         # A worker's warnings (a bot slow to start, restarted) repeat what each
         # match's result and log record, which is what the server shows.
-        table = cls(process, warn=lambda _text: None)
-        await table.send(
-            {
-                "type": "setup",
-                "time_control": control.to_json(),
-                "logs": str(logs),
-                "number": number,
-                "sandbox": sandbox,
-                "niceness": TABLE_NICENESS,
-                # Each match's log keeps each bot's stderr (capped); a whole-session file
-                # per bot process as well grew without bound, a cap's worth per process.
-                "stderr_cap": stderr_cap,
-                "stderr_files": False,
-            }
-        )
-        return table
+        return await cls.launch(setup, warn=lambda _text: None)
 
     async def play(  # the server's roster grows per message: specs and keep come with each
         self, key: MatchKey, rules: Rules, specs: Mapping[int, BotSpec], keep: Iterable[int]
     ) -> MatchResult:
         oom_before = oom_kills()
         try:
-            return await self.result_of(play_message(key, rules, specs, keep))
-        except LeagueError as error:  # WorkerDied included: the table is restarted
+            return await self.result_of(Play(key, rules.to_dict(), dict(specs), sorted(set(keep))))
+        except TableError as error:  # WorkerDied included: the table is restarted
             if self.process.returncode is None:
                 # It reported a failure, or stopped answering: its end is part of the verdict.
                 with trio.move_on_after(WORKER_EXIT_GRACE):

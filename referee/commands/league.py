@@ -20,7 +20,7 @@ from typing import Annotated
 import trio
 import typer
 
-from referee.commands.common import Concurrency, fail
+from referee.commands.common import AllColumns, Concurrency, Verbose, fail, sandbox_note
 from referee.league.deals import deal_note
 from referee.league.league_db import LeagueStore, StoreError
 from referee.league.league_file import ConfigError, LeagueConfig, load_config
@@ -79,15 +79,17 @@ def one_format(as_json: bool, as_csv: bool) -> None:
         raise fail("--json and --csv: give one (the standings are printed once)")
 
 
-def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> None:
+def print_standings(
+    standings: Standings, *, as_json: bool, as_csv: bool, all_columns: bool = False
+) -> None:
     if as_json:
         import json
 
         sys.stdout.write(json.dumps(standings.to_json()) + "\n")
     elif as_csv:
         sys.stdout.write(standings.to_csv())
-    else:
-        print_whole(standings.table())  # a file or a pipe gets every column, uncut
+    else:  # a file or a pipe gets every column, uncut
+        print_whole(standings.table(all_columns=all_columns))
 
 
 def _cluster_refused(error: Exception) -> bool:
@@ -128,6 +130,7 @@ def league_command(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
+    all_columns: AllColumns = False,
     sandbox_level: Annotated[
         str | None,
         typer.Option(
@@ -149,6 +152,7 @@ def league_command(
             metavar="PORT", help="Remote bots connect to this port (default: [remote] port).", min=0
         ),
     ] = None,
+    verbose: Verbose = False,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable.
 
@@ -181,7 +185,7 @@ def league_command(
     except (ConfigError, StoreError, PreflightError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
-    typer.echo(sandbox.describe(), err=True)
+    typer.echo(sandbox_note(sandbox, verbose), err=True)
     if (deals := deal_note(config)) is not None:
         typer.echo(deals, err=True)
     if (cards := cards_note(config, store)) is not None:
@@ -229,7 +233,7 @@ def league_command(
             "run the same command to resume",
             err=True,
         )
-    print_standings(standings, as_json=as_json, as_csv=as_csv)
+    print_standings(standings, as_json=as_json, as_csv=as_csv, all_columns=all_columns)
     if run.stopped:
         raise typer.Exit(code=130)
     if run.abandoned:  # each was named as it happened; the summary is the last line

@@ -21,6 +21,8 @@ from typing import Annotated
 
 import typer
 
+from referee.commands.common import UsageError, fail
+from referee.commands.league_database import league_database
 from referee.league.league_db import StoreError
 from referee.report.data import League
 from referee.report.frames import plural
@@ -28,11 +30,26 @@ from referee.report.site import SiteBuilder, watch
 
 
 def report_command(
-    db: Annotated[Path, typer.Option(metavar="FILE", help="The league's results database.")],
     out: Annotated[
         Path,
         typer.Option(metavar="DIR", help="The directory to write the site to (replaced whole)."),
     ],
+    league_file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="LEAGUE.toml",
+            help="The league's file: its database is read, as `newmarket league` wrote it.",
+            show_default=False,
+        ),
+    ] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The league's results database (default: the league file's name with .db).",
+            show_default=False,
+        ),
+    ] = None,
     logs: Annotated[
         Path | None,
         typer.Option(
@@ -61,6 +78,10 @@ def report_command(
     ] = False,
 ) -> None:
     """Write a league's standings, bot pages and match replays as a static site."""
+    try:
+        db = league_database(league_file, db, f"report --out {out}")
+    except UsageError as error:
+        raise fail(str(error)) from None
     if logs is not None and not logs.is_dir():
         typer.echo(f"error: --log-dir: {logs} is not a directory", err=True)
         raise typer.Exit(code=2)

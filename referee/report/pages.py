@@ -70,7 +70,7 @@ def index_page(league: League, refresh: int | None = None) -> str:
             f"{row.score:+.3f}",
             f"[{row.score_low:+.3f}, {row.score_high:+.3f}]",
             _ranks(row.rank_low, row.rank_high),
-            "" if row.los_next is None else f"{100 * row.los_next:.0f}%",
+            "" if row.los is None else f"{100 * row.los:.0f}%",
             f"{row.rating:.2f}",
             f"{row.mu:.2f}",
             f"{row.sigma:.2f}",

@@ -376,9 +376,9 @@ def test_json_and_csv_together_is_a_usage_error(command: list[str]) -> None:
 def test_bots_on_an_80_column_terminal_fold_a_long_path_instead_of_cutting_it() -> None:
     console, screen = terminal(80)
     table = bots_table()
-    table.add_row("mine", "c", "yes: built: /root/.cache/newmarket/bot-e497a6f1965c9be6", "mine")
+    table.add_row("mine", "c", "yes", "built: /root/.cache/newmarket/bot-e497a6f1965c9be6", "mine")
     console.print(table)
-    folded = "".join(line.split("│")[3].strip() for line in screen.getvalue().splitlines()[-6:-1])
+    folded = "".join(line.split("│")[4].strip() for line in screen.getvalue().splitlines()[-6:-1])
     assert "…" not in screen.getvalue()
     assert "/root/.cache/newmarket/bot-e497a6f1965c9be6" in folded
 

@@ -83,8 +83,8 @@ def test_league_starts_with_a_short_sandbox_line_and_ends_with_the_same_table(
     code, out, err = newmarket("league", "three.toml", "--concurrency", "1")
     assert code == 0, err
     first = err.splitlines()[0]
-    assert first.startswith("sandbox auto: ") and first.endswith(" (-v for details)")
-    assert len(first) <= 120  # with every protection missing: 113
+    assert first.startswith("sandbox auto: ") and first.endswith(" (see -v)")
+    assert len(first) <= 110  # with every protection missing: 107
     assert header_of(out)[:3] == ["rank", "name", "score"] and "rating" not in header_of(out)
     assert "--all adds matches, places, chips and openskill's rating." in " ".join(out.split())
     code, out, err = newmarket("league", "three.toml", "-v", "--all")  # complete: plays nothing

@@ -32,4 +32,4 @@ def summary(sandbox: Sandbox) -> str:
     if sandbox.missing:
         names = (line.partition(":")[0] for line in sandbox.missing)
         parts.append("NOT active: " + ", ".join(_SHORT.get(name, name) for name in names))
-    return f"sandbox {sandbox.level}: {'; '.join(parts)} (-v for details)"
+    return f"sandbox {sandbox.level}: {'; '.join(parts)} (see -v)"

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from referee.league.league_db import StoredMatch
+from referee.league.standings import columns_of
 from referee.match.result import MatchResult, SeatResult
 from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
@@ -41,48 +42,12 @@ def index_page(league: League, refresh: int | None = None) -> str:
     done = f"{s.matches_done}" + (f" of {s.matches_total}" if s.matches_total is not None else "")
     if s.finished:
         refresh = None  # nothing more will come
-    headers = ["#", "bot"]
-    if s.format == "bankroll":
-        headers += ["bankroll", "out"]
-    headers += [
-        "score",
-        "95% interval",
-        "ranks",
-        "LOS",
-        "rating",
-        "mu",
-        "sigma",
-        "games",
-        "avg place",
-        "1st",
-        "net",
-        "boodle",
-        "won",
-        "faults",
-        "DQ",
-    ]
+    # The terminal's columns with --all, so the page, the table and the JSON share names.
+    columns = columns_of(s.format, all_columns=True)
+    headers = [column.header for column in columns]
     rows = []
     for row in s.rows:
-        cells: list[object] = []
-        if s.format == "bankroll":
-            cells += [row.bankroll, "-" if row.out_round is None else f"r{row.out_round}"]
-        cells += [
-            f"{row.score:+.3f}",
-            f"[{row.score_low:+.3f}, {row.score_high:+.3f}]",
-            _ranks(row.rank_low, row.rank_high),
-            "" if row.los is None else f"{100 * row.los:.0f}%",
-            f"{row.rating:.2f}",
-            f"{row.mu:.2f}",
-            f"{row.sigma:.2f}",
-            row.matches,
-            "-" if row.average_place is None else f"{row.average_place:.2f}",
-            row.firsts,
-            f"{row.net_chips:+d}",
-            row.boodle_chips,
-            row.hands_won,
-            row.faults,
-            row.disqualifications,
-        ]
+        cells: list[object] = [column.cell(row) for column in columns[2:]]  # after rank, name
         rows.append(
             {
                 "rank": row.rank,

@@ -18,6 +18,7 @@ from referee.commands.common import UsageError
 from referee.commands.league import default_db
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+MAX_LEAGUE_FILE = 1 << 20  # a league file of 50 bots is a few kilobytes
 
 
 def is_database(path: Path) -> bool:
@@ -36,6 +37,8 @@ def is_league_file(path: Path) -> bool:
     if path.suffix == ".toml":
         return True
     try:
+        if path.stat().st_size > MAX_LEAGUE_FILE:  # a log or an archive: not worth parsing
+            return False
         with open(path, "rb") as file:
             data = tomllib.load(file)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):

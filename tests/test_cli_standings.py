@@ -15,9 +15,11 @@ import json
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from referee.league.league_db import LeagueStore
 from referee.league.standings import StandingRow, Standings, columns_of
+from referee.text.printing import print_whole
 from tests.clirun import newmarket
 from tests.league.results import key, result
 from tests.league.test_store import config_of
@@ -156,3 +158,10 @@ def test_report_reads_the_league_file_as_standings_does(league: Path) -> None:
     assert code == 0, err
     assert out == "site/index.html: 2 matches, 4 bots\n"
     assert "standings" in (league.parent / "site" / "index.html").read_text()
+
+
+def test_a_name_in_brackets_is_printed_as_written() -> None:
+    standings = Standings("cup", "round_robin", 1, 1, True, [StandingRow(1, "[bold]x[/bold]")])
+    out = io.StringIO()
+    print_whole(standings.table(), Console(file=out))
+    assert "[bold]x[/bold]" in out.getvalue()

@@ -172,7 +172,8 @@ class Standings:
         for column in shown:
             table.add_column(column.header, justify=column.justify, no_wrap=True)
         for row in self.rows:
-            table.add_row(*(column.cell(row) for column in shown))
+            # As text, never markup: a name or an interval's brackets are printed as they are.
+            table.add_row(*(Text(column.cell(row)) for column in shown))
         return table
 
     def legend(self, all_columns: bool = False) -> str:

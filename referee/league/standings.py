@@ -121,10 +121,18 @@ class Standings:
         return out.getvalue()
 
     def table(self, *, all_columns: bool = False) -> RenderableType:
-        """The standings, then the head-to-head table when any pair has met."""
+        """The standings and their legend, then the head-to-head table when any pair has met."""
+        # The legend is a line of its own under the table: a terminal wraps it at the
+        # window's width, a file or a pipe keeps it one line (a caption would be wrapped
+        # to the table's width, a narrow bankroll table's in four short lines).
+        parts: list[RenderableType] = [
+            self.standings_table(all_columns=all_columns),
+            Text(self.legend(all_columns)),
+        ]
         h2h = self.head_to_head_table()
-        standings = self.standings_table(all_columns=all_columns)
-        return standings if h2h is None else Group(standings, Text(""), h2h)
+        if h2h is not None:
+            parts += [Text(""), h2h]
+        return Group(*parts)
 
     def head_to_head_table(self) -> Table | None:
         if not any(self.head_to_head.values()):
@@ -159,11 +167,9 @@ class Standings:
         )
         state = "final" if self.finished else "so far"
         title = f"{self.league}: standings {state} ({done} matches)"
-        # The legend sits right under the table, wrapped to its width.
-        caption = "\n".join(part for part in (self.note, self.legend(all_columns)) if part)
         table = Table(
             title=title,
-            caption=caption,
+            caption=self.note or None,
             box=box.SIMPLE_HEAD,
             pad_edge=False,
             caption_justify="left",

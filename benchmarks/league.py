@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import trio
 
 from referee.league.league_db import LeagueStore
-from referee.league.league_file import parse_config
+from referee.league.league_file import LeagueConfig, parse_config
 from referee.league.runner import SilentReporter, run_league
 
 BOTS = ("lowest", "longest", "boodle", "tracker", "lowest", "longest")
@@ -158,13 +158,18 @@ def _machine_busy_seconds() -> float:
     return busy / os.sysconf("SC_CLK_TCK")
 
 
+def bench_league(directory: Path, bots: int, hand_limit: int) -> tuple[LeagueConfig, LeagueStore]:
+    """The benchmark's league file and its fresh results database, in ``directory``."""
+    path = directory / "bench.toml"
+    path.write_text(league_toml(bots, hand_limit))
+    config = parse_config(path.read_text(), path)
+    return config, LeagueStore.for_league(directory / "bench.db", config)
+
+
 def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="newmarket-bench-") as directory:
-        path = Path(directory) / "bench.toml"
-        path.write_text(league_toml(bots, hand_limit))
-        config = parse_config(path.read_text(), path)
-        store = LeagueStore.for_league(Path(directory) / "bench.db", config)
+        config, store = bench_league(Path(directory), bots, hand_limit)
         workers_rss = bots_rss = 0
         tree_cpu: dict[int, float] = {}
 
@@ -218,10 +223,7 @@ def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float
 
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="newmarket-bench-") as directory:
-        path = Path(directory) / "bench.toml"
-        path.write_text(league_toml(bots, hand_limit))
-        config = parse_config(path.read_text(), path)
-        store = LeagueStore.for_league(Path(directory) / "bench.db", config)
+        config, store = bench_league(Path(directory), bots, hand_limit)
 
         async def setup_and_round_trip() -> tuple[float, float]:
             started = time.perf_counter()

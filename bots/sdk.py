@@ -234,39 +234,16 @@ class TableState:
                 if cause == "dead" and missing is not None:
                     self.known_dead.add(missing)
             case HandStarted(hand_number=number, dealer=dealer):
-                self.hand_number, self.dealer = number, dealer
-                self.hand, self.played, self.stops = [], [], []
-                self.played_cards, self.known_dead, self.swapped = set(), set(), set()
-                self.last_card, self.dead_hand_size = None, 0
-                self.hand_sizes = [0] * self.players
-            case PlayerEliminated(seat=seat, shares=shares):
-                self.out.add(seat)
-                self._add_chips(seat, -self._chips_of(seat))
-                for receiver, amount in shares:
-                    self._add_chips(receiver, amount)
-            case StakePlaced(seat=seat, amounts=amounts, kitty=kitty):
-                self._add_chips(seat, -(sum(amounts) + kitty))
-                if len(self.boodle) != len(amounts):
-                    self.boodle = [0] * len(amounts)
-                self.boodle = [have + add for have, add in zip(self.boodle, amounts, strict=True)]
-                self.kitty += kitty
+                self._new_hand(number, dealer)
+            case PlayerEliminated():
+                self._eliminated(event)
+            case StakePlaced():
+                self._stake(event)
             case CardsDealt(hand_sizes=sizes, dead_hand_size=dead_size, hand=hand):
                 self.hand_sizes, self.dead_hand_size = list(sizes), dead_size
                 self.hand = self.sort_cards(hand)
-            case HandSwapped(seat=seat, price=price, paid_to=paid_to, hand=hand, hand_size=size):
-                self.swapped.add(seat)
-                self._add_chips(seat, -price)
-                if paid_to is not None:
-                    self._add_chips(paid_to, price)
-                else:
-                    self.kitty += price  # a purchase pays the kitty; a free exchange pays 0
-                if seat == self.seat and hand is not None:
-                    self.known_dead = set(self.hand)  # your old hand is the dead hand now
-                    self.hand = self.sort_cards(hand)
-                else:
-                    self.known_dead = set()  # someone else's old hand: unknown to you
-                self.dead_hand_size = self._size_of(seat)
-                self._set_size(seat, size)
+            case HandSwapped():
+                self._swap(event)
             case CardPlayed(seat=seat, card=card):
                 self.played.append((seat, card))
                 self.played_cards.add(card)
@@ -293,6 +270,46 @@ class TableState:
                 self.out.add(seat)
             case DeadHandDecided() | BidsRevealed() | LeadPassed() | HandBlocked() | WentOut():
                 pass  # nothing to keep: the events that follow carry the consequences
+
+    def _new_hand(self, number: int, dealer: int) -> None:
+        self.hand_number, self.dealer = number, dealer
+        self.hand, self.played, self.stops = [], [], []
+        self.played_cards, self.known_dead, self.swapped = set(), set(), set()
+        self.last_card, self.dead_hand_size = None, 0
+        self.hand_sizes = [0] * self.players
+
+    def _eliminated(self, event: PlayerEliminated) -> None:
+        """Out: its chips go, shared among the others as the event says."""
+        seat = event.seat
+        self.out.add(seat)
+        self._add_chips(seat, -self._chips_of(seat))
+        for receiver, amount in event.shares:
+            self._add_chips(receiver, amount)
+
+    def _stake(self, event: StakePlaced) -> None:
+        amounts, kitty = event.amounts, event.kitty
+        self._add_chips(event.seat, -(sum(amounts) + kitty))
+        if len(self.boodle) != len(amounts):
+            self.boodle = [0] * len(amounts)
+        self.boodle = [have + add for have, add in zip(self.boodle, amounts, strict=True)]
+        self.kitty += kitty
+
+    def _swap(self, event: HandSwapped) -> None:
+        """A seat took the dead hand: chips move, and what the old hand was is known or not."""
+        seat = event.seat
+        self.swapped.add(seat)
+        self._add_chips(seat, -event.price)
+        if event.paid_to is not None:
+            self._add_chips(event.paid_to, event.price)
+        else:
+            self.kitty += event.price  # a purchase pays the kitty; a free exchange pays 0
+        if seat == self.seat and event.hand is not None:
+            self.known_dead = set(self.hand)  # your old hand is the dead hand now
+            self.hand = self.sort_cards(event.hand)
+        else:
+            self.known_dead = set()  # someone else's old hand: unknown to you
+        self.dead_hand_size = self._size_of(seat)
+        self._set_size(seat, event.hand_size)
 
     def _chips_of(self, seat: int) -> int:
         return self.chips[seat] if 0 <= seat < len(self.chips) else 0

@@ -37,7 +37,7 @@ from operator import add, sub
 from typing import Any
 
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
-from engine.cards import CARDS, Card, Rank, RankOrder
+from engine.cards import CARDS, Card, Rank, RankOrder, Suit
 from engine.chips import divide
 from engine.deal import Deal, first_dealer, holder_masks, shuffled
 from engine.errors import (
@@ -69,14 +69,16 @@ from engine.events import (
     STOP_DEAD,
     STOP_PLAYED,
     STOP_TOP,
+    CardPlayed,
     Event,
     EventViews,
     RecurringMemo,
     cards_of_mask,
+    typed,
     typed_events,
     typed_views,
 )
-from engine.observation import Observation, observe
+from engine.observation import Observation
 from engine.outcome import Outcome
 from engine.rules import (
     Ante,
@@ -1009,8 +1011,43 @@ class Match:
         )
 
     def observation(self, seat: int) -> Observation:
-        """What ``seat`` knows now: the only door, with ``events``, for hidden cards."""
-        return observe(self, seat)
+        """What ``seat`` knows now: the only door, with ``events``, for hidden cards.
+
+        Kept to what the seat has seen: its own cards, the cards played this hand and by whom,
+        and the cards it itself put in the dead hand (see ``engine.observation``).
+        """
+        if not 0 <= seat < self._players:
+            raise ValueError(f"seat {seat} is not at this table")
+        played: list[tuple[int, Card]] = []
+        last_card: Card | None = None
+        for raw in self.raw_events(self._log_base):  # the hand being played
+            for event in typed(raw, seat, self._to_card, self._rules.boodle_cards):
+                if isinstance(event, CardPlayed):
+                    played.append((event.seat, event.card))
+                    last_card = event.card
+        to_act = self.current_seat()
+        legal = tuple(self.legal_actions()) if to_act == seat else ()
+        last_suit = self._stopped_suit()
+        return Observation(
+            seat=seat,
+            players=self._players,
+            hand_number=self._hand_number,
+            dealer=self._dealer,
+            to_act=to_act,
+            decision=self.decision,
+            legal_actions=legal,
+            chips=tuple(self._chips),
+            live=tuple(self._live),
+            boodle=tuple(zip(self._rules.boodle_cards, self._stacks, strict=True)),
+            kitty=self._kitty,
+            hand=self._cards_of_mask(self._hands[seat]),
+            hand_sizes=self.hand_sizes(),
+            dead_hand_size=int(self._dead).bit_count(),
+            played=tuple(played),
+            last_card=last_card,
+            stopped_suit=Suit(last_suit) if last_suit >= 0 and not self.is_over else None,
+            known_dead=self._cards_of_mask(self._known_dead[seat]),
+        )
 
     # ------------------------------------------------------------------ the hand
 

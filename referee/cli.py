@@ -241,13 +241,7 @@ def run(args: Sequence[str] | None = None) -> int:
     """Run the command line on ``args`` (default: ``sys.argv``); return the exit code."""
     args = list(sys.argv[1:] if args is None else args)
     if args and args[0] in OTHER_NAMES:
-        ours = OTHER_NAMES[args[0]]
-        typer.echo(
-            f"error: No such command {args[0]!r}; newmarket calls it {ours!r} "
-            f"(see `newmarket {ours} --help`)",
-            err=True,
-        )
-        return 2
+        return _other_name(args[0])
     command = typer.main.get_command(app)
     try:
         code = command.main(
@@ -286,6 +280,17 @@ def run(args: Sequence[str] | None = None) -> int:
         typer.echo("interrupted", err=True)
         return 130
     return code if isinstance(code, int) else 0
+
+
+def _other_name(word: str) -> int:
+    """Another tool's word for one of our commands: name ours, as a usage error (exit 2)."""
+    ours = OTHER_NAMES[word]
+    typer.echo(
+        f"error: No such command {word!r}; newmarket calls it {ours!r} "
+        f"(see `newmarket {ours} --help`)",
+        err=True,
+    )
+    return 2
 
 
 def _single_dash_hint(error: Any, args: list[str], message: str) -> str:

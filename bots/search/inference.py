@@ -42,9 +42,15 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from bots.search.playout import LEAD_AGAIN, LeadCache, boodle_limits, dead_chance
+from bots.search.playout import (
+    LEAD_AGAIN,
+    LeadCache,
+    boodle_limits,
+    dead_chance,
+    position_codes,
+)
 from bots.search.sampler import Dealer
-from engine.cards import Card, Rank
+from engine.cards import Card
 from engine.rules import LeadSuit, Rules
 
 __all__ = ["DealChain", "LeadModel", "LeadSeen", "Likelihood"]
@@ -67,12 +73,7 @@ class LeadModel:
         prior_weight: float = 4.0,
         floor: float = 0.03,
     ) -> None:
-        order = rules.rank_order
-        # The engine's codes: suit-major, in rank order, so runs climb code by code.
-        self.code = tuple((card // 13) * 13 + order.position(Rank(card % 13)) for card in range(52))
-        self.boodle_at = [-1] * 52
-        for index, card in enumerate(rules.boodle_cards):
-            self.boodle_at[self.code[card]] = index
+        self.code, self.boodle_at = position_codes(rules)
         self.limits = boodle_limits(self.boodle_at)
         # The chain replays every lead of the hand for each deal it weighs: remembered by suit.
         self.leads = LeadCache(self.boodle_at, LEAD_AGAIN, self.limits)

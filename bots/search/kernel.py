@@ -29,8 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bots.search.playout import LeadCache, PolicyParams, boodle_limits, dead_chance
-from engine.cards import Card, Rank
+from bots.search.playout import (
+    LeadCache,
+    PolicyParams,
+    boodle_limits,
+    dead_chance,
+    position_codes,
+)
+from engine.cards import Card
 from engine.position import Position
 from engine.rules import LeadSuit, Rules
 from engine.settlement import owed_to_winner
@@ -67,12 +73,9 @@ class HandKernel:
     """Plays the rest of a hand from a lead, for one seat's search under fixed rules."""
 
     def __init__(self, rules: Rules, players: int, live: Sequence[bool]) -> None:
-        order = rules.rank_order
-        self.code = tuple((card // 13) * 13 + order.position(Rank(card % 13)) for card in range(52))
-        self.boodle_at = [-1] * 52
+        self.code, self.boodle_at = position_codes(rules)
         boodle_mask = 0
-        for index, card in enumerate(rules.boodle_cards):
-            self.boodle_at[self.code[card]] = index
+        for card in rules.boodle_cards:
             boodle_mask |= 1 << self.code[card]
         # The cards after which more than "who holds the next card" can happen.
         self.rare_base = boodle_mask | sum(1 << (13 * suit + 12) for suit in range(4))

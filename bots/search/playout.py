@@ -35,6 +35,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.actions import Bid, DeadHandChoice, Decision, Stakes
+from engine.cards import Rank
+from engine.rules import Rules
 from engine.state import Match
 
 __all__ = [
@@ -164,6 +166,17 @@ def lead_value(
             break
         nxt += 1
     return (card - code + 1) + lead_again * dead + taken + won - given
+
+
+def position_codes(rules: Rules) -> tuple[tuple[int, ...], list[int]]:
+    """The engine's code of each card (suit-major, in rank order, so runs climb code by code),
+    and, by code, the index of each boodle card among ``rules.boodle_cards`` (-1: none)."""
+    order = rules.rank_order
+    code = tuple((card // 13) * 13 + order.position(Rank(card % 13)) for card in range(52))
+    boodle_at = [-1] * 52
+    for index, card in enumerate(rules.boodle_cards):
+        boodle_at[code[card]] = index
+    return code, boodle_at
 
 
 def boodle_limits(boodle_at: Sequence[int]) -> tuple[int, ...]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -66,6 +67,7 @@ from referee.commands.common import (
 from referee.text.printing import printable_block
 from referee.tools.check import (
     SCENARIOS,
+    CheckReport,
     Scenario,
     Stage,
     check_bot,
@@ -74,6 +76,7 @@ from referee.tools.check import (
     render_header,
     render_stage,
 )
+from referee.transport.timecontrol import TimeControl
 
 IMPLIED_MATCHES = 10  # --rules, --option, --seed, ... without --matches
 
@@ -118,37 +121,43 @@ def build_scenarios(
     return (*SCENARIOS, *random_scenarios(rules, players, seed, count, label)), seed
 
 
+BotCommand = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="COMMAND",
+        help="The bot: a bundled bot's name (see `newmarket bots`) or a command line, after `--`.",
+        show_default=False,
+    ),
+]
+RandomMatches = Annotated[
+    int | None,
+    typer.Option(
+        "--matches",
+        metavar="N",
+        help="Random matches to play after the scripted scenarios (default: 0, or "
+        f"{IMPLIED_MATCHES} when --rules, --option, --hand-limit, --players or --seed "
+        "is given).",
+        show_default=False,
+    ),
+]
+RandomRules = Annotated[
+    str | None,
+    typer.Option(
+        "--rules",
+        metavar="NAME",
+        help=f"The random matches' rule preset (see `newmarket rules`; default {DEFAULT_PRESET}).",
+        show_default=False,
+    ),
+]
+ShowStderr = Annotated[
+    bool, typer.Option("--show-stderr", help="Print all the bot's stderr, on a pass too.")
+]
+
+
 def check_command(
-    command: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="COMMAND",
-            help="The bot: a bundled bot's name (see `newmarket bots`) or a command line, "
-            "after `--`.",
-            show_default=False,
-        ),
-    ] = None,
-    matches: Annotated[
-        int | None,
-        typer.Option(
-            "--matches",
-            metavar="N",
-            help="Random matches to play after the scripted scenarios (default: 0, or "
-            f"{IMPLIED_MATCHES} when --rules, --option, --hand-limit, --players or --seed "
-            "is given).",
-            show_default=False,
-        ),
-    ] = None,
-    rules_name: Annotated[
-        str | None,
-        typer.Option(
-            "--rules",
-            metavar="NAME",
-            help=f"The random matches' rule preset (see `newmarket rules`; default "
-            f"{DEFAULT_PRESET}).",
-            show_default=False,
-        ),
-    ] = None,
+    command: BotCommand = None,
+    matches: RandomMatches = None,
+    rules_name: RandomRules = None,
     option: RuleOptions = None,
     hands: HandLimit = None,
     players: Players = DEFAULT_PLAYERS,
@@ -160,10 +169,7 @@ def check_command(
     max_faults: MaxFaults = DEFAULT_TIME.max_faults,
     transport: TransportName = "stdio",
     sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
-    show_stderr: Annotated[
-        bool,
-        typer.Option("--show-stderr", help="Print all the bot's stderr, on a pass too."),
-    ] = False,
+    show_stderr: ShowStderr = False,
     log_dir: LogDir = None,
     as_json: AsJson = False,
 ) -> None:
@@ -180,38 +186,51 @@ def check_command(
         made_log_dir(log_dir)
     except UsageError as error:
         raise fail(str(error)) from None
-
-    def show(stage: Stage) -> None:
-        sys.stdout.write(printable_block(render_stage(stage)))  # a bot's lines and stderr
-        sys.stdout.flush()
-
     if not as_json:
-        header = render_header(spec, control)
-        if stress_seed is not None:
-            random_count = len(scenarios) - len(SCENARIOS)
-            matches_word = "match" if random_count == 1 else "matches"
-            header += f"then {random_count} random {matches_word}, seed {stress_seed}\n"
-        sys.stdout.write(header + "\n")
-        sys.stdout.flush()
+        print_header(spec, control, len(scenarios), stress_seed)
     report = check_bot(
         spec,
         control,
         scenarios=scenarios,
         keep_logs=log_dir,
-        on_stage=None if as_json else show,
+        on_stage=None if as_json else show_stage,
         sandbox=sandbox,
     )
     if as_json:
         document = {**report.to_json(), "seed": stress_seed}
         sys.stdout.write(json.dumps(document) + "\n")
     else:
-        sys.stdout.write(printable_block(render_footer(report, show_stderr=show_stderr)))
-        if report.ok and log_dir is not None:  # (a failure names its match's log)
-            logs = sorted(log_dir.glob("*.jsonl"))
-            if logs:
-                sys.stdout.write(
-                    f"Match logs kept in {log_dir} "
-                    f"(newmarket replay {logs[0]} verifies and shows one)\n"
-                )
+        print_footer(report, show_stderr, log_dir)
     if not report.ok:
         raise typer.Exit(code=1)
+
+
+def print_header(
+    spec: BotSpec, control: TimeControl, scenarios: int, stress_seed: int | None
+) -> None:
+    """The bot, its time control, and the random matches to come with their seed."""
+    header = render_header(spec, control)
+    if stress_seed is not None:
+        random_count = scenarios - len(SCENARIOS)
+        matches_word = "match" if random_count == 1 else "matches"
+        header += f"then {random_count} random {matches_word}, seed {stress_seed}\n"
+    sys.stdout.write(header + "\n")
+    sys.stdout.flush()
+
+
+def show_stage(stage: Stage) -> None:
+    """One stage as it ends, so a slow bot's check is seen going."""
+    sys.stdout.write(printable_block(render_stage(stage)))  # a bot's lines and stderr
+    sys.stdout.flush()
+
+
+def print_footer(report: CheckReport, show_stderr: bool, log_dir: Path | None) -> None:
+    """The verdict, and where a passing bot's match logs were kept."""
+    sys.stdout.write(printable_block(render_footer(report, show_stderr=show_stderr)))
+    if report.ok and log_dir is not None:  # (a failure names its match's log)
+        logs = sorted(log_dir.glob("*.jsonl"))
+        if logs:
+            sys.stdout.write(
+                f"Match logs kept in {log_dir} "
+                f"(newmarket replay {logs[0]} verifies and shows one)\n"
+            )

@@ -27,11 +27,13 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperArgument, TyperCommand
 
-from engine import NewmarketError, Rules, preset
+from engine import Rules
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.preflight import PreflightError, check_writable
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
 from referee.sandbox.summary import summary
+from referee.settings.rules import RulesChoiceError, RulesPart
+from referee.settings.rules import build_rules as rules_of
 from referee.transport.process import why_cannot_start
 from referee.transport.timecontrol import TimeControl
 
@@ -126,23 +128,23 @@ def parse_options(pairs: Sequence[str]) -> dict[str, str]:
 
 def build_rules(name: str, options: Sequence[str], hands: int | None, players: int) -> Rules:
     """``--rules``, ``--option`` and ``--hand-limit`` for a table of ``players``; ``UsageError``."""
+    changes = parse_options(options)
     try:
-        rules = preset(name)
-    except NewmarketError as error:
-        raise UsageError(f"--rules: {error}") from None
-    changes: dict[str, object] = dict(parse_options(options))
-    if hands is not None:
-        if hands < 1:
-            raise UsageError(f"--hand-limit: must be at least 1, got {hands}")
-        changes["hand_limit"] = hands
-    try:
-        rules = rules.with_options(changes)
-    except NewmarketError as error:
-        raise UsageError(f"--option: {error}") from None
+        rules = rules_of(name, changes, hands)
+    except RulesChoiceError as error:
+        raise UsageError(f"{FLAG_OF_PART[error.part]}: {error}") from None
     require_players_past_end(
         rules, players, f"--bot: {players} bots", "add bots or set --option end_players=N"
     )
     return rules
+
+
+# The flag that gave each part of the rules (``referee.settings.rules``).
+FLAG_OF_PART: dict[RulesPart, str] = {
+    "preset": "--rules",
+    "options": "--option",
+    "hand_limit": "--hand-limit",
+}
 
 
 def require_players_past_end(rules: Rules, players: int, seated: str, advice: str) -> None:

@@ -128,48 +128,12 @@ async def bridge(host: str, port: int, token: str, command: list[str], *, wait: 
         typer.echo(f"error: cannot start {command[0]!r}: {error.strerror or error}", err=True)
         return 1
     typer.echo(f"connected to {host}:{port}; running {' '.join(command)}", err=True)
-    assert process.stdin is not None and process.stdout is not None
-    bot_in, bot_out = process.stdin, process.stdout
-
     watch = RefusalWatch()
-
-    async def league_to_bot(done: trio.CancelScope) -> None:
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            async for data in stream:
-                watch.feed(data)
-                await bot_in.send_all(data)
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await bot_in.aclose()  # the bot's input ends: it exits (SPEC.md 6.3)
-        with trio.move_on_after(BOT_EXIT_GRACE):
-            await process.wait()
-        if process.returncode is None:
-            process.kill()
-        done.cancel()
-
-    async def bot_to_league(done: trio.CancelScope) -> None:
-        first: bytes | None = b""
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            async for data in bot_out:
-                if first is not None:
-                    first += data
-                    if b"\n" not in first and len(first) <= MAX_LINE_BYTES:
-                        continue
-                    line, newline, rest = first.partition(b"\n")
-                    data = (with_token(line + newline, token) if newline else line) + rest
-                    first = None
-                await stream.send_all(data)
-            if first:
-                await stream.send_all(first)
-            with contextlib.suppress(AttributeError, OSError):
-                await stream.send_eof()
-        await process.wait()
-        await trio.sleep(DRAIN_GRACE)  # the league's last lines, if any, still go to the bot
-        done.cancel()
-
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(league_to_bot, nursery.cancel_scope)
-            nursery.start_soon(bot_to_league, nursery.cancel_scope)
+            done = nursery.cancel_scope
+            nursery.start_soon(league_to_bot, stream, process, watch, done)
+            nursery.start_soon(bot_to_league, process, stream, token, done)
     finally:
         with trio.CancelScope(shield=True):
             if process.returncode is None:
@@ -182,6 +146,50 @@ async def bridge(host: str, port: int, token: str, command: list[str], *, wait: 
         )
         return 1
     return process.returncode if process.returncode is not None else 1
+
+
+async def league_to_bot(
+    stream: trio.SocketStream, process: trio.Process, watch: RefusalWatch, done: trio.CancelScope
+) -> None:
+    """The league's bytes to the bot's input, as they come; then the bot's time to exit."""
+    assert process.stdin is not None
+    bot_in = process.stdin
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        async for data in stream:
+            watch.feed(data)
+            await bot_in.send_all(data)
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        await bot_in.aclose()  # the bot's input ends: it exits (SPEC.md 6.3)
+    with trio.move_on_after(BOT_EXIT_GRACE):
+        await process.wait()
+    if process.returncode is None:
+        process.kill()
+    done.cancel()
+
+
+async def bot_to_league(
+    process: trio.Process, stream: trio.SocketStream, token: str, done: trio.CancelScope
+) -> None:
+    """The bot's bytes to the league, its first line with the token; then a last drain."""
+    assert process.stdout is not None
+    first: bytes | None = b""
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        async for data in process.stdout:
+            if first is not None:
+                first += data
+                if b"\n" not in first and len(first) <= MAX_LINE_BYTES:
+                    continue
+                line, newline, rest = first.partition(b"\n")
+                data = (with_token(line + newline, token) if newline else line) + rest
+                first = None
+            await stream.send_all(data)
+        if first:
+            await stream.send_all(first)
+        with contextlib.suppress(AttributeError, OSError):
+            await stream.send_eof()
+    await process.wait()
+    await trio.sleep(DRAIN_GRACE)  # the league's last lines, if any, still go to the bot
+    done.cancel()
 
 
 def connect_command(

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from engine import DEFAULT_PRESET, Match, preset
+from engine import DEFAULT_PRESET, Match, Rules, preset
 from referee.commands.common import Seed, fail
 from referee.text.render import cards, render
 
@@ -26,40 +26,28 @@ NAMES = ("Ann", "Bob", "Cat", "Dan")
 DEFAULT_HANDS = 3
 
 
-def demo_command(
-    seed: Seed = None,
-    hands: Annotated[
-        int | None,
-        typer.Option(
-            "--hand-limit",
-            "--hands",
-            metavar="N",
-            min=1,
-            max=50,
-            help=f"Hands to play (default: {DEFAULT_HANDS}).",
-            show_default=False,
-        ),
-    ] = None,
-    league: Annotated[
-        bool,
-        typer.Option(
-            "--league", help="Run a short league of the bundled bots instead (make demo)."
-        ),
-    ] = False,
-) -> None:
+DemoHands = Annotated[
+    int | None,
+    typer.Option(
+        "--hand-limit",
+        "--hands",
+        metavar="N",
+        min=1,
+        max=50,
+        help=f"Hands to play (default: {DEFAULT_HANDS}).",
+        show_default=False,
+    ),
+]
+DemoLeague = Annotated[
+    bool,
+    typer.Option("--league", help="Run a short league of the bundled bots instead (make demo)."),
+]
+
+
+def demo_command(seed: Seed = None, hands: DemoHands = None, league: DemoLeague = False) -> None:
     """Play a few hands of the default rules with random players and print them."""
     if league:
-        from referee.league.demo import run_demo_league
-
-        if seed is not None or hands is not None:
-            # Silently ignored, they would read as the league's: it is a fixed one.
-            flag = "--seed" if seed is not None else "--hand-limit"
-            raise fail(
-                f"{flag}: only for the hand-by-hand demo; --league plays a fixed league "
-                "(its own seed, 4 hands a match)"
-            )
-
-        run_demo_league()
+        demo_league(seed, hands)
         return
     if seed is None:
         seed = secrets.randbelow(1_000_000)
@@ -71,7 +59,25 @@ def demo_command(
     while not match.is_over:
         legal = match.legal_actions()
         match.apply(legal[int(pick() * len(legal))])
+    tell(match, rules, seed, hands)
 
+
+def demo_league(seed: int | None, hands: int | None) -> None:
+    """The bundled bots' short league, whose seed and hands are its own."""
+    from referee.league.demo import run_demo_league
+
+    if seed is not None or hands is not None:
+        # Silently ignored, they would read as the league's: it is a fixed one.
+        flag = "--seed" if seed is not None else "--hand-limit"
+        raise fail(
+            f"{flag}: only for the hand-by-hand demo; --league plays a fixed league "
+            "(its own seed, 4 hands a match)"
+        )
+    run_demo_league()
+
+
+def tell(match: Match, rules: Rules, seed: int, hands: int) -> None:
+    """The demo's heading (with the command that plays it again), its hands, what is left."""
     typer.echo(
         f"Newmarket demo: {DEFAULT_PRESET} rules, {len(NAMES)} random players, "
         f"{hands} hand{'' if hands == 1 else 's'}, seed {seed} "

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
+import msgspec
 import trio
 import typer
 
@@ -31,7 +32,7 @@ from referee.league.schedule import ScheduleError, draw_league_seed
 from referee.league.standings import Standings, standings_of
 from referee.match.dealkey import DealKey
 from referee.match.failures import first_instance
-from referee.sandbox import ENV_SANDBOX, LEVELS, SandboxError, resolve, setting_to_env
+from referee.sandbox import ENV_SANDBOX, LEVELS, Sandbox, SandboxError, resolve, setting_to_env
 from referee.text.printing import print_whole
 
 
@@ -103,55 +104,63 @@ def with_listen_address(config: LeagueConfig, host: str | None, port: int | None
     """The league with ``--host`` / ``--port`` (where remote bots connect) applied."""
     remote = config.remote
     if host is not None:
-        remote = dataclasses.replace(remote, host=host)
+        remote = msgspec.structs.replace(remote, host=host)
     if port is not None:
-        remote = dataclasses.replace(remote, port=port)
+        remote = msgspec.structs.replace(remote, port=port)
     return dataclasses.replace(config, remote=remote)
 
 
+LeagueFile = Annotated[Path, typer.Argument(metavar="LEAGUE.toml", help="The league's TOML file.")]
+DatabaseFile = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE", help="The results database (default: the TOML file's name with .db)."
+    ),
+]
+ClusterAddress = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ADDRESS",
+        help="Play the matches on a Dask cluster: a scheduler's address "
+        "(tcp://HOST:8786) or local:N for N worker processes here. See docs/cluster.md.",
+    ),
+]
+StandingsJson = Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")]
+StandingsCsv = Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")]
+LeagueSandbox = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        metavar="LEVEL",
+        help=f"Limits and isolation for the bots: {', '.join(LEVELS)} "
+        "(default: the file's [sandbox] level, else auto; see docs/hardening.md).",
+    ),
+]
+ListenHost = Annotated[
+    str | None,
+    typer.Option(
+        metavar="HOST", help="Remote bots connect to this address (default: [remote] host)."
+    ),
+]
+ListenPort = Annotated[
+    int | None,
+    typer.Option(
+        metavar="PORT", help="Remote bots connect to this port (default: [remote] port).", min=0
+    ),
+]
+
+
 def league_command(
-    league_file: Annotated[
-        Path, typer.Argument(metavar="LEAGUE.toml", help="The league's TOML file.")
-    ],
-    db: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE", help="The results database (default: the TOML file's name with .db)."
-        ),
-    ] = None,
+    league_file: LeagueFile,
+    db: DatabaseFile = None,
     jobs: Concurrency = None,
-    cluster: Annotated[
-        str | None,
-        typer.Option(
-            metavar="ADDRESS",
-            help="Play the matches on a Dask cluster: a scheduler's address "
-            "(tcp://HOST:8786) or local:N for N worker processes here. See docs/cluster.md.",
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
-    as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
+    cluster: ClusterAddress = None,
+    as_json: StandingsJson = False,
+    as_csv: StandingsCsv = False,
     all_columns: AllColumns = False,
-    sandbox_level: Annotated[
-        str | None,
-        typer.Option(
-            "--sandbox",
-            metavar="LEVEL",
-            help=f"Limits and isolation for the bots: {', '.join(LEVELS)} "
-            "(default: the file's [sandbox] level, else auto; see docs/hardening.md).",
-        ),
-    ] = None,
-    host: Annotated[
-        str | None,
-        typer.Option(
-            metavar="HOST", help="Remote bots connect to this address (default: [remote] host)."
-        ),
-    ] = None,
-    port: Annotated[
-        int | None,
-        typer.Option(
-            metavar="PORT", help="Remote bots connect to this port (default: [remote] port).", min=0
-        ),
-    ] = None,
+    sandbox_level: LeagueSandbox = None,
+    host: ListenHost = None,
+    port: ListenPort = None,
     verbose: Verbose = False,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable.
@@ -168,65 +177,105 @@ def league_command(
         )
         raise typer.Exit(code=2)
     try:
-        config = load_config(league_file)
-        # A file without a seed gets one drawn now; a new database keeps it, an old one
-        # has its own (drawn the same way: any seed checks the schedule's shape).
-        drawn = config.seed if config.seed is not None else draw_league_seed()
-        check_schedule(config, drawn)
-        config = with_listen_address(config, host, port)
-        level = sandbox_level if sandbox_level is not None else config.sandbox_level
-        try:
-            sandbox = resolve(level, config.sandbox_limits)
-        except SandboxError as error:
-            raise ConfigError(f"--sandbox: {error}") from None
-        # Before any bot starts: the database's and the logs' places can be written.
-        check_league_paths(db_path, config.log_dir(db_path))
-        store = open_store(config, db_path, drawn)
+        config, level, sandbox, store = prepare_league(
+            league_file, db_path, sandbox_level, host, port
+        )
     except (ConfigError, StoreError, PreflightError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
-    typer.echo(sandbox_note(sandbox, verbose), err=True)
-    if (deals := deal_note(config)) is not None:
-        typer.echo(deals, err=True)
-    if (cards := cards_note(config, store)) is not None:
-        typer.echo(cards, err=True)
+    announce(config, store, sandbox_note(sandbox, verbose))
     # The table workers (and Dask workers started here) read the setting from here.
     os.environ[ENV_SANDBOX] = setting_to_env(level, config.sandbox_limits)
-    reporter = RichReporter()
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     with store:
-        try:
-            run: LeagueRun = trio.run(
-                lambda: run_league(
-                    config,
-                    store,
-                    jobs=workers,
-                    reporter=reporter,
-                    logs=config.log_dir(db_path),
-                    cluster=cluster,
-                )
-            )
-        except (OSError, LeagueError, StoreError, BaseExceptionGroup) as error:
-            # The referee itself failed (a log that cannot be written); nurseries wrap it.
-            cause = first_instance(error, (OSError, LeagueError, StoreError))
-            if cause is None:
-                raise
-            reporter.end()
-            if cluster is not None and _cluster_refused(cause):
-                for line in str(cause).splitlines():  # one line per worker and bot
-                    typer.echo(f"error: {line}", err=True)
-                raise typer.Exit(code=2) from None
-            typer.echo(
-                f"error: {cause}; finished matches are kept in {db_path}; "
-                "run the same command to resume once this is fixed",
-                err=True,
-            )
-            raise typer.Exit(code=1) from None
+        run = play_league(config, store, db_path, workers, cluster)
         try:
             standings = standings_of(store)
         except StoreError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(code=1) from None
+    finish(run, standings, db_path, as_json=as_json, as_csv=as_csv, all_columns=all_columns)
+
+
+def prepare_league(
+    league_file: Path, db_path: Path, sandbox_level: str | None, host: str | None, port: int | None
+) -> tuple[LeagueConfig, str, Sandbox, LeagueStore]:
+    """Everything checked before any bot starts: the file, its schedule, the sandbox, the paths.
+
+    Returns the league (with ``--host``/``--port`` applied), the sandbox level and its
+    setting, and the opened database.
+    """
+    config = load_config(league_file)
+    # A file without a seed gets one drawn now; a new database keeps it, an old one
+    # has its own (drawn the same way: any seed checks the schedule's shape).
+    drawn = config.seed if config.seed is not None else draw_league_seed()
+    check_schedule(config, drawn)
+    config = with_listen_address(config, host, port)
+    level = sandbox_level if sandbox_level is not None else config.sandbox_level
+    try:
+        sandbox = resolve(level, config.sandbox_limits)
+    except SandboxError as error:
+        raise ConfigError(f"--sandbox: {error}") from None
+    # Before any bot starts: the database's and the logs' places can be written.
+    check_league_paths(db_path, config.log_dir(db_path))
+    store = open_store(config, db_path, drawn)
+    return config, level, sandbox, store
+
+
+def announce(config: LeagueConfig, store: LeagueStore, sandbox: str) -> None:
+    """What is about to happen, on stderr: the sandbox, and how the deals are made."""
+    typer.echo(sandbox, err=True)
+    if (deals := deal_note(config)) is not None:
+        typer.echo(deals, err=True)
+    if (cards := cards_note(config, store)) is not None:
+        typer.echo(cards, err=True)
+
+
+def play_league(
+    config: LeagueConfig, store: LeagueStore, db_path: Path, workers: int, cluster: str | None
+) -> LeagueRun:
+    """Run the league with a progress bar; the referee's own failure exits (2 or 1)."""
+    reporter = RichReporter()
+    try:
+        run: LeagueRun = trio.run(
+            lambda: run_league(
+                config,
+                store,
+                jobs=workers,
+                reporter=reporter,
+                logs=config.log_dir(db_path),
+                cluster=cluster,
+            )
+        )
+    except (OSError, LeagueError, StoreError, BaseExceptionGroup) as error:
+        # The referee itself failed (a log that cannot be written); nurseries wrap it.
+        cause = first_instance(error, (OSError, LeagueError, StoreError))
+        if cause is None:
+            raise
+        reporter.end()
+        if cluster is not None and _cluster_refused(cause):
+            for line in str(cause).splitlines():  # one line per worker and bot
+                typer.echo(f"error: {line}", err=True)
+            raise typer.Exit(code=2) from None
+        typer.echo(
+            f"error: {cause}; finished matches are kept in {db_path}; "
+            "run the same command to resume once this is fixed",
+            err=True,
+        )
+        raise typer.Exit(code=1) from None
+    return run
+
+
+def finish(
+    run: LeagueRun,
+    standings: Standings,
+    db_path: Path,
+    *,
+    as_json: bool,
+    as_csv: bool,
+    all_columns: bool = False,
+) -> None:
+    """The standings on stdout, between what stopped the league and what it left unplayed."""
     if run.stopped:
         typer.echo(
             f"stopped: {run.done} matches are finished and kept in {db_path}; "

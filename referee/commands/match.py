@@ -177,16 +177,25 @@ async def run_match(
         )
 
 
+SeatBots = Annotated[
+    list[str],
+    typer.Option(
+        "--bot",
+        metavar="BOT",
+        help="A bundled bot's name (see `newmarket bots`) or a command line, "
+        "optionally NAME=COMMAND to name the seat; one per seat, 3 to 8.",
+    ),
+]
+MatchLog = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE", help="Where to write the match log (default: runs/MATCH_ID.jsonl)."
+    ),
+]
+
+
 def match_command(
-    bot: Annotated[
-        list[str],
-        typer.Option(
-            "--bot",
-            metavar="BOT",
-            help="A bundled bot's name (see `newmarket bots`) or a command line, "
-            "optionally NAME=COMMAND to name the seat; one per seat, 3 to 8.",
-        ),
-    ],
+    bot: SeatBots,
     rules_name: RulesName = DEFAULT_PRESET,
     option: RuleOptions = None,
     seed: Seed = None,
@@ -197,12 +206,7 @@ def match_command(
     margin: Margin = DEFAULT_TIME.margin,
     max_faults: MaxFaults = DEFAULT_TIME.max_faults,
     transport: TransportName = "stdio",
-    log: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE", help="Where to write the match log (default: runs/MATCH_ID.jsonl)."
-        ),
-    ] = None,
+    log: MatchLog = None,
     as_json: AsJson = False,
     sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
     verbose: Verbose = False,
@@ -212,16 +216,7 @@ def match_command(
         specs = build_specs(bot, transport)
         rules = build_rules(rules_name, option or [], hands, len(specs))
         control = build_time_control(move_time, time_bank, startup_time, margin, max_faults)
-        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-        # The match id is sent to every bot: it names the seed only when --seed made it
-        # public.  Without --seed the cards come from 128 bits nobody can know or search.
-        dealt = f"seed {seed}"
-        if seed is None:
-            seed = fresh_deal_seed()
-            match_id = f"{stamp}-{secrets.token_hex(4)}"
-            dealt = "a secret deal (its seed goes to the log)"
-        else:
-            match_id = f"{stamp}-{seed}"
+        seed, match_id, dealt = deal_of(seed)
         log_path = writable_log(log if log is not None else RUNS_DIR / f"{match_id}.jsonl")
         sandbox = sandbox_of(sandbox_level)
     except UsageError as error:
@@ -233,8 +228,38 @@ def match_command(
     print_line(notes, sandbox_note(sandbox, verbose))
     names = ", ".join(spec.name for spec in specs)
     print_line(notes, f"Playing {names} · {dealt} · log {log_path}")
+    result = play_to_end(specs, rules, seed, control, match_id, log_path, sandbox)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+        return
+    console = Console()
+    print_result(console, result)
+    print_line(console, f"Log: {log_path}   (newmarket replay {log_path})")
+
+
+def deal_of(seed: int | None) -> tuple[int, str, str]:
+    """The deal's seed, the match id, and how the deal is described before the match."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    # The match id is sent to every bot: it names the seed only when --seed made it
+    # public.  Without --seed the cards come from 128 bits nobody can know or search.
+    if seed is None:
+        secret = "a secret deal (its seed goes to the log)"
+        return fresh_deal_seed(), f"{stamp}-{secrets.token_hex(4)}", secret
+    return seed, f"{stamp}-{seed}", f"seed {seed}"
+
+
+def play_to_end(
+    specs: list[BotSpec],
+    rules: Rules,
+    seed: int,
+    control: TimeControl,
+    match_id: str,
+    log_path: Path,
+    sandbox: Sandbox,
+) -> MatchResult:
+    """The match played; Ctrl-C (130) or a log that cannot be written (1) exits instead."""
     try:
-        result = trio.run(run_match, specs, rules, seed, control, match_id, log_path, sandbox)
+        return trio.run(run_match, specs, rules, seed, control, match_id, log_path, sandbox)
     except (KeyboardInterrupt, OSError, BaseExceptionGroup) as error:
         # Ctrl-C, or a log that could not be written, may arrive wrapped by a nursery.  The
         # bots' process trees were ended on the way out (open_bots closes them shielded).
@@ -246,9 +271,3 @@ def match_command(
             raise
         typer.echo(f"error: the match stopped: {log_failure}", err=True)
         raise typer.Exit(code=1) from None
-    if as_json:
-        sys.stdout.write(json.dumps(result.to_json()) + "\n")
-        return
-    console = Console()
-    print_result(console, result)
-    print_line(console, f"Log: {log_path}   (newmarket replay {log_path})")

@@ -28,41 +28,44 @@ from referee.commands.common import EXIT_USAGE, fail
 from referee.commands.match import print_result
 from referee.match.log import LogError
 from referee.text.printing import print_line, printable
-from referee.tools.replay import NotAMatchLog, render_replay, verify_log
+from referee.tools.replay import NotAMatchLog, Replay, render_replay, verify_log
 from referee.tools.transcript import feed, transcript
+
+LogFile = Annotated[
+    Path,
+    typer.Argument(
+        metavar="LOG",
+        help="A match log: of `newmarket match`, a league, or `newmarket sprt` or "
+        "`newmarket check` with --log-dir.",
+    ),
+]
+ReplayJson = Annotated[bool, typer.Option("--json", help="Print the verified match as JSON.")]
+TranscriptSeat = Annotated[
+    int | None,
+    typer.Option(
+        "--seat", metavar="SEAT", help="The seat whose wire transcript --wire or --feed uses."
+    ),
+]
+Wire = Annotated[
+    bool, typer.Option("--wire", help="Print the seat's lines as sent and received, with times.")
+]
+FeedCommand = Annotated[
+    str | None,
+    typer.Option(
+        "--feed",
+        metavar="COMMAND",
+        help="Run this bot command on the seat's recorded input; report the first "
+        "request it answers differently.",
+    ),
+]
 
 
 def replay_command(
-    log: Annotated[
-        Path,
-        typer.Argument(
-            metavar="LOG",
-            help="A match log: of `newmarket match`, a league, or `newmarket sprt` or "
-            "`newmarket check` with --log-dir.",
-        ),
-    ],
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print the verified match as JSON.")
-    ] = False,
-    seat: Annotated[
-        int | None,
-        typer.Option(
-            "--seat", metavar="SEAT", help="The seat whose wire transcript --wire or --feed uses."
-        ),
-    ] = None,
-    wire: Annotated[
-        bool,
-        typer.Option("--wire", help="Print the seat's lines as sent and received, with times."),
-    ] = False,
-    feed_command: Annotated[
-        str | None,
-        typer.Option(
-            "--feed",
-            metavar="COMMAND",
-            help="Run this bot command on the seat's recorded input; report the first "
-            "request it answers differently.",
-        ),
-    ] = None,
+    log: LogFile,
+    as_json: ReplayJson = False,
+    seat: TranscriptSeat = None,
+    wire: Wire = False,
+    feed_command: FeedCommand = None,
 ) -> None:
     """Re-run a match from its log, check every event and the result, and print it."""
     if not log.is_file():
@@ -76,8 +79,17 @@ def replay_command(
             typer.echo("error: --seat needs --wire or --feed CMD", err=True)
             raise typer.Exit(code=2)
         raise typer.Exit(code=_seat_transcript(log, seat, wire, feed_command))
+    replay = _verified(log, as_json)
+    if as_json:
+        sys.stdout.write(json.dumps(replay.to_json()) + "\n")
+        return
+    _print_replay(replay)
+
+
+def _verified(log: Path, as_json: bool) -> Replay:
+    """The log verified; one that is no match log exits 2, one that does not verify 1."""
     try:
-        replay = verify_log(log)
+        return verify_log(log)
     except NotAMatchLog as error:
         raise fail(f"LOG: {error}") from None
     except LogError as error:
@@ -87,9 +99,10 @@ def replay_command(
         else:
             typer.echo(f"{log}: does not verify: {error}", err=True)
         raise typer.Exit(code=1) from None
-    if as_json:
-        sys.stdout.write(json.dumps(replay.to_json()) + "\n")
-        return
+
+
+def _print_replay(replay: Replay) -> None:
+    """The match hand by hand, its result, and what verified and what cannot be."""
     console = Console()
     for line in render_replay(replay):
         print_line(console, line)

@@ -1,4 +1,4 @@
-"""``newmarket report --db FILE --out DIR``: the league as a static site that opens from disk.
+"""``newmarket report LEAGUE.toml --out DIR``: the league as a static site that opens from disk.
 
 Standings with a chart of ratings, a page per bot and a page per match with a
 replay viewer (``referee.report``).  The database is read read-only, so this
@@ -12,6 +12,7 @@ written.
 
 from __future__ import annotations
 
+import functools
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,54 +29,59 @@ from referee.report.data import League
 from referee.report.frames import plural
 from referee.report.site import SiteBuilder, watch
 
+LeagueFile = Annotated[
+    Path | None,
+    typer.Argument(
+        metavar="LEAGUE.toml",
+        help="The league's file: its database is read, as `newmarket league` wrote it.",
+        show_default=False,
+    ),
+]
+DatabaseFile = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="The league's results database (default: the league file's name with .db).",
+        show_default=False,
+    ),
+]
+SiteDir = Annotated[
+    Path, typer.Option(metavar="DIR", help="The directory to write the site to (replaced whole).")
+]
+LogDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--log-dir",
+        "--logs",
+        metavar="DIR",
+        help="Where the match logs are, if not where the league wrote them.",
+        show_default=False,
+    ),
+]
+Watch = Annotated[
+    bool,
+    typer.Option("--watch", help="Rebuild the site as matches finish, until Ctrl-C or SIGTERM."),
+]
+Interval = Annotated[
+    float,
+    typer.Option(
+        metavar="SECONDS", help="--watch: seconds between looks at the database.", min=0.1
+    ),
+]
+NoVerify = Annotated[
+    bool,
+    typer.Option("--no-verify", help="Do not replay each log through the engine to check it."),
+]
+
 
 def report_command(
-    out: Annotated[
-        Path,
-        typer.Option(metavar="DIR", help="The directory to write the site to (replaced whole)."),
-    ],
-    league_file: Annotated[
-        Path | None,
-        typer.Argument(
-            metavar="LEAGUE.toml",
-            help="The league's file: its database is read, as `newmarket league` wrote it.",
-            show_default=False,
-        ),
-    ] = None,
-    db: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            help="The league's results database (default: the league file's name with .db).",
-            show_default=False,
-        ),
-    ] = None,
-    logs: Annotated[
-        Path | None,
-        typer.Option(
-            "--log-dir",
-            "--logs",
-            metavar="DIR",
-            help="Where the match logs are, if not where the league wrote them.",
-            show_default=False,
-        ),
-    ] = None,
-    watch_db: Annotated[
-        bool,
-        typer.Option(
-            "--watch", help="Rebuild the site as matches finish, until Ctrl-C or SIGTERM."
-        ),
-    ] = False,
-    interval: Annotated[
-        float,
-        typer.Option(
-            metavar="SECONDS", help="--watch: seconds between looks at the database.", min=0.1
-        ),
-    ] = 2.0,
-    no_verify: Annotated[
-        bool,
-        typer.Option("--no-verify", help="Do not replay each log through the engine to check it."),
-    ] = False,
+    out: SiteDir,
+    league_file: LeagueFile = None,
+    db: DatabaseFile = None,
+    logs: LogDir = None,
+    watch_db: Watch = False,
+    interval: Interval = 2.0,
+    no_verify: NoVerify = False,
 ) -> None:
     """Write a league's standings, bot pages and match replays as a static site."""
     try:
@@ -88,15 +94,7 @@ def report_command(
     # Under --watch the standings page of an unfinished league reloads itself.
     refresh = max(5, round(interval * 5)) if watch_db else None
     builder = SiteBuilder(db, out, logs, verify=not no_verify, refresh=refresh)
-
-    def built(league: League) -> None:
-        # The result, on stdout as every command's (docs/cli.md), and as `view` names its page.
-        print(
-            f"{out / 'index.html'}: {plural(len(league.matches), 'match')}, "
-            f"{plural(len(league.bots), 'bot')}",
-            flush=True,
-        )
-
+    built = functools.partial(print_built, out)
     stop = StopRequest()
     try:
         with stop.on_signals():
@@ -114,6 +112,15 @@ def report_command(
     if stop.signal is not None:
         typer.echo("stopped: the site in place is the last complete one", err=True)
         raise typer.Exit(code=128 + stop.signal)
+
+
+def print_built(out: Path, league: League) -> None:
+    """The result, on stdout as every command's (docs/cli.md), and as `view` names its page."""
+    print(
+        f"{out / 'index.html'}: {plural(len(league.matches), 'match')}, "
+        f"{plural(len(league.bots), 'bot')}",
+        flush=True,
+    )
 
 
 class StopRequest:

@@ -26,7 +26,7 @@ from referee.match.failures import first_instance
 from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
 from referee.server.competition_db import ADVICE, DATABASE, CompetitionStore, StoreError, Version
-from referee.server.competition_file import ConfigError, load_config
+from referee.server.competition_file import CompetitionConfig, ConfigError, load_config
 from referee.text.printing import printable
 
 ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume", "unsuspend", "flags")
@@ -37,44 +37,50 @@ WITH_ARGUMENT = {
 }
 
 
+ServeWords = Annotated[
+    list[str],
+    typer.Argument(
+        help="COMPETITION.toml to run it; or an action: add-participant NAME, "
+        "revoke-sessions NAME, pause, resume, unsuspend VERSION_OR_NAME, flags.",
+        metavar="COMPETITION.toml | ACTION [ARGUMENT]",
+        show_default=False,
+    ),
+]
+CompetitionFile = Annotated[
+    Path,
+    typer.Option(
+        "--competition",
+        "-c",
+        metavar="FILE",
+        help="The competition file for the actions (add-participant, revoke-sessions, "
+        "pause, resume, unsuspend, flags).",
+    ),
+]
+ServePort = Annotated[
+    int | None,
+    typer.Option(
+        "--port", metavar="PORT", min=0, max=65535, help="Port (default: the file's; 0: any)."
+    ),
+]
+ServeCluster = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="ADDRESS",
+        help="Play the tables on a Dask cluster: a scheduler's address (tcp://HOST:8786) "
+        "or local:N for N worker processes here; --jobs is then the tables at once "
+        "(default: the cluster's worker threads). See docs/server.md.",
+        show_default=False,
+    ),
+]
+
+
 def serve_command(
-    words: Annotated[
-        list[str],
-        typer.Argument(
-            help="COMPETITION.toml to run it; or an action: add-participant NAME, "
-            "revoke-sessions NAME, pause, resume, unsuspend VERSION_OR_NAME, flags.",
-            metavar="COMPETITION.toml | ACTION [ARGUMENT]",
-            show_default=False,
-        ),
-    ],
-    competition: Annotated[
-        Path,
-        typer.Option(
-            "--competition",
-            "-c",
-            metavar="FILE",
-            help="The competition file for the actions (add-participant, revoke-sessions, "
-            "pause, resume, unsuspend, flags).",
-        ),
-    ] = Path("competition.toml"),
+    words: ServeWords,
+    competition: CompetitionFile = Path("competition.toml"),
     jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
-    port: Annotated[
-        int | None,
-        typer.Option(
-            "--port", metavar="PORT", min=0, max=65535, help="Port (default: the file's; 0: any)."
-        ),
-    ] = None,
-    cluster: Annotated[
-        str | None,
-        typer.Option(
-            "--cluster",
-            metavar="ADDRESS",
-            help="Play the tables on a Dask cluster: a scheduler's address (tcp://HOST:8786) "
-            "or local:N for N worker processes here; --jobs is then the tables at once "
-            "(default: the cluster's worker threads). See docs/server.md.",
-            show_default=False,
-        ),
-    ] = None,
+    port: ServePort = None,
+    cluster: ServeCluster = None,
 ) -> None:
     """Run a continuous competition: uploads, checks, matches and a live leaderboard."""
     where = ""
@@ -83,14 +89,7 @@ def serve_command(
         if words[0] in ACTIONS:
             _manage(words, competition)
             return
-        if len(words) > 1 and words[1] in ACTIONS:  # `serve cup.toml pause`, as git would
-            action = " ".join(words[1:])
-            raise ConfigError(
-                f"serve: the action comes first: newmarket serve {action} -c {words[0]}"
-            )
-        if len(words) != 1:
-            raise ConfigError(f"serve: expected COMPETITION.toml or one of {', '.join(ACTIONS)}")
-        config = load_config(Path(words[0]))
+        config = _competition_to_run(words)
         database = config.database
         from referee.server.run import run_server
 
@@ -99,21 +98,36 @@ def serve_command(
     except (ConfigError, StoreError, SandboxError, LeagueError) as error:
         _refused(error)
     except (OSError, sqlite3.DatabaseError, BaseExceptionGroup) as error:
-        # However deep in trio's groups it comes: a refusal (a damaged row met by a loop)...
-        refusal = first_instance(error, (ConfigError, StoreError, SandboxError, LeagueError))
-        if refusal is not None:
-            _refused(refusal)
-        # ...SQLite's own error on a file that went bad while the server ran...
-        damaged = first_instance(error, sqlite3.DatabaseError)
-        if damaged is not None:
-            typer.echo(f"error: {database}: damaged {DATABASE}: {damaged} ({ADVICE})", err=True)
-            raise typer.Exit(2) from None
-        # ...or the port is taken, the data directory cannot be written: one line.
-        failure = first_instance(error, OSError)
-        if failure is None:
-            raise
-        typer.echo(f"error: {failure.strerror or failure}{where}", err=True)
-        raise typer.Exit(1) from None
+        _stopped(error, database, where)
+
+
+def _competition_to_run(words: list[str]) -> CompetitionConfig:
+    """The one competition file the words name (an action after it is a usage error)."""
+    if len(words) > 1 and words[1] in ACTIONS:  # `serve cup.toml pause`, as git would
+        action = " ".join(words[1:])
+        raise ConfigError(f"serve: the action comes first: newmarket serve {action} -c {words[0]}")
+    if len(words) != 1:
+        raise ConfigError(f"serve: expected COMPETITION.toml or one of {', '.join(ACTIONS)}")
+    return load_config(Path(words[0]))
+
+
+def _stopped(error: BaseException, database: Path | None, where: str) -> NoReturn:
+    """One line for whatever stopped the running server, however deep trio wrapped it."""
+    # A refusal (a damaged row met by a loop)...
+    refusal = first_instance(error, (ConfigError, StoreError, SandboxError, LeagueError))
+    if refusal is not None:
+        _refused(refusal)
+    # ...SQLite's own error on a file that went bad while the server ran...
+    damaged = first_instance(error, sqlite3.DatabaseError)
+    if damaged is not None:
+        typer.echo(f"error: {database}: damaged {DATABASE}: {damaged} ({ADVICE})", err=True)
+        raise typer.Exit(2) from None
+    # ...or the port is taken, the data directory cannot be written: one line.
+    failure = first_instance(error, OSError)
+    if failure is None:
+        raise error
+    typer.echo(f"error: {failure.strerror or failure}{where}", err=True)
+    raise typer.Exit(1) from None
 
 
 def _refused(error: Exception) -> NoReturn:

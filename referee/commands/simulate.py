@@ -36,7 +36,6 @@ from engine import (
     Match,
     NewmarketError,
     Rules,
-    preset,
 )
 from engine.events import (
     E_BLOCKED,
@@ -62,9 +61,11 @@ from referee.commands.common import (
     RuleOptions,
     RulesName,
     Seed,
+    UsageError,
     parse_options,
 )
 from referee.commands.rules import fail
+from referee.settings.rules import RulesChoiceError, build_rules
 from referee.text.printing import print_whole
 
 STOP_CAUSES = (STOP_TOP, STOP_DEAD, STOP_PLAYED)
@@ -243,8 +244,8 @@ def simulate_command(
         seed = secrets.randbelow(1 << 31)
     try:
         options = parse_options(option or [])
-        rules = preset(rules_name).with_options(options)
-    except (ValueError, NewmarketError) as error:  # RulesError is a NewmarketError
+        rules = build_rules(rules_name, options)
+    except (UsageError, RulesChoiceError) as error:
         raise fail(str(error)) from None
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise fail(

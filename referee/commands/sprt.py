@@ -48,7 +48,7 @@ from typing import Annotated, TextIO
 import trio
 import typer
 
-from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules, preset
+from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules
 from referee.bots import BotSpec
 from referee.commands.common import (
     DEFAULT_SANDBOX,
@@ -102,6 +102,7 @@ from referee.scoring.sequential import (
     group_seed,
     match_score,
 )
+from referee.settings.rules import RulesChoiceError, build_rules
 from referee.transport.session import BotSession, open_bots
 from referee.transport.timecontrol import TimeControl
 
@@ -209,54 +210,68 @@ Lineup = tuple[Sequence[BotSession], Sequence[BotSession]]
 """The candidate's sessions and the baseline's, as one table seats them."""
 
 
+def seating_of(settings: SprtSettings, lineup: Lineup, mine: Sequence[int]) -> list[BotSession]:
+    """One match's seating: the lineup's candidates in the seats ``mine``, baselines elsewhere.
+
+    With the rotate layout the candidate sits in ``mine[0]`` and the baselines
+    follow it round the table in turn.
+    """
+    candidates, baselines = lineup
+    n = settings.players
+    if settings.layout == ROTATE:
+        seat = mine[0]
+        seating = [candidates[0]] * n
+        for copy, session in enumerate(baselines):
+            seating[(seat + 1 + copy) % n] = session
+        return seating
+    mine_left, others_left = iter(candidates), iter(baselines)
+    return [next(mine_left) if s in mine else next(others_left) for s in range(n)]
+
+
+async def play_rotation(
+    settings: SprtSettings, seating: Sequence[BotSession], group: int, index: int
+) -> tuple[int, MatchResult]:
+    """Match ``index`` of ``group``: its deal seed and its result."""
+    identity = group_seed(settings.seed, group, None if settings.duplicate else index)
+    seed = settings.deals.deal_seed(identity)
+    match_id = f"sprt-{settings.seed}-{group}-{index}"
+    log_path = None if settings.log_dir is None else settings.log_dir / f"{match_id}.jsonl"
+    result = await play_match(
+        seating,
+        settings.rules,
+        seed,
+        time_control=settings.control,
+        match_id=match_id,
+        log_path=log_path,
+    )
+    return seed, result
+
+
 async def play_group(settings: SprtSettings, lineups: Sequence[Lineup], group: int) -> GroupResult:
     """One match per entry of ``settings.seatings``: candidates there, baselines elsewhere.
 
     Rotation ``i`` of the group is played by ``lineups[i % len(lineups)]``:
     with one lineup per rotation no bot process sees a duplicate deal twice
-    (SPEC.md 3.1), as in a league.  With the rotate layout the candidate sits
-    once in every seat and the baselines fill the other seats in turn.
+    (SPEC.md 3.1), as in a league.
     """
-    n = settings.players
     seeds: list[int] = []
     places: list[list[int]] = []
     scores: list[float] = []
-    faults = 0
     hands: list[int] = []
     nets: list[list[int]] = []
     scored_nets: list[list[float]] = []  # a disqualified seat's at most its table's lowest
-    cpu = 0
+    faults = cpu = 0
     for index, mine in enumerate(settings.seatings):
-        candidates, baselines = lineups[index % len(lineups)]
-        if settings.layout == ROTATE:
-            seat = mine[0]
-            seating = [candidates[0]] * n
-            for copy, session in enumerate(baselines):
-                seating[(seat + 1 + copy) % n] = session
-        else:
-            mine_left, others_left = iter(candidates), iter(baselines)
-            seating = [next(mine_left) if s in mine else next(others_left) for s in range(n)]
-        identity = group_seed(settings.seed, group, None if settings.duplicate else index)
-        seed = settings.deals.deal_seed(identity)
-        match_id = f"sprt-{settings.seed}-{group}-{index}"
-        log_path = None if settings.log_dir is None else settings.log_dir / f"{match_id}.jsonl"
-        result: MatchResult = await play_match(
-            seating,
-            settings.rules,
-            seed,
-            time_control=settings.control,
-            match_id=match_id,
-            log_path=log_path,
-        )
+        seating = seating_of(settings, lineups[index % len(lineups)], mine)
+        seed, result = await play_rotation(settings, seating, group, index)
         seeds.append(seed)
         places.append(result.places)
         scores.extend(match_score(result.places, seat) for seat in mine)
         faults += sum(len(s.faults) for s in result.seats)
         hands.append(result.hands)
         nets.append([s.net_chips for s in result.seats])
-        scored_nets.append(
-            forfeit_nets(nets[-1], [s.status == "disqualified" for s in result.seats])
-        )
+        out = [s.status == "disqualified" for s in result.seats]
+        scored_nets.append(forfeit_nets(nets[-1], out))
         cpu += sum(s.cpu_ms or 0 for s in result.seats)
     if settings.chips:
         scores = chips_scores(settings, seeds, scored_nets, hands)
@@ -350,41 +365,12 @@ def build_settings(
     luck: bool = False,
     layout: str = ROTATE,
 ) -> SprtSettings:
+    """The test's settings from the command line's values; ``UsageError`` naming a bad flag."""
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise UsageError(f"--players: a table seats {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
     specs = [bot_of(candidate, "--candidate"), bot_of(baseline, "--baseline")]
-    try:
-        rules = preset(rules_name)
-    except NewmarketError as error:
-        raise UsageError(f"--rules: {error}") from None
-    changes: dict[str, object] = dict(parse_options(options))
-    if hands is not None and hands < 1:
-        raise UsageError(f"--hands: must be at least 1, got {hands}")
-    if match_format not in FORMATS:
-        raise UsageError(f"--format: {match_format!r} is not one of {', '.join(FORMATS)}")
-    if match_format == SESSION and hands is not None:
-        changes["hand_limit"] = hands
-    if match_format == FIXED_HANDS and ("hand_limit" in changes or "starting_chips" in changes):
-        raise UsageError(
-            "--option: fixed-hands matches set hand_limit (use --hands) and starting_chips "
-            "(deep stacks) themselves; use --format session to set them"
-        )
-    if luck and not isinstance(config, ChipsConfig):
-        raise UsageError("--luck: the luck correction is for the chips score (--score chips)")
-    if layout not in LAYOUTS:
-        raise UsageError(f"--layout: {layout!r} is not one of {', '.join(LAYOUTS)}")
-    if layout != ROTATE and not isinstance(config, ChipsConfig):
-        raise UsageError(
-            "--layout: the places score seats one candidate in every seat (rotate); "
-            "the other layouts are for --score chips"
-        )
-    try:
-        rules = rules.with_options(changes)
-        if match_format == FIXED_HANDS:
-            rules = fixed_hands(rules, hands if hands is not None else players)
-    except NewmarketError as error:
-        raise UsageError(f"--option: {error}") from None
-    require_players_past_end(rules, players, f"--players: {players} players", "use more players")
+    rules = sprt_rules(rules_name, options, hands, players, match_format)
+    check_scoring(config, luck, layout)
     group_size = len(candidate_seats(layout, players))
     if max_matches < group_size:
         raise UsageError(f"--max-matches: at least one group of {group_size} matches is needed")
@@ -408,6 +394,47 @@ def build_settings(
         match_format=match_format,
         layout=layout,
     )
+
+
+def sprt_rules(
+    rules_name: str, options: list[str], hands: int | None, players: int, match_format: str
+) -> Rules:
+    """The rules of every match: a session's, or fixed hands with deep stacks; ``UsageError``."""
+    changes = parse_options(options)
+    if hands is not None and hands < 1:
+        raise UsageError(f"--hands: must be at least 1, got {hands}")
+    if match_format not in FORMATS:
+        raise UsageError(f"--format: {match_format!r} is not one of {', '.join(FORMATS)}")
+    if match_format == FIXED_HANDS and ("hand_limit" in changes or "starting_chips" in changes):
+        raise UsageError(
+            "--option: fixed-hands matches set hand_limit (use --hands) and starting_chips "
+            "(deep stacks) themselves; use --format session to set them"
+        )
+    try:
+        rules = build_rules(rules_name, changes, hands if match_format == SESSION else None)
+        if match_format == FIXED_HANDS:
+            rules = fixed_hands(rules, hands if hands is not None else players)
+    except RulesChoiceError as error:
+        raise UsageError(
+            f"{'--rules' if error.part == 'preset' else '--option'}: {error}"
+        ) from None
+    except NewmarketError as error:
+        raise UsageError(f"--option: {error}") from None
+    require_players_past_end(rules, players, f"--players: {players} players", "use more players")
+    return rules
+
+
+def check_scoring(config: SprtConfig | ChipsConfig, luck: bool, layout: str) -> None:
+    """``--luck`` and ``--layout`` against the score they belong to; ``UsageError``."""
+    if luck and not isinstance(config, ChipsConfig):
+        raise UsageError("--luck: the luck correction is for the chips score (--score chips)")
+    if layout not in LAYOUTS:
+        raise UsageError(f"--layout: {layout!r} is not one of {', '.join(LAYOUTS)}")
+    if layout != ROTATE and not isinstance(config, ChipsConfig):
+        raise UsageError(
+            "--layout: the places score seats one candidate in every seat (rotate); "
+            "the other layouts are for --score chips"
+        )
 
 
 def header(settings: SprtSettings) -> str:
@@ -440,111 +467,122 @@ def header(settings: SprtSettings) -> str:
     )
 
 
+# ---------------------------------------------------------------- the command's own flags
+
+CandidateBot = Annotated[
+    str, typer.Option(metavar="BOT", help="The bot under test: a bundled name or a command line.")
+]
+BaselineBot = Annotated[
+    str, typer.Option(metavar="BOT", help="The bot to beat; its copies fill the other seats.")
+]
+Elo0 = Annotated[
+    float, typer.Option(metavar="ELO", help="H0: the candidate is at most this much better.")
+]
+Elo1 = Annotated[
+    float, typer.Option(metavar="ELO", help="H1: the candidate is at least this much better.")
+]
+Chips0 = Annotated[
+    float | None,
+    typer.Option(metavar="CHIPS", help="H0 in chips per hand (chips score; default: --elo0 / 75)."),
+]
+Chips1 = Annotated[
+    float | None,
+    typer.Option(metavar="CHIPS", help="H1 in chips per hand (chips score; default: --elo1 / 75)."),
+]
+Alpha = Annotated[
+    float, typer.Option(metavar="P", help="The chance of accepting H1 when H0 holds.")
+]
+Beta = Annotated[float, typer.Option(metavar="P", help="The chance of accepting H0 when H1 holds.")]
+Decisive = Annotated[
+    bool,
+    typer.Option(
+        help="Chips score: also decide as soon as the evidence is far beyond the "
+        "hypotheses (a likelihood ratio at the measured edge; docs/fidelity.md)."
+    ),
+]
+Score = Annotated[
+    str,
+    typer.Option(
+        metavar="chips|places",
+        help="chips: duplicate chips per hand (default); places: share of opponents beaten.",
+    ),
+]
+MatchFormat = Annotated[
+    str | None,
+    typer.Option(
+        "--format",
+        metavar="fixed-hands|session",
+        help="fixed-hands (deep stacks, default with --score chips) or session "
+        "(elimination, default with --score places).",
+    ),
+]
+Luck = Annotated[
+    bool,
+    typer.Option(
+        "--luck", help="Subtract the luck of each deal (a reference policy replayed in-process)."
+    ),
+]
+Layout = Annotated[
+    str | None,
+    typer.Option(
+        metavar="alternate|rotate",
+        help="alternate: candidates in alternate seats, then swapped (2 matches a group; "
+        "default with --score chips); rotate: one candidate in every seat in turn.",
+    ),
+]
+Hands = Annotated[
+    int | None,
+    typer.Option(
+        "--hand-limit",
+        "--hands",
+        metavar="N",
+        help="Hands per match (fixed-hands; default: one per player) or the session's limit.",
+    ),
+]
+MaxMatches = Annotated[
+    int | None,
+    typer.Option(
+        metavar="N",
+        help="Stop undecided (exit 2) after this many matches (default: 8000 fixed-hands "
+        "matches, 2000 sessions: about 32,000 hands either way).",
+    ),
+]
+Duplicate = Annotated[bool, typer.Option(help="Share one deal seed within each rotation group.")]
+Results = Annotated[
+    Path | None,
+    typer.Option(metavar="FILE", help="Append each group's scores to this JSONL file."),
+]
+
+
 def sprt_command(
-    candidate: Annotated[
-        str,
-        typer.Option(metavar="BOT", help="The bot under test: a bundled name or a command line."),
-    ],
-    baseline: Annotated[
-        str, typer.Option(metavar="BOT", help="The bot to beat; its copies fill the other seats.")
-    ],
-    elo0: Annotated[
-        float, typer.Option(metavar="ELO", help="H0: the candidate is at most this much better.")
-    ] = 0.0,
-    elo1: Annotated[
-        float, typer.Option(metavar="ELO", help="H1: the candidate is at least this much better.")
-    ] = 20.0,
-    chips0: Annotated[
-        float | None,
-        typer.Option(
-            metavar="CHIPS", help="H0 in chips per hand (chips score; default: --elo0 / 75)."
-        ),
-    ] = None,
-    chips1: Annotated[
-        float | None,
-        typer.Option(
-            metavar="CHIPS", help="H1 in chips per hand (chips score; default: --elo1 / 75)."
-        ),
-    ] = None,
-    alpha: Annotated[
-        float, typer.Option(metavar="P", help="The chance of accepting H1 when H0 holds.")
-    ] = 0.05,
-    beta: Annotated[
-        float, typer.Option(metavar="P", help="The chance of accepting H0 when H1 holds.")
-    ] = 0.05,
-    decisive: Annotated[
-        bool,
-        typer.Option(
-            help="Chips score: also decide as soon as the evidence is far beyond the "
-            "hypotheses (a likelihood ratio at the measured edge; docs/fidelity.md)."
-        ),
-    ] = True,
-    score: Annotated[
-        str,
-        typer.Option(
-            metavar="chips|places",
-            help="chips: duplicate chips per hand (default); places: share of opponents beaten.",
-        ),
-    ] = CHIPS,
-    match_format: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            metavar="fixed-hands|session",
-            help="fixed-hands (deep stacks, default with --score chips) or session "
-            "(elimination, default with --score places).",
-        ),
-    ] = None,
-    luck: Annotated[
-        bool,
-        typer.Option(
-            "--luck",
-            help="Subtract the luck of each deal (a reference policy replayed in-process).",
-        ),
-    ] = False,
-    layout: Annotated[
-        str | None,
-        typer.Option(
-            metavar="alternate|rotate",
-            help="alternate: candidates in alternate seats, then swapped (2 matches a group; "
-            "default with --score chips); rotate: one candidate in every seat in turn.",
-        ),
-    ] = None,
+    candidate: CandidateBot,
+    baseline: BaselineBot,
+    elo0: Elo0 = 0.0,
+    elo1: Elo1 = 20.0,
+    chips0: Chips0 = None,
+    chips1: Chips1 = None,
+    alpha: Alpha = 0.05,
+    beta: Beta = 0.05,
+    decisive: Decisive = True,
+    score: Score = CHIPS,
+    match_format: MatchFormat = None,
+    luck: Luck = False,
+    layout: Layout = None,
     rules_name: RulesName = DEFAULT_PRESET,
     option: RuleOptions = None,
-    hands: Annotated[
-        int | None,
-        typer.Option(
-            "--hand-limit",
-            "--hands",
-            metavar="N",
-            help="Hands per match (fixed-hands; default: one per player) or the session's limit.",
-        ),
-    ] = None,
+    hands: Hands = None,
     players: Players = 4,
-    max_matches: Annotated[
-        int | None,
-        typer.Option(
-            metavar="N",
-            help="Stop undecided (exit 2) after this many matches (default: 8000 fixed-hands "
-            "matches, 2000 sessions: about 32,000 hands either way).",
-        ),
-    ] = None,
+    max_matches: MaxMatches = None,
     move_time: MoveTime = DEFAULT_TIME.move_time,
     time_bank: TimeBank = DEFAULT_TIME.time_bank,
     startup_time: StartupTime = DEFAULT_TIME.startup_time,
     margin: Margin = DEFAULT_TIME.margin,
     max_faults: MaxFaults = DEFAULT_TIME.max_faults,
     seed: Seed = None,
-    duplicate: Annotated[
-        bool, typer.Option(help="Share one deal seed within each rotation group.")
-    ] = True,
+    duplicate: Duplicate = True,
     concurrency: Concurrency = None,
     log_dir: LogDir = None,
-    results: Annotated[
-        Path | None,
-        typer.Option(metavar="FILE", help="Append each group's scores to this JSONL file."),
-    ] = None,
+    results: Results = None,
     as_json: AsJson = False,
     sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
 ) -> None:
@@ -559,7 +597,6 @@ def sprt_command(
         chosen_format = match_format or (FIXED_HANDS if score == CHIPS else SESSION)
         if max_matches is None:
             max_matches = MAX_FIXED_HANDS_MATCHES if chosen_format == FIXED_HANDS else 2000
-        control = build_time_control(move_time, time_bank, startup_time, margin, max_faults)
         settings = build_settings(
             candidate,
             baseline,
@@ -568,7 +605,7 @@ def sprt_command(
             hands=hands,
             players=players,
             config=config,
-            control=control,
+            control=build_time_control(move_time, time_bank, startup_time, margin, max_faults),
             max_matches=max_matches,
             seed=secrets.randbelow(1 << 31) if seed is None else seed,
             # --seed: the same deals again, and the bots could know them; else a fresh key.
@@ -581,14 +618,31 @@ def sprt_command(
             layout=layout or (ALTERNATE if score == CHIPS else ROTATE),
         )
         settings = dataclasses.replace(settings, sandbox=sandbox_of(sandbox_level))
-        sink: TextIO | None = open(results, "a") if results is not None else None  # noqa: SIM115
+        sink = open_results(results)
     except UsageError as error:
         raise fail(str(error)) from None
+    summary, totals = play_reporting(settings, sink)
+    print_verdict(settings, summary, totals, as_json)
+    raise typer.Exit(code=exit_code(summary))
+
+
+def open_results(results: Path | None) -> TextIO | None:
+    """``--results``, opened to append; ``UsageError`` if it cannot be written."""
+    if results is None:
+        return None
+    try:
+        return open(results, "a")  # closed by play_reporting
     except OSError as error:
-        raise fail(f"--results: cannot write {results}: {error.strerror or error}") from None
-    # The progress (the settings, then the estimate after each group of matches) goes to
-    # stderr, as a league's does; stdout has the verdict alone (or --json's document), so
-    # `newmarket sprt ... > verdict.txt` and a CI step's grep read one line.
+        raise UsageError(f"--results: cannot write {results}: {error.strerror or error}") from None
+
+
+def play_reporting(settings: SprtSettings, sink: TextIO | None) -> tuple[SprtSummary, Totals]:
+    """Run the test, printing the estimate after each group; Ctrl-C prints it and exits 130.
+
+    The progress (the settings, then the estimate after each group of matches) goes to
+    stderr, as a league's does; stdout has the verdict alone (or --json's document), so
+    `newmarket sprt ... > verdict.txt` and a CI step's grep read one line.
+    """
     out = sys.stderr
     print(header(settings), file=out, flush=True)
     latest: list[tuple[SprtSummary, Totals]] = []  # the estimate after the last group
@@ -602,24 +656,33 @@ def sprt_command(
             sink.flush()
 
     try:
-        summary, totals = trio.run(run_sprt, settings, report)
+        return trio.run(run_sprt, settings, report)
     except (KeyboardInterrupt, BaseExceptionGroup) as error:
         if isinstance(error, BaseExceptionGroup) and not error.subgroup(KeyboardInterrupt):
             raise
-        # As fastchess does on Ctrl-C: the test so far, and how to play it again.
-        so_far = (
-            f"undecided after {latest[0][1].matches} matches: {latest[0][0].line()}"
-            if latest
-            else "before the first group of matches finished"
-        )
-        again = (
-            f" (--seed {settings.seed} plays the same deals)" if settings.deals.is_public else ""
-        )
-        print(f"interrupted, {so_far}{again}", file=out, flush=True)
+        print(interrupted(settings, latest[0] if latest else None), file=out, flush=True)
         raise typer.Exit(code=130) from None
     finally:
         if sink is not None:
             sink.close()
+
+
+def interrupted(settings: SprtSettings, latest: tuple[SprtSummary, Totals] | None) -> str:
+    """As fastchess says on Ctrl-C: the test so far, and how to play it again."""
+    so_far = (
+        f"undecided after {latest[1].matches} matches: {latest[0].line()}"
+        if latest is not None
+        else "before the first group of matches finished"
+    )
+    again = f" (--seed {settings.seed} plays the same deals)" if settings.deals.is_public else ""
+    return f"interrupted, {so_far}{again}"
+
+
+def print_verdict(
+    settings: SprtSettings, summary: SprtSummary, totals: Totals, as_json: bool
+) -> None:
+    """The verdict on one line (stdout, or stderr with --json's document on stdout)."""
+    config = settings.config
     size = (
         f"{config.elo1:.3g} Elo ({config.chips1:.3g} chips/hand)"
         if isinstance(config, ChipsConfig)
@@ -647,7 +710,6 @@ def sprt_command(
             "verdict": verdict,
         }
         sys.stdout.write(json.dumps(record) + "\n")
-    raise typer.Exit(code=exit_code(summary))
 
 
 def build_config(

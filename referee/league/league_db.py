@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import json
 import os
 import sqlite3
@@ -58,13 +57,14 @@ from referee.league.league_file import LeagueConfig
 from referee.league.schedule import draw_league_seed
 from referee.match.dealkey import DealKey
 from referee.match.result import MatchResult
-from referee.storage.private_files import create_private, private_dir, private_opener
+from referee.storage.sqlite import StoreError as StoreError  # re-exported: the commands' name
+from referee.storage.sqlite import connect, damaged, lock_for_writing, quick_check
 
 SCHEMA_VERSION = 1
 DEAL_KEY = "deal_key"  # the league table's key for the deal key (``referee.match.dealkey``)
 DRAWN_SEED = "drawn_seed"  # ... and for the league seed drawn for a file without one
 LEGACY_DEALS = "legacy_deals"  # "1": made before deal keys, so its deals stay public
-LEAGUE_DB = "league database"  # how errors name it (the server's store shares the set-up)
+LEAGUE_DB = "league database"  # how errors name it (referee.storage.sqlite)
 LEAGUE_ADVICE = "restore it from a copy, or use a new --db"
 
 _SCHEMA = """
@@ -114,10 +114,6 @@ CREATE TABLE IF NOT EXISTS faults (
 );
 CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(bot);
 """
-
-
-class StoreError(Exception):
-    """The database cannot be used for this league; the message says why, on one line."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -173,9 +169,9 @@ class LeagueStore:
         drawn here) as the league seed.  Raises ``StoreError``.
         """
         identity_text = _canonical(identity)
-        lock = lock_for_writing(path)
+        lock = lock_for_writing(path, "league process", "one league process per database")
         try:
-            connection = connect_sqlite(path, readonly=False)
+            connection = connect(path, readonly=False, what=LEAGUE_DB)
         except BaseException:
             os.close(lock)
             raise
@@ -186,39 +182,9 @@ class LeagueStore:
             with store._db:
                 stored = store._meta("identity")
                 if stored is None:
-                    store._db.executemany(
-                        "INSERT INTO league (key, value) VALUES (?, ?)",
-                        [
-                            ("schema_version", str(SCHEMA_VERSION)),
-                            ("identity", identity_text),
-                            ("name", name),
-                            ("created", _now()),
-                            *_drawn(identity, drawn_seed),
-                        ],
-                    )
-                    store._db.executemany(
-                        "INSERT INTO bots (bot, name, spec) VALUES (?, ?, ?)",
-                        [
-                            (index, str(spec["name"]), _canonical(spec))
-                            for index, spec in enumerate(bots)
-                        ],
-                    )
+                    store._create(identity_text, identity, bots, name, drawn_seed)
                     return store
-            store._check_version()
-            if stored != identity_text:
-                difference = first_difference(store.identity(), json.loads(identity_text))
-                raise StoreError(
-                    f"{path} holds a different league ({difference}); "
-                    "use another --db, or the league file this database was made with"
-                )
-            with store._db:
-                store._db.execute("REPLACE INTO league (key, value) VALUES ('name', ?)", (name,))
-                if store._meta(DEAL_KEY) is None:  # made before deal keys: it stays public
-                    store._db.executemany(
-                        "INSERT INTO league (key, value) VALUES (?, ?)",
-                        [(DEAL_KEY, DealKey.public().to_text()), (LEGACY_DEALS, "1")],
-                    )
-            store.legacy_public_deals = store._meta(LEGACY_DEALS) == "1"
+            store._resume(stored, identity_text, name)
             return store
         except sqlite3.DatabaseError as error:
             store.close()
@@ -229,6 +195,48 @@ class LeagueStore:
         except BaseException:
             store.close()
             raise
+
+    def _create(
+        self,
+        identity_text: str,
+        identity: Mapping[str, object],
+        bots: Sequence[Mapping[str, object]],
+        name: str,
+        drawn_seed: int | None,
+    ) -> None:
+        """A new database's rows, in the caller's transaction: identity, secrets, bots."""
+        self._db.executemany(
+            "INSERT INTO league (key, value) VALUES (?, ?)",
+            [
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("identity", identity_text),
+                ("name", name),
+                ("created", _now()),
+                *_drawn(identity, drawn_seed),
+            ],
+        )
+        self._db.executemany(
+            "INSERT INTO bots (bot, name, spec) VALUES (?, ?, ?)",
+            [(index, str(spec["name"]), _canonical(spec)) for index, spec in enumerate(bots)],
+        )
+
+    def _resume(self, stored: str, identity_text: str, name: str) -> None:
+        """Resume the league stored here, or ``StoreError`` naming how the file differs."""
+        self._check_version()
+        if stored != identity_text:
+            difference = first_difference(self.identity(), json.loads(identity_text))
+            raise StoreError(
+                f"{self.path} holds a different league ({difference}); "
+                "use another --db, or the league file this database was made with"
+            )
+        with self._db:
+            self._db.execute("REPLACE INTO league (key, value) VALUES ('name', ?)", (name,))
+            if self._meta(DEAL_KEY) is None:  # made before deal keys: it stays public
+                self._db.executemany(
+                    "INSERT INTO league (key, value) VALUES (?, ?)",
+                    [(DEAL_KEY, DealKey.public().to_text()), (LEGACY_DEALS, "1")],
+                )
+        self.legacy_public_deals = self._meta(LEGACY_DEALS) == "1"
 
     @classmethod
     def for_league(
@@ -248,7 +256,7 @@ class LeagueStore:
         """Open a league database read-only (``newmarket standings``); raises ``StoreError``."""
         if not path.is_file():
             raise StoreError(f"{path}: no such league database")
-        store = cls(path, connect_sqlite(path, readonly=True))
+        store = cls(path, connect(path, readonly=True, what=LEAGUE_DB))
         try:
             store._quick_check()
             if not store._has_schema() or store._meta("identity") is None:
@@ -440,7 +448,7 @@ class LeagueStore:
     # ------------------------------------------------------------------ inside
 
     def _quick_check(self) -> None:
-        quick_check(self._db, self.path)
+        quick_check(self._db, self.path, LEAGUE_DB, LEAGUE_ADVICE)
 
     def _has_schema(self) -> bool:
         row = self._db.execute(
@@ -474,10 +482,8 @@ def _drawn(identity: Mapping[str, object], drawn_seed: int | None) -> list[tuple
     return rows
 
 
-def _damaged(
-    path: Path, error: sqlite3.Error, what: str = LEAGUE_DB, advice: str = LEAGUE_ADVICE
-) -> StoreError:
-    return StoreError(f"{path}: damaged {what}: {error} ({advice})")
+def _damaged(path: Path, error: sqlite3.Error) -> StoreError:
+    return damaged(path, error, LEAGUE_DB, LEAGUE_ADVICE)
 
 
 def _whole(value: object) -> int:
@@ -501,88 +507,6 @@ def _check_result(key: MatchKey, result: MatchResult, bots: int) -> None:
             raise ValueError(f"seat {seat.seat} has status {seat.status!r}")
     if not all(0 <= bot < bots for bot in key.bots):
         raise ValueError(f"bots {list(key.bots)} are not all among the league's {bots}")
-
-
-def lock_for_writing(
-    path: Path, holder_is: str = "league process", rule: str = "one league process per database"
-) -> int:
-    """An exclusive lock on ``<db>.lock`` (its descriptor), or ``StoreError`` naming who has it.
-
-    Also the competition server's (``server.competition_db.lock_for_serving``): its own words.
-    """
-    lock_path = path.with_name(path.name + ".lock")
-    try:
-        private_dir(path.parent)
-        descriptor = private_opener(lock_path, os.O_RDWR | os.O_CREAT)
-    except OSError as error:
-        raise StoreError(f"{lock_path}: cannot open the lock file: {error.strerror}") from None
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "another"
-        os.close(descriptor)
-        raise StoreError(
-            f"{path}: already in use by {holder_is} {holder} (lock {lock_path.name}); {rule}"
-        ) from None
-    os.ftruncate(descriptor, 0)
-    os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
-    return descriptor
-
-
-def connect_sqlite(
-    path: Path,
-    *,
-    readonly: bool,
-    what: str = LEAGUE_DB,
-    autocommit: bool = False,
-    any_thread: bool = False,
-) -> sqlite3.Connection:
-    """A connection set up as every newmarket database wants it; ``StoreError`` if it cannot.
-
-    A writer's connection is in WAL mode (readers never block it, nor it them)
-    with ``synchronous=FULL`` (a committed match survives a power cut).  Shared
-    by the league's store and the competition server's (``what`` names which).
-    ``autocommit`` leaves transactions to the caller (``BEGIN IMMEDIATE``);
-    ``any_thread`` lets a trio program use it from its worker threads.
-    """
-    try:
-        if readonly:
-            uri = f"{path.resolve().as_uri()}?mode=ro"
-            connection = sqlite3.connect(uri, uri=True, check_same_thread=not any_thread)
-        else:
-            private_dir(path.parent)
-            create_private(path)  # SQLite gives its -wal and -shm files the database's mode
-            connection = sqlite3.connect(path, check_same_thread=not any_thread)
-        if autocommit:
-            connection.isolation_level = None
-        # The timeout first: switching to WAL needs a moment's lock, and a reader
-        # (`standings`, `report --watch`) mid-read must make it wait, not fail.
-        connection.execute("PRAGMA busy_timeout = 10000")
-        if not readonly:
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = FULL")
-        connection.execute("PRAGMA foreign_keys = ON")
-        # Probe: a file that is not SQLite fails here, not at the first real query.
-        connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-    except (sqlite3.Error, OSError) as error:
-        raise StoreError(f"{path}: cannot open the {what}: {error}") from None
-    return connection
-
-
-def quick_check(
-    connection: sqlite3.Connection,
-    path: Path,
-    what: str = LEAGUE_DB,
-    advice: str = LEAGUE_ADVICE,
-) -> None:
-    """``StoreError`` if SQLite finds the file damaged (pages, indexes, free lists)."""
-    try:
-        rows = connection.execute("PRAGMA quick_check(3)").fetchall()
-    except sqlite3.DatabaseError as error:
-        raise _damaged(path, error, what, advice) from None
-    problems = [" ".join(str(row[0]).split()) for row in rows]  # a row may hold newlines
-    if problems != ["ok"]:
-        raise StoreError(f"{path}: damaged {what}: {'; '.join(problems)[:200]} ({advice})")
 
 
 def first_difference(old: object, new: object, where: str = "") -> str:

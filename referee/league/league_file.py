@@ -7,7 +7,10 @@ here: unknown keys, types, the preset and every rule option (through
 number of bots and the rules' ``end_players``, duplicate bot names, bundled
 bots that cannot run here, and programs or scripts that do not exist.  Each
 mistake is one ``ConfigError`` line, ``FILE: KEY: PROBLEM``, naming the key as
-it is spelled in the file (``bots[2].command``).
+it is spelled in the file (``bots[2].command``).  Each section is declared
+below (or, for those a competition file has too, in ``referee.settings.shared``)
+as a struct with its types, defaults and bounds, and decoded with msgspec
+(``referee.settings.sections``); the checks that need more than one key follow.
 
 ``LeagueConfig.identity()`` is the league as written (with defaults filled
 in, paths as text) and is what the results database stores: a database
@@ -60,17 +63,33 @@ import shlex
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, NoReturn
+from typing import Annotated, Any, Literal, NoReturn
 
-from engine import RulesError, preset
-from engine.presets import DEFAULT_PRESET
+import msgspec
+from msgspec import Meta
+
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.schedule import AUTO, GAUNTLET, SCHEDULE_KINDS
-from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
+from referee.sandbox import DEFAULT_LEVEL, Limits
 from referee.sandbox.isolation import ENV_SHARED_DIR
 from referee.scoring.duplicate import fixed_hands
+from referee.settings.sections import ConfigError as ConfigError  # the commands' name for it
+from referee.settings.sections import Section, decode, fail, kind, one_of
+from referee.settings.shared import (
+    LIMIT_RANGES as LIMIT_RANGES,  # where the docs and the hostile tests look for them
+)
+from referee.settings.shared import (
+    RemoteSettings,
+    RulesSection,
+    SandboxSection,
+    TimeControlSection,
+    paths_from,
+    rules_of,
+    sandbox_of,
+    time_control_of,
+)
 from referee.transport.process import why_cannot_start
 from referee.transport.timecontrol import TimeControl
 
@@ -103,19 +122,6 @@ LOADER_ENV = frozenset(
     }
 )
 LOADER_PREFIXES = ("LD_", "DYLD_")
-
-# The allowed range of each [sandbox] limit, in the file's units: below, no real bot
-# starts (a JVM needs more than 1 MiB); above, it is no limit at all and should say so
-# with false.
-LIMIT_RANGES: dict[str, tuple[int, int]] = {
-    "cpu_seconds": (1, 7 * 86400),
-    "open_files": (16, 65536),
-    "file_size_mb": (1, 65536),
-    "processes": (4, 4096),
-    "memory_mb": (32, 262144),
-    "address_space_mb": (64, 1 << 20),
-    "scratch_mb": (1, 16384),
-}
 MAX_HAND_LIMIT = 100_000
 
 
@@ -127,34 +133,71 @@ Format = Literal["round_robin", "bankroll"]
 FORMATS: tuple[Format, ...] = ("round_robin", "bankroll")
 
 
-class ConfigError(ValueError):
-    """One mistake in a league file: ``FILE: KEY: PROBLEM`` on one line."""
+class LeagueSection(Section, frozen=True):
+    """[league]; ``None`` is a key the file left out (its default depends on the rest)."""
+
+    name: str | None = None  # default: the file's stem
+    format: Annotated[str, one_of(FORMATS)] = "round_robin"
+    seed: Annotated[int, Meta(ge=0)] | None = None
+    public_deals: bool = False
+    table_size: Annotated[int, Meta(ge=MIN_PLAYERS, le=MAX_PLAYERS)] | None = None
+    hand_limit: Annotated[int, Meta(ge=1, le=MAX_HAND_LIMIT)] | None = None
+    logs: Annotated[str | bool, Meta(extra={"expected": "a directory or false"})] = True
+    match: Annotated[str, one_of(MATCH_FORMATS)] = "auto"
 
 
-@dataclasses.dataclass(frozen=True)
-class ScheduleSettings:
-    kind: str = AUTO
+class ScheduleSettings(Section, frozen=True):
+    """[schedule] (a round robin league's), as the league plays it."""
+
+    kind: Annotated[str, one_of(SCHEDULE_KINDS)] = AUTO
     # The seat rotations of a table share one deal seed (default: unless a bot is remote).
     duplicate: bool = True
-    cycles: int = 1  # the whole schedule is played this many times, with fresh seeds
-    meetings: int = 1  # balanced: every pair of bots shares at least this many tables
-    round_robin_limit: int = 500  # auto: round robin up to this many tables, else balanced
-    candidates: int = 0  # gauntlet: the first N bots play the rest (the field), never each other
+    # the whole schedule is played this many times, with fresh seeds
+    cycles: Annotated[int, Meta(ge=1, le=1000)] = 1
+    # balanced: every pair of bots shares at least this many tables
+    meetings: Annotated[int, Meta(ge=1, le=100)] = 1
+    # auto: round robin up to this many tables, else balanced
+    round_robin_limit: Annotated[int, Meta(ge=1)] = 500
+    # gauntlet: the first N bots play the rest (the field), never each other
+    candidates: Annotated[int, Meta(ge=0, le=1000)] = 0
 
 
-@dataclasses.dataclass(frozen=True)
-class BankrollSettings:
-    max_rounds: int = 100  # a bound, in case the bots never go broke
+class BankrollSettings(Section, frozen=True):
+    """[bankroll] (a bankroll league's)."""
+
+    max_rounds: Annotated[int, Meta(ge=1, le=100_000)] = 100  # in case the bots never go broke
 
 
-@dataclasses.dataclass(frozen=True)
-class RemoteSettings:
-    """Where a league with remote bots listens, and how long it waits for an absent one."""
+# A bot's command: a bundled bot's name or a command line, or its argv as a list.
+CommandLine = Annotated[
+    str | list[str], Meta(extra={"expected": "a string or a non-empty list of strings"})
+]
 
-    host: str = "127.0.0.1"
-    port: int = 7464
-    wait: float = 300.0  # seconds from the start (or from a drop) before playing without it
-    tokens: Path | None = None  # None: ``<league file stem>.tokens.json`` beside the file
+
+class BotEntry(Section, frozen=True):
+    """One [[bots]] table; ``None`` is a key the file left out."""
+
+    name: str | None = None  # default: the bundled bot's or the program's name
+    command: CommandLine | None = None
+    cwd: str | None = None
+    env: Annotated[dict[str, Any], Meta(extra={"expected": "a table of strings"})] | None = None
+    transport: Annotated[str, one_of(TRANSPORTS)] | None = None
+    remote: bool = False
+
+
+class LeagueFile(Section, frozen=True):
+    """A league file: its sections, in the order ``unknown key`` lists them."""
+
+    league: LeagueSection = LeagueSection()
+    schedule: ScheduleSettings | None = None  # None: absent
+    bankroll: BankrollSettings | None = None  # None: absent
+    rules: RulesSection = RulesSection()
+    time_control: TimeControlSection = TimeControlSection()
+    bots: (
+        Annotated[list[BotEntry], Meta(extra={"expected": "an array of tables ([[bots]])"})] | None
+    ) = None
+    remote: RemoteSettings = RemoteSettings()
+    sandbox: SandboxSection = SandboxSection()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,7 +219,9 @@ class LeagueConfig:
     logs: Path | None  # None: beside the database (``log_dir``)
     keep_logs: bool
     raw_bots: tuple[Mapping[str, object], ...]  # as written, for the identity
-    remote: RemoteSettings = RemoteSettings()  # not in the identity: cannot change a result
+    remote: RemoteSettings = dataclasses.field(
+        default_factory=RemoteSettings
+    )  # not in identity: cannot change a result
     sandbox_level: str = DEFAULT_LEVEL
     sandbox_limits: Limits = dataclasses.field(default_factory=Limits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
@@ -213,10 +258,10 @@ class LeagueConfig:
             # candidates only when set, so leagues stored before it existed still resume
             "schedule": {
                 key: value
-                for key, value in dataclasses.asdict(self.schedule).items()
+                for key, value in msgspec.structs.asdict(self.schedule).items()
                 if key != "candidates" or value
             },
-            "bankroll": dataclasses.asdict(self.bankroll),
+            "bankroll": msgspec.structs.asdict(self.bankroll),
             "rules": self.rules.to_dict(),
             "time_control": self.time_control.to_json(),
             "bots": [dict(bot) for bot in self.raw_bots],
@@ -238,80 +283,11 @@ def parse_config(text: str, path: Path) -> LeagueConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return ConfigReader(path).read(data)
+    return _Reader(path).read(data)
 
 
-class Section:
-    """One TOML table: typed reads by key, and a final check that no unknown key is left.
-
-    Shared with the competition server's reader for its own sections.
-    """
-
-    def __init__(self, reader: ConfigReader, data: object, where: str) -> None:
-        self.reader = reader
-        self.where = where
-        if not isinstance(data, dict):
-            reader.fail(where, f"must be a table, got {_kind(data)}")
-        self.data: dict[str, Any] = data
-
-    def key(self, name: str) -> str:
-        return f"{self.where}.{name}" if self.where else name
-
-    def has(self, name: str) -> bool:
-        return name in self.data
-
-    def raw(self, name: str) -> object:
-        return self.data.get(name)
-
-    def integer(self, name: str, default: int | None, low: int, high: int | None = None) -> int:
-        value: object = self.data.get(name, default)
-        if value is None:
-            self.reader.fail(self.key(name), "is required (a whole number)")
-        if not isinstance(value, int) or isinstance(value, bool):
-            self.reader.fail(self.key(name), f"must be a whole number, got {_kind(value)}")
-        if value < low or (high is not None and value > high):
-            bound = f"{low} to {high}" if high is not None else f"at least {low}"
-            self.reader.fail(self.key(name), f"must be {bound}, got {value}")
-        return value
-
-    def number(self, name: str, default: float) -> float:
-        value: object = self.data.get(name, default)
-        if not isinstance(value, int | float) or isinstance(value, bool):
-            self.reader.fail(self.key(name), f"must be a number of seconds, got {_kind(value)}")
-        return float(value)
-
-    def boolean(self, name: str, default: bool) -> bool:
-        value: object = self.data.get(name, default)
-        if not isinstance(value, bool):
-            self.reader.fail(self.key(name), f"must be true or false, got {_kind(value)}")
-        return value
-
-    def text(self, name: str, default: str | None, choices: tuple[str, ...] = ()) -> str:
-        value: object = self.data.get(name, default)
-        if value is None:
-            self.reader.fail(self.key(name), "is required (a string)")
-        if not isinstance(value, str):
-            self.reader.fail(self.key(name), f"must be a string, got {_kind(value)}")
-        if choices and value not in choices:
-            self.reader.fail(
-                self.key(name), f"{value!r} is not one of {', '.join(map(repr, choices))}"
-            )
-        return value
-
-    def finish(self, known: tuple[str, ...]) -> None:
-        for name in self.data:
-            if name not in known:
-                self.reader.fail(
-                    self.key(name), f"unknown key; known keys here: {', '.join(known)}"
-                )
-
-
-class ConfigReader:
-    """Reads a league file into a ``LeagueConfig``, failing with one line naming the key.
-
-    Public with ``Section``: the competition server's reader (``referee.server.competition_file``)
-    subclasses it, so the sections both files have read and fail the same way.
-    """
+class _Reader:
+    """Reads a decoded league file into a ``LeagueConfig``, failing with one line naming the key."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -319,78 +295,35 @@ class ConfigReader:
         self.allow_loader_env = False
 
     def fail(self, key: str, problem: str) -> NoReturn:
-        problem = " ".join(problem.split())  # one line, whatever a library said
-        raise ConfigError(f"{self.path}: {key}: {problem}")
+        fail(self.path, key, problem)
 
-    def read(self, data: dict[str, Any]) -> LeagueConfig:
-        top = Section(self, data, "")
-        top.finish(
-            ("league", "schedule", "bankroll", "rules", "time_control", "bots", "remote", "sandbox")
-        )
-
-        league = Section(self, data.get("league", {}), "league")
-        name = league.text("name", self.path.stem)
-        fmt = league.text("format", "round_robin", FORMATS)
-        seed = league.integer("seed", 0, 0) if league.has("seed") else None
-        public_deals = league.boolean("public_deals", False)
-        if public_deals and seed is None:
+    def read(self, data: dict[str, object]) -> LeagueConfig:
+        file = decode(data, LeagueFile, self.path, dec_hook=paths_from(self.base))
+        league = file.league
+        fmt: Format = "bankroll" if league.format == "bankroll" else "round_robin"
+        if league.public_deals and league.seed is None:
             self.fail(
                 "league.public_deals",
                 "public deals follow from the league's seed: give league.seed too",
             )
-        table_size = league.integer("table_size", 4, MIN_PLAYERS, MAX_PLAYERS)
-        hand_limit = None
-        if league.has("hand_limit"):
-            hand_limit = league.integer("hand_limit", 0, 1, MAX_HAND_LIMIT)
         keep_logs, logs = self.logs(league)
-        match = league.text("match", "auto", MATCH_FORMATS)
-        league.finish(
-            (
-                "name",
-                "format",
-                "seed",
-                "public_deals",
-                "table_size",
-                "hand_limit",
-                "logs",
-                "match",
-            )
-        )
-
-        bankroll = self.bankroll(data, fmt)
-        preset_name, options, rules = self.rules(data, hand_limit)
-        rules = self.match_format(match, fmt, preset_name, options, rules, table_size)
-        time_control = self.time_control(data)
-        sandbox_table = data.get("sandbox", {})
-        self.allow_loader_env = (
-            isinstance(sandbox_table, dict) and sandbox_table.get("allow_loader_env") is True
-        )
-        bots, raw_bots = self.bots(data)
-        schedule = self.schedule(data, fmt, any(bot.remote for bot in bots))
-        remote = self.remote(data)
-        sandbox_level, sandbox_limits = self.sandbox(data)
-
-        if not league.has("table_size"):  # the default seats a league of 3 bots too
-            table_size = min(table_size, len(bots))
-        if table_size > len(bots):
-            self.fail(
-                "league.table_size",
-                f"{table_size} is larger than the number of bots ({len(bots)})",
-            )
-        if rules.end_players >= table_size:
-            self.fail(
-                "league.table_size",
-                f"a table of {table_size} must seat more players than the rules' end_players "
-                f"({rules.end_players}), or no match could be played",
-            )
+        bankroll = self.bankroll(file, fmt)
+        options, rules = rules_of(file.rules, league.hand_limit, "league.hand_limit", self.path)
+        table_size = league.table_size if league.table_size is not None else 4
+        rules = self.match_format(league.match, fmt, file.rules.preset, options, rules, table_size)
+        time_control = time_control_of(file.time_control, self.path)
+        self.allow_loader_env = file.sandbox.allow_loader_env
+        bots, raw_bots = self.bots(file.bots)
+        schedule = self.schedule(file, data, fmt, any(bot.remote for bot in bots))
+        sandbox_level, sandbox_limits = sandbox_of(file.sandbox, self.path)
         return LeagueConfig(
             path=self.path,
-            name=name,
-            format=fmt,  # type: ignore[arg-type]  # checked against FORMATS above
-            seed=seed,
-            table_size=table_size,
+            name=league.name if league.name is not None else self.path.stem,
+            format=fmt,
+            seed=league.seed,
+            table_size=self.table_size(league.table_size, rules, len(bots)),
             rules=rules,
-            preset=preset_name,
+            preset=file.rules.preset,
             options=options,
             time_control=time_control,
             schedule=schedule,
@@ -399,58 +332,52 @@ class ConfigReader:
             logs=logs,
             keep_logs=keep_logs,
             raw_bots=raw_bots,
-            remote=remote,
+            remote=file.remote,
             sandbox_level=sandbox_level,
             sandbox_limits=sandbox_limits,
-            public_deals=public_deals,
+            public_deals=league.public_deals,
         )
 
-    def remote(self, data: dict[str, Any]) -> RemoteSettings:
-        section = Section(self, data.get("remote", {}), "remote")
-        defaults = RemoteSettings()
-        tokens = None
-        if section.has("tokens"):
-            tokens = self.base / Path(os.path.expanduser(section.text("tokens", None)))
-        wait = section.number("wait", defaults.wait)
-        if wait <= 0:
-            self.fail("remote.wait", f"must be a positive number of seconds, got {wait:g}")
-        settings = RemoteSettings(
-            host=section.text("host", defaults.host),
-            port=section.integer("port", defaults.port, 0, 65535),
-            wait=wait,
-            tokens=tokens,
-        )
-        section.finish(("host", "port", "wait", "tokens"))
-        return settings
+    def table_size(self, given: int | None, rules: Rules, bots: int) -> int:
+        """``league.table_size`` (default 4, or every bot of a smaller league), checked."""
+        table_size = given if given is not None else min(4, bots)
+        if table_size > bots:
+            self.fail(
+                "league.table_size",
+                f"{table_size} is larger than the number of bots ({bots})",
+            )
+        if rules.end_players >= table_size:
+            self.fail(
+                "league.table_size",
+                f"a table of {table_size} must seat more players than the rules' end_players "
+                f"({rules.end_players}), or no match could be played",
+            )
+        return table_size
 
-    def logs(self, league: Section) -> tuple[bool, Path | None]:
-        value = league.raw("logs")
-        if value is None or value is True:
+    def logs(self, league: LeagueSection) -> tuple[bool, Path | None]:
+        value = league.logs
+        if value is True:
             return True, None
         if value is False:
             return False, None
-        if not isinstance(value, str) or not value.strip():
-            self.fail("league.logs", f"must be a directory or false, got {_kind(value)}")
+        if not value.strip():
+            self.fail("league.logs", f"must be a directory or false, got {kind(value)}")
         return True, self.base / Path(os.path.expanduser(value))
 
-    def schedule(self, data: dict[str, Any], fmt: str, remote_bots: bool) -> ScheduleSettings:
+    def schedule(
+        self, file: LeagueFile, data: dict[str, object], fmt: str, remote_bots: bool
+    ) -> ScheduleSettings:
         if fmt != "round_robin":
-            if "schedule" in data:
+            if file.schedule is not None:
                 self.fail("schedule", f"only a round_robin league has a schedule, not {fmt!r}")
             return ScheduleSettings()
-        section = Section(self, data.get("schedule", {}), "schedule")
-        settings = ScheduleSettings(
-            kind=section.text("kind", AUTO, SCHEDULE_KINDS),
+        settings = file.schedule or ScheduleSettings()
+        given = data.get("schedule")
+        if not (isinstance(given, dict) and "duplicate" in given):
             # Duplicate deals need bots that forget a deal between rotations; a remote
             # bot runs on its owner's machine and can always remember, so a league with
             # one plays plain deals unless the file opts in (referee/league/deals.py).
-            duplicate=section.boolean("duplicate", not remote_bots),
-            cycles=section.integer("cycles", 1, 1, 1000),
-            meetings=section.integer("meetings", 1, 1, 100),
-            round_robin_limit=section.integer("round_robin_limit", 500, 1),
-            candidates=section.integer("candidates", 0, 0, 1000),
-        )
-        section.finish(tuple(field.name for field in dataclasses.fields(ScheduleSettings)))
+            settings = msgspec.structs.replace(settings, duplicate=not remote_bots)
         if (settings.kind == GAUNTLET) != (settings.candidates > 0):
             self.fail(
                 "schedule.candidates",
@@ -459,15 +386,12 @@ class ConfigReader:
             )
         return settings
 
-    def bankroll(self, data: dict[str, Any], fmt: str) -> BankrollSettings:
+    def bankroll(self, file: LeagueFile, fmt: str) -> BankrollSettings:
         if fmt != "bankroll":
-            if "bankroll" in data:
+            if file.bankroll is not None:
                 self.fail("bankroll", f"only a bankroll league has this table, not {fmt!r}")
             return BankrollSettings()
-        section = Section(self, data.get("bankroll", {}), "bankroll")
-        settings = BankrollSettings(max_rounds=section.integer("max_rounds", 100, 1, 100_000))
-        section.finish(tuple(field.name for field in dataclasses.fields(BankrollSettings)))
-        return settings
+        return file.bankroll or BankrollSettings()
 
     def match_format(
         self,
@@ -496,94 +420,11 @@ class ConfigReader:
         hands = rules.hand_limit if "hand_limit" in options else table_size
         return fixed_hands(rules, hands)
 
-    def rules(
-        self, data: dict[str, Any], hand_limit: int | None
-    ) -> tuple[str, dict[str, object], Rules]:
-        section = Section(self, data.get("rules", {}), "rules")
-        name = section.text("preset", DEFAULT_PRESET)
-        options_section = Section(self, section.raw("options") or {}, "rules.options")
-        options: dict[str, object] = dict(options_section.data)
-        section.finish(("preset", "options"))
-        try:
-            base = preset(name)
-        except RulesError as error:
-            self.fail("rules.preset", str(error))
-        if hand_limit is not None:
-            if "hand_limit" in options:
-                self.fail(
-                    "league.hand_limit",
-                    "also set as rules.options.hand_limit; give it in one place",
-                )
-            options["hand_limit"] = hand_limit
-        try:
-            rules = base.with_options(options)
-        except RulesError as error:
-            self.fail(*_option_key(str(error), options))
-        return name, options, rules
-
-    def sandbox(self, data: dict[str, Any]) -> tuple[str, Limits]:
-        section = Section(self, data.get("sandbox", {}), "sandbox")
-        level = section.text("level", DEFAULT_LEVEL, LEVELS)
-        defaults = Limits()
-        values: dict[str, int | None] = {}
-        section.boolean("allow_loader_env", False)
-        for name, field, unit in (
-            ("cpu_seconds", "cpu_seconds", 1),
-            ("open_files", "open_files", 1),
-            ("file_size_mb", "file_size_bytes", MIB),
-            ("processes", "processes", 1),
-            ("memory_mb", "memory_bytes", MIB),
-            ("address_space_mb", "address_space_bytes", MIB),
-            ("scratch_mb", "scratch_bytes", MIB),
-        ):
-            default: int | None = getattr(defaults, field)
-            low, high = LIMIT_RANGES[name]
-            if section.raw(name) is False:
-                values[field] = None  # false: no limit
-            elif section.has(name):
-                values[field] = section.integer(name, None, low, high) * unit
-            else:
-                values[field] = default
-        section.finish(
-            (
-                "level",
-                "cpu_seconds",
-                "open_files",
-                "file_size_mb",
-                "processes",
-                "memory_mb",
-                "address_space_mb",
-                "scratch_mb",
-                "allow_loader_env",
-            )
-        )
-        return level, Limits(**values)
-
-    def time_control(self, data: dict[str, Any]) -> TimeControl:
-        section = Section(self, data.get("time_control", {}), "time_control")
-        defaults = TimeControl()
-        values: dict[str, Any] = {}
-        for field in ("move_time", "time_bank", "startup_time", "margin"):
-            values[field] = section.number(field, getattr(defaults, field))
-        values["max_faults"] = section.integer("max_faults", defaults.max_faults, 1)
-        section.finish(("move_time", "time_bank", "startup_time", "margin", "max_faults"))
-        try:
-            return TimeControl(**values)
-        except ValueError as error:
-            message = str(error)
-            field, _, problem = message.partition(": ")
-            if field in values:
-                self.fail(f"time_control.{field}", problem)
-            self.fail("time_control", message)
-
     def bots(
-        self, data: dict[str, Any]
+        self, entries: list[BotEntry] | None
     ) -> tuple[tuple[BotSpec, ...], tuple[Mapping[str, object], ...]]:
-        entries: object = data.get("bots")
         if entries is None:
             self.fail("bots", "no bots: add [[bots]] tables with a name and a command")
-        if not isinstance(entries, list):
-            self.fail("bots", f"must be an array of tables ([[bots]]), got {_kind(entries)}")
         specs: list[BotSpec] = []
         raws: list[Mapping[str, object]] = []
         first_index: dict[str, int] = {}
@@ -602,70 +443,62 @@ class ConfigReader:
             self.fail("bots", f"a league needs at least {MIN_PLAYERS} bots, got {len(specs)}")
         return tuple(specs), tuple(raws)
 
-    def bot(self, index: int, entry: object) -> tuple[BotSpec, Mapping[str, object]]:
+    def bot(self, index: int, entry: BotEntry) -> tuple[BotSpec, Mapping[str, object]]:
         where = f"bots[{index}]"
-        section = Section(self, entry, where)
-        section.finish(("name", "command", "cwd", "env", "transport", "remote"))
-        name = section.text("name", "") if section.has("name") else None
-        if name is not None:
-            self.check_name(f"{where}.name", name)
-        if section.boolean("remote", False):
-            return self.remote_bot(section, where, name)
-        transport: Transport = section.text("transport", "stdio", TRANSPORTS)  # type: ignore[assignment]
+        if entry.name is not None:
+            self.check_name(f"{where}.name", entry.name)
+        if entry.remote:
+            return self.remote_bot(entry, where)
+        transport: Transport = "tcp" if entry.transport == "tcp" else "stdio"
         cwd = self.base
-        if section.has("cwd"):
-            cwd = self.base / Path(os.path.expanduser(section.text("cwd", None)))
+        if entry.cwd is not None:
+            cwd = self.base / Path(os.path.expanduser(entry.cwd))
             if not cwd.is_dir():
                 self.fail(f"{where}.cwd", f"directory {str(cwd)!r} does not exist")
-        env = self.env(section, where)
-        command = section.raw("command")
+        env = self.env(entry.env, where)
+        command = entry.command
         if command is None:
             self.fail(f"{where}.command", "is required: a bundled bot's name or a command line")
         self.check_command_text(f"{where}.command", command)
-        spec = self.spec(where, command, name, transport)
-        if name is None:
+        spec = self.spec(where, command, entry.name, transport)
+        if entry.name is None:
             self.check_name(f"{where}.name", spec.name)
         spec = dataclasses.replace(spec, cwd=cwd, env=env)
         self.check_command(f"{where}.command", spec)
-        if not section.has("cwd"):
+        if entry.cwd is None:
             # It runs in the league file's directory, which is not its own (the database,
             # tokens and logs are there): a sandbox shows it only the files it names.
             spec = dataclasses.replace(spec, env={**env, ENV_SHARED_DIR: "1"})
         raw: dict[str, object] = {
             "name": spec.name,
             "command": command,
-            "cwd": section.raw("cwd"),
+            "cwd": entry.cwd,
             "env": dict(env),
             "transport": transport,
         }
         return spec, raw
 
-    def remote_bot(
-        self, section: Section, where: str, name: str | None
-    ) -> tuple[BotSpec, Mapping[str, object]]:
+    def remote_bot(self, entry: BotEntry, where: str) -> tuple[BotSpec, Mapping[str, object]]:
         """A bot that connects by itself with its token: a name and nothing to start."""
         for key in ("command", "cwd", "env"):
-            if section.has(key):
+            if getattr(entry, key) is not None:
                 self.fail(f"{where}.{key}", "a remote bot is started by its owner; remove this key")
-        if section.text("transport", "tcp") != "tcp":
+        if entry.transport not in (None, "tcp"):
             self.fail(f"{where}.transport", "a remote bot connects over tcp")
-        if name is None:
+        if entry.name is None:
             self.fail(f"{where}.name", "is required for a remote bot (its token is issued by name)")
-        return BotSpec(name, (), transport="tcp"), {"name": name, "remote": True}
+        return BotSpec(entry.name, (), transport="tcp"), {"name": entry.name, "remote": True}
 
-    def env(self, section: Section, where: str) -> dict[str, str]:
-        value = section.raw("env")
+    def env(self, value: dict[str, object] | None, where: str) -> dict[str, str]:
         if value is None:
             return {}
-        if not isinstance(value, dict):
-            self.fail(f"{where}.env", f"must be a table of strings, got {_kind(value)}")
         env: dict[str, str] = {}
         for key, item in value.items():
             shown = f"{where}.env.{key!r}" if not ENV_NAME.fullmatch(key) else f"{where}.env.{key}"
             if not ENV_NAME.fullmatch(key):
                 self.fail(shown, "is not a variable name (letters, digits and _)")
             if not isinstance(item, str):
-                self.fail(shown, f"must be a string, got {_kind(item)}")
+                self.fail(shown, f"must be a string, got {kind(item)}")
             if "\0" in item or CONTROL_CHARACTERS.search(item):
                 self.fail(shown, "must not hold control characters")
             if not self.allow_loader_env and (key in LOADER_ENV or key.startswith(LOADER_PREFIXES)):
@@ -688,24 +521,23 @@ class ConfigReader:
         if len(name) > 64:
             self.fail(key, f"is {len(name)} characters long; at most 64")
 
-    def check_command_text(self, key: str, command: object) -> None:
-        parts = [command] if isinstance(command, str) else command
-        if isinstance(parts, list):
-            for part in parts:
-                if isinstance(part, str) and CONTROL_CHARACTERS.search(part):
-                    self.fail(key, f"{part!r} holds control characters")
+    def check_command_text(self, key: str, command: str | list[str]) -> None:
+        for part in [command] if isinstance(command, str) else command:
+            if CONTROL_CHARACTERS.search(part):
+                self.fail(key, f"{part!r} holds control characters")
 
-    def spec(self, where: str, command: object, name: str | None, transport: Transport) -> BotSpec:
+    def spec(
+        self, where: str, command: str | list[str], name: str | None, transport: Transport
+    ) -> BotSpec:
         key = f"{where}.command"
         try:
             if isinstance(command, str):
                 return resolve_bot(command, name, transport=transport)
-            if isinstance(command, list) and command and all(isinstance(c, str) for c in command):
-                argv = tuple(command)
-                return resolve_bot(shlex.join(argv), name, transport=transport)
+            if command:
+                return resolve_bot(shlex.join(command), name, transport=transport)
         except ValueError as error:
             self.fail(key, str(error))
-        self.fail(key, f"must be a string or a non-empty list of strings, got {_kind(command)}")
+        self.fail(key, f"must be a string or a non-empty list of strings, got {kind(command)}")
 
     def check_command(self, key: str, spec: BotSpec) -> None:
         """The program (and a script it is given) must exist; a bundled bot must be able to run."""
@@ -716,34 +548,3 @@ class ConfigReader:
         why = why_cannot_start(spec.command, spec.cwd or self.base, spec.env)
         if why is not None:
             self.fail(key, f"{why}, for bot {spec.name!r}")
-
-
-def _option_key(message: str, options: Mapping[str, object]) -> tuple[str, str]:
-    """The key of a rule option an engine ``RulesError`` names, and the problem without it."""
-    unknown = re.match(r"unknown rule option '([^']*)'(.*)", message)
-    if unknown:
-        return f"rules.options.{unknown.group(1)}", "unknown rule option" + unknown.group(2)
-    option, sep, problem = message.partition(": ")
-    if sep and re.fullmatch(r"[a-z_]+", option):
-        if option == "hand_limit" and "hand_limit" in options:
-            return "league.hand_limit", problem
-        if option in options:
-            return f"rules.options.{option}", problem
-        return f"rules ({option})", problem
-    return "rules", message
-
-
-def _kind(value: object) -> str:
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int):
-        return f"a number ({value})"
-    if isinstance(value, float):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({value!r})"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    return type(value).__name__

@@ -7,6 +7,7 @@ Each line ends in a labelled dot; hovering a line shows the bot's name.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -37,6 +38,23 @@ def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
+@dataclasses.dataclass(frozen=True)
+class _Scale:
+    """Where a chart draws: step 0 to ``steps`` across the plot, ``low`` to ``high`` up it."""
+
+    plot_w: float
+    plot_h: float
+    steps: int
+    low: float
+    high: float
+
+    def x(self, step: int) -> float:
+        return LEFT + self.plot_w * step / self.steps
+
+    def y(self, value: float) -> float:
+        return TOP + self.plot_h * (self.high - value) / (self.high - self.low)
+
+
 def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> Markup:
     """The SVG; ``history[i]`` is every bot's rating after match i."""
     prior = MU - Z * SIGMA
@@ -45,42 +63,46 @@ def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> 
     low, high = min(values), max(values)
     if high - low < 1e-9:
         low, high = low - 1, high + 1
-    steps = max(1, len(history))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-
-    def x(step: int) -> float:
-        return LEFT + plot_w * step / steps
-
-    def y(value: float) -> float:
-        return TOP + plot_h * (high - value) / (high - low)
-
+    scale = _Scale(plot_w, plot_h, max(1, len(history)), low, high)
     ticks = []
     for tick in range(5):
         value = low + (high - low) * tick / 4
         ticks.append(
             {
-                "y": f"{y(value):.1f}",
-                "label_y": f"{y(value) + 4:.1f}",
+                "y": f"{scale.y(value):.1f}",
+                "label_y": f"{scale.y(value) + 4:.1f}",
                 "label": f"{value:.1f}",
                 "cls": "grid",
             }
         )
-    lines = []
-    ends: list[tuple[float, int, str]] = []
-    for index, name in enumerate(names):
-        line = series[name]
-        lines.append(
-            {
-                "name": name,
-                "points": " ".join(
-                    f"{x(step):.1f},{y(value):.1f}" for step, value in enumerate(line)
-                ),
-                "colour": colour(index),
-                "title": f"{name}: {line[-1]:.2f}",
-            }
-        )
-        ends.append((y(line[-1]), index, name))
-    # Labels at the right, pushed apart so that close ratings stay readable.
+    lines = [_rating_line(scale, index, name, series[name]) for index, name in enumerate(names)]
+    ends = [(scale.y(series[name][-1]), index, name) for index, name in enumerate(names)]
+    return render(
+        "rating_chart.svg",
+        **_frame(plot_w, HEIGHT, ticks, f"matches played (0 to {len(history)})"),
+        lines=lines,
+        ends=_end_labels(scale, ends),
+    )
+
+
+def _rating_line(scale: _Scale, index: int, name: str, line: list[float]) -> dict[str, str]:
+    """One bot's ratings as a polyline, in its colour, titled with its last rating."""
+    return {
+        "name": name,
+        "points": " ".join(
+            f"{scale.x(step):.1f},{scale.y(value):.1f}" for step, value in enumerate(line)
+        ),
+        "colour": colour(index),
+        "title": f"{name}: {line[-1]:.2f}",
+    }
+
+
+def _end_labels(scale: _Scale, ends: list[tuple[float, int, str]]) -> list[dict[str, str]]:
+    """Each line's end dot and name, at the right, pushed apart so close ratings stay readable.
+
+    ``ends`` are ``(y of the line's end, bot index, name)``.
+    """
     labels = []
     last = -1e9
     for end_y, index, name in sorted(ends):
@@ -88,20 +110,15 @@ def rating_chart(names: Sequence[str], history: Sequence[dict[str, Rating]]) -> 
         last = label_y
         labels.append(
             {
-                "x": f"{x(steps):.1f}",
+                "x": f"{scale.x(scale.steps):.1f}",
                 "y": f"{end_y:.1f}",
                 "colour": colour(index),
-                "label_x": f"{x(steps) + 8:.1f}",
+                "label_x": f"{scale.x(scale.steps) + 8:.1f}",
                 "label_y": f"{label_y + 4:.1f}",
                 "label": name if len(name) <= 20 else name[:19] + "…",
             }
         )
-    return render(
-        "rating_chart.svg",
-        **_frame(plot_w, HEIGHT, ticks, f"matches played (0 to {len(history)})"),
-        lines=lines,
-        ends=labels,
-    )
+    return labels
 
 
 def _frame(
@@ -150,35 +167,18 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
     high = math.ceil(max(totals) / step) * step
     if high == low:
         high = low + step
-    steps = max(1, len(results))
     height = RESULTS_HEIGHT
     right = 24
     plot_w, plot_h = WIDTH - LEFT - right, height - TOP - BOTTOM
-
-    def x(step: int) -> float:
-        return LEFT + plot_w * step / steps
-
-    def y(value: float) -> float:
-        return TOP + plot_h * (high - value) / (high - low)
-
+    scale = _Scale(plot_w, plot_h, max(1, len(results)), low, high)
     ticks = [
         {
-            "y": f"{y(value):.1f}",
-            "label_y": f"{y(value) + 4:.1f}",
+            "y": f"{scale.y(value):.1f}",
+            "label_y": f"{scale.y(value) + 4:.1f}",
             "label": f"{value:+d}" if value else "0",
             "cls": "grid zero" if value == 0 else "grid",
         }
         for value in range(low, high + 1, step)
-    ]
-    dots = [
-        {
-            "x": f"{x(number):.1f}",
-            "y": f"{y(totals[number]):.1f}",
-            "colour": PLACE_COLOURS.get(place, "#999"),
-            "place": place,
-            "title": f"{match_id}: place {place} of {players}, {net:+d} chips",
-        }
-        for number, (match_id, place, players, net) in enumerate(results, start=1)
     ]
     return render(
         "results_chart.svg",
@@ -188,6 +188,24 @@ def results_chart(results: Sequence[tuple[str, int, int, int]]) -> Markup:
             ticks,
             f"its matches in league order (0 to {len(results)}); net chips so far",
         ),
-        points=" ".join(f"{x(number):.1f},{y(value):.1f}" for number, value in enumerate(totals)),
-        dots=dots,
+        points=" ".join(
+            f"{scale.x(number):.1f},{scale.y(value):.1f}" for number, value in enumerate(totals)
+        ),
+        dots=_result_dots(scale, results, totals),
     )
+
+
+def _result_dots(
+    scale: _Scale, results: Sequence[tuple[str, int, int, int]], totals: list[int]
+) -> list[dict[str, object]]:
+    """A dot per match on the running total, coloured by the place the bot took."""
+    return [
+        {
+            "x": f"{scale.x(number):.1f}",
+            "y": f"{scale.y(totals[number]):.1f}",
+            "colour": PLACE_COLOURS.get(place, "#999"),
+            "place": place,
+            "title": f"{match_id}: place {place} of {players}, {net:+d} chips",
+        }
+        for number, (match_id, place, players, net) in enumerate(results, start=1)
+    ]

@@ -23,7 +23,21 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from referee.text.render import match_ending
+from referee.text.render import (
+    HAND_BLOCKED,
+    bids_revealed,
+    boodle_won,
+    dead_hand_decided,
+    dealt,
+    eliminated,
+    kitty_won,
+    lead_passed,
+    match_ending,
+    pot_shared,
+    stop_reason,
+    swapped_for,
+    went_out,
+)
 
 _SUITS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 
@@ -43,19 +57,6 @@ _CLOSING = frozenset(
         "match_ended",
     }
 )
-
-_STOP_CAUSES = {
-    "top": "{card} is the top card",
-    "dead": "{missing} is in the dead hand",
-    "played": "{missing} was played earlier",
-}
-
-_DEAD_HAND_CHOICES = {
-    "keep": "keeps the hand dealt",
-    "exchange": "exchanges the hand, unseen, for the dead hand",
-    "auction": "auctions the dead hand",
-    "buy": "buys the dead hand",
-}
 
 
 def pretty(card: object) -> str:
@@ -231,7 +232,7 @@ class _Table:
         self.chips[seat] = 0
         self.status[seat] = "out"
         tail = f"; their {e['chips']} chips are shared: {', '.join(given)}" if given else ""
-        self.lines.append(f"{self.name(seat)} cannot pay the stake and is out{tail}")
+        self.lines.append(eliminated(self.name(seat), tail))
 
     def on_stake_placed(self, e: Mapping[str, Any]) -> None:
         seat = int(e["seat"])
@@ -247,19 +248,14 @@ class _Table:
     def on_cards_dealt(self, e: Mapping[str, Any]) -> None:
         self.hands = [list(hand or []) for hand in e["hands"]]
         self.dead = list(e.get("dead_hand") or [])
-        sizes = ", ".join(
-            f"{self.name(seat)} {size}" for seat, size in enumerate(e["hand_sizes"]) if size
-        )
-        self.lines.append(f"deal: {sizes}; dead hand {e['dead_hand_size']}")
+        sizes = ((self.name(seat), size) for seat, size in enumerate(e["hand_sizes"]))
+        self.lines.append(dealt(sizes, e["dead_hand_size"]))
 
     def on_dead_hand_decided(self, e: Mapping[str, Any]) -> None:
-        choice = str(e["choice"])
-        what = _DEAD_HAND_CHOICES.get(choice, choice)
-        self.lines.append(f"{self.name(e['dealer'])} (dealer) {what}")
+        self.lines.append(dead_hand_decided(self.name(e["dealer"]), str(e["choice"])))
 
     def on_bids_revealed(self, e: Mapping[str, Any]) -> None:
-        bids = ", ".join(f"{self.name(seat)} {chips}" for seat, chips in e["bids"])
-        self.lines.append(f"bids: {bids}")
+        self.lines.append(bids_revealed((self.name(seat), chips) for seat, chips in e["bids"]))
 
     def on_hand_swapped(self, e: Mapping[str, Any]) -> None:
         seat = int(e["seat"])
@@ -276,9 +272,7 @@ class _Table:
             else:
                 self.chips[int(paid_to)] += price
                 to = self.name(paid_to)
-            self.lines.append(
-                f"{self.name(seat)} takes the dead hand for {price} chips, paid to {to}"
-            )
+            self.lines.append(swapped_for(self.name(seat), price, to))
         else:
             self.lines.append(f"{self.name(seat)} takes the dead hand")
 
@@ -305,27 +299,22 @@ class _Table:
         if card in self.boodle_cards:
             self.boodle[self.boodle_cards.index(card)] = 0
         self.chips[seat] += chips
-        self.run.append(f"{self.name(seat)} wins the {pretty(card)} boodle: {chips} chips")
+        self.run.append(boodle_won(self.name(seat), pretty(card), chips))
         self.run_seat = -1  # the run's next card starts its own part, named, after this one
 
     def on_run_stopped(self, e: Mapping[str, Any]) -> None:
-        cause = str(e["cause"])
-        reason = _STOP_CAUSES.get(cause, cause).format(
-            card=pretty(e["card"]), missing=pretty(e.get("missing") or "?")
-        )
+        card, missing = pretty(e["card"]), pretty(e.get("missing") or "?")
+        reason = stop_reason(str(e["cause"]), card, missing, spelled_out=True)
         self.run.append(f"stop: {reason}")
 
     def on_lead_passed(self, e: Mapping[str, Any]) -> None:
-        self.lines.append(
-            f"{self.name(e['from_seat'])} holds no other suit: "
-            f"the lead passes to {self.name(e['to_seat'])}"
-        )
+        self.lines.append(lead_passed(self.name(e["from_seat"]), self.name(e["to_seat"])))
 
     def on_hand_blocked(self, e: Mapping[str, Any]) -> None:
-        self.lines.append("nobody can lead another suit: the hand is blocked")
+        self.lines.append(HAND_BLOCKED)
 
     def on_went_out(self, e: Mapping[str, Any]) -> None:
-        self.run.append(f"{self.name(e['seat'])} is out of cards and wins the hand")
+        self.run.append(went_out(self.name(e["seat"])))
 
     def on_chips_paid(self, e: Mapping[str, Any]) -> None:
         payer = int(e["payer"])
@@ -345,13 +334,13 @@ class _Table:
         chips = int(e["chips"])
         self.pot -= chips
         self.chips[int(e["seat"])] += chips
-        self.lines.append(f"{self.name(e['seat'])} takes {chips} from the pot")
+        self.lines.append(pot_shared(self.name(e["seat"]), chips))
 
     def on_kitty_won(self, e: Mapping[str, Any]) -> None:
         chips = int(e["chips"])
         self.kitty -= chips
         self.chips[int(e["seat"])] += chips
-        self.lines.append(f"{self.name(e['seat'])} takes the kitty: {chips} chips")
+        self.lines.append(kitty_won(self.name(e["seat"]), chips))
 
     def on_hand_ended(self, e: Mapping[str, Any]) -> None:
         self.hands = [list(hand) for hand in e["hands"]]

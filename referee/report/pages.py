@@ -38,24 +38,9 @@ def bot_file(index: int) -> str:
 
 def index_page(league: League, refresh: int | None = None) -> str:
     s = league.standings
-    bot_index = {name: i for i, name in enumerate(league.bots)}
     done = f"{s.matches_done}" + (f" of {s.matches_total}" if s.matches_total is not None else "")
     if s.finished:
         refresh = None  # nothing more will come
-    # The terminal's columns with --all, so the page, the table and the JSON share names.
-    columns = columns_of(s.format, all_columns=True)
-    headers = [column.header for column in columns]
-    rows = []
-    for row in s.rows:
-        cells: list[object] = [column.cell(row) for column in columns[2:]]  # after rank, name
-        rows.append(
-            {
-                "rank": row.rank,
-                "name": row.name,
-                "href": bot_file(bot_index[row.name]),
-                "cells": cells,
-            }
-        )
     return page(
         "index.html",
         title=f"{league.name}: standings",
@@ -67,12 +52,36 @@ def index_page(league: League, refresh: int | None = None) -> str:
         format=s.format,
         made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S"),
         note=s.note,
-        headers=headers,
-        rows=rows,
+        headers=_standings_headers(s.format),
+        rows=_standings_rows(league),
         head_to_head=_head_to_head(league),
         rating_chart=rating_chart(league.bots, league.history),
         matches=_match_rows(league, league.matches),
     )
+
+
+def _standings_headers(league_format: str) -> list[str]:
+    # The terminal's columns with --all, so the page, the table and the JSON share names.
+    return [column.header for column in columns_of(league_format, all_columns=True)]
+
+
+def _standings_rows(league: League) -> list[dict[str, object]]:
+    """A row of the standings per bot, best first, linking to the bot's page."""
+    s = league.standings
+    bot_index = {name: i for i, name in enumerate(league.bots)}
+    columns = columns_of(s.format, all_columns=True)[2:]  # after rank and name
+    rows: list[dict[str, object]] = []
+    for row in s.rows:
+        cells: list[object] = [column.cell(row) for column in columns]
+        rows.append(
+            {
+                "rank": row.rank,
+                "name": row.name,
+                "href": bot_file(bot_index[row.name]),
+                "cells": cells,
+            }
+        )
+    return rows
 
 
 def _match_rows(league: League, matches: Sequence[StoredMatch]) -> list[dict[str, object]]:
@@ -161,46 +170,12 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
         match_id = match.key.match_id
         seat_no = match.key.bots.index(index)
         seat = match.result.seats[seat_no]
-        players = len(match.key.bots)
-        href = "../" + match_file(match_id)
-        plotted.append((match_id, seat.place, players, seat.net_chips))
-        results.append(
-            {
-                "id": match_id,
-                "href": href,
-                "opponents": [
-                    {"name": league.bots[other], "href": "../" + bot_file(other)}
-                    for other in match.key.bots
-                    if other != index
-                ],
-                "cells": [seat_no, f"{seat.place} of {players}", *_seat_result(seat)],
-            }
-        )
+        plotted.append((match_id, seat.place, len(match.key.bots), seat.net_chips))
+        results.append(_result_row(league, index, match))
         log = logs.get(match_id)
-        transcripts = [] if log is None else [t for t in log.transcripts if t.seat == seat_no]
-        for number, fault in enumerate(seat.faults):
-            shown = transcripts[number] if number < len(transcripts) else None
-            faults.append(
-                {
-                    "match_id": match_id,
-                    "href": href,
-                    "hand": _fault_hand(fault.hand),
-                    "kind": fault.kind,
-                    "detail": pretty_text(fault.detail),
-                    "transcript": None
-                    if shown is None
-                    else "\n".join(f"{mark} {text}" for mark, text in shown.lines),
-                }
-            )
+        faults += _fault_rows(match_id, seat_no, seat, log)
         if log is not None and log.stderr.get(seat_no):
             stderr_matches.append({"match_id": match_id, "text": log.stderr[seat_no]})
-    files: list[dict[str, str]] = []
-    for path in stderr_files(league, name):
-        try:
-            text = path.read_text(errors="replace")
-        except OSError as error:
-            text = f"(cannot read: {error})"
-        files.append({"name": path.name, "text": excerpt(text) or "(empty)"})
     return page(
         "bot.html",
         title=f"{name}: bot",
@@ -213,10 +188,62 @@ def bot_page(league: League, index: int, logs: dict[str, MatchLog | None]) -> st
         results=results,
         fault_count=len(faults),
         faults=faults[:MAX_FAULTS_SHOWN],  # a bot that faults on every move: megabytes
-        stderr_files=files,
+        stderr_files=_stderr_files(league, name),
         stderr_matches=stderr_matches[-MAX_STDERR_MATCHES:],
         stderr_matches_total=len(stderr_matches),
     )
+
+
+def _result_row(league: League, index: int, match: StoredMatch) -> dict[str, object]:
+    """One match of a bot's: its opponents, its seat and place, and its end of the result."""
+    seat_no = match.key.bots.index(index)
+    seat = match.result.seats[seat_no]
+    players = len(match.key.bots)
+    return {
+        "id": match.key.match_id,
+        "href": "../" + match_file(match.key.match_id),
+        "opponents": [
+            {"name": league.bots[other], "href": "../" + bot_file(other)}
+            for other in match.key.bots
+            if other != index
+        ],
+        "cells": [seat_no, f"{seat.place} of {players}", *_seat_result(seat)],
+    }
+
+
+def _fault_rows(
+    match_id: str, seat_no: int, seat: SeatResult, log: MatchLog | None
+) -> list[dict[str, object]]:
+    """A seat's faults in one match, each with its wire transcript if the log has it."""
+    transcripts = [] if log is None else [t for t in log.transcripts if t.seat == seat_no]
+    faults: list[dict[str, object]] = []
+    for number, fault in enumerate(seat.faults):
+        shown = transcripts[number] if number < len(transcripts) else None
+        faults.append(
+            {
+                "match_id": match_id,
+                "href": "../" + match_file(match_id),
+                "hand": _fault_hand(fault.hand),
+                "kind": fault.kind,
+                "detail": pretty_text(fault.detail),
+                "transcript": None
+                if shown is None
+                else "\n".join(f"{mark} {text}" for mark, text in shown.lines),
+            }
+        )
+    return faults
+
+
+def _stderr_files(league: League, name: str) -> list[dict[str, str]]:
+    """The bot's stderr files the league kept, each cut to an excerpt."""
+    files: list[dict[str, str]] = []
+    for path in stderr_files(league, name):
+        try:
+            text = path.read_text(errors="replace")
+        except OSError as error:
+            text = f"(cannot read: {error})"
+        files.append({"name": path.name, "text": excerpt(text) or "(empty)"})
+    return files
 
 
 def log_file(match_id: str) -> str:
@@ -258,28 +285,7 @@ def match_view(
     (``newmarket view``: no league, so no bot pages and no standings).
     """
 
-    def name(seat: int) -> str:
-        return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
-
-    shown_result = None
-    if result is not None:
-        seats = []
-        for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
-            seats.append(
-                {
-                    "place": seat.place,
-                    "name": name(seat.seat),
-                    "href": bot_links[seat.seat]
-                    if bot_links is not None and seat.seat < len(bot_links)
-                    else None,
-                    "cells": [seat.seat, *_seat_result(seat)],
-                }
-            )
-        shown_result = {
-            "hands": result.hands,
-            "reason": result.reason,
-            "seats": seats,
-        }
+    shown_result = None if result is None else _shown_result(result, names, bot_links)
     # A log that cannot be read whole is still replayed as far as it goes, if that is a step.
     replay = None
     if log is not None and (log.error is None or len(log.frames) >= 2):
@@ -287,7 +293,10 @@ def match_view(
     stderr = (
         []
         if log is None
-        else [{"name": name(seat_no), "text": text} for seat_no, text in sorted(log.stderr.items())]
+        else [
+            {"name": _seat_name(names, seat_no), "text": text}
+            for seat_no, text in sorted(log.stderr.items())
+        ]
     )
     return page(
         "match.html",
@@ -303,6 +312,33 @@ def match_view(
         replay=replay,
         stderr=stderr,
     )
+
+
+def _seat_name(names: Sequence[str], seat: int) -> str:
+    return names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+
+
+def _shown_result(
+    result: MatchResult, names: Sequence[str], bot_links: Sequence[str] | None
+) -> dict[str, object]:
+    """A match's result for its page: the seats in finishing order, linked to their bots."""
+    seats = []
+    for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
+        seats.append(
+            {
+                "place": seat.place,
+                "name": _seat_name(names, seat.seat),
+                "href": bot_links[seat.seat]
+                if bot_links is not None and seat.seat < len(bot_links)
+                else None,
+                "cells": [seat.seat, *_seat_result(seat)],
+            }
+        )
+    return {
+        "hands": result.hands,
+        "reason": result.reason,
+        "seats": seats,
+    }
 
 
 def replay_data(names: Sequence[str], log: MatchLog) -> dict[str, object]:

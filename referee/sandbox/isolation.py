@@ -226,15 +226,7 @@ class Isolation:
         ``ETC_ACCOUNTS``, a descriptor its content is read from (``etc_pipes``).
         """
         argv = [*real_interpreter(argv, env)]
-        workdir, binds, files = view(argv, cwd, env, own_dir=own_dir)
-        if inner_prefix:
-            _, more_binds, more_files = view(inner_prefix, None, env)
-            binds += more_binds
-            files += more_files
-        chdir = str(workdir) if workdir is not None else SCRATCH
-        mounts = _mount_options(binds, files, chdir, self.scratch_bytes, etc_fds)
-        for source, target in extra_binds:
-            mounts += ["--bind", source, target]
+        chdir, mounts = self._mounts(argv, cwd, env, inner_prefix, extra_binds, own_dir, etc_fds)
         inner = [self.bwrap, *INNER_OPTIONS]
         if seccomp_fd is not None:
             inner += ["--seccomp", str(seccomp_fd)]
@@ -256,10 +248,38 @@ class Isolation:
                 *argv,
             ]
         assert uid is not None, "a root referee runs each bot as its own uid"
+        inside = [*inner, *self._inner_view(extra_binds, chdir), *inner_prefix, *argv]
+        return [*self._outer_as_uid(uid, mounts), *inside]
+
+    def _mounts(
+        self,
+        argv: Sequence[str],
+        cwd: Path | None,
+        env: Mapping[str, str],
+        inner_prefix: Sequence[str],
+        extra_binds: Iterable[tuple[str, str]],
+        own_dir: bool,
+        etc_fds: Mapping[str, int],
+    ) -> tuple[str, list[str]]:
+        """The bot's working directory inside, and the options mounting what it is shown."""
+        workdir, binds, files = view(argv, cwd, env, own_dir=own_dir)
+        if inner_prefix:
+            _, more_binds, more_files = view(inner_prefix, None, env)
+            binds += more_binds
+            files += more_files
+        chdir = str(workdir) if workdir is not None else SCRATCH
+        mounts = _mount_options(binds, files, chdir, self.scratch_bytes, etc_fds)
+        for source, target in extra_binds:
+            mounts += ["--bind", source, target]
+        return chdir, mounts
+
+    def _outer_as_uid(self, uid: int, mounts: list[str]) -> list[str]:
+        """A root referee's outer bwrap, which shows the mounts and switches to the bot's uid."""
         # Its own pid namespace: --die-with-parent's signal goes to the outer bwrap's child,
         # whose switch of uid (setpriv) clears it, so a SIGKILLed referee left the inner bwrap
         # and the bot running.  As that child is now the init of a pid namespace (bwrap's
         # own, still root), its death ends every process of the bot, whatever it became.
+        assert self.setpriv is not None
         outer = [
             self.bwrap,
             "--die-with-parent",
@@ -281,12 +301,16 @@ class Isolation:
             "--no-new-privs",
             "--",
         ]
+        return [*outer, *switch]
+
+    def _inner_view(self, extra_binds: Iterable[tuple[str, str]], chdir: str) -> list[str]:
+        """The inner bwrap's options under the outer one: its view, read-only but the scratch."""
         inside = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", *self._dev_options()]
         inside += ["--bind", SCRATCH, SCRATCH]
         for _source, target in extra_binds:
             inside += ["--bind", target, target]
         inside += ["--chdir", chdir, "--"]
-        return [*outer, *switch, *inner, *inside, *inner_prefix, *argv]
+        return inside
 
     def _dev_options(self) -> list[str]:
         # bwrap --dev makes /dev a tmpfs of half the machine's memory, writable, with a
@@ -370,17 +394,39 @@ def view(
     shown_from_base = False  # a module found in the working directory: run there
     if runtime:
         directories += _project_packages()
-        module = _module_argument(argv)
-        if module is not None and not (cwd is not None and own_dir):
-            # ``python -m pkg.bot`` finds ``pkg`` in its working directory: show that
-            # package (or module file), not the whole directory.
-            top = base / module.split(".")[0]
-            for candidate in (top, top.with_name(top.name + ".py")):
-                if candidate.is_dir() and Path(os.path.abspath(candidate)) != Path("/"):
-                    directories.append(Path(os.path.abspath(candidate)))
-                    shown_from_base = True
-                elif candidate.is_file():
-                    files.append(Path(os.path.abspath(candidate)))
+        if not (cwd is not None and own_dir):
+            module_dirs, module_files = _module_in_workdir(argv, base)
+            directories += module_dirs
+            files += module_files
+            shown_from_base = bool(module_dirs)
+    files += _named_files(argv, base, found, directories)
+    named = any(ETC not in path.parents for path in files)  # (not a runtime's /etc files)
+    shown = (cwd is not None and own_dir) or named or shown_from_base
+    return (base if shown else None), directories, files
+
+
+def _module_in_workdir(argv: Sequence[str], base: Path) -> tuple[list[Path], list[Path]]:
+    """The package (or module file) ``python -m pkg.bot`` finds in its working directory,
+    shown instead of the whole directory: (directories, files)."""
+    directories: list[Path] = []
+    files: list[Path] = []
+    module = _module_argument(argv)
+    if module is None:
+        return directories, files
+    top = base / module.split(".")[0]
+    for candidate in (top, top.with_name(top.name + ".py")):
+        if candidate.is_dir() and Path(os.path.abspath(candidate)) != Path("/"):
+            directories.append(Path(os.path.abspath(candidate)))
+        elif candidate.is_file():
+            files.append(Path(os.path.abspath(candidate)))
+    return directories, files
+
+
+def _named_files(
+    argv: Sequence[str], base: Path, found: str | None, directories: Sequence[Path]
+) -> list[Path]:
+    """The program and the files ``argv`` names, outside the system and shown directories."""
+    files: list[Path] = []
     for index, argument in enumerate(argv):
         if index > 0 and argument.startswith("-"):
             continue
@@ -395,9 +441,7 @@ def view(
         # A link in a system directory to a program elsewhere (/usr/local/bin/node ->
         # /opt/node/bin/node): the program where the link leads, so the link works.
         files.append(real if _under(path, SYSTEM_DIRS) else path)
-    named = any(ETC not in path.parents for path in files)  # (not a runtime's /etc files)
-    shown = (cwd is not None and own_dir) or named or shown_from_base
-    return (base if shown else None), directories, files
+    return files
 
 
 def _is_file(path: Path) -> bool:

@@ -39,43 +39,59 @@ def _caller(competition: Competition, request: Request) -> Participant | None:
 
 
 def routes(competition: Competition) -> list[BaseRoute]:
-    store = competition.store
+    api = _Api(competition)
+    return [
+        Route("/leaderboard", api.get_leaderboard, methods=["GET"]),
+        Route("/participants", api.get_participants, methods=["GET"]),
+        Route("/participants/{name}", api.get_participant, methods=["GET"]),
+        Route("/me", api.get_me, methods=["GET"]),
+        Route("/versions", api.post_version, methods=["POST"]),
+        Route("/versions/{version:int}", api.get_version, methods=["GET"]),
+        Route("/matches/{match_id}", api.get_match, methods=["GET"]),
+        Route("/openapi.json", api.get_openapi, methods=["GET"]),
+    ]
 
-    async def get_leaderboard(request: Request) -> JSONResponse:
-        return JSONResponse(leaderboard(competition))
 
-    async def get_participants(request: Request) -> JSONResponse:
-        return JSONResponse({"participants": [p.name for p in store.participants()]})
+class _Api:
+    """The endpoints of one competition, each a request in and a JSON response out."""
 
-    async def get_participant(request: Request) -> JSONResponse:
-        who = store.participant_by_name(request.path_params["name"])
+    def __init__(self, competition: Competition) -> None:
+        self.competition = competition
+        self.store = competition.store
+
+    async def get_leaderboard(self, request: Request) -> JSONResponse:
+        return JSONResponse(leaderboard(self.competition))
+
+    async def get_participants(self, request: Request) -> JSONResponse:
+        return JSONResponse({"participants": [p.name for p in self.store.participants()]})
+
+    async def get_participant(self, request: Request) -> JSONResponse:
+        who = self.store.participant_by_name(request.path_params["name"])
         if who is None:
             return _error(404, "no participant of that name")
-        return JSONResponse(participant_view(competition, who, _caller(competition, request)))
+        caller = _caller(self.competition, request)
+        return JSONResponse(participant_view(self.competition, who, caller))
 
-    async def get_me(request: Request) -> JSONResponse:
-        caller = _caller(competition, request)
+    async def get_me(self, request: Request) -> JSONResponse:
+        caller = _caller(self.competition, request)
         if caller is None:
             return _error(401, "send Authorization: Bearer TOKEN")
-        return JSONResponse(participant_view(competition, caller, caller))
+        return JSONResponse(participant_view(self.competition, caller, caller))
 
-    async def get_version(request: Request) -> JSONResponse:
-        version = store.version(request.path_params["version"])
+    async def get_version(self, request: Request) -> JSONResponse:
+        version = self.store.version(request.path_params["version"])
         if version is None:
             return _error(404, "no such version")
-        caller = _caller(competition, request)
-        return JSONResponse(
-            version_json(
-                competition, version, caller is not None and caller.id == version.participant
-            )
-        )
+        caller = _caller(self.competition, request)
+        owner = caller is not None and caller.id == version.participant
+        return JSONResponse(version_json(self.competition, version, owner))
 
-    async def post_version(request: Request) -> JSONResponse:
+    async def post_version(self, request: Request) -> JSONResponse:
         # Who is asking, from the headers alone: a request without a good token is refused
         # before one byte of its body is read (a stranger's upload costs the server nothing).
-        caller = _caller(competition, request)
+        caller = _caller(self.competition, request)
         if caller is None:
-            if signed_in(request, store) is not None:
+            if signed_in(request, self.store) is not None:
                 return _error(401, "the API takes a token, not the browser's session")
             return _error(401, "send Authorization: Bearer TOKEN")
         try:
@@ -86,38 +102,26 @@ def routes(competition: Competition) -> list[BaseRoute]:
         runtime = str(form.get("runtime", "") or "")
         try:
             if runtime == REMOTE and bot is None:
-                version = register_remote(competition, caller)
+                version = register_remote(self.competition, caller)
             elif not isinstance(bot, UploadFile):
                 return _error(
                     400, "no file: send the bot as the form field 'bot' (curl -F bot=@FILE)"
                 )
             else:
-                version = await accept_upload(competition, caller, bot, runtime)
+                version = await accept_upload(self.competition, caller, bot, runtime)
         except UploadRefusedError as error:
             return _error(error.status, error.reason, error.headers)
-        return JSONResponse(version_json(competition, version, True), status_code=201)
+        return JSONResponse(version_json(self.competition, version, True), status_code=201)
 
-    async def get_match(request: Request) -> JSONResponse:
-        view = match_view(
-            competition, request.path_params["match_id"], _caller(competition, request)
-        )
+    async def get_match(self, request: Request) -> JSONResponse:
+        caller = _caller(self.competition, request)
+        view = match_view(self.competition, request.path_params["match_id"], caller)
         if view is None:
             return _error(404, "no such match")
         return JSONResponse(view)
 
-    async def get_openapi(request: Request) -> JSONResponse:
-        return JSONResponse(openapi(competition))
-
-    return [
-        Route("/leaderboard", get_leaderboard, methods=["GET"]),
-        Route("/participants", get_participants, methods=["GET"]),
-        Route("/participants/{name}", get_participant, methods=["GET"]),
-        Route("/me", get_me, methods=["GET"]),
-        Route("/versions", post_version, methods=["POST"]),
-        Route("/versions/{version:int}", get_version, methods=["GET"]),
-        Route("/matches/{match_id}", get_match, methods=["GET"]),
-        Route("/openapi.json", get_openapi, methods=["GET"]),
-    ]
+    async def get_openapi(self, request: Request) -> JSONResponse:
+        return JSONResponse(openapi(self.competition))
 
 
 def _op(
@@ -143,6 +147,58 @@ def _op(
 
 
 def openapi(competition: Competition) -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": f"newmarket competition server: {competition.config.name}",
+            "version": "1",
+            "description": "Leaderboard, participants, versions and matches; upload with a token.",
+        },
+        "paths": {
+            "/api/leaderboard": {"get": _op("The live leaderboard with score and rank intervals")},
+            "/api/participants": {"get": _op("Every participant's name")},
+            "/api/participants/{name}": {
+                "get": _op(
+                    "A participant's versions, matches, faults and results over time",
+                    params=("name",),
+                )
+            },
+            "/api/me": {
+                "get": _op("The token's own participant page, with owner-only data", auth=True)
+            },
+            "/api/versions": {"post": _upload_op(competition)},
+            "/api/versions/{version}": {
+                "get": _op("One version; its check transcript for its owner", params=("version",))
+            },
+            "/api/matches/{match_id}": {
+                "get": _op(
+                    "One match: result, replay frames; stderr and transcripts for owners",
+                    params=("match_id",),
+                )
+            },
+            "/api/openapi.json": {"get": _op("This description")},
+        },
+        "components": {
+            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
+            "responses": {
+                "Error": {
+                    "description": "a one-line reason",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"error": {"type": "string"}},
+                            }
+                        }
+                    },
+                }
+            },
+        },
+    }
+
+
+def _upload_op(competition: Competition) -> dict[str, Any]:
+    """``POST /api/versions``: its form, its limits, and every refusal it can answer with."""
     limits = competition.config.uploads
     upload = _op(
         f"Upload a new version (one file or a zip / tar.gz, at most {limits.max_bytes // 1024} "
@@ -175,51 +231,4 @@ def openapi(competition: Competition) -> dict[str, Any]:
         # The server's own trouble, with Retry-After: its database busy, its disk full.
         **{code: {"$ref": "#/components/responses/Error"} for code in ("503", "507")},
     }
-    return {
-        "openapi": "3.1.0",
-        "info": {
-            "title": f"newmarket competition server: {competition.config.name}",
-            "version": "1",
-            "description": "Leaderboard, participants, versions and matches; upload with a token.",
-        },
-        "paths": {
-            "/api/leaderboard": {"get": _op("The live leaderboard with score and rank intervals")},
-            "/api/participants": {"get": _op("Every participant's name")},
-            "/api/participants/{name}": {
-                "get": _op(
-                    "A participant's versions, matches, faults and results over time",
-                    params=("name",),
-                )
-            },
-            "/api/me": {
-                "get": _op("The token's own participant page, with owner-only data", auth=True)
-            },
-            "/api/versions": {"post": upload},
-            "/api/versions/{version}": {
-                "get": _op("One version; its check transcript for its owner", params=("version",))
-            },
-            "/api/matches/{match_id}": {
-                "get": _op(
-                    "One match: result, replay frames; stderr and transcripts for owners",
-                    params=("match_id",),
-                )
-            },
-            "/api/openapi.json": {"get": _op("This description")},
-        },
-        "components": {
-            "securitySchemes": {"token": {"type": "http", "scheme": "bearer"}},
-            "responses": {
-                "Error": {
-                    "description": "a one-line reason",
-                    "content": {
-                        "application/json": {
-                            "schema": {
-                                "type": "object",
-                                "properties": {"error": {"type": "string"}},
-                            }
-                        }
-                    },
-                }
-            },
-        },
-    }
+    return upload

@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Scope
 
@@ -318,9 +318,23 @@ def history_chart(history: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def build_app(competition: Competition) -> ASGIApp:
     pages = Pages(competition)
+    errors = _ErrorAnswers(competition, pages)
+    app = Starlette(
+        routes=_routes(competition, pages),
+        exception_handlers={
+            sqlite3.OperationalError: errors.database_busy,
+            sqlite3.DatabaseError: errors.database_damaged,
+            StoreError: errors.database_damaged,
+            BodyRefusedError: errors.body_refused,
+        },
+    )
+    return _guarded(app, competition)
+
+
+def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
     report_static = Path(str(resources.files("referee.report") / "static"))
     server_static = Path(str(resources.files("referee.server") / "static"))
-    routes = [
+    return [
         Route("/", pages.index),
         Route("/participants", pages.participants),
         Route("/p/{name}", pages.participant),
@@ -339,7 +353,15 @@ def build_app(competition: Competition) -> ASGIApp:
         Mount("/report", StaticFiles(directory=report_static)),
     ]
 
-    async def database_busy(request: Request, error: Exception) -> Response:
+
+class _ErrorAnswers:
+    """What a request gets when the server, not the client, is in trouble: a page or JSON."""
+
+    def __init__(self, competition: Competition, pages: Pages) -> None:
+        self.competition = competition
+        self.pages = pages
+
+    async def database_busy(self, request: Request, error: Exception) -> Response:
         """A request that met a locked database (503) or a full disk (507): the server's
         trouble, for the client to send again (``referee.server.busy``)."""
         if is_busy(error):
@@ -347,40 +369,34 @@ def build_app(competition: Competition) -> ASGIApp:
         elif is_disk_full(error):
             status, reason, wait = 507, DISK_FULL_REASON, STORAGE_RETRY_AFTER
         else:
-            return await database_damaged(request, error)
+            return await self.database_damaged(request, error)
         headers = {"Retry-After": str(wait)}
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": reason}, status_code=status, headers=headers)
-        return pages.error(request, status, reason, headers)
+        return self.pages.error(request, status, reason, headers)
 
-    async def database_damaged(request: Request, error: Exception) -> Response:
+    async def database_damaged(self, request: Request, error: Exception) -> Response:
         """A row or page of the database that cannot be read: one line for the organiser
         (with the file's path), a 500 without it for the client."""
         line = " ".join(str(error).split())
         if not isinstance(error, StoreError):
-            line = f"{competition.config.database}: {type(error).__name__}: {line}"
+            line = f"{self.competition.config.database}: {type(error).__name__}: {line}"
         print(f"newmarket serve: {request.url.path}: {line}", file=sys.stderr, flush=True)
         reason = "the server could not read its database; the organiser is told"
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": reason}, status_code=500)
-        return pages.error(request, 500, reason)
+        return self.pages.error(request, 500, reason)
 
-    async def body_refused(request: Request, error: Exception) -> Response:
+    async def body_refused(self, request: Request, error: Exception) -> Response:
         """A body too large or too slow, wherever it is read: its status, never a 500."""
         assert isinstance(error, BodyRefusedError)
         if request.url.path.startswith("/api/"):
             return JSONResponse({"error": str(error)}, status_code=error.status)
-        return pages.error(request, error.status, str(error))
+        return self.pages.error(request, error.status, str(error))
 
-    app = Starlette(
-        routes=routes,
-        exception_handlers={
-            sqlite3.OperationalError: database_busy,
-            sqlite3.DatabaseError: database_damaged,
-            StoreError: database_damaged,
-            BodyRefusedError: body_refused,
-        },
-    )
+
+def _guarded(app: ASGIApp, competition: Competition) -> ASGIApp:
+    """The app behind the body limits, the strangers' quota and the security headers."""
     config = competition.config
     upload_cap = config.uploads.max_bytes + MULTIPART_SLACK
 

@@ -27,6 +27,7 @@ import shutil
 import tempfile
 from functools import partial
 from pathlib import Path, PurePosixPath
+from typing import IO
 
 import trio
 
@@ -131,19 +132,30 @@ async def compile_in_sandbox(
     filled it, 256 MiB per file and as many files as it liked.
     """
     shown = " ".join(argv)
-    output_dir = cwd / OUTPUT
+    _fresh_output_dir(cwd / OUTPUT, isolated=sandbox.isolation is not None)
+    if sandbox.isolation is not None:
+        return await _compile_isolated(argv, shown, cwd, sandbox, seconds, room)
+    return await _compile_here(argv, shown, cwd, sandbox, seconds, room)
+
+
+def _fresh_output_dir(output_dir: Path, *, isolated: bool) -> None:
+    """``OUTPUT`` emptied of a build cut short, and made here unless the sandbox makes it."""
     if output_dir.is_symlink() or (output_dir.exists() and not output_dir.is_dir()):
         # Uncaught, mkdir's FileExistsError ended the admission loop and the server with it.
         raise BuildError(f"{OUTPUT!r} is where the compiler writes: the upload may not hold it")
     try:
         shutil.rmtree(output_dir, ignore_errors=True)  # a build cut short by a crash: anew
-        if sandbox.isolation is None:
+        if not isolated:
             output_dir.mkdir()
     except OSError as error:
         raise BuildError(f"cannot make the compiler's {OUTPUT!r} directory: {error}") from None
-    if sandbox.isolation is not None:
-        return await _compile_isolated(argv, shown, cwd, sandbox, seconds, room)
-    # Not isolated, the compiler could write anywhere its user can: it writes OUTPUT itself.
+
+
+async def _compile_here(
+    argv: list[str], shown: str, cwd: Path, sandbox: Sandbox, seconds: float, room: Room | None
+) -> str:
+    """Not isolated, the compiler could write anywhere its user can: it writes OUTPUT itself."""
+    output_dir = cwd / OUTPUT
     try:
         process = await start_process(
             argv,
@@ -198,36 +210,10 @@ async def _compile_isolated(
         )
     except OSError as error:
         raise BuildError(f"cannot start the compiler ({argv[0]}): {error}") from None
-    assert process.process.stdout is not None and process.process.stdin is not None
+    assert process.process.stdin is not None
     await process.process.stdin.aclose()  # nothing to read, as with /dev/null before
-    stream = process.process.stdout
-    too_big = False
     with tempfile.NamedTemporaryFile(prefix="newmarket-build-", suffix=".tar.gz") as spool:
-
-        async def collect(done: trio.Event) -> None:
-            nonlocal too_big
-            size = 0
-            with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                while data := await stream.receive_some(65536):
-                    size += len(data)
-                    if size > cap:
-                        too_big = True
-                        break
-                    spool.write(data)
-            done.set()
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(process.watch)
-            nursery.start_soon(process.drain_stderr)
-            collected = trio.Event()
-            nursery.start_soon(collect, collected)
-            with trio.move_on_after(seconds):
-                await collected.wait()  # the stream's end (the compiler is done), or the cap
-                if not too_big:
-                    await process.exited.wait()
-            timed_out = not process.exited.is_set() and not too_big
-            await process.end()
-            nursery.cancel_scope.cancel()
+        too_big, timed_out = await _tar_to_spool(process, spool, cap, seconds)
         transcript = _transcript(process, shown)
         if too_big:
             raise BuildError(f"the compiler's output is larger than {cap >> 20} MiB", transcript)
@@ -246,6 +232,44 @@ async def _compile_isolated(
             shutil.rmtree(cwd / OUTPUT, ignore_errors=True)
             raise BuildError(f"the compiler's output: {error}", transcript) from None
     return transcript
+
+
+async def _tar_to_spool(
+    process: BotProcess, spool: IO[bytes], cap: int, seconds: float
+) -> tuple[bool, bool]:
+    """The compiler's tar stream written to ``spool`` up to ``cap`` bytes, within ``seconds``.
+
+    Returns whether the stream passed the cap, and whether the time ran out first.
+    """
+    assert process.process.stdout is not None
+    stream = process.process.stdout
+    too_big = False
+
+    async def collect(done: trio.Event) -> None:
+        nonlocal too_big
+        size = 0
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            while data := await stream.receive_some(65536):
+                size += len(data)
+                if size > cap:
+                    too_big = True
+                    break
+                spool.write(data)
+        done.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(process.watch)
+        nursery.start_soon(process.drain_stderr)
+        collected = trio.Event()
+        nursery.start_soon(collect, collected)
+        with trio.move_on_after(seconds):
+            await collected.wait()  # the stream's end (the compiler is done), or the cap
+            if not too_big:
+                await process.exited.wait()
+        timed_out = not process.exited.is_set() and not too_big
+        await process.end()
+        nursery.cancel_scope.cancel()
+    return too_big, timed_out
 
 
 def _transcript(process: BotProcess, shown: str) -> str:

@@ -3,7 +3,8 @@
 Written by the server process alone (the CLI's ``add-participant``, ``pause``,
 ``resume`` and ``unsuspend`` write small rows from another process; WAL makes
 that safe).
-As in the league store (``referee.league.league_db``, whose ideas this follows):
+As in the league store (``referee.league.league_db``, whose ideas this follows; both are
+opened, locked and checked by ``referee.storage.sqlite``):
 
 * a finished match is written in one transaction (match, seats, faults) the
   moment its worker reports it, with ``synchronous=FULL``: a ``kill -9`` or a
@@ -43,8 +44,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from referee.league.league_db import StoreError as SqliteError
-from referee.league.league_db import connect_sqlite, lock_for_writing, quick_check
 from referee.match.dealkey import DealKey
 from referee.match.result import MatchResult
 from referee.server.names import (
@@ -54,6 +53,8 @@ from referee.server.names import (
     normal_name,
     reserved,
 )
+from referee.storage.sqlite import StoreError as StoreError  # re-exported: the server's name
+from referee.storage.sqlite import connect, damaged, lock_for_writing, quick_check
 
 SCHEMA_VERSION = 1
 # A group (``g``) with matches still to play and not given up: ``in_play``.
@@ -172,10 +173,6 @@ CREATE TABLE IF NOT EXISTS house_participants (
 """
 
 
-class StoreError(Exception):
-    """The database cannot be used; the message says why on one line."""
-
-
 def lock_for_serving(path: Path) -> int:
     """An exclusive ``flock`` on ``<database>.lock`` for one server's life (its descriptor).
 
@@ -187,10 +184,7 @@ def lock_for_serving(path: Path) -> int:
     the process, so a ``kill -9`` never leaves a stale one behind.
     """
     check_place(path)
-    try:
-        return lock_for_writing(path, "the server process", "one server per competition")
-    except SqliteError as error:
-        raise StoreError(str(error)) from None
+    return lock_for_writing(path, "the server process", "one server per competition")
 
 
 def _locked(path: Path, busy_timeout: float) -> str:
@@ -382,6 +376,69 @@ class FaultRow:
     detail: str
 
 
+def _connect_checked(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    """A writer's connection to a file that is whole and holds this server's tables (or none)."""
+    try:  # set up as the league's database is (WAL, synchronous=FULL), and checked
+        connection = connect(path, readonly=False, what=DATABASE, autocommit=True, any_thread=True)
+        connection.execute(f"PRAGMA busy_timeout = {round(busy_timeout * 1000)}")
+        quick_check(connection, path, DATABASE, ADVICE)
+    except StoreError as error:
+        raise StoreError(_plainer(str(error), path)) from None
+    try:
+        check_tables(connection, path)
+    except StoreError:
+        connection.close()
+        raise
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        raise damaged(path, error, DATABASE, ADVICE) from None
+    return connection
+
+
+def _make_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+    """The tables a newer schema added, made if missing; closes the connection if it cannot."""
+    try:
+        # executescript commits whatever is open before it runs, so the script
+        # is its own transaction: the whole schema, or none of it.
+        connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + "COMMIT;")
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        if "database is locked" in str(error):
+            raise StoreError(_locked(path, busy_timeout)) from None
+        raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
+
+
+def _first_meta(connection: sqlite3.Connection, path: Path, busy_timeout: float) -> None:
+    """The schema version and the secrets, each written once, in the database's first start.
+
+    Both in one transaction, each only if missing: written one after the other, a
+    kill -9 between them left no secret, and every later start signed sessions and
+    tokens with the empty key.  OR IGNORE also heals such a database, and keeps the
+    first secret when the server and a management command create the file at once.
+    """
+    try:
+        with connection:
+            connection.execute("BEGIN IMMEDIATE")
+            for key, value in (
+                ("schema_version", str(SCHEMA_VERSION)),
+                ("secret", secrets.token_hex(32)),
+                ("deal_key", DealKey.generate().to_text()),
+            ):
+                connection.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
+                )
+            # Set once: 1 for a new database, after the last group for an older one.
+            connection.execute(
+                "INSERT OR IGNORE INTO meta (key, value) SELECT 'secret_deals_from', "
+                "CAST(COALESCE(MAX(id), 0) + 1 AS TEXT) FROM groups"
+            )
+    except sqlite3.DatabaseError as error:
+        connection.close()
+        if "database is locked" in str(error):
+            raise StoreError(_locked(path, busy_timeout)) from None
+        raise StoreError(f"{path}: cannot write the {DATABASE}: {error}") from None
+
+
 class CompetitionStore:
     """An open competition database (``CompetitionStore.open``)."""
 
@@ -398,58 +455,10 @@ class CompetitionStore:
         it and what is wrong (``check_place``, ``check_tables``): nothing is written to it.
         """
         check_place(path)
-        try:  # set up as the league's database is (WAL, synchronous=FULL), and checked
-            connection = connect_sqlite(
-                path, readonly=False, what=DATABASE, autocommit=True, any_thread=True
-            )
-            connection.execute(f"PRAGMA busy_timeout = {round(busy_timeout * 1000)}")
-            quick_check(connection, path, DATABASE, ADVICE)
-        except SqliteError as error:
-            raise StoreError(_plainer(str(error), path)) from None
-        try:
-            check_tables(connection, path)
-        except StoreError:
-            connection.close()
-            raise
-        except sqlite3.DatabaseError as error:
-            connection.close()
-            raise StoreError(f"{path}: damaged {DATABASE}: {error} ({ADVICE})") from None
-        try:
-            # executescript commits whatever is open before it runs, so the script
-            # is its own transaction: the whole schema, or none of it.
-            connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + "COMMIT;")
-        except sqlite3.DatabaseError as error:
-            connection.close()
-            if "database is locked" in str(error):
-                raise StoreError(_locked(path, busy_timeout)) from None
-            raise StoreError(f"{path}: not a usable {DATABASE}: {error}") from None
-        store = cls(path, connection)
-        # Both in one transaction, each only if missing: written one after the other, a
-        # kill -9 between them left no secret, and every later start signed sessions and
-        # tokens with the empty key.  OR IGNORE also heals such a database, and keeps the
-        # first secret when the server and a management command create the file at once.
-        try:
-            with connection:
-                connection.execute("BEGIN IMMEDIATE")
-                for key, value in (
-                    ("schema_version", str(SCHEMA_VERSION)),
-                    ("secret", secrets.token_hex(32)),
-                    ("deal_key", DealKey.generate().to_text()),
-                ):
-                    connection.execute(
-                        "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value)
-                    )
-                # Set once: 1 for a new database, after the last group for an older one.
-                connection.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) SELECT 'secret_deals_from', "
-                    "CAST(COALESCE(MAX(id), 0) + 1 AS TEXT) FROM groups"
-                )
-        except sqlite3.DatabaseError as error:
-            connection.close()
-            if "database is locked" in str(error):
-                raise StoreError(_locked(path, busy_timeout)) from None
-            raise StoreError(f"{path}: cannot write the {DATABASE}: {error}") from None
-        return store
+        connection = _connect_checked(path, busy_timeout)
+        _make_schema(connection, path, busy_timeout)
+        _first_meta(connection, path, busy_timeout)
+        return cls(path, connection)
 
     def wait_for_locks(self, seconds: float) -> None:
         """From now on, each write waits this long for another process's lock before it
@@ -460,13 +469,8 @@ class CompetitionStore:
     def reader(cls, path: Path) -> CompetitionStore:
         """A second connection for reading in worker threads (WAL: it never blocks the writer);
         one thread at a time."""
-        try:
-            connection = connect_sqlite(
-                path, readonly=True, what=DATABASE, autocommit=True, any_thread=True
-            )
-            return cls(path, connection)
-        except SqliteError as error:
-            raise StoreError(str(error)) from None
+        connection = connect(path, readonly=True, what=DATABASE, autocommit=True, any_thread=True)
+        return cls(path, connection)
 
     def close(self) -> None:
         self._db.close()

@@ -35,9 +35,10 @@ league file.  The shape (every key optional unless marked)::
                    seconds (their wall clock), watch_matches (real matches
                    compared with the check's fault rate)
 
-The sections a league file has too ([rules], [time_control], [sandbox]) are
-read by the league's reader (``referee.league.league_file``), so they mean the same
-and fail with the same lines; the server's own sections use its ``Section``.
+Every section is declared as a ``referee.settings.sections.Section`` struct; the
+sections a league file has too ([rules], [time_control], [sandbox], [remote]) are
+the league's (``referee.settings.shared``), so they mean the same and fail with
+the same lines.
 
 Relative paths are taken from the directory holding the file.
 """
@@ -47,12 +48,26 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated
+
+import msgspec
+from msgspec import Meta
 
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
-from referee.league.league_file import ConfigError, ConfigReader, RemoteSettings, Section
 from referee.sandbox import MIB, Limits
+from referee.settings.sections import ConfigError, Section, decode, fail
+from referee.settings.shared import (
+    RemoteSettings,
+    RulesSection,
+    SandboxSection,
+    TimeControlSection,
+    limit_range,
+    paths_from,
+    rules_of,
+    sandbox_of,
+    time_control_of,
+)
 from referee.transport.timecontrol import TimeControl
 
 __all__ = [
@@ -70,8 +85,6 @@ REMOTE = "remote"  # the runtime of a version that connects from its owner's mac
 RUNTIMES: tuple[str, ...] = ("python3", "node", "java", "c", "binary", REMOTE)
 UPLOADED: tuple[str, ...] = RUNTIMES[:-1]  # the default: every runtime that is an upload
 KIB = 1024
-SANDBOX_DEFAULTS = {"memory_mb": 1024, "processes": 64, "file_size_mb": 64}
-"""Tighter than a league's: a competition runs strangers' code for weeks."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,17 +95,20 @@ class UploadLimits:
     per_hour: int = 30  # uploads per participant in any hour
 
 
-@dataclasses.dataclass(frozen=True)
-class ClientLimits:
+Timeout = Annotated[float, Meta(ge=0.1, le=3600, extra={"unit": "seconds"})]
+AtLeastOne = Annotated[int, Meta(ge=1)]
+
+
+class ClientLimits(Section, frozen=True):
     """What one web client may cost the server (``referee.server.listener``, ``middleware``)."""
 
-    header_timeout: float = 10.0  # seconds for a whole request head
-    body_timeout: float = 20.0  # seconds for a body, plus a second per body_rate bytes
-    body_rate: int = 500  # bytes a second: the slowest a body may keep coming
-    send_timeout: float = 60.0  # seconds an answer may wait for its client to read it
-    connections_per_address: int = 64  # open connections from one client address
-    anonymous_per_address: int = 8  # requests with a body and nobody signed in, per address
-    anonymous: int = 64  # the same, from all addresses together
+    header_timeout: Timeout = 10.0  # seconds for a whole request head
+    body_timeout: Timeout = 20.0  # seconds for a body, plus a second per body_rate bytes
+    body_rate: AtLeastOne = 500  # bytes a second: the slowest a body may keep coming
+    send_timeout: Timeout = 60.0  # seconds an answer may wait for its client to read it
+    connections_per_address: AtLeastOne = 64  # open connections from one client address
+    anonymous_per_address: AtLeastOne = 8  # requests with a body and nobody signed in, per address
+    anonymous: AtLeastOne = 64  # the same, from all addresses together
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,13 +120,90 @@ class StorageLimits:
     participant_bytes: int = 256 * MIB  # a participant's versions' files together
 
 
-@dataclasses.dataclass(frozen=True)
-class AdmissionSettings:
-    """The part of admission that plays as a table plays (``referee.server.admission``)."""
+class AdmissionSettings(Section, frozen=True):
+    """[admission]: the part of admission that plays as a table plays (``server.admission``)."""
 
-    groups: int = 1  # duplicate rotation groups: the table's seats once each per group
-    seconds: int = 600  # their wall clock, together
-    watch_matches: int = 12  # real matches whose fault rate is compared with the check's
+    # duplicate rotation groups: the table's seats once each per group
+    groups: Annotated[int, Meta(ge=1, le=10)] = 1
+    seconds: Annotated[int, Meta(ge=10, le=24 * 3600)] = 600  # their wall clock, together
+    # real matches whose fault rate is compared with the check's
+    watch_matches: Annotated[int, Meta(ge=3, le=10_000)] = 12
+
+
+class CompetitionSection(Section, frozen=True):
+    name: str
+    seed: Annotated[int, Meta(ge=0)] = 1
+    public_deals: bool = False
+    data: str | None = None  # default: "<file stem>-data"
+    self_registration: bool = False
+    # default: every uploaded runtime, and "remote" with a [remote] section
+    runtimes: Annotated[list[str], Meta(extra={"expected": "a non-empty list"})] | None = None
+    house_bots: Annotated[list[str], Meta(extra={"expected": "a list of bundled bot names"})] = (
+        msgspec.field(default_factory=list)
+    )
+
+
+class ServerSection(ClientLimits, frozen=True):
+    """[server]: where it listens and how much it does at once, and ``ClientLimits``."""
+
+    host: str = "127.0.0.1"
+    port: Annotated[int, Meta(ge=0, le=65535)] = 8000
+    jobs: Annotated[int, Meta(ge=1, le=64)] = 2  # tables played at once
+    secure_cookies: bool = True
+    registrations_per_hour: AtLeastOne = 5  # self-registrations per client address
+
+
+class TablesSection(Section, frozen=True):
+    players: Annotated[int, Meta(ge=MIN_PLAYERS, le=MAX_PLAYERS)] = 3
+    hand_limit: AtLeastOne | None = None  # None: the rules'
+
+
+class UploadsSection(Section, frozen=True):
+    """[uploads], in KiB: ``UploadLimits`` in bytes."""
+
+    max_kb: AtLeastOne = UploadLimits.max_bytes // KIB
+    max_files: AtLeastOne = UploadLimits.max_files
+    max_unpacked_kb: AtLeastOne = UploadLimits.max_unpacked_bytes // KIB
+    per_hour: AtLeastOne = UploadLimits.per_hour
+
+
+class SchedulerSection(Section, frozen=True):
+    # the largest share of recent table seats one participant may hold while others wait
+    max_share: Annotated[float, Meta(ge=0.01, le=1.0)] = 1.0
+
+
+class StorageSection(Section, frozen=True):
+    """[storage], in MiB and KiB: ``StorageLimits`` in bytes."""
+
+    min_free_mb: Annotated[int, Meta(ge=0, le=1 << 30)] = StorageLimits.min_free_bytes // MIB
+    stderr_kb: Annotated[int, Meta(ge=1, le=1 << 20)] = StorageLimits.stderr_bytes // KIB
+    participant_mb: Annotated[int, Meta(ge=1, le=1 << 30)] = StorageLimits.participant_bytes // MIB
+
+
+class CompetitionSandbox(SandboxSection, frozen=True):
+    """The league's [sandbox], tighter by default (a competition runs strangers' code for
+    weeks), and the seconds a version's build may take."""
+
+    memory_mb: Annotated[int, limit_range("memory_mb")] | bool | None = 1024
+    processes: Annotated[int, limit_range("processes")] | bool | None = 64
+    file_size_mb: Annotated[int, limit_range("file_size_mb")] | bool | None = 64
+    compile_seconds: Annotated[int, Meta(ge=1, le=3600)] = 60
+
+
+class CompetitionFile(Section, frozen=True):
+    """A competition file: its sections, in the order ``unknown key`` lists them."""
+
+    competition: CompetitionSection
+    server: ServerSection = ServerSection()
+    tables: TablesSection = TablesSection()
+    rules: RulesSection = RulesSection()
+    time_control: TimeControlSection = TimeControlSection()
+    uploads: UploadsSection = UploadsSection()
+    scheduler: SchedulerSection = SchedulerSection()
+    sandbox: CompetitionSandbox = CompetitionSandbox()
+    remote: RemoteSettings | None = None  # None: no remote bots
+    storage: StorageSection = StorageSection()
+    admission: AdmissionSettings = AdmissionSettings()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,8 +230,8 @@ class CompetitionConfig:
     compile_seconds: int
     remote: RemoteSettings | None = None  # None: no remote bots
     storage: StorageLimits = StorageLimits()
-    admission: AdmissionSettings = AdmissionSettings()
-    clients: ClientLimits = ClientLimits()
+    admission: AdmissionSettings = dataclasses.field(default_factory=AdmissionSettings)
+    clients: ClientLimits = dataclasses.field(default_factory=ClientLimits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
 
     @property
@@ -166,225 +259,107 @@ def load_config(path: Path) -> CompetitionConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return _CompetitionReader(path).competition(data)
+    return _Reader(path).read(data)
 
 
-class _CompetitionReader(ConfigReader):
-    SECTIONS = (
-        "competition",
-        "server",
-        "tables",
-        "rules",
-        "time_control",
-        "uploads",
-        "scheduler",
-        "sandbox",
-        "remote",
-        "storage",
-        "admission",
-    )
+class _Reader:
+    """Reads a decoded competition file into a ``CompetitionConfig``, one line per mistake."""
 
-    def competition(self, data: dict[str, Any]) -> CompetitionConfig:
-        Section(self, data, "").finish(self.SECTIONS)
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self, data: dict[str, object]) -> CompetitionConfig:
         if "competition" not in data:
-            self.fail("competition", "missing: the file needs [competition] with a name")
-        competition = Section(self, data["competition"], "competition")
-        name = competition.text("name", None)
-        if not name.strip():
-            self.fail("competition.name", "must not be empty")
-        seed = competition.integer("seed", 1, 0)
-        public_deals = competition.boolean("public_deals", False)
-        data_text = competition.text("data", f"{self.path.stem}-data")
-        self_registration = competition.boolean("self_registration", False)
-        default_runtimes = [*UPLOADED, REMOTE] if "remote" in data else list(UPLOADED)
-        runtimes = competition.raw("runtimes") or default_runtimes
-        if not isinstance(runtimes, list):
-            competition.reader.fail("competition.runtimes", "must be a non-empty list")
+            fail(self.path, "competition", "missing: the file needs [competition] with a name")
+        remote = data.get("remote")
+        if isinstance(remote, dict) and "tokens" in remote:
+            fail(self.path, "remote.tokens", "a remote version's token is on its page, not a file")
+        base = self.path.resolve().parent
+        file = decode(data, CompetitionFile, self.path, dec_hook=paths_from(base))
+        competition, server = file.competition, file.server
+        _options, rules = rules_of(
+            file.rules, file.tables.hand_limit, "tables.hand_limit", self.path
+        )
+        level, limits = sandbox_of(file.sandbox, self.path)
+        return CompetitionConfig(
+            path=self.path,
+            name=self.name(competition),
+            seed=competition.seed,
+            data=(self.path.parent / (competition.data or f"{self.path.stem}-data")).resolve(),
+            self_registration=competition.self_registration,
+            runtimes=self.runtimes(competition, file.remote is not None),
+            house_bots=self.house_bots(competition),
+            host=server.host,
+            port=server.port,
+            jobs=server.jobs,
+            secure_cookies=server.secure_cookies,
+            registrations_per_hour=server.registrations_per_hour,
+            players=file.tables.players,
+            rules=rules,
+            time_control=time_control_of(file.time_control, self.path),
+            uploads=self.uploads(file.uploads),
+            max_share=file.scheduler.max_share,
+            sandbox_level=level,
+            sandbox_limits=limits,
+            compile_seconds=file.sandbox.compile_seconds,
+            remote=file.remote,
+            storage=self.storage(file.storage, file.uploads),
+            admission=file.admission,
+            public_deals=competition.public_deals,
+            clients=ClientLimits(
+                **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}
+            ),
+        )
+
+    def name(self, competition: CompetitionSection) -> str:
+        if not competition.name.strip():
+            fail(self.path, "competition.name", "must not be empty")
+        return competition.name
+
+    def runtimes(self, competition: CompetitionSection, remote: bool) -> tuple[str, ...]:
+        """The runtimes a version may have: the file's, or every uploaded one (and remote)."""
+        runtimes = competition.runtimes or ([*UPLOADED, REMOTE] if remote else list(UPLOADED))
         for runtime in runtimes:
             if runtime not in RUNTIMES:
                 known = ", ".join(RUNTIMES)
-                self.fail("competition.runtimes", f"unknown runtime {runtime!r} (known: {known})")
-        if REMOTE in runtimes and "remote" not in data:
-            self.fail("competition.runtimes", "'remote' needs a [remote] section (its port)")
-        house = competition.raw("house_bots") or []
-        if not isinstance(house, list) or not all(isinstance(n, str) for n in house):
-            self.fail("competition.house_bots", "must be a list of bundled bot names")
+                fail(
+                    self.path,
+                    "competition.runtimes",
+                    f"unknown runtime {runtime!r} (known: {known})",
+                )
+        if REMOTE in runtimes and not remote:
+            fail(self.path, "competition.runtimes", "'remote' needs a [remote] section (its port)")
+        return tuple(runtimes)
+
+    def house_bots(self, competition: CompetitionSection) -> tuple[str, ...]:
         try:
             import bots.registry as registry
-
-            for bot_name in house:
-                if registry.resolve(bot_name) is None:
-                    self.fail("competition.house_bots", f"{bot_name!r} is not a bundled bot")
         except ImportError:
-            pass
-        competition.finish(
-            (
-                "name",
-                "seed",
-                "public_deals",
-                "data",
-                "self_registration",
-                "runtimes",
-                "house_bots",
-            )
+            return tuple(competition.house_bots)
+        for bot_name in competition.house_bots:
+            if registry.resolve(bot_name) is None:
+                fail(self.path, "competition.house_bots", f"{bot_name!r} is not a bundled bot")
+        return tuple(competition.house_bots)
+
+    def uploads(self, section: UploadsSection) -> UploadLimits:
+        return UploadLimits(
+            max_bytes=section.max_kb * KIB,
+            max_files=section.max_files,
+            max_unpacked_bytes=section.max_unpacked_kb * KIB,
+            per_hour=section.per_hour,
         )
 
-        server = Section(self, data.get("server", {}), "server")
-        host = server.text("host", "127.0.0.1")
-        port = server.integer("port", 8000, 0, 65535)
-        jobs = server.integer("jobs", 2, 1, 64)
-        secure_cookies = server.boolean("secure_cookies", True)
-        registrations_per_hour = server.integer("registrations_per_hour", 5, 1)
-        clients = self.client_limits(server)
-        server.finish(
-            (
-                "host",
-                "port",
-                "jobs",
-                "secure_cookies",
-                "registrations_per_hour",
-                *(field.name for field in dataclasses.fields(ClientLimits)),
-            )
-        )
-
-        tables = Section(self, data.get("tables", {}), "tables")
-        players = tables.integer("players", 3, MIN_PLAYERS, MAX_PLAYERS)
-        hand_limit = tables.integer("hand_limit", 1, 1) if tables.has("hand_limit") else None
-        tables.finish(("players", "hand_limit"))
-
-        _preset, _options, rules = self.rules(data, None, hand_limit)
-        control = self.time_control(data)
-
-        uploads_section = Section(self, data.get("uploads", {}), "uploads")
-        base = UploadLimits()
-        uploads = UploadLimits(
-            max_bytes=uploads_section.integer("max_kb", base.max_bytes // KIB, 1) * KIB,
-            max_files=uploads_section.integer("max_files", base.max_files, 1),
-            max_unpacked_bytes=uploads_section.integer(
-                "max_unpacked_kb", base.max_unpacked_bytes // KIB, 1
-            )
-            * KIB,
-            per_hour=uploads_section.integer("per_hour", base.per_hour, 1),
-        )
-        uploads_section.finish(("max_kb", "max_files", "max_unpacked_kb", "per_hour"))
-
-        scheduler = Section(self, data.get("scheduler", {}), "scheduler")
-        max_share = scheduler.raw("max_share")
-        if max_share is None:
-            max_share = 1.0
-        if not isinstance(max_share, int | float) or isinstance(max_share, bool):
-            self.fail("scheduler.max_share", "must be a number")
-        if not 0.01 <= max_share <= 1.0:
-            self.fail("scheduler.max_share", f"must be 0.01 to 1, got {max_share}")
-        scheduler.finish(("max_share",))
-
-        storage_section = Section(self, data.get("storage", {}), "storage")
-        kept = StorageLimits()
+    def storage(self, section: StorageSection, uploads: UploadsSection) -> StorageLimits:
         storage = StorageLimits(
-            min_free_bytes=storage_section.integer(
-                "min_free_mb", kept.min_free_bytes // MIB, 0, 1 << 30
-            )
-            * MIB,
-            stderr_bytes=storage_section.integer("stderr_kb", kept.stderr_bytes // KIB, 1, 1 << 20)
-            * KIB,
-            participant_bytes=storage_section.integer(
-                "participant_mb", kept.participant_bytes // MIB, 1, 1 << 30
-            )
-            * MIB,
+            min_free_bytes=section.min_free_mb * MIB,
+            stderr_bytes=section.stderr_kb * KIB,
+            participant_bytes=section.participant_mb * MIB,
         )
-        storage_section.finish(("min_free_mb", "stderr_kb", "participant_mb"))
-        if storage.participant_bytes < uploads.max_bytes + uploads.max_unpacked_bytes:
-            self.fail(
+        if storage.participant_bytes < (uploads.max_kb + uploads.max_unpacked_kb) * KIB:
+            fail(
+                self.path,
                 "storage.participant_mb",
-                f"must hold at least one upload and its files ({uploads.max_bytes // KIB} KiB "
-                f"+ {uploads.max_unpacked_bytes // KIB} KiB, [uploads])",
+                f"must hold at least one upload and its files ({uploads.max_kb} KiB "
+                f"+ {uploads.max_unpacked_kb} KiB, [uploads])",
             )
-
-        admission_section = Section(self, data.get("admission", {}), "admission")
-        usual = AdmissionSettings()
-        admission = AdmissionSettings(
-            groups=admission_section.integer("groups", usual.groups, 1, 10),
-            seconds=admission_section.integer("seconds", usual.seconds, 10, 24 * 3600),
-            watch_matches=admission_section.integer(
-                "watch_matches", usual.watch_matches, 3, 10_000
-            ),
-        )
-        admission_section.finish(("groups", "seconds", "watch_matches"))
-
-        level, limits, compile_seconds = self.competition_sandbox(data)
-        remote = None
-        if "remote" in data:
-            if isinstance(data["remote"], dict) and "tokens" in data["remote"]:
-                self.fail("remote.tokens", "a remote version's token is on its page, not a file")
-            remote = self.remote(data)
-        return CompetitionConfig(
-            path=self.path,
-            name=name,
-            seed=seed,
-            data=(self.path.parent / data_text).resolve(),
-            self_registration=self_registration,
-            runtimes=tuple(runtimes),
-            house_bots=tuple(house),
-            host=host,
-            port=port,
-            jobs=jobs,
-            secure_cookies=secure_cookies,
-            registrations_per_hour=registrations_per_hour,
-            players=players,
-            rules=rules,
-            time_control=control,
-            uploads=uploads,
-            max_share=float(max_share),
-            sandbox_level=level,
-            sandbox_limits=limits,
-            compile_seconds=compile_seconds,
-            remote=remote,
-            storage=storage,
-            admission=admission,
-            public_deals=public_deals,
-            clients=clients,
-        )
-
-    def client_limits(self, server: Section) -> ClientLimits:
-        """[server]'s limits on one web client (docs/server.md, "Slow and abusive clients")."""
-        base = ClientLimits()
-        seconds = {}
-        for key in ("header_timeout", "body_timeout", "send_timeout"):
-            value = server.number(key, getattr(base, key))
-            if not 0.1 <= value <= 3600:
-                self.fail(f"server.{key}", f"must be 0.1 to 3600 seconds, got {value:g}")
-            seconds[key] = value
-        return ClientLimits(
-            header_timeout=seconds["header_timeout"],
-            body_timeout=seconds["body_timeout"],
-            body_rate=server.integer("body_rate", base.body_rate, 1),
-            send_timeout=seconds["send_timeout"],
-            connections_per_address=server.integer(
-                "connections_per_address", base.connections_per_address, 1
-            ),
-            anonymous_per_address=server.integer(
-                "anonymous_per_address", base.anonymous_per_address, 1
-            ),
-            anonymous=server.integer("anonymous", base.anonymous, 1),
-        )
-
-    def rules(  # type: ignore[override]  # [tables] hand_limit, not [league]'s
-        self, data: dict[str, Any], _unused: None, hand_limit: int | None
-    ) -> tuple[str, dict[str, object], Rules]:
-        """The league's [rules], with [tables] hand_limit as its hand_limit option."""
-        rules = data.get("rules", {})
-        if hand_limit is not None and isinstance(rules, dict):
-            options = rules.get("options", {})
-            if isinstance(options, dict) and "hand_limit" in options:
-                self.fail("tables.hand_limit", "also set as rules.options.hand_limit")
-            if isinstance(options, dict):
-                rules = {**rules, "options": {**options, "hand_limit": hand_limit}}
-        return super().rules({"rules": rules}, None)
-
-    def competition_sandbox(self, data: dict[str, Any]) -> tuple[str, Limits, int]:
-        """The league's [sandbox] with the server's defaults, and compile_seconds."""
-        section = Section(self, data.get("sandbox", {}), "sandbox")
-        compile_seconds = section.integer("compile_seconds", 60, 1, 3600)
-        given = {key: value for key, value in section.data.items() if key != "compile_seconds"}
-        level, limits = self.sandbox({"sandbox": {**SANDBOX_DEFAULTS, **given}})
-        return level, limits, compile_seconds
+        return storage

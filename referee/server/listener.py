@@ -222,13 +222,7 @@ async def serve_http(
     config.keep_alive_timeout = limits.header_timeout
     wrapped = wrap_app(app, config.wsgi_max_body_size, "asgi")  # type: ignore[arg-type]
     context = WorkerContext(None)
-    sockets = config.create_sockets()
-    listeners = []
-    binds = []
-    for sock in sockets.insecure_sockets:
-        sock.listen(config.backlog)
-        listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
-        binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
+    listeners, binds = _listen(config)
     refusals = _Refusals()
 
     async def connection(stream: trio.SocketStream) -> None:
@@ -262,6 +256,18 @@ async def serve_http(
         # As hypercorn's worker: requests in progress get graceful_timeout to finish.
         await context.terminated.set()
         connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
+
+
+def _listen(config: HypercornConfig) -> tuple[list[trio.SocketListener], list[str]]:
+    """A listener on each of ``config.bind``'s plain HTTP sockets, and its address."""
+    sockets = config.create_sockets()
+    listeners = []
+    binds = []
+    for sock in sockets.insecure_sockets:
+        sock.listen(config.backlog)
+        listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
+        binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
+    return listeners, binds
 
 
 def connections_handler(

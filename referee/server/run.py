@@ -113,45 +113,26 @@ async def _serve(
     port: int | None,
     on_ready: Callable[[str], None] | None,
 ) -> None:
-    store = CompetitionStore.open(config.database)
-    competition = Competition(config, store)
-    # Waited for, as every write of the server: a management command may hold the database.
-    await written(
-        "adding the house bots", partial(competition.ensure_house_bots, config.house_bots)
-    )
-    store.wait_for_locks(SERVING_LOCK_WAIT)
+    competition = await _open_competition(config)
+    store = competition.store
     # Every descriptor the machine allows, and a reserve of them no client can take: the
     # database, the tables' pipes and a version's check must always find one.
     guard = ConnectionGuard(config.clients.connections_per_address, raise_descriptor_limit())
-    hyper = HypercornConfig()
-    hyper.bind = [f"{config.host}:{config.port if port is None else port}"]
-    hyper.accesslog = None
-    hyper.errorlog = "-"
-    hyper.graceful_timeout = 3.0
+    hyper = _hypercorn_config(config, port)
     stop = trio.Event()
     listening = ""
     listeners: list[trio.SocketListener] = []
     try:
         if config.remote is not None:
-            from referee.server.remote import CompetitionLobby
-
-            competition.lobby = CompetitionLobby(competition)
             # Before the web side: a port that is taken is one line, and nothing started.
-            listeners = await competition.lobby.listen(config.remote.host, config.remote.port)
-            host, remote_port = competition.lobby.address or ("", 0)
-            listening = f", remote bots on {host}:{remote_port}"
+            listeners, listening = await _open_lobby(
+                competition, config.remote.host, config.remote.port
+            )
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_signals, stop)
-            binds = await nursery.start(
-                lambda task_status: serve_http(
-                    build_app(competition),
-                    hyper,
-                    config.clients,
-                    guard,
-                    shutdown_trigger=stop.wait,
-                    task_status=task_status,
-                )
-            )
+            app = build_app(competition)
+            web = partial(serve_http, app, hyper, config.clients, guard, shutdown_trigger=stop.wait)
+            binds = await nursery.start(web)
             address = binds[0] if binds else ""
             print(
                 f"newmarket serve: {config.name!r} at {address} ({sandbox_level} sandbox, "
@@ -171,6 +152,39 @@ async def _serve(
             await competition.lobby.aclose()
         competition.close()
         store.close()
+
+
+async def _open_competition(config: CompetitionConfig) -> Competition:
+    """The competition on its database, with its house bots, waiting for locks as it serves."""
+    store = CompetitionStore.open(config.database)
+    competition = Competition(config, store)
+    # Waited for, as every write of the server: a management command may hold the database.
+    await written(
+        "adding the house bots", partial(competition.ensure_house_bots, config.house_bots)
+    )
+    store.wait_for_locks(SERVING_LOCK_WAIT)
+    return competition
+
+
+def _hypercorn_config(config: CompetitionConfig, port: int | None) -> HypercornConfig:
+    hyper = HypercornConfig()
+    hyper.bind = [f"{config.host}:{config.port if port is None else port}"]
+    hyper.accesslog = None
+    hyper.errorlog = "-"
+    hyper.graceful_timeout = 3.0
+    return hyper
+
+
+async def _open_lobby(
+    competition: Competition, host: str, port: int
+) -> tuple[list[trio.SocketListener], str]:
+    """The remote bots' lobby, listening; its listeners, and where it is for the ready line."""
+    from referee.server.remote import CompetitionLobby
+
+    competition.lobby = CompetitionLobby(competition)
+    listeners = await competition.lobby.listen(host, port)
+    bound_host, bound_port = competition.lobby.address or ("", 0)
+    return listeners, f", remote bots on {bound_host}:{bound_port}"
 
 
 async def _background(

@@ -74,6 +74,22 @@ def choose_table(
     """
     if len(candidates) < players:
         return None
+    allowed = _within_shares(candidates, recent_seats, players, max_share)
+    draw = {c.version: rng.random() for c in allowed}
+    focusable = [c for c in allowed if focus_from is None or c.version in focus_from]
+    if not focusable:
+        return None
+    focus = max(focusable, key=lambda c: (_width(scores, c), -_groups(scores, c), draw[c.version]))
+    table = [focus, *_nearest(focus, allowed, scores, players - 1, rng)]
+    width = _width(scores, focus)
+    reason = "new version" if not math.isfinite(width) else f"widest interval ({width:.1f})"
+    return TableChoice(tuple(c.version for c in table), f"focus v{focus.version}: {reason}")
+
+
+def _within_shares(
+    candidates: Sequence[Candidate], recent_seats: Sequence[int], players: int, max_share: float
+) -> list[Candidate]:
+    """Rule 3: the candidates whose participant is within its share of the recent seats."""
     held = Counter(recent_seats)
     total = max(1, len(recent_seats))
     over = {
@@ -84,39 +100,39 @@ def choose_table(
     allowed = [c for c in candidates if c.version not in over]
     if len(allowed) < players:
         allowed = list(candidates)  # shares cannot be kept with so few: everyone plays
+    return allowed
 
-    def width(c: Candidate) -> float:
-        score = scores.get(c.version)
-        return math.inf if score is None else score.width
 
-    def groups(c: Candidate) -> int:
-        score = scores.get(c.version)
-        return 0 if score is None else score.groups
-
-    draw = {c.version: rng.random() for c in allowed}
-    focusable = [c for c in allowed if focus_from is None or c.version in focus_from]
-    if not focusable:
-        return None
-    focus = max(focusable, key=lambda c: (width(c), -groups(c), draw[c.version]))
-    finite = [width(c) for c in allowed if math.isfinite(width(c))]
+def _nearest(
+    focus: Candidate,
+    allowed: Sequence[Candidate],
+    scores: Mapping[int, Score],
+    count: int,
+    rng: random.Random,
+) -> list[Candidate]:
+    """Rule 2: the ``count`` versions nearest the focus by score, with a random jitter."""
+    finite = [_width(scores, c) for c in allowed if math.isfinite(_width(scores, c))]
     jitter = statistics.median(finite) / 4 if finite else 1.0
-
-    def point(c: Candidate) -> float | None:
-        score = scores.get(c.version)
-        return None if score is None else score.score
-
-    centre = point(focus)
+    centre = _point(scores, focus)
 
     def distance(c: Candidate) -> float:
-        value = point(c)
+        value = _point(scores, c)
         gap = 0.0 if value is None or centre is None else abs(value - centre)
         return gap + rng.uniform(0, jitter)
 
-    others = sorted((c for c in allowed if c is not focus), key=distance)
-    table = [focus, *others[: players - 1]]
-    reason = (
-        "new version"
-        if not math.isfinite(width(focus))
-        else f"widest interval ({width(focus):.1f})"
-    )
-    return TableChoice(tuple(c.version for c in table), f"focus v{focus.version}: {reason}")
+    return sorted((c for c in allowed if c is not focus), key=distance)[:count]
+
+
+def _width(scores: Mapping[int, Score], c: Candidate) -> float:
+    score = scores.get(c.version)
+    return math.inf if score is None else score.width
+
+
+def _groups(scores: Mapping[int, Score], c: Candidate) -> int:
+    score = scores.get(c.version)
+    return 0 if score is None else score.groups
+
+
+def _point(scores: Mapping[int, Score], c: Candidate) -> float | None:
+    score = scores.get(c.version)
+    return None if score is None else score.score

@@ -246,17 +246,7 @@ def unpack_upload(
         raw.seek(0)
         kind = archive_kind(filename, head)
         try:
-            if kind == "zip":
-                _unpack_zip(raw, writer)
-            elif kind == "tar.gz":
-                _unpack_tar(raw, writer)
-            else:
-                base = posixpath.basename(filename.replace("\\", "/")) or "bot"
-                if not SAFE_NAME.match(base):
-                    raise UnpackError(
-                        f"file name {filename!r}: use letters, digits, '.', '_' and '-' only"
-                    )
-                writer.write(base, _read_chunks(raw), executable=executable)
+            _unpack_as(kind, raw, filename, writer, executable=executable)
         except (UnpackError, StorageError):
             raise
         except Exception as error:
@@ -273,6 +263,21 @@ def unpack_upload(
     with server_writes():
         _fsync_tree(root)
     return writer.files
+
+
+def _unpack_as(
+    kind: str, raw: IO[bytes], filename: str, writer: _Writer, *, executable: bool
+) -> None:
+    """A zip's or a tar.gz's members, or the one file of its sender's name, through ``writer``."""
+    if kind == "zip":
+        _unpack_zip(raw, writer)
+    elif kind == "tar.gz":
+        _unpack_tar(raw, writer)
+    else:
+        base = posixpath.basename(filename.replace("\\", "/")) or "bot"
+        if not SAFE_NAME.match(base):
+            raise UnpackError(f"file name {filename!r}: use letters, digits, '.', '_' and '-' only")
+        writer.write(base, _read_chunks(raw), executable=executable)
 
 
 # zipfile raises more than BadZipFile on a stranger's bytes: NotImplementedError for a

@@ -145,35 +145,14 @@ async def accept_upload(
 ) -> Version:
     config = competition.config
     store = competition.store
-    if runtime == REMOTE:
-        raise UploadRefusedError(400, "a remote bot is registered without a file")
-    _allowed(competition, participant, runtime)
-    if competition.disk.low():
-        raise UploadRefusedError(507, LOW_DISK_REASON, STORAGE_RETRY_AFTER)
-    share = ParticipantStorage(config, store)
-    wanted = config.uploads.max_bytes + config.uploads.max_unpacked_bytes
-    room = await trio.to_thread.run_sync(share.room, store.versions(participant.id), wanted)
-    if room < MIN_ROOM:
-        raise UploadRefusedError(413, share.refusal(room))
+    share, room = await _room_for(competition, participant, runtime)
     filename = (upload.filename or "upload")[:200]
     incoming = incoming_dir(config)
     private_dir(incoming)
     temporary = incoming / secrets.token_hex(8)
-    digest = hashlib.sha256()
-    size = 0
     version: Version | None = None
     try:
-        with server_writes(), open(temporary, "wb", opener=private_opener) as out:
-            while chunk := await upload.read(CHUNK):
-                size += len(chunk)
-                if size > config.uploads.max_bytes:
-                    raise UploadRefusedError(
-                        413, f"upload too large: at most {config.uploads.max_bytes // 1024} KiB"
-                    )
-                digest.update(chunk)
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
+        size, digest = await _receive(upload, temporary, config.uploads.max_bytes)
         if size == 0:
             raise UploadRefusedError(400, "the upload is empty: send the bot's file as 'bot'")
         if size > room:
@@ -182,16 +161,10 @@ async def accept_upload(
         # passed the first check while their bodies were read (spooled to disk above 1 MiB,
         # read in threads), and 50 at once made 50 versions under a limit of 3 an hour.
         _allowed(competition, participant, runtime)
-        version = store.add_version(participant.id, runtime, filename, digest.hexdigest(), size)
+        version = store.add_version(participant.id, runtime, filename, digest, size)
         # Before any await: admission must not take the version while this unpacks it.
         competition.unpacking.add(version.id)
-        root = version_root(competition, version.id)
-        with server_writes():
-            private_dir(root.parent)
-            root.mkdir(mode=PRIVATE_DIR)  # (not there yet: a version's id is new)
-            temporary.rename(root / "upload")
-            fsync_parent(root / "upload")
-            fsync_parent(root)
+        _move_in(temporary, version_root(competition, version.id))
         others = store.versions(participant.id)
         await trio.to_thread.run_sync(unpack_version, competition, version, others)
     except UnpackError as error:
@@ -215,6 +188,57 @@ async def accept_upload(
     refreshed = store.version(version.id)
     assert refreshed is not None
     return refreshed
+
+
+async def _room_for(
+    competition: Competition, participant: Participant, runtime: str
+) -> tuple[ParticipantStorage, int]:
+    """Refusals before a byte is read: the runtime, the hourly limit, the disk, the share.
+
+    Returns the participant's storage share and the bytes left in it.
+    """
+    config = competition.config
+    store = competition.store
+    if runtime == REMOTE:
+        raise UploadRefusedError(400, "a remote bot is registered without a file")
+    _allowed(competition, participant, runtime)
+    if competition.disk.low():
+        raise UploadRefusedError(507, LOW_DISK_REASON, STORAGE_RETRY_AFTER)
+    share = ParticipantStorage(config, store)
+    wanted = config.uploads.max_bytes + config.uploads.max_unpacked_bytes
+    room = await trio.to_thread.run_sync(share.room, store.versions(participant.id), wanted)
+    if room < MIN_ROOM:
+        raise UploadRefusedError(413, share.refusal(room))
+    return share, room
+
+
+async def _receive(upload: UploadFile, temporary: Path, max_bytes: int) -> tuple[int, str]:
+    """The upload's body written to ``temporary`` and synced; its size and SHA-256.
+
+    A body over ``max_bytes`` is refused (413) as soon as it passes the limit.
+    """
+    digest = hashlib.sha256()
+    size = 0
+    with server_writes(), open(temporary, "wb", opener=private_opener) as out:
+        while chunk := await upload.read(CHUNK):
+            size += len(chunk)
+            if size > max_bytes:
+                raise UploadRefusedError(413, f"upload too large: at most {max_bytes // 1024} KiB")
+            digest.update(chunk)
+            out.write(chunk)
+        out.flush()
+        os.fsync(out.fileno())
+    return size, digest.hexdigest()
+
+
+def _move_in(temporary: Path, root: Path) -> None:
+    """The received upload becomes the new version's ``upload``, durably."""
+    with server_writes():
+        private_dir(root.parent)
+        root.mkdir(mode=PRIVATE_DIR)  # (not there yet: a version's id is new)
+        temporary.rename(root / "upload")
+        fsync_parent(root / "upload")
+        fsync_parent(root)
 
 
 def unpack_version(

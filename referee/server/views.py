@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import referee
+from referee.match.result import MatchResult
 from referee.report.data import read_match_log
 from referee.report.pages import replay_data
 from referee.report.templating import ScriptJSON, script_json
 from referee.server.competition import Competition
-from referee.server.competition_db import Participant, Version
+from referee.server.competition_db import CompetitionStore, FaultRow, Participant, Version
 from referee.server.competition_file import REMOTE
 
 HISTORY_POINTS = 120
@@ -181,7 +182,38 @@ def participant_view(
     store = competition.store
     owner = viewer is not None and viewer.id == participant.id
     versions = store.versions(participant.id)
-    labels = _labels(competition)
+    matches = _recent_matches(store, versions, _labels(competition))
+    found = [(version, fault) for version in versions for fault in store.faults(version.id, 20)]
+    in_play = store.in_play([m["match_id"] for m in matches] + [f.match_id for _v, f in found])
+    for match in matches:  # how a match went is its deal's: not before its group ends
+        match["cards_public"] = match["match_id"] not in in_play
+        if not match["cards_public"]:
+            match["hands"] = match["reason"] = None
+    faults = _fault_rows(found, in_play, server_places(competition))
+    history = [chart for version in versions if (chart := _history(store, version))]
+    scores = competition.board.scores
+    view: dict[str, Any] = {
+        "name": participant.name,
+        "owner": owner,
+        "versions": [
+            {
+                **version_json(competition, version, owner),
+                "score": _round(scores[version.id].score) if version.id in scores else None,
+                "rank": scores[version.id].rank if version.id in scores else None,
+            }
+            for version in reversed(versions)
+        ],
+        "matches": matches,
+        "faults": faults[:40],
+        "history": history,
+    }
+    return view
+
+
+def _recent_matches(
+    store: CompetitionStore, versions: list[Version], labels: dict[int, Version]
+) -> list[dict[str, Any]]:
+    """The latest 30 matches of a participant's versions, newest first, each seat labelled."""
     mine = {v.id for v in versions}
     matches = []
     seen: set[str] = set()
@@ -204,14 +236,13 @@ def participant_view(
                 }
             )
     matches.sort(key=lambda m: -m["finished_at"])
-    matches = matches[:30]
-    found = [(version, fault) for version in versions for fault in store.faults(version.id, 20)]
-    in_play = store.in_play([m["match_id"] for m in matches] + [f.match_id for _v, f in found])
-    for match in matches:  # how a match went is its deal's: not before its group ends
-        match["cards_public"] = match["match_id"] not in in_play
-        if not match["cards_public"]:
-            match["hands"] = match["reason"] = None
-    places = server_places(competition)
+    return matches[:30]
+
+
+def _fault_rows(
+    found: list[tuple[Version, FaultRow]], in_play: set[str], places: Places
+) -> list[dict[str, Any]]:
+    """The versions' faults, the details held back while their match's group plays."""
     faults = []
     for version, fault in found:
         public = fault.match_id not in in_play
@@ -227,36 +258,21 @@ def participant_view(
                 "cards_public": public,
             }
         )
-    history = []
-    for version in versions:
-        rows = store.net_chips_history(version.id)
-        total = 0
-        points = []
-        # At most HISTORY_POINTS points a version: a page's size must not grow with the weeks.
-        step = max(1, len(rows) // HISTORY_POINTS)
-        for count, (net, finished_at) in enumerate(rows, start=1):
-            total += net
-            if count % step == 0 or count == len(rows):
-                points.append({"match": count, "mean": round(total / count, 2), "at": finished_at})
-        if points:
-            history.append({"version": version.label, "points": points})
-    scores = competition.board.scores
-    view: dict[str, Any] = {
-        "name": participant.name,
-        "owner": owner,
-        "versions": [
-            {
-                **version_json(competition, version, owner),
-                "score": _round(scores[version.id].score) if version.id in scores else None,
-                "rank": scores[version.id].rank if version.id in scores else None,
-            }
-            for version in reversed(versions)
-        ],
-        "matches": matches,
-        "faults": faults[:40],
-        "history": history,
-    }
-    return view
+    return faults
+
+
+def _history(store: CompetitionStore, version: Version) -> dict[str, Any] | None:
+    """A version's mean net chips after each match, as a chart's points (None: no matches)."""
+    rows = store.net_chips_history(version.id)
+    total = 0
+    points = []
+    # At most HISTORY_POINTS points a version: a page's size must not grow with the weeks.
+    step = max(1, len(rows) // HISTORY_POINTS)
+    for count, (net, finished_at) in enumerate(rows, start=1):
+        total += net
+        if count % step == 0 or count == len(rows):
+            points.append({"match": count, "mean": round(total / count, 2), "at": finished_at})
+    return {"version": version.label, "points": points} if points else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -302,6 +318,32 @@ def match_view(
         if viewer is not None and version in labels and labels[version].participant == viewer.id
     }
     names = [labels[v].label if v in labels else f"v{v}" for v in seating]
+    view: dict[str, Any] = {
+        "match_id": match_id,
+        "group": group.id,
+        "rotation": rotation,
+        "cards_public": True,
+        "in_play": None,
+        # The seed the cards came from (from the server's key; public now that the group
+        # has finished), with which `newmarket replay` verifies the log.
+        "seed": result.seed,
+        "hands": result.hands,
+        "reason": result.reason,
+        "seats": _seat_rows(result, seating, names, labels),
+        "replay": None,
+        "stderr": {},
+        "transcripts": [],
+    }
+    path = Path(log_path) if log_path else None
+    if path is not None and path.is_file():
+        _add_log(view, competition, path, names, owned, public=public)
+    return _shown(view, competition)
+
+
+def _seat_rows(
+    result: MatchResult, seating: list[int], names: list[str], labels: dict[int, Version]
+) -> list[dict[str, Any]]:
+    """The result's seats in finishing order, each with its version, chips and faults."""
     seats = []
     for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
         version = labels.get(seating[seat.seat])
@@ -320,26 +362,20 @@ def match_view(
                 ],
             }
         )
-    view: dict[str, Any] = {
-        "match_id": match_id,
-        "group": group.id,
-        "rotation": rotation,
-        "cards_public": True,
-        "in_play": None,
-        # The seed the cards came from (from the server's key; public now that the group
-        # has finished), with which `newmarket replay` verifies the log.
-        "seed": result.seed,
-        "hands": result.hands,
-        "reason": result.reason,
-        "seats": seats,
-        "replay": None,
-        "stderr": {},
-        "transcripts": [],
-    }
-    path = Path(log_path) if log_path else None
-    if path is None or not path.is_file():
-        return _shown(view, competition)
-    start = tuple(competition.config.rules.starting_chips for _ in seating)
+    return seats
+
+
+def _add_log(
+    view: dict[str, Any],
+    competition: Competition,
+    path: Path,
+    names: list[str],
+    owned: set[int],
+    *,
+    public: bool,
+) -> None:
+    """What the match's log adds to its view: the replay, and the owner's stderr and talk."""
+    start = tuple(competition.config.rules.starting_chips for _ in names)
     mtime = path.stat().st_mtime
     log = _log(str(path), start, mtime, tuple(names))
     places = server_places(competition)
@@ -360,7 +396,6 @@ def match_view(
         for t in log.transcripts
         if t.seat in owned
     ]
-    return _shown(view, competition)
 
 
 def _shown(view: dict[str, Any], competition: Competition) -> dict[str, Any]:

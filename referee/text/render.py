@@ -14,7 +14,8 @@ told on the line after its run so the run stays readable.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from engine.cards import Card
 from engine.events import (
@@ -41,10 +42,19 @@ from engine.events import (
 
 INDENT = "  "
 
+# The wording of each moment of a hand, for the terminal (``newmarket demo`` and ``replay``)
+# and the report's replay viewer (``referee.report.frames``) alike: one home per sentence.
+# A stop's cause has a short form for the replay's one-line runs and a spelled-out one for
+# the viewer's steps.
 _STOP_REASONS = {
     "top": "{card} is the top card",
     "dead": "{missing} dead",
     "played": "{missing} already played",
+}
+_STOP_REASONS_SPELLED_OUT = {
+    "top": "{card} is the top card",
+    "dead": "{missing} is in the dead hand",
+    "played": "{missing} was played earlier",
 }
 
 _DEAD_HAND_CHOICES = {
@@ -53,6 +63,58 @@ _DEAD_HAND_CHOICES = {
     "auction": "auctions the dead hand",
     "buy": "buys the dead hand",
 }
+
+HAND_BLOCKED = "nobody can lead another suit: the hand is blocked"
+
+
+def stop_reason(cause: str, card: str, missing: str, *, spelled_out: bool = False) -> str:
+    """Why a run stopped (``5♥ dead``); a cause this version does not know as it came."""
+    reasons = _STOP_REASONS_SPELLED_OUT if spelled_out else _STOP_REASONS
+    return reasons.get(cause, cause).format(card=card, missing=missing)
+
+
+def dealt(sizes: Iterable[tuple[str, int]], dead_size: object) -> str:
+    """``deal: alice 13, bob 13; dead hand 13``, the seats dealt no card left out."""
+    sized = ", ".join(f"{name} {size}" for name, size in sizes if size)
+    return f"deal: {sized}; dead hand {dead_size}"
+
+
+def dead_hand_decided(dealer: str, choice: str) -> str:
+    return f"{dealer} (dealer) {_DEAD_HAND_CHOICES.get(choice, choice)}"
+
+
+def bids_revealed(bids: Iterable[tuple[str, object]]) -> str:
+    return "bids: " + ", ".join(f"{name} {chips}" for name, chips in bids)
+
+
+def swapped_for(seat: str, price: object, paid_to: str) -> str:
+    return f"{seat} takes the dead hand for {price} chips, paid to {paid_to}"
+
+
+def boodle_won(seat: str, card: str, chips: object) -> str:
+    return f"{seat} wins the {card} boodle: {chips} chips"
+
+
+def went_out(seat: str) -> str:
+    return f"{seat} is out of cards and wins the hand"
+
+
+def lead_passed(from_seat: str, to_seat: str) -> str:
+    return f"{from_seat} holds no other suit: the lead passes to {to_seat}"
+
+
+def pot_shared(seat: str, chips: object) -> str:
+    return f"{seat} takes {chips} from the pot"
+
+
+def kitty_won(seat: str, chips: object) -> str:
+    return f"{seat} takes the kitty: {chips} chips"
+
+
+def eliminated(seat: str, shares: str) -> str:
+    """``shares`` is who got the seat's chips, told after a ``;`` (or empty)."""
+    return f"{seat} cannot pay the stake and is out{shares}"
+
 
 # Why a match ended, in words: the one wording of every place that tells a person
 # (``newmarket match`` and ``replay``, the demo, the report's pages, the server's).
@@ -189,89 +251,127 @@ class _Renderer:
             self.flush_stakes()
         if not isinstance(event, ChipsPaid):
             self.flush_payments()
+        tell = _TELL.get(type(event))
+        if tell is not None:
+            tell(self, event)
 
-        match event:
-            case HandStarted(hand, dealer):
-                self.dealer = dealer
-                if self.lines:
-                    self.lines.append("")
-                self.lines.append(f"Hand {hand} — dealer: {self.name(dealer)}")
-            case PlayerEliminated(seat, chips, shares):
-                given = ", ".join(f"{self.name(s)} +{c}" for s, c in shares)
-                tail = f"; {chips} chips shared: {given}" if given else ""
-                self.lines.append(f"{self.name(seat)} cannot pay the stake and is out{tail}")
-            case StakePlaced():
-                self.stakes.append(event)
-            case CardsDealt(sizes, dead_size, hands, dead):
-                sized = ", ".join(f"{self.name(s)} {n}" for s, n in enumerate(sizes) if n)
-                self.say(f"deal: {sized}; dead hand {dead_size}")
-                for seat, hand in enumerate(hands):
-                    if hand is not None and hand:
-                        self.say(f"{INDENT}{self.name(seat)}: {cards(hand)}")
-                if dead is not None and dead:
-                    self.say(f"{INDENT}dead hand: {cards(dead)}")
-                    self.dead_shown = True
-            case DeadHandDecided(dealer, choice):
-                what = _DEAD_HAND_CHOICES.get(choice, choice)
-                self.say(f"{self.name(dealer)} (dealer) {what}")
-            case BidsRevealed(bids):
-                self.say("bids: " + ", ".join(f"{self.name(s)} {c}" for s, c in bids))
-            case HandSwapped(seat, price, paid_to, hand, _size):
-                if price:  # a free exchange is already told by the dealer's decision
-                    to = self.name(paid_to) if paid_to is not None else "the kitty"
-                    self.say(
-                        f"{self.name(seat)} takes the dead hand for {price} chips, paid to {to}"
-                    )
-                if hand is not None:
-                    self.say(f"{INDENT}{self.name(seat)} now holds: {cards(hand)}")
-            case CardPlayed(seat, card, _lead):
-                if self.run and self.run[-1][0] == seat:
-                    self.run[-1][1].append(card)
-                else:
-                    self.run.append((seat, [card]))
-            case BoodleWon(seat, card, chips):
-                self.after_run.append(
-                    f"{self.name(seat)} wins the {card.pretty} boodle: {chips} chips"
-                )
-            case RunStopped(card, cause, missing):
-                reason = _STOP_REASONS.get(cause, cause).format(
-                    card=card.pretty, missing=missing.pretty if missing else "?"
-                )
-                self.flush_run(f"stop ({reason})")
-            case WentOut(seat):
-                self.flush_run(f"{self.name(seat)} is out of cards and wins the hand")
-            case LeadPassed(from_seat, to_seat):
-                self.say(
-                    f"{self.name(from_seat)} holds no other suit: the lead passes to "
-                    f"{self.name(to_seat)}"
-                )
-            case HandBlocked():
-                self.blocked = True
-                self.say("nobody can lead another suit: the hand is blocked")
-            case ChipsPaid():
-                self.payments.append(event)
-            case PotShared(seat, chips):
-                self.say(f"{self.name(seat)} takes {chips} from the pot")
-            case KittyWon(seat, chips):
-                self.say(f"{self.name(seat)} takes the kitty: {chips} chips")
-            case HandEnded(hands, dead, winners):
-                left = [f"{self.name(s)} {cards(h)}" for s, h in enumerate(hands) if h]
-                if left:
-                    self.say("left in hand: " + " · ".join(left))
-                if dead and not self.dead_shown:
-                    self.say(f"dead hand: {cards(dead)}")
-                if self.blocked:
-                    if winners:
-                        who = ", ".join(self.name(s) for s in winners)
-                        self.say(f"fewest cards: {who} {'wins' if len(winners) == 1 else 'win'}")
-                    else:
-                        self.say("nobody pays; the stakes stay on the boodle cards")
-                self.blocked = False
-                self.dead_shown = False
-            case MatchEnded(places, chips, reason):
-                self.lines.append("")
-                why = match_ending(reason)
-                self.lines.append(f"Match over ({why}). Final places:")
-                order = sorted(range(len(places)), key=lambda seat: (places[seat], seat))
-                for seat in order:
-                    self.say(f"{places[seat]}. {self.name(seat)} — {chips[seat]} chips")
+    # -- each kind of event, told (``_TELL`` maps the kinds to these) ------------------
+
+    def tell_hand_started(self, event: HandStarted) -> None:
+        self.dealer = event.dealer
+        if self.lines:
+            self.lines.append("")
+        self.lines.append(f"Hand {event.hand} — dealer: {self.name(event.dealer)}")
+
+    def tell_player_eliminated(self, event: PlayerEliminated) -> None:
+        given = ", ".join(f"{self.name(s)} +{c}" for s, c in event.shares)
+        tail = f"; {event.chips} chips shared: {given}" if given else ""
+        self.lines.append(eliminated(self.name(event.seat), tail))
+
+    def tell_stake_placed(self, event: StakePlaced) -> None:
+        self.stakes.append(event)
+
+    def tell_cards_dealt(self, event: CardsDealt) -> None:
+        sizes = ((self.name(s), n) for s, n in enumerate(event.hand_sizes))
+        self.say(dealt(sizes, event.dead_hand_size))
+        for seat, hand in enumerate(event.hands):
+            if hand is not None and hand:
+                self.say(f"{INDENT}{self.name(seat)}: {cards(hand)}")
+        dead = event.dead_hand
+        if dead is not None and dead:
+            self.say(f"{INDENT}dead hand: {cards(dead)}")
+            self.dead_shown = True
+
+    def tell_dead_hand_decided(self, event: DeadHandDecided) -> None:
+        self.say(dead_hand_decided(self.name(event.dealer), event.choice))
+
+    def tell_bids_revealed(self, event: BidsRevealed) -> None:
+        self.say(bids_revealed((self.name(s), c) for s, c in event.bids))
+
+    def tell_hand_swapped(self, event: HandSwapped) -> None:
+        seat = event.seat
+        if event.price:  # a free exchange is already told by the dealer's decision
+            to = self.name(event.paid_to) if event.paid_to is not None else "the kitty"
+            self.say(swapped_for(self.name(seat), event.price, to))
+        if event.hand is not None:
+            self.say(f"{INDENT}{self.name(seat)} now holds: {cards(event.hand)}")
+
+    def tell_card_played(self, event: CardPlayed) -> None:
+        if self.run and self.run[-1][0] == event.seat:
+            self.run[-1][1].append(event.card)
+        else:
+            self.run.append((event.seat, [event.card]))
+
+    def tell_boodle_won(self, event: BoodleWon) -> None:
+        self.after_run.append(boodle_won(self.name(event.seat), event.card.pretty, event.chips))
+
+    def tell_run_stopped(self, event: RunStopped) -> None:
+        missing = event.missing
+        reason = stop_reason(event.cause, event.card.pretty, missing.pretty if missing else "?")
+        self.flush_run(f"stop ({reason})")
+
+    def tell_went_out(self, event: WentOut) -> None:
+        self.flush_run(went_out(self.name(event.seat)))
+
+    def tell_lead_passed(self, event: LeadPassed) -> None:
+        self.say(lead_passed(self.name(event.from_seat), self.name(event.to_seat)))
+
+    def tell_hand_blocked(self, event: HandBlocked) -> None:
+        self.blocked = True
+        self.say(HAND_BLOCKED)
+
+    def tell_chips_paid(self, event: ChipsPaid) -> None:
+        self.payments.append(event)
+
+    def tell_pot_shared(self, event: PotShared) -> None:
+        self.say(pot_shared(self.name(event.seat), event.chips))
+
+    def tell_kitty_won(self, event: KittyWon) -> None:
+        self.say(kitty_won(self.name(event.seat), event.chips))
+
+    def tell_hand_ended(self, event: HandEnded) -> None:
+        left = [f"{self.name(s)} {cards(h)}" for s, h in enumerate(event.hands) if h]
+        if left:
+            self.say("left in hand: " + " · ".join(left))
+        if event.dead_hand and not self.dead_shown:
+            self.say(f"dead hand: {cards(event.dead_hand)}")
+        if self.blocked:
+            winners = event.winners
+            if winners:
+                who = ", ".join(self.name(s) for s in winners)
+                self.say(f"fewest cards: {who} {'wins' if len(winners) == 1 else 'win'}")
+            else:
+                self.say("nobody pays; the stakes stay on the boodle cards")
+        self.blocked = False
+        self.dead_shown = False
+
+    def tell_match_ended(self, event: MatchEnded) -> None:
+        places, chips = event.places, event.chips
+        self.lines.append("")
+        self.lines.append(f"Match over ({match_ending(event.reason)}). Final places:")
+        order = sorted(range(len(places)), key=lambda seat: (places[seat], seat))
+        for seat in order:
+            self.say(f"{places[seat]}. {self.name(seat)} — {chips[seat]} chips")
+
+
+# Each kind of event and the method that tells it: one line per kind to find.
+_TELL: dict[type, Callable[[_Renderer, Any], None]] = {
+    HandStarted: _Renderer.tell_hand_started,
+    PlayerEliminated: _Renderer.tell_player_eliminated,
+    StakePlaced: _Renderer.tell_stake_placed,
+    CardsDealt: _Renderer.tell_cards_dealt,
+    DeadHandDecided: _Renderer.tell_dead_hand_decided,
+    BidsRevealed: _Renderer.tell_bids_revealed,
+    HandSwapped: _Renderer.tell_hand_swapped,
+    CardPlayed: _Renderer.tell_card_played,
+    BoodleWon: _Renderer.tell_boodle_won,
+    RunStopped: _Renderer.tell_run_stopped,
+    WentOut: _Renderer.tell_went_out,
+    LeadPassed: _Renderer.tell_lead_passed,
+    HandBlocked: _Renderer.tell_hand_blocked,
+    ChipsPaid: _Renderer.tell_chips_paid,
+    PotShared: _Renderer.tell_pot_shared,
+    KittyWon: _Renderer.tell_kitty_won,
+    HandEnded: _Renderer.tell_hand_ended,
+    MatchEnded: _Renderer.tell_match_ended,
+}

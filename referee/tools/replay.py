@@ -35,7 +35,7 @@ from engine.errors import NewmarketError
 from engine.rules import Rules
 from engine.state import Match
 from protocol.faults import DISQUALIFY_AT_ONCE, FaultKind
-from protocol.messages import Choice
+from protocol.messages import Choice, Request
 from referee.match.convert import apply_choice, build_request, log_event
 from referee.match.log import LOG_FORMAT, LogError, NotAMatchLog, log_lines, log_records
 from referee.match.result import FaultRecord, MatchResult, SeatResult, final_places
@@ -193,6 +193,10 @@ class _Verifier:
                 f"the log ends at line {self.lines} before the match's result "
                 "(the referee was stopped?)"
             )
+        return self.replay(self.result)
+
+    def replay(self, result: MatchResult) -> Replay:
+        """What the verified log holds, for printing and for ``--json``."""
         return Replay(
             path=self.path,
             header=self.header,
@@ -200,7 +204,7 @@ class _Verifier:
             rules=self.rules,
             events=self.events,
             faults=self.faults,
-            result=self.result,
+            result=result,
             lines=self.lines,
             decisions=self.decided,
             unverifiable=sorted(self.unverifiable, key=_by_line),
@@ -440,6 +444,20 @@ class _Verifier:
                 number,
             )
         choice = record["choice"]
+        self.check_chooser(number, seat, by, choice, request)
+        fault = apply_choice(match, request, choice)
+        if fault is not None:
+            raise LogError(
+                f"seat {seat}'s decision {choice!r} is {fault.kind}: {fault.detail}", number
+            )
+        self.replies.pop(seat, None)
+        self.decided += 1
+        self.sync()
+
+    def check_chooser(
+        self, number: int, seat: int, by: object, choice: object, request: Request
+    ) -> None:
+        """A decision ``by`` the default is the request's default; ``by`` the bot, its reply."""
         if by == "default":
             if choice != request.default:
                 raise LogError(
@@ -455,14 +473,6 @@ class _Verifier:
                 )
         else:
             raise LogError(f"a decision by {by!r} (expected bot or default)", number)
-        fault = apply_choice(match, request, choice)
-        if fault is not None:
-            raise LogError(
-                f"seat {seat}'s decision {choice!r} is {fault.kind}: {fault.detail}", number
-            )
-        self.replies.pop(seat, None)
-        self.decided += 1
-        self.sync()
 
     def on_result(self, number: int, record: dict[str, Any]) -> None:
         match = self.engine(number)

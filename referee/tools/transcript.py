@@ -25,8 +25,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import subprocess
+import threading
 from pathlib import Path
-from typing import Any, Literal
+from queue import Empty, Queue
+from typing import IO, Any, Literal
 
 import msgspec
 
@@ -188,61 +191,31 @@ def feed(lines: list[WireLine], command: list[str], *, timeout: float = 10.0) ->
     left on ours, so its own debugging output shows.  ``OSError`` if the
     command cannot start.
     """
-    import subprocess
-    import threading
-    from queue import Empty, Queue
-
     from protocol.messages import PROTOCOL_VERSION, Hello, encode
     from referee.transport.session import referee_version
 
     replies = recorded_replies(lines)
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert process.stdin is not None and process.stdout is not None
-    stdout = process.stdout
-    queue: Queue[bytes] = Queue()
-
-    def pump() -> None:
-        for raw in stdout:
-            queue.put(raw)
-        queue.put(b"")
-
-    threading.Thread(target=pump, daemon=True).start()
-
-    def next_line() -> str | None:
-        try:
-            raw = queue.get(timeout=timeout)
-        except Empty:
-            return None
-        return raw.decode("utf-8", "replace").rstrip("\n") if raw else ""
-
-    def send(data: bytes) -> bool:
-        try:
-            process.stdin.write(data)  # type: ignore[union-attr]
-            process.stdin.flush()  # type: ignore[union-attr]
-        except (BrokenPipeError, OSError):
-            return False
-        return True
-
+    bot = _FedBot(command, timeout)
     answered_same = 0
     try:
-        send(encode(Hello(protocol=PROTOCOL_VERSION, referee=referee_version())))
-        next_line()  # ready
+        bot.send(encode(Hello(protocol=PROTOCOL_VERSION, referee=referee_version())))
+        bot.next_line()  # ready
         for line in lines:
             if line.direction != "sent":
                 continue
             for part in line.data.splitlines():
                 if not part.startswith(b'{"type":"request"'):
-                    send(part + b"\n")
+                    bot.send(part + b"\n")
                     continue
                 request = msgspec.json.decode(part)
                 request_id = int(request["id"])
                 recorded = replies.get(request_id, "(no reply: a timeout or a lost bot)")
-                ok = send(part + b"\n")
-                got = next_line() if ok else ""
+                ok = bot.send(part + b"\n")
+                got = bot.next_line() if ok else ""
                 if got is None:
                     answered = f"(no reply within {timeout:g} s)"
                 elif got == "":
-                    answered = f"(the bot exited, code {process.poll()})"
+                    answered = f"(the bot exited, code {bot.process.poll()})"
                 else:
                     answered = got
                 if got is None or got == "" or _choice(answered) != _choice(recorded):
@@ -253,10 +226,51 @@ def feed(lines: list[WireLine], command: list[str], *, timeout: float = 10.0) ->
                 answered_same += 1
         return FeedResult(answered_same, None)
     finally:
-        with contextlib.suppress(OSError):
-            process.stdin.close()
+        bot.close()
+
+
+class _FedBot:
+    """The bot ``feed`` runs: lines written to its stdin, its stdout read with a timeout.
+
+    A thread reads stdout into a queue, so that a bot that never answers costs
+    ``timeout`` seconds and not the command's end.
+    """
+
+    def __init__(self, command: list[str], timeout: float) -> None:
+        self.timeout = timeout
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.stdin = self.process.stdin
+        self.queue: Queue[bytes] = Queue()
+        threading.Thread(target=self._pump, args=(self.process.stdout,), daemon=True).start()
+
+    def _pump(self, stdout: IO[bytes]) -> None:
+        for raw in stdout:
+            self.queue.put(raw)
+        self.queue.put(b"")
+
+    def next_line(self) -> str | None:
+        """The bot's next line; ``""`` once it has exited, None after ``timeout`` seconds."""
         try:
-            process.wait(timeout=2)
+            raw = self.queue.get(timeout=self.timeout)
+        except Empty:
+            return None
+        return raw.decode("utf-8", "replace").rstrip("\n") if raw else ""
+
+    def send(self, data: bytes) -> bool:
+        try:
+            self.stdin.write(data)
+            self.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return False
+        return True
+
+    def close(self) -> None:
+        """Its input ends; it has two seconds to exit before it is killed."""
+        with contextlib.suppress(OSError):
+            self.stdin.close()
+        try:
+            self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            self.process.kill()
+            self.process.wait()

@@ -270,30 +270,34 @@ class TranscriptCheck:
             if items:
                 raise LogError(f"events sent to seat {seat} with a {kind}", number)
             assert message is not None
-            if kind == "match_start":
-                if state.started:
-                    raise LogError(f"a second match_start sent to seat {seat}", number)
-                _same(
-                    message, self.match_start[seat], f"the match_start sent to seat {seat}", number
-                )
-                state.started = True
-            elif state.tell.pop(message, None) is None:
-                owed = next(iter(state.tell), None)
-                if owed is None:
-                    raise LogError(
-                        f"a fault sent to seat {seat} that no fault line records", number
-                    )
-                _same(
-                    message,
-                    owed,
-                    f"the fault sent to seat {seat} (line {state.tell[owed]})",
-                    number,
-                )
+            self._sent_alone(number, seat, state, kind, message)
             return
         if kind not in ("request", "match_end", "events"):
             raise LogError(f"a {kind!r} line sent to seat {seat}: the referee sends none", number)
         if not state.started:
             raise LogError(f"a {kind} line sent to seat {seat} before its match_start", number)
+        self._events_sent(number, seat, state, kind, items, events)
+        if kind == "request":
+            assert message is not None
+            self._request(number, seat, state, message, match)
+        elif kind == "match_end":
+            assert message is not None
+            self._match_end_sent(number, seat, state, message, match, dq)
+
+    def _events_sent(
+        self,
+        number: int,
+        seat: int,
+        state: _SeatWire,
+        kind: str,
+        items: list[bytes],
+        events: Sequence[ev.Event],
+    ) -> None:
+        """The events lines of a write: the seat's view of the engine's events since its last.
+
+        A write of events alone carries them up to the last hand's end; one with a request
+        or the match_end, every event so far.
+        """
         self._extend(events, len(events))
         stop = len(self.feed)
         if kind == "events":
@@ -305,24 +309,44 @@ class TranscriptCheck:
         if items != expected:
             raise LogError(_events_differ(seat, items, expected), number)
         state.cursor = stop
-        if kind == "request":
-            assert message is not None
-            self._request(number, seat, state, message, match)
-        elif kind == "match_end":
-            assert message is not None
-            if not match.is_over:
-                raise LogError(f"a match_end sent to seat {seat} before the match is over", number)
-            outcome = match.outcome()
-            end = MatchEnd(
-                match_id=self.match_id,
-                places=final_places(outcome.places, dq),
-                chips=list(outcome.chips),
-                reason=outcome.reason,
-                hands_played=outcome.hands_played,
-                disqualified=[index for index, out in enumerate(dq) if out],
+
+    def _sent_alone(
+        self, number: int, seat: int, state: _SeatWire, kind: str, message: bytes
+    ) -> None:
+        """A match_start or a fault, sent in a write of its own: each exactly as owed."""
+        if kind == "match_start":
+            if state.started:
+                raise LogError(f"a second match_start sent to seat {seat}", number)
+            _same(message, self.match_start[seat], f"the match_start sent to seat {seat}", number)
+            state.started = True
+        elif state.tell.pop(message, None) is None:
+            owed = next(iter(state.tell), None)
+            if owed is None:
+                raise LogError(f"a fault sent to seat {seat} that no fault line records", number)
+            _same(
+                message,
+                owed,
+                f"the fault sent to seat {seat} (line {state.tell[owed]})",
+                number,
             )
-            _same(message, encode(end)[:-1], f"the match_end sent to seat {seat}", number)
-            state.ended = True
+
+    def _match_end_sent(
+        self, number: int, seat: int, state: _SeatWire, message: bytes, match: Match, dq: list[bool]
+    ) -> None:
+        """The match_end, exactly as the engine's outcome makes it, once the match is over."""
+        if not match.is_over:
+            raise LogError(f"a match_end sent to seat {seat} before the match is over", number)
+        outcome = match.outcome()
+        end = MatchEnd(
+            match_id=self.match_id,
+            places=final_places(outcome.places, dq),
+            chips=list(outcome.chips),
+            reason=outcome.reason,
+            hands_played=outcome.hands_played,
+            disqualified=[index for index, out in enumerate(dq) if out],
+        )
+        _same(message, encode(end)[:-1], f"the match_end sent to seat {seat}", number)
+        state.ended = True
 
     def _request(
         self, number: int, seat: int, state: _SeatWire, message: bytes, match: Match
@@ -593,21 +617,44 @@ class TranscriptCheck:
         try:
             message = decode_bot_message(data)
         except MalformedMessageError as error:
-            text = f"{error} (line: {excerpt(data)})"
-            if len(data) > _QUOTED or not _is_utf8(data):
-                what = "its bytes beyond the excerpt of them the fault quotes"
-                self.unverifiable.append(Unverifiable(received_at, "received", what))
-            if request is None:
-                return (FaultKind.MALFORMED, text, None, None)
-            state.settle_late(request.id)
-            state.bank_after = None  # charged for the time it took, which the log does not keep
-            return (FaultKind.MALFORMED, text, request.id, request.default)
+            return self._malformed_fault(state, received_at, data, request, error)
         self.spelled += 1
         if isinstance(message, Ready):
             what = "what its ready says, beyond being one (the fault quotes none of it)"
             self.unverifiable.append(Unverifiable(received_at, "received", what))
             return (FaultKind.PROTOCOL, "unexpected ready: the handshake is over", None, None)
         assert isinstance(message, Reply)
+        return self._stray_reply_fault(number, state, received_at, message, request, detail)
+
+    def _malformed_fault(
+        self,
+        state: _SeatWire,
+        received_at: int,
+        data: bytes,
+        request: Request | None,
+        error: MalformedMessageError,
+    ) -> tuple[object, ...]:
+        """A line that is no message: malformed, settling the waiting request if any."""
+        text = f"{error} (line: {excerpt(data)})"
+        if len(data) > _QUOTED or not _is_utf8(data):
+            what = "its bytes beyond the excerpt of them the fault quotes"
+            self.unverifiable.append(Unverifiable(received_at, "received", what))
+        if request is None:
+            return (FaultKind.MALFORMED, text, None, None)
+        state.settle_late(request.id)
+        state.bank_after = None  # charged for the time it took, which the log does not keep
+        return (FaultKind.MALFORMED, text, request.id, request.default)
+
+    def _stray_reply_fault(
+        self,
+        number: int,
+        state: _SeatWire,
+        received_at: int,
+        message: Reply,
+        request: Request | None,
+        detail: object,
+    ) -> tuple[object, ...]:
+        """A reply to no waiting request, and not a late one: a second reply, or to none sent."""
         what = "the choice of a reply the fault names by its id only"
         self.unverifiable.append(Unverifiable(received_at, "received", what))
         if request is not None and message.id == request.id:

@@ -23,7 +23,6 @@ import pytest
 from typer.testing import CliRunner
 
 from engine import preset
-from referee import sandbox as sandbox_module
 from referee.bots import BotSpec
 from referee.cli import app
 from referee.league.league_file import ConfigError, parse_config
@@ -43,6 +42,7 @@ from referee.sandbox import (
     setting_to_env,
     sweep_stale,
 )
+from referee.sandbox import levels as sandbox_levels
 from referee.sandbox.isolation import Isolation
 from referee.transport.process import group_members
 from referee.transport.session import open_bots
@@ -283,7 +283,7 @@ def test_match_prints_the_protections_and_refuses_an_impossible_level(
     done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "tight"])
     assert done.exit_code == 2
     assert "--sandbox: 'tight' is not one of none, basic, strict, auto" in done.output
-    monkeypatch.setattr(sandbox_module, "detect", lambda: NOTHING)
+    monkeypatch.setattr(sandbox_levels, "detect", lambda: NOTHING)
     done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "strict"])
     assert done.exit_code == 2
     assert "--sandbox strict is not possible on this machine" in done.output

@@ -26,10 +26,10 @@ from referee.sandbox import (
     Limits,
     Sandbox,
     Support,
-    _detect_shell_limits,
     detect,
     resolve,
 )
+from referee.sandbox.detection import _detect_shell_limits
 from referee.sandbox.isolation import UID_BASE, Isolation
 from referee.transport.process import clean_environment, start_process, wait_for_ready_sandboxes
 
@@ -241,7 +241,7 @@ trio.run(twice)
 assert wait_for_ready_sandboxes(60)
 (waiting,) = [int(p) for t in os.listdir("/proc/self/task")
               for p in open(f"/proc/self/task/{t}/children").read().split()]
-from referee import process
+from referee.transport import process
 (ready,) = process._READY._ready.values()
 print(os.getpid(), waiting, *(ready.cgroups.dirs.values() if ready.cgroups else ()), flush=True)
 sys.stdin.read()

@@ -68,6 +68,7 @@ SHORT_HELP = {
     "rules": "List the rule presets, or every option of one.",
     "simulate": "Play random matches in-process and summarise the rules.",
     "demo": "Play a few hands with random players, or a short league.",
+    "help": "Print the help of a command (the same as COMMAND --help).",
 }
 
 USAGE = "2 a usage error (one line on stderr, before anything starts)"
@@ -100,7 +101,8 @@ EXIT_CODES = {
         USAGE + ":\n    the file, a bot that cannot start, the database",
         "130 stopped by Ctrl-C; the same command resumes",
     ),
-    "standings": ("0 printed", "2 the database cannot be read"),
+    "standings": ("0 printed", "2 the database cannot be read, or a usage error"),
+    "help": ("0 printed", USAGE),
     "report": (
         "0 written",
         USAGE,
@@ -149,6 +151,7 @@ def newmarket(
     version: bool = typer.Option(
         False,
         "--version",
+        "-V",
         is_eager=True,
         callback=version_callback,
         help="Print the version and exit.",
@@ -173,6 +176,7 @@ def _register() -> None:
     from referee.commands.check import check_command
     from referee.commands.common import NamedValuesCommand
     from referee.commands.connect import connect_command
+    from referee.commands.help import help_command
     from referee.commands.league import league_command
     from referee.commands.report import report_command
     from referee.commands.serve import serve_command
@@ -199,6 +203,7 @@ def _register() -> None:
         "rules": rules.rules_command,
         "simulate": simulate.simulate_command,
         "demo": demo.demo_command,
+        "help": help_command,
     }
     for name, command in commands.items():
         register = app.command(
@@ -235,8 +240,6 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `cat big | hea
 def run(args: Sequence[str] | None = None) -> int:
     """Run the command line on ``args`` (default: ``sys.argv``); return the exit code."""
     args = list(sys.argv[1:] if args is None else args)
-    if args[:1] == ["help"]:  # `newmarket help league`, as git and cargo take it
-        args = [*args[1:2], "--help"]
     if args and args[0] in OTHER_NAMES:
         return _other_name(args[0])
     command = typer.main.get_command(app)

@@ -97,7 +97,8 @@ def test_standings_on_a_narrow_terminal_leave_out_columns_instead_of_cutting_nam
         for n, name in enumerate(names, start=1)
     ]
     h2h = {a: {b: (0.5, 4) for b in names if b != a} for a in names}
-    table = Standings("cup", "round_robin", 40, 40, True, rows, head_to_head=h2h).table()
+    standings = Standings("cup", "round_robin", 40, 40, True, rows, head_to_head=h2h)
+    table = standings.table(all_columns=True)
     console, screen = terminal(80)
     print_whole(table, console)
     text = screen.getvalue()
@@ -105,14 +106,18 @@ def test_standings_on_a_narrow_terminal_leave_out_columns_instead_of_cutting_nam
     *table_lines, note = text.rstrip("\n").splitlines()
     assert all(len(line) <= 80 for line in table_lines)
     header = next(line for line in table_lines if "score" in line)
-    assert header.split()[:3] == ["#", "bot", "score"]
+    assert header.split()[:3] == ["rank", "name", "score"]
     for n, name in enumerate(names, start=1):
         assert any(line.split()[:2] == [str(n), name] for line in table_lines)
     assert note.startswith("(left out to fit 80 columns: ")
-    assert "faults, DQ;" in note and "less -S" in note
+    assert "faults, disqualifications;" in note and "less -S" in note
     wide, screen = terminal(200)
     print_whole(table, wide)  # room for everything: nothing left out
-    assert "left out" not in screen.getvalue() and " DQ" in screen.getvalue()
+    assert "left out" not in screen.getvalue() and " disqualifications" in screen.getvalue()
+    # Without --all, the one ranking and its intervals fit 80 columns whole.
+    narrow, screen = terminal(80)
+    print_whole(standings.table(), narrow)
+    assert "left out" not in screen.getvalue() and "…" not in screen.getvalue()
 
 
 def test_a_match_result_on_a_narrow_terminal_keeps_every_name_whole() -> None:
@@ -371,9 +376,9 @@ def test_json_and_csv_together_is_a_usage_error(command: list[str]) -> None:
 def test_bots_on_an_80_column_terminal_fold_a_long_path_instead_of_cutting_it() -> None:
     console, screen = terminal(80)
     table = bots_table()
-    table.add_row("mine", "c", "yes: built: /root/.cache/newmarket/bot-e497a6f1965c9be6", "mine")
+    table.add_row("mine", "c", "yes", "built: /root/.cache/newmarket/bot-e497a6f1965c9be6", "mine")
     console.print(table)
-    folded = "".join(line.split("│")[3].strip() for line in screen.getvalue().splitlines()[-6:-1])
+    folded = "".join(line.split("│")[4].strip() for line in screen.getvalue().splitlines()[-6:-1])
     assert "…" not in screen.getvalue()
     assert "/root/.cache/newmarket/bot-e497a6f1965c9be6" in folded
 

@@ -31,6 +31,7 @@ from engine import Rules
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.preflight import PreflightError, check_writable
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, Sandbox, SandboxError, resolve
+from referee.sandbox.summary import summary
 from referee.settings.rules import RulesChoiceError, RulesPart
 from referee.settings.rules import build_rules as rules_of
 from referee.transport.process import why_cannot_start
@@ -218,6 +219,21 @@ Concurrency = Annotated[
     ),
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
+AsCsv = Annotated[bool, typer.Option("--csv", help="Print the table as CSV on stdout.")]
+AllColumns = Annotated[
+    bool,
+    typer.Option(
+        "--all",
+        help="Show every column of the standings: places, chips, openskill's rating "
+        "(--json and --csv always hold them).",
+    ),
+]
+Verbose = Annotated[
+    bool,
+    typer.Option(
+        "--verbose", "-v", help="Say in full what the sandbox applies and what it cannot."
+    ),
+]
 LogDir = Annotated[
     Path | None,
     typer.Option(
@@ -257,6 +273,12 @@ def sandbox_of(level: str) -> Sandbox:
         return resolve(level)
     except SandboxError as error:
         raise UsageError(f"--sandbox: {error}") from None
+
+
+def sandbox_note(sandbox: Sandbox, verbose: bool) -> str:
+    """The line a command that runs bots starts with: the short one, or with ``-v`` every
+    protection and every reason one is missing (as the match log's header records them)."""
+    return sandbox.describe() if verbose else summary(sandbox)
 
 
 def transport_of(transport: str) -> Transport:

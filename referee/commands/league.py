@@ -21,7 +21,7 @@ import msgspec
 import trio
 import typer
 
-from referee.commands.common import Concurrency, fail
+from referee.commands.common import AllColumns, Concurrency, Verbose, fail, sandbox_note
 from referee.league.deals import deal_note
 from referee.league.league_db import LeagueStore, StoreError
 from referee.league.league_file import ConfigError, LeagueConfig, load_config
@@ -81,15 +81,17 @@ def one_format(as_json: bool, as_csv: bool) -> None:
         raise fail("--json and --csv: give one (the standings are printed once)")
 
 
-def print_standings(standings: Standings, *, as_json: bool, as_csv: bool) -> None:
+def print_standings(
+    standings: Standings, *, as_json: bool, as_csv: bool, all_columns: bool = False
+) -> None:
     if as_json:
         import json
 
         sys.stdout.write(json.dumps(standings.to_json()) + "\n")
     elif as_csv:
         sys.stdout.write(standings.to_csv())
-    else:
-        print_whole(standings.table())  # a file or a pipe gets every column, uncut
+    else:  # a file or a pipe gets every column, uncut
+        print_whole(standings.table(all_columns=all_columns))
 
 
 def _cluster_refused(error: Exception) -> bool:
@@ -156,9 +158,11 @@ def league_command(
     cluster: ClusterAddress = None,
     as_json: StandingsJson = False,
     as_csv: StandingsCsv = False,
+    all_columns: AllColumns = False,
     sandbox_level: LeagueSandbox = None,
     host: ListenHost = None,
     port: ListenPort = None,
+    verbose: Verbose = False,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable.
 
@@ -180,7 +184,7 @@ def league_command(
     except (ConfigError, StoreError, PreflightError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
-    announce(config, store, sandbox.describe())
+    announce(config, store, sandbox_note(sandbox, verbose))
     # Every table worker (here or on a Dask worker) resolves it where its bots run.
     setting = setting_to_env(level, config.sandbox_limits)
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
@@ -191,7 +195,7 @@ def league_command(
         except StoreError as error:
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(code=1) from None
-    finish(run, standings, db_path, as_json=as_json, as_csv=as_csv)
+    finish(run, standings, db_path, as_json=as_json, as_csv=as_csv, all_columns=all_columns)
 
 
 def prepare_league(
@@ -270,7 +274,13 @@ def play_league(
 
 
 def finish(
-    run: LeagueRun, standings: Standings, db_path: Path, *, as_json: bool, as_csv: bool
+    run: LeagueRun,
+    standings: Standings,
+    db_path: Path,
+    *,
+    as_json: bool,
+    as_csv: bool,
+    all_columns: bool = False,
 ) -> None:
     """The standings on stdout, between what stopped the league and what it left unplayed."""
     if run.stopped:
@@ -279,7 +289,7 @@ def finish(
             "run the same command to resume",
             err=True,
         )
-    print_standings(standings, as_json=as_json, as_csv=as_csv)
+    print_standings(standings, as_json=as_json, as_csv=as_csv, all_columns=all_columns)
     if run.stopped:
         raise typer.Exit(code=130)
     if run.abandoned:  # each was named as it happened; the summary is the last line

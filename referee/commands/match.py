@@ -45,9 +45,11 @@ from referee.commands.common import (
     TimeBank,
     TransportName,
     UsageError,
+    Verbose,
     bot_of,
     build_rules,
     fail,
+    sandbox_note,
     sandbox_of,
     time_control,
     transport_of,
@@ -207,6 +209,7 @@ def match_command(
     log: MatchLog = None,
     as_json: AsJson = False,
     sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
+    verbose: Verbose = False,
 ) -> None:
     """Play one match between bots and print the result; exit 0 whatever the bots did."""
     try:
@@ -222,7 +225,7 @@ def match_command(
     # `newmarket match ... > result.txt` or `| jq` gets nothing else; what is about to
     # happen (the sandbox, the seats, the seed) is said on stderr, as league and sprt do.
     notes = Console(stderr=True)
-    print_line(notes, sandbox.describe())
+    print_line(notes, sandbox_note(sandbox, verbose))
     names = ", ".join(spec.name for spec in specs)
     print_line(notes, f"Playing {names} · {dealt} · log {log_path}")
     result = play_to_end(specs, rules, seed, control, match_id, log_path, sandbox)

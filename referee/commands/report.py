@@ -1,4 +1,4 @@
-"""``newmarket report --db FILE --out DIR``: the league as a static site that opens from disk.
+"""``newmarket report LEAGUE.toml --out DIR``: the league as a static site that opens from disk.
 
 Standings with a chart of ratings, a page per bot and a page per match with a
 replay viewer (``referee.report``).  The database is read read-only, so this
@@ -22,12 +22,29 @@ from typing import Annotated
 
 import typer
 
+from referee.commands.common import UsageError, fail
+from referee.commands.league_database import league_database
 from referee.league.league_db import StoreError
 from referee.report.data import League
 from referee.report.frames import plural
 from referee.report.site import SiteBuilder, watch
 
-DatabaseFile = Annotated[Path, typer.Option(metavar="FILE", help="The league's results database.")]
+LeagueFile = Annotated[
+    Path | None,
+    typer.Argument(
+        metavar="LEAGUE.toml",
+        help="The league's file: its database is read, as `newmarket league` wrote it.",
+        show_default=False,
+    ),
+]
+DatabaseFile = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="The league's results database (default: the league file's name with .db).",
+        show_default=False,
+    ),
+]
 SiteDir = Annotated[
     Path, typer.Option(metavar="DIR", help="The directory to write the site to (replaced whole).")
 ]
@@ -58,14 +75,19 @@ NoVerify = Annotated[
 
 
 def report_command(
-    db: DatabaseFile,
     out: SiteDir,
+    league_file: LeagueFile = None,
+    db: DatabaseFile = None,
     logs: LogDir = None,
     watch_db: Watch = False,
     interval: Interval = 2.0,
     no_verify: NoVerify = False,
 ) -> None:
     """Write a league's standings, bot pages and match replays as a static site."""
+    try:
+        db = league_database(league_file, db, f"report --out {out}")
+    except UsageError as error:
+        raise fail(str(error)) from None
     if logs is not None and not logs.is_dir():
         typer.echo(f"error: --log-dir: {logs} is not a directory", err=True)
         raise typer.Exit(code=2)

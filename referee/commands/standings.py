@@ -1,7 +1,11 @@
-"""``newmarket standings --db FILE``: a league's standings from its database, at any time.
+"""``newmarket standings LEAGUE.toml``: a league's standings from its database, at any time.
 
-The database is opened read-only, so this is safe while the league is still
-running (SQLite's WAL lets a reader see every committed match).
+The database is the one ``newmarket league LEAGUE.toml`` writes (its
+``--db``, by default the file's name with ``.db``); ``--db FILE`` names it
+directly.  It is opened read-only, so this is safe while the league is still
+running (SQLite's WAL lets a reader see every committed match).  The table
+shows one ranking and how sure it is, with a legend; ``--all`` shows every
+column, as ``--json`` and ``--csv`` always do.
 """
 
 from __future__ import annotations
@@ -11,22 +15,44 @@ from typing import Annotated
 
 import typer
 
+from referee.commands.common import AllColumns, UsageError, fail
 from referee.commands.league import one_format, print_standings
+from referee.commands.league_database import league_database
 from referee.league.league_db import LeagueStore, StoreError
 from referee.league.standings import standings_of
 
 
 def standings_command(
-    db: Annotated[Path, typer.Option(metavar="FILE", help="The league's results database.")],
+    league_file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="LEAGUE.toml",
+            help="The league's file: its database is read, as `newmarket league` wrote it.",
+            show_default=False,
+        ),
+    ] = None,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The league's results database (default: the league file's name with .db).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
+    all_columns: AllColumns = False,
 ) -> None:
     """Print a league's standings from its database (also while it runs)."""
     one_format(as_json, as_csv)
     try:
-        with LeagueStore.open_existing(db) as store:
+        path = league_database(league_file, db, "standings")
+    except UsageError as error:
+        raise fail(str(error)) from None
+    try:
+        with LeagueStore.open_existing(path) as store:
             standings = standings_of(store)  # a damaged row is a StoreError here
     except StoreError as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=2) from None
-    print_standings(standings, as_json=as_json, as_csv=as_csv)
+    print_standings(standings, as_json=as_json, as_csv=as_csv, all_columns=all_columns)

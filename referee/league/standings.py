@@ -13,11 +13,17 @@ hand, fitted in one batch to the duplicate chips scores of every match
 it.  Beside it: the score's 95% interval and the rank's, both from a
 bootstrap over rotation groups (the independent units of a duplicate
 league), and the likelihood of superiority (LOS) over the next bot down.
-openskill's online rating (``mu``, ``sigma``, ``rating``) stays as a
-column for comparison, not as the sort key: it updates match by match, so a
-different order of the same matches gives a different ranking.  Bankroll
-standings sort by the bankroll ranking (survivors by chips, then the round
-each bot went out in) with the same statistics beside it.
+openskill's online rating (``mu``, ``sigma``, ``rating``) is kept for
+comparison, not as the sort key: it updates match by match, so a different
+order of the same matches gives a different ranking.  Bankroll standings sort
+by the bankroll ranking (survivors by chips, then the round each bot went out
+in).
+
+The table shows one ranking and how sure it is (``columns_of``), with a
+legend of its columns under it; ``--all`` adds the places, the chips and the
+rating, and ``--json`` and ``--csv`` always hold every field.  A column's
+header is its field's words (``hands won`` for ``hands_won``), so a reader
+of the table finds the same name in the JSON.
 
 The head-to-head table gives, for every pair that met, the share of their
 common matches the row bot finished ahead of the column bot (ties half) and
@@ -29,12 +35,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from referee.league import bankroll
 from referee.league.league_db import LeagueStore, StoredMatch
@@ -67,7 +74,7 @@ class StandingRow:
     score_high: float = 0.0
     rank_low: int = 0  # the 95% interval of its rank
     rank_high: int = 0
-    los_next: float | None = None  # likelihood of being stronger than the next bot down
+    los: float | None = None  # likelihood of being stronger than the next bot down
 
     def to_json(self) -> dict[str, object]:
         row = dataclasses.asdict(self)
@@ -113,10 +120,19 @@ class Standings:
             writer.writerow({k: "" if v is None else v for k, v in row.to_json().items()})
         return out.getvalue()
 
-    def table(self) -> RenderableType:
-        """The standings, then the head-to-head table when any pair has met."""
+    def table(self, *, all_columns: bool = False) -> RenderableType:
+        """The standings and their legend, then the head-to-head table when any pair has met."""
+        # The legend is a line of its own under the table: a terminal wraps it at the
+        # window's width, a file or a pipe keeps it one line (a caption would be wrapped
+        # to the table's width, a narrow bankroll table's in four short lines).
+        parts: list[RenderableType] = [
+            self.standings_table(all_columns=all_columns),
+            Text(self.legend(all_columns)),
+        ]
         h2h = self.head_to_head_table()
-        return self.standings_table() if h2h is None else Group(self.standings_table(), h2h)
+        if h2h is not None:
+            parts += [Text(""), h2h]
+        return Group(*parts)
 
     def head_to_head_table(self) -> Table | None:
         if not any(self.head_to_head.values()):
@@ -140,7 +156,12 @@ class Standings:
             table.add_row(*cells)
         return table
 
-    def standings_table(self) -> Table:
+    def columns(self, *, all_columns: bool = False) -> list[Column]:
+        """The columns the table shows: the ranking and its interval, or with ``all_columns``
+        every field of ``to_json``."""
+        return columns_of(self.format, all_columns=all_columns)
+
+    def standings_table(self, *, all_columns: bool = False) -> Table:
         done = f"{self.matches_done}" + (
             f" of {self.matches_total}" if self.matches_total is not None else ""
         )
@@ -153,59 +174,143 @@ class Standings:
             pad_edge=False,
             caption_justify="left",
         )
-        bankroll_format = self.format == "bankroll"
-        columns = [("#", "right"), ("bot", "left")]
-        if bankroll_format:
-            columns += [("bankroll", "right"), ("out", "right")]
-        columns += [
-            ("score", "right"),  # chips per hand, fitted
-            ("95% interval", "right"),
-            ("ranks", "right"),
-            ("LOS", "right"),
-            ("rating", "right"),  # mu - 3 sigma
-            ("mu", "right"),
-            ("sigma", "right"),
-            ("games", "right"),
-            ("avg pl", "right"),
-            ("1st", "right"),
-            ("net", "right"),
-            ("boodle", "right"),
-            ("won", "right"),
-            ("faults", "right"),
-            ("DQ", "right"),
-        ]
-        for header, justify in columns:
-            table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+        shown = self.columns(all_columns=all_columns)
+        for column in shown:
+            table.add_column(column.header, justify=column.justify, no_wrap=True)
         for row in self.rows:
-            cells = [str(row.rank), row.name]
-            if bankroll_format:
-                cells.append(str(row.bankroll))
-                cells.append("-" if row.out_round is None else f"r{row.out_round}")
-            average = "-" if row.average_place is None else f"{row.average_place:.2f}"
-            ranks = (
-                str(row.rank_low)
-                if row.rank_low == row.rank_high
-                else f"{row.rank_low}-{row.rank_high}"
-            )
-            cells += [
-                f"{row.score:+.3f}",
-                f"[{row.score_low:+.3f}, {row.score_high:+.3f}]",
-                ranks,
-                "" if row.los_next is None else f"{100 * row.los_next:.0f}%",
-                f"{row.rating:.2f}",
-                f"{row.mu:.2f}",
-                f"{row.sigma:.2f}",
-                str(row.matches),
-                average,
-                str(row.firsts),
-                f"{row.net_chips:+d}",
-                str(row.boodle_chips),
-                str(row.hands_won),
-                str(row.faults),
-                str(row.disqualifications),
-            ]
-            table.add_row(*cells)
+            # As text, never markup: a name or an interval's brackets are printed as they are.
+            table.add_row(*(Text(column.cell(row)) for column in shown))
         return table
+
+    def legend(self, all_columns: bool = False) -> str:
+        """What the columns shown mean, for under the table."""
+        shown = self.columns(all_columns=all_columns)
+        text = "; ".join(f"{column.header}: {column.meaning}" for column in shown if column.meaning)
+        if not all_columns:
+            more = "matches, places, chips and openskill's rating"
+            text += f". --all adds {'the score, ' if self.format == 'bankroll' else ''}{more}"
+        return text + "."
+
+
+# ---------------------------------------------------------------- the columns
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """One column of the standings table: its header, the JSON and CSV fields it shows
+    (a header's words are its field's, ``average place`` for ``average_place``; an
+    interval shows two fields), how a row's cell reads, and what it means."""
+
+    header: str
+    fields: tuple[str, ...]
+    cell: Callable[[StandingRow], str]
+    meaning: str = ""
+    justify: Literal["left", "right"] = "right"
+
+
+def _ranks(row: StandingRow) -> str:
+    if row.rank_low == row.rank_high:
+        return str(row.rank_low)
+    return f"{row.rank_low}-{row.rank_high}"
+
+
+RANK = Column("rank", ("rank",), lambda row: str(row.rank))
+NAME = Column("name", ("name",), lambda row: row.name, justify="left")
+BANKROLL = Column(
+    "bankroll",
+    ("bankroll",),
+    lambda row: str(row.bankroll),
+    "chips kept from table to table",
+)
+OUT_ROUND = Column(
+    "out round",
+    ("out_round",),
+    lambda row: "-" if row.out_round is None else f"r{row.out_round}",
+    "the round it went out in",
+)
+SCORE = Column(
+    "score",
+    ("score",),
+    lambda row: f"{row.score:+.3f}",
+    "chips per hand above the average bot, on the same cards",
+)
+INTERVAL = Column(
+    "95% interval",
+    ("score_low", "score_high"),
+    lambda row: f"[{row.score_low:+.3f}, {row.score_high:+.3f}]",
+    "of the score",
+)
+RANKS = Column(
+    "ranks",
+    ("rank_low", "rank_high"),
+    _ranks,
+    "of the rank",
+)
+LOS = Column(
+    "LOS",
+    ("los",),
+    lambda row: "" if row.los is None else f"{100 * row.los:.0f}%",
+    "chance it is stronger than the next bot down",
+)
+RATING = Column(
+    "rating",
+    ("rating",),
+    lambda row: f"{row.rating:.2f}",
+    "openskill's, from places (mu - 3 sigma), for comparison",
+)
+MU = Column("mu", ("mu",), lambda row: f"{row.mu:.2f}")
+SIGMA = Column("sigma", ("sigma",), lambda row: f"{row.sigma:.2f}")
+MATCHES = Column("matches", ("matches",), lambda row: str(row.matches))
+AVERAGE_PLACE = Column(
+    "average place",
+    ("average_place",),
+    lambda row: "-" if row.average_place is None else f"{row.average_place:.2f}",
+)
+FIRSTS = Column("firsts", ("firsts",), lambda row: str(row.firsts))
+NET_CHIPS = Column("net chips", ("net_chips",), lambda row: f"{row.net_chips:+d}")
+BOODLE_CHIPS = Column("boodle chips", ("boodle_chips",), lambda row: str(row.boodle_chips))
+HANDS_WON = Column("hands won", ("hands_won",), lambda row: str(row.hands_won))
+FAULTS = Column("faults", ("faults",), lambda row: str(row.faults))
+DISQUALIFICATIONS = Column(
+    "disqualifications", ("disqualifications",), lambda row: str(row.disqualifications)
+)
+
+
+def columns_of(fmt: str, *, all_columns: bool = False) -> list[Column]:
+    """The columns of a league of format ``fmt``, most important first.
+
+    By default one ranking and how sure it is: the chips score with its
+    intervals (a bankroll league: the bankroll), and the faults, the sign of a
+    broken bot; it fits 80 columns with names of 15 characters.  ``all_columns``
+    adds the matches, places, chips and openskill's rating, a second ranking that
+    would disagree with the first beside it.  On a narrow
+    terminal ``print_whole`` leaves out columns from the right: the last here
+    matter least.
+    """
+    if fmt == "bankroll":
+        ranking = [BANKROLL, OUT_ROUND]
+        if all_columns:
+            ranking += [SCORE, INTERVAL, RANKS, LOS]
+    else:
+        ranking = [SCORE, INTERVAL, RANKS, LOS]
+    if not all_columns:
+        return [RANK, NAME, *ranking, FAULTS]
+    return [
+        RANK,
+        NAME,
+        *ranking,
+        RATING,
+        MU,
+        SIGMA,
+        MATCHES,
+        AVERAGE_PLACE,
+        FIRSTS,
+        NET_CHIPS,
+        BOODLE_CHIPS,
+        HANDS_WON,
+        FAULTS,
+        DISQUALIFICATIONS,
+    ]
 
 
 def compute(
@@ -285,7 +390,7 @@ def compute(
     for rank, row in enumerate(ranked, start=1):
         row.rank = rank
         if rank < len(ranked) and fitted.resamples:
-            row.los_next = fitted.los(index[row.name], index[ranked[rank].name])
+            row.los = fitted.los(index[row.name], index[ranked[rank].name])
     return Standings(
         league=title,
         format=fmt,

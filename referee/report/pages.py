@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from referee.league.league_db import StoredMatch
+from referee.league.standings import columns_of
 from referee.match.result import MatchResult, SeatResult
 from referee.report.chart import rating_chart, results_chart
 from referee.report.data import League, MatchLog, excerpt, stderr_files
@@ -60,55 +61,18 @@ def index_page(league: League, refresh: int | None = None) -> str:
 
 
 def _standings_headers(league_format: str) -> list[str]:
-    headers = ["#", "bot"]
-    if league_format == "bankroll":
-        headers += ["bankroll", "out"]
-    headers += [
-        "score",
-        "95% interval",
-        "ranks",
-        "LOS",
-        "rating",
-        "mu",
-        "sigma",
-        "games",
-        "avg place",
-        "1st",
-        "net",
-        "boodle",
-        "won",
-        "faults",
-        "DQ",
-    ]
-    return headers
+    # The terminal's columns with --all, so the page, the table and the JSON share names.
+    return [column.header for column in columns_of(league_format, all_columns=True)]
 
 
 def _standings_rows(league: League) -> list[dict[str, object]]:
     """A row of the standings per bot, best first, linking to the bot's page."""
     s = league.standings
     bot_index = {name: i for i, name in enumerate(league.bots)}
+    columns = columns_of(s.format, all_columns=True)[2:]  # after rank and name
     rows: list[dict[str, object]] = []
     for row in s.rows:
-        cells: list[object] = []
-        if s.format == "bankroll":
-            cells += [row.bankroll, "-" if row.out_round is None else f"r{row.out_round}"]
-        cells += [
-            f"{row.score:+.3f}",
-            f"[{row.score_low:+.3f}, {row.score_high:+.3f}]",
-            _ranks(row.rank_low, row.rank_high),
-            "" if row.los_next is None else f"{100 * row.los_next:.0f}%",
-            f"{row.rating:.2f}",
-            f"{row.mu:.2f}",
-            f"{row.sigma:.2f}",
-            row.matches,
-            "-" if row.average_place is None else f"{row.average_place:.2f}",
-            row.firsts,
-            f"{row.net_chips:+d}",
-            row.boodle_chips,
-            row.hands_won,
-            row.faults,
-            row.disqualifications,
-        ]
+        cells: list[object] = [column.cell(row) for column in columns]
         rows.append(
             {
                 "rank": row.rank,

@@ -34,9 +34,10 @@ def test_the_demo_league_plays_every_match_and_prints_the_standings(
     best = standings.rows[0]
     assert best.name == "boodle" and best.rank_low == best.rank_high == 1
     assert standings.rows[0].name in text
-    # The whole table: every column's header on one line, nothing cut with an ellipsis.
-    header = next(line for line in text.splitlines() if " DQ" in line)
-    assert header.split()[-4:] == ["boodle", "won", "faults", "DQ"]
+    # The ranking and its intervals, its legend, nothing cut with an ellipsis.
+    header = next(line for line in text.splitlines() if " faults" in line)
+    assert header.split() == ["rank", "name", "score", "95%", "interval", "ranks", "LOS", "faults"]
+    assert "score: chips per hand above the average bot" in text
     assert "…" not in text
     # Then what to do next: the three paths a new user came for, each with its page.
     closing = " ".join(text[text.rindex("Next: ") :].split())

@@ -24,8 +24,8 @@ from .test_store import config_of
 
 REPO = Path(__file__).resolve().parents[2]
 LONG = [f"{word}-the-bot-with-a-rather-long-descriptive-name" for word in ("ann", "bob", "cat")]
-HEADERS = ["rating", "mu", "sigma", "games", "avg pl", "1st", "net", "boodle", "won"]
-HEADERS += ["faults", "DQ"]
+HEADERS = ["rating", "mu", "sigma", "matches", "average place", "firsts", "net chips"]
+HEADERS += ["boodle chips", "hands won", "faults", "disqualifications"]
 
 
 def standings(bankroll: bool) -> Standings:
@@ -48,8 +48,8 @@ def assert_whole(text: str) -> None:
     assert "…" not in text and "..." not in text
     for name in LONG:
         assert name in text
-    header = next(line for line in text.splitlines() if " DQ" in line)
-    assert header.split() == ["#", "bot", *header.split()[2:]]
+    header = next(line for line in text.splitlines() if " disqualifications" in line)
+    assert header.split() == ["rank", "name", *header.split()[2:]]
     assert [word for word in HEADERS if word in header] == HEADERS
 
 
@@ -61,7 +61,7 @@ def test_a_table_wider_than_80_columns_is_printed_whole_into_a_file(
     out = io.StringIO()
     console = Console(file=out)
     assert not console.is_terminal and console.width == 80  # what rich would cut to
-    print_whole(standings(bankroll).table(), console)
+    print_whole(standings(bankroll).table(all_columns=True), console)
     text = out.getvalue()
     assert max(len(line) for line in text.splitlines()) > 80
     assert_whole(text)
@@ -79,7 +79,7 @@ def test_newmarket_standings_piped_prints_every_column_and_name(tmp_path: Path) 
         store.record(key("m1", [0, 1, 2]), result("m1", LONG, [1, 2, 3], [50, 40, 20]))
     environ = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "standings", "--db", str(db)],
+        [sys.executable, "-m", "referee.cli", "standings", "--db", str(db), "--all"],
         capture_output=True,
         text=True,
         cwd=REPO,

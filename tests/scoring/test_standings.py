@@ -66,8 +66,8 @@ def test_the_true_order_with_intervals_that_separate_it(tmp_path: Path) -> None:
         assert 1 <= row.rank_low <= row.rank <= row.rank_high <= 4
     # 3 chips a match over 10 hands apart, seat luck of +-20 cancelled: clear gaps.
     assert rows[0].rank_low == rows[0].rank_high == 1
-    assert rows[0].los_next is not None and rows[0].los_next > 0.95
-    assert rows[-1].los_next is None
+    assert rows[0].los is not None and rows[0].los > 0.95
+    assert rows[-1].los is None
     assert abs(sum(row.score for row in rows)) < 1e-9  # strengths are relative to the average
     share, common = standings.head_to_head["ace"]["dot"]
     assert common == 2 * 3 * 3 and share > 0.5  # ace and dot share 2 tables x 3 rotations x 3
@@ -111,7 +111,7 @@ def test_json_csv_terminal_and_report_show_the_intervals_and_head_to_head(tmp_pa
     standings = compute(identity, NAMES, stored, "cup")
     data = json.loads(json.dumps(standings.to_json()))
     first = data["standings"][0]
-    assert {"score", "score_low", "score_high", "rank_low", "rank_high", "los_next"} <= set(first)
+    assert {"score", "score_low", "score_high", "rank_low", "rank_high", "los"} <= set(first)
     assert data["head_to_head"]["ace"]["bea"]["matches"] == 9 * 2
     rows = list(csv.DictReader(io.StringIO(standings.to_csv())))
     assert rows[0]["name"] == "ace" and float(rows[0]["score_low"]) > 0
@@ -173,4 +173,4 @@ def test_the_standings_are_the_batch_fit_over_every_groups_equations(tmp_path: P
         assert row.score_high == pytest.approx(reference.high[bot], abs=1e-12)
         assert (row.rank_low, row.rank_high) == (reference.rank_low[bot], reference.rank_high[bot])
     for upper, lower in itertools.pairwise(standings.rows):
-        assert upper.los_next == reference.los(NAMES.index(upper.name), NAMES.index(lower.name))
+        assert upper.los == reference.los(NAMES.index(upper.name), NAMES.index(lower.name))

@@ -56,7 +56,7 @@ from referee.commands.common import parse_options as parse_options  # sprt's imp
 from referee.match.dealkey import fresh_deal_seed
 from referee.match.failures import first_instance
 from referee.match.referee import play_match
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_json
 from referee.sandbox import Sandbox
 from referee.text.printing import print_line, print_whole
 from referee.text.render import match_ending
@@ -244,7 +244,7 @@ def match_command(
         typer.echo(f"error: the match stopped: {log_failure}", err=True)
         raise typer.Exit(code=1) from None
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+        sys.stdout.write(json.dumps(result_json(result)) + "\n")
         return
     console = Console()
     print_result(console, result)

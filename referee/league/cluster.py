@@ -69,7 +69,7 @@ from referee.league.worker import (
     play_message,
     setup_message,
 )
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_from_json
 from referee.storage.private_files import private_dir
 from referee.transport.process import describe_exit, why_cannot_start
 from referee.transport.timecontrol import TimeControl
@@ -426,7 +426,7 @@ class ClusterPool:
                         self.on_give_up(job, why)
                         continue
                     self.recorded.add(job.key.match_id)
-                    self.on_result(job, MatchResult.from_json(outcome["result"]))
+                    self.on_result(job, result_from_json(outcome["result"]))
         finally:
             send.close()
             with trio.CancelScope(shield=True):

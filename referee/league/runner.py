@@ -59,7 +59,7 @@ from referee.league.worker import (
     setup_message,
 )
 from referee.match.dealkey import DealKey
-from referee.match.result import FaultRecord, MatchResult, SeatResult
+from referee.match.result import FaultRecord, MatchResult, SeatResult, result_from_json
 from referee.storage.private_files import private_dir
 from referee.transport.process import describe_exit
 from referee.transport.timecontrol import TimeControl
@@ -506,7 +506,7 @@ class WorkerProcess:
                 self.warn(str(message["text"]))
             elif message["type"] == "result":
                 try:
-                    return MatchResult.from_json(message["result"])
+                    return result_from_json(message["result"])
                 except (KeyError, TypeError, ValueError) as error:
                     raise WorkerDied(f"its table worker sent a bad result ({error!r})") from None
 

@@ -70,7 +70,7 @@ from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
 from referee.league.league_db import MatchKey
 from referee.match.referee import play_match
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_json
 from referee.sandbox import ENV_SANDBOX, Sandbox, SandboxError, resolve, setting_from_env
 from referee.transport.process import SHORTENED, shortened
 from referee.transport.session import BotSession, open_bot
@@ -426,7 +426,7 @@ async def serve(stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream) -> N
                 for text in pending_warnings:
                     await send({"type": "warn", "text": text})
                 pending_warnings.clear()
-                await send({"type": "result", "result": result.to_json()})
+                await send({"type": "result", "result": result_json(result)})
         # Shut every bot down while the nursery still runs, all at once: each session's
         # process watcher is a task in it, and sees the exit the moment it happens.
         # Cancelled first, a session would wait out its whole shutdown grace and SIGTERM

@@ -39,8 +39,12 @@ the ``result``:
               (its text) or ``line_base64`` when it is not UTF-8.
 ``lost``      a bot lost after the result was decided (while told the end).
 ``stderr``    what a bot wrote to stderr during the match (head and tail, capped).
-``result``    ``MatchResult.to_json()``: with the match's ``wall_ms`` and each
+``result``    the ``MatchResult``: with the match's ``wall_ms`` and each
               seat's ``cpu_ms`` (its process tree's CPU time in the match).
+
+Each kind is a struct of ``referee.match.records`` (the ``LogRecord`` union),
+from which the log's JSON schema, docs/match-log.schema.json, is generated.
+``read_records`` decodes a log into them; ``read_log`` into plain JSON values.
 
 Lines are buffered per decision and flushed before the referee waits on a
 bot, so a killed referee leaves a readable prefix (at worst a last line cut
@@ -61,6 +65,7 @@ from typing import Any
 import msgspec
 from trio.lowlevel import enable_ki_protection
 
+from referee.match.records import LogRecord
 from referee.storage.private_files import private_dir, private_opener
 
 LOG_FORMAT = 2
@@ -69,6 +74,7 @@ READABLE_FORMATS = (1, 2)
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
+_record_decoder = msgspec.json.Decoder(LogRecord)
 
 
 class LogError(ValueError):
@@ -93,7 +99,7 @@ class MatchLog:
             self._file = open(path, "wb", opener=private_opener)  # noqa: SIM115 (close())
 
     @enable_ki_protection  # a record and its newline, or nothing (see the module doc)
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: LogRecord | dict[str, Any]) -> None:
         self.lines += 1
         if self._file is not None:
             self._buffer += _encoder.encode(record)
@@ -168,6 +174,42 @@ def read_log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
             yield number, raw, record
         if number == 0:
             raise LogError(f"{path} is empty")
+
+
+def read_records(path: Path) -> Iterator[tuple[int, LogRecord]]:
+    """``(line number, record)`` for each line, decoded into ``LogRecord``'s structs;
+    ``LogError`` naming the file and the first bad line (not JSON, or not a record)."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed below)
+    except OSError as error:
+        raise LogError(f"cannot read {path}: {error.strerror or error}") from None
+    decode = _record_decoder.decode
+    with handle:
+        number = 0
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n"):
+                raise _bad_line(
+                    path, number, "the last line is cut short (was the referee killed?)"
+                )
+            try:
+                record = decode(raw)
+            except msgspec.ValidationError as error:
+                raise _bad_line(path, number, f"not a log record: {error}") from None
+            except msgspec.DecodeError as error:
+                raise _bad_line(path, number, f"not JSON: {error}") from None
+            except UnicodeDecodeError:
+                raise _bad_line(path, number, "not UTF-8 text") from None
+            yield number, record
+        if number == 0:
+            raise LogError(f"{path} is empty")
+
+
+def _bad_line(path: Path, number: int, reason: str) -> LogError:
+    """``LogError`` for line ``number`` whose message starts with the file: one line that
+    says where."""
+    error = LogError(reason, number)
+    error.args = (f"{path}: {error}",)
+    return error
 
 
 class NotAMatchLog(LogError):

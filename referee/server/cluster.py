@@ -37,7 +37,7 @@ from referee.league.cluster import ClusterPool, play_on_worker
 from referee.league.league_db import MatchKey
 from referee.league.runner import LeagueError, TableJob
 from referee.league.worker import play_message
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_from_json
 from referee.sandbox import ENV_SANDBOX
 from referee.server.competition_file import CompetitionConfig
 from referee.server.sandboxing import sandbox_setting
@@ -101,7 +101,7 @@ class ClusterTable:
                     await trio.to_thread.run_sync(future.cancel)
         if "abandoned" in outcome:
             raise WorkerError(f"{key.match_id}: {outcome['abandoned']}")
-        return MatchResult.from_json(outcome["result"])
+        return result_from_json(outcome["result"])
 
     async def aclose(self) -> None:
         """Nothing of its own: the table hosts' workers are the pool's, ended with it."""

@@ -46,7 +46,7 @@ from typing import Any
 from referee.league.league_db import StoreError as SqliteError
 from referee.league.league_db import connect_sqlite, lock_for_writing, quick_check
 from referee.match.dealkey import DealKey
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, decode_result, result_json
 from referee.server.names import (
     NameRefusedError,
     check_script,
@@ -820,7 +820,7 @@ class CompetitionStore:
                     result.hands,
                     result.reason,
                     None if log_path is None else str(log_path),
-                    json.dumps(result.to_json()),
+                    json.dumps(result_json(result)),
                     time.time(),
                 ),
             )
@@ -994,7 +994,7 @@ class CompetitionStore:
                 group,
                 rotation,
                 json.loads(versions),
-                MatchResult.from_json(json.loads(result)),
+                decode_result(result),
                 (log_path),
             )
 

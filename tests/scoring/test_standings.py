@@ -16,6 +16,7 @@ import json
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
 from rich.console import Console
 
@@ -145,7 +146,7 @@ def test_a_bot_disqualified_everywhere_ranks_last_whatever_its_seat_won(tmp_path
             else seat
             for seat in match.result.seats
         ]
-        stored.append(StoredMatch(match.key, dataclasses.replace(match.result, seats=seats)))
+        stored.append(StoredMatch(match.key, msgspec.structs.replace(match.result, seats=seats)))
     standings = compute(config_of(tmp_path).identity(), NAMES, stored, "cup")
     assert [row.name for row in standings.rows][-1] == "ace"
     assert standings.rows[-1].disqualifications == standings.rows[-1].matches == 27

@@ -174,11 +174,15 @@ class Decision(_Record, tag="decision"):
 
 
 class Sent(_Record, tag="sent"):
-    """One write to a seat: each line a message as sent, or an ``events`` line's event numbers."""
+    """One write to a seat: each line a message as sent, or an ``events`` line's event numbers.
+
+    Each line is kept as its JSON text (``msgspec.Raw``): a message's are the very bytes
+    the seat was sent (``referee.tools.transcript``).
+    """
 
     seat: int
     t: float
-    lines: list[Any]
+    lines: list[msgspec.Raw]
 
 
 class Received(_Record, tag="received"):

@@ -33,6 +33,7 @@ import msgspec
 from protocol.events import Event
 from referee.match.convert import events_line, wire_event
 from referee.match.log import LogError, log_lines
+from referee.match.records import Sent
 
 Direction = Literal["sent", "received"]
 
@@ -67,12 +68,6 @@ class WireLine:
         return self.data.decode("utf-8", "replace").rstrip("\n")
 
 
-class _Sent(msgspec.Struct):
-    seat: int
-    t: float
-    lines: list[msgspec.Raw]
-
-
 def transcript(path: Path, seat: int) -> list[WireLine]:
     """Every line sent to and received from ``seat``, in order, regenerated from the log.
 
@@ -100,7 +95,7 @@ def transcript(path: Path, seat: int) -> list[WireLine]:
     lines: list[WireLine] = []
     for number, record, raw in mine:
         if record["type"] == "sent":
-            sent = msgspec.json.decode(raw, type=_Sent)
+            sent = msgspec.json.decode(raw, type=Sent)
             data = b"".join(_line(bytes(item), events, seat, number) for item in sent.lines)
             lines.append(WireLine("sent", sent.t, data))
         elif "line_base64" in record:

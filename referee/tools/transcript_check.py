@@ -60,6 +60,7 @@ from protocol.messages import (
 from protocol.timing import charge, deadline_ms, time_left_ms
 from referee.match.convert import apply_choice, build_request, wire_event
 from referee.match.log import LogError
+from referee.match.records import Sent
 from referee.match.referee import START_HAND
 from referee.match.referee import _excerpt as excerpt  # how a fault quotes a line: the loop's own
 from referee.match.result import final_places
@@ -83,12 +84,6 @@ class Unverifiable:
         return f"{where}({self.kind}): {self.what}"
 
 
-class _Sent(msgspec.Struct):
-    seat: int
-    t: float
-    lines: list[msgspec.Raw]
-
-
 class _Asked(msgspec.Struct):
     """A sent request's own numbers, which the regenerated one takes (their order is checked)."""
 
@@ -104,7 +99,7 @@ class _Tag(msgspec.Struct):
 # In a match, faults of these kinds come from a line of the bot's, logged before them.
 _FROM_A_LINE = frozenset({FaultKind.PROTOCOL, FaultKind.ILLEGAL, FaultKind.MALFORMED})
 
-_sent = msgspec.json.Decoder(_Sent)
+_sent = msgspec.json.Decoder(Sent)
 _encode = msgspec.json.Encoder().encode
 _asked = msgspec.json.Decoder(_Asked)
 _tag = msgspec.json.Decoder(_Tag)

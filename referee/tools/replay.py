@@ -83,7 +83,7 @@ class Replay:
     def to_json(self) -> dict[str, object]:
         return {
             "verified": True,
-            "not_verifiable": [item.to_json() for item in self.unverifiable],
+            "not_verifiable": msgspec.to_builtins(self.unverifiable),
             "log": str(self.path),
             "match_id": self.header.get("match_id"),
             "seed": self.header.get("seed"),

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import base64
 import bisect
-import dataclasses
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -68,16 +67,14 @@ from referee.transport.session import LATE_IDS_KEPT
 from referee.transport.timecontrol import TimeControl
 
 
-@dataclasses.dataclass(frozen=True)
-class Unverifiable:
-    """A part of a log nothing else in it can confirm: ``line`` (None: many lines), what."""
+class Unverifiable(msgspec.Struct, frozen=True):
+    """A part of a log nothing else in it can confirm: ``line`` (None: many lines), what.
+
+    ``newmarket replay --json`` lists them as msgspec encodes them (``not_verifiable``)."""
 
     line: int | None
     kind: str
     what: str
-
-    def to_json(self) -> dict[str, object]:
-        return {"line": self.line, "kind": self.kind, "what": self.what}
 
     def text(self) -> str:
         where = "" if self.line is None else f"line {self.line} "

@@ -41,7 +41,7 @@ superseded version's process does not linger).  Its setup may ask for a
 ``"niceness"``, which the worker and its bots take, a ``"stderr_cap"`` (bytes of
 each bot's stderr kept per match, the rest counted) and ``"stderr_files":
 false`` (no whole-session stderr files: the match logs' records are all).
-    worker -> league   {"type": "result", "result": {...}}    (MatchResult.to_json)
+    worker -> league   {"type": "result", "result": {...}}    (result_json)
                        {"type": "warn", "text": "..."}
                        {"type": "error", "text": "..."}   (then it exits)
 

@@ -618,7 +618,7 @@ class _Referee:
                 )
             if wire is None:
                 write(records.EventRecord(n=self.logged_typed, event=log_event(event)))
-            else:  # the very bytes msgspec makes of that dict with the wire's event in it
+            else:  # the very bytes msgspec makes of that record with the wire's event
                 write_json(b'{"type":"event","n":%d,"event":%b}' % (self.logged_typed, wire))
             self.logged_typed += 1
         self.unlogged = []

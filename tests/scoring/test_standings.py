@@ -9,7 +9,6 @@ comparison must cancel.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import itertools
 import json
@@ -136,7 +135,7 @@ def test_a_bot_disqualified_everywhere_ranks_last_whatever_its_seat_won(tmp_path
     stored = []
     for match in league():
         seats = [
-            dataclasses.replace(
+            msgspec.structs.replace(
                 seat,
                 status="disqualified",
                 net_chips=seat.net_chips + 30,

@@ -277,6 +277,8 @@ def _schema_hook(kind: type) -> dict[str, Any]:
 def schema() -> dict[str, Any]:
     """The JSON schema of a match log's line, as docs/match-log.schema.json holds it."""
     document: dict[str, Any] = msgspec.json.schema(LogRecord, schema_hook=_schema_hook)
+    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    document["title"] = "A line of a newmarket match log"
     document["$comment"] = (
         "One line of a newmarket match log (docs/match-log.md). Generated from "
         "referee/match/records.py by: python -m referee.match.records docs/match-log.schema.json"

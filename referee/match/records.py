@@ -8,9 +8,10 @@ generated from them, so the format is declared in one place::
 
     python -m referee.match.records docs/match-log.schema.json
 
-A field a log of an earlier format may lack is optional (``UNSET`` when
-absent) so that every log ever written still decodes; unknown keys are
-ignored.  ``newmarket replay`` reads the same lines as plain JSON values, so
+A header field an earlier log may lack is optional (``UNSET`` when absent),
+and unknown keys are ignored, so logs already written keep decoding
+(tests/referee/test_log_records.py holds lines of the referee's before these
+structs).  ``newmarket replay`` reads the same lines as plain JSON values, so
 that it can name exactly what a tampered line got wrong.
 """
 

@@ -58,7 +58,7 @@ from referee.commands.common import parse_options as parse_options  # sprt's imp
 from referee.match.dealkey import fresh_deal_seed
 from referee.match.failures import first_instance
 from referee.match.referee import play_match
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_json
 from referee.sandbox import Sandbox
 from referee.text.printing import print_line, print_whole
 from referee.text.render import match_ending
@@ -230,7 +230,7 @@ def match_command(
     print_line(notes, f"Playing {names} · {dealt} · log {log_path}")
     result = play_to_end(specs, rules, seed, control, match_id, log_path, sandbox)
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+        sys.stdout.write(json.dumps(result_json(result)) + "\n")
         return
     console = Console()
     print_result(console, result)

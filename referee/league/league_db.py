@@ -57,7 +57,7 @@ from referee.league.league_file import LeagueConfig
 from referee.league.schedule import draw_league_seed
 from referee.match.dealkey import DealKey
 from referee.match.key import MatchKey
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, decode_result, result_json
 from referee.storage.sqlite import StoreError as StoreError  # re-exported: the commands' name
 from referee.storage.sqlite import connect, damaged, lock_for_writing, quick_check
 
@@ -88,7 +88,7 @@ CREATE TABLE IF NOT EXISTS matches (
     hands INTEGER NOT NULL,
     reason TEXT NOT NULL,
     log_path TEXT,
-    result TEXT NOT NULL,         -- JSON: MatchResult.to_json()
+    result TEXT NOT NULL,         -- JSON: result_json(MatchResult)
     finished_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS seats (
@@ -346,7 +346,7 @@ class LeagueStore:
                     start_chips=tuple(start for _, start in taken),
                     deal_seed=deals.deal_seed(_whole(row[5])),
                 )
-                result = MatchResult.from_json(json.loads(row[6]))
+                result = decode_result(row[6])
                 _check_result(key, result, bots)
             out.append(StoredMatch(key, result))
         return out
@@ -396,7 +396,7 @@ class LeagueStore:
                     result.hands,
                     result.reason,
                     None if result.log_path is None else str(result.log_path),
-                    json.dumps(result.to_json(), sort_keys=True),
+                    json.dumps(result_json(result), sort_keys=True),
                     _now(),
                 ),
             )

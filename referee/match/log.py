@@ -39,8 +39,12 @@ the ``result``:
               (its text) or ``line_base64`` when it is not UTF-8.
 ``lost``      a bot lost after the result was decided (while told the end).
 ``stderr``    what a bot wrote to stderr during the match (head and tail, capped).
-``result``    ``MatchResult.to_json()``: with the match's ``wall_ms`` and each
+``result``    the ``MatchResult``: with the match's ``wall_ms`` and each
               seat's ``cpu_ms`` (its process tree's CPU time in the match).
+
+Each kind is a struct of ``referee.match.records`` (the ``LogRecord`` union),
+from which the log's JSON schema, docs/match-log.schema.json, is generated.
+``read_records`` decodes a log into them; ``read_log`` into plain JSON values.
 
 Lines are buffered per decision and flushed before the referee waits on a
 bot, so a killed referee leaves a readable prefix (at worst a last line cut
@@ -61,6 +65,7 @@ from typing import Any
 import msgspec
 from trio.lowlevel import enable_ki_protection
 
+from referee.match.records import LogRecord
 from referee.storage.private_files import private_dir, private_opener
 
 LOG_FORMAT = 2
@@ -69,6 +74,7 @@ READABLE_FORMATS = (1, 2)
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
+_record_decoder: msgspec.json.Decoder[LogRecord] = msgspec.json.Decoder(LogRecord)
 
 
 class LogError(ValueError):
@@ -93,7 +99,7 @@ class MatchLog:
             self._file = open(path, "wb", opener=private_opener)  # noqa: SIM115 (close())
 
     @enable_ki_protection  # a record and its newline, or nothing (see the module doc)
-    def write(self, record: dict[str, Any]) -> None:
+    def write(self, record: LogRecord | dict[str, Any]) -> None:
         self.lines += 1
         if self._file is not None:
             self._buffer += _encoder.encode(record)
@@ -147,27 +153,59 @@ def read_log(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def read_log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     """``read_log``'s records with each line's bytes, for a reader that needs them exactly
     (a ``sent`` record's messages are the very bytes the seat was sent)."""
+    for number, raw in _raw_lines(path):
+        yield number, raw, _plain(number, raw)
+
+
+def read_records(path: Path) -> Iterator[tuple[int, LogRecord]]:
+    """``(line number, record)`` for each line, decoded into ``LogRecord``'s structs;
+    ``LogError`` naming the file and the first bad line (not JSON, or not a record)."""
+    try:
+        for number, raw in _raw_lines(path):
+            yield number, _typed(number, raw)
+    except LogError as error:
+        if error.line is None:
+            raise
+        error.args = (f"{path}: {error}",)
+        raise
+
+
+def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed below)
     except OSError as error:
         raise LogError(f"cannot read {path}: {error.strerror or error}") from None
-    decode = _decoder.decode
     with handle:
         number = 0
         for number, raw in enumerate(handle, start=1):
             if not raw.endswith(b"\n"):
                 raise LogError("the last line is cut short (was the referee killed?)", number)
-            try:
-                record = decode(raw)
-            except msgspec.DecodeError as error:
-                raise LogError(f"not JSON: {error}", number) from None
-            except UnicodeDecodeError:
-                raise LogError("not UTF-8 text", number) from None
-            if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-                raise LogError('not a log record (an object with a "type")', number)
-            yield number, raw, record
+            yield number, raw
         if number == 0:
             raise LogError(f"{path} is empty")
+
+
+def _plain(number: int, raw: bytes) -> dict[str, Any]:
+    try:
+        record = _decoder.decode(raw)
+    except msgspec.DecodeError as error:
+        raise LogError(f"not JSON: {error}", number) from None
+    except UnicodeDecodeError:
+        raise LogError("not UTF-8 text", number) from None
+    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+        raise LogError('not a log record (an object with a "type")', number)
+    return record
+
+
+def _typed(number: int, raw: bytes) -> LogRecord:
+    try:
+        return _record_decoder.decode(raw)
+    except msgspec.ValidationError as error:
+        raise LogError(f"not a log record: {error}", number) from None
+    except msgspec.DecodeError as error:
+        raise LogError(f"not JSON: {error}", number) from None
+    except UnicodeDecodeError:
+        raise LogError("not UTF-8 text", number) from None
 
 
 class NotAMatchLog(LogError):
@@ -199,15 +237,35 @@ def log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     lines = read_log_lines(path)
     try:
         number, raw, header = next(lines)
-        if header["type"] != "header":
-            raise LogError(f"the first line must be the header, got {header['type']!r}", number)
-        if header.get("format") not in READABLE_FORMATS:
-            raise LogError(
-                f"log format {header.get('format')!r}; this replay reads formats "
-                f"{', '.join(map(str, READABLE_FORMATS))}",
-                number,
-            )
+        _check_header(number, header)
     except LogError as error:
         raise NotAMatchLog(path, error) from None
     yield number, raw, header
     yield from lines
+
+
+def log_typed_records(path: Path) -> Iterator[tuple[int, LogRecord]]:
+    """``log_records`` decoded into ``LogRecord``'s structs: ``NotAMatchLog`` as there,
+    ``LogError`` naming the line (not the file) for a later line that is no record."""
+    lines = _raw_lines(path)
+    try:
+        number, raw = next(lines)
+        _check_header(number, _plain(number, raw))
+        header = _typed(number, raw)
+    except LogError as error:
+        raise NotAMatchLog(path, error) from None
+    yield number, header
+    for number, raw in lines:
+        yield number, _typed(number, raw)
+
+
+def _check_header(number: int, header: dict[str, Any]) -> None:
+    """A first line that is a header of a format this replay reads, or ``LogError``."""
+    if header["type"] != "header":
+        raise LogError(f"the first line must be the header, got {header['type']!r}", number)
+    if header.get("format") not in READABLE_FORMATS:
+        raise LogError(
+            f"log format {header.get('format')!r}; this replay reads formats "
+            f"{', '.join(map(str, READABLE_FORMATS))}",
+            number,
+        )

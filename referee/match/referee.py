@@ -65,6 +65,7 @@ from protocol.messages import (
     Request,
     encode,
 )
+from referee.match import records
 from referee.match.convert import (
     CARD_TEXT,
     LOG_DIFFERS_FROM_WIRE,
@@ -357,15 +358,14 @@ class _Referee:
             stderr = seat.session.take_match_stderr()
             if stderr is not None and stderr.total:
                 self.log.write(
-                    {
-                        "type": "stderr",
-                        "seat": seat.index,
-                        "text": stderr.text(),
-                        "bytes": stderr.total,
-                        "dropped": stderr.dropped,
-                    }
+                    records.Stderr(
+                        seat=seat.index,
+                        text=stderr.text(),
+                        bytes=stderr.total,
+                        dropped=stderr.dropped,
+                    )
                 )
-        self.log.write({"type": "result", **result.to_json()})
+        self.log.write(records.ResultRecord.of(result))
         self.log.flush()
         return result
 
@@ -375,38 +375,38 @@ class _Referee:
             session = seat.session
             death = session.death
             bots.append(
-                {
-                    "seat": seat.index,
-                    "name": session.name,
-                    "command": list(session.spec.command),
-                    "cwd": None if session.spec.cwd is None else str(session.spec.cwd),
-                    "transport": session.spec.transport,
-                    "reported_name": session.reported_name,
-                    "reported_version": session.reported_version,
-                    "alive": session.alive,
-                    "lost": None if death is None else {"kind": death.kind, "detail": death.detail},
-                }
+                records.BotEntry(
+                    seat=seat.index,
+                    name=session.name,
+                    command=list(session.spec.command),
+                    cwd=None if session.spec.cwd is None else str(session.spec.cwd),
+                    transport=session.spec.transport,
+                    reported_name=session.reported_name,
+                    reported_version=session.reported_version,
+                    alive=session.alive,
+                    lost=None if death is None else records.LostInfo(death.kind, death.detail),
+                )
             )
         self.log.write(
-            {
-                "type": "header",
-                "format": LOG_FORMAT,
-                "referee": referee_version(),
-                "protocol": PROTOCOL_VERSION,
-                "python": platform.python_version(),
-                "platform": sys.platform,
-                "started": datetime.now(UTC).isoformat(timespec="seconds"),
-                "match_id": self.match_id,
-                "seed": self.seed,
-                "players": len(self.seats),
-                "chips": list(self.match.starting_chips),  # each seat's own (a bankroll league)
-                "first_dealer": self.match.dealer,  # chance, from the seed (as every deal)
-                **self.scripted,  # ... unless the caller scripted them (newmarket check)
-                "rules": self.rules.to_dict(),
-                "time_control": self.control.to_json(),
-                "sandbox": self.sandbox_json(),
-                "bots": bots,
-            }
+            records.Header(
+                format=LOG_FORMAT,
+                referee=referee_version(),
+                protocol=PROTOCOL_VERSION,
+                python=platform.python_version(),
+                platform=sys.platform,
+                started=datetime.now(UTC).isoformat(timespec="seconds"),
+                match_id=self.match_id,
+                seed=self.seed,
+                players=len(self.seats),
+                chips=list(self.match.starting_chips),  # each seat's own (a bankroll league)
+                first_dealer=self.match.dealer,  # chance, from the seed (as every deal)
+                # ... unless the caller scripted them (newmarket check)
+                scripted=self.scripted.get("scripted", records.UNSET),  # type: ignore[arg-type]
+                rules=self.rules.to_dict(),
+                time_control=self.control.to_json(),
+                sandbox=self.sandbox_json(),
+                bots=bots,
+            )
         )
 
     def sandbox_json(self) -> dict[str, object]:
@@ -504,7 +504,7 @@ class _Referee:
         """The wire transcript: what was written to a seat, line for line (``matchlog``)."""
         if not self.logging:
             return
-        self.log.write({"type": "sent", "seat": seat.index, "t": self.clock_ms(), "lines": lines})
+        self.log.write(records.Sent(seat=seat.index, t=self.clock_ms(), lines=lines))
 
     def log_sent_with(
         self, seat: _Seat, lines: list[tuple[bytes, list[Any]]], message: bytes
@@ -598,16 +598,15 @@ class _Referee:
             if type(event) is ev.CardsDealt:
                 assert isinstance(event, ev.CardsDealt)
                 write(
-                    {
-                        "type": "chance",
-                        "hand": match.hand_number,
-                        "hands": [[CARD_TEXT[c] for c in hand or ()] for hand in event.hands],
-                        "dead": [CARD_TEXT[c] for c in event.dead_hand or ()],
-                    }
+                    records.Chance(
+                        hand=match.hand_number,
+                        hands=[[CARD_TEXT[c] for c in hand or ()] for hand in event.hands],
+                        dead=[CARD_TEXT[c] for c in event.dead_hand or ()],
+                    )
                 )
             if wire is None:
-                write({"type": "event", "n": self.logged_typed, "event": log_event(event)})
-            else:  # the very bytes msgspec makes of that dict with the wire's event in it
+                write(records.EventRecord(n=self.logged_typed, event=log_event(event)))
+            else:  # the very bytes msgspec makes of that record with the wire's event
                 write_json(b'{"type":"event","n":%d,"event":%b}' % (self.logged_typed, wire))
             self.logged_typed += 1
         self.unlogged = []
@@ -636,14 +635,13 @@ class _Referee:
             if fault is None:
                 if self.logging:
                     self.log.write(
-                        {
-                            "type": "decision",
-                            "seat": seat.index,
-                            "hand": hand,
-                            "decision": request.decision,
-                            "choice": choice,
-                            "by": "bot",
-                        }
+                        records.Decision(
+                            seat=seat.index,
+                            hand=hand,
+                            decision=request.decision,
+                            choice=choice,
+                            by="bot",
+                        )
                     )
                 return
             await self.fault(
@@ -656,14 +654,13 @@ class _Referee:
         apply_default(self.match, request)
         seat.defaults += 1
         self.log.write(
-            {
-                "type": "decision",
-                "seat": seat.index,
-                "hand": hand,
-                "decision": request.decision,
-                "choice": request.default,
-                "by": "default",
-            }
+            records.Decision(
+                seat=seat.index,
+                hand=hand,
+                decision=request.decision,
+                choice=request.default,
+                by="default",
+            )
         )
 
     async def ask(self, seat: _Seat, request: Request, hand: int) -> Choice | None:
@@ -768,16 +765,15 @@ class _Referee:
         if not self.logging:
             return
         self.log.write(
-            {
-                "type": "request",
-                "seat": seat.index,
-                "hand": hand,
-                "id": request.id,
-                "decision": request.decision,
-                "legal": request.legal,
-                "default": request.default,
-                "time_left_ms": request.time_left_ms,
-            }
+            records.RequestRecord(
+                seat=seat.index,
+                hand=hand,
+                id=request.id,
+                decision=request.decision,
+                legal=request.legal,
+                default=request.default,
+                time_left_ms=request.time_left_ms,
+            )
         )
 
     async def read_idle(self, seat: _Seat, hand: int) -> None:
@@ -812,9 +808,7 @@ class _Referee:
         """
         if isinstance(verdict, Late):
             message = verdict.reply
-            self.log.write(
-                {"type": "late", "seat": seat.index, "id": message.id, "choice": message.choice}
-            )
+            self.log.write(records.Late(seat=seat.index, id=message.id, choice=message.choice))
             return False
         resolves = verdict.resolves
         if resolves:
@@ -837,24 +831,23 @@ class _Referee:
         seat.think += elapsed
         if self.logging:
             self.log.write(
-                {
-                    "type": "reply",
-                    "seat": seat.index,
-                    "id": message.id,
-                    "choice": message.choice,
-                    "latency_ms": round(elapsed * 1000, 3),
-                }
+                records.ReplyRecord(
+                    seat=seat.index,
+                    id=message.id,
+                    choice=message.choice,
+                    latency_ms=round(elapsed * 1000, 3),
+                )
             )
 
     def log_received(self, seat: _Seat, line: bytes) -> None:
         """The wire transcript: a line the seat sent, as it came (``matchlog``)."""
         if not self.logging:
             return
-        record: dict[str, object] = {"type": "received", "seat": seat.index, "t": self.clock_ms()}
+        record = records.Received(seat=seat.index, t=self.clock_ms())
         try:
-            record["line"] = line.decode("utf-8")
+            record.line = line.decode("utf-8")
         except UnicodeDecodeError:
-            record["line_base64"] = base64.b64encode(line).decode("ascii")
+            record.line_base64 = base64.b64encode(line).decode("ascii")
         self.log.write(record)
 
     # ------------------------------------------------------------- faults
@@ -890,17 +883,16 @@ class _Referee:
         if request_id is None and request is not None:
             request_id = request.id
         self.log.write(
-            {
-                "type": "fault",
-                "seat": seat.index,
-                "hand": hand,
-                "kind": str(kind),
-                "detail": detail,
-                "id": request_id,
-                "applied": applied,
-                "count": len(seat.faults),
-                "disqualified": disqualify,
-            }
+            records.FaultLine(
+                seat=seat.index,
+                hand=hand,
+                kind=str(kind),
+                detail=detail,
+                id=request_id,
+                applied=applied,
+                count=len(seat.faults),
+                disqualified=disqualify,
+            )
         )
         if disqualify:
             self.disqualify(seat, kind)
@@ -995,12 +987,7 @@ class _Referee:
                 )
             except BotLostError as error:
                 self.log.write(
-                    {
-                        "type": "lost",
-                        "seat": seat.index,
-                        "kind": str(error.kind),
-                        "detail": error.detail,
-                    }
+                    records.Lost(seat=seat.index, kind=str(error.kind), detail=error.detail)
                 )
 
         async with trio.open_nursery() as nursery:

@@ -7,28 +7,24 @@ readers of results (standings, the report, the server) need none of it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 Status = Literal["ok", "disqualified"]
 
 
-@dataclasses.dataclass
-class FaultRecord:
+class FaultRecord(msgspec.Struct):
     """One fault: its kind (``protocol.faults.FaultKind``), the hand it happened in, and why."""
 
     kind: str
     hand: int
     detail: str
 
-    def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "hand": self.hand, "detail": self.detail}
 
-
-@dataclasses.dataclass
-class SeatResult:
+class SeatResult(msgspec.Struct):
     """One seat's result. ``place`` 1 is best; equal places are shared.
 
     ``net_chips`` is chips won or lost over the match; ``boodle_chips`` the
@@ -56,71 +52,61 @@ class SeatResult:
     think_ms: int = 0
     cpu_ms: int | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "seat": self.seat,
-            "name": self.name,
-            "place": self.place,
-            "chips": self.chips,
-            "status": self.status,
-            "faults": [fault.to_json() for fault in self.faults],
-            "net_chips": self.net_chips,
-            "boodle_chips": self.boodle_chips,
-            "hands_won": self.hands_won,
-            "decisions": self.decisions,
-            "defaults": self.defaults,
-            "think_ms": self.think_ms,
-            "cpu_ms": self.cpu_ms,
-        }
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SeatResult:
-        faults = [FaultRecord(f["kind"], f["hand"], f["detail"]) for f in data["faults"]]
-        return cls(**{**data, "faults": faults})
+class MatchResult(msgspec.Struct):
+    """A played match as plain data; ``result_json`` is what ``newmarket match --json`` prints.
 
-
-@dataclasses.dataclass
-class MatchResult:
-    """A played match as plain data; ``to_json`` is what ``newmarket match --json`` prints."""
+    Its JSON form is msgspec's of these fields (``encode_result``, ``decode_result``):
+    a result stored before ``reason``, ``wall_ms`` or a seat's later counters
+    existed reads with their defaults, and unknown keys are ignored.
+    """
 
     match_id: str
     seed: int
-    rules: dict[str, object]
+    rules: dict[str, Any]
     hands: int
     seats: list[SeatResult]
-    log_path: Path | None
+    log_path: Path | None = None
     reason: str = ""  # the engine's: "players_left" or "hand_limit"
     wall_ms: int = 0  # the match's wall time, next to each seat's ``cpu_ms``
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "match_id": self.match_id,
-            "seed": self.seed,
-            "rules": self.rules,
-            "hands": self.hands,
-            "reason": self.reason,
-            "seats": [seat.to_json() for seat in self.seats],
-            "log_path": None if self.log_path is None else str(self.log_path),
-            "wall_ms": self.wall_ms,
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> MatchResult:
-        log_path = data.get("log_path")
-        return cls(
-            match_id=data["match_id"],
-            seed=data["seed"],
-            rules=data["rules"],
-            hands=data["hands"],
-            seats=[SeatResult.from_json(seat) for seat in data["seats"]],
-            log_path=None if log_path is None else Path(log_path),
-            reason=data.get("reason", ""),
-            wall_ms=data.get("wall_ms", 0),
-        )
 
     @property
     def places(self) -> list[int]:
         return [seat.place for seat in self.seats]
+
+
+def enc_hook(value: object) -> object:
+    """msgspec's hook for the one type of a result it does not encode itself: a path."""
+    if isinstance(value, Path):
+        return str(value)
+    raise NotImplementedError(f"cannot encode {type(value).__name__}")
+
+
+def dec_hook(kind: type, value: object) -> object:
+    """msgspec's hook for decoding a path (``log_path``) from its string."""
+    if kind is Path and isinstance(value, str):
+        return Path(value)
+    raise NotImplementedError(f"cannot decode {kind}")
+
+
+def result_json(result: MatchResult) -> dict[str, Any]:
+    """The result as JSON values (``newmarket match --json``, a league's store)."""
+    data: dict[str, Any] = msgspec.to_builtins(result, enc_hook=enc_hook)
+    return data
+
+
+def encode_result(result: MatchResult) -> bytes:
+    return msgspec.json.encode(result, enc_hook=enc_hook)
+
+
+def decode_result(data: bytes | str) -> MatchResult:
+    """A result from its JSON text; ``msgspec.ValidationError`` names a bad field."""
+    return msgspec.json.decode(data, type=MatchResult, dec_hook=dec_hook)
+
+
+def result_from_json(data: object) -> MatchResult:
+    """A result from JSON values already decoded (a worker's message, a log's record)."""
+    return msgspec.convert(data, MatchResult, dec_hook=dec_hook)
 
 
 def final_places(engine_places: Sequence[int], disqualified: Sequence[bool]) -> list[int]:

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from referee.league.league_db import StoredMatch
-from referee.match.result import MatchResult
+from referee.match.result import result_from_json
 from referee.report.data import League, MatchLog, load_league, log_path_of, read_match_log
 from referee.report.pages import (
     bot_file,
@@ -251,7 +251,7 @@ def write_match_site(log_path: Path, out: Path, verify: bool = True) -> MatchLog
     result = None
     if log.result is not None:
         try:
-            result = MatchResult.from_json(log.result)
+            result = result_from_json(log.result)
         except (KeyError, TypeError, ValueError):
             result = None  # a damaged last line: the page says there is no result
     header = log.header

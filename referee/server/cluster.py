@@ -33,7 +33,7 @@ from distributed import Future
 from engine.rules import Rules
 from referee.bots import BotSpec
 from referee.match.key import MatchKey
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_from_json
 from referee.server.competition_file import CompetitionConfig
 from referee.server.sandboxing import sandbox_setting
 from referee.server.worker_table import WorkerError
@@ -104,7 +104,7 @@ class ClusterTable:
         if outcome.abandoned is not None:
             raise WorkerError(f"{key.match_id}: {outcome.abandoned}")
         assert outcome.result is not None
-        return MatchResult.from_json(outcome.result)
+        return result_from_json(outcome.result)
 
     async def aclose(self) -> None:
         """Nothing of its own: the table hosts' workers are the pool's, ended with it."""

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.match.dealkey import DealKey
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, decode_result, result_json
 from referee.server.names import (
     NameRefusedError,
     check_script,
@@ -824,7 +824,7 @@ class CompetitionStore:
                     result.hands,
                     result.reason,
                     None if log_path is None else str(log_path),
-                    json.dumps(result.to_json()),
+                    json.dumps(result_json(result)),
                     time.time(),
                 ),
             )
@@ -998,7 +998,7 @@ class CompetitionStore:
                 group,
                 rotation,
                 json.loads(versions),
-                MatchResult.from_json(json.loads(result)),
+                decode_result(result),
                 (log_path),
             )
 

@@ -70,9 +70,6 @@ class Score:
             return math.inf
         return self.high - self.low
 
-    def to_json(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
-
 
 @dataclasses.dataclass
 class _OpenGroup:

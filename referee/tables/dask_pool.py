@@ -57,7 +57,7 @@ from distributed.scheduler import KilledWorker
 from distributed.worker import Worker
 
 from referee.bots import BotSpec
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_from_json
 from referee.storage.private_files import private_dir
 from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
 from referee.tables.messages import (
@@ -460,7 +460,7 @@ class ClusterPool:
             return
         assert outcome.result is not None
         self.recorded.add(job.key.match_id)
-        self.on_result(job, MatchResult.from_json(outcome.result))
+        self.on_result(job, result_from_json(outcome.result))
 
     async def _cancel_outstanding(self) -> None:
         pending = [future for future in self.outstanding.values() if not _done(future)]

@@ -77,7 +77,7 @@ class Play(_Message, frozen=True, tag="play"):
 
 
 class Result(_Message, frozen=True, tag="result"):
-    result: dict[str, Any]  # MatchResult.to_json(); MatchResult.from_json checks it
+    result: dict[str, Any]  # result_json(result); result_from_json checks it
 
 
 class Warn(_Message, frozen=True, tag="warn"):

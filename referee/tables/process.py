@@ -17,7 +17,7 @@ from typing import Self
 
 import trio
 
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_from_json
 from referee.tables.job import WORKER_EXIT_GRACE, TableError, WorkerDied
 from referee.tables.messages import (
     Failed,
@@ -137,6 +137,6 @@ class WorkerProcess:
 def result_from(message: Result) -> MatchResult:
     """The match result a worker sent; ``WorkerDied`` if it does not parse."""
     try:
-        return MatchResult.from_json(message.result)
+        return result_from_json(message.result)
     except (KeyError, TypeError, ValueError) as error:
         raise WorkerDied(f"its table worker sent a bad result ({error!r})") from None

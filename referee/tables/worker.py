@@ -56,7 +56,7 @@ from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
 from referee.match.key import MatchKey
 from referee.match.referee import play_match
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_json
 from referee.sandbox import Sandbox, SandboxError, resolve, setting_from_env
 from referee.tables.messages import (
     Failed,
@@ -406,7 +406,7 @@ async def _play_all(
         for text in warnings:
             await send(Warn(text))
         warnings.clear()
-        await send(Result(result.to_json()))
+        await send(Result(result_json(result)))
     return []
 
 

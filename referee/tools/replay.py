@@ -38,7 +38,14 @@ from protocol.faults import DISQUALIFY_AT_ONCE, FaultKind
 from protocol.messages import Choice, Request
 from referee.match.convert import apply_choice, build_request, log_event
 from referee.match.log import LOG_FORMAT, LogError, NotAMatchLog, log_lines, log_records
-from referee.match.result import FaultRecord, MatchResult, SeatResult, final_places
+from referee.match.result import (
+    FaultRecord,
+    MatchResult,
+    SeatResult,
+    final_places,
+    result_from_json,
+    result_json,
+)
 from referee.tools.transcript_check import TranscriptCheck, Unverifiable
 
 __all__ = ["NotAMatchLog", "Replay", "log_records", "render_replay", "verify_log"]
@@ -76,7 +83,7 @@ class Replay:
     def to_json(self) -> dict[str, object]:
         return {
             "verified": True,
-            "not_verifiable": [item.to_json() for item in self.unverifiable],
+            "not_verifiable": msgspec.to_builtins(self.unverifiable),
             "log": str(self.path),
             "match_id": self.header.get("match_id"),
             "seed": self.header.get("seed"),
@@ -84,7 +91,7 @@ class Replay:
             "events": len(self.events),
             "decisions": self.decisions,
             "bots": self.header.get("bots"),
-            "result": self.result.to_json(),
+            "result": result_json(self.result),
             "hands": [
                 {"events": [log_event(event) for event in hand]} for hand in hands(self.events)
             ],
@@ -486,7 +493,7 @@ class _Verifier:
         logged: dict[str, Any] = copy.deepcopy(record)
         for key in ("type", "log_path", "wall_ms"):
             logged.pop(key, None)
-        want: dict[str, Any] = expected.to_json()
+        want: dict[str, Any] = result_json(expected)
         want.pop("log_path", None)
         want.pop("wall_ms", None)
         for seat in [*logged.get("seats", []), *want["seats"]]:
@@ -498,7 +505,10 @@ class _Verifier:
             self.wire.on_result(number)
             self.unverifiable.extend(self.wire.unverifiable)
         self.unverifiable.append(Unverifiable(number, "result", _RESULT_UNVERIFIABLE))
-        self.result = MatchResult.from_json(record)
+        try:
+            self.result = result_from_json(record)
+        except msgspec.ValidationError as error:
+            raise LogError(f"the result cannot be read: {error}", number) from None
 
     def recompute(self, record: dict[str, Any]) -> MatchResult:
         match = self.match

@@ -35,7 +35,8 @@ import msgspec
 
 from protocol.events import Event
 from referee.match.convert import events_line, wire_event
-from referee.match.log import LogError, log_lines
+from referee.match.log import LogError, log_typed_records
+from referee.match.records import EventRecord, Header, Received, Sent
 
 Direction = Literal["sent", "received"]
 
@@ -70,12 +71,6 @@ class WireLine:
         return self.data.decode("utf-8", "replace").rstrip("\n")
 
 
-class _Sent(msgspec.Struct):
-    seat: int
-    t: float
-    lines: list[msgspec.Raw]
-
-
 def transcript(path: Path, seat: int) -> list[WireLine]:
     """Every line sent to and received from ``seat``, in order, regenerated from the log.
 
@@ -83,35 +78,31 @@ def transcript(path: Path, seat: int) -> list[WireLine]:
     (``NotAMatchLog`` for a file that is not a match log at all).
     """
     events: dict[int, dict[str, Any]] = {}
-    mine: list[tuple[int, dict[str, Any], bytes]] = []  # the seat's records, raw kept
-    for number, raw, record in log_lines(path):
-        kind = record["type"]
-        if kind == "header":
-            seats = int(record.get("players", 0))
-            if int(record.get("format", 1)) < 2:
+    mine: list[tuple[int, Sent | Received]] = []  # the seat's records
+    for number, record in log_typed_records(path):
+        if isinstance(record, Header):
+            seats = record.players
+            if record.format < 2:
                 raise LogError(
                     "this log has no wire transcript (log format 1, before transcripts)", number
                 )
             if not 0 <= seat < seats:
                 raise LogError(f"there is no seat {seat} at this table of {seats}", number)
-        elif kind == "event":
-            events[int(record["n"])] = record["event"]
-        elif kind in ("sent", "received") and record.get("seat") == seat:
-            mine.append((number, record, raw))
+        elif isinstance(record, EventRecord):
+            events[record.n] = record.event
+        elif isinstance(record, Sent | Received) and record.seat == seat:
+            mine.append((number, record))
     # A sent line names events that are logged just after it (the log is written while
     # the bot thinks), so the lines are regenerated once every event is known.
     lines: list[WireLine] = []
-    for number, record, raw in mine:
-        if record["type"] == "sent":
-            sent = msgspec.json.decode(raw, type=_Sent)
-            data = b"".join(_line(bytes(item), events, seat, number) for item in sent.lines)
-            lines.append(WireLine("sent", sent.t, data))
-        elif "line_base64" in record:
-            lines.append(
-                WireLine("received", float(record["t"]), base64.b64decode(record["line_base64"]))
-            )
+    for number, record in mine:
+        if isinstance(record, Sent):
+            data = b"".join(_line(bytes(item), events, seat, number) for item in record.lines)
+            lines.append(WireLine("sent", record.t, data))
+        elif isinstance(record.line_base64, str):
+            lines.append(WireLine("received", record.t, base64.b64decode(record.line_base64)))
         else:
-            lines.append(WireLine("received", float(record["t"]), str(record["line"]).encode()))
+            lines.append(WireLine("received", record.t, str(record.line).encode()))
     return lines
 
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import base64
 import bisect
-import dataclasses
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -61,31 +60,24 @@ from protocol.messages import (
 from protocol.timing import charge, deadline_ms, time_left_ms
 from referee.match.convert import apply_choice, build_request, wire_event
 from referee.match.log import LogError
+from referee.match.records import Sent
 from referee.match.referee import START_HAND
 from referee.match.result import final_places
 from referee.transport.timecontrol import TimeControl
 
 
-@dataclasses.dataclass(frozen=True)
-class Unverifiable:
-    """A part of a log nothing else in it can confirm: ``line`` (None: many lines), what."""
+class Unverifiable(msgspec.Struct, frozen=True):
+    """A part of a log nothing else in it can confirm: ``line`` (None: many lines), what.
+
+    ``newmarket replay --json`` lists them as msgspec encodes them (``not_verifiable``)."""
 
     line: int | None
     kind: str
     what: str
 
-    def to_json(self) -> dict[str, object]:
-        return {"line": self.line, "kind": self.kind, "what": self.what}
-
     def text(self) -> str:
         where = "" if self.line is None else f"line {self.line} "
         return f"{where}({self.kind}): {self.what}"
-
-
-class _Sent(msgspec.Struct):
-    seat: int
-    t: float
-    lines: list[msgspec.Raw]
 
 
 class _Asked(msgspec.Struct):
@@ -103,7 +95,7 @@ class _Tag(msgspec.Struct):
 # In a match, faults of these kinds come from a line of the bot's, logged before them.
 _FROM_A_LINE = frozenset({FaultKind.PROTOCOL, FaultKind.ILLEGAL, FaultKind.MALFORMED})
 
-_sent = msgspec.json.Decoder(_Sent)
+_sent = msgspec.json.Decoder(Sent)
 _encode = msgspec.json.Encoder().encode
 _asked = msgspec.json.Decoder(_Asked)
 _tag = msgspec.json.Decoder(_Tag)

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from engine import preset
 from referee.bots import BotSpec, Transport
 from referee.match.log import read_log
@@ -118,7 +120,7 @@ async def play_hostile(
     # The result is saved: the log ends with it and replays.
     records = [record for _, record in read_log(log)]
     assert records[-1]["type"] == "result"
-    assert records[-1]["seats"] == [seat.to_json() for seat in result.seats]
+    assert records[-1]["seats"] == msgspec.to_builtins(result.seats)
     verify_log(log)
     assert_gone(groups)
     assert peak < MEMORY_BOUND, f"the referee's peak allocations were {peak} bytes"

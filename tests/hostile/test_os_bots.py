@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import trio
 
@@ -204,7 +205,7 @@ async def play_os_bot(
     records = [record for _, record in read_log(log)]
     assert records[0]["sandbox"] == under.to_json()
     assert records[-1]["type"] == "result"
-    assert records[-1]["seats"] == [seat.to_json() for seat in result.seats]
+    assert records[-1]["seats"] == msgspec.to_builtins(result.seats)
     verify_log(log)
     # Nothing of any bot is left: its group, its cgroups, any child it named.
     assert groups

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sqlite3
 import stat
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from referee.league.league_db import LeagueStore, StoreError, first_difference
@@ -44,7 +44,7 @@ def test_finished_matches_survive_closing_and_reopening(tmp_path: Path) -> None:
 def test_a_match_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     with LeagueStore.for_league(tmp_path / "l.db", config_of(tmp_path)) as store:
         bad = result("m1", ["a", "b", "c"], [1, 2, 3])
-        bad.seats[2] = dataclasses.replace(bad.seats[2], seat=1)  # two rows for seat 1
+        bad.seats[2] = msgspec.structs.replace(bad.seats[2], seat=1)  # two rows for seat 1
         with pytest.raises(sqlite3.IntegrityError):
             store.record(key("m1", [0, 1, 2]), bad)
         assert store.finished_ids() == set()

@@ -29,7 +29,7 @@ import referee.transport.connection
 from engine import preset
 from referee.bots import BotSpec
 from referee.match.referee import BRIEF_WAIT, SPIN_WAIT, play_match, spin_wait
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_json
 from referee.transport.connection import Connection, ConnectionClosedError, _Contention
 from referee.transport.session import SCHEDULE_EVERY, BotLostError, BotSession
 from referee.transport.timecontrol import TimeControl
@@ -58,7 +58,7 @@ async def play(log: Path | None, *, sockets: bool) -> tuple[MatchResult, list[li
 
 def scored(result: MatchResult) -> dict[str, object]:
     """The result as a league records it, where its log went left out."""
-    record = result.to_json()
+    record = result_json(result)
     record.pop("log_path")
     return record
 

@@ -9,13 +9,13 @@ comparison must cancel.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import itertools
 import json
 import random
 from pathlib import Path
 
+import msgspec
 import pytest
 from rich.console import Console
 
@@ -135,7 +135,7 @@ def test_a_bot_disqualified_everywhere_ranks_last_whatever_its_seat_won(tmp_path
     stored = []
     for match in league():
         seats = [
-            dataclasses.replace(
+            msgspec.structs.replace(
                 seat,
                 status="disqualified",
                 net_chips=seat.net_chips + 30,
@@ -145,7 +145,7 @@ def test_a_bot_disqualified_everywhere_ranks_last_whatever_its_seat_won(tmp_path
             else seat
             for seat in match.result.seats
         ]
-        stored.append(StoredMatch(match.key, dataclasses.replace(match.result, seats=seats)))
+        stored.append(StoredMatch(match.key, msgspec.structs.replace(match.result, seats=seats)))
     standings = compute(config_of(tmp_path).identity(), NAMES, stored, "cup")
     assert [row.name for row in standings.rows][-1] == "ace"
     assert standings.rows[-1].disqualifications == standings.rows[-1].matches == 27

@@ -8,6 +8,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from referee.match.result import MatchResult
@@ -112,10 +113,10 @@ def test_a_first_start_cut_between_its_two_writes_still_gets_a_secret(
 
 def with_nets(result: MatchResult, nets: list[int]) -> MatchResult:
     seats = [
-        dataclasses.replace(seat, net_chips=net, chips=20 + net)
+        msgspec.structs.replace(seat, net_chips=net, chips=20 + net)
         for seat, net in zip(result.seats, nets, strict=True)
     ]
-    return dataclasses.replace(result, seats=seats)
+    return msgspec.structs.replace(result, seats=seats)
 
 
 def test_played_since_reads_only_what_was_stored_after_a_row(tmp_path: Path) -> None:

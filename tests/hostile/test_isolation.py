@@ -209,7 +209,7 @@ def play_attack_league(
         # $$ is the shell, which becomes the referee by exec: the bots are told its real pid.
         script = (
             'sed -i "s/REFEREE_PID/$$/" league.toml && exec "$@" -m referee.cli league '
-            "league.toml --db league.db --jobs 1"
+            "league.toml --db league.db --jobs 1 -v"  # -v: the start line's full sandbox
         )
         done = subprocess.run(
             [*wrapper, "/bin/sh", "-c", script, "referee", sys.executable],

@@ -173,7 +173,7 @@ def play_runtime_league(home: Path, wrapper: list[str]) -> str:
             os.chown(path, UNPRIVILEGED, UNPRIVILEGED, follow_symlinks=False)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
     done = subprocess.run(
-        [*wrapper, sys.executable, "-m", "referee.cli", "league", str(league), "--jobs", "1"],
+        [*wrapper, sys.executable, "-m", "referee.cli", "league", str(league), "--jobs", "1", "-v"],
         cwd=home,
         env=env,
         capture_output=True,

@@ -23,28 +23,12 @@ from typing import Annotated
 import typer
 
 from referee.commands.common import UsageError, fail
-from referee.commands.league_database import league_database
+from referee.commands.league_database import DatabaseToRead, LeagueToRead, league_database
 from referee.league.league_db import StoreError
 from referee.report.data import League
 from referee.report.frames import plural
 from referee.report.site import SiteBuilder, watch
 
-LeagueFile = Annotated[
-    Path | None,
-    typer.Argument(
-        metavar="LEAGUE.toml",
-        help="The league's file: its database is read, as `newmarket league` wrote it.",
-        show_default=False,
-    ),
-]
-DatabaseFile = Annotated[
-    Path | None,
-    typer.Option(
-        metavar="FILE",
-        help="The league's results database (default: the league file's name with .db).",
-        show_default=False,
-    ),
-]
 SiteDir = Annotated[
     Path, typer.Option(metavar="DIR", help="The directory to write the site to (replaced whole).")
 ]
@@ -76,8 +60,8 @@ NoVerify = Annotated[
 
 def report_command(
     out: SiteDir,
-    league_file: LeagueFile = None,
-    db: DatabaseFile = None,
+    league_file: LeagueToRead = None,
+    db: DatabaseToRead = None,
     logs: LogDir = None,
     watch_db: Watch = False,
     interval: Interval = 2.0,

@@ -73,8 +73,7 @@ def report_command(
     except UsageError as error:
         raise fail(str(error)) from None
     if logs is not None and not logs.is_dir():
-        typer.echo(f"error: --log-dir: {logs} is not a directory", err=True)
-        raise typer.Exit(code=2)
+        raise fail(f"--log-dir: {logs} is not a directory") from None
     # Under --watch the standings page of an unfinished league reloads itself.
     refresh = max(5, round(interval * 5)) if watch_db else None
     builder = SiteBuilder(db, out, logs, verify=not no_verify, refresh=refresh)
@@ -86,11 +85,9 @@ def report_command(
             if watch_db:
                 watch(builder, interval=interval, on_build=built, should_stop=stop.is_set)
     except StoreError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"{error}") from None
     except OSError as error:
-        typer.echo(f"error: --out: {out}: {error.strerror or error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"--out: {out}: {error.strerror or error}") from None
     except KeyboardInterrupt:
         stop.signal = stop.signal or signal.SIGINT  # ours knows which signal was sent
     if stop.signal is not None:

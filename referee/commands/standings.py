@@ -10,8 +10,6 @@ column, as ``--json`` and ``--csv`` always do.
 
 from __future__ import annotations
 
-import typer
-
 from referee.commands.common import AllColumns, UsageError, fail
 from referee.commands.league import StandingsCsv, StandingsJson, one_format, print_standings
 from referee.commands.league_database import DatabaseToRead, LeagueToRead, league_database
@@ -36,6 +34,5 @@ def standings_command(
         with LeagueStore.open_existing(path) as store:
             standings = standings_of(store)  # a damaged row is a StoreError here
     except StoreError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"{error}") from None
     print_standings(standings, as_json=as_json, as_csv=as_csv, all_columns=all_columns)

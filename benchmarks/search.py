@@ -53,7 +53,8 @@ from engine.cards import Card
 from engine.events import E_STOP, STOP_DEAD
 from protocol.messages import MatchStart, Request
 from referee.bots import BotSpec, resolve_bot
-from referee.commands.match import parse_options, unique_names
+from referee.commands.common import parse_options
+from referee.commands.match import unique_names
 from referee.commands.sprt import GroupResult, SprtSettings, play_group
 from referee.match import convert
 from referee.match.dealkey import DealKey

@@ -38,7 +38,7 @@ from protocol.framing import MAX_LINE_BYTES, LineFramer, LineTooLongError
 from protocol.messages import Fault, MalformedMessageError, MatchStart, decode_referee_message
 from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
 from referee.bots import resolve_bot
-from referee.commands.common import why_not_startable
+from referee.commands.common import fail, why_not_startable
 from referee.transport.connection import no_delay
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
@@ -217,22 +217,18 @@ def connect_command(
     try:
         host, port = parse_connect(address)
     except ValueError as error:
-        typer.echo(f"error: HOST:PORT: {str(error).split(': ', 1)[-1]}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"HOST:PORT: {str(error).split(': ', 1)[-1]}") from None
     if not token.strip():
-        typer.echo("error: --token: must not be empty", err=True)
-        raise typer.Exit(code=2)
+        raise fail("--token: must not be empty") from None
     if len(command) == 1 and command[0] in BUNDLED:  # `-- random`, as `check random` takes
         bundled = resolve_bot(command[0])
         if bundled.unavailable is not None:
-            typer.echo(f"error: COMMAND: {bundled.unavailable}", err=True)
-            raise typer.Exit(code=2)
+            raise fail(f"COMMAND: {bundled.unavailable}") from None
         command = list(bundled.command)
     # As every command that runs a bot: a program that cannot start is the command line's
     # mistake, said before the league is contacted.
     why = why_not_startable(command, Path.cwd()) if command else "give the bot's command"
     if why is not None:
-        typer.echo(f"error: COMMAND: {why}", err=True)
-        raise typer.Exit(code=2)
+        raise fail(f"COMMAND: {why}") from None
     status = trio.run(functools.partial(bridge, host, port, token, list(command), wait=wait))
     raise typer.Exit(code=status)

@@ -182,8 +182,7 @@ def league_command(
             league_file, db_path, sandbox_level, host, port
         )
     except (ConfigError, StoreError, PreflightError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"{error}") from None
     announce(config, store, sandbox_note(sandbox, verbose))
     # Every table worker (here or on a Dask worker) resolves it where its bots run.
     setting = setting_to_env(level, config.sandbox_limits)

@@ -13,12 +13,33 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from referee.commands.common import UsageError
 from referee.commands.league import default_db
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 MAX_LEAGUE_FILE = 1 << 20  # a league file of 50 bots is a few kilobytes
+
+# The two ways ``standings`` and ``report`` are told which database to read.
+LeagueToRead = Annotated[
+    Path | None,
+    typer.Argument(
+        metavar="LEAGUE.toml",
+        help="The league's file: its database is read, as `newmarket league` wrote it.",
+        show_default=False,
+    ),
+]
+DatabaseToRead = Annotated[
+    Path | None,
+    typer.Option(
+        metavar="FILE",
+        help="The league's results database (default: the league file's name with .db).",
+        show_default=False,
+    ),
+]
 
 
 def is_database(path: Path) -> bool:

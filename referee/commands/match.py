@@ -54,7 +54,6 @@ from referee.commands.common import (
     time_control,
     transport_of,
 )
-from referee.commands.common import parse_options as parse_options  # sprt's import of it
 from referee.match.dealkey import fresh_deal_seed
 from referee.match.failures import first_instance
 from referee.match.referee import play_match
@@ -95,12 +94,6 @@ def unique_names(specs: list[BotSpec]) -> list[BotSpec]:
             )
         out.append(spec)
     return out
-
-
-def build_time_control(
-    move_time: float, time_bank: float, startup_time: float, margin: float, max_faults: int
-) -> TimeControl:
-    return time_control(move_time, time_bank, startup_time, margin, max_faults)
 
 
 def writable_log(path: Path) -> Path:
@@ -215,7 +208,7 @@ def match_command(
     try:
         specs = build_specs(bot, transport)
         rules = build_rules(rules_name, option or [], hands, len(specs))
-        control = build_time_control(move_time, time_bank, startup_time, margin, max_faults)
+        control = time_control(move_time, time_bank, startup_time, margin, max_faults)
         seed, match_id, dealt = deal_of(seed)
         log_path = writable_log(log if log is not None else RUNS_DIR / f"{match_id}.jsonl")
         sandbox = sandbox_of(sandbox_level)

@@ -69,15 +69,12 @@ def replay_command(
 ) -> None:
     """Re-run a match from its log, check every event and the result, and print it."""
     if not log.is_file():
-        typer.echo(f"error: LOG: {log} is not a file", err=True)
-        raise typer.Exit(code=2)
+        raise fail(f"LOG: {log} is not a file") from None
     if (wire or feed_command is not None) and seat is None:
-        typer.echo("error: --wire and --feed need --seat N", err=True)
-        raise typer.Exit(code=2)
+        raise fail("--wire and --feed need --seat N") from None
     if seat is not None:
         if not wire and feed_command is None:
-            typer.echo("error: --seat needs --wire or --feed CMD", err=True)
-            raise typer.Exit(code=2)
+            raise fail("--seat needs --wire or --feed CMD") from None
         raise typer.Exit(code=_seat_transcript(log, seat, wire, feed_command))
     replay = _verified(log, as_json)
     if as_json:

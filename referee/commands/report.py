@@ -23,28 +23,12 @@ from typing import Annotated
 import typer
 
 from referee.commands.common import UsageError, fail
-from referee.commands.league_database import league_database
+from referee.commands.league_database import DatabaseToRead, LeagueToRead, league_database
 from referee.league.league_db import StoreError
 from referee.report.data import League
 from referee.report.frames import plural
 from referee.report.site import SiteBuilder, watch
 
-LeagueFile = Annotated[
-    Path | None,
-    typer.Argument(
-        metavar="LEAGUE.toml",
-        help="The league's file: its database is read, as `newmarket league` wrote it.",
-        show_default=False,
-    ),
-]
-DatabaseFile = Annotated[
-    Path | None,
-    typer.Option(
-        metavar="FILE",
-        help="The league's results database (default: the league file's name with .db).",
-        show_default=False,
-    ),
-]
 SiteDir = Annotated[
     Path, typer.Option(metavar="DIR", help="The directory to write the site to (replaced whole).")
 ]
@@ -76,8 +60,8 @@ NoVerify = Annotated[
 
 def report_command(
     out: SiteDir,
-    league_file: LeagueFile = None,
-    db: DatabaseFile = None,
+    league_file: LeagueToRead = None,
+    db: DatabaseToRead = None,
     logs: LogDir = None,
     watch_db: Watch = False,
     interval: Interval = 2.0,
@@ -89,8 +73,7 @@ def report_command(
     except UsageError as error:
         raise fail(str(error)) from None
     if logs is not None and not logs.is_dir():
-        typer.echo(f"error: --log-dir: {logs} is not a directory", err=True)
-        raise typer.Exit(code=2)
+        raise fail(f"--log-dir: {logs} is not a directory") from None
     # Under --watch the standings page of an unfinished league reloads itself.
     refresh = max(5, round(interval * 5)) if watch_db else None
     builder = SiteBuilder(db, out, logs, verify=not no_verify, refresh=refresh)
@@ -102,11 +85,9 @@ def report_command(
             if watch_db:
                 watch(builder, interval=interval, on_build=built, should_stop=stop.is_set)
     except StoreError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"{error}") from None
     except OSError as error:
-        typer.echo(f"error: --out: {out}: {error.strerror or error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"--out: {out}: {error.strerror or error}") from None
     except KeyboardInterrupt:
         stop.signal = stop.signal or signal.SIGINT  # ours knows which signal was sent
     if stop.signal is not None:

@@ -29,7 +29,7 @@ from engine import (
     preset,
 )
 from engine.presets import preset_summary
-from referee.commands.common import AsCsv, AsJson
+from referee.commands.common import AsCsv, AsJson, fail
 from referee.text.machine import only_one, write_csv, write_json
 from referee.text.printing import print_line, print_whole
 
@@ -38,12 +38,6 @@ _LEAD_SUIT = {
     LeadSuit.CHANGE_OR_SAME: "change suit or same",
     LeadSuit.CHANGE_OR_PASS: "change suit or pass",
 }
-
-
-def fail(message: str) -> typer.Exit:
-    """Print one line on stderr; the caller raises the returned exit (code 2)."""
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code=2)
 
 
 def rules_summary(rules: Rules) -> str:

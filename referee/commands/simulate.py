@@ -62,9 +62,9 @@ from referee.commands.common import (
     RulesName,
     Seed,
     UsageError,
+    fail,
     parse_options,
 )
-from referee.commands.rules import fail
 from referee.settings.rules import RulesChoiceError, build_rules
 from referee.text.printing import print_whole
 

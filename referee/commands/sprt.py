@@ -51,6 +51,7 @@ import typer
 from engine import DEFAULT_PRESET, MAX_PLAYERS, MIN_PLAYERS, NewmarketError, Rules
 from referee.bots import BotSpec
 from referee.commands.common import (
+    DEFAULT_PLAYERS,
     DEFAULT_SANDBOX,
     DEFAULT_TIME,
     AsJson,
@@ -73,8 +74,9 @@ from referee.commands.common import (
     parse_options,
     require_players_past_end,
     sandbox_of,
+    time_control,
 )
-from referee.commands.match import build_time_control, unique_names
+from referee.commands.match import unique_names
 from referee.match.dealkey import DealKey
 from referee.match.referee import play_match
 from referee.match.result import MatchResult
@@ -571,7 +573,7 @@ def sprt_command(
     rules_name: RulesName = DEFAULT_PRESET,
     option: RuleOptions = None,
     hands: Hands = None,
-    players: Players = 4,
+    players: Players = DEFAULT_PLAYERS,
     max_matches: MaxMatches = None,
     move_time: MoveTime = DEFAULT_TIME.move_time,
     time_bank: TimeBank = DEFAULT_TIME.time_bank,
@@ -605,7 +607,7 @@ def sprt_command(
             hands=hands,
             players=players,
             config=config,
-            control=build_time_control(move_time, time_bank, startup_time, margin, max_faults),
+            control=time_control(move_time, time_bank, startup_time, margin, max_faults),
             max_matches=max_matches,
             seed=secrets.randbelow(1 << 31) if seed is None else seed,
             # --seed: the same deals again, and the bots could know them; else a fresh key.

@@ -10,37 +10,18 @@ column, as ``--json`` and ``--csv`` always do.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
-import typer
-
 from referee.commands.common import AllColumns, UsageError, fail
-from referee.commands.league import one_format, print_standings
-from referee.commands.league_database import league_database
+from referee.commands.league import StandingsCsv, StandingsJson, one_format, print_standings
+from referee.commands.league_database import DatabaseToRead, LeagueToRead, league_database
 from referee.league.league_db import LeagueStore, StoreError
 from referee.league.standings import standings_of
 
 
 def standings_command(
-    league_file: Annotated[
-        Path | None,
-        typer.Argument(
-            metavar="LEAGUE.toml",
-            help="The league's file: its database is read, as `newmarket league` wrote it.",
-            show_default=False,
-        ),
-    ] = None,
-    db: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            help="The league's results database (default: the league file's name with .db).",
-            show_default=False,
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the standings as JSON.")] = False,
-    as_csv: Annotated[bool, typer.Option("--csv", help="Print the standings as CSV.")] = False,
+    league_file: LeagueToRead = None,
+    db: DatabaseToRead = None,
+    as_json: StandingsJson = False,
+    as_csv: StandingsCsv = False,
     all_columns: AllColumns = False,
 ) -> None:
     """Print a league's standings from its database (also while it runs)."""
@@ -53,6 +34,5 @@ def standings_command(
         with LeagueStore.open_existing(path) as store:
             standings = standings_of(store)  # a damaged row is a StoreError here
     except StoreError as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"{error}") from None
     print_standings(standings, as_json=as_json, as_csv=as_csv, all_columns=all_columns)

@@ -11,21 +11,19 @@ participant their own line (``--json`` and ``--csv`` give the same pairs as
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from referee.commands.common import AsCsv, AsJson
+from referee.commands.common import AsCsv, AsJson, fail
+from referee.commands.league import LeagueFile
 from referee.league.league_file import ConfigError, load_config
 from referee.text.machine import only_one, write_csv, write_json
 from referee.transport.lobby import TokenFileError, issue_tokens
 
 
 def tokens_command(
-    league_file: Annotated[
-        Path, typer.Argument(metavar="LEAGUE.toml", help="The league's TOML file.")
-    ],
+    league_file: LeagueFile,
     renew: Annotated[
         list[str] | None,
         typer.Option(metavar="NAME", help="Give this remote bot a new token (repeat for several)."),
@@ -45,8 +43,7 @@ def tokens_command(
             raise ConfigError(f"{league_file}: no remote bots (add remote = true to a [[bots]])")
         tokens = issue_tokens(config.tokens_path, names, renew=renew or ())
     except (ConfigError, TokenFileError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"{error}") from None
     except OSError as error:
         typer.echo(f"error: {config.tokens_path}: cannot write the tokens: {error}", err=True)
         raise typer.Exit(code=1) from None

@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 
+from referee.commands.common import fail
 from referee.match.log import NotAMatchLog, log_records
 from referee.report.site import write_match_site
 
@@ -40,19 +41,16 @@ def view_command(
 ) -> None:
     """Write one match log as a page with its replay: open OUT/index.html in a browser."""
     if not log.is_file():
-        typer.echo(f"error: LOG: {log} is not a file", err=True)
-        raise typer.Exit(code=2)
+        raise fail(f"LOG: {log} is not a file") from None
     try:  # the header alone: a file that is no match log gets no page, as replay says
         next(log_records(log))
     except NotAMatchLog as error:
-        typer.echo(f"error: LOG: {error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"LOG: {error}") from None
     target = out if out is not None else log.with_name(f"{log.stem}-view")
     try:
         written = write_match_site(log, target, verify=not no_verify)
     except OSError as error:
-        typer.echo(f"error: --out: {target}: {error.strerror or error}", err=True)
-        raise typer.Exit(code=2) from None
+        raise fail(f"--out: {target}: {error.strerror or error}") from None
     problem = written.error or written.verified
     tail = f" (the log has a problem, named on the page: {problem})" if problem else ""
     print(f"{target / 'index.html'}{tail}", file=sys.stdout, flush=True)

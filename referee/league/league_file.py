@@ -60,7 +60,6 @@ import dataclasses
 import os
 import re
 import shlex
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, NoReturn
@@ -85,7 +84,9 @@ from referee.settings.shared import (
     RulesSection,
     SandboxSection,
     TimeControlSection,
+    parse_toml,
     paths_from,
+    read_text,
     rules_of,
     sandbox_of,
     time_control_of,
@@ -270,20 +271,12 @@ class LeagueConfig:
 
 def load_config(path: Path) -> LeagueConfig:
     """Read and check a league file; raises ``ConfigError`` (one line) on the first mistake."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read the file: {error.strerror or error}") from None
-    return parse_config(text, path)
+    return parse_config(read_text(path), path)
 
 
 def parse_config(text: str, path: Path) -> LeagueConfig:
     """Check the TOML ``text`` of the league file at ``path`` (its directory anchors paths)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return _Reader(path).read(data)
+    return _Reader(path).read(parse_toml(text, path))
 
 
 class _Reader:

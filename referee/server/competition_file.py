@@ -46,7 +46,6 @@ Relative paths are taken from the directory holding the file.
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from pathlib import Path
 from typing import Annotated
 
@@ -63,7 +62,9 @@ from referee.settings.shared import (
     SandboxSection,
     TimeControlSection,
     limit_range,
+    parse_toml,
     paths_from,
+    read_text,
     rules_of,
     sandbox_of,
     time_control_of,
@@ -249,17 +250,7 @@ class CompetitionConfig:
 
 def load_config(path: Path) -> CompetitionConfig:
     """Read and check ``path``; raises ``ConfigError`` with one line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not UTF-8 text") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from None
-    return _Reader(path).read(data)
+    return _Reader(path).read(parse_toml(read_text(path), path))
 
 
 class _Reader:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,7 +24,7 @@ from engine.presets import DEFAULT_PRESET
 from engine.rules import Rules
 from referee.sandbox import DEFAULT_LEVEL, LEVELS, MIB, Limits
 from referee.settings.rules import RulesChoiceError, build_rules
-from referee.settings.sections import Section, fail, kind, one_of
+from referee.settings.sections import ConfigError, Section, fail, kind, one_of
 from referee.transport.timecontrol import TimeControl
 
 DEFAULT_TIME = TimeControl()
@@ -100,6 +101,24 @@ class RemoteSettings(Section, frozen=True):
     # seconds from the start (or from a drop) before playing without it
     wait: Annotated[float, Meta(gt=0, extra={"unit": "seconds"})] = 300.0
     tokens: Path | None = None  # None: ``<league file stem>.tokens.json`` beside the file
+
+
+def read_text(path: Path) -> str:
+    """A config file's text, or the ``ConfigError`` line saying why it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+
+
+def parse_toml(text: str, path: Path) -> dict[str, object]:
+    """The TOML ``text`` of the file at ``path`` as tables, or its ``ConfigError`` line."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
 
 
 def paths_from(base: Path) -> Any:

@@ -61,16 +61,13 @@ from referee.match.result import MatchResult, result_from_json
 from referee.storage.private_files import private_dir
 from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
 from referee.tables.messages import (
-    Failed,
     PipeError,
     Play,
-    Result,
     Setup,
-    Warn,
     decode_from_worker,
     encode,
 )
-from referee.tables.process import WORKER_COMMAND
+from referee.tables.process import WORKER_COMMAND, result_or_warning
 from referee.transport.process import describe_exit, why_cannot_start
 from referee.transport.timecontrol import TimeControl
 
@@ -160,12 +157,9 @@ class _Table:
                 reply = decode_from_worker(line.rstrip(b"\n"))
             except PipeError as error:
                 raise WorkerDied(f"its table worker wrote a bad line ({error})") from None
-            if isinstance(reply, Failed):
-                raise TableError(reply.text)
-            if isinstance(reply, Warn):
-                warnings.append(reply.text)
-            elif isinstance(reply, Result):
-                return Outcome(result=reply.result, warnings=warnings)
+            result = result_or_warning(reply, warnings.append)
+            if result is not None:
+                return Outcome(result=result.result, warnings=warnings)
 
     def close(self) -> None:
         """Close its stdin (it ends its bots) and wait for it; kill it after the grace."""

@@ -21,6 +21,7 @@ from referee.match.result import MatchResult, result_from_json
 from referee.tables.job import WORKER_EXIT_GRACE, TableError, WorkerDied
 from referee.tables.messages import (
     Failed,
+    FromWorker,
     MessageReader,
     PipeError,
     Play,
@@ -106,12 +107,9 @@ class WorkerProcess:
                 raise WorkerDied(f"its table worker wrote a bad line ({error})") from None
             if message is None:
                 raise WorkerDied(f"its table worker ended ({await self._exit()})")
-            if isinstance(message, Failed):
-                raise TableError(message.text)
-            if isinstance(message, Warn):
-                self.warn(message.text)
-            elif isinstance(message, Result):
-                return result_from(message)
+            result = result_or_warning(message, self.warn)
+            if result is not None:
+                return result_from(result)
 
     async def _exit(self) -> str:
         with trio.move_on_after(WORKER_EXIT_GRACE):
@@ -132,6 +130,17 @@ class WorkerProcess:
             if self.process.returncode is None:
                 self.process.kill()
                 await self.process.wait()
+
+
+def result_or_warning(message: FromWorker, warn: Callable[[str], None]) -> Result | None:
+    """A worker's answer to a play: its ``Result``; or None, a ``Warn`` passed to ``warn``
+    (more lines follow); ``TableError`` for the worker's own reported failure."""
+    if isinstance(message, Failed):
+        raise TableError(message.text)
+    if isinstance(message, Warn):
+        warn(message.text)
+        return None
+    return message
 
 
 def result_from(message: Result) -> MatchResult:

@@ -348,6 +348,19 @@ def clean_environment(extra: Mapping[str, str] = {}) -> dict[str, str]:
     return env
 
 
+def stat_fields(pid: int | str) -> list[bytes] | None:
+    """The fields of ``/proc/PID/stat`` after ``(comm)``: state, ppid, pgrp, ...; None if gone.
+
+    comm may hold spaces and parentheses, so the fields start after its last ``)``.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
 def group_members(pgid: int) -> list[int]:
     """The pids of live (not zombie) processes in group ``pgid``, from ``/proc`` (Linux).
 
@@ -360,14 +373,8 @@ def group_members(pgid: int) -> list[int]:
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+        fields = stat_fields(entry.name)
+        if fields is not None and len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
             members.append(int(entry.name))
     return members
 
@@ -1129,15 +1136,10 @@ def tree_cpu_seconds(pid: int, limit: int = 4096) -> float | None:
     while pending and seen < limit:
         current = pending.pop()
         seen += 1
-        try:
-            with open(f"/proc/{current}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # after "(comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt
-        # cmajflt utime stime cutime cstime; comm may hold spaces and parentheses
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) < 15:
+        fields = stat_fields(current)
+        # state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+        # cutime cstime: the CPU figures are the last four
+        if fields is None or len(fields) < 15:
             continue
         found = True
         total += sum(int(value) for value in fields[11:15])

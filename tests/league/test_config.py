@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -163,6 +164,17 @@ def test_the_example_file_is_valid() -> None:
 )
 def test_each_mistake_is_one_line_naming_the_key(tmp_path: Path, text: str, expected: str) -> None:
     assert expected in error_of(text, tmp_path)
+
+
+def test_a_file_that_cannot_be_read_as_text_is_one_line_naming_it(tmp_path: Path) -> None:
+    # the same words as a competition file's (referee.settings.shared.read_text)
+    path = tmp_path / "league.toml"
+    path.write_bytes(GOOD.replace('name = "d"', 'name = "d\xff"').encode("latin-1"))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: not UTF-8 text$"):
+        load_config(path)
+    missing = tmp_path / "none.toml"
+    with pytest.raises(ConfigError, match=r"none\.toml: cannot read: No such file"):
+        load_config(missing)
 
 
 def test_a_bot_command_may_be_a_path_relative_to_the_file(tmp_path: Path) -> None:

@@ -137,14 +137,23 @@ def _ended_between_matches(session: BotSession, scenario: Scenario, report: Chec
     )
     # The same evidence whether the exit was seen here or at the next match_start:
     # a transcript whose failing step is the exit itself.
-    report.failure = Failure(
-        scenario.name,
-        why,
-        transcript=[Line("#", f"before {scenario.name}"), Line("!", why)],
-        step=1,
-        stderr=session.stderr_text(),
-    )
-    report.add(Stage(scenario.name, scenario.about, False, why))
+    lines = [Line("#", f"before {scenario.name}"), Line("!", why)]
+    _failed(report, session, scenario.name, scenario.about, why, lines)
+
+
+def _failed(
+    report: CheckReport,
+    session: BotSession,
+    stage: str,
+    about: str,
+    why: str,
+    lines: Sequence[Line] = (),
+) -> None:
+    """``stage`` failed for ``why``: the report's failure, with the transcript ``lines`` (its
+    failing step the closing verdict line, ``!``, if it has one) and the bot's stderr."""
+    step = len(lines) - 1 if lines and lines[-1].mark == "!" else None
+    report.failure = Failure(stage, why, list(lines), step, session.stderr_text())
+    report.add(Stage(stage, about, False, why))
 
 
 def _exit_text(session: BotSession) -> str:
@@ -159,13 +168,11 @@ async def check_shutdown(session: BotSession, report: CheckReport, grace: float)
         await session.aclose(shutdown_grace=0)
         return
     if process.exited.is_set():
-        report.failure = Failure(
-            "shutdown",
+        why = (
             f"the process ended before shutdown ({process.exit_text()}); it must keep running "
-            "until shutdown (SPEC.md 3.3)",
-            stderr=session.stderr_text(),
+            "until shutdown (SPEC.md 3.3)"
         )
-        report.add(Stage("shutdown", about, False, report.failure.summary))
+        _failed(report, session, "shutdown", about, why)
         return
     exited_after: list[float] = []
 
@@ -187,8 +194,7 @@ async def check_shutdown(session: BotSession, report: CheckReport, grace: float)
     else:
         why = f"{process.exit_text()} after shutdown; SPEC.md 6.3 asks for status 0"
     lines.append(Line("!", why))
-    report.failure = Failure("shutdown", why, lines, len(lines) - 1, session.stderr_text())
-    report.add(Stage("shutdown", about, False, why))
+    _failed(report, session, "shutdown", about, why, lines)
 
 
 async def check_end_of_input(
@@ -206,10 +212,7 @@ async def check_end_of_input(
         if not session.alive or process is None or connection is None:
             death = session.death
             why = f"the second start failed: {death.detail if death else 'no process'}"
-            report.failure = Failure(
-                "end of input", why, _handshake_lines(session), None, session.stderr_text()
-            )
-            report.add(Stage("end of input", about, False, why))
+            _failed(report, session, "end of input", about, why, _handshake_lines(session))
             return
         started = trio.current_time()
         await connection.send_eof()
@@ -231,8 +234,7 @@ async def check_end_of_input(
             Line("!", why),
         ]
         await session.end()
-        report.failure = Failure("end of input", why, lines, len(lines) - 1, session.stderr_text())
-        report.add(Stage("end of input", about, False, why))
+        _failed(report, session, "end of input", about, why, lines)
 
 
 async def run_check(
@@ -275,8 +277,7 @@ async def _check_session(
         death = session.death
         why = f"{death.kind} fault: {death.detail}" if death else "the bot did not start"
         lines = [*_handshake_lines(session), Line("!", why)]
-        report.failure = Failure("handshake", why, lines, len(lines) - 1, session.stderr_text())
-        report.add(Stage("handshake", about, False, why))
+        _failed(report, session, "handshake", about, why, lines)
         report.not_run = [s.name for s in scenarios] + ["shutdown", "end of input"]
         return
     report.reported_name = session.reported_name

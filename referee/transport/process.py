@@ -66,6 +66,7 @@ REFEREE_SOCKET = "/.referee.sock"  # where an isolated TCP bot's relay finds the
 INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "USER", "LOGNAME")
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 TERM_GRACE = 0.5  # seconds between SIGTERM and SIGKILL
+STDERR_END_WAIT = 0.5  # seconds the end waits for stderr's last bytes to be read
 KILL_WAIT = 2.0  # at most this long for SIGKILLed members of the group to be gone
 
 
@@ -425,6 +426,8 @@ class BotProcess:
         self.stderr = stderr
         self.match_stderr = StderrBuffer(stderr.cap)
         self.exited = trio.Event()
+        self.stderr_ended = trio.Event()  # the drain read stderr to its end (or gave up)
+        self._draining = False
         self.status: int | None = None  # as Popen.returncode: negative for a signal
         self._ended = False
         self._reaped = False  # after this, the group's id may be reused: no /proc look
@@ -505,6 +508,7 @@ class BotProcess:
         stream = self.process.stderr
         if stream is None:
             return
+        self._draining = True
         try:
             while True:
                 data = await stream.receive_some(65536)
@@ -514,6 +518,8 @@ class BotProcess:
                 self.match_stderr.feed(bytes(data))
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             return
+        finally:
+            self.stderr_ended.set()
 
     def signal_group(self, signum: int) -> None:
         """Send ``signum`` to the bot's process group; a group already gone is fine."""
@@ -571,6 +577,12 @@ class BotProcess:
                 os.close(self._pidfd)
                 self._pidfd = None
             self.exited.set()
+            # What the tree wrote just before it ended may still sit in the pipe: let the
+            # drain read it to the end (every writer is gone by now) before the pipe is
+            # closed under it, but not for ever, since a stray grandchild may hold it open.
+            if self._draining:
+                with trio.move_on_after(STDERR_END_WAIT):
+                    await self.stderr_ended.wait()
             for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
                 if stream is not None:
                     with trio.move_on_after(0.1):

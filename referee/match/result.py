@@ -56,7 +56,7 @@ class SeatResult(msgspec.Struct):
 class MatchResult(msgspec.Struct):
     """A played match as plain data; ``result_json`` is what ``newmarket match --json`` prints.
 
-    Its JSON form is msgspec's of these fields (``encode_result``, ``decode_result``):
+    Its JSON form is msgspec's of these fields (``result_json``, ``decode_result``):
     a result stored before ``reason``, ``wall_ms`` or a seat's later counters
     existed reads with their defaults, and unknown keys are ignored.
     """
@@ -93,10 +93,6 @@ def result_json(result: MatchResult) -> dict[str, Any]:
     """The result as JSON values (``newmarket match --json``, a league's store)."""
     data: dict[str, Any] = msgspec.to_builtins(result, enc_hook=enc_hook)
     return data
-
-
-def encode_result(result: MatchResult) -> bytes:
-    return msgspec.json.encode(result, enc_hook=enc_hook)
 
 
 def decode_result(data: bytes | str) -> MatchResult:

@@ -225,14 +225,29 @@ def test_serve_management_says_how_to_name_the_competition_file(
     code, out, err = newmarket("serve", "pause")
     assert (code, out) == (2, "")
     assert err == (
-        "error: competition.toml: no such competition file; name yours with -c FILE "
-        "(newmarket serve pause -c cup.toml)\n"
+        "error: competition.toml: no such competition file; name yours after the action "
+        "(newmarket serve pause cup.toml)\n"
     )
     code, _out, err = newmarket("serve", "cup.toml", "add-participant", "alice")
     assert code == 2
     assert err == (
-        "error: serve: the action comes first: newmarket serve add-participant alice -c cup.toml\n"
+        "error: serve: the action comes first: newmarket serve add-participant alice cup.toml\n"
     )
+
+
+def test_serve_management_takes_the_older_dash_c_spelling_with_a_note(tmp_path: Path) -> None:
+    # `serve pause -c cup.toml` was the only spelling; it works for one more release.
+    cup = tmp_path / "cup.toml"
+    cup.write_text('[competition]\nname = "cup"\n')
+    code, _out, err = newmarket("serve", "pause", "-c", str(cup))
+    assert code == 0
+    assert err.splitlines() == [
+        f"note: 'newmarket serve pause -c {cup}' is the older spelling of "
+        f"'newmarket serve pause {cup}'; it works until the next release",
+        "competition 'cup': paused",
+    ]
+    code, _out, err = newmarket("serve", "resume", str(cup), "-c", str(tmp_path / "other.toml"))
+    assert code == 2 and "two competition files" in err
 
 
 # ---------------------------------------------------------------- the examples

@@ -346,3 +346,11 @@ def why_not_startable(
         instead = f"{interpreter} {program}" if interpreter else f"./{program}"
         return f"{why}; to run the file {program} here, give {instead!r}"
     return why
+
+
+def deprecated(old: str, new: str) -> None:
+    """Say on stderr that ``old`` still works but ``new`` is how to write it from now on."""
+    typer.echo(
+        f"note: {old!r} is the older spelling of {new!r}; it works until the next release",
+        err=True,
+    )

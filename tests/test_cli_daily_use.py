@@ -170,7 +170,7 @@ def test_help_names_what_each_value_is_never_a_python_type(command: str) -> None
     expected = {
         "check": ["COMMAND", "--matches N", "--rules NAME", "--move-time SECONDS",
                   "--transport stdio|tcp", "--sandbox LEVEL", "--log-dir, --logs DIR"],
-        "match": ["--bot BOT", "--option KEY=VALUE", "--seed N", "--logs DIR"],
+        "match": ["--bot BOT", "--option KEY=VALUE", "--seed N", "--log-dir, --logs DIR"],
         "replay": ["LOG", "--seat SEAT", "--feed COMMAND"],
         "view": ["LOG", "--out DIR"],
         "league": ["LEAGUE.toml", "--db FILE", "-j, --concurrency, --jobs N",

@@ -163,8 +163,8 @@ async def test_rotate_and_revoke_end_sessions_and_old_tokens(cup: Cup) -> None:
         assert (await old.get("/api/me")).status_code == 401  # the rotated token is refused
         assert (await fresh.get("/api/me")).json()["name"] == "alice"
     form = await alice.get("/signin")
-    old = {"token": cup.tokens["alice"], "csrf": csrf(form)}
-    assert (await alice.post("/signin", data=old)).status_code == 403
+    stale = {"token": cup.tokens["alice"], "csrf": csrf(form)}
+    assert (await alice.post("/signin", data=stale)).status_code == 403
     await alice.aclose()
 
     revoked = await cup.act("revoke-token", name="alice")

@@ -332,6 +332,11 @@ def withdraw(store: CompetitionStore, actor: Actor, which: str, results: str) ->
     version = _version(store, which)
     if version.status in ("withdrawn", "rejected"):
         raise OrganiserError(f"{version.label} (version {version.id}) is {version.status}")
+    if version.status == "pending":
+        # Its check would write its verdict over the withdrawal: after the check, then.
+        raise OrganiserError(
+            f"{version.label} (version {version.id}) is pending its check: withdraw it after"
+        )
     now = time.time()
     with _transaction(store) as db:
         db.execute(

@@ -273,6 +273,11 @@ async def test_withdraw_unsuspend_rerun_and_rerate_through_the_api(cup: Cup) -> 
     assert cup.store.version(alice).status == "withdrawn"  # type: ignore[union-attr]
     assert alice not in [v.id for v in cup.store.playing_versions()]
     assert (await cup.act("withdraw", version=str(alice), results="maybe")).status_code == 400
+    bob_participant = cup.store.participant_by_name("bob")
+    assert bob_participant is not None
+    waiting = cup.store.add_version(bob_participant.id, "python3", "main.py", "", 1)
+    pending = await cup.act("withdraw", version=str(waiting.id), results="keep")
+    assert "pending its check: withdraw it after" in pending.json()["error"]
     rerate = await cup.act("rerate")
     assert rerate.status_code == 200 and "refitted" in rerate.json()["done"]
     await cup.competition.refresh_board()

@@ -5,7 +5,7 @@ carol and dave, a finished group of the first three with a fault in one of
 its matches, and a suspended version of dave's.  The organiser signs in at
 ``/signin`` with the organiser token and, on one page, rotates alice's token
 (alice, signed in elsewhere, is signed out), disables and enables bob,
-re-runs the group, re-rates, unsuspends dave, withdraws a version and bans
+re-runs the group, re-rates, unsuspends dave and revokes his token, withdraws a version and bans
 carol with her results excluded (the organiser's token is the one the
 server's first start printed); the audit log at the foot of the page lists
 every action.  alice's browser meets a plain 404 at ``/organiser``.
@@ -137,6 +137,7 @@ def test_the_organiser_manages_people_versions_and_results_on_one_page(
         assert "refitted" in organiser.click("#rerate")
         dave = f'[data-version="{versions["dave v1"]}"] '
         assert "admitted again" in organiser.click(dave + ".unsuspend")
+        assert "token revoked" in organiser.click(row("dave") + ".revoke-token")
         withdrawn = f'[data-version="{versions["alice v2"]}"] '
         assert "withdrawn" in organiser.click(withdrawn + ".withdraw")
         organiser.page.select_option(row("carol") + ".ban-results", "exclude")
@@ -148,6 +149,7 @@ def test_the_organiser_manages_people_versions_and_results_on_one_page(
         assert actions == [
             "ban",
             "withdraw",
+            "revoke-token",
             "unsuspend",
             "rerate",
             "rerun",

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+import trio
+import trio.testing
 
 from referee.bots import BotSpec
 from referee.match.result import FaultRecord
@@ -23,7 +25,7 @@ from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, Group
 from referee.server.competition_file import load_config
-from referee.server.organiser import audit_log
+from referee.server.organiser import SHELL, audit_log, rerun
 from referee.server.organiser_auth import new_organiser_token
 from referee.server.play import GroupQueue
 from tests.clirun import newmarket
@@ -239,7 +241,9 @@ async def test_a_ban_refuses_sign_in_upload_and_the_name_and_may_exclude_results
         assert (await old.get("/api/me")).status_code == 401
 
 
-async def test_withdraw_unsuspend_rerun_and_rerate_through_the_api(cup: Cup) -> None:
+async def test_withdraw_unsuspend_rerun_and_rerate_through_the_api(
+    cup: Cup, capsys: pytest.CaptureFixture[str]
+) -> None:
     alice, bob = cup.versions["alice"], cup.versions["bob"]
     cup.store.suspend(bob, "its table failed 3 times", [{"match": "g1r0", "what": "died"}])
     assert (await cup.act("unsuspend", version=str(bob))).status_code == 200
@@ -257,6 +261,9 @@ async def test_withdraw_unsuspend_rerun_and_rerate_through_the_api(cup: Cup) -> 
     assert replacement.seed != cup.faulty.seed and replacement.id > cup.clean.id
     await cup.competition.refresh_board()
     assert cup.competition.board.matches == 3  # the clean group only, until the re-run plays
+    assert "newmarket serve: organiser (api): rerun g1: group 1 as group 3" in (
+        capsys.readouterr().err
+    )
     twice = await cup.act("rerun", target=f"g{cup.faulty.id}")
     assert twice.json()["error"].endswith(f"group {cup.faulty.id} was re-run already")
     # A window: only its groups that show a failure (the clean one has none).
@@ -294,6 +301,27 @@ async def test_withdraw_unsuspend_rerun_and_rerate_through_the_api(cup: Cup) -> 
         assert (await api.post("/api/organiser/ban", content=b"[1")).status_code == 400
         assert (await api.post("/api/organiser/ban", json={"name": "bob"})).status_code == 400
         assert (await api.post("/api/organiser/fly", json={})).status_code == 404
+
+
+async def test_a_rerun_waits_while_paused_then_plays_and_replaces_the_old_group(
+    cup: Cup, autojump_clock: trio.testing.MockClock
+) -> None:
+    queue = GroupQueue(cup.competition)
+    cup.store.set_paused(True)
+    rerun(cup.store, SHELL, f"g{cup.faulty.id}", 1)
+    with trio.move_on_after(60):  # a minute of the virtual clock: nothing is handed out
+        await queue.next_group()
+        raise AssertionError("a re-run was played while the competition was paused")
+    cup.store.set_paused(False)
+    group, done = await queue.next_group()
+    assert group.versions == cup.faulty.versions and done == set()
+    for rotation in range(3):  # its table plays it: it counts where the old one did
+        result = finished(f"g{group.id}r{rotation}", group.seed)
+        cup.store.record(group, rotation, group.versions, result, None, identity=group.seed)
+    await cup.competition.refresh_board()
+    assert cup.competition.board.matches == 6
+    mids = {m["match_id"] for m in cup.store.recent_matches(limit=20)}
+    assert mids >= {f"g{cup.faulty.id}r0", f"g{group.id}r2"}  # the old results are kept
 
 
 def test_every_action_from_the_shell_is_audited_as_the_shell(tmp_path: Path) -> None:

@@ -159,19 +159,19 @@ def _organiser_word(
 _organiser_word(
     "rotate-token",
     "NAME",
-    summary="print a new sign-in token for NAME; the old one and its sessions end",
+    summary="print a new token for NAME; the old one and its sessions end",
     run=lambda call: organiser.rotate_token(call.store, organiser.SHELL, call.arguments[0]),
 )
 _organiser_word(
     "revoke-token",
     "NAME",
-    summary="NAME cannot sign in (sessions end) until its token is rotated",
+    summary="NAME cannot sign in (sessions end) until rotate-token",
     run=lambda call: organiser.revoke_token(call.store, organiser.SHELL, call.arguments[0]),
 )
 _organiser_word(
     "disable",
     "NAME",
-    summary="NAME's versions leave the tables and the leaderboard; no uploads",
+    summary="NAME's versions leave the tables and leaderboard; no uploads",
     run=lambda call: organiser.disable(call.store, organiser.SHELL, call.arguments[0]),
 )
 _organiser_word(
@@ -184,22 +184,20 @@ _organiser_word(
     "ban",
     "NAME",
     "RESULTS",
-    summary="disable NAME for good: no sign-in, upload or name again; its results kept or "
-    "excluded from the fit",
+    summary="disabled for good: no sign-in, upload or name; RESULTS: keep or exclude",
     run=lambda call: organiser.ban(call.store, organiser.SHELL, *call.arguments),
 )
 _organiser_word(
     "withdraw",
     "VERSION",
     "RESULTS",
-    summary="a version leaves the tables; its results kept or excluded from the fit",
+    summary="a version leaves the tables; RESULTS: keep or exclude (from the fit)",
     run=lambda call: organiser.withdraw(call.store, organiser.SHELL, *call.arguments),
 )
 _organiser_word(
     "rerun",
     "GROUP_OR_WINDOW",
-    summary="play a group (g12), or a window's failed groups (FROM..TO, UTC), again with "
-    "new cards; the old leave the fit",
+    summary="play a group (g12) or a window's failed groups (FROM..TO) again",
     run=lambda call: organiser.rerun(
         call.store, organiser.SHELL, call.arguments[0], call.config.seed
     ),

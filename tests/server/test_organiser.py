@@ -150,7 +150,14 @@ async def test_the_page_forms_need_their_csrf_token(cup: Cup) -> None:
     assert [row["action"] for row in audit_log(cup.store)] == ["disable"]
     refused = await organiser.post("/organiser/disable", data={"name": "bob", "csrf": csrf(page)})
     assert refused.status_code == 400 and "already disabled" in refused.text
+    # Signing out ends the session: the cookie, copied before, opens nothing.
+    copied = organiser.cookies.get("nm_organiser")
+    out = await organiser.post("/organiser/signout", data={"csrf": csrf(page)})
+    assert out.status_code == 303 and (await organiser.get("/organiser")).status_code == 404
     await organiser.aclose()
+    async with cup.client() as thief:
+        thief.cookies.set("nm_organiser", str(copied))
+        assert (await thief.get("/organiser")).status_code == 404
 
 
 async def test_rotate_and_revoke_end_sessions_and_old_tokens(cup: Cup) -> None:

@@ -320,7 +320,7 @@ def _results(results: str) -> bool:
 
 
 def _version(store: CompetitionStore, which: str) -> Version:
-    text = which.strip().lstrip("v")
+    text = which.strip()
     found = store.version(int(text)) if text.isdigit() and len(text) < 19 else None
     if found is None:
         raise OrganiserError(f"no version {printable(which)!r} in this competition")
@@ -344,9 +344,12 @@ def withdraw(store: CompetitionStore, actor: Actor, which: str, results: str) ->
             (f"withdrawn by the organiser (was {version.status})", now, version.id),
         )
         if exclude:
+            # A withdrawal is for good: a ban's exclusion of it, lifted by ``enable``, becomes
+            # the withdrawal's, which nothing lifts.
             db.execute(
-                "INSERT OR IGNORE INTO fit_exclusions (kind, target, why, at) "
-                "VALUES ('version', ?, 'withdraw', ?)",
+                "INSERT INTO fit_exclusions (kind, target, why, at) "
+                "VALUES ('version', ?, 'withdraw', ?) "
+                "ON CONFLICT (kind, target) DO UPDATE SET why = 'withdraw'",
                 (version.id, now),
             )
             _refit(db)

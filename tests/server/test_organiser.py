@@ -25,7 +25,7 @@ from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, Group
 from referee.server.competition_file import load_config
-from referee.server.organiser import SHELL, audit_log, rerun
+from referee.server.organiser import SHELL, audit_log, ban, enable, rerun, withdraw
 from referee.server.organiser_auth import new_organiser_token
 from referee.server.play import GroupQueue
 from tests.clirun import newmarket
@@ -308,6 +308,16 @@ async def test_withdraw_unsuspend_rerun_and_rerate_through_the_api(
         assert (await api.post("/api/organiser/ban", content=b"[1")).status_code == 400
         assert (await api.post("/api/organiser/ban", json={"name": "bob"})).status_code == 400
         assert (await api.post("/api/organiser/fly", json={})).status_code == 404
+
+
+async def test_a_withdrawal_excluded_after_a_ban_stays_excluded_when_the_ban_is_lifted(
+    cup: Cup,
+) -> None:
+    ban(cup.store, SHELL, "carol", "exclude")
+    withdraw(cup.store, SHELL, str(cup.versions["carol"]), "exclude")
+    enable(cup.store, SHELL, "carol")
+    await cup.competition.refresh_board()
+    assert cup.competition.board.matches == 0  # carol v1 sat in all six
 
 
 async def test_a_rerun_waits_while_paused_then_plays_and_replaces_the_old_group(

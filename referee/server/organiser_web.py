@@ -41,7 +41,8 @@ from referee.server.organiser_auth import (
     organiser_by_cookie,
 )
 
-RECENT_FAILED_GROUPS = 20  # groups with a failure the re-run section lists
+RECENT_FAILED_GROUPS = 20  # groups with a failure the re-run section lists...
+GROUPS_LOOKED_AT = 1000  # ...among the latest groups (older ones: re-run by number or window)
 
 
 class PageKit(Protocol):
@@ -91,14 +92,16 @@ def participants_data(competition: Competition) -> dict[str, Any]:
 
 def reruns_data(competition: Competition) -> dict[str, Any]:
     db = competition.store.connection
+    # Of the latest groups only: the page costs the same after a million matches.
     failed = db.execute(
-        "SELECT g.id, g.versions, g.abandoned, MAX(m.finished_at), "
-        "SUM(CASE WHEN s.faults > 0 THEN 1 ELSE 0 END) FROM groups g "
+        "WITH recent AS (SELECT id, versions, abandoned FROM groups "
+        "WHERE id NOT IN (SELECT group_id FROM reruns) ORDER BY id DESC LIMIT ?) "
+        "SELECT g.id, g.versions, g.abandoned, "
+        "SUM(CASE WHEN s.faults > 0 THEN 1 ELSE 0 END) FROM recent g "
         "LEFT JOIN matches m ON m.group_id = g.id LEFT JOIN seats s USING (match_id) "
-        "WHERE g.id NOT IN (SELECT group_id FROM reruns) GROUP BY g.id "
-        "HAVING g.abandoned = 1 OR SUM(CASE WHEN s.faults > 0 THEN 1 ELSE 0 END) > 0 "
+        "GROUP BY g.id HAVING g.abandoned = 1 OR SUM(CASE WHEN s.faults > 0 THEN 1 ELSE 0 END) > 0 "
         "ORDER BY g.id DESC LIMIT ?",
-        (RECENT_FAILED_GROUPS,),
+        (GROUPS_LOOKED_AT, RECENT_FAILED_GROUPS),
     ).fetchall()
     done = db.execute(
         "SELECT group_id, replacement, at FROM reruns ORDER BY at DESC LIMIT ?",
@@ -112,9 +115,10 @@ def reruns_data(competition: Competition) -> dict[str, Any]:
                 "abandoned": bool(abandoned),
                 "faulty_seats": int(faulty or 0),
             }
-            for gid, versions, abandoned, _last, faulty in failed
+            for gid, versions, abandoned, faulty in failed
         ],
         "reruns": [{"group": int(g), "replacement": int(r)} for g, r, _at in done],
+        "looked_at": GROUPS_LOOKED_AT,
     }
 
 

@@ -147,9 +147,12 @@ class GroupQueue:
         self.rng = random.Random(derive_seed(competition.config.seed, "scheduler"))
         self.attempts: dict[int, int] = {}  # group -> table workers it has cost (charged)
         self.suspicions = Suspicions(competition)
-        # The organiser's re-runs (``referee.server.organiser``): those planned so far are
-        # among ``resumed`` if unfinished; those planned later are taken in by next_group.
-        self.reruns = replacements(competition.store)
+        # The organiser's re-runs (``referee.server.organiser``) not begun are new groups:
+        # next_group takes them in when not paused, as those planned later.
+        reruns = replacements(competition.store)
+        waiting = {group.id for group, done in self.resumed if not done} & reruns
+        self.resumed = [(group, done) for group, done in self.resumed if group.id not in waiting]
+        self.reruns = reruns - waiting
 
     def group_played(self, group: Group) -> None:
         self.suspicions.cleared(group.versions)

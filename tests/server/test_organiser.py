@@ -323,9 +323,9 @@ async def test_a_withdrawal_excluded_after_a_ban_stays_excluded_when_the_ban_is_
 async def test_a_rerun_waits_while_paused_then_plays_and_replaces_the_old_group(
     cup: Cup, autojump_clock: trio.testing.MockClock
 ) -> None:
-    queue = GroupQueue(cup.competition)
     cup.store.set_paused(True)
     rerun(cup.store, SHELL, f"g{cup.faulty.id}", 1)
+    queue = GroupQueue(cup.competition)  # a server started after the re-run, while paused
     with trio.move_on_after(60):  # a minute of the virtual clock: nothing is handed out
         await queue.next_group()
         raise AssertionError("a re-run was played while the competition was paused")

@@ -102,7 +102,7 @@ def test_the_organiser_manages_people_versions_and_results_on_one_page(
 ) -> None:
     config = competition_file(tmp_path, house=())
     tokens, versions = prepared(config)
-    with running(config) as server:
+    with running(config, "--jobs", "1") as server:  # paused: one idle table is enough
         # The first start makes the organiser's token and says it once, before it is ready.
         (said,) = [line for line in server.before_ready if "the organiser's token" in line]
         organiser_token = said.rsplit(": ", 1)[1].strip()

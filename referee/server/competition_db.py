@@ -89,7 +89,7 @@ CREATE TABLE IF NOT EXISTS versions (
     filename TEXT NOT NULL,           -- as uploaded (shown escaped, never used as a path)
     sha256 TEXT NOT NULL,
     size INTEGER NOT NULL,
-    status TEXT NOT NULL,             -- pending | admitted | rejected | suspended
+    status TEXT NOT NULL,             -- pending | admitted | rejected | suspended | withdrawn
     detail TEXT NOT NULL DEFAULT '',  -- one line: why rejected, or what the check said
     transcript TEXT NOT NULL DEFAULT '', -- the failed step's transcript (owner only)
     spec TEXT,                        -- JSON BotSpec once built

@@ -26,6 +26,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, lock_for_serving
 from referee.server.competition_file import CompetitionConfig
 from referee.server.listener import ConnectionGuard, raise_descriptor_limit, serve_http
+from referee.server.operations import Format, OperationsLog, log_operation, set_operations_log
 from referee.server.play import (
     GroupQueue,
     OpenTable,
@@ -47,8 +48,15 @@ def run_server(
     port: int | None = None,
     cluster: str | None = None,
     on_ready: Callable[[str], None] | None = None,
+    log_format: Format = "human",
 ) -> None:
-    trio.run(serve_competition, config, jobs, port, cluster, on_ready)
+    # The operations log first: every line from here on (and a management command's, in the
+    # same file) is one place to read what happened (referee.server.operations).
+    previous = set_operations_log(OperationsLog.for_data(config.data, log_format))
+    try:
+        trio.run(serve_competition, config, jobs, port, cluster, on_ready)
+    finally:
+        set_operations_log(previous)
 
 
 async def serve_competition(
@@ -124,6 +132,7 @@ async def _serve(
     listening = ""
     listeners: list[trio.SocketListener] = []
     lobby: CompetitionLobby | None = None
+    started = False
     try:
         if config.remote is not None:
             # Before the web side: a port that is taken is one line, and nothing started.
@@ -142,6 +151,15 @@ async def _serve(
                 file=sys.stderr,
                 flush=True,
             )
+            log_operation(
+                "start",
+                competition=config.name,
+                address=address,
+                tables=jobs,
+                sandbox=sandbox_level,
+                remote=listening.removeprefix(", remote bots on ") or None,
+            )
+            started = True
             if on_ready is not None:
                 on_ready(address)
             work = trio.CancelScope()
@@ -149,6 +167,12 @@ async def _serve(
             nursery.start_soon(_background, competition, jobs, tables, lobby, listeners, work)
             await stop.wait()
             work.cancel()
+    except BaseException as error:
+        if started:  # a start refused before it listened has no stop
+            log_operation("stop", why=f"{type(error).__name__}: {error}"[:300])
+        raise
+    else:
+        log_operation("stop", why="signal")
     finally:
         if lobby is not None:
             await lobby.aclose()

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from referee.server.operations import read_operations
 from tests.server.serving import (
     BOTS,
     NEWMARKET,
@@ -251,3 +252,20 @@ def test_fault_transcripts_are_shown_to_their_owner_only(
     assert server.get(f"/api/matches/{match_id}", tokens["alice"])["transcripts"] == []
     public = server.get(f"/api/matches/{match_id}")["seats"]
     assert any(f["kind"] for seat in public for f in seat["faults"])  # the fault itself is public
+
+
+def test_the_operations_log_has_the_start_each_upload_and_each_admission(
+    cup: tuple[Server, dict[str, str]], playing: dict[str, int]
+) -> None:
+    server, _tokens = cup
+    said = "".join(server.before_ready + server.log)
+    assert re.search(r"newmarket serve: \S+Z start competition=", said)
+    for name, version in playing.items():
+        assert f"upload participant={name} version={version} " in said
+        assert re.search(rf"admission version={version} participant={name} ", said)
+    # The same lines, as JSON, in the data directory's file (what a management command adds to).
+    records = read_operations(server.config.parent / "cup-data" / "operations.log")
+    kinds = {(r["kind"], r.get("version")) for r in records}
+    assert ("start", None) in kinds
+    assert {("upload", v) for v in playing.values()} <= kinds
+    assert {("admission", v) for v in playing.values()} <= kinds

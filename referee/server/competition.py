@@ -14,7 +14,7 @@ import dataclasses
 import sys
 import time
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -23,6 +23,9 @@ from referee.server.competition_db import CompetitionStore, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
 from referee.server.quotas import for_config as disk_space
 from referee.server.scoring import Leaderboard, Score
+
+if TYPE_CHECKING:  # they import this module: set by the server once it starts
+    from referee.server.retention import Retention
 
 HOUSE_PREFIX = "house:"
 
@@ -80,6 +83,7 @@ class Competition:
         self.leaderboard = Leaderboard()
         self.fitted_upto = 0
         self._refreshing = trio.Lock()
+        self.retention: Retention | None = None  # the record pruning, once the server runs
 
     @property
     def bots_can_signal(self) -> bool:

@@ -34,6 +34,10 @@ league file.  The shape (every key optional unless marked)::
     [admission]    groups (duplicate groups the check plays as a table would),
                    seconds (their wall clock), watch_matches (real matches
                    compared with the check's fault rate)
+    [retention]    days (full match records kept; results are kept for ever),
+                   first_groups (every match of each version's first groups
+                   kept for ever), every_minutes (how often old records are
+                   pruned) (``referee.server.retention``)
 
 Every section is declared as a ``referee.settings.sections.Section`` struct; the
 sections a league file has too ([rules], [time_control], [sandbox], [remote]) are
@@ -77,6 +81,7 @@ __all__ = [
     "ClientLimits",
     "CompetitionConfig",
     "ConfigError",
+    "RetentionSettings",
     "StorageLimits",
     "UploadLimits",
     "load_config",
@@ -181,6 +186,17 @@ class StorageSection(Section, frozen=True):
     participant_mb: Annotated[int, Meta(ge=1, le=1 << 30)] = StorageLimits.participant_bytes // MIB
 
 
+class RetentionSettings(Section, frozen=True):
+    """[retention]: how long a match's full record stays on disk (``server.retention``)."""
+
+    # Days a finished match's record (its log and what is stored beside it) is kept; 0: only
+    # the kept ones stay. Its result (the matches and seats rows) is kept for ever.
+    days: Annotated[float, Meta(ge=0, le=100 * 365)] = 7.0
+    # Every match of each version's first this-many groups is kept for ever: its debut.
+    first_groups: Annotated[int, Meta(ge=0, le=1000)] = 2
+    every_minutes: Annotated[float, Meta(ge=0.1, le=24 * 60)] = 60.0  # between two passes
+
+
 class CompetitionSandbox(SandboxSection, frozen=True):
     """The league's [sandbox], tighter by default (a competition runs strangers' code for
     weeks), and the seconds a version's build may take."""
@@ -205,6 +221,7 @@ class CompetitionFile(Section, frozen=True):
     remote: RemoteSettings | None = None  # None: no remote bots
     storage: StorageSection = StorageSection()
     admission: AdmissionSettings = AdmissionSettings()
+    retention: RetentionSettings = RetentionSettings()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,6 +251,7 @@ class CompetitionConfig:
     admission: AdmissionSettings = dataclasses.field(default_factory=AdmissionSettings)
     clients: ClientLimits = dataclasses.field(default_factory=ClientLimits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
+    retention: RetentionSettings = dataclasses.field(default_factory=RetentionSettings)
 
     @property
     def database(self) -> Path:
@@ -296,6 +314,7 @@ class _Reader:
             remote=file.remote,
             storage=self.storage(file.storage, file.uploads),
             admission=file.admission,
+            retention=file.retention,
             public_deals=competition.public_deals,
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}

@@ -37,6 +37,7 @@ from referee.server.play import (
     table_loop,
 )
 from referee.server.remote import CompetitionLobby, remote_table_loop
+from referee.server.retention import Retention, retention_loop
 from referee.server.sandboxing import competition_sandbox
 from referee.server.uploads import clear_incoming, incoming_dir
 
@@ -224,6 +225,8 @@ async def _background(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(board_loop, competition)
             nursery.start_soon(admission_loop, competition)
+            competition.retention = Retention(competition)
+            nursery.start_soon(retention_loop, competition.retention)
             for number in range(1, jobs + 1):
                 nursery.start_soon(table_loop, competition, queue, number, open_table)
             if lobby is not None:

@@ -21,6 +21,8 @@ import trio
 from referee.bots import BotSpec, resolve_bot
 from referee.server.competition_db import CompetitionStore, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.operations import log_operation
+from referee.server.pace import Pace, PaceState
 from referee.server.quotas import for_config as disk_space
 from referee.server.scoring import Leaderboard, Score
 
@@ -84,6 +86,8 @@ class Competition:
         self.fitted_upto = 0
         self._refreshing = trio.Lock()
         self.retention: Retention | None = None  # the record pruning, once the server runs
+        # Whether a new group starts now: full speed, or settled (``referee.server.pace``).
+        self.pace = Pace(config.pace, trio.current_time, _pace_changed)
 
     @property
     def bots_can_signal(self) -> bool:
@@ -189,3 +193,7 @@ class Competition:
         if self._reader is not None:
             self._reader.close()
             self._reader = None
+
+
+def _pace_changed(state: PaceState) -> None:
+    log_operation("pace", state=state.state, why=state.why)

@@ -21,7 +21,9 @@ league file.  The shape (every key optional unless marked)::
     [uploads]      max_kb (one upload), max_files (in an archive), max_unpacked_kb,
                    per_hour (uploads per participant per hour)
     [scheduler]    max_share (the largest fraction of recent table seats one
-                   participant may hold while others wait; 0 < x <= 1)
+                   participant may hold while others wait; 0 < x <= 1),
+                   settled_per_minute, max_per_minute, settled_overlap (the
+                   pace: ``referee.server.pace``)
     [sandbox]      as in a league file (docs/hardening.md; tighter defaults here),
                    and compile_seconds
     [remote]       host, port (where remote bots connect; the section allows
@@ -59,6 +61,7 @@ from msgspec import Meta
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.sandbox import MIB, Limits
+from referee.server.pace import PaceSettings
 from referee.settings.sections import ConfigError, Section, decode, fail
 from referee.settings.shared import (
     RemoteSettings,
@@ -176,6 +179,11 @@ class UploadsSection(Section, frozen=True):
 class SchedulerSection(Section, frozen=True):
     # the largest share of recent table seats one participant may hold while others wait
     max_share: Annotated[float, Meta(ge=0.01, le=1.0)] = 1.0
+    # The pace (``referee.server.pace``): matches a minute while the ranking is settled, the
+    # cap at full speed (none if absent), and the ranks two neighbours may share, settled.
+    settled_per_minute: Annotated[float, Meta(gt=0, le=100_000)] = PaceSettings.settled_per_minute
+    max_per_minute: Annotated[float, Meta(gt=0, le=100_000)] | None = None
+    settled_overlap: Annotated[int, Meta(ge=0, le=1000)] = PaceSettings.settled_overlap
 
 
 class StorageSection(Section, frozen=True):
@@ -252,6 +260,7 @@ class CompetitionConfig:
     clients: ClientLimits = dataclasses.field(default_factory=ClientLimits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
     retention: RetentionSettings = dataclasses.field(default_factory=RetentionSettings)
+    pace: PaceSettings = dataclasses.field(default_factory=PaceSettings)
 
     @property
     def database(self) -> Path:
@@ -315,6 +324,11 @@ class _Reader:
             storage=self.storage(file.storage, file.uploads),
             admission=file.admission,
             retention=file.retention,
+            pace=PaceSettings(
+                file.scheduler.settled_per_minute,
+                file.scheduler.max_per_minute,
+                file.scheduler.settled_overlap,
+            ),
             public_deals=competition.public_deals,
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}

@@ -233,8 +233,11 @@ class GroupQueue:
             focus_from = None
             if remote:
                 focus_from = {c.version for c in candidates if competition.is_remote(c.version)}
+            wait = 0.0 if competition.store.paused else self.pace_wait()
             if competition.store.paused:
                 competition.status = "paused by the organiser"
+            elif wait > 0:
+                competition.status = f"settled: the next group starts in {wait:.0f} s"
             else:
                 choice = choose_table(
                     candidates,
@@ -246,6 +249,7 @@ class GroupQueue:
                     focus_from,
                 )
                 if choice is not None:
+                    competition.pace.started(len(choice.versions))
                     competition.status = "playing"
                     plan = partial(self._plan, choice.versions, choice.why)
                     return await written("planning a group", plan), set()
@@ -255,8 +259,16 @@ class GroupQueue:
                     competition.status = (
                         f"waiting: a table needs {competition.config.players} playing versions"
                     )
-            with trio.move_on_after(POLL):
+            with trio.move_on_after(min(POLL, wait) if wait > 0 else POLL):
                 await competition.changed.wait()
+
+    def pace_wait(self) -> float:
+        """Seconds before a new group may start, by the pace's rule on the latest leaderboard
+        (``referee.server.pace``): 0 at full speed with no cap."""
+        competition = self.competition
+        playing = [v.id for v in competition.store.playing_versions()]
+        competition.pace.update(competition.board.scores, playing)
+        return competition.pace.wait()
 
 
 def specs(competition: Competition, versions: Sequence[int]) -> dict[int, BotSpec]:

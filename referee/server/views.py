@@ -137,6 +137,8 @@ def leaderboard(competition: Competition) -> dict[str, Any]:
         "matches": competition.store.match_count(),
         "tables_playing": sorted(competition.playing_now.values()),
         "rows": rows,
+        # Full speed or settled, and why (referee.server.pace): versions and ranks, no path.
+        "pace": {"state": competition.pace.state.state, "why": competition.pace.state.why},
     }
 
 

@@ -114,8 +114,7 @@ def test_old_records_go_kept_ones_stay_and_every_result_stays(
     assert store.match_count() == 9  # results are kept for ever
     assert report.stored == stored_bytes(logs)
     assert said.getvalue().endswith(
-        " retention pruned=2 freed_bytes=10020 kept=4 stored_bytes="
-        f"{report.stored} days=7\n"
+        f" retention pruned=2 freed_bytes=10020 kept=4 stored_bytes={report.stored} days=7\n"
     )
 
     # The page says what happened instead of offering a replay it cannot show.

@@ -49,6 +49,7 @@ from referee.server.busy import (
 from referee.server.competition import Competition
 from referee.server.competition_db import StoreError
 from referee.server.competition_file import REMOTE
+from referee.server.metrics import status_routes
 from referee.server.middleware import (
     AnonymousRequests,
     BodyDeadline,
@@ -348,6 +349,7 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/upload", pages.upload_page, methods=["GET"]),
         Route("/upload", pages.upload, methods=["POST"]),
         Route("/api", pages.api_page),
+        *status_routes(competition, pages.render),
         Mount("/api", routes=api.routes(competition)),
         Mount("/static", StaticFiles(directory=server_static)),
         Mount("/report", StaticFiles(directory=report_static)),

@@ -88,6 +88,7 @@ class Competition:
         self.retention: Retention | None = None  # the record pruning, once the server runs
         # Whether a new group starts now: full speed, or settled (``referee.server.pace``).
         self.pace = Pace(config.pace, trio.current_time, _pace_changed)
+        self.fit_seconds: float | None = None  # the last leaderboard's computation
 
     @property
     def bots_can_signal(self) -> bool:
@@ -172,7 +173,9 @@ class Competition:
             # every descriptor, and its StoreError ended the server.
             if self._reader is None:
                 self._reader = CompetitionStore.reader(self.store.path)
+            started = time.perf_counter()
             scores, matches = await trio.to_thread.run_sync(self._scores, self._reader, admitted)
+            self.fit_seconds = time.perf_counter() - started  # the status page's and /metrics'
             self.board = Board(scores, matches, time.time())
 
     def _scores(

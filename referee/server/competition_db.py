@@ -1225,3 +1225,27 @@ class CompetitionStore:
             "SELECT pruned_at, days FROM pruned_records WHERE match_id = ?", (mid,)
         ).fetchone()
         return None if row is None else (float(row[0]), float(row[1]))
+
+    # ------------------------------------------------------------------ status and metrics
+
+    def finished_since(self, at: float, window: int = 50_000) -> int:
+        """Matches finished after ``at`` among the last ``window`` stored (no full scan)."""
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM matches WHERE rowid > "
+            "(SELECT COALESCE(MAX(rowid), 0) FROM matches) - ? AND finished_at > ?",
+            (window, at),
+        ).fetchone()
+        return int(count)
+
+    def groups_in_play(self, window: int = 1000) -> int:
+        """Groups planned and not finished nor given up, among the last ``window`` planned."""
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM groups g WHERE g.id > "
+            f"(SELECT COALESCE(MAX(id), 0) FROM groups) - ? AND {_IN_PLAY}",
+            (window,),
+        ).fetchone()
+        return int(count)
+
+    def pruned_count(self) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM pruned_records").fetchone()
+        return int(count)

@@ -16,6 +16,7 @@ from referee.server.operations import (
     read_operations,
     set_operations_log,
 )
+from tests.clirun import newmarket
 
 NOON = 1_795_867_200.0  # 2026-11-28 12:00:00 UTC
 
@@ -104,3 +105,12 @@ def test_log_operation_writes_to_the_log_set_for_the_process() -> None:
     finally:
         set_operations_log(previous)
     assert out.getvalue().endswith(' suspension version=7 why="3 crashes"\n')
+
+
+def test_serve_refuses_an_unknown_log_format_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "cup.toml"
+    config.write_text('[competition]\nname = "x"\nhouse_bots = []\n')
+    code, _out, err = newmarket("serve", str(config), "--log-format", "xml")
+    assert code == 2
+    assert err.strip() == "error: serve: --log-format 'xml': expected human or json"
+    assert not (tmp_path / "x-data").exists() and not (tmp_path / "cup-data").exists()

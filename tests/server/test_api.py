@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from referee.server.operations import read_operations
 from tests.server.serving import (
@@ -269,3 +270,24 @@ def test_the_operations_log_has_the_start_each_upload_and_each_admission(
     assert ("start", None) in kinds
     assert {("upload", v) for v in playing.values()} <= kinds
     assert {("admission", v) for v in playing.values()} <= kinds
+
+
+def test_metrics_and_the_status_page_of_a_running_server(
+    cup: tuple[Server, dict[str, str]], playing: dict[str, int]
+) -> None:
+    server, _tokens = cup
+    with server.client() as client:  # no token: both are public
+        metrics = client.get("/metrics")
+        status = client.get("/status")
+    assert metrics.status_code == 200 and status.status_code == 200
+    values = {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(metrics.text)
+        for sample in family.samples
+    }
+    assert values["newmarket_matches_total"] >= 3  # both versions played three at least
+    assert values["newmarket_disk_free_bytes"] > 0
+    assert values["newmarket_record_bytes"] >= 0  # the retention pass at the start ran
+    assert values["newmarket_settled"] in (0.0, 1.0)
+    assert "Pace: " in status.text and "matches played" in status.text
+    assert " retention pruned=0 " in "".join(server.log)  # nothing is a week old yet

@@ -6,12 +6,13 @@ import io
 import itertools
 from pathlib import Path
 
+import pytest
 import trio
 import trio.testing
 
 from referee.server.competition import Board, Competition
 from referee.server.competition_db import CompetitionStore
-from referee.server.competition_file import load_config
+from referee.server.competition_file import ConfigError, load_config
 from referee.server.operations import OperationsLog, set_operations_log
 from referee.server.pace import FULL_SPEED, SETTLED, Pace, PaceSettings, settled
 from referee.server.play import GroupQueue
@@ -110,3 +111,17 @@ def test_a_settled_server_waits_between_groups_and_says_so(tmp_path: Path) -> No
         competition.store.close()
     assert [round(b - a) for a, b in itertools.pairwise(starts)] == [180, 180]
     assert " pace state=settled " in out.getvalue()
+
+
+def test_the_pace_settings_are_read_and_a_bad_one_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "cup.toml"
+    head = '[competition]\nname = "x"\nhouse_bots = []\n[scheduler]\n'
+    path.write_text(head + "settled_per_minute = 0.5\nmax_per_minute = 90\nsettled_overlap = 2\n")
+    assert load_config(path).pace == PaceSettings(0.5, 90.0, 2)
+    assert load_config(path).retention.days == 7  # the default
+    path.write_text(head + "settled_per_minute = 0\n")
+    with pytest.raises(ConfigError, match=r"cup.toml: scheduler.settled_per_minute: "):
+        load_config(path)
+    path.write_text('[competition]\nname = "x"\n[retention]\ndays = -1\n')
+    with pytest.raises(ConfigError, match=r"cup.toml: retention.days: "):
+        load_config(path)

@@ -23,6 +23,7 @@ from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
 from referee.server.competition_db import ADVICE, DATABASE, CompetitionStore, StoreError
 from referee.server.competition_file import CompetitionConfig, ConfigError, load_config
+from referee.server.operations import FORMATS, Format, OperationsLog, set_operations_log
 from referee.tables.job import TableError
 
 ServeWords = Annotated[
@@ -62,6 +63,15 @@ ServeCluster = Annotated[
         show_default=False,
     ),
 ]
+ServeLogFormat = Annotated[
+    str,
+    typer.Option(
+        "--log-format",
+        metavar="FORMAT",
+        help="The operations log on stderr: human (default) or json (one object a line). "
+        "DATA/operations.log always gets JSON lines. See docs/server.md.",
+    ),
+]
 
 
 def serve_command(
@@ -70,6 +80,7 @@ def serve_command(
     jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
     port: ServePort = None,
     cluster: ServeCluster = None,
+    log_format: ServeLogFormat = "human",
 ) -> None:
     """Run a continuous competition: uploads, checks, matches and a live leaderboard."""
     where = ""
@@ -79,11 +90,14 @@ def serve_command(
             _manage(words, competition)
             return
         config = _competition_to_run(words)
+        if log_format not in FORMATS:
+            raise ConfigError(f"serve: --log-format {log_format!r}: expected human or json")
         database = config.database
         from referee.server.run import run_server
 
         where = f" (serving {config.host}:{config.port if port is None else port})"
-        run_server(config, jobs=jobs, port=port, cluster=cluster)
+        fmt: Format = "json" if log_format == "json" else "human"
+        run_server(config, jobs=jobs, port=port, cluster=cluster, log_format=fmt)
     except (ConfigError, StoreError, SandboxError, TableError) as error:
         _refused(error)
     except (OSError, sqlite3.DatabaseError, BaseExceptionGroup) as error:
@@ -146,6 +160,9 @@ def _manage(words: list[str], competition: Path | None) -> None:
         )
     config = load_config(file)
     store = CompetitionStore.open(config.database)
+    # The running server's operations log is a file in the data directory: a word typed here
+    # adds its line there (the command's own output already tells the organiser).
+    previous = set_operations_log(OperationsLog.for_data(config.data, stream=None))
     try:
         chosen.run(ManagementCall(store, config, tuple(arguments)))
     except sqlite3.DatabaseError as error:
@@ -159,4 +176,5 @@ def _manage(words: list[str], competition: Path | None) -> None:
             f"open, holds it?); nothing was changed: try again"
         ) from None
     finally:
+        set_operations_log(previous)
         store.close()

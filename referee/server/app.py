@@ -49,6 +49,7 @@ from referee.server.busy import (
 from referee.server.competition import Competition
 from referee.server.competition_db import StoreError
 from referee.server.competition_file import REMOTE
+from referee.server.metrics import status_routes
 from referee.server.middleware import (
     AnonymousRequests,
     BodyDeadline,
@@ -360,6 +361,7 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/upload", pages.upload, methods=["POST"]),
         Route("/api", pages.api_page),
         *organiser_web.page_routes(competition, pages),
+        *status_routes(competition, pages.render),
         Mount("/api", routes=[*organiser_web.api_routes(competition), *api.routes(competition)]),
         Mount("/static", StaticFiles(directory=server_static)),
         Mount("/report", StaticFiles(directory=report_static)),

@@ -14,15 +14,20 @@ import dataclasses
 import sys
 import time
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
 from referee.bots import BotSpec, resolve_bot
 from referee.server.competition_db import CompetitionStore, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.operations import log_operation
+from referee.server.pace import Pace, PaceState
 from referee.server.quotas import for_config as disk_space
 from referee.server.scoring import Leaderboard, Score
+
+if TYPE_CHECKING:  # they import this module: set by the server once it starts
+    from referee.server.retention import Retention
 
 HOUSE_PREFIX = "house:"
 
@@ -82,6 +87,10 @@ class Competition:
         self._fit_generation = "0"  # the store's ``fit_generation`` the fit was made at
         self._stored_seen = -1  # the matches stored when the board was last computed
         self._refreshing = trio.Lock()
+        self.retention: Retention | None = None  # the record pruning, once the server runs
+        # Whether a new group starts now: full speed, or settled (``referee.server.pace``).
+        self.pace = Pace(config.pace, trio.current_time, _pace_changed)
+        self.fit_seconds: float | None = None  # the last leaderboard's computation
 
     @property
     def bots_can_signal(self) -> bool:
@@ -172,7 +181,9 @@ class Competition:
             # every descriptor, and its StoreError ended the server.
             if self._reader is None:
                 self._reader = CompetitionStore.reader(self.store.path)
+            started = time.perf_counter()
             scores, matches = await trio.to_thread.run_sync(self._scores, self._reader, admitted)
+            self.fit_seconds = time.perf_counter() - started  # the status page's and /metrics'
             self.board = Board(scores, matches, time.time())
             self._stored_seen = count  # the fit's count may be lower: what it left out
 
@@ -194,3 +205,7 @@ class Competition:
         if self._reader is not None:
             self._reader.close()
             self._reader = None
+
+
+def _pace_changed(state: PaceState) -> None:
+    log_operation("pace", state=state.state, why=state.why)

@@ -215,6 +215,25 @@ CREATE TABLE IF NOT EXISTS audit_log (
 );
 """
 
+# Retention (``referee.server.retention``): the matches whose full record is kept for ever
+# (a finals match, one somebody asked for), and the records pruned (the result stays).
+_RETENTION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS kept_matches (
+    match_id TEXT PRIMARY KEY,        -- may be named before it is played (a finals match)
+    why TEXT NOT NULL,                -- one line: "finals", "asked for by alice", ...
+    kept_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pruned_records (
+    match_id TEXT PRIMARY KEY REFERENCES matches(match_id),
+    pruned_at REAL NOT NULL,
+    days REAL NOT NULL,               -- the retention then, for the match page's line
+    bytes INTEGER NOT NULL            -- what its files held
+);
+"""
+
+# Every table, in the order they are made (a later block may refer to an earlier one's).
+_ALL_SCHEMAS = _SCHEMA + _ACCOUNTS_SCHEMA + _ORGANISER_SCHEMA + _RETENTION_SCHEMA
+
 
 def lock_for_serving(path: Path) -> int:
     """An exclusive ``flock`` on ``<database>.lock`` for one server's life (its descriptor).
@@ -247,7 +266,7 @@ def _expected_columns() -> dict[str, set[str]]:
     """Each table of the schema and its columns, read from the schema itself."""
     scratch = sqlite3.connect(":memory:")
     try:
-        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA + _ORGANISER_SCHEMA)
+        scratch.executescript(_ALL_SCHEMAS)
         return _columns(scratch)
     finally:
         scratch.close()
@@ -443,9 +462,7 @@ def _make_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float
     try:
         # executescript commits whatever is open before it runs, so the script
         # is its own transaction: the whole schema, or none of it.
-        connection.executescript(
-            "BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + _ORGANISER_SCHEMA + "COMMIT;"
-        )
+        connection.executescript("BEGIN IMMEDIATE;" + _ALL_SCHEMAS + "COMMIT;")
     except sqlite3.DatabaseError as error:
         connection.close()
         if "database is locked" in str(error):
@@ -1202,3 +1219,92 @@ class CompetitionStore:
             {"version": v, "detail": d, "evidence": json.loads(e), "flagged_at": at}
             for v, d, e, at in rows
         ]
+
+    # ------------------------------------------------------------------ retention
+
+    def keep_match(self, mid: str, why: str) -> None:
+        """Keep ``mid``'s full record for ever (``referee.server.retention``); ``why`` is shown."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO kept_matches (match_id, why, kept_at) VALUES (?, ?, ?)",
+            (mid, why, time.time()),
+        )
+
+    def kept_why(self, mid: str) -> str | None:
+        row = self._db.execute("SELECT why FROM kept_matches WHERE match_id = ?", (mid,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def finished_after(
+        self, rowid: int, limit: int
+    ) -> list[tuple[int, str, int, tuple[int, ...], str | None, float]]:
+        """Up to ``limit`` matches stored after row ``rowid``, in the order they were stored:
+        (row, match id, group, versions, log path, finished at)."""
+        rows = self._db.execute(
+            "SELECT rowid, match_id, group_id, versions, log_path, finished_at FROM matches "
+            "WHERE rowid > ? ORDER BY rowid LIMIT ?",
+            (rowid, limit),
+        ).fetchall()
+        found = []
+        for row, mid, gid, versions, log_path, at in rows:
+            with self._reading(f"match {mid}"):
+                seats = tuple(int(v) for v in json.loads(versions))
+            found.append((int(row), str(mid), int(gid), seats, log_path, float(at)))
+        return found
+
+    def first_groups(self, version: int, count: int) -> list[int]:
+        """The first ``count`` groups ``version`` finished a match in (fewer if it has not)."""
+        found: list[int] = []
+        if count <= 0:
+            return found
+        # Read in the order stored (the index on seats.version keeps it), stopping early.
+        rows = self._db.execute(
+            "SELECT m.group_id FROM seats s JOIN matches m USING (match_id) "
+            "WHERE s.version = ? ORDER BY s.rowid",
+            (version,),
+        )
+        for (gid,) in rows:
+            if int(gid) not in found:
+                found.append(int(gid))
+                if len(found) == count:
+                    break
+        return found
+
+    def mark_pruned(self, pruned: Sequence[tuple[str, int]], at: float, days: float) -> None:
+        """Say that each (match id, bytes) record was pruned; its result stays."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT OR IGNORE INTO pruned_records (match_id, pruned_at, days, bytes) "
+                "VALUES (?, ?, ?, ?)",
+                [(mid, at, days, size) for mid, size in pruned],
+            )
+
+    def pruned(self, mid: str) -> tuple[float, float] | None:
+        """When ``mid``'s record was pruned and the retention in days then, or None."""
+        row = self._db.execute(
+            "SELECT pruned_at, days FROM pruned_records WHERE match_id = ?", (mid,)
+        ).fetchone()
+        return None if row is None else (float(row[0]), float(row[1]))
+
+    # ------------------------------------------------------------------ status and metrics
+
+    def finished_since(self, at: float, window: int = 50_000) -> int:
+        """Matches finished after ``at`` among the last ``window`` stored (no full scan)."""
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM matches WHERE rowid > "
+            "(SELECT COALESCE(MAX(rowid), 0) FROM matches) - ? AND finished_at > ?",
+            (window, at),
+        ).fetchone()
+        return int(count)
+
+    def groups_in_play(self, window: int = 1000) -> int:
+        """Groups planned and not finished nor given up, among the last ``window`` planned."""
+        (count,) = self._db.execute(
+            "SELECT COUNT(*) FROM groups g WHERE g.id > "
+            f"(SELECT COALESCE(MAX(id), 0) FROM groups) - ? AND {_IN_PLAY}",
+            (window,),
+        ).fetchone()
+        return int(count)
+
+    def pruned_count(self) -> int:
+        (count,) = self._db.execute("SELECT COUNT(*) FROM pruned_records").fetchone()
+        return int(count)

@@ -21,7 +21,9 @@ league file.  The shape (every key optional unless marked)::
     [uploads]      max_kb (one upload), max_files (in an archive), max_unpacked_kb,
                    per_hour (uploads per participant per hour)
     [scheduler]    max_share (the largest fraction of recent table seats one
-                   participant may hold while others wait; 0 < x <= 1)
+                   participant may hold while others wait; 0 < x <= 1),
+                   settled_per_minute, max_per_minute, settled_overlap (the
+                   pace: ``referee.server.pace``)
     [sandbox]      as in a league file (docs/hardening.md; tighter defaults here),
                    and compile_seconds
     [remote]       host, port (where remote bots connect; the section allows
@@ -34,6 +36,10 @@ league file.  The shape (every key optional unless marked)::
     [admission]    groups (duplicate groups the check plays as a table would),
                    seconds (their wall clock), watch_matches (real matches
                    compared with the check's fault rate)
+    [retention]    days (full match records kept; results are kept for ever),
+                   first_groups (every match of each version's first groups
+                   kept for ever), every_minutes (how often old records are
+                   pruned) (``referee.server.retention``)
 
 Every section is declared as a ``referee.settings.sections.Section`` struct; the
 sections a league file has too ([rules], [time_control], [sandbox], [remote]) are
@@ -55,6 +61,7 @@ from msgspec import Meta
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.sandbox import MIB, Limits
+from referee.server.pace import PaceSettings
 from referee.settings.sections import ConfigError, Section, decode, fail
 from referee.settings.shared import (
     RemoteSettings,
@@ -77,6 +84,7 @@ __all__ = [
     "ClientLimits",
     "CompetitionConfig",
     "ConfigError",
+    "RetentionSettings",
     "StorageLimits",
     "UploadLimits",
     "load_config",
@@ -171,6 +179,11 @@ class UploadsSection(Section, frozen=True):
 class SchedulerSection(Section, frozen=True):
     # the largest share of recent table seats one participant may hold while others wait
     max_share: Annotated[float, Meta(ge=0.01, le=1.0)] = 1.0
+    # The pace (``referee.server.pace``): matches a minute while the ranking is settled, the
+    # cap at full speed (none if absent), and the ranks two neighbours may share, settled.
+    settled_per_minute: Annotated[float, Meta(gt=0, le=100_000)] = PaceSettings.settled_per_minute
+    max_per_minute: Annotated[float, Meta(gt=0, le=100_000)] | None = None
+    settled_overlap: Annotated[int, Meta(ge=0, le=1000)] = PaceSettings.settled_overlap
 
 
 class StorageSection(Section, frozen=True):
@@ -179,6 +192,17 @@ class StorageSection(Section, frozen=True):
     min_free_mb: Annotated[int, Meta(ge=0, le=1 << 30)] = StorageLimits.min_free_bytes // MIB
     stderr_kb: Annotated[int, Meta(ge=1, le=1 << 20)] = StorageLimits.stderr_bytes // KIB
     participant_mb: Annotated[int, Meta(ge=1, le=1 << 30)] = StorageLimits.participant_bytes // MIB
+
+
+class RetentionSettings(Section, frozen=True):
+    """[retention]: how long a match's full record stays on disk (``server.retention``)."""
+
+    # Days a finished match's record (its log and what is stored beside it) is kept; 0: only
+    # the kept ones stay. Its result (the matches and seats rows) is kept for ever.
+    days: Annotated[float, Meta(ge=0, le=100 * 365)] = 7.0
+    # Every match of each version's first this-many groups is kept for ever: its debut.
+    first_groups: Annotated[int, Meta(ge=0, le=1000)] = 2
+    every_minutes: Annotated[float, Meta(ge=0.1, le=24 * 60)] = 60.0  # between two passes
 
 
 class CompetitionSandbox(SandboxSection, frozen=True):
@@ -205,6 +229,7 @@ class CompetitionFile(Section, frozen=True):
     remote: RemoteSettings | None = None  # None: no remote bots
     storage: StorageSection = StorageSection()
     admission: AdmissionSettings = AdmissionSettings()
+    retention: RetentionSettings = RetentionSettings()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,6 +259,8 @@ class CompetitionConfig:
     admission: AdmissionSettings = dataclasses.field(default_factory=AdmissionSettings)
     clients: ClientLimits = dataclasses.field(default_factory=ClientLimits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
+    retention: RetentionSettings = dataclasses.field(default_factory=RetentionSettings)
+    pace: PaceSettings = dataclasses.field(default_factory=PaceSettings)
 
     @property
     def database(self) -> Path:
@@ -296,6 +323,12 @@ class _Reader:
             remote=file.remote,
             storage=self.storage(file.storage, file.uploads),
             admission=file.admission,
+            retention=file.retention,
+            pace=PaceSettings(
+                file.scheduler.settled_per_minute,
+                file.scheduler.max_per_minute,
+                file.scheduler.settled_overlap,
+            ),
             public_deals=competition.public_deals,
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}

@@ -43,7 +43,6 @@ import json
 import re
 import secrets
 import sqlite3
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -56,6 +55,7 @@ from referee.server.competition_db import (
     Version,
     hash_token,
 )
+from referee.server.operations import log_operation
 from referee.text.printing import printable
 
 RESULTS = ("keep", "exclude")  # a ban's or a withdrawal's choice for the fit
@@ -123,15 +123,9 @@ def record(store: CompetitionStore, actor: Actor, action: str, target: str, deta
 
 
 def to_operations_log(actor: Actor, action: str, target: str, detail: str) -> None:
-    """The server's log line for an organiser's action (the operations log's call site).
-
-    From the shell, the command's own output already tells the organiser; in the
-    server (the page, the API) this is the line its log gets.
-    """
-    if actor.via == "cli":
-        return
-    line = f"newmarket serve: organiser ({actor.via}): {action} {target}: {detail}"
-    print(printable(line), file=sys.stderr, flush=True)
+    """The operations log's line for an organiser's action, from the page, the API or the
+    shell (whose command sets a log that writes the competition's file alone)."""
+    log_operation("organiser", action=action, target=target, detail=detail, via=actor.via)
 
 
 def audit_log(

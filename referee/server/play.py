@@ -40,6 +40,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import Group, Version, match_id
 from referee.server.competition_file import REMOTE
 from referee.server.failures import Suspicions, platform_cause, watch_faults
+from referee.server.operations import log_operation
 from referee.server.organiser import new_replacements, replacements
 from referee.server.quotas import public_text
 from referee.server.sandboxing import sandbox_setting
@@ -112,11 +113,12 @@ async def _admit_one(competition: Competition, version: Version) -> bool:
         # The server's disk, or its check's table, not the version: it stays pending,
         # and is tried again.
         competition.status = f"admission waits: {error.what}"
-        print(
-            f"newmarket serve: admission of version {version.id} waits {STORAGE_WAIT:g} s: "
-            f"the platform failed ({error.what})",
-            file=sys.stderr,
-            flush=True,
+        log_operation(
+            "platform-fault",
+            where="admission",
+            version=version.id,
+            what=error.what,
+            retry_in=STORAGE_WAIT,
         )
         return False
     except Exception as error:
@@ -135,7 +137,23 @@ async def _admit_one(competition: Competition, version: Version) -> bool:
     finally:
         competition.admitting = None
         competition.notify()
+    _log_decision(competition, version.id)
     return True
+
+
+def _log_decision(competition: Competition, version_id: int) -> None:
+    """The operations log's line for a version just admitted or rejected."""
+    decided = competition.store.version(version_id)
+    if decided is None or decided.status not in ("admitted", "rejected"):
+        return
+    log_operation(
+        "admission" if decided.status == "admitted" else "rejection",
+        version=decided.id,
+        participant=decided.participant_name,
+        number=decided.number,
+        runtime=decided.runtime,
+        why=decided.detail[:300],
+    )
 
 
 class GroupQueue:
@@ -179,11 +197,11 @@ class GroupQueue:
         for version, why, evidence in self.suspicions.charged(group.versions, error):
             suspend = partial(store.suspend, version, why, evidence)
             await written(f"suspending version {version}", suspend)
-            print(
-                f"newmarket serve: suspended version {version}: {why}; "
-                f"matches {', '.join(str(entry['match']) for entry in evidence)}",
-                file=sys.stderr,
-                flush=True,
+            log_operation(
+                "suspension",
+                version=version,
+                why=why,
+                matches=",".join(str(entry["match"]) for entry in evidence),
             )
 
     def candidates(self, remote: bool) -> list[Candidate]:
@@ -224,8 +242,11 @@ class GroupQueue:
             focus_from = None
             if remote:
                 focus_from = {c.version for c in candidates if competition.is_remote(c.version)}
+            wait = 0.0 if competition.store.paused else self.pace_wait()
             if competition.store.paused:
                 competition.status = "paused by the organiser"
+            elif wait > 0:
+                competition.status = f"settled: the next group starts in {wait:.0f} s"
             else:
                 choice = choose_table(
                     candidates,
@@ -237,6 +258,7 @@ class GroupQueue:
                     focus_from,
                 )
                 if choice is not None:
+                    competition.pace.started(len(choice.versions))
                     competition.status = "playing"
                     plan = partial(self._plan, choice.versions, choice.why)
                     return await written("planning a group", plan), set()
@@ -246,8 +268,16 @@ class GroupQueue:
                     competition.status = (
                         f"waiting: a table needs {competition.config.players} playing versions"
                     )
-            with trio.move_on_after(POLL):
+            with trio.move_on_after(min(POLL, wait) if wait > 0 else POLL):
                 await competition.changed.wait()
+
+    def pace_wait(self) -> float:
+        """Seconds before a new group may start, by the pace's rule on the latest leaderboard
+        (``referee.server.pace``): 0 at full speed with no cap."""
+        competition = self.competition
+        playing = [v.id for v in competition.store.playing_versions()]
+        competition.pace.update(competition.board.scores, playing)
+        return competition.pace.wait()
 
 
 def specs(competition: Competition, versions: Sequence[int]) -> dict[int, BotSpec]:
@@ -408,12 +438,21 @@ async def table_failure(
         )
     else:
         competition.status = f"table {number} restarts: {public_text(error.text)}"
-    print(
-        f"newmarket serve: table {number} failed in match {error.match_id}: {error.text} "
-        f"({'the platform' if platform else 'charged'}: {platform or 'maybe a bot at it'})",
-        file=sys.stderr,
-        flush=True,
-    )
+    if platform is not None:
+        log_operation(
+            "platform-fault",
+            where=f"table {number}",
+            match=error.match_id,
+            what=platform,
+            error=error.text[:300],
+        )
+    else:
+        print(
+            f"newmarket serve: table {number} failed in match {error.match_id}: {error.text} "
+            f"(charged: maybe a bot at it)",
+            file=sys.stderr,
+            flush=True,
+        )
     await queue.table_failed(group, error, platform)
     return platform is not None
 

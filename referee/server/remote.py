@@ -49,6 +49,7 @@ from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
 from referee.server.competition_db import Group, Version
 from referee.server.competition_file import REMOTE
+from referee.server.operations import log_operation
 from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs, table_failure
 from referee.server.sandboxing import competition_sandbox
 from referee.server.worker_table import WorkerError
@@ -108,6 +109,14 @@ class CompetitionLobby(RemoteLobby):
                     + (f" (ready as {said!r})" if said else ""),
                     "",
                     remote_spec(version).to_json(),
+                )
+                log_operation(
+                    "admission",
+                    version=bot,
+                    participant=version.participant_name,
+                    number=version.number,
+                    runtime=REMOTE,
+                    why="its first connection passed the handshake",
                 )
             except sqlite3.OperationalError as error:
                 if not is_busy(error):

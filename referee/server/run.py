@@ -26,6 +26,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, lock_for_serving
 from referee.server.competition_file import CompetitionConfig
 from referee.server.listener import ConnectionGuard, raise_descriptor_limit, serve_http
+from referee.server.operations import Format, OperationsLog, log_operation, set_operations_log
 from referee.server.organiser_auth import first_organiser_token
 from referee.server.play import (
     GroupQueue,
@@ -37,6 +38,7 @@ from referee.server.play import (
     table_loop,
 )
 from referee.server.remote import CompetitionLobby, remote_table_loop
+from referee.server.retention import Retention, retention_loop
 from referee.server.sandboxing import competition_sandbox
 from referee.server.uploads import clear_incoming, incoming_dir
 
@@ -48,8 +50,15 @@ def run_server(
     port: int | None = None,
     cluster: str | None = None,
     on_ready: Callable[[str], None] | None = None,
+    log_format: Format = "human",
 ) -> None:
-    trio.run(serve_competition, config, jobs, port, cluster, on_ready)
+    # The operations log first: every line from here on (and a management command's, in the
+    # same file) is one place to read what happened (referee.server.operations).
+    previous = set_operations_log(OperationsLog.for_data(config.data, log_format))
+    try:
+        trio.run(serve_competition, config, jobs, port, cluster, on_ready)
+    finally:
+        set_operations_log(previous)
 
 
 async def serve_competition(
@@ -125,6 +134,7 @@ async def _serve(
     listening = ""
     listeners: list[trio.SocketListener] = []
     lobby: CompetitionLobby | None = None
+    started = False
     try:
         if config.remote is not None:
             # Before the web side: a port that is taken is one line, and nothing started.
@@ -143,6 +153,15 @@ async def _serve(
                 file=sys.stderr,
                 flush=True,
             )
+            log_operation(
+                "start",
+                competition=config.name,
+                address=address,
+                tables=jobs,
+                sandbox=sandbox_level,
+                remote=listening.removeprefix(", remote bots on ") or None,
+            )
+            started = True
             if on_ready is not None:
                 on_ready(address)
             work = trio.CancelScope()
@@ -150,6 +169,12 @@ async def _serve(
             nursery.start_soon(_background, competition, jobs, tables, lobby, listeners, work)
             await stop.wait()
             work.cancel()
+    except BaseException as error:
+        if started:  # a start refused before it listened has no stop
+            log_operation("stop", why=f"{type(error).__name__}: {error}"[:300])
+        raise
+    else:
+        log_operation("stop", why="signal")
     finally:
         if lobby is not None:
             await lobby.aclose()
@@ -210,6 +235,8 @@ async def _background(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(board_loop, competition)
             nursery.start_soon(admission_loop, competition)
+            competition.retention = Retention(competition)
+            nursery.start_soon(retention_loop, competition.retention)
             for number in range(1, jobs + 1):
                 nursery.start_soon(table_loop, competition, queue, number, open_table)
             if lobby is not None:

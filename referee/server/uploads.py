@@ -44,6 +44,7 @@ from starlette.datastructures import UploadFile
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.operations import log_operation
 from referee.server.organiser import refusal as organiser_refusal
 from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import (
@@ -139,6 +140,9 @@ def register_remote(competition: Competition, participant: Participant) -> Versi
     assert competition.lobby is not None  # a [remote] section allows the runtime
     competition.lobby.register(version)
     competition.notify()
+    log_operation(
+        "upload", participant=participant.name, version=version.id, runtime=REMOTE, bytes=0
+    )
     registered = competition.store.version(version.id)
     assert registered is not None
     return registered
@@ -174,6 +178,13 @@ async def accept_upload(
     except UnpackError as error:
         assert version is not None  # only unpack_version raises it
         store.decide(version.id, "rejected", f"upload: {error}")
+        log_operation(
+            "rejection",
+            version=version.id,
+            participant=participant.name,
+            runtime=runtime,
+            why=f"upload: {error}"[:300],
+        )
         raise UploadRefusedError(400, f"upload refused: {error}") from None
     except StorageError as error:
         if version is not None:
@@ -191,6 +202,14 @@ async def accept_upload(
             competition.notify()
     refreshed = store.version(version.id)
     assert refreshed is not None
+    log_operation(
+        "upload",
+        participant=participant.name,
+        version=refreshed.id,
+        number=refreshed.number,
+        runtime=runtime,
+        bytes=size,
+    )
     return refreshed
 
 

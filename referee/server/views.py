@@ -36,6 +36,7 @@ from referee.report.templating import ScriptJSON, script_json
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, FaultRow, Participant, Version
 from referee.server.competition_file import REMOTE
+from referee.server.retention import pruned_line
 
 HISTORY_POINTS = 120
 
@@ -136,6 +137,8 @@ def leaderboard(competition: Competition) -> dict[str, Any]:
         "matches": competition.store.match_count(),
         "tables_playing": sorted(competition.playing_now.values()),
         "rows": rows,
+        # Full speed or settled, and why (referee.server.pace): versions and ranks, no path.
+        "pace": {"state": competition.pace.state.state, "why": competition.pace.state.why},
     }
 
 
@@ -333,7 +336,11 @@ def match_view(
         "replay": None,
         "stderr": {},
         "transcripts": [],
+        "record_pruned": None,
     }
+    pruned = store.pruned(match_id)
+    if pruned is not None:  # the result stays; the page says why there is no replay
+        view["record_pruned"] = pruned_line(pruned)
     path = Path(log_path) if log_path else None
     if path is not None and path.is_file():
         _add_log(view, competition, path, names, owned, public=public)
@@ -449,4 +456,5 @@ def _in_play_view(
         "replay": None,
         "stderr": {},
         "transcripts": [],
+        "record_pruned": None,
     }

@@ -14,7 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
+from referee.server.operations import read_operations
 from tests.server.serving import (
     BOTS,
     NEWMARKET,
@@ -251,3 +253,41 @@ def test_fault_transcripts_are_shown_to_their_owner_only(
     assert server.get(f"/api/matches/{match_id}", tokens["alice"])["transcripts"] == []
     public = server.get(f"/api/matches/{match_id}")["seats"]
     assert any(f["kind"] for seat in public for f in seat["faults"])  # the fault itself is public
+
+
+def test_the_operations_log_has_the_start_each_upload_and_each_admission(
+    cup: tuple[Server, dict[str, str]], playing: dict[str, int]
+) -> None:
+    server, _tokens = cup
+    said = "".join(server.before_ready + server.log)
+    assert re.search(r"newmarket serve: \S+Z start competition=", said)
+    for name, version in playing.items():
+        assert f"upload participant={name} version={version} " in said
+        assert re.search(rf"admission version={version} participant={name} ", said)
+    # The same lines, as JSON, in the data directory's file (what a management command adds to).
+    records = read_operations(server.config.parent / "cup-data" / "operations.log")
+    kinds = {(r["kind"], r.get("version")) for r in records}
+    assert ("start", None) in kinds
+    assert {("upload", v) for v in playing.values()} <= kinds
+    assert {("admission", v) for v in playing.values()} <= kinds
+
+
+def test_metrics_and_the_status_page_of_a_running_server(
+    cup: tuple[Server, dict[str, str]], playing: dict[str, int]
+) -> None:
+    server, _tokens = cup
+    with server.client() as client:  # no token: both are public
+        metrics = client.get("/metrics")
+        status = client.get("/status")
+    assert metrics.status_code == 200 and status.status_code == 200
+    values = {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(metrics.text)
+        for sample in family.samples
+    }
+    assert values["newmarket_matches_total"] >= 3  # both versions played three at least
+    assert values["newmarket_disk_free_bytes"] > 0
+    assert values["newmarket_record_bytes"] >= 0  # the retention pass at the start ran
+    assert values["newmarket_settled"] in (0.0, 1.0)
+    assert "Pace: " in status.text and "matches played" in status.text
+    assert " retention pruned=0 " in "".join(server.log)  # nothing is a week old yet

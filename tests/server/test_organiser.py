@@ -268,7 +268,7 @@ async def test_withdraw_unsuspend_rerun_and_rerate_through_the_api(
     assert replacement.seed != cup.faulty.seed and replacement.id > cup.clean.id
     await cup.competition.refresh_board()
     assert cup.competition.board.matches == 3  # the clean group only, until the re-run plays
-    assert "newmarket serve: organiser (api): rerun g1: group 1 as group 3" in (
+    assert 'organiser action=rerun target=g1 detail="group 1 as group 3" via=api\n' in (
         capsys.readouterr().err
     )
     twice = await cup.act("rerun", target=f"g{cup.faulty.id}")

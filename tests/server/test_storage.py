@@ -143,7 +143,8 @@ async def test_a_full_disk_at_admission_leaves_the_version_pending_and_retries(
         pending = store.version(version.id)
         assert pending is not None and pending.status == "pending" and admitted == []
         assert competition.status == "admission waits: disk full"
-        assert f"admission of version {version.id} waits" in capsys.readouterr().err
+        said = capsys.readouterr().err  # the operations log's line
+        assert f'platform-fault where=admission version={version.id} what="disk full"' in said
         free_the_disk()
         waited_from = trio.current_time()
         while not admitted:

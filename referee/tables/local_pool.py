@@ -44,6 +44,33 @@ with two workers whose results this one process records in turn.
 """
 
 
+BOT_PROCESSES = 128
+"""The most bot processes a league runs at once by default (``--bot-processes``), in all.
+
+Each table worker gets an equal share (64 each with ``--jobs 2``): with at
+least one per bot, and the table's seats, a worker never starts a process
+again for want of room (``referee.tables.bot_processes``), so 64 bots at
+``--jobs 2`` start about one process per bot and seat rotation.  Each costs its
+bot's memory (a bundled Python bot under the ``auto`` sandbox: about 16 MB
+resident, 11 MB of it its own; docs/leagues.md).
+"""
+
+
+def processes_per_bot(jobs: Sequence[TableJob]) -> int:
+    """The processes per bot a worker playing one seat rotation at a time can use, at most.
+
+    One, unless one rotation deals the same cards to a bot at several tables (a
+    gauntlet's field bot meets every candidate with the same deal): then as many
+    as the most such tables, since no process may play a deal twice.
+    """
+    seen: collections.Counter[tuple[int, int, int]] = collections.Counter()
+    for job in jobs:
+        key = job.key
+        for bot in key.bots:
+            seen[(bot, key.rotation, key.deal_seed)] += 1
+    return max(seen.values(), default=1)
+
+
 class _Waiting:
     """The matches not yet handed out, each worker taking its own seat rotations first.
 
@@ -89,8 +116,11 @@ class TablePool:
         warn: Callable[[str], None],
         on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
         sandbox: str = "",
+        bot_processes: int = BOT_PROCESSES,
     ) -> None:
         self.bots = list(bots)
+        self.bot_processes = bot_processes  # in all; each worker its share (``_start_worker``)
+        self.per_bot = 1  # sized by the schedule when it comes (``play``)
         self.sandbox = sandbox  # the setting each worker resolves (``Setup.sandbox``)
         self.control = control
         self.jobs = max(1, jobs)
@@ -109,6 +139,8 @@ class TablePool:
             self.started,
             self.bots,
             self.sandbox,
+            bot_processes=max(1, self.bot_processes // self.jobs),
+            per_bot=self.per_bot,
         )
         return await WorkerProcess.launch(
             setup, self.warn, lambda process: self._pin(process, slot)
@@ -143,6 +175,7 @@ class TablePool:
             return
         if self.logs is not None:
             private_dir(self.logs)
+        self.per_bot = max(self.per_bot, processes_per_bot(jobs))
         await self._start_workers(len(jobs))
         waiting = _Waiting(jobs, min(len(jobs), len(self.workers)))
         async with trio.open_nursery() as nursery:
@@ -236,11 +269,13 @@ async def open_pool(
     cluster: str | None = None,
     on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
     sandbox: str = "",
+    bot_processes: int = BOT_PROCESSES,
 ) -> AsyncIterator[MatchPool]:
     """A pool of table workers; leaving it ends every worker and bot process it started.
 
     ``sandbox`` is the sandbox setting (``referee.sandbox.setting_to_env``'s text) each
     table worker resolves where its bots run; empty, the default level and limits.
+    ``bot_processes`` bounds the bot processes running at once, in all (``BOT_PROCESSES``).
 
     With ``cluster`` the tables are Dask tasks (``referee.tables.dask_pool``),
     imported only then: Dask is slow to import and a local league needs none of it.
@@ -257,7 +292,9 @@ async def open_pool(
             await pool.aclose()
             raise
     else:
-        pool = TablePool(bots, control, jobs, on_result, logs, warn, on_give_up, sandbox)
+        pool = TablePool(
+            bots, control, jobs, on_result, logs, warn, on_give_up, sandbox, bot_processes
+        )
     try:
         yield pool
     finally:

@@ -51,6 +51,9 @@ class Setup(_Message, frozen=True, tag="setup"):
     here; each ``Play`` then names the bots at its table.  ``niceness`` is taken
     by the worker and its bots, ``stderr_cap`` bounds each bot's stderr kept per
     match, and ``stderr_files`` false keeps no whole-session stderr files.
+    ``bot_processes`` bounds the bot processes the worker runs at once and
+    ``per_bot`` those of one bot (0: the worker's default,
+    ``referee.tables.worker.IDLE_PER_SEAT``; ``referee.tables.bot_processes``).
     """
 
     time_control: TimeControl
@@ -61,6 +64,8 @@ class Setup(_Message, frozen=True, tag="setup"):
     niceness: int = 0
     stderr_cap: int = DEFAULT_STDERR_CAP_BYTES
     stderr_files: bool = True
+    bot_processes: int = 0
+    per_bot: int = 0
 
 
 class Play(_Message, frozen=True, tag="play"):

@@ -143,9 +143,8 @@ BotProcesses = Annotated[
     typer.Option(
         metavar="N",
         min=1,
-        help="Bot processes running at once, at most, over all tables: each holds its "
-        "bot's memory; fewer than bots times --concurrency restarts bots more often "
-        "(see docs/leagues.md).",
+        help="Bot processes each table runs at once, at most: each holds its bot's "
+        "memory; fewer than the bots restarts bots more often (see docs/leagues.md).",
     ),
 ]
 ListenHost = Annotated[

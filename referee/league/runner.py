@@ -191,8 +191,8 @@ async def run_league(
     on a Dask cluster instead of ``jobs`` local table workers.  ``sandbox`` is
     the sandbox setting (``referee.sandbox.setting_to_env``'s text) every table
     resolves where its bots run; empty, the default level and limits.
-    ``bot_processes`` bounds the bot processes running at once over all local
-    tables (``referee.tables.local_pool.BOT_PROCESSES``).
+    ``bot_processes`` bounds the bot processes each local table runs at once
+    (``referee.tables.local_pool.BOT_PROCESSES``).
     """
     started = time.monotonic()
     total: int | None = None

@@ -21,9 +21,15 @@ The rule:
   the process that played rotation 0 of a bot's tables has seen every deal the
   bot meets in that cycle's rotation 1, and only a later cycle could use it;
 * at most ``limit`` processes run at once (a table needs its seats whatever
-  the limit): before one starts, the least recently used idle ones end.  This
-  is the setting that bounds a league's memory (``newmarket league
-  --bot-processes``, docs/leagues.md).
+  the limit): before one starts, idle ones end, the one that played last
+  first.  Not the least recently used: in a pass over every table each bot
+  comes back about once, so the one that played last is needed last, and
+  ending the oldest would end each process just before its bot's turn
+  (64 bots with 32 per table: 3.3 start-ups per match that way, 2.2 this
+  way, 0.17 with 64 per table; ``tests/pools/test_bot_processes.py``'s
+  league).  This is the setting that
+  bounds a league's memory (``newmarket league --bot-processes``,
+  docs/leagues.md).
 """
 
 from __future__ import annotations
@@ -110,7 +116,7 @@ class ProcessPlan(Generic[H]):
             over = len(self) - len(ending) + len(starting) - self.limit
             if over > 0:
                 rest = idle(p for p in self.every() if id(p) not in ended)
-                ending += rest[:over]
+                ending += rest[::-1][:over]  # the one that played last first
         for process in ending:
             self.forget(process)
         return ending

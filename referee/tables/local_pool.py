@@ -44,15 +44,14 @@ with two workers whose results this one process records in turn.
 """
 
 
-BOT_PROCESSES = 128
-"""The most bot processes a league runs at once by default (``--bot-processes``), in all.
+BOT_PROCESSES = 64
+"""The most bot processes a table worker runs at once, by default (``--bot-processes``).
 
-Each table worker gets an equal share (64 each with ``--jobs 2``): with at
-least one per bot, and the table's seats, a worker never starts a process
-again for want of room (``referee.tables.bot_processes``), so 64 bots at
-``--jobs 2`` start about one process per bot and seat rotation.  Each costs its
-bot's memory (a bundled Python bot under the ``auto`` sandbox: about 16 MB
-resident, 11 MB of it its own; docs/leagues.md).
+With one per bot a worker never starts a process again for want of room
+(``referee.tables.bot_processes``), so leagues up to 64 bots start about one
+process per bot and seat rotation.  Each costs its bot's memory (a bundled
+Python bot under the ``auto`` sandbox: about 16 MB resident, 11 MB of it its
+own; docs/leagues.md), so a table's bots hold at most about 1 GB.
 """
 
 
@@ -119,7 +118,7 @@ class TablePool:
         bot_processes: int = BOT_PROCESSES,
     ) -> None:
         self.bots = list(bots)
-        self.bot_processes = bot_processes  # in all; each worker its share (``_start_worker``)
+        self.bot_processes = bot_processes  # per table worker
         self.per_bot = 1  # sized by the schedule when it comes (``play``)
         self.sandbox = sandbox  # the setting each worker resolves (``Setup.sandbox``)
         self.control = control
@@ -139,7 +138,7 @@ class TablePool:
             self.started,
             self.bots,
             self.sandbox,
-            bot_processes=max(1, self.bot_processes // self.jobs),
+            bot_processes=self.bot_processes,
             per_bot=self.per_bot,
         )
         return await WorkerProcess.launch(
@@ -275,7 +274,7 @@ async def open_pool(
 
     ``sandbox`` is the sandbox setting (``referee.sandbox.setting_to_env``'s text) each
     table worker resolves where its bots run; empty, the default level and limits.
-    ``bot_processes`` bounds the bot processes running at once, in all (``BOT_PROCESSES``).
+    ``bot_processes`` bounds the bot processes each table runs at once (``BOT_PROCESSES``).
 
     With ``cluster`` the tables are Dask tasks (``referee.tables.dask_pool``),
     imported only then: Dask is slow to import and a local league needs none of it.

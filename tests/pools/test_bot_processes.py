@@ -51,7 +51,7 @@ def play_out(
     """Hand ``jobs`` to two workers as the pool does, each picking processes by the rule."""
     waiting = _Waiting(jobs, WORKERS)
     per_bot = processes_per_bot(jobs) if per_bot is None else per_bot
-    plans = [ProcessPlan[int](bot_processes // WORKERS, per_bot) for _ in range(WORKERS)]
+    plans = [ProcessPlan[int](bot_processes, per_bot) for _ in range(WORKERS)]
     numbers = itertools.count()
     played = Played()
     running = True
@@ -105,7 +105,7 @@ def test_processes_started_per_match_stay_flat_as_the_league_grows(
 def test_a_tight_bound_holds_the_processes_and_keeps_the_deals_fair(tmp_path: Path) -> None:
     jobs = league_jobs(tmp_path, 64)
     played = play_out(jobs, bot_processes=32)
-    assert played.most <= 32 // WORKERS
+    assert played.most <= 32
     assert not deals_met_twice(played)
     # Memory traded for start-ups: more than the unbounded league, fewer than a start per seat.
     assert 64 * 4 < played.started < 4 * played.matches
@@ -134,16 +134,16 @@ def test_plain_deals_reuse_one_process_per_bot_and_worker(tmp_path: Path) -> Non
     assert played.started <= 32 * WORKERS
 
 
-def test_the_rule_ends_the_least_recently_used_idle_process_first() -> None:
+def test_at_the_limit_the_idle_process_that_played_last_ends_first() -> None:
     plan = ProcessPlan[str](limit=3)
     for name, bot in (("a", 0), ("b", 1), ("c", 2)):
         process = plan.add(bot, name)
         plan.played([process], seed=100 + bot)
     # A table of bots 1 and 3: bot 1's process is reused, bot 3's starts, and the
-    # limit of 3 ends the least recently used idle one (bot 0's "a").
+    # limit of 3 ends an idle one: the most recently used (bot 2's "c").
     chosen, ending = plan.seat((1, 3), seed=7)
     assert [None if p is None else p.handle for p in chosen] == ["b", None]
-    assert [process.handle for process in ending] == ["a"]
+    assert [process.handle for process in ending] == ["c"]
     # The same deal again: bot 1's only process has played it, so it needs a new one.
     plan.played([p for p in chosen if p is not None], seed=7)
     chosen, _ = plan.seat((1,), seed=7)

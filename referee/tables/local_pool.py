@@ -129,6 +129,7 @@ class TablePool:
         self.warn = warn
         self.workers: list[WorkerProcess] = []
         self.started = 0  # workers ever started: each one's number, for its bots' stderr files
+        self.ended_bot_starts = 0  # bot processes started by workers since replaced
 
     async def _start_worker(self, slot: int) -> WorkerProcess:
         self.started += 1
@@ -164,6 +165,16 @@ class TablePool:
             return
         with contextlib.suppress(OSError):  # it may have ended already: its first match says so
             os.sched_setaffinity(process.pid, {cores[slot % len(cores)]})
+
+    @property
+    def bot_starts(self) -> int:
+        """Bot processes its table workers have started, as of their last results."""
+        return self.ended_bot_starts + sum(worker.bot_starts for worker in self.workers)
+
+    @property
+    def most_bots(self) -> int:
+        """The most bot processes one of its table workers has run at once."""
+        return max((worker.most_bots for worker in self.workers), default=0)
 
     async def _start_workers(self, count: int) -> None:
         while len(self.workers) < min(count, self.jobs):
@@ -228,6 +239,7 @@ class TablePool:
         """A fresh worker for ``slot`` with ``sent`` sent again; the head's attempt counted."""
         while True:
             await self.workers[slot].close()
+            self.ended_bot_starts += self.workers[slot].bot_starts
             self.workers[slot] = await self._start_worker(slot)
             if sent:
                 head = sent[0]

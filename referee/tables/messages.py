@@ -10,7 +10,8 @@ wrong; nothing else escapes the reader, however deep or strange the line
                              "number": N, "bots": [...], "sandbox": "...", ...}
                      Play   {"type": "play", "key": {...}, "rules": {...},
                              "bots": {"INDEX": spec} | null, "keep": [INDEX, ...] | null}
-    worker -> pool   Result {"type": "result", "result": {...}}   (MatchResult.to_json)
+    worker -> pool   Result {"type": "result", "result": {...},   (MatchResult.to_json)
+                             "bot_starts": N, "most_bots": N}
                      Warn   {"type": "warn", "text": "..."}
                      Failed {"type": "error", "text": "..."}      (then it exits)
 
@@ -82,7 +83,11 @@ class Play(_Message, frozen=True, tag="play"):
 
 
 class Result(_Message, frozen=True, tag="result"):
+    """A match's result, and the worker's bot processes so far: started, and most at once."""
+
     result: dict[str, Any]  # result_json(result); result_from_json checks it
+    bot_starts: int = 0
+    most_bots: int = 0
 
 
 class Warn(_Message, frozen=True, tag="warn"):

@@ -426,7 +426,7 @@ async def _play_all(
         for text in warnings:
             await send(Warn(text))
         warnings.clear()
-        await send(Result(result_json(result)))
+        await send(Result(result_json(result), table.started, table.most))
     return []
 
 

@@ -137,7 +137,10 @@ def measure(
         def on_result(job: TableJob, result: MatchResult) -> None:
             done.append(job.key.match_id)
 
+        warnings: list[str] = []
+
         def warn(text: str) -> None:
+            warnings.append(text)
             print(f"warning: {text}", file=sys.stderr)
 
         async def main() -> tuple[int, int]:
@@ -168,6 +171,8 @@ def measure(
         sampler.join()
         used = None if cpu is None else cpu() - before - sampler.cpu
     assert len(done) == len(jobs_list), (len(done), len(jobs_list))
+    # A bot that cannot start is played by the default policy, far cheaper than a bot.
+    assert not warnings, f"the league warned: {warnings[0]}"
     rules: Rules = config.rules
     return {
         "bots": bots,

@@ -213,7 +213,7 @@ def main() -> None:
         f"{'x first':>8} {'starts/match':>13} {'most/table':>11} {'bots RSS MiB':>13} "
         f"{'load':>11}"
     )
-    floor: float | None = None
+    cpus: dict[int, list[float]] = {size: [] for size in sizes}
     for run in range(args.runs):
         order = sizes if run % 2 == 0 else sizes[::-1]
         for size in order:
@@ -227,8 +227,9 @@ def main() -> None:
                 continue
             r = json.loads(child.stdout.strip().splitlines()[-1])
             cpu = r["cpu_per_match"]
-            if size == min(sizes) and cpu is not None and floor is None:
-                floor = cpu
+            if cpu is not None:
+                cpus[size].append(cpu)
+            floor = cpus[min(sizes)][-1] if cpus[min(sizes)] else None
             ratio = "n/a" if cpu is None or floor is None else f"{cpu / floor:.2f}"
             print(
                 f"{size:>5} {r['matches']:>8} {r['seconds']:>7.1f} "
@@ -239,7 +240,14 @@ def main() -> None:
                 f"{r['load_before']:>5.1f}-{r['load_after']:<5.1f}",
                 flush=True,
             )
-    print(f"goal: CPU per match at the largest league within {GOAL}x of the smallest")
+    smallest, largest = cpus[min(sizes)], cpus[max(sizes)]
+    if smallest and largest:
+        pairs = zip(smallest, largest, strict=False)
+        ratios = ", ".join(f"{big / small:.2f}" for small, big in pairs)
+        print(
+            f"CPU per match, {max(sizes)} bots / {min(sizes)} bots, run by run: {ratios} "
+            f"(goal: within {GOAL}x)"
+        )
 
 
 if __name__ == "__main__":

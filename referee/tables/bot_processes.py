@@ -3,8 +3,8 @@
 Fairness asks one thing of reusing a bot process: it never plays two matches
 dealt from the same cards (a duplicate table's seat rotations share a deal,
 and a process that played one has seen every hand at its ``hand_ended``).
-The rest is cost: a process started costs its bot's start-up (tens of
-milliseconds of CPU for a sandboxed Python bot, docs/speed.md), a process
+The rest is cost: a process started costs its bot's start-up (about 75 ms
+of CPU with its end for a sandboxed Python bot, docs/speed.md), a process
 kept costs its bot's memory.  The choice lives here, without processes or
 trio, so that a test can drive it through a whole 64-bot league in
 milliseconds (``tests/pools/test_bot_processes.py``) and the table worker
@@ -27,9 +27,8 @@ The rule:
   ending the oldest would end each process just before its bot's turn
   (64 bots with 32 per table: 3.3 start-ups per match that way, 2.2 this
   way, 0.17 with 64 per table; ``tests/pools/test_bot_processes.py``'s
-  league).  This is the setting that
-  bounds a league's memory (``newmarket league --bot-processes``,
-  docs/leagues.md).
+  league).  This is the setting that bounds a league's memory (``newmarket
+  league --bot-processes``, docs/leagues.md).
 """
 
 from __future__ import annotations
@@ -48,7 +47,7 @@ class Held(Generic[H]):
     bot: int
     handle: H
     dealt: set[int] = dataclasses.field(default_factory=set)  # deal seeds it has played
-    used: int = 0  # the match number when it last played (the least recently used ends first)
+    used: int = 0  # the match number when it last played (which one ends first)
 
 
 class ProcessPlan(Generic[H]):

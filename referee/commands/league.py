@@ -34,6 +34,7 @@ from referee.match.dealkey import DealKey
 from referee.match.failures import first_instance
 from referee.sandbox import LEVELS, Sandbox, SandboxError, resolve, setting_to_env
 from referee.tables.job import TableError
+from referee.tables.local_pool import BOT_PROCESSES
 from referee.text.printing import print_whole
 
 
@@ -137,6 +138,15 @@ LeagueSandbox = Annotated[
         "(default: the file's [sandbox] level, else auto; see docs/hardening.md).",
     ),
 ]
+BotProcesses = Annotated[
+    int,
+    typer.Option(
+        metavar="N",
+        min=1,
+        help="Bot processes each table runs at once, at most: each holds its bot's "
+        "memory; fewer than the bots restarts bots more often (see docs/leagues.md).",
+    ),
+]
 ListenHost = Annotated[
     str | None,
     typer.Option(
@@ -162,6 +172,7 @@ def league_command(
     sandbox_level: LeagueSandbox = None,
     host: ListenHost = None,
     port: ListenPort = None,
+    bot_processes: BotProcesses = BOT_PROCESSES,
     verbose: Verbose = False,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable.
@@ -188,7 +199,7 @@ def league_command(
     setting = setting_to_env(level, config.sandbox_limits)
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     with store:
-        run = play_league(config, store, db_path, workers, cluster, setting)
+        run = play_league(config, store, db_path, workers, cluster, setting, bot_processes)
         try:
             standings = standings_of(store)
         except StoreError as error:
@@ -238,6 +249,7 @@ def play_league(
     workers: int,
     cluster: str | None,
     sandbox: str,
+    bot_processes: int = BOT_PROCESSES,
 ) -> LeagueRun:
     """Run the league with a progress bar; the referee's own failure exits (2 or 1)."""
     reporter = RichReporter()
@@ -251,6 +263,7 @@ def play_league(
                 logs=config.log_dir(db_path),
                 cluster=cluster,
                 sandbox=sandbox,
+                bot_processes=bot_processes,
             )
         )
     except (OSError, TableError, StoreError, BaseExceptionGroup) as error:

@@ -41,7 +41,7 @@ from referee.match.dealkey import DealKey
 from referee.match.key import MatchKey
 from referee.match.result import FaultRecord, MatchResult, SeatResult
 from referee.tables.job import MatchPool, TableError, TableJob
-from referee.tables.local_pool import open_pool
+from referee.tables.local_pool import BOT_PROCESSES, open_pool
 from referee.tables.worker import is_could_not_start, one_line
 
 
@@ -182,6 +182,7 @@ async def run_league(
     handle_signals: bool = True,
     cluster: str | None = None,
     sandbox: str = "",
+    bot_processes: int = BOT_PROCESSES,
 ) -> LeagueRun:
     """Play what is left of the league; returns when it is complete or stopped.
 
@@ -190,6 +191,8 @@ async def run_league(
     on a Dask cluster instead of ``jobs`` local table workers.  ``sandbox`` is
     the sandbox setting (``referee.sandbox.setting_to_env``'s text) every table
     resolves where its bots run; empty, the default level and limits.
+    ``bot_processes`` bounds the bot processes each local table runs at once
+    (``referee.tables.local_pool.BOT_PROCESSES``).
     """
     started = time.monotonic()
     total: int | None = None
@@ -201,7 +204,7 @@ async def run_league(
                 # In the outer nursery: signals that come during the clean-up are still caught.
                 outer.start_soon(_watch_signals, league_scope, stop_requested)
             async with _league_pool(
-                config, jobs, recorder, logs, reporter.note, cluster, sandbox
+                config, jobs, recorder, logs, reporter.note, cluster, sandbox, bot_processes
             ) as pool:
                 if config.format == "bankroll":
                     await _play_bankroll(config, store, pool, reporter, recorder.abandoned)
@@ -425,6 +428,7 @@ def _league_pool(
     note: Callable[[str], None],
     cluster: str | None,
     sandbox: str,
+    bot_processes: int = BOT_PROCESSES,
 ) -> contextlib.AbstractAsyncContextManager[MatchPool]:
     """Table workers, a cluster, or (with remote bots) tables played in this process."""
     warn = recorder.startup.warn
@@ -457,4 +461,5 @@ def _league_pool(
         cluster,
         recorder.give_up,
         sandbox,
+        bot_processes,
     )

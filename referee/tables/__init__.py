@@ -8,6 +8,7 @@ match outwards:
 * ``job``: the job, ``TableError`` and ``WorkerDied``, ``MATCH_ATTEMPTS``.
 * ``messages``: the typed pipe between a pool and a table worker.
 * ``worker``: the table worker process, which keeps its bots' sessions.
+* ``bot_processes``: which of them plays a seat, and which idle ones end (pure).
 * ``process``: the pool's side of one worker, and the one command that starts it.
 * ``local_pool``: ``--jobs N`` table workers on this machine.
 * ``dask_pool``: the tables as Dask tasks (``--cluster``), imported only then.

@@ -44,6 +44,32 @@ with two workers whose results this one process records in turn.
 """
 
 
+BOT_PROCESSES = 64
+"""The most bot processes a table worker runs at once, by default (``--bot-processes``).
+
+With one per bot a worker never starts a process again for want of room
+(``referee.tables.bot_processes``), so leagues up to 64 bots start about one
+process per bot and seat rotation.  Each costs its bot's memory (a bundled
+Python bot under the ``auto`` sandbox: about 16 MB resident, 11 MB of it its
+own; docs/leagues.md), so a table's bots hold at most about 1 GB.
+"""
+
+
+def processes_per_bot(jobs: Sequence[TableJob]) -> int:
+    """The processes per bot a worker playing one seat rotation at a time can use, at most.
+
+    One, unless one rotation deals the same cards to a bot at several tables (a
+    gauntlet's field bot meets every candidate with the same deal): then as many
+    as the most such tables, since no process may play a deal twice.
+    """
+    seen: collections.Counter[tuple[int, int, int]] = collections.Counter()
+    for job in jobs:
+        key = job.key
+        for bot in key.bots:
+            seen[(bot, key.rotation, key.deal_seed)] += 1
+    return max(seen.values(), default=1)
+
+
 class _Waiting:
     """The matches not yet handed out, each worker taking its own seat rotations first.
 
@@ -89,8 +115,11 @@ class TablePool:
         warn: Callable[[str], None],
         on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
         sandbox: str = "",
+        bot_processes: int = BOT_PROCESSES,
     ) -> None:
         self.bots = list(bots)
+        self.bot_processes = bot_processes  # per table worker
+        self.per_bot = 1  # sized by the schedule when it comes (``play``)
         self.sandbox = sandbox  # the setting each worker resolves (``Setup.sandbox``)
         self.control = control
         self.jobs = max(1, jobs)
@@ -100,6 +129,7 @@ class TablePool:
         self.warn = warn
         self.workers: list[WorkerProcess] = []
         self.started = 0  # workers ever started: each one's number, for its bots' stderr files
+        self.ended_bot_starts = 0  # bot processes started by workers since replaced
 
     async def _start_worker(self, slot: int) -> WorkerProcess:
         self.started += 1
@@ -109,6 +139,8 @@ class TablePool:
             self.started,
             self.bots,
             self.sandbox,
+            bot_processes=self.bot_processes,
+            per_bot=self.per_bot,
         )
         return await WorkerProcess.launch(
             setup, self.warn, lambda process: self._pin(process, slot)
@@ -134,6 +166,16 @@ class TablePool:
         with contextlib.suppress(OSError):  # it may have ended already: its first match says so
             os.sched_setaffinity(process.pid, {cores[slot % len(cores)]})
 
+    @property
+    def bot_starts(self) -> int:
+        """Bot processes its table workers have started, as of their last results."""
+        return self.ended_bot_starts + sum(worker.bot_starts for worker in self.workers)
+
+    @property
+    def most_bots(self) -> int:
+        """The most bot processes one of its table workers has run at once."""
+        return max((worker.most_bots for worker in self.workers), default=0)
+
     async def _start_workers(self, count: int) -> None:
         while len(self.workers) < min(count, self.jobs):
             self.workers.append(await self._start_worker(len(self.workers)))
@@ -143,6 +185,7 @@ class TablePool:
             return
         if self.logs is not None:
             private_dir(self.logs)
+        self.per_bot = max(self.per_bot, processes_per_bot(jobs))
         await self._start_workers(len(jobs))
         waiting = _Waiting(jobs, min(len(jobs), len(self.workers)))
         async with trio.open_nursery() as nursery:
@@ -196,6 +239,7 @@ class TablePool:
         """A fresh worker for ``slot`` with ``sent`` sent again; the head's attempt counted."""
         while True:
             await self.workers[slot].close()
+            self.ended_bot_starts += self.workers[slot].bot_starts
             self.workers[slot] = await self._start_worker(slot)
             if sent:
                 head = sent[0]
@@ -236,11 +280,13 @@ async def open_pool(
     cluster: str | None = None,
     on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
     sandbox: str = "",
+    bot_processes: int = BOT_PROCESSES,
 ) -> AsyncIterator[MatchPool]:
     """A pool of table workers; leaving it ends every worker and bot process it started.
 
     ``sandbox`` is the sandbox setting (``referee.sandbox.setting_to_env``'s text) each
     table worker resolves where its bots run; empty, the default level and limits.
+    ``bot_processes`` bounds the bot processes each table runs at once (``BOT_PROCESSES``).
 
     With ``cluster`` the tables are Dask tasks (``referee.tables.dask_pool``),
     imported only then: Dask is slow to import and a local league needs none of it.
@@ -257,7 +303,9 @@ async def open_pool(
             await pool.aclose()
             raise
     else:
-        pool = TablePool(bots, control, jobs, on_result, logs, warn, on_give_up, sandbox)
+        pool = TablePool(
+            bots, control, jobs, on_result, logs, warn, on_give_up, sandbox, bot_processes
+        )
     try:
         yield pool
     finally:

@@ -10,7 +10,8 @@ wrong; nothing else escapes the reader, however deep or strange the line
                              "number": N, "bots": [...], "sandbox": "...", ...}
                      Play   {"type": "play", "key": {...}, "rules": {...},
                              "bots": {"INDEX": spec} | null, "keep": [INDEX, ...] | null}
-    worker -> pool   Result {"type": "result", "result": {...}}   (MatchResult.to_json)
+    worker -> pool   Result {"type": "result", "result": {...},   (MatchResult.to_json)
+                             "bot_starts": N, "most_bots": N}
                      Warn   {"type": "warn", "text": "..."}
                      Failed {"type": "error", "text": "..."}      (then it exits)
 
@@ -51,6 +52,9 @@ class Setup(_Message, frozen=True, tag="setup"):
     here; each ``Play`` then names the bots at its table.  ``niceness`` is taken
     by the worker and its bots, ``stderr_cap`` bounds each bot's stderr kept per
     match, and ``stderr_files`` false keeps no whole-session stderr files.
+    ``bot_processes`` bounds the bot processes the worker runs at once and
+    ``per_bot`` those of one bot (0: the worker's default,
+    ``referee.tables.worker.IDLE_PER_SEAT``; ``referee.tables.bot_processes``).
     """
 
     time_control: TimeControl
@@ -61,6 +65,8 @@ class Setup(_Message, frozen=True, tag="setup"):
     niceness: int = 0
     stderr_cap: int = DEFAULT_STDERR_CAP_BYTES
     stderr_files: bool = True
+    bot_processes: int = 0
+    per_bot: int = 0
 
 
 class Play(_Message, frozen=True, tag="play"):
@@ -77,7 +83,11 @@ class Play(_Message, frozen=True, tag="play"):
 
 
 class Result(_Message, frozen=True, tag="result"):
+    """A match's result, and the worker's bot processes so far: started, and most at once."""
+
     result: dict[str, Any]  # result_json(result); result_from_json checks it
+    bot_starts: int = 0
+    most_bots: int = 0
 
 
 class Warn(_Message, frozen=True, tag="warn"):

@@ -60,6 +60,8 @@ class WorkerProcess:
         assert process.stdin is not None and process.stdout is not None
         self.stdin = process.stdin
         self.lines = MessageReader(process.stdout, decode_from_worker)
+        self.bot_starts = 0  # bot processes it has started, as of its last result
+        self.most_bots = 0  # the most it has run at once
 
     @classmethod
     async def launch(
@@ -109,6 +111,7 @@ class WorkerProcess:
                 raise WorkerDied(f"its table worker ended ({await self._exit()})")
             result = result_or_warning(message, self.warn)
             if result is not None:
+                self.bot_starts, self.most_bots = result.bot_starts, result.most_bots
                 return result_from(result)
 
     async def _exit(self) -> str:

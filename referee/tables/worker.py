@@ -13,11 +13,12 @@ matches (the protocol's lifecycle), with one exception that fairness
 demands: a process never plays the same deal twice.  In a duplicate league
 the seat rotations of a table share one deal seed, and a process that played
 rotation 0 has seen every hand at its ``hand_ended``; in rotation 1 it would
-know what everyone holds.  So each bot has a small pool of processes, and a
-match takes one that has not played its deal seed, or starts a fresh one
-(under the sandbox with a fresh scratch directory).  Plain deals (a seed per
-match) reuse one process per bot, as before; a duplicate league starts about
-one process per bot and seat rotation instead of one per match.
+know what everyone holds.  So a match takes, for each bot, a process that has
+not played its deal seed, or starts a fresh one (under the sandbox with a
+fresh scratch directory); which one, and which idle ones end to bound the
+memory, is ``referee.tables.bot_processes``'s rule.  Plain deals (a seed per
+match) reuse one process per bot; a duplicate league starts about one process
+per bot and seat rotation.
 
 A session lives in its own small task (``_Keeper``), because trio closes
 nurseries and cancel scopes in the order they were opened, and a crashed bot
@@ -58,6 +59,7 @@ from referee.match.key import MatchKey
 from referee.match.referee import play_match
 from referee.match.result import MatchResult, result_json
 from referee.sandbox import Sandbox, SandboxError, resolve, setting_from_env
+from referee.tables.bot_processes import Held, ProcessPlan
 from referee.tables.messages import (
     Failed,
     FromWorker,
@@ -144,34 +146,35 @@ class _Keeper:
         await self.closed.wait()
 
 
-@dataclasses.dataclass(eq=False)
-class _Process:
-    """One running bot process of a table worker, and the deals it has played."""
+@dataclasses.dataclass(frozen=True, eq=False)
+class _Running:
+    """One running bot process of a table worker: its keeper task and its session."""
 
     keeper: _Keeper
     session: BotSession
-    dealt: set[int] = dataclasses.field(default_factory=set)  # deal seeds it has played
-    used: int = 0  # the worker's match number when it last played (the oldest idle goes first)
 
+
+_Process = Held[_Running]
 
 IDLE_PER_SEAT = 2
-"""Idle bot processes a worker keeps, per seat of its table, for later deals.
+"""Idle bot processes a worker keeps, per seat of its table, unless its pool sets a bound.
 
-A process that has played a deal may still play any other: in a duplicate
-league a bot's process of rotation 0 of one table can play rotation 0 of the
-next.  Keeping a few idle processes (the most recently used) saves most
-start-ups of a duplicate league for the memory of ``IDLE_PER_SEAT`` extra
-processes per seat.
+The bound of a table worker whose pool says nothing of it (the competition
+server's tables, a Dask worker's): ``IDLE_PER_SEAT`` idle processes per seat
+besides the seats' own.  A league's pool sets its own (``Setup.bot_processes``
+and ``Setup.per_bot``, ``referee.tables.local_pool``).
 """
 
 
 class TableSessions:
     """One table's worth of bot processes, reused match after match, never for a deal twice.
 
-    Each bot has a small pool of processes.  A match takes, for each bot, a
-    live process that has not played its deal seed, and starts one only if
-    there is none; idle processes beyond ``IDLE_PER_SEAT`` per seat are shut
-    down in the background, the least recently used first.
+    Which process plays a seat, and which idle ones end, is ``ProcessPlan``'s
+    rule (``referee.tables.bot_processes``): a live process of the bot that has
+    not played the deal, else a new one, after the idle ones the bounds leave
+    no room for have ended.  ``limit`` bounds the processes running at once
+    (None: ``IDLE_PER_SEAT`` idle per seat besides the table's), ``per_bot``
+    those of one bot (None: no bound).
     """
 
     def __init__(
@@ -185,6 +188,8 @@ class TableSessions:
         sandbox: Sandbox | None = None,
         stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
         stderr_files: bool = True,
+        limit: int | None = None,
+        per_bot: int | None = None,
     ) -> None:
         self.sandbox = sandbox
         self.stderr_cap = stderr_cap
@@ -195,11 +200,12 @@ class TableSessions:
         self.logs = logs
         self.number = number
         self.warn = warn
-        self.processes: dict[int, list[_Process]] = {}
+        self.limit = limit
+        self.plan: ProcessPlan[_Running] = ProcessPlan(limit, per_bot)
         self.failed_starts: dict[int, int] = {}
         self.matches = 0
         self.started = 0  # bot processes started, in all
-        self.fresh_starts = 0  # of which only because every live one had played the deal
+        self.most = 0  # the most bot processes running at once
 
     @classmethod
     def for_setup(
@@ -216,23 +222,34 @@ class TableSessions:
             sandbox,
             setup.stderr_cap or DEFAULT_STDERR_CAP_BYTES,
             setup.stderr_files,
+            setup.bot_processes or None,
+            setup.per_bot or None,
         )
 
-    async def _process(self, bot: int, seed: int | None, log_path: Path | None = None) -> _Process:
-        pool = self.processes.setdefault(bot, [])
-        for process in list(pool):
-            session = process.session
-            if session.alive:
-                if seed is None or seed not in process.dealt:
-                    return process
+    def _gave_up(self, bot: int, process: _Process) -> bool:
+        """Whether ``process`` is a start-up that failed once too often: the policy plays for it."""
+        handshaken = process.handle.session.handshaken
+        return self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS and not handshaken
+
+    async def _drop_dead(self, bot: int) -> _Process | None:
+        """Forget (and close) the dead processes of ``bot``; the one kept if it cannot start.
+
+        A dead process is started afresh for the bot's next match, unless the bot
+        could not start too often: then it stays, and the default policy plays for
+        it in every match.
+        """
+        given_up = None
+        for process in list(self.plan.held.get(bot, [])):
+            if process.handle.session.alive:
                 continue
-            gave_up = self.failed_starts.get(bot, 0) >= STARTUP_ATTEMPTS and not session.handshaken
-            if gave_up:
-                return process  # it cannot start: the default policy plays for it
-            pool.remove(process)
-            await process.keeper.close()  # dead: start it afresh for this match
-        if pool:
-            self.fresh_starts += 1
+            if self._gave_up(bot, process):
+                given_up = given_up or process
+                continue
+            self.plan.forget(process)
+            await process.handle.keeper.close()
+        return given_up
+
+    async def _start(self, bot: int, log_path: Path | None = None) -> _Process:
         keeper = _Keeper()
         spec = self.bots[bot]
         stderr = None
@@ -243,8 +260,8 @@ class TableSessions:
             keeper.run, spec, self.control, stderr, self.sandbox, self.stderr_cap
         )
         self.started += 1
-        process = _Process(keeper, started)
-        pool.append(process)
+        process = self.plan.add(bot, _Running(keeper, started))
+        self.most = max(self.most, len(self.plan))
         if not started.handshaken:
             self.failed_starts[bot] = self.failed_starts.get(bot, 0) + 1
             death = started.death
@@ -254,13 +271,17 @@ class TableSessions:
 
     async def session(self, bot: int, seed: int | None = None) -> BotSession:
         """A live session of ``bot`` that has not played deal ``seed`` (None: any deal)."""
-        return (await self._process(bot, seed)).session
+        process = await self._drop_dead(bot) or self.plan.reusable(bot, seed)
+        if process is None:
+            await self._end(self.plan.to_end([bot], []))
+            process = await self._start(bot)
+        return process.handle.session
 
     @property
     def sessions(self) -> dict[int, tuple[_Keeper, BotSession]]:
         """Every process's keeper and session (for a caller that closes them all)."""
-        every = [process for pool in self.processes.values() for process in pool]
-        return {index: (p.keeper, p.session) for index, p in enumerate(every)}
+        every = self.plan.every()
+        return {index: (p.handle.keeper, p.handle.session) for index, p in enumerate(every)}
 
     def learn(self, specs: dict[int, BotSpec]) -> None:
         """Bots of a growing roster (by index): new ones, or ones started anew."""
@@ -271,44 +292,43 @@ class TableSessions:
 
     async def retire(self, keep: set[int]) -> None:
         """End every process of the bots not in ``keep`` (a roster's superseded versions)."""
-        for bot in [bot for bot in self.processes if bot not in keep]:
-            for process in self.processes.pop(bot):
-                await process.keeper.close()
+        for bot in [bot for bot in self.plan.held if bot not in keep]:
+            for process in list(self.plan.held[bot]):
+                self.plan.forget(process)
+                await process.handle.keeper.close()
 
-    def _end_idle(self, playing: list[_Process], keep: int) -> None:
-        """Shut down (in the background) all but the ``keep`` most recently used idle ones."""
-        idle = [
-            process
-            for pool in self.processes.values()
-            for process in pool
-            if process.session.alive and process not in playing
-        ]
-        idle.sort(key=lambda process: process.used, reverse=True)
-        for process in idle[keep:]:
-            for pool in self.processes.values():
-                if process in pool:
-                    pool.remove(process)
-            process.keeper.close_requested.set()
+    @staticmethod
+    async def _end(processes: list[_Process]) -> None:
+        """End ``processes`` (idle ones the plan let go) all at once, before others start."""
+        if processes:
+            async with trio.open_nursery() as ending:
+                for process in processes:
+                    ending.start_soon(process.handle.keeper.close)
 
     async def play(self, key: MatchKey, rules: Rules) -> MatchResult:
         self.matches += 1
-        chosen: list[_Process | None] = [None] * len(key.bots)
         # Its stderr record has all a bot that cannot start wrote, which a warning cuts.
         log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
+        given: dict[int, _Process] = {}
+        for seat, bot in enumerate(key.bots):
+            if (kept := await self._drop_dead(bot)) is not None:
+                given[seat] = kept
+        if self.limit is None:  # the default bound: IDLE_PER_SEAT idle per seat, and the seats
+            self.plan.limit = (IDLE_PER_SEAT + 1) * len(key.bots)
+        chosen, ending = self.plan.seat(key.bots, key.deal_seed, given)
+        await self._end(ending)
+        starting = [seat for seat, process in enumerate(chosen) if process is None]
 
-        async def get(seat: int, bot: int) -> None:
-            chosen[seat] = await self._process(bot, key.deal_seed, log_path)
+        async def start(seat: int) -> None:
+            chosen[seat] = await self._start(key.bots[seat], log_path)
 
-        async with trio.open_nursery() as starting:  # start-ups are paid in parallel
-            for seat, bot in enumerate(key.bots):
-                starting.start_soon(get, seat, bot)
+        async with trio.open_nursery() as starting_all:  # start-ups are paid in parallel
+            for seat in starting:
+                starting_all.start_soon(start, seat)
         playing = [process for process in chosen if process is not None]
-        for process in playing:
-            process.dealt.add(key.deal_seed)
-            process.used = self.matches
-        self._end_idle(playing, IDLE_PER_SEAT * len(key.bots))
+        self.plan.played(playing, key.deal_seed)
         return await play_match(
-            [process.session for process in playing],
+            [process.handle.session for process in playing],
             rules,
             key.deal_seed,  # the derived seed: this process never sees the league's key
             time_control=self.control,
@@ -406,7 +426,7 @@ async def _play_all(
         for text in warnings:
             await send(Warn(text))
         warnings.clear()
-        await send(Result(result_json(result)))
+        await send(Result(result_json(result), table.started, table.most))
     return []
 
 

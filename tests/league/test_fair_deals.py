@@ -3,7 +3,11 @@
 * A legal bot that remembers every hand it saw (``remembers_deals``) never
   meets a deal twice in a duplicate league: each rotation of a table's deal is
   played by fresh processes.  The control test shows the same bot does notice
-  when one process plays two rotations, so the league test can fail.
+  when one process plays two rotations, so the league test can fail.  A
+  bot's process goes on to the other tables' deals, and a table held to
+  fewer processes (``--bot-processes``) restarts bots instead of repeating
+  a deal.  (The same rule through whole 32- and 64-bot leagues, in-process:
+  ``tests/pools/test_bot_processes.py``.)
 * A table worker SIGKILLed in the middle of a match: the match is played
   again on a fresh worker, and after ``MATCH_ATTEMPTS`` deaths it is left
   unplayed with one line naming it while the league goes on and finishes.
@@ -26,6 +30,7 @@ from referee.league.league_file import LeagueConfig, parse_config
 from referee.league.runner import LeagueRun, SilentReporter, run_league
 from referee.match.referee import play_match
 from referee.tables.job import MATCH_ATTEMPTS
+from referee.tables.local_pool import BOT_PROCESSES
 from referee.transport.session import open_bots
 from referee.transport.timecontrol import TimeControl
 
@@ -68,7 +73,11 @@ startup_time = 60.0
 
 
 async def play(
-    tmp_path: Path, config: LeagueConfig, jobs: int, cluster: str | None = None
+    tmp_path: Path,
+    config: LeagueConfig,
+    jobs: int,
+    cluster: str | None = None,
+    bot_processes: int = BOT_PROCESSES,
 ) -> tuple[LeagueRun, SilentReporter, int]:
     reporter = SilentReporter()
     with LeagueStore.for_league(tmp_path / "fair.db", config) as store:
@@ -80,6 +89,7 @@ async def play(
             logs=tmp_path / "logs",
             handle_signals=False,
             cluster=cluster,
+            bot_processes=bot_processes,
         )
         return run, reporter, store.count()
 
@@ -129,6 +139,19 @@ async def test_a_process_that_played_one_deal_goes_on_to_other_deals(tmp_path: P
     # out every table's rotation 0 first, and a bot's process of rotation 0 of one
     # deal plays rotation 0 of the next.
     assert lines.count("started") == 4 * 3
+
+
+async def test_a_table_held_to_its_seats_restarts_bots_and_still_never_repeats_a_deal(
+    tmp_path: Path,
+) -> None:
+    # --bot-processes 3 at tables of 3: every idle process ends before another starts.
+    config = league_config(tmp_path, duplicate=True, bots=4)
+    run, _, stored = await play(tmp_path, config, 1, bot_processes=3)
+    assert run.done == stored == 12
+    lines = stderr_lines(tmp_path)
+    assert len([line for line in lines if line.startswith("dealt")]) == 12 * 3 * 3
+    assert not [line for line in lines if line.startswith("SEEN BEFORE")]
+    assert lines.count("started") > 4 * 3  # memory held down, paid for in start-ups
 
 
 async def test_plain_deals_keep_reusing_one_process_per_bot(tmp_path: Path) -> None:

@@ -83,8 +83,13 @@ def _calls(program: _Program, calls: dict[str, tuple[int, ...]]) -> None:
     program.op(_JEQ, last, "command", "allow")
 
 
-def lock_filter() -> bytes | None:
-    """The filter for this machine, or None where it has none (not x86_64)."""
+def lock_filter(lock_errno: int = errno.ENOLCK) -> bytes | None:
+    """The filter for this machine, or None where it has none (not x86_64).
+
+    ``lock_errno``: what a lock fails with.  A compiler's filter says ``EOPNOTSUPP``
+    (a file system without locks), which build tools take as a reason to go on
+    unlocked (cargo stops at ``ENOLCK``); the channel stays closed either way.
+    """
     if platform.machine() not in ("x86_64", "AMD64", "amd64"):
         return None
     program = _Program()
@@ -107,7 +112,7 @@ def lock_filter() -> bytes | None:
     program.label("allow")
     program.op(_RET, _ALLOW)
     program.label("lock")
-    program.op(_RET, _ERRNO | errno.ENOLCK)
+    program.op(_RET, _ERRNO | lock_errno)
     program.label("notify")
     program.op(_RET, _ERRNO | errno.ENOSYS)
     return program.assemble()

@@ -83,7 +83,17 @@ __all__ = [
 ]
 
 REMOTE = "remote"  # the runtime of a version that connects from its owner's machine
-RUNTIMES: tuple[str, ...] = ("python3", "node", "java", "c", "binary", REMOTE)
+RUNTIMES: tuple[str, ...] = (
+    "python3",
+    "node",
+    "java",
+    "c",
+    "cpp",
+    "rust",
+    "go",
+    "binary",
+    REMOTE,
+)
 UPLOADED: tuple[str, ...] = RUNTIMES[:-1]  # the default: every runtime that is an upload
 KIB = 1024
 

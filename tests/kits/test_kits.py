@@ -1,0 +1,59 @@
+"""Each starter kit of ``bots/kits/`` builds as its README says and passes ``newmarket check``.
+
+Built once per session (``kits`` below), without optimisation; a kit whose
+toolchain is missing here is skipped with the reason.  The TypeScript kit's
+shipped ``.js`` must be what ``tsc`` makes of its ``.ts`` (checked where Debian's
+``node-typescript`` is installed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.clirun import newmarket
+from tests.kits.kits import BY_LANGUAGE, KIT_LIST, KITS, Kit, build_kit
+
+
+@pytest.mark.parametrize("kit", KIT_LIST, ids=lambda kit: kit.language)
+def test_each_kit_passes_newmarket_check(kit: Kit, tmp_path: Path) -> None:
+    why = kit.missing()
+    if why is not None:
+        pytest.skip(f"the {kit.language} kit cannot be built: {why}")
+    directory, command = build_kit(kit, tmp_path)
+    code, out, err = newmarket("check", "--dir", str(directory), "--", *command)
+    assert code == 0, out[-3000:] + err
+    assert "PASS:" in out and "0 faults" in out
+    # The tutorial bot's own name, so the check played the kit and not something else.
+    assert f"my-{kit.directory.replace('typescript', 'ts')}-bot" in out
+
+
+def test_every_kit_has_a_readme_line_and_no_build_output_in_the_tree() -> None:
+    readme = (KITS / "README.md").read_text()
+    for kit in KIT_LIST:
+        assert f"[{kit.directory}/]({kit.directory}/)" in readme, kit.language
+        for name in kit.uploaded:
+            assert (kit.path / name).is_file(), f"{kit.directory}/{name}"
+    assert not (BY_LANGUAGE["Rust"].path / "target").exists()
+
+
+def test_the_typescript_kits_javascript_is_what_tsc_makes_of_it(tmp_path: Path) -> None:
+    if shutil.which("tsc") is None:
+        pytest.skip("no tsc on this machine (Debian: apt-get install node-typescript)")
+    kit = BY_LANGUAGE["TypeScript"]
+    work = tmp_path / "ts"
+    shutil.copytree(kit.path, work)
+    for made in ("main.js", "protocol.js"):
+        (work / made).unlink()
+    subprocess.run(
+        ["tsc", "-p", "."], cwd=work, check=True, capture_output=True, timeout=300,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    for made in ("main.js", "protocol.js"):
+        assert (work / made).read_text() == (kit.path / made).read_text(), (
+            f"bots/kits/typescript/{made} is not tsc's output of its .ts: run tsc -p . there"
+        )

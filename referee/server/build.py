@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import functools
 import os
 import shutil
@@ -204,21 +203,20 @@ async def compile_in_sandbox(
 
 
 def compiler_sandbox(sandbox: Sandbox) -> Sandbox:
-    """``sandbox`` with its lock filter saying "not supported" instead of "no locks"
-    (``referee.sandbox.seccomp.lock_filter``): cargo locks its caches and gives up on
-    ``ENOLCK``, but builds on a file system without locks."""
+    """``sandbox`` with a compiler's filter: locks allowed, notification still refused
+    (``referee.sandbox.seccomp.lock_filter``).  go locks go.mod and cargo its caches, and
+    both stop when a lock fails."""
     isolation = sandbox.isolation
     if isolation is None or isolation.seccomp is None:
         return sandbox
-    unsupported = _unsupported_lock_filter()
     return dataclasses.replace(
-        sandbox, isolation=dataclasses.replace(isolation, seccomp=unsupported)
+        sandbox, isolation=dataclasses.replace(isolation, seccomp=_compiler_filter())
     )
 
 
 @functools.cache
-def _unsupported_lock_filter() -> bytes | None:
-    return lock_filter(errno.EOPNOTSUPP)
+def _compiler_filter() -> bytes | None:
+    return lock_filter(locks=False)
 
 
 def _fresh_output_dir(output_dir: Path, *, isolated: bool) -> None:

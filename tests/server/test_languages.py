@@ -1,0 +1,125 @@
+"""The cpp, rust and go runtimes: each builds a starter kit uploaded through the API and plays
+it at a table under the competition's sandbox; and the build is offline.
+
+One test per runtime: the kit's zip goes to ``POST /api/versions`` as a
+participant's script sends it, then admission builds it (the server's own
+command, under the ``auto`` sandbox: isolated where bubblewrap works), runs
+``newmarket check`` and plays the duplicate group a table plays.  A runtime
+whose compiler is missing here is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import httpx
+import pytest
+import trio
+
+from referee.sandbox import Limits, resolve
+from referee.server.admission import admit
+from referee.server.app import build_app
+from referee.server.build import BuildError, build, entry_of
+from referee.server.competition import Competition
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
+from tests.kits.kits import BY_LANGUAGE, Kit
+
+RUNTIMES = {"cpp": BY_LANGUAGE["C++"], "rust": BY_LANGUAGE["Rust"], "go": BY_LANGUAGE["Go"]}
+
+
+def test_each_compiled_runtime_has_one_entry_rule() -> None:
+    assert entry_of("cpp", ["main.cpp", "protocol.hpp"]) == "bot"
+    assert entry_of("cpp", ["bot.cc"]) == "bot"
+    assert entry_of("rust", ["Cargo.toml", "src/main.rs"]) == "Cargo.toml"
+    assert entry_of("rust", ["bot.rs"]) == "bot.rs"
+    assert entry_of("rust", ["main.rs", "cards.rs"]) == "main.rs"
+    assert entry_of("go", ["go.mod", "main.go"]) == "go.mod"
+    assert entry_of("go", ["main.go", "cards.go"]) == "bot"
+    with pytest.raises(BuildError, match=r"runtime cpp: .*no \.cpp"):
+        entry_of("cpp", ["main.c", "bot.h"])
+    with pytest.raises(BuildError, match=r"needs Cargo\.toml or main\.rs"):
+        entry_of("rust", ["lib.rs", "cards.rs"])
+    with pytest.raises(BuildError, match=r"must end in \.go"):
+        entry_of("go", ["main.py"])
+
+
+async def test_a_go_module_that_needs_the_network_is_refused_offline(tmp_path: Path) -> None:
+    if shutil.which("go") is None:
+        pytest.skip("no go on this machine (make test installs golang-go)")
+    (tmp_path / "go.mod").write_text("module bot\n\ngo 1.19\n\nrequire example.com/cards v1.0.0\n")
+    # go.sum lists it (as `go mod tidy` would on the participant's machine): go wants it.
+    digest = "h1:" + "A" * 43 + "="
+    (tmp_path / "go.sum").write_text(
+        f"example.com/cards v1.0.0 {digest}\nexample.com/cards v1.0.0/go.mod {digest}\n"
+    )
+    (tmp_path / "main.go").write_text(
+        'package main\n\nimport "example.com/cards"\n\nfunc main() { cards.Deal() }\n'
+    )
+    tmp_path.chmod(0o755)  # (pytest makes it 0700: an isolated compiler's own uid needs in)
+    sandbox = resolve("auto", Limits(memory_bytes=1024 << 20, processes=64))
+    with pytest.raises(BuildError) as caught:
+        await build("go", tmp_path, ["go.mod", "go.sum", "main.go"], "offline", sandbox, 120)
+    assert "compilation failed" in str(caught.value)
+    # The module proxy was never asked: GOPROXY=off, and the compiler says so.
+    assert "GOPROXY=off" in caught.value.transcript or "module lookup disabled" in (
+        caught.value.transcript
+    )
+
+
+def _competition(tmp_path: Path) -> Competition:
+    path = tmp_path / "cup.toml"
+    path.write_text(
+        '[competition]\nname = "Cup"\nhouse_bots = ["random", "lowest"]\n'
+        "[tables]\nplayers = 3\nhand_limit = 3\n"
+        "[time_control]\nmove_time = 10.0\nstartup_time = 30.0\n"
+        "[sandbox]\ncompile_seconds = 300\n"
+    )
+    config = load_config(path)
+    competition = Competition(config, CompetitionStore.open(config.database))
+    competition.ensure_house_bots(config.house_bots)
+    return competition
+
+
+async def _upload(competition: Competition, token: str, kit: Kit, runtime: str) -> int:
+    transport = httpx.ASGITransport(app=build_app(competition))
+    async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+        answer = await client.post(
+            "/api/versions",
+            headers={"Authorization": f"Bearer {token}"},
+            data={"runtime": runtime},
+            files={"bot": (f"{kit.directory}.zip", kit.archive())},
+        )
+    assert answer.status_code == 201, answer.text
+    return int(answer.json()["id"])
+
+
+@pytest.mark.parametrize("runtime", sorted(RUNTIMES))
+async def test_each_runtime_builds_its_kit_and_plays_it_at_a_table(
+    runtime: str, tmp_path: Path
+) -> None:
+    kit = RUNTIMES[runtime]
+    why = kit.missing()
+    if why is not None:
+        pytest.skip(f"runtime {runtime} cannot build here: {why}")
+    competition = _competition(tmp_path)
+    store = competition.store
+    try:
+        _participant, token = store.add_participant("ada")
+        version_id = await _upload(competition, token, kit, runtime)
+        version = store.version(version_id)
+        assert version is not None and version.runtime == runtime
+        with trio.fail_after(600):
+            admitted = await admit(competition.config, store, version)
+        decided = store.version(version_id)
+        assert decided is not None
+        assert admitted, (decided.detail, decided.transcript[-3000:])
+        assert decided.status == "admitted"
+        # The kit's tutorial bot passed newmarket check, built by the server's own command.
+        assert "PASS:" in decided.transcript and f"my-{runtime}-bot" in decided.transcript
+        played = store.check_play(version_id)
+        assert played is not None and len(played) == 3  # the table's seats once each
+        assert all(not match["faults"] for match in played), played
+    finally:
+        store.close()

@@ -10,6 +10,7 @@ whose compiler is missing here is skipped with the reason.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
 from tests.kits.kits import BY_LANGUAGE, Kit
+from tests.server.test_pages import csrf, open_cup
 
 RUNTIMES = {"cpp": BY_LANGUAGE["C++"], "rust": BY_LANGUAGE["Rust"], "go": BY_LANGUAGE["Go"]}
 
@@ -66,6 +68,43 @@ async def test_a_go_module_that_needs_the_network_is_refused_offline(tmp_path: P
     assert "GOPROXY=off" in caught.value.transcript or "module lookup disabled" in (
         caught.value.transcript
     )
+
+
+async def test_a_static_binary_of_a_few_mib_fits_the_default_upload_cap(tmp_path: Path) -> None:
+    # A static Go build of the Go kit is 2.3 MB, a static C++ one 2.2 MB: 1 MiB refused both.
+    (tmp_path / "cup.toml").write_text('[competition]\nname = "x"\nhouse_bots = []\n')
+    config = load_config(tmp_path / "cup.toml")
+    competition = Competition(config, CompetitionStore.open(config.database))
+    try:
+        _participant, token = competition.store.add_participant("ada")
+        transport = httpx.ASGITransport(app=build_app(competition))
+        async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+            answer = await client.post(
+                "/api/versions",
+                headers={"Authorization": f"Bearer {token}"},
+                data={"runtime": "binary"},
+                files={"bot": ("bot", b"\x7fELF" + bytes(3 << 20))},
+            )
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["size"] == 4 + (3 << 20)
+    finally:
+        competition.store.close()
+
+
+async def test_the_upload_page_offers_the_new_runtimes_and_points_to_the_kits(
+    tmp_path: Path,
+) -> None:
+    store, app = open_cup(tmp_path)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://cup"
+    ) as browser:
+        form = await browser.get("/register")
+        await browser.post("/register", data={"name": "zoe", "csrf": csrf(form)})
+        page = (await browser.get("/upload")).text
+    store.close()
+    offered = re.findall(r'<option value="(\w+)">', page)
+    assert {"cpp", "rust", "go", "binary"} <= set(offered)
+    assert "bots/kits/" in page and "build it static" in page
 
 
 def _competition(tmp_path: Path) -> Competition:

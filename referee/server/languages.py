@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import shutil
 import subprocess
 import tomllib
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 OUTPUT = "build"
 WORK = ".work"  # under the output directory (not isolated) or the scratch (isolated)
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx")
 COMPILED = ("cpp", "rust", "go")
+CARGO_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,63}")  # cargo's own rule, and a file name
 
 
 class LanguageError(ValueError):
@@ -177,6 +179,9 @@ def _cargo_program(manifest: Path) -> str:
     else:
         package = data.get("package")
         name = package.get("name") if isinstance(package, dict) else None
-    if not isinstance(name, str) or PurePosixPath(name).name != name or not name:
-        raise LanguageError("runtime rust: Cargo.toml names no [package] name (or one [[bin]])")
+    if not isinstance(name, str) or not CARGO_NAME.fullmatch(name):
+        raise LanguageError(
+            "runtime rust: Cargo.toml names no [package] name (or one [[bin]]) of letters, "
+            "digits, '-' and '_'"
+        )
     return name

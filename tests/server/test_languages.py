@@ -25,6 +25,7 @@ from referee.server.build import BuildError, build, entry_of
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
+from referee.server.languages import LanguageError, recipe
 from tests.kits.kits import BY_LANGUAGE, Kit
 from tests.server.test_pages import csrf, open_cup
 
@@ -45,6 +46,16 @@ def test_each_compiled_runtime_has_one_entry_rule() -> None:
         entry_of("rust", ["lib.rs", "cards.rs"])
     with pytest.raises(BuildError, match=r"must end in \.go"):
         entry_of("go", ["main.py"])
+
+
+def test_a_cargo_program_name_that_is_a_path_is_refused(tmp_path: Path) -> None:
+    for name in ("../../etc/passwd", "..", "a b"):
+        (tmp_path / "Cargo.toml").write_text(f'[package]\nname = "{name}"\nversion = "1.0.0"\n')
+        with pytest.raises(LanguageError, match="names no \\[package\\] name"):
+            recipe("rust", tmp_path, ["Cargo.toml", "src/main.rs"])
+    (tmp_path / "Cargo.toml").write_text("[package\n")
+    with pytest.raises(LanguageError, match=r"Cargo\.toml cannot be read"):
+        recipe("rust", tmp_path, ["Cargo.toml", "src/main.rs"])
 
 
 async def test_a_go_module_that_needs_the_network_is_refused_offline(tmp_path: Path) -> None:

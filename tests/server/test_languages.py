@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import zipfile
 from pathlib import Path
 
 import httpx
@@ -24,8 +26,9 @@ from referee.server.app import build_app
 from referee.server.build import BuildError, build, entry_of
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
-from referee.server.competition_file import load_config
+from referee.server.competition_file import UploadLimits, load_config
 from referee.server.languages import LanguageError, recipe
+from referee.server.unpack import unpack_upload
 from tests.kits.kits import BY_LANGUAGE, Kit
 from tests.server.test_pages import csrf, open_cup
 
@@ -46,6 +49,39 @@ def test_each_compiled_runtime_has_one_entry_rule() -> None:
         entry_of("rust", ["lib.rs", "cards.rs"])
     with pytest.raises(BuildError, match=r"must end in \.go"):
         entry_of("go", ["main.py"])
+
+
+VENDORED = {
+    "Cargo.toml": '[package]\nname = "vbot"\nversion = "0.1.0"\nedition = "2021"\n\n'
+    '[dependencies]\ncards = "0.1"\n',
+    "src/main.rs": 'fn main() { println!("{}", cards::lowest()); }\n',
+    # what `cargo vendor` writes, and the configuration it prints
+    ".cargo/config.toml": '[source.crates-io]\nreplace-with = "vendored-sources"\n\n'
+    '[source.vendored-sources]\ndirectory = "vendor"\n',
+    "vendor/cards/Cargo.toml": '[package]\nname = "cards"\nversion = "0.1.0"\nedition = "2021"\n',
+    "vendor/cards/src/lib.rs": 'pub fn lowest() -> &\'static str { "2C" }\n',
+    "vendor/cards/.cargo-checksum.json": '{"files":{},"package":null}',
+}
+
+
+async def test_a_rust_upload_with_a_vendored_crate_builds_offline(tmp_path: Path) -> None:
+    why = RUNTIMES["rust"].missing()
+    if why is not None:
+        pytest.skip(f"runtime rust cannot build here: {why}")
+    archive = tmp_path / "bot.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for name, text in VENDORED.items():
+            out.writestr(name, text)
+    root = tmp_path / "files"
+    files = unpack_upload(archive, "bot.zip", root, UploadLimits())  # the dot names pass
+    tmp_path.chmod(0o755)  # (pytest makes it 0700: an isolated compiler's own uid needs in)
+    sandbox = resolve("auto", Limits(memory_bytes=1024 << 20, processes=64))
+    built = await build("rust", root, files, "vbot", sandbox, 300)
+    assert built.spec.command == (str(root / "build" / "bot"),)
+    ran = subprocess.run(built.spec.command, capture_output=True, text=True, timeout=60)
+    assert ran.stdout == "2C\n"
+    assert sorted(path.name for path in (root / "build").iterdir()) == ["bot"]  # no caches
+    assert not (root / "Cargo.lock").exists()  # cargo wrote its lock in its own copy
 
 
 def test_a_cargo_program_name_that_is_a_path_is_refused(tmp_path: Path) -> None:

@@ -372,7 +372,8 @@ pub fn run(bot: &mut impl Bot) -> i32 {
                 continue;
             }
         };
-        match message.get("type").as_str() {
+        let kind = message.get("type").as_str().to_string();
+        match kind.as_str() {
             "hello" => {
                 let protocol = message.get("protocol").as_i64();
                 if protocol != PROTOCOL {
@@ -408,7 +409,7 @@ pub fn run(bot: &mut impl Bot) -> i32 {
                     legal: message.get("legal").strings(),
                     hand: message.get("hand").strings(),
                     default: message.get("default").clone(),
-                    message: message.clone(),
+                    message, // moved: a copy cost as much as the parse
                 };
                 let choice = match request.decision.as_str() {
                     "lead" => bot.lead(&request, &state),

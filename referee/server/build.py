@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import platform
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -41,7 +42,7 @@ from referee.sandbox import Sandbox
 from referee.sandbox.isolation import SCRATCH
 from referee.sandbox.seccomp import lock_filter
 from referee.server.competition_file import UploadLimits
-from referee.server.languages import COMPILED, WORK, LanguageError, recipe
+from referee.server.languages import COMPILED, WORK, LanguageError, binary_note, recipe
 from referee.server.languages import entry_of as compiled_entry_of
 from referee.server.quotas import tree_bytes
 from referee.server.unpack import BUILT_NAME, Room, UnpackError, unpack_upload
@@ -122,7 +123,8 @@ async def build(
     if runtime == "binary":
         path = root / entry
         path.chmod(0o755)
-        return Built(BotSpec(name, (str(path),), cwd=root), "")
+        note = binary_note(path, platform.machine())
+        return Built(BotSpec(name, (str(path),), cwd=root), note and note + "\n")
     if runtime == "c":
         sources = sorted(name for name in files if name.endswith(".c"))
         argv = ["cc", "-O2", "-std=gnu11", "-o", f"{OUTPUT}/bot", *sources, "-lm"]

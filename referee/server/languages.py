@@ -23,6 +23,7 @@ import subprocess
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 OUTPUT = "build"
 WORK = ".work"  # under the output directory (not isolated) or the scratch (isolated)
@@ -185,3 +186,48 @@ def _cargo_program(manifest: Path) -> str:
             "digits, '-' and '_'"
         )
     return name
+
+
+ELF_MACHINES = {3: "i386", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
+HOST_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+PT_INTERP = 3  # a program header naming the dynamic loader: the binary is not static
+
+
+def binary_note(path: Path, host_machine: str) -> str:
+    """A line for the owner's transcript when an uploaded binary may not run here, else ''.
+
+    A dynamically linked program needs the server's C library (and every other
+    library) in the versions it was linked against, and a program for another
+    processor does not run at all: both start fine on the participant's machine
+    and fail on the server's with a loader's error the participant never sees.
+    """
+    try:
+        with path.open("rb") as program:
+            head = program.read(64)
+            if head[:4] != b"\x7fELF" or len(head) < 52:
+                return ""  # a script (#!) or not a program: the check will say
+            wide = head[4] == 2
+            order: Literal["little", "big"] = "little" if head[5] == 1 else "big"
+            machine = int.from_bytes(head[18:20], order)
+            if wide:
+                table = int.from_bytes(head[32:40], order)
+                size, count = int.from_bytes(head[54:56], order), int.from_bytes(head[56:58], order)
+            else:
+                table = int.from_bytes(head[28:32], order)
+                size, count = int.from_bytes(head[42:44], order), int.from_bytes(head[44:46], order)
+            program.seek(table)
+            headers = program.read(min(size * count, 1 << 16))
+    except OSError:
+        return ""
+    here = HOST_MACHINES.get(host_machine.lower(), host_machine)
+    built_for = ELF_MACHINES.get(machine, f"machine {machine}")
+    if built_for != here:
+        return f"note: this binary is for {built_for}; the server is {here}: it will not run"
+    for offset in range(0, len(headers) - 3, max(size, 4)):
+        if int.from_bytes(headers[offset : offset + 4], order) == PT_INTERP:
+            return (
+                "note: this binary is dynamically linked: it needs the server's C library "
+                "and other libraries in the versions it was linked against; build it static "
+                "(docs/server.md, Binaries)"
+            )
+    return ""

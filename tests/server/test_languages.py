@@ -10,6 +10,7 @@ whose compiler is missing here is skipped with the reason.
 
 from __future__ import annotations
 
+import platform
 import re
 import shutil
 import subprocess
@@ -152,6 +153,40 @@ async def test_the_upload_page_offers_the_new_runtimes_and_points_to_the_kits(
     offered = re.findall(r'<option value="(\w+)">', page)
     assert {"cpp", "rust", "go", "binary"} <= set(offered)
     assert "bots/kits/" in page and "build it static" in page
+
+
+def _elf(machine: int, kinds: tuple[int, ...]) -> bytes:
+    """A 64-bit little-endian ELF header and one program header of each kind (3: the loader)."""
+    head = b"\x7fELF\x02\x01\x01" + bytes(9)
+    head += (2).to_bytes(2, "little") + machine.to_bytes(2, "little") + bytes(4) + bytes(8)
+    head += (64).to_bytes(8, "little") + bytes(8) + bytes(4) + (64).to_bytes(2, "little")
+    head += (56).to_bytes(2, "little") + len(kinds).to_bytes(2, "little") + bytes(6)
+    assert len(head) == 64
+    return head + b"".join(kind.to_bytes(4, "little") + bytes(52) for kind in kinds)
+
+
+@pytest.mark.parametrize(
+    ("program", "said"),
+    [
+        (_elf(62, (1, 3, 1)), "dynamically linked"),  # x86-64 with a loader: dynamic
+        (_elf(183, (1,)), "this binary is for aarch64"),
+        (_elf(62, (1, 1)), ""),  # static: nothing to say
+        (b"#!/bin/sh\nexit 0\n", ""),
+    ],
+)
+async def test_a_binary_that_will_not_run_on_the_server_is_said_so_in_its_transcript(
+    tmp_path: Path, program: bytes, said: str
+) -> None:
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("the binaries here are described as x86-64's neighbours")
+    (tmp_path / "bot").write_bytes(program)
+    built = await build("binary", tmp_path, ["bot"], "bin", resolve("basic"), 10)
+    if said:
+        assert (said in built.transcript and "build it static" in built.transcript) or (
+            "will not run" in built.transcript
+        )
+    else:
+        assert built.transcript == ""
 
 
 def _competition(tmp_path: Path) -> Competition:

@@ -37,6 +37,12 @@ def test_each_kit_passes_newmarket_check(kit: Kit, tmp_path: Path) -> None:
     assert f"my-{kit.directory.replace('typescript', 'ts')}-bot" in out
 
 
+def test_check_dir_names_a_directory_that_is_not_there_in_one_line(tmp_path: Path) -> None:
+    code, _out, err = newmarket("check", "--dir", str(tmp_path / "gone"), "--", "./bot")
+    assert code == 2
+    assert err.strip() == f"error: --dir: {tmp_path / 'gone'} is not a directory"
+
+
 def test_every_kit_has_a_readme_line_and_no_build_output_in_the_tree() -> None:
     readme = (KITS / "README.md").read_text()
     for kit in KIT_LIST:

@@ -155,6 +155,11 @@ def _no_env(_work: str) -> dict[str, str]:
     return {}
 
 
+def _top_output(root: Path, directory: str, names: list[str]) -> list[str]:
+    """``copytree``'s ignore: the output directory at the top (the copy is made in it)."""
+    return [OUTPUT] if Path(directory) == root and OUTPUT in names else []
+
+
 async def compile_in_sandbox(
     argv: list[str],
     cwd: Path,
@@ -195,8 +200,8 @@ async def compile_in_sandbox(
     try:
         source = extra.get("NEWMARKET_SOURCE")
         if source is not None:
-            ignore = shutil.ignore_patterns(OUTPUT)
-            await trio.to_thread.run_sync(partial(shutil.copytree, cwd, source, ignore=ignore))
+            copy = partial(shutil.copytree, cwd, source, ignore=partial(_top_output, cwd))
+            await trio.to_thread.run_sync(copy)
         return await _compile_here(
             argv, shown, cwd, sandbox, seconds, room, extra, artifact and artifact(work)
         )

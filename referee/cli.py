@@ -130,7 +130,12 @@ EXIT_CODES = {
 
 def epilog(name: str) -> str:
     # \b keeps click from re-wrapping the lines into one paragraph.
-    return "\b\nExit codes:\n" + "\n".join(f"  {code}" for code in EXIT_CODES[name])
+    codes = "\b\nExit codes:\n" + "\n".join(f"  {code}" for code in EXIT_CODES[name])
+    if name == "serve":
+        from referee.commands.serve_actions import actions_epilog
+
+        return actions_epilog() + "\n\n" + codes
+    return codes
 
 
 def version_callback(value: bool) -> None:

@@ -170,14 +170,14 @@ def test_help_names_what_each_value_is_never_a_python_type(command: str) -> None
     expected = {
         "check": ["COMMAND", "--matches N", "--rules NAME", "--move-time SECONDS",
                   "--transport stdio|tcp", "--sandbox LEVEL", "--log-dir, --logs DIR"],
-        "match": ["--bot BOT", "--option KEY=VALUE", "--seed N", "--log FILE"],
+        "match": ["--bot BOT", "--option KEY=VALUE", "--seed N", "--log-dir, --logs DIR"],
         "replay": ["LOG", "--seat SEAT", "--feed COMMAND"],
         "view": ["LOG", "--out DIR"],
         "league": ["LEAGUE.toml", "--db FILE", "-j, --concurrency, --jobs N",
                    "--cluster ADDRESS", "--port PORT"],
         "sprt": ["--candidate BOT", "--elo0 ELO", "--alpha P", "--score chips|places"],
         "report": ["--db FILE", "--out DIR", "--interval SECONDS"],
-        "connect": ["HOST:PORT", "-- COMMAND...", "--token TOKEN", "--wait SECONDS"],
+        "connect": ["HOST:PORT", "[-- COMMAND...]", "--bot BOT", "--token TOKEN", "--wait SECONDS"],
         "demo": ["--hand-limit, --hands N"],
         "simulate": ["--total-hands N", "--players N"],
     }  # fmt: skip
@@ -225,14 +225,29 @@ def test_serve_management_says_how_to_name_the_competition_file(
     code, out, err = newmarket("serve", "pause")
     assert (code, out) == (2, "")
     assert err == (
-        "error: competition.toml: no such competition file; name yours with -c FILE "
-        "(newmarket serve pause -c cup.toml)\n"
+        "error: competition.toml: no such competition file; name yours after the action "
+        "(newmarket serve pause cup.toml)\n"
     )
     code, _out, err = newmarket("serve", "cup.toml", "add-participant", "alice")
     assert code == 2
     assert err == (
-        "error: serve: the action comes first: newmarket serve add-participant alice -c cup.toml\n"
+        "error: serve: the action comes first: newmarket serve add-participant alice cup.toml\n"
     )
+
+
+def test_serve_management_takes_the_older_dash_c_spelling_with_a_note(tmp_path: Path) -> None:
+    # `serve pause -c cup.toml` was the only spelling; it works for one more release.
+    cup = tmp_path / "cup.toml"
+    cup.write_text('[competition]\nname = "cup"\n')
+    code, _out, err = newmarket("serve", "pause", "-c", str(cup))
+    assert code == 0
+    assert err.splitlines() == [
+        f"note: 'newmarket serve pause -c {cup}' is the older spelling of "
+        f"'newmarket serve pause {cup}'; it works until the next release",
+        "competition 'cup': paused",
+    ]
+    code, _out, err = newmarket("serve", "resume", str(cup), "-c", str(tmp_path / "other.toml"))
+    assert code == 2 and "two competition files" in err
 
 
 # ---------------------------------------------------------------- the examples
@@ -456,10 +471,11 @@ def test_match_and_sprt_piped_put_the_result_alone_on_stdout(tmp_path: Path) -> 
     log = tmp_path / "m.jsonl"
     code, out, err = newmarket(
         "match", "--bot", "random", "--bot", "lowest", "--bot", "tracker",
-        "--seed", "3", "--hands", "2", "--sandbox", "none", "--log", str(log),
+        "--seed", "3", "--hands", "2", "--sandbox", "none", "--log-dir", str(tmp_path),
     )  # fmt: skip
     assert code == 0, err
     assert out.startswith("Match ") and "seed 3" in out.splitlines()[0]
+    (log,) = tmp_path.glob("*.jsonl")
     assert out.splitlines()[-1] == f"Log: {log}   (newmarket replay {log})"
     assert "sandbox" not in out and "Playing" not in out
     # rich padded the title to the table's width: a pipe gets no trailing spaces.

@@ -1,15 +1,11 @@
 """``newmarket serve``: run a competition server, or manage one from the organiser's shell.
 
     newmarket serve COMPETITION.toml [--jobs N] [--cluster ADDRESS] [--port P]   run it
-    newmarket serve add-participant NAME [-c COMPETITION.toml]   prints the new token
-    newmarket serve revoke-sessions NAME [-c COMPETITION.toml]   signs NAME out everywhere
-    newmarket serve pause [-c COMPETITION.toml]                  no new tables start
-    newmarket serve resume [-c COMPETITION.toml]
-    newmarket serve unsuspend VERSION_OR_NAME [-c COMPETITION.toml]   it plays again
-    newmarket serve flags [-c COMPETITION.toml]   suspended and flagged versions, with why
+    newmarket serve ACTION [ARGUMENT] COMPETITION.toml                          manage it
 
-The management words write the competition's database directly (a running
-server sees a pause within a second), so they work whether or not it runs.
+The management words (add-participant, pause, flags, ...) live in
+:mod:`referee.commands.serve_actions`; ``-c COMPETITION.toml`` after them is the
+older spelling and still works.
 """
 
 from __future__ import annotations
@@ -20,40 +16,33 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from referee.commands.common import Concurrency
+from referee.commands.common import Concurrency, deprecated
+from referee.commands.serve_actions import ACTIONS, ManagementCall
 from referee.match.failures import first_instance
 from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
-from referee.server.competition_db import ADVICE, DATABASE, CompetitionStore, StoreError, Version
+from referee.server.competition_db import ADVICE, DATABASE, CompetitionStore, StoreError
 from referee.server.competition_file import CompetitionConfig, ConfigError, load_config
 from referee.tables.job import TableError
-from referee.text.printing import printable
-
-ACTIONS = ("add-participant", "revoke-sessions", "pause", "resume", "unsuspend", "flags")
-WITH_ARGUMENT = {
-    "add-participant": "NAME",
-    "revoke-sessions": "NAME",
-    "unsuspend": "VERSION_OR_NAME",
-}
-
 
 ServeWords = Annotated[
     list[str],
     typer.Argument(
-        help="COMPETITION.toml to run it; or an action: add-participant NAME, "
-        "revoke-sessions NAME, pause, resume, unsuspend VERSION_OR_NAME, flags.",
-        metavar="COMPETITION.toml | ACTION [ARGUMENT]",
+        help="COMPETITION.toml to run it; or ACTION [ARGUMENT] COMPETITION.toml to manage it "
+        "(the actions are listed below).",
+        metavar="COMPETITION.toml | ACTION [ARGUMENT] COMPETITION.toml",
         show_default=False,
     ),
 ]
 CompetitionFile = Annotated[
-    Path,
+    Path | None,
     typer.Option(
         "--competition",
         "-c",
         metavar="FILE",
-        help="The competition file for the actions (add-participant, revoke-sessions, "
-        "pause, resume, unsuspend, flags).",
+        help="The competition file for an action, when not given after it "
+        "(default: competition.toml).",
+        show_default=False,
     ),
 ]
 ServePort = Annotated[
@@ -77,7 +66,7 @@ ServeCluster = Annotated[
 
 def serve_command(
     words: ServeWords,
-    competition: CompetitionFile = Path("competition.toml"),
+    competition: CompetitionFile = None,
     jobs: Concurrency = None,  # default: the file's [server] jobs, or the cluster's threads
     port: ServePort = None,
     cluster: ServeCluster = None,
@@ -105,7 +94,7 @@ def _competition_to_run(words: list[str]) -> CompetitionConfig:
     """The one competition file the words name (an action after it is a usage error)."""
     if len(words) > 1 and words[1] in ACTIONS:  # `serve cup.toml pause`, as git would
         action = " ".join(words[1:])
-        raise ConfigError(f"serve: the action comes first: newmarket serve {action} -c {words[0]}")
+        raise ConfigError(f"serve: the action comes first: newmarket serve {action} {words[0]}")
     if len(words) != 1:
         raise ConfigError(f"serve: expected COMPETITION.toml or one of {', '.join(ACTIONS)}")
     return load_config(Path(words[0]))
@@ -136,44 +125,29 @@ def _refused(error: Exception) -> NoReturn:
     raise typer.Exit(2) from None
 
 
-def _manage(words: list[str], competition: Path) -> None:
-    action, rest = words[0], words[1:]
-    expected = 1 if action in WITH_ARGUMENT else 0
-    if len(rest) != expected:
-        usage = f"{action} {WITH_ARGUMENT[action]}" if expected else action
-        raise ConfigError(f"serve {action}: usage: newmarket serve {usage} [-c COMPETITION.toml]")
-    if not competition.exists():
+def _manage(words: list[str], competition: Path | None) -> None:
+    chosen = ACTIONS[words[0]]
+    arguments, rest = words[1 : 1 + len(chosen.arguments)], words[1 + len(chosen.arguments) :]
+    usage = f"usage: newmarket serve {chosen.usage} COMPETITION.toml"
+    if len(arguments) != len(chosen.arguments) or len(rest) > 1:
+        raise ConfigError(f"serve {chosen.name}: {usage}")
+    if rest and competition is not None and Path(rest[0]) != competition:
         raise ConfigError(
-            f"{competition}: no such competition file; name yours with -c FILE "
-            f"(newmarket serve {' '.join(words)} -c cup.toml)"
+            f"serve {chosen.name}: two competition files ({rest[0]}, -c {competition})"
         )
-    config = load_config(competition)
+    file = Path(rest[0]) if rest else competition or Path("competition.toml")
+    if competition is not None and not rest:
+        said = " ".join(["newmarket serve", chosen.name, *arguments])
+        deprecated(f"{said} -c {competition}", f"{said} {competition}")
+    if not file.exists():
+        raise ConfigError(
+            f"{file}: no such competition file; name yours after the action "
+            f"(newmarket serve {' '.join([chosen.name, *arguments])} cup.toml)"
+        )
+    config = load_config(file)
     store = CompetitionStore.open(config.database)
     try:
-        if action == "add-participant":
-            participant, token = store.add_participant(rest[0])
-            typer.echo(f"participant {participant.name!r} added; its sign-in token:", err=True)
-            typer.echo(token)
-        elif action == "revoke-sessions":
-            who = store.participant_by_name(rest[0])
-            if who is None:
-                raise StoreError(f"no participant named {rest[0]!r} in {config.database}")
-            ended = store.end_sessions(who.id)
-            typer.echo(
-                f"participant {who.name!r}: {ended} session(s) ended; every browser signed in "
-                "as it must sign in again with its token",
-                err=True,
-            )
-        elif action == "unsuspend":
-            for version in _suspended(store, rest[0], competition):
-                store.unsuspend(version.id, "newmarket serve unsuspend")
-                said = f"{version.label} (version {version.id}): admitted again"
-                typer.echo(printable(said), err=True)
-        elif action == "flags":
-            _print_flags(store)
-        else:
-            store.set_paused(action == "pause")
-            typer.echo(f"competition {config.name!r}: {action}d", err=True)
+        chosen.run(ManagementCall(store, config, tuple(arguments)))
     except sqlite3.DatabaseError as error:
         # The server (or sqlite3) held the database for longer than the busy timeout.
         if not (is_busy(error) or is_disk_full(error)):
@@ -186,45 +160,3 @@ def _manage(words: list[str], competition: Path) -> None:
         ) from None
     finally:
         store.close()
-
-
-def _suspended(store: CompetitionStore, which: str, competition: Path) -> list[Version]:
-    """The suspended versions ``which`` names: a version id, or every one of a participant."""
-    if which.isdigit():
-        found = store.version(int(which))
-        if found is None:
-            raise ConfigError(f"serve unsuspend: no version {which} in this competition")
-        versions = [found]
-    else:
-        participant = store.participant_by_name(which)
-        if participant is None:
-            raise ConfigError(
-                f"serve unsuspend: {which!r} is neither a version id nor a participant's name"
-            )
-        versions = store.versions(participant.id)
-    suspended = [version for version in versions if version.status == "suspended"]
-    if not suspended:
-        shown = ", ".join(f"{v.label} {v.status}" for v in versions[-3:]) or "no versions"
-        raise ConfigError(
-            f"serve unsuspend: nothing of {which!r} is suspended ({shown}); "
-            f"newmarket serve flags -c {competition} lists what is"
-        )
-    return suspended
-
-
-def _print_flags(store: CompetitionStore) -> None:
-    """Every version suspended now, with its evidence, and every flagged version."""
-    lines: list[str] = []
-    for version in store.versions(status="suspended"):
-        lines.append(f"suspended  {version.label} (version {version.id}): {version.detail}")
-        for suspension in store.suspensions(version.id)[:1]:
-            for entry in suspension["evidence"]:
-                lines.append(f"             {entry['match']}: {entry['what']}")
-    for flag in store.flags():
-        found = store.version(flag["version"])
-        label = found.label if found is not None else "?"
-        lines.append(f"flagged    {label} (version {flag['version']}): {flag['detail']}")
-        faulty = [str(entry["match"]) for entry in flag["evidence"] if entry["faults"]]
-        lines.append(f"             matches with faults: {', '.join(faulty)}")
-    for line in lines or ["nothing suspended or flagged"]:
-        typer.echo(printable(line))

@@ -85,8 +85,7 @@ def test_two_participants_upload_play_and_watch(browser: Any, tmp_path: Path) ->
     config = competition_file(tmp_path, secure=True)
     # The organiser's way: the command prints each token.
     tokens = {
-        name: newmarket("serve", "add-participant", name, "-c", str(config))
-        for name in ("alice", "bob")
+        name: newmarket("serve", "add-participant", name, str(config)) for name in ("alice", "bob")
     }
     server: Server
     with running(config) as server:
@@ -153,7 +152,7 @@ def test_a_remote_bot_registered_in_the_browser_connects_and_is_shown_connected(
     config = competition_file(
         tmp_path, house=("random", "lowest"), secure=True, remote="port = 0\nwait = 5"
     )
-    token = newmarket("serve", "add-participant", "carol", "-c", str(config))
+    token = newmarket("serve", "add-participant", "carol", str(config))
     with running(config) as server:
         found = re.search(r"remote bots on (\S+)\)", server.log[0])
         assert found is not None, server.log[0]

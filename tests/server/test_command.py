@@ -31,18 +31,18 @@ def serve_process(*args: str) -> subprocess.CompletedProcess[str]:
 def test_add_participant_pause_and_resume_write_the_database(tmp_path: Path) -> None:
     config = tmp_path / "cup.toml"
     config.write_text('[competition]\nname = "Cup"\n')
-    added = run("add-participant", "alice", "-c", str(config))
+    added = run("add-participant", "alice", str(config))
     assert added.returncode == 0 and "'alice' added" in added.stderr
     token = added.stdout.strip()
-    assert run("pause", "-c", str(config)).returncode == 0
+    assert run("pause", str(config)).returncode == 0
     store = CompetitionStore.open(tmp_path / "cup-data" / "competition.sqlite")
     participant = store.participant_by_token(token)
     assert participant is not None and participant.name == "alice"
     assert store.paused
-    assert run("resume", "-c", str(config)).returncode == 0
+    assert run("resume", str(config)).returncode == 0
     assert not store.paused
     store.close()
-    again = run("add-participant", "alice", "-c", str(config))
+    again = run("add-participant", "alice", str(config))
     assert again.returncode == 2 and again.stderr.strip() == (
         "error: participant name 'alice' is taken"
     )
@@ -78,7 +78,7 @@ def test_a_management_command_that_meets_a_locked_database_says_so_in_one_line(
         raise sqlite3.OperationalError("database is locked")
 
     monkeypatch.setattr(CompetitionStore, "set_paused", locked)
-    code, out, err = newmarket("serve", "pause", "-c", str(config))
+    code, out, err = newmarket("serve", "pause", str(config))
     database = tmp_path / "cup-data" / "competition.sqlite"
     assert (code, out) == (2, "")
     assert err == (
@@ -106,7 +106,7 @@ def test_unsuspend_admits_a_suspended_version_again_and_flags_lists_why(tmp_path
     store.flag(fine.id, "alice v1 faulted in 9 of its last 12 matches", faults)
     store.close()
 
-    listed = run("flags", "-c", str(config))
+    listed = run("flags", str(config))
     assert listed.returncode == 0
     assert listed.stdout.splitlines() == [
         f"suspended  mallory v1 (version {bad.id}): its table's referee process failed 3 "
@@ -118,21 +118,21 @@ def test_unsuspend_admits_a_suspended_version_again_and_flags_lists_why(tmp_path
         "             matches with faults: g7r1",
     ]
     # What the organiser may type, each refused in one line that says what would work.
-    wrong = run("unsuspend", "alice", "-c", str(config))
+    wrong = run("unsuspend", "alice", str(config))
     assert wrong.returncode == 2 and wrong.stderr.strip() == (
         "error: serve unsuspend: nothing of 'alice' is suspended (alice v1 admitted); "
-        f"newmarket serve flags -c {config} lists what is"
+        f"newmarket serve flags {config} lists what is"
     )
-    unknown = run("unsuspend", "nobody", "-c", str(config))
+    unknown = run("unsuspend", "nobody", str(config))
     assert unknown.stderr.strip() == (
         "error: serve unsuspend: 'nobody' is neither a version id nor a participant's name"
     )
     backwards = run(str(config), "unsuspend", "mallory")
     assert backwards.returncode == 2 and backwards.stderr.strip() == (
-        f"error: serve: the action comes first: newmarket serve unsuspend mallory -c {config}"
+        f"error: serve: the action comes first: newmarket serve unsuspend mallory {config}"
     )
 
-    lifted = run("unsuspend", "mallory", "-c", str(config))
+    lifted = run("unsuspend", "mallory", str(config))
     assert lifted.returncode == 0
     assert lifted.stderr.strip() == f"mallory v1 (version {bad.id}): admitted again"
     store = CompetitionStore.open(tmp_path / "cup-data" / "competition.sqlite")
@@ -143,4 +143,16 @@ def test_unsuspend_admits_a_suspended_version_again_and_flags_lists_why(tmp_path
     assert suspension["lifted_by"] == "newmarket serve unsuspend"
     assert [v.id for v in store.playing_versions()] == [fine.id, bad.id]
     store.close()
-    assert run("unsuspend", str(bad.id), "-c", str(config)).returncode == 2  # not twice
+    assert run("unsuspend", str(bad.id), str(config)).returncode == 2  # not twice
+
+
+def test_every_management_word_is_in_the_serve_help_and_the_server_docs() -> None:
+    # The words are registered in one place; the help is made from it and the docs keep up.
+    from referee.commands.serve_actions import ACTIONS
+
+    _code, help_text, _err = newmarket("serve", "--help")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "server.md").read_text()
+    flat_help = " ".join(help_text.replace("│", " ").split())
+    for word in ACTIONS.values():
+        assert word.usage in flat_help, word.usage
+        assert f"`newmarket serve {word.usage} COMPETITION.toml`" in page, word.usage

@@ -25,8 +25,8 @@ from referee.server.competition_file import load_config
 from tests.server.serving import REPO
 
 NEWMARKET = [sys.executable, "-m", "referee.cli", "serve"]
-COMMANDS = (("CUP",), ("pause", "-c", "CUP"), ("add-participant", "zed", "-c", "CUP"))
-EVERY = (*COMMANDS, ("revoke-sessions", "alice", "-c", "CUP"))
+COMMANDS = (("CUP",), ("pause", "CUP"), ("add-participant", "zed", "CUP"))
+EVERY = (*COMMANDS, ("revoke-sessions", "alice", "CUP"))
 NOBODY = 65534
 
 

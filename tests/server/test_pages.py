@@ -130,7 +130,7 @@ async def test_the_organiser_signs_a_participant_out_of_every_browser(tmp_path: 
         signed = await browser.post("/signin", data={"token": token, "csrf": csrf(form)})
         assert signed.status_code == 303
         assert "sign out" in (await browser.get("/p/zoe")).text
-    code, _out, err = newmarket("serve", "revoke-sessions", "zoe", "-c", str(tmp_path / "cup.toml"))
+    code, _out, err = newmarket("serve", "revoke-sessions", "zoe", str(tmp_path / "cup.toml"))
     assert code == 0 and "'zoe': 2 session(s) ended" in err
     for browser in browsers:
         assert "sign out" not in (await browser.get("/p/zoe")).text
@@ -140,7 +140,7 @@ async def test_the_organiser_signs_a_participant_out_of_every_browser(tmp_path: 
         form = await again.get("/signin")
         await again.post("/signin", data={"token": token, "csrf": csrf(form)})
         assert "sign out" in (await again.get("/p/zoe")).text
-    unknown = newmarket("serve", "revoke-sessions", "nobody", "-c", str(tmp_path / "cup.toml"))
+    unknown = newmarket("serve", "revoke-sessions", "nobody", str(tmp_path / "cup.toml"))
     assert unknown[0] == 2 and unknown[2].startswith("error: no participant named 'nobody'")
     store.close()
 

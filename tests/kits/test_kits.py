@@ -30,7 +30,9 @@ def test_each_kit_passes_newmarket_check(kit: Kit, tmp_path: Path) -> None:
     if why is not None:
         pytest.skip(f"the {kit.language} kit cannot be built: {why}")
     directory, command = build_kit(kit, tmp_path)
-    code, out, err = newmarket("check", "--dir", str(directory), "--", *command)
+    # Named after -- (Java) or with --bot (TypeScript): --dir applies to either.
+    named = ("--bot", " ".join(command)) if kit.runtime == "node" else ("--", *command)
+    code, out, err = newmarket("check", "--dir", str(directory), *named)
     assert code == 0, out[-3000:] + err
     assert "PASS:" in out and "0 faults" in out
     # The tutorial bot's own name, so the check played the kit and not something else.

@@ -10,9 +10,12 @@ STAMP := $(VENV)/.installed
 # What the suite uses from the system, as COMMAND:DEBIAN_PACKAGE pairs.  A test that needs
 # one that is missing skips and says why.  chromium + chromedriver: the report's browser
 # tests (Playwright drives Debian's /usr/bin/chromium; no browser is downloaded); bwrap:
-# the bot sandbox's no-network fallback (docs/hardening.md); javac: the Java test bot.
+# the bot sandbox's no-network fallback (docs/hardening.md); javac: the Java test bot;
+# KIT_NEEDS: the compilers of the server's cpp, rust and go runtimes and of the starter kits
+# (bots/kits/; an existing cargo, rustup's, is kept: Debian's comes only without one).
 SANDBOX_NEEDS := bwrap:bubblewrap
-TEST_NEEDS ?= chromium:chromium chromedriver:chromium-driver $(SANDBOX_NEEDS) javac:default-jdk-headless
+KIT_NEEDS := c++:g++ cargo:cargo rustc:rustc go:golang-go tsc:node-typescript
+TEST_NEEDS ?= chromium:chromium chromedriver:chromium-driver $(SANDBOX_NEEDS) javac:default-jdk-headless $(KIT_NEEDS)
 # `make test DRY_RUN=1` prints the apt-get commands instead of running them.
 DRY_RUN ?=
 # `make test SYSTEM=0` (or `make demo SYSTEM=0`) runs no apt-get at all: one line names

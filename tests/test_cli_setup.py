@@ -110,7 +110,11 @@ def test_nothing_missing_prints_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("target", "packages"),
     [
-        ("system", "chromium chromium-driver bubblewrap default-jdk-headless"),
+        (
+            "system",
+            "chromium chromium-driver bubblewrap default-jdk-headless"
+            " g++ cargo rustc golang-go node-typescript",
+        ),
         ("system-sandbox", "bubblewrap"),
     ],
 )
@@ -169,9 +173,13 @@ def test_the_readme_names_everything_the_two_commands_install() -> None:
         assert name in section, f"README's two commands do not name {name}"
     makefile = (REPO / "Makefile").read_text()
     packages = re.findall(
-        r"[a-z]+:([a-z-]+)", makefile.split("SANDBOX_NEEDS :=")[1].split("\n# ")[0]
+        r"[a-z+]+:([a-z+-]+)", makefile.split("SANDBOX_NEEDS :=")[1].split("\n# ")[0]
     )
-    assert set(packages) == {"bubblewrap", "chromium", "chromium-driver", "default-jdk-headless"}
+    kits = {"g++", "cargo", "rustc", "golang-go", "node-typescript"}
+    assert (
+        set(packages)
+        == {"bubblewrap", "chromium", "chromium-driver", "default-jdk-headless"} | kits
+    )
     for package in packages:
         assert f"`{package}`" in section
     assert "SYSTEM=0" in section and "DRY_RUN=1" in section

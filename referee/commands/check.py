@@ -29,6 +29,7 @@ scenario; ``--json`` prints the whole report once, at the end.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import sys
@@ -83,14 +84,18 @@ from referee.transport.timecontrol import TimeControl
 IMPLIED_MATCHES = 10  # --rules, --option, --seed, ... without --matches
 
 
-def build_spec(words: list[str], transport: str, bot: str | None = None) -> BotSpec:
+def build_spec(
+    words: list[str], transport: str, bot: str | None = None, directory: Path | None = None
+) -> BotSpec:
     """The bot: ``--bot BOT`` as every command names one, or the words after ``--`` (one word
-    may be a bundled name or a quoted command line)."""
+    may be a bundled name or a quoted command line); run in ``directory`` (``--dir``) if given."""
     kind = transport_of(transport)
+    if directory is not None and not directory.is_dir():
+        raise UsageError(f"--dir: {directory} is not a directory")
     if bot is not None:
         if words:
             raise UsageError("--bot: give the bot once, with --bot or after --, not both")
-        return bot_of(bot, "--bot", kind)
+        return bot_of(bot, "--bot", kind, directory)
     if not words:
         raise UsageError(
             "--bot: give the bot to check, e.g. `newmarket check --bot 'python3 bot.py'`"
@@ -102,7 +107,14 @@ def build_spec(words: list[str], transport: str, bot: str | None = None) -> BotS
             spec = BotSpec(command_name(tuple(words)), tuple(words), transport=kind)
     except ValueError as error:
         raise UsageError(f"COMMAND: {error}") from None
-    return startable(spec, "COMMAND")
+    return startable(in_directory(spec, directory), "COMMAND")
+
+
+def in_directory(spec: BotSpec, directory: Path | None) -> BotSpec:
+    """``spec`` run in ``directory`` (its own, shown whole by the sandbox), if one is given."""
+    if directory is None:
+        return spec
+    return dataclasses.replace(spec, cwd=directory.resolve())
 
 
 def build_scenarios(
@@ -175,6 +187,18 @@ CheckedBot = Annotated[
 ]
 
 
+BotDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--dir",
+        metavar="DIR",
+        help="The bot's own directory: it runs there, and the sandbox shows the directory "
+        "whole (a bot of several files: a starter kit, a jar's classes). Default: only "
+        "the files the command names.",
+    ),
+]
+
+
 def check_command(
     command: BotCommand = None,
     bot: CheckedBot = None,
@@ -194,12 +218,13 @@ def check_command(
     show_stderr: ShowStderr = False,
     log_dir: LogDir = None,
     as_json: AsJson = False,
+    bot_dir: BotDir = None,
 ) -> None:
     """Run one bot through scripted scenarios covering every message and decision of every
     preset, then any random matches asked for; exit 0 if it conforms to SPEC.md, 1 (with a
     transcript) if it does not."""
     try:
-        spec = build_spec(command or [], transport, bot)
+        spec = build_spec(command or [], transport, bot, bot_dir)
         control = time_control(move_time, time_bank, startup_time, margin, max_faults)
         scenarios, stress_seed = build_scenarios(
             rules_name, option or [], hands, players, seed, matches

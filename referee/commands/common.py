@@ -18,6 +18,7 @@ command that runs bots makes before any bot starts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -292,8 +293,11 @@ def transport_of(transport: str) -> Transport:
 _NAMED = re.compile(r"^(?P<name>[A-Za-z0-9_][A-Za-z0-9_.#+-]*)=(?P<command>\S.*)$", re.DOTALL)
 
 
-def bot_of(text: str, flag: str, transport: Transport = "stdio") -> BotSpec:
-    """``--bot`` text: a bundled name, a command line, or ``NAME=COMMAND`` to name the seat."""
+def bot_of(
+    text: str, flag: str, transport: Transport = "stdio", directory: Path | None = None
+) -> BotSpec:
+    """``--bot`` text: a bundled name, a command line, or ``NAME=COMMAND`` to name the seat;
+    run in ``directory`` (its own, shown whole by the sandbox) if one is given."""
     name: str | None = None
     named = _NAMED.match(text.strip())
     if named is not None:
@@ -302,6 +306,8 @@ def bot_of(text: str, flag: str, transport: Transport = "stdio") -> BotSpec:
         spec = resolve_bot(text, name, transport=transport)
     except ValueError as error:
         raise UsageError(f"{flag}: {error}") from None
+    if directory is not None:
+        spec = dataclasses.replace(spec, cwd=directory.resolve())
     return startable(spec, flag)
 
 

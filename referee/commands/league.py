@@ -161,6 +161,17 @@ ListenPort = Annotated[
 ]
 
 
+CompetitionFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--competition",
+        metavar="FILE",
+        help="Play as this competition's server does: its rules, seats per table, time "
+        "control and sandbox replace the league file's (docs/leagues.md).",
+    ),
+]
+
+
 def league_command(
     league_file: LeagueFile,
     db: DatabaseFile = None,
@@ -174,6 +185,7 @@ def league_command(
     port: ListenPort = None,
     bot_processes: BotProcesses = BOT_PROCESSES,
     verbose: Verbose = False,
+    competition: CompetitionFile = None,
 ) -> None:
     """Play a league (round robin or bankroll) and print its rated standings; resumable.
 
@@ -190,7 +202,7 @@ def league_command(
         raise typer.Exit(code=2)
     try:
         config, level, sandbox, store = prepare_league(
-            league_file, db_path, sandbox_level, host, port
+            league_file, db_path, sandbox_level, host, port, competition
         )
     except (ConfigError, StoreError, PreflightError) as error:
         raise fail(f"{error}") from None
@@ -209,7 +221,12 @@ def league_command(
 
 
 def prepare_league(
-    league_file: Path, db_path: Path, sandbox_level: str | None, host: str | None, port: int | None
+    league_file: Path,
+    db_path: Path,
+    sandbox_level: str | None,
+    host: str | None,
+    port: int | None,
+    competition: Path | None = None,
 ) -> tuple[LeagueConfig, str, Sandbox, LeagueStore]:
     """Everything checked before any bot starts: the file, its schedule, the sandbox, the paths.
 
@@ -217,6 +234,13 @@ def prepare_league(
     setting, and the opened database.
     """
     config = load_config(league_file)
+    if competition is not None:
+        if sandbox_level is not None:
+            raise ConfigError("--sandbox and --competition: the competition's [sandbox] is used")
+        from referee.commands.league_competition import as_on_server, competition_note
+
+        config, server = as_on_server(config, competition)
+        typer.echo(competition_note(server), err=True)
     # A file without a seed gets one drawn now; a new database keeps it, an old one
     # has its own (drawn the same way: any seed checks the schedule's shape).
     drawn = config.seed if config.seed is not None else draw_league_seed()

@@ -87,6 +87,7 @@ by the files alone, and its only host is itself (it has no network)."""
 # What marks a prefix (the directory above ``bin``) as a JDK's or JRE's, or a node's.
 JVM_MARKS = ("lib/jvm.cfg", "lib/modules", "lib/rt.jar")
 NODE_MARKS = ("include/node/node.h", "lib/node_modules")
+RUST_MARKS = ("lib/rustlib",)  # a Rust toolchain's sysroot (rustup's lives in ~/.rustup)
 LINK_WALK_LIMIT = 20_000  # entries of a runtime's tree looked at for links into /etc
 SHELLS = ("sh", "bash", "dash")  # ``sh -c SCRIPT NAME PROGRAM``: PROGRAM's runtime is shown
 SCRATCH = "/tmp"  # the bot's only writable place: HOME and TMPDIR point here
@@ -491,7 +492,8 @@ def _python_prefixes(executable: Path) -> list[Path]:
 
 
 def _runtime_prefixes(executable: Path) -> tuple[list[Path], list[Path]]:
-    """A JDK's or a node's installation the program belongs to: (prefixes to show, /etc files).
+    """A JDK's, node's or Rust toolchain's installation the program belongs to: (prefixes to
+    show, /etc files).
 
     Its prefix (the directory above its ``bin``, where its links lead) is shown
     whole unless it is under ``/usr`` already; a JDK's links into ``/etc`` are
@@ -507,7 +509,8 @@ def _runtime_prefixes(executable: Path) -> tuple[list[Path], list[Path]]:
         if prefix == Path("/") or str(prefix) in SYSTEM_DIRS:
             continue  # /bin/node, /usr/bin/java: a system program, its links followed below
         jvm = any((prefix / name).exists() for name in JVM_MARKS)
-        if not jvm and not any((prefix / name).exists() for name in NODE_MARKS):
+        marks = (*NODE_MARKS, *RUST_MARKS)
+        if not jvm and not any((prefix / name).exists() for name in marks):
             continue
         if not _under(prefix, SYSTEM_DIRS) and prefix not in prefixes:
             prefixes.append(prefix)

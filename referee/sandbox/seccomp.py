@@ -83,8 +83,15 @@ def _calls(program: _Program, calls: dict[str, tuple[int, ...]]) -> None:
     program.op(_JEQ, last, "command", "allow")
 
 
-def lock_filter() -> bytes | None:
-    """The filter for this machine, or None where it has none (not x86_64)."""
+def lock_filter(*, locks: bool = True) -> bytes | None:
+    """The filter for this machine, or None where it has none (not x86_64).
+
+    ``locks=False`` leaves locks alone and closes the notify channel only: a
+    compiler's filter.  Go and cargo stop when they cannot lock their own files
+    (go.mod, their caches), and a compiler's locks reach no bot: every bot's
+    ``flock`` and ``F_GETLK`` are refused before the kernel sees them, so a bot
+    can neither set a lock a compiler would see nor see one a compiler set.
+    """
     if platform.machine() not in ("x86_64", "AMD64", "amd64"):
         return None
     program = _Program()
@@ -107,7 +114,7 @@ def lock_filter() -> bytes | None:
     program.label("allow")
     program.op(_RET, _ALLOW)
     program.label("lock")
-    program.op(_RET, _ERRNO | errno.ENOLCK)
+    program.op(_RET, (_ERRNO | errno.ENOLCK) if locks else _ALLOW)
     program.label("notify")
     program.op(_RET, _ERRNO | errno.ENOSYS)
     return program.assemble()

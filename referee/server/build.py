@@ -9,6 +9,9 @@ python3    ``main.py``                  ``python3 ENTRY``
 node       ``main.js``                  ``node ENTRY``
 java       ``Main.java`` (its class)    ``javac -d classes *.java``; ``java -cp classes CLASS``
 c          every ``*.c``                ``cc -O2 -o bot *.c -lm``; ``./bot``
+cpp        every ``*.cpp``              ``c++ -O2 -std=gnu++17 -o bot *.cpp``; ``./bot``
+rust       ``Cargo.toml`` or ``main.rs``  ``cargo build --release --offline``; ``rustc -O``
+go         ``go.mod`` or every ``*.go``   ``go build -o bot`` (``GOPROXY=off``, vendored)
 binary     ``bot``                      ``./bot`` (a Linux executable)
 =========  ===========================  ===================================================
 
@@ -22,9 +25,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
+import platform
 import shutil
 import tempfile
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -34,14 +40,25 @@ import trio
 from referee.bots import BotSpec
 from referee.sandbox import Sandbox
 from referee.sandbox.isolation import SCRATCH
+from referee.sandbox.seccomp import lock_filter
 from referee.server.competition_file import UploadLimits
+from referee.server.languages import COMPILED, WORK, LanguageError, binary_note, recipe
+from referee.server.languages import entry_of as compiled_entry_of
 from referee.server.quotas import tree_bytes
 from referee.server.unpack import BUILT_NAME, Room, UnpackError, unpack_upload
 from referee.transport.process import BotProcess, clean_environment, start_process
 
 OUTPUT = "build"  # the only directory of a version its compiler may write
 ENTRIES = {"python3": "main.py", "node": "main.js", "java": "Main.java", "binary": "bot"}
-SUFFIXES = {"python3": ".py", "node": ".js", "java": ".java", "c": ".c"}
+SUFFIXES: dict[str, str | tuple[str, ...]] = {
+    "python3": ".py",
+    "node": ".js",
+    "java": ".java",
+    "c": ".c",
+    "cpp": (".cpp", ".cc", ".cxx"),
+    "rust": ".rs",
+    "go": ".go",
+}
 
 
 class BuildError(ValueError):
@@ -64,8 +81,15 @@ def entry_of(runtime: str, files: list[str]) -> str:
         only = files[0]
         suffix = SUFFIXES.get(runtime)
         if suffix is not None and not only.endswith(suffix):
-            raise BuildError(f"runtime {runtime}: a single file must end in {suffix}, got {only!r}")
-        return only
+            shown = suffix if isinstance(suffix, str) else " or ".join(suffix)
+            raise BuildError(f"runtime {runtime}: a single file must end in {shown}, got {only!r}")
+        if runtime not in COMPILED:
+            return only
+    if runtime in COMPILED:
+        try:
+            return compiled_entry_of(runtime, files)
+        except LanguageError as error:
+            raise BuildError(str(error)) from None
     wanted = ENTRIES.get(runtime)
     if runtime == "c":
         if not any(name.endswith(".c") for name in files):
@@ -99,7 +123,8 @@ async def build(
     if runtime == "binary":
         path = root / entry
         path.chmod(0o755)
-        return Built(BotSpec(name, (str(path),), cwd=root), "")
+        note = binary_note(path, platform.machine())
+        return Built(BotSpec(name, (str(path),), cwd=root), note and note + "\n")
     if runtime == "c":
         sources = sorted(name for name in files if name.endswith(".c"))
         argv = ["cc", "-O2", "-std=gnu11", "-o", f"{OUTPUT}/bot", *sources, "-lm"]
@@ -114,11 +139,36 @@ async def build(
             BotSpec(name, ("java", "-Xss8m", "-cp", f"{OUTPUT}/classes", main_class), cwd=root),
             transcript,
         )
+    if runtime in COMPILED:
+        try:
+            how = recipe(runtime, root, files)
+        except LanguageError as error:
+            raise BuildError(str(error)) from None
+        transcript = await compile_in_sandbox(
+            how.argv, root, sandbox, seconds, room, env=how.env, artifact=how.artifact
+        )
+        return Built(BotSpec(name, (str(root / OUTPUT / "bot"),), cwd=root), transcript)
     raise BuildError(f"unknown runtime {runtime!r}")
 
 
+def _no_env(_work: str) -> dict[str, str]:
+    return {}
+
+
+def _top_output(root: Path, directory: str, names: list[str]) -> list[str]:
+    """``copytree``'s ignore: the output directory at the top (the copy is made in it)."""
+    return [OUTPUT] if Path(directory) == root and OUTPUT in names else []
+
+
 async def compile_in_sandbox(
-    argv: list[str], cwd: Path, sandbox: Sandbox, seconds: float, room: Room | None = None
+    argv: list[str],
+    cwd: Path,
+    sandbox: Sandbox,
+    seconds: float,
+    room: Room | None = None,
+    *,
+    env: Callable[[str], dict[str, str]] = _no_env,
+    artifact: Callable[[str], str] | None = None,
 ) -> str:
     """Run a compiler under the sandbox; its output, or ``BuildError`` with it.
 
@@ -130,12 +180,50 @@ async def compile_in_sandbox(
     runs any annotation processor it finds on its class path, and the class
     path is the upload): given a directory of the server's disk, that code
     filled it, 256 MiB per file and as many files as it liked.
+
+    ``env(work)`` adds to the compiler's environment, given a writable work
+    directory for its caches that is not part of the output (in the scratch
+    when isolated); ``artifact(work)``, if given, is the file the compiler
+    leaves there that becomes ``OUTPUT/bot`` (cargo's target directory).
     """
     shown = " ".join(argv)
     _fresh_output_dir(cwd / OUTPUT, isolated=sandbox.isolation is not None)
     if sandbox.isolation is not None:
-        return await _compile_isolated(argv, shown, cwd, sandbox, seconds, room)
-    return await _compile_here(argv, shown, cwd, sandbox, seconds, room)
+        sandbox = compiler_sandbox(sandbox)
+        work = f"{SCRATCH}/{WORK}"
+        extra = {**env(work), "NEWMARKET_WORK": work}
+        if artifact is not None:
+            extra["NEWMARKET_ARTIFACT"] = artifact(work)
+        return await _compile_isolated(argv, shown, cwd, sandbox, seconds, room, extra)
+    work = str(cwd / OUTPUT / WORK)
+    extra = env(work)
+    try:
+        source = extra.get("NEWMARKET_SOURCE")
+        if source is not None:
+            copy = partial(shutil.copytree, cwd, source, ignore=partial(_top_output, cwd))
+            await trio.to_thread.run_sync(copy)
+        return await _compile_here(
+            argv, shown, cwd, sandbox, seconds, room, extra, artifact and artifact(work)
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def compiler_sandbox(sandbox: Sandbox) -> Sandbox:
+    """``sandbox`` with a compiler's filter: locks allowed, notification still refused
+    (``referee.sandbox.seccomp.lock_filter``).  go locks go.mod and cargo its caches, and
+    both stop when a lock fails."""
+    isolation = sandbox.isolation
+    if isolation is None or isolation.seccomp is None:
+        return sandbox
+    return dataclasses.replace(
+        sandbox, isolation=dataclasses.replace(isolation, seccomp=_compiler_filter())
+    )
+
+
+@functools.cache
+def _compiler_filter() -> bytes | None:
+    return lock_filter(locks=False)
 
 
 def _fresh_output_dir(output_dir: Path, *, isolated: bool) -> None:
@@ -152,15 +240,22 @@ def _fresh_output_dir(output_dir: Path, *, isolated: bool) -> None:
 
 
 async def _compile_here(
-    argv: list[str], shown: str, cwd: Path, sandbox: Sandbox, seconds: float, room: Room | None
+    argv: list[str],
+    shown: str,
+    cwd: Path,
+    sandbox: Sandbox,
+    seconds: float,
+    room: Room | None,
+    extra: dict[str, str] | None = None,
+    artifact: str | None = None,
 ) -> str:
     """Not isolated, the compiler could write anywhere its user can: it writes OUTPUT itself."""
     output_dir = cwd / OUTPUT
     try:
         process = await start_process(
             argv,
-            cwd=cwd,
-            env=clean_environment({"HOME": str(cwd)}),
+            cwd=Path((extra or {}).get("NEWMARKET_SOURCE", cwd)),
+            env=clean_environment({"HOME": str(cwd), **(extra or {})}),
             stdio=False,
             sandbox=sandbox,
             writable=output_dir,
@@ -178,6 +273,12 @@ async def _compile_here(
         nursery.cancel_scope.cancel()
     _own_again(output_dir)
     transcript = _verdict(process, _transcript(process, shown), cwd, seconds, timed_out)
+    if artifact is not None:
+        try:
+            shutil.copyfile(artifact, output_dir / "bot")
+            (output_dir / "bot").chmod(0o755)
+        except OSError as error:
+            raise BuildError(f"the compiler left no program: {error}", transcript) from None
     # Written straight to the disk here: measured after, and removed if it is too much.
     if room is not None and tree_bytes(output_dir) > room.bytes:
         shutil.rmtree(output_dir, ignore_errors=True)
@@ -186,13 +287,27 @@ async def _compile_here(
 
 
 # Inside the sandbox: make the output directory in the scratch tmpfs, compile (its stdout
-# joins its stderr: stdout is the tar stream's alone), then stream the directory out.
-_COMPILE_THEN_TAR = 'set -e; mkdir -p "$0"; "$@" >&2; exec tar -C "$0" -czf - .'
+# joins its stderr: stdout is the tar stream's alone), copy cargo's program out of its work
+# directory (outside the output, as the caches are), then stream the directory out.  With
+# NEWMARKET_SOURCE the compiler works on a copy of the upload there (cargo writes its lock).
+_COMPILE_THEN_TAR = (
+    'set -e; mkdir -p "$0" "$NEWMARKET_WORK"; '
+    'if [ -n "$NEWMARKET_SOURCE" ]; then cp -R . "$NEWMARKET_SOURCE"; cd "$NEWMARKET_SOURCE"; fi; '
+    '"$@" >&2; '
+    'if [ -n "$NEWMARKET_ARTIFACT" ]; then cp "$NEWMARKET_ARTIFACT" "$0/bot"; fi; '
+    'exec tar -C "$0" -czf - .'
+)
 BUILT_FILES = 5000  # javac writes a class file per class, inner and anonymous ones too
 
 
 async def _compile_isolated(
-    argv: list[str], shown: str, cwd: Path, sandbox: Sandbox, seconds: float, room: Room | None
+    argv: list[str],
+    shown: str,
+    cwd: Path,
+    sandbox: Sandbox,
+    seconds: float,
+    room: Room | None,
+    extra: dict[str, str],
 ) -> str:
     scratch_output = f"{SCRATCH}/{OUTPUT}"
     inside = [
@@ -204,7 +319,7 @@ async def _compile_isolated(
         process = await start_process(
             ["/bin/sh", "-c", _COMPILE_THEN_TAR, scratch_output, *inside],
             cwd=cwd,
-            env=clean_environment(),
+            env=clean_environment({"HOME": SCRATCH, **extra}),
             stdio=True,
             sandbox=sandbox,
         )

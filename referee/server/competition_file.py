@@ -91,14 +91,25 @@ __all__ = [
 ]
 
 REMOTE = "remote"  # the runtime of a version that connects from its owner's machine
-RUNTIMES: tuple[str, ...] = ("python3", "node", "java", "c", "binary", REMOTE)
+RUNTIMES: tuple[str, ...] = (
+    "python3",
+    "node",
+    "java",
+    "c",
+    "cpp",
+    "rust",
+    "go",
+    "binary",
+    REMOTE,
+)
 UPLOADED: tuple[str, ...] = RUNTIMES[:-1]  # the default: every runtime that is an upload
 KIB = 1024
 
 
 @dataclasses.dataclass(frozen=True)
 class UploadLimits:
-    max_bytes: int = 1024 * KIB  # one upload, as sent
+    # one upload, as sent: a static Go or C++ bot is 2 to 3 MiB (docs/server.md, "Binaries")
+    max_bytes: int = 8192 * KIB
     max_files: int = 200  # files in an archive
     max_unpacked_bytes: int = 16 * MIB  # an archive's files together, unpacked
     per_hour: int = 30  # uploads per participant in any hour

@@ -40,7 +40,9 @@ from typing import IO
 from referee.server.competition_file import UploadLimits
 
 CHUNK = 64 * 1024
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+# One leading dot is allowed: cargo's vendored crates need ``.cargo/config.toml`` and
+# ``.cargo-checksum.json`` (never ``.`` or ``..``: those are refused before the name).
+SAFE_NAME = re.compile(r"^\.?[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_DEPTH = 32  # directories in a member's path
 # What a compiler may name its output: also javac's ``Main$1.class`` for an inner class.
 BUILT_NAME = re.compile(r"^[A-Za-z0-9_$][A-Za-z0-9._$-]{0,199}$")

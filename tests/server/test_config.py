@@ -20,8 +20,8 @@ def test_a_minimal_file_gets_the_documented_defaults(tmp_path: Path) -> None:
     assert config.name == "Cup"
     assert config.data == tmp_path / "cup-data"
     assert config.players == 3 and config.jobs == 2
-    assert config.runtimes == ("python3", "node", "java", "c", "binary")
-    assert config.uploads.max_bytes == 1024 * 1024
+    assert config.runtimes == ("python3", "node", "java", "c", "cpp", "rust", "go", "binary")
+    assert config.uploads.max_bytes == 8 * 1024 * 1024  # a static Go or C++ bot fits
     assert not config.self_registration
 
 

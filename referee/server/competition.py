@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import trio
@@ -80,6 +80,9 @@ class Competition:
         self.leaderboard = Leaderboard()
         self.fitted_upto = 0
         self._refreshing = trio.Lock()
+        # The wall clock the contest's phases are read by (``referee.server.phases``),
+        # replaced in tests: a freeze is tested by moving time, not by waiting.
+        self.clock: Callable[[], float] = time.time
 
     @property
     def bots_can_signal(self) -> bool:

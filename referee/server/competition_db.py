@@ -172,6 +172,61 @@ CREATE TABLE IF NOT EXISTS house_participants (
 );
 """
 
+# A contest's dates, finals, challenges and linked accounts (``referee.server.contest_db``).
+# Finals' and challenges' matches are kept apart from ``matches``: the ladder never reads them.
+_CONTEST_SCHEMA = """
+CREATE TABLE IF NOT EXISTS phase_moves (
+    phase TEXT PRIMARY KEY,           -- opens | freeze | finals | ends
+    at TEXT NOT NULL,                 -- ISO 8601 with its zone: the organiser's new date
+    moved_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS account_links (
+    low INTEGER NOT NULL REFERENCES participants(id),   -- the smaller participant id
+    high INTEGER NOT NULL REFERENCES participants(id),
+    linked_at REAL NOT NULL,
+    PRIMARY KEY (low, high)
+);
+CREATE TABLE IF NOT EXISTS finals (
+    id INTEGER PRIMARY KEY,
+    versions TEXT NOT NULL,           -- JSON list: the finalists' versions
+    groups INTEGER NOT NULL,          -- duplicate groups to play
+    seed INTEGER NOT NULL,            -- the public seed of its schedule and groups
+    deal_key TEXT NOT NULL,           -- a fresh secret key: the finals' cards (dealkey)
+    tables TEXT NOT NULL,             -- JSON list of lists: each group's table
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    ranking TEXT                      -- JSON: the published ranking, once every group is in
+);
+CREATE TABLE IF NOT EXISTS challenges (
+    id INTEGER PRIMARY KEY,
+    requester INTEGER NOT NULL REFERENCES participants(id),
+    versions TEXT NOT NULL,           -- JSON list: the requester's version first
+    seed INTEGER NOT NULL,
+    deal_key TEXT NOT NULL,           -- fresh cards for this challenge alone
+    status TEXT NOT NULL,             -- waiting | playing | finished | failed
+    detail TEXT NOT NULL DEFAULT '',
+    requested_at REAL NOT NULL,
+    finished_at REAL
+);
+CREATE TABLE IF NOT EXISTS contest_matches (
+    match_id TEXT PRIMARY KEY,        -- f<finals>g<group>r<rotation> | c<challenge>r<rotation>
+    kind TEXT NOT NULL,               -- finals | challenge
+    owner INTEGER NOT NULL,           -- the finals' or the challenge's id
+    group_index INTEGER NOT NULL,
+    rotation INTEGER NOT NULL,
+    seed INTEGER NOT NULL,            -- the public identity, never the cards' seed
+    versions TEXT NOT NULL,           -- JSON list: version at each seat
+    hands INTEGER NOT NULL,
+    net_chips TEXT NOT NULL,          -- JSON list per seat
+    disqualified TEXT NOT NULL,       -- JSON list of bools per seat
+    result TEXT NOT NULL,
+    log_path TEXT,
+    keep INTEGER NOT NULL DEFAULT 0,  -- 1: a finals match, whose log retention must keep
+    finished_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS contest_matches_by_owner ON contest_matches(kind, owner);
+"""
+
 
 def lock_for_serving(path: Path) -> int:
     """An exclusive ``flock`` on ``<database>.lock`` for one server's life (its descriptor).
@@ -204,7 +259,7 @@ def _expected_columns() -> dict[str, set[str]]:
     """Each table of the schema and its columns, read from the schema itself."""
     scratch = sqlite3.connect(":memory:")
     try:
-        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA)
+        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA + _CONTEST_SCHEMA)
         return _columns(scratch)
     finally:
         scratch.close()
@@ -400,7 +455,9 @@ def _make_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float
     try:
         # executescript commits whatever is open before it runs, so the script
         # is its own transaction: the whole schema, or none of it.
-        connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + "COMMIT;")
+        connection.executescript(
+            "BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + _CONTEST_SCHEMA + "COMMIT;"
+        )
     except sqlite3.DatabaseError as error:
         connection.close()
         if "database is locked" in str(error):
@@ -474,6 +531,11 @@ class CompetitionStore:
 
     def close(self) -> None:
         self._db.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """For the modules that keep tables of their own here (``contest_db``)."""
+        return self._db
 
     # ------------------------------------------------------------------ meta
 

@@ -44,6 +44,7 @@ from starlette.datastructures import UploadFile
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.phases import upload_refusal
 from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import (
     Room,
@@ -114,6 +115,9 @@ def version_root(competition: Competition, version_id: int) -> Path:
 def _allowed(competition: Competition, participant: Participant, runtime: str) -> None:
     """The runtime must be allowed, and the participant under its hourly versions."""
     config = competition.config
+    closed = upload_refusal(competition)  # the contest's dates (referee.server.phases)
+    if closed is not None:
+        raise UploadRefusedError(403, closed)
     if runtime not in config.runtimes:
         allowed = ", ".join(config.runtimes)
         raise UploadRefusedError(400, f"runtime {runtime!r} is not allowed here ({allowed})")

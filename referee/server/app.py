@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Scope
 
 from referee.report.templating import make_environment
-from referee.server import api
+from referee.server import api, contest_pages, phases
 from referee.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
@@ -104,6 +104,7 @@ class Pages:
             "csrf": csrf_token(self.competition.store.secret, bid),
             "self_registration": config.self_registration,
             "message": NOTICES.get(request.query_params.get("notice", "")),
+            "phase": phases.current(self.competition),  # the banner of every page
         }
         html = self.env.get_template(template).render(**base, **context)
         return HTMLResponse(html, status_code=code)
@@ -348,6 +349,7 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/upload", pages.upload_page, methods=["GET"]),
         Route("/upload", pages.upload, methods=["POST"]),
         Route("/api", pages.api_page),
+        *contest_pages.routes(competition, pages),  # phases, finals, challenges
         Mount("/api", routes=api.routes(competition)),
         Mount("/static", StaticFiles(directory=server_static)),
         Mount("/report", StaticFiles(directory=report_static)),

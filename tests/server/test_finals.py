@@ -1,0 +1,105 @@
+"""The finals: planned at their date, played on fresh deals, ranked apart from the ladder,
+and played again from their record to the same ranking.
+
+The tables are ``PolicyTable``s (in-process policies, the cards from each
+match's ``deal_seed`` as a worker's would be), and the clock is injected.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import httpx
+
+from referee.scoring.policies import noisy, random_policy, tracker
+from referee.server.app import build_app
+from referee.server.competition import Competition
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
+from referee.server.contest_db import contest_played, finals_record
+from referee.server.finals import finals_loop, plan_tables, replay_finals
+from referee.server.play import Table
+from tests.server.contest_fakes import PolicyTable, admitted
+
+CUP = """[competition]
+name = "cup"
+house_bots = []
+[phases]
+freeze = "2026-12-20T18:00Z"
+finals = "2026-12-21T00:00Z"
+[finals]
+groups = 8
+"""
+
+
+def test_every_pair_of_finalists_meets_about_equally_often() -> None:
+    versions = list(range(1, 7))
+    tables = plan_tables(versions, {v: v for v in versions}, 40, 3, random.Random(3))
+    assert len(tables) == 40
+    met = Counter(pair for t in tables for pair in itertools.combinations(sorted(t), 2))
+    counts = [met[p] for p in itertools.combinations(versions, 2)]
+    assert max(counts) - min(counts) <= 2, met
+    seats = Counter(v for t in tables for v in t)
+    assert max(seats.values()) - min(seats.values()) <= 1, seats
+    # Linked accounts (5 and 6) never meet, and still play as often as the others.
+    linked = plan_tables(versions, {v: v for v in versions} | {6: 5}, 40, 3, random.Random(3))
+    assert not any({5, 6} <= set(t) for t in linked)
+    seats = Counter(v for t in linked for v in t)
+    assert max(seats.values()) - min(seats.values()) <= 2, seats
+
+
+async def test_the_finals_start_at_their_date_and_rerun_to_the_same_ranking(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cup.toml"
+    path.write_text(CUP)
+    config = load_config(path)
+    competition = Competition(config, CompetitionStore.open(config.database))
+    store = competition.store
+    try:
+        versions = [admitted(store, name)[1] for name in ("ann", "ben", "cat", "dan")]
+        policies = {
+            versions[0]: tracker(),
+            versions[1]: noisy(tracker(), 0.3),
+            versions[2]: noisy(tracker(), 0.7),
+            versions[3]: random_policy,
+        }
+        tables: list[PolicyTable] = []
+
+        async def open_table(_number: int) -> Table:
+            tables.append(PolicyTable(policies))
+            return tables[-1]
+
+        competition.clock = lambda: datetime.fromisoformat("2026-12-21T00:00Z").timestamp()
+        await finals_loop(competition, 9, open_table)
+        finals = finals_record(store)
+        assert finals is not None and finals.ranking is not None
+        assert sorted(finals.versions) == versions and len(finals.tables) == 8
+        ranking = finals.ranking
+        assert ranking["groups"] == 8 and ranking["matches"] == 24
+        assert [row["rank"] for row in ranking["ranking"]] == [1, 2, 3, 4]
+        assert 0 <= ranking["separated"] <= 4
+        # Never on the ladder: the ladder's matches are its own.
+        assert store.played_matches() == [] and store.match_count() == 0
+        # Published as a page and as JSON.
+        transport = httpx.ASGITransport(app=build_app(competition))
+        async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+            page = (await client.get("/finals")).text
+            assert "8 duplicate groups (24 matches)" in page
+            assert "of 4 ranks separated with 95% confidence" in page
+            assert (await client.get("/api/finals")).json() == ranking
+        # The record is all it takes: played again, the same cards give the same ranking.
+        published, again = await replay_finals(config, store, PolicyTable(policies))
+        assert published == ranking
+        assert again == ranking
+        # Fresh deals: a key of the finals' own, and a deal of its own for each group.
+        assert finals.deal_key != store.meta("deal_key")
+        played = contest_played(store, "finals", finals.id)
+        assert len({m.seed for m in played}) == 8
+        assert len(tables) == 1 and len(tables[0].played) == 24  # one table, every match once
+    finally:
+        store.close()

@@ -218,3 +218,14 @@ def _finals_rerun(call: ManagementCall) -> None:
 
     for line in rerun_finals(call.config, call.store):
         typer.echo(printable(line))
+
+
+@action(
+    "organiser-token", summary="print a new organiser token for /api/organiser/ (the old stops)"
+)
+def _organiser_token(call: ManagementCall) -> None:
+    from referee.server.organiser_contest import new_organiser_token
+
+    token = new_organiser_token(call.store)
+    typer.echo(f"competition {call.config.name!r}: the organiser's token (kept hashed):", err=True)
+    typer.echo(token)

@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Scope
 
 from referee.report.templating import make_environment
-from referee.server import api, contest_pages, phases
+from referee.server import api, contest_pages, organiser_contest, phases
 from referee.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
@@ -350,6 +350,7 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/upload", pages.upload, methods=["POST"]),
         Route("/api", pages.api_page),
         *contest_pages.routes(competition, pages),  # phases, finals, challenges
+        *organiser_contest.routes(competition),  # the organiser's contest data (token)
         Mount("/api", routes=api.routes(competition)),
         Mount("/static", StaticFiles(directory=server_static)),
         Mount("/report", StaticFiles(directory=report_static)),

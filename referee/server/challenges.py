@@ -38,6 +38,7 @@ from referee.server.contest_db import (
     contest_played,
     set_challenge,
 )
+from referee.server.contest_events import announce
 from referee.server.contest_play import group_keys, play_keys
 from referee.server.phases import challenge_refusal
 from referee.server.play import POLL, OpenTable
@@ -202,5 +203,15 @@ async def challenge_loop(competition: Competition, number: int, open_table: Open
             await table.aclose()
         await written(
             "finishing a challenge", partial(set_challenge, store, challenge.id, status, detail)
+        )
+        seated = (store.version(v) for v in challenge.versions)
+        told = {challenge.requester}  # and its opponents, if they may see it
+        if competition.config.contest.challenges.opponents_see:
+            told |= {v.participant for v in seated if v is not None}
+        announce(
+            "challenge_played" if status == "finished" else "challenge_failed",
+            sorted(told),
+            f"challenge {challenge.id} {status}" + (f": {detail}" if detail else ""),
+            f"/challenges/{challenge.id}",
         )
         competition.notify()

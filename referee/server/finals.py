@@ -50,6 +50,7 @@ from referee.server.contest_db import (
     households,
     start_finals,
 )
+from referee.server.contest_events import announce
 from referee.server.contest_play import group_keys, play_keys
 from referee.server.phases import current
 from referee.server.play import POLL, OpenTable, Table
@@ -167,6 +168,12 @@ def ranking(
     }
 
 
+def owners(store: CompetitionStore, versions: Sequence[int]) -> list[int]:
+    """The participants of ``versions``, for an announcement."""
+    found = (store.version(v) for v in versions)
+    return sorted({v.participant for v in found if v is not None})
+
+
 def labels(store: CompetitionStore, versions: Sequence[int]) -> dict[int, str]:
     found = {}
     for version_id in versions:
@@ -192,6 +199,13 @@ async def play_finals(competition: Competition, finals: FinalsRecord, table: Tab
         await play_keys(competition, table, KIND, finals.id, index, keys, done)
     result = ranking(finals, contest_played(store, KIND, finals.id), labels(store, finals.versions))
     await written("publishing the finals", partial(finish_finals, store, finals.id, result))
+    announce(
+        "finals_published",
+        owners(store, finals.versions),
+        f"the final ranking is published: {result['separated']} of "
+        f"{len(result['ranking'])} ranks separated over {result['groups']} groups",
+        "/finals",
+    )
     competition.status = "finals finished: the ranking is published"
     competition.notify()
 
@@ -209,6 +223,12 @@ async def finals_loop(competition: Competition, number: int, open_table: OpenTab
                 competition.status = f"finals wait: {planned}"
             else:
                 finals = planned
+                announce(
+                    "finals_started",
+                    owners(competition.store, finals.versions),
+                    f"the finals started: {len(finals.versions)} finalists, {finals.groups} groups",
+                    "/finals",
+                )
         if finals is not None:
             table = await open_table(number)
             try:

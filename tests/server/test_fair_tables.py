@@ -14,11 +14,14 @@ import json
 import random
 from pathlib import Path
 
+import httpx
+
 from engine import Rules
 from referee.match.convert import log_event
 from referee.match.key import rotations
 from referee.scoring.collusion import TableFlows, flows_from_events, pair_flows, suspicious
 from referee.scoring.policies import play_match, random_policy, tracker
+from referee.server.app import build_app, templates
 from referee.server.collusion import collusion_report
 from referee.server.competition_db import PlayedMatch
 from referee.server.contest_db import households
@@ -179,5 +182,46 @@ def test_the_organisers_collusion_report_reads_the_match_logs(tmp_path: Path) ->
         code, out, _err = newmarket("serve", "collusion", str(competition.config.path))
         assert code == 0
         assert "2 ladder matches read (1 logs unreadable)" in out and "  none" in out
+    finally:
+        store.close()
+
+
+async def test_the_organiser_reads_and_links_by_the_api_with_its_own_token(tmp_path: Path) -> None:
+    competition = open_competition(tmp_path)
+    store = competition.store
+    try:
+        tokens = {name: admitted(store, name)[2] for name in ("alice", "bob", "carol")}
+        code, out, _err = newmarket("serve", "organiser-token", str(competition.config.path))
+        assert code == 0
+        organiser = out.strip()
+        transport = httpx.ASGITransport(app=build_app(competition))
+        async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+            for headers in ({}, {"Authorization": f"Bearer {tokens['alice']}"}):
+                assert (
+                    await client.get("/api/organiser/contest", headers=headers)
+                ).status_code == 401
+                linked = await client.post(
+                    "/api/organiser/links", json={"names": ["alice", "bob"]}, headers=headers
+                )
+                assert linked.status_code == 401
+            me = {"Authorization": f"Bearer {organiser}"}
+            linked = await client.post(
+                "/api/organiser/links", json={"names": ["alice", "bob"]}, headers=me
+            )
+            assert linked.json() == {"linked": ["alice", "bob"], "new": True}
+            missing = await client.post(
+                "/api/organiser/links", json={"names": ["alice", "zed"]}, headers=me
+            )
+            assert (
+                missing.status_code == 404
+                and missing.json()["error"] == "no participant named 'zed'"
+            )
+            contest = (await client.get("/api/organiser/contest", headers=me)).json()
+        assert contest["linked_accounts"] == [["alice", "bob"]]
+        assert contest["dates"] == {"opens": None, "freeze": None, "finals": None, "ends": None}
+        assert contest["collusion"]["pairs"] == []
+        # The section the organiser's page includes renders the same data.
+        html = templates().get_template("organiser_contest.html").render(contest=contest)
+        assert "alice and bob" in html and "no pair beyond the threshold" in html
     finally:
         store.close()

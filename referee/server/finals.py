@@ -53,7 +53,7 @@ from referee.server.contest_db import (
 from referee.server.contest_events import announce
 from referee.server.contest_play import group_keys, play_keys
 from referee.server.phases import current
-from referee.server.play import POLL, OpenTable, Table
+from referee.server.play import POLL, OpenTable, Table, specs
 from referee.server.scoring import Score, score_versions
 
 KIND = "finals"
@@ -281,8 +281,6 @@ async def replay_finals(
             members,
             config.rules.starting_chips,
         ):
-            from referee.server.play import specs
-
             result = await table.play(key, config.rules, specs(competition, key.bots), key.bots)
             seats = sorted(result.seats, key=lambda seat: seat.seat)
             played.append(

@@ -10,6 +10,7 @@ import trio
 
 from referee.scoring.policies import random_policy, tracker
 from referee.server.app import build_app
+from referee.server.auth import SESSION_COOKIE
 from referee.server.challenges import challenge_loop
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
@@ -105,5 +106,39 @@ async def test_a_challenge_is_played_at_once_and_is_never_in_the_ranking(tmp_pat
             assert third.status_code == 429
             assert third.json()["error"] == "challenge limit: 2 an hour; try again later"
             nursery.cancel_scope.cancel()
+    finally:
+        store.close()
+
+
+async def test_a_challenge_is_refused_without_csrf_and_once_the_finals_start(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "cup.toml"
+    path.write_text(CUP + '[phases]\nfinals = "2026-12-21T00:00Z"\n')
+    config = load_config(path)
+    competition = Competition(config, CompetitionStore.open(config.database))
+    store = competition.store
+    people = {name: admitted(store, name) for name in ("alice", "bob", "carol")}
+    transport = httpx.ASGITransport(app=build_app(competition))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+            # A browser signed in as alice, but a form without its CSRF token (another site's).
+            cookie = store.open_session(people["alice"][0], 3600)
+            client.cookies.set(SESSION_COOKIE, cookie)
+            forged = await client.post(
+                "/challenge", data={"opponent1": "bob", "opponent2": "carol"}
+            )
+            assert forged.status_code == 403 and "CSRF token missing or wrong" in forged.text
+            competition.clock = lambda: 1_800_000_000.0  # 2027: the finals have started
+            late = await client.post(
+                "/api/challenges",
+                json={"opponents": ["bob", "carol"]},
+                headers={"Authorization": f"Bearer {people['alice'][2]}"},
+            )
+            assert late.status_code == 403
+            assert late.json()["error"] == (
+                "challenges ended when the finals started: the tables are the finals' now"
+            )
+        assert challenge(store, 1) is None
     finally:
         store.close()

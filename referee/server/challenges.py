@@ -17,7 +17,9 @@ or the challenge is refused when the competition has none.  The results go to
 
 from __future__ import annotations
 
+import sys
 import time
+import traceback
 from functools import partial
 from typing import Any
 
@@ -199,6 +201,12 @@ async def challenge_loop(competition: Competition, number: int, open_table: Open
         except WorkerError as error:
             # A challenge is not retried: it is the requester's to ask again (it is unrated).
             status, detail = "failed", public_text(f"its table failed: {error.text}")[:300]
+        except Exception as error:
+            # A bug on this challenge's path must not end the server (nor meet it again at
+            # every restart): the challenge fails with the error named, as admission does.
+            traceback.print_exc(file=sys.stderr)
+            status = "failed"
+            detail = public_text(f"the server failed (a server bug): {type(error).__name__}")
         finally:
             await table.aclose()
         await written(

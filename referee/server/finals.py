@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import itertools
 import random
+import sys
+import traceback
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
@@ -53,10 +55,12 @@ from referee.server.contest_db import (
 from referee.server.contest_events import announce
 from referee.server.contest_play import group_keys, play_keys
 from referee.server.phases import current
-from referee.server.play import POLL, OpenTable, Table, specs
+from referee.server.play import POLL, RESTART_DELAY, OpenTable, Table, specs, wait_for_room
 from referee.server.scoring import Score, score_versions
+from referee.server.worker_table import WorkerError
 
 KIND = "finals"
+MATCH_ATTEMPTS = 2  # table workers one finals match may cost before it is left out
 
 
 def finalists(competition: Competition, scores: Mapping[int, Score], top: int) -> list[Version]:
@@ -182,21 +186,55 @@ def labels(store: CompetitionStore, versions: Sequence[int]) -> dict[int, str]:
     return found
 
 
-async def play_finals(competition: Competition, finals: FinalsRecord, table: Table) -> None:
-    """Every match of ``finals`` not stored yet, then its ranking published."""
+async def play_finals(
+    competition: Competition, finals: FinalsRecord, open_table: OpenTable, number: int
+) -> None:
+    """Every match of ``finals`` not stored yet, then its ranking published.
+
+    A match whose table worker fails is played again on a new one; after
+    ``MATCH_ATTEMPTS`` failures it is left out (its group's other seatings still
+    count) and the server's log says which: the finals are never stopped by one
+    table, and a platform's failure (a full disk) waits for room as the ladder does.
+    """
     store = competition.store
     done = set(contest_match_ids(store, KIND, finals.id))
-    for index, members in enumerate(finals.tables):
-        keys = group_keys(
-            prefix(finals, index),
-            finals.seed,
-            finals.deal_key,
-            index,
-            members,
-            competition.config.rules.starting_chips,
-        )
-        competition.status = f"finals: group {index + 1} of {finals.groups}"
-        await play_keys(competition, table, KIND, finals.id, index, keys, done)
+    table = await open_table(number)
+    try:
+        for index, members in enumerate(finals.tables):
+            keys = group_keys(
+                prefix(finals, index),
+                finals.seed,
+                finals.deal_key,
+                index,
+                members,
+                competition.config.rules.starting_chips,
+            )
+            competition.status = f"finals: group {index + 1} of {finals.groups}"
+            for key in keys:
+                for attempt in range(1, MATCH_ATTEMPTS + 1):
+                    await wait_for_room(competition)
+                    try:
+                        await play_keys(competition, table, KIND, finals.id, index, [key], done)
+                        break
+                    except WorkerError as error:
+                        await table.aclose()
+                        print(
+                            f"newmarket serve: finals match {key.match_id} failed "
+                            f"(attempt {attempt} of {MATCH_ATTEMPTS}): {error.text}",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                        await trio.sleep(RESTART_DELAY)
+                        table = await open_table(number)
+                else:
+                    print(
+                        f"newmarket serve: finals match {key.match_id} left out after "
+                        f"{MATCH_ATTEMPTS} failed tables",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+    finally:
+        await table.aclose()
     result = ranking(finals, contest_played(store, KIND, finals.id), labels(store, finals.versions))
     await written("publishing the finals", partial(finish_finals, store, finals.id, result))
     announce(
@@ -211,7 +249,22 @@ async def play_finals(competition: Competition, finals: FinalsRecord, table: Tab
 
 
 async def finals_loop(competition: Competition, number: int, open_table: OpenTable) -> None:
-    """Start the finals when their date comes, on table ``number``; finish them after a restart."""
+    """Start the finals when their date comes, on table ``number``; finish them after a restart.
+
+    A bug on the finals' path is told to the operator and tried again a minute later:
+    it must not end the server that serves the ladder and the pages.
+    """
+    while True:
+        try:
+            await _finals_step(competition, number, open_table)
+            return
+        except Exception as error:
+            traceback.print_exc(file=sys.stderr)
+            competition.status = f"finals wait: the server failed ({type(error).__name__})"
+            await trio.sleep(60)
+
+
+async def _finals_step(competition: Competition, number: int, open_table: OpenTable) -> None:
     while True:
         finals = finals_record(competition.store)
         if finals is not None and finals.finished_at is not None:
@@ -230,11 +283,7 @@ async def finals_loop(competition: Competition, number: int, open_table: OpenTab
                     "/finals",
                 )
         if finals is not None:
-            table = await open_table(number)
-            try:
-                await play_finals(competition, finals, table)
-            finally:
-                await table.aclose()
+            await play_finals(competition, finals, open_table, number)
             return
         with trio.move_on_after(POLL):
             await competition.changed.wait()

@@ -12,9 +12,15 @@ import random
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
+import trio
+import trio.testing
 
+from referee.match.key import MatchKey
+from referee.match.result import MatchResult
 from referee.scoring.policies import noisy, random_policy, tracker
 from referee.server.app import build_app
 from referee.server.competition import Competition
@@ -23,6 +29,7 @@ from referee.server.competition_file import load_config
 from referee.server.contest_db import contest_played, finals_record
 from referee.server.finals import finals_loop, plan_tables, replay_finals
 from referee.server.play import Table
+from referee.server.worker_table import WorkerError
 from tests.server.contest_fakes import PolicyTable, admitted
 
 CUP = """[competition]
@@ -101,5 +108,42 @@ async def test_the_finals_start_at_their_date_and_rerun_to_the_same_ranking(
         played = contest_played(store, "finals", finals.id)
         assert len({m.seed for m in played}) == 8
         assert len(tables) == 1 and len(tables[0].played) == 24  # one table, every match once
+    finally:
+        store.close()
+
+
+async def test_a_failed_finals_table_is_replaced_and_the_finals_still_finish(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cup.toml"
+    path.write_text(CUP.replace("groups = 8", "groups = 2"))
+    config = load_config(path)
+    competition = Competition(config, CompetitionStore.open(config.database))
+    store = competition.store
+    try:
+        versions = [admitted(store, name)[1] for name in ("ann", "ben", "cat")]
+        policies = {v: tracker() for v in versions}
+        opened = 0
+
+        class Dying(PolicyTable):
+            async def play(self, key: MatchKey, *args: Any) -> MatchResult:
+                if key.match_id.endswith("g1r2") and opened < 2:
+                    raise WorkerError("the table worker ended (killed by signal 9)", -9)
+                return await super().play(key, *args)
+
+        async def open_table(_number: int) -> Table:
+            nonlocal opened
+            opened += 1
+            return Dying(policies)
+
+        competition.clock = lambda: datetime.fromisoformat("2026-12-21T00:00Z").timestamp()
+        await finals_loop(competition, 9, open_table)
+        finals = finals_record(store)
+        assert finals is not None and finals.ranking is not None
+        # g1r2 failed on the first table; a second played it and the rest.
+        assert opened == 2 and finals.ranking["matches"] == 6
+        err = capsys.readouterr().err
+        assert err.count("finals match f1g1r2 failed (attempt 1 of 2)") == 1
+        assert "the final ranking is published" in err
     finally:
         store.close()

@@ -347,12 +347,22 @@ async def replay_finals(
 
 
 def rerun_finals(config: CompetitionConfig, store: CompetitionStore) -> list[str]:
-    """``newmarket serve finals-rerun``: the finals played again on a local table worker."""
-    from referee.server.play import local_tables
+    """``newmarket serve finals-rerun``: the finals played again on a local table worker.
+
+    Its logs go to ``rerun-logs/`` beside ``logs/``: the finals' own logs are the
+    evidence of the published result and are never overwritten.
+    """
+    from referee.server.sandboxing import sandbox_setting
+    from referee.server.worker_table import WorkerTable
+    from referee.storage.private_files import private_dir
+
+    logs = config.data / "rerun-logs"
+    private_dir(logs)
 
     async def run() -> tuple[dict[str, Any] | None, dict[str, Any]]:
-        competition = Competition(config, store)
-        table = await local_tables(competition)(0)
+        table = await WorkerTable.start(
+            config.time_control, logs, 0, sandbox_setting(config), config.storage.stderr_bytes
+        )
         try:
             return await replay_finals(config, store, table)
         finally:

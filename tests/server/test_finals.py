@@ -19,6 +19,7 @@ import pytest
 import trio
 import trio.testing
 
+from referee.bots import resolve_bot
 from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.scoring.policies import noisy, random_policy, tracker
@@ -28,8 +29,9 @@ from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
 from referee.server.contest_db import contest_played, finals_record
 from referee.server.finals import finals_loop, plan_tables, replay_finals
-from referee.server.play import Table
+from referee.server.play import Table, local_tables
 from referee.server.worker_table import WorkerError
+from tests.clirun import newmarket
 from tests.server.contest_fakes import PolicyTable, admitted
 
 CUP = """[competition]
@@ -145,5 +147,45 @@ async def test_a_failed_finals_table_is_replaced_and_the_finals_still_finish(
         err = capsys.readouterr().err
         assert err.count("finals match f1g1r2 failed (attempt 1 of 2)") == 1
         assert "the final ranking is published" in err
+    finally:
+        store.close()
+
+
+def test_finals_rerun_plays_the_record_again_with_real_bots_to_the_same_ranking(
+    tmp_path: Path,
+) -> None:
+    # Bundled bots in real table workers: the published finals, then `finals-rerun`.
+    path = tmp_path / "cup.toml"
+    path.write_text(
+        CUP.replace("groups = 8", "groups = 1")
+        + "[tables]\nhand_limit = 4\n"
+        + '[sandbox]\nlevel = "none"\n'  # bundled bots; the sandbox has tests of its own
+    )
+    config = load_config(path)
+    store = CompetitionStore.open(config.database)
+    try:
+        for name in ("random", "tracker", "lowest"):
+            participant, _token = store.add_participant(name)
+            version = store.add_version(participant.id, "bundled", name, "", 0)
+            store.decide(version.id, "admitted", "ok", "", resolve_bot(name, name).to_json())
+
+        async def finals() -> None:
+            competition = Competition(config, store)
+            competition.clock = lambda: datetime.fromisoformat("2026-12-22T00:00Z").timestamp()
+            await finals_loop(competition, 9, local_tables(competition))
+
+        trio.run(finals)
+        published = finals_record(store)
+        assert published is not None and published.ranking is not None
+        logs = sorted(p.name for p in config.logs_dir.iterdir())
+        assert logs == ["f1g0r0.jsonl", "f1g0r1.jsonl", "f1g0r2.jsonl"]
+        before = (config.logs_dir / "f1g0r0.jsonl").read_bytes()
+        code, out, err = newmarket("serve", "finals-rerun", str(path))
+        assert code == 0, err
+        assert "finals 1: 1 groups, 3 matches" in out
+        assert out.strip().endswith("the same ranking as the published one")
+        # The evidence stays as it was: the re-run's logs are its own.
+        assert (config.logs_dir / "f1g0r0.jsonl").read_bytes() == before
+        assert (config.data / "rerun-logs" / "f1g0r0.jsonl").exists()
     finally:
         store.close()

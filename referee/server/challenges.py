@@ -91,7 +91,7 @@ def request_challenge(
     for name in names:
         if name not in offered:
             raise ChallengeRefusedError(
-                400, f"{name!r} has no current version to challenge (see /challenge)"
+                400, f"{name[:80]!r} has no current version to challenge (see /challenge)"
             )
         chosen.append(offered[name])
     table = [mine[0], *chosen]

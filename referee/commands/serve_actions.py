@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import typer
 
 from referee.server import organiser
-from referee.server.competition_db import CompetitionStore, StoreError
+from referee.server.competition_db import CompetitionStore, StoreError, Version
 from referee.server.competition_file import CompetitionConfig, ConfigError
 from referee.server.organiser_auth import new_organiser_token
 from referee.text.printing import printable
@@ -228,3 +228,100 @@ def _audit(call: ManagementCall) -> None:
         typer.echo(printable(f"{line}: {row['detail']}"))
     if not rows:
         typer.echo("no organiser action yet", err=True)
+
+
+def _suspended(store: CompetitionStore, which: str, config: CompetitionConfig) -> list[Version]:
+    """The suspended versions ``which`` names: a version id, or every one of a participant."""
+    if which.isdigit():
+        found = store.version(int(which))
+        if found is None:
+            raise ConfigError(f"serve unsuspend: no version {which} in this competition")
+        versions = [found]
+    else:
+        participant = store.participant_by_name(which)
+        if participant is None:
+            raise ConfigError(
+                f"serve unsuspend: {which!r} is neither a version id nor a participant's name"
+            )
+        versions = store.versions(participant.id)
+    suspended = [version for version in versions if version.status == "suspended"]
+    if not suspended:
+        shown = ", ".join(f"{v.label} {v.status}" for v in versions[-3:]) or "no versions"
+        raise ConfigError(
+            f"serve unsuspend: nothing of {which!r} is suspended ({shown}); "
+            f"newmarket serve flags {config.path} lists what is"
+        )
+    return suspended
+
+
+# ---------------------------------------------------------------- a contest's words
+# Phases, fair tables and finals (docs/server.md "Phases", "Fair tables", "Finals").
+
+
+@action(
+    "move-phase",
+    "PHASE",
+    "WHEN",
+    summary="move a date: opens, freeze, finals or ends, to an ISO 8601 time with its zone",
+)
+def _move_phase(call: ManagementCall) -> None:
+    from referee.server.phases import move_date
+
+    phase, when = call.arguments
+    try:
+        at = move_date(call.config, call.store, phase, when)
+    except ValueError as error:
+        raise ConfigError(f"serve move-phase: {error}") from None
+    typer.echo(f"competition {call.config.name!r}: {phase} is now {at.isoformat()}", err=True)
+
+
+@action("phases", summary="the contest's dates, the phase now and the next date")
+def _phases(call: ManagementCall) -> None:
+    from datetime import UTC, datetime
+
+    from referee.server.competition_file import PHASE_NAMES
+    from referee.server.phases import dates_of, phase_at
+
+    given = dates_of(call.config, call.store)
+    for name in PHASE_NAMES:
+        at = getattr(given, name)
+        typer.echo(f"{name:<7} {'-' if at is None else at.isoformat()}")
+    phase = phase_at(given, datetime.now(UTC))
+    typer.echo(f"now     {phase.label}" + (f"; {phase.countdown}" if phase.countdown else ""))
+
+
+@action("link-accounts", "NAME", "NAME", summary="keep two participants apart at every table")
+def _link_accounts(call: ManagementCall) -> None:
+    from referee.server.contest_db import link_accounts
+
+    found = []
+    for name in call.arguments:
+        who = call.store.participant_by_name(name)
+        if who is None:
+            raise ConfigError(f"serve link-accounts: no participant named {name!r}")
+        found.append(who)
+    first, second = found
+    if first.id == second.id:
+        raise ConfigError("serve link-accounts: name two different participants")
+    new = link_accounts(call.store, first.id, second.id)
+    said = "linked" if new else "were linked already"
+    typer.echo(
+        printable(f"{first.name!r} and {second.name!r} {said}: they never share a table"),
+        err=True,
+    )
+
+
+@action("collusion", summary="pairs whose chips flowed beyond what their scores predict")
+def _collusion(call: ManagementCall) -> None:
+    from referee.server.collusion import collusion_report
+
+    for line in collusion_report(call.config, call.store).lines():
+        typer.echo(printable(line))
+
+
+@action("finals-rerun", summary="play the finals again from their record; compare the ranking")
+def _finals_rerun(call: ManagementCall) -> None:
+    from referee.server.finals import rerun_finals
+
+    for line in rerun_finals(call.config, call.store):
+        typer.echo(printable(line))

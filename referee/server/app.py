@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Scope
 
 from referee.report.templating import make_environment
-from referee.server import api, organiser_web
+from referee.server import api, contest_pages, organiser_contest, organiser_web, phases
 from referee.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
@@ -112,6 +112,7 @@ class Pages:
             "self_registration": config.self_registration,
             "message": NOTICES.get(request.query_params.get("notice", "")),
             "organiser": organiser_by_cookie(request, self.competition.store),
+            "phase": phases.current(self.competition),  # the banner of every page
         }
         html = self.env.get_template(template).render(**base, **context)
         return HTMLResponse(html, status_code=code)
@@ -362,6 +363,8 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/api", pages.api_page),
         *organiser_web.page_routes(competition, pages),
         *status_routes(competition, pages.render),
+        *contest_pages.routes(competition, pages),  # phases, finals, challenges
+        *organiser_contest.routes(competition),  # the organiser's contest data (token)
         Mount("/api", routes=[*organiser_web.api_routes(competition), *api.routes(competition)]),
         Mount("/static", StaticFiles(directory=server_static)),
         Mount("/report", StaticFiles(directory=report_static)),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 import trio
@@ -91,6 +91,9 @@ class Competition:
         # Whether a new group starts now: full speed, or settled (``referee.server.pace``).
         self.pace = Pace(config.pace, trio.current_time, _pace_changed)
         self.fit_seconds: float | None = None  # the last leaderboard's computation
+        # The wall clock the contest's phases are read by (``referee.server.phases``),
+        # replaced in tests: a freeze is tested by moving time, not by waiting.
+        self.clock: Callable[[], float] = time.time
 
     @property
     def bots_can_signal(self) -> bool:

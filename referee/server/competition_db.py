@@ -231,8 +231,63 @@ CREATE TABLE IF NOT EXISTS pruned_records (
 );
 """
 
+# A contest's dates, finals, challenges and linked accounts (``referee.server.contest_db``).
+# Finals' and challenges' matches are kept apart from ``matches``: the ladder never reads them.
+_CONTEST_SCHEMA = """
+CREATE TABLE IF NOT EXISTS phase_moves (
+    phase TEXT PRIMARY KEY,           -- opens | freeze | finals | ends
+    at TEXT NOT NULL,                 -- ISO 8601 with its zone: the organiser's new date
+    moved_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS account_links (
+    low INTEGER NOT NULL REFERENCES participants(id),   -- the smaller participant id
+    high INTEGER NOT NULL REFERENCES participants(id),
+    linked_at REAL NOT NULL,
+    PRIMARY KEY (low, high)
+);
+CREATE TABLE IF NOT EXISTS finals (
+    id INTEGER PRIMARY KEY,
+    versions TEXT NOT NULL,           -- JSON list: the finalists' versions
+    groups INTEGER NOT NULL,          -- duplicate groups to play
+    seed INTEGER NOT NULL,            -- the public seed of its schedule and groups
+    deal_key TEXT NOT NULL,           -- a fresh secret key: the finals' cards (dealkey)
+    tables TEXT NOT NULL,             -- JSON list of lists: each group's table
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    ranking TEXT                      -- JSON: the published ranking, once every group is in
+);
+CREATE TABLE IF NOT EXISTS challenges (
+    id INTEGER PRIMARY KEY,
+    requester INTEGER NOT NULL REFERENCES participants(id),
+    versions TEXT NOT NULL,           -- JSON list: the requester's version first
+    seed INTEGER NOT NULL,
+    deal_key TEXT NOT NULL,           -- fresh cards for this challenge alone
+    status TEXT NOT NULL,             -- waiting | playing | finished | failed
+    detail TEXT NOT NULL DEFAULT '',
+    requested_at REAL NOT NULL,
+    finished_at REAL
+);
+CREATE TABLE IF NOT EXISTS contest_matches (
+    match_id TEXT PRIMARY KEY,        -- f<finals>g<group>r<rotation> | c<challenge>r<rotation>
+    kind TEXT NOT NULL,               -- finals | challenge
+    owner INTEGER NOT NULL,           -- the finals' or the challenge's id
+    group_index INTEGER NOT NULL,
+    rotation INTEGER NOT NULL,
+    seed INTEGER NOT NULL,            -- the public identity, never the cards' seed
+    versions TEXT NOT NULL,           -- JSON list: version at each seat
+    hands INTEGER NOT NULL,
+    net_chips TEXT NOT NULL,          -- JSON list per seat
+    disqualified TEXT NOT NULL,       -- JSON list of bools per seat
+    result TEXT NOT NULL,
+    log_path TEXT,
+    keep INTEGER NOT NULL DEFAULT 0,  -- 1: a finals match, whose log retention must keep
+    finished_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS contest_matches_by_owner ON contest_matches(kind, owner);
+"""
+
 # Every table, in the order they are made (a later block may refer to an earlier one's).
-_ALL_SCHEMAS = _SCHEMA + _ACCOUNTS_SCHEMA + _ORGANISER_SCHEMA + _RETENTION_SCHEMA
+_ALL_SCHEMAS = _SCHEMA + _ACCOUNTS_SCHEMA + _ORGANISER_SCHEMA + _RETENTION_SCHEMA + _CONTEST_SCHEMA
 
 
 def lock_for_serving(path: Path) -> int:
@@ -539,7 +594,7 @@ class CompetitionStore:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """For the modules that keep tables of their own here (``referee.server.organiser``)."""
+        """For the modules that keep tables of their own here (``organiser``, ``contest_db``)."""
         return self._db
 
     # ------------------------------------------------------------------ meta

@@ -40,6 +40,16 @@ league file.  The shape (every key optional unless marked)::
                    first_groups (every match of each version's first groups
                    kept for ever), every_minutes (how often old records are
                    pruned) (``referee.server.retention``)
+    [phases]       opens, freeze (submissions close), finals, ends: timezone-aware
+                   ISO 8601 times, in that order, each optional
+                   (``referee.server.phases``)
+    [finals]       groups (duplicate groups of the final evaluation), top (only the
+                   ladder's top N play; 0: every participant)
+    [challenges]   per_hour (challenges per participant per hour; 0: none),
+                   opponents_see (bool: a challenge's opponents see it on their page)
+    [fair_tables]  collusion_z (the flow beyond prediction, in standard errors, above
+                   which a pair is listed), collusion_matches (the fewest shared matches
+                   a pair needs to be judged)
 
 Every section is declared as a ``referee.settings.sections.Section`` struct; the
 sections a league file has too ([rules], [time_control], [sandbox], [remote]) are
@@ -52,8 +62,10 @@ Relative paths are taken from the directory holding the file.
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import Meta
@@ -226,6 +238,106 @@ class CompetitionSandbox(SandboxSection, frozen=True):
     compile_seconds: Annotated[int, Meta(ge=1, le=3600)] = 60
 
 
+# ---------------------------------------------------------------- contest: phases and after
+# One block: the dates of a contest and the settings of its finals, challenges and fair
+# tables (docs/server.md, "Phases").  ``referee.server.phases`` enforces the dates.
+
+PHASE_NAMES: tuple[str, ...] = ("opens", "freeze", "finals", "ends")
+
+
+class PhasesSection(Section, frozen=True):
+    """[phases]: when the contest opens, when submissions close, when the finals start, the end."""
+
+    opens: str | None = None
+    freeze: str | None = None  # submissions close
+    finals: str | None = None
+    ends: str | None = None
+
+
+class FinalsSection(Section, frozen=True):
+    groups: Annotated[int, Meta(ge=1, le=100_000)] = 30  # duplicate groups of the finals
+    top: Annotated[int, Meta(ge=0, le=10_000)] = 0  # only the ladder's top N; 0: everyone
+
+
+class ChallengesSection(Section, frozen=True):
+    per_hour: Annotated[int, Meta(ge=0, le=1000)] = 3  # per participant; 0: no challenges
+    opponents_see: bool = True  # a challenged participant sees it on its own page
+
+
+class FairTablesSection(Section, frozen=True):
+    collusion_z: Annotated[float, Meta(ge=1.0, le=100.0)] = 4.0
+    collusion_matches: Annotated[int, Meta(ge=1, le=1_000_000)] = 12
+
+
+@dataclasses.dataclass(frozen=True)
+class PhaseDates:
+    """The file's dates (UTC-aware), None where it gives none; the organiser may move them
+    (``newmarket serve move-phase``), which ``referee.server.phases`` reads over these."""
+
+    opens: datetime | None = None
+    freeze: datetime | None = None
+    finals: datetime | None = None
+    ends: datetime | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ContestSettings:
+    phases: PhaseDates = dataclasses.field(default_factory=PhaseDates)
+    finals: FinalsSection = dataclasses.field(default_factory=FinalsSection)
+    challenges: ChallengesSection = dataclasses.field(default_factory=ChallengesSection)
+    fair_tables: FairTablesSection = dataclasses.field(default_factory=FairTablesSection)
+
+
+def parse_moment(text: str) -> datetime:
+    """A timezone-aware ISO 8601 time (``2026-12-01T18:00Z``); ``ValueError`` with why not."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not an ISO 8601 time (write e.g. 2026-12-01T18:00Z)"
+        ) from None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"{text!r} has no time zone (add Z for UTC, or +01:00)")
+    return moment
+
+
+def check_phase_order(dates: PhaseDates) -> str | None:
+    """Why the dates are out of order (one line), or None: each after the one before it."""
+    given = [(name, getattr(dates, name)) for name in PHASE_NAMES if getattr(dates, name)]
+    for (first, at), (then, later) in itertools.pairwise(given):
+        if later <= at:
+            return f"{then} ({later.isoformat()}) must come after {first} ({at.isoformat()})"
+    return None
+
+
+def contest_settings(data: dict[str, object], path: Path) -> ContestSettings:
+    """The [phases], [finals], [challenges] and [fair_tables] sections, one line per mistake."""
+    raw = data.get("phases")
+    if isinstance(raw, dict):  # TOML's own datetimes are read as the text they stand for
+        raw = {k: v.isoformat() if isinstance(v, datetime) else v for k, v in raw.items()}
+    section = decode(raw or {}, PhasesSection, path, "phases")
+    moments: dict[str, datetime | None] = {}
+    for name in PHASE_NAMES:
+        text = getattr(section, name)
+        try:
+            moments[name] = None if text is None else parse_moment(text)
+        except ValueError as error:
+            fail(path, f"phases.{name}", str(error))
+    dates = PhaseDates(**moments)
+    wrong = check_phase_order(dates)
+    if wrong is not None:
+        fail(path, "phases", wrong)
+    return ContestSettings(
+        dates,
+        decode(data.get("finals", {}), FinalsSection, path, "finals"),
+        decode(data.get("challenges", {}), ChallengesSection, path, "challenges"),
+        decode(data.get("fair_tables", {}), FairTablesSection, path, "fair_tables"),
+    )
+
+
+# ---------------------------------------------------------------- end of the contest block
+
+
 class CompetitionFile(Section, frozen=True):
     """A competition file: its sections, in the order ``unknown key`` lists them."""
 
@@ -241,6 +353,11 @@ class CompetitionFile(Section, frozen=True):
     storage: StorageSection = StorageSection()
     admission: AdmissionSettings = AdmissionSettings()
     retention: RetentionSettings = RetentionSettings()
+    # the contest block's sections, read by ``contest_settings`` (not by this struct)
+    phases: dict[str, Any] | None = None
+    finals: dict[str, Any] | None = None
+    challenges: dict[str, Any] | None = None
+    fair_tables: dict[str, Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,6 +389,8 @@ class CompetitionConfig:
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
     retention: RetentionSettings = dataclasses.field(default_factory=RetentionSettings)
     pace: PaceSettings = dataclasses.field(default_factory=PaceSettings)
+    # phases, finals, challenges, fair tables
+    contest: ContestSettings = dataclasses.field(default_factory=ContestSettings)
 
     @property
     def database(self) -> Path:
@@ -344,6 +463,7 @@ class _Reader:
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}
             ),
+            contest=contest_settings(data, self.path),
         )
 
     def name(self, competition: CompetitionSection) -> str:

@@ -126,9 +126,17 @@ def audit_data(competition: Competition) -> dict[str, Any]:
     return {"entries": organiser.audit_log(competition.store)}
 
 
+def contest_data(competition: Competition) -> dict[str, Any]:
+    """The contest's dates, linked accounts and collusion pairs (reads the ladder's logs)."""
+    from referee.server.organiser_contest import contest_json
+
+    return {"contest": contest_json(competition.config, competition.store, competition.clock())}
+
+
 SECTIONS: list[Section] = [
     Section("organiser_participants.html", participants_data),
     Section("organiser_reruns.html", reruns_data),
+    Section("organiser_contest.html", contest_data),
     Section("organiser_audit.html", audit_data),
 ]
 

@@ -39,6 +39,7 @@ from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.competition_db import Group, Version, match_id
 from referee.server.competition_file import REMOTE
+from referee.server.contest_db import households
 from referee.server.failures import Suspicions, platform_cause, watch_faults
 from referee.server.operations import log_operation
 from referee.server.organiser import new_replacements, replacements
@@ -208,8 +209,9 @@ class GroupQueue:
         """Who may sit: every playing version, remote ones only at the remote table and
         only while connected and not at another group."""
         competition = self.competition
+        linked = households(competition.store)  # kept apart as one owner (scheduler rule 6)
         return [
-            Candidate(v.id, v.participant, competition.is_house(v))
+            Candidate(v.id, v.participant, competition.is_house(v), linked.get(v.participant))
             for v in competition.store.playing_versions()
             if v.runtime != REMOTE or (remote and competition.connected(v.id))
         ]

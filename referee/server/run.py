@@ -22,9 +22,11 @@ from hypercorn.config import Config as HypercornConfig
 
 from referee.server.app import build_app
 from referee.server.busy import SERVING_LOCK_WAIT, written
+from referee.server.challenges import challenge_loop
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, lock_for_serving
 from referee.server.competition_file import CompetitionConfig
+from referee.server.finals import finals_loop
 from referee.server.listener import ConnectionGuard, raise_descriptor_limit, serve_http
 from referee.server.operations import Format, OperationsLog, log_operation, set_operations_log
 from referee.server.organiser_auth import first_organiser_token
@@ -243,6 +245,9 @@ async def _background(
                 nursery.start_soon(lobby.serve, listeners)
                 lobby.start_clock()
                 nursery.start_soon(remote_table_loop, competition, queue, lobby, jobs + 1)
+            # A contest's own tables (docs/server.md): challenges at once, finals at their date.
+            nursery.start_soon(challenge_loop, competition, jobs + 2, open_table)
+            nursery.start_soon(finals_loop, competition, jobs + 3, open_table)
 
 
 async def _watch_signals(stop: trio.Event) -> None:

@@ -26,6 +26,9 @@ order (docs/server.md says the same):
    candidates leave them out, and the remote table's focus is the connected
    remote version with the widest interval (``focus_from``), its other seats
    chosen by rule 2 among everyone.
+6. **Fair tables.**  Two versions of one owner never share a table, nor two
+   versions of accounts the organiser linked (``Candidate.household``): the
+   next nearest takes the seat, and with too few households no table is played.
 
 The choice is a pure function of the scores, the recent seats and a seeded
 generator, so it is tested without a server.
@@ -50,6 +53,12 @@ class Candidate:
     version: int
     participant: int
     house: bool = False
+    linked: int | None = None  # the household of linked accounts (contest_db.households)
+
+    @property
+    def household(self) -> int:
+        """Who must not meet itself at a table: the participant, or its linked accounts."""
+        return self.participant if self.linked is None else self.linked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +89,10 @@ def choose_table(
     if not focusable:
         return None
     focus = max(focusable, key=lambda c: (_width(scores, c), -_groups(scores, c), draw[c.version]))
-    table = [focus, *_nearest(focus, allowed, scores, players - 1, rng)]
+    others = _nearest(focus, allowed, scores, players - 1, rng)
+    if len(others) < players - 1:
+        return None  # rule 6: too few households to fill a table
+    table = [focus, *others]
     width = _width(scores, focus)
     reason = "new version" if not math.isfinite(width) else f"widest interval ({width:.1f})"
     return TableChoice(tuple(c.version for c in table), f"focus v{focus.version}: {reason}")
@@ -120,7 +132,15 @@ def _nearest(
         gap = 0.0 if value is None or centre is None else abs(value - centre)
         return gap + rng.uniform(0, jitter)
 
-    return sorted((c for c in allowed if c is not focus), key=distance)[:count]
+    chosen: list[Candidate] = []
+    seated = {focus.household}
+    for candidate in sorted((c for c in allowed if c is not focus), key=distance):
+        if len(chosen) == count:
+            break
+        if candidate.household not in seated:  # rule 6
+            chosen.append(candidate)
+            seated.add(candidate.household)
+    return chosen
 
 
 def _width(scores: Mapping[int, Score], c: Candidate) -> float:

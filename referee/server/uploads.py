@@ -46,6 +46,7 @@ from referee.server.competition_db import Participant, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
 from referee.server.operations import log_operation
 from referee.server.organiser import refusal as organiser_refusal
+from referee.server.phases import upload_refusal
 from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import (
     Room,
@@ -119,6 +120,9 @@ def _allowed(competition: Competition, participant: Participant, runtime: str) -
     refused = organiser_refusal(competition.store, participant)  # disabled or banned
     if refused is not None:
         raise UploadRefusedError(403, refused)
+    closed = upload_refusal(competition)  # the contest's dates (referee.server.phases)
+    if closed is not None:
+        raise UploadRefusedError(403, closed)
     if runtime not in config.runtimes:
         allowed = ", ".join(config.runtimes)
         raise UploadRefusedError(400, f"runtime {runtime!r} is not allowed here ({allowed})")

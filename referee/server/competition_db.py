@@ -172,6 +172,26 @@ CREATE TABLE IF NOT EXISTS house_participants (
 );
 """
 
+# What happened, for the participants' Atom feeds and the organiser's webhook: one row per
+# event (``referee.server.events``), the webhook's outbox too (``delivered``).
+_EVENTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    participant INTEGER REFERENCES participants(id),  -- NULL: everyone's (a phase change)
+    kind TEXT NOT NULL,               -- admitted | rejected | crash | timeout | phase | ...
+    title TEXT NOT NULL,              -- one line, public
+    link TEXT NOT NULL,               -- the page it is about, a path (/matches/g3r1)
+    detail TEXT NOT NULL DEFAULT '',  -- public text (a rejection's failing step)
+    once TEXT UNIQUE,                 -- a key published at most once (first crash of v3)
+    at REAL NOT NULL,
+    delivered INTEGER NOT NULL DEFAULT 0,  -- 1: the webhook took it (or there is none)
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS events_by_participant ON events(participant, id);
+CREATE INDEX IF NOT EXISTS events_to_deliver ON events(delivered, next_attempt);
+"""
+
 
 def lock_for_serving(path: Path) -> int:
     """An exclusive ``flock`` on ``<database>.lock`` for one server's life (its descriptor).
@@ -204,7 +224,7 @@ def _expected_columns() -> dict[str, set[str]]:
     """Each table of the schema and its columns, read from the schema itself."""
     scratch = sqlite3.connect(":memory:")
     try:
-        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA)
+        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA + _EVENTS_SCHEMA)
         return _columns(scratch)
     finally:
         scratch.close()
@@ -400,7 +420,9 @@ def _make_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float
     try:
         # executescript commits whatever is open before it runs, so the script
         # is its own transaction: the whole schema, or none of it.
-        connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + "COMMIT;")
+        connection.executescript(
+            "BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + _EVENTS_SCHEMA + "COMMIT;"
+        )
     except sqlite3.DatabaseError as error:
         connection.close()
         if "database is locked" in str(error):
@@ -474,6 +496,11 @@ class CompetitionStore:
 
     def close(self) -> None:
         self._db.close()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The connection, for a module that owns tables of its own (``events``)."""
+        return self._db
 
     # ------------------------------------------------------------------ meta
 

@@ -39,6 +39,7 @@ from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.competition_db import Group, Version, match_id
 from referee.server.competition_file import REMOTE
+from referee.server.events import record_match
 from referee.server.failures import Suspicions, platform_cause, watch_faults
 from referee.server.quotas import public_text
 from referee.server.sandboxing import sandbox_setting
@@ -340,7 +341,8 @@ async def play_group(
         await written(
             f"recording match {key.match_id}",
             partial(
-                competition.store.record,
+                record_match,
+                competition.store,
                 group,
                 key.rotation,
                 key.bots,

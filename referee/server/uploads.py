@@ -44,6 +44,7 @@ from starlette.datastructures import UploadFile
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.events import decide
 from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import (
     Room,
@@ -169,7 +170,7 @@ async def accept_upload(
         await trio.to_thread.run_sync(unpack_version, competition, version, others)
     except UnpackError as error:
         assert version is not None  # only unpack_version raises it
-        store.decide(version.id, "rejected", f"upload: {error}")
+        decide(store, version.id, "rejected", f"upload: {error}")
         raise UploadRefusedError(400, f"upload refused: {error}") from None
     except StorageError as error:
         if version is not None:

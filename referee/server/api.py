@@ -15,13 +15,14 @@ from typing import Any
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from referee.server.auth import bearer_token, signed_in
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
+from referee.server.downloads import log_response, match_log
 from referee.server.middleware import BodyRefusedError
 from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
 from referee.server.views import leaderboard, match_view, participant_view, version_json
@@ -48,6 +49,7 @@ def routes(competition: Competition) -> list[BaseRoute]:
         Route("/versions", api.post_version, methods=["POST"]),
         Route("/versions/{version:int}", api.get_version, methods=["GET"]),
         Route("/matches/{match_id}", api.get_match, methods=["GET"]),
+        Route("/matches/{match_id}/log", api.get_match_log, methods=["GET"]),
         Route("/openapi.json", api.get_openapi, methods=["GET"]),
     ]
 
@@ -120,6 +122,13 @@ class _Api:
             return _error(404, "no such match")
         return JSONResponse(view)
 
+    async def get_match_log(self, request: Request) -> Response:
+        caller = _caller(self.competition, request)
+        download = match_log(self.competition, request.path_params["match_id"], caller)
+        if download.status != 200:
+            return _error(download.status, download.text)
+        return log_response(download)
+
     async def get_openapi(self, request: Request) -> JSONResponse:
         return JSONResponse(openapi(self.competition))
 
@@ -173,6 +182,13 @@ def openapi(competition: Competition) -> dict[str, Any]:
             "/api/matches/{match_id}": {
                 "get": _op(
                     "One match: result, replay frames; stderr and transcripts for owners",
+                    params=("match_id",),
+                )
+            },
+            "/api/matches/{match_id}/log": {
+                "get": _op(
+                    "One match's log (JSON lines) for newmarket replay and view, once its group "
+                    "has finished (403 before); its stderr only for the seat's owner",
                     params=("match_id",),
                 )
             },

@@ -49,6 +49,7 @@ from referee.server.busy import (
 from referee.server.competition import Competition
 from referee.server.competition_db import StoreError
 from referee.server.competition_file import REMOTE
+from referee.server.downloads import log_response, match_log
 from referee.server.middleware import (
     AnonymousRequests,
     BodyDeadline,
@@ -177,6 +178,13 @@ class Pages:
             return self.error(request, 404, "no such match")
         # The replay's JSON was made (and cached) by script_json: report/replay.html prints it.
         return self.render(request, "match.html", view=view, replay=view.get("replay_json"))
+
+    async def match_log(self, request: Request) -> Response:
+        viewer = signed_in(request, self.competition.store)
+        download = match_log(self.competition, request.path_params["match_id"], viewer)
+        if download.status != 200:
+            return self.error(request, download.status, download.text)
+        return log_response(download)
 
     async def signin_page(self, request: Request) -> Response:
         return self.render(request, "signin.html")
@@ -340,6 +348,7 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/p/{name}", pages.participant),
         Route("/versions/{version:int}", pages.version),
         Route("/matches/{match_id}", pages.match),
+        Route("/matches/{match_id}/log", pages.match_log),
         Route("/signin", pages.signin_page, methods=["GET"]),
         Route("/signin", pages.signin, methods=["POST"]),
         Route("/signout", pages.signout, methods=["POST"]),

@@ -23,6 +23,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
 from referee.server.downloads import log_response, match_log
+from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import BodyRefusedError
 from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
 from referee.server.views import leaderboard, match_view, participant_view, version_json
@@ -45,6 +46,7 @@ def routes(competition: Competition) -> list[BaseRoute]:
         Route("/leaderboard", api.get_leaderboard, methods=["GET"]),
         Route("/participants", api.get_participants, methods=["GET"]),
         Route("/participants/{name}", api.get_participant, methods=["GET"]),
+        Route("/participants/{name}/matches", api.get_participant_matches, methods=["GET"]),
         Route("/me", api.get_me, methods=["GET"]),
         Route("/versions", api.post_version, methods=["POST"]),
         Route("/versions/{version:int}", api.get_version, methods=["GET"]),
@@ -73,6 +75,16 @@ class _Api:
             return _error(404, "no participant of that name")
         caller = _caller(self.competition, request)
         return JSONResponse(participant_view(self.competition, who, caller))
+
+    async def get_participant_matches(self, request: Request) -> JSONResponse:
+        who = self.store.participant_by_name(request.path_params["name"])
+        if who is None:
+            return _error(404, "no participant of that name")
+        try:
+            wanted = parse_filter(self.competition, who, request.query_params)
+        except FilterError as error:
+            return _error(400, str(error))
+        return JSONResponse(match_page(self.competition, who, wanted))
 
     async def get_me(self, request: Request) -> JSONResponse:
         caller = _caller(self.competition, request)
@@ -169,6 +181,14 @@ def openapi(competition: Competition) -> dict[str, Any]:
             "/api/participants/{name}": {
                 "get": _op(
                     "A participant's versions, matches, faults and results over time",
+                    params=("name",),
+                )
+            },
+            "/api/participants/{name}/matches": {
+                "get": _op(
+                    "A participant's matches, newest first, a page at a time: query parameters "
+                    "version, opponent, faults=only, since, until (ISO dates or times, UTC), "
+                    "limit (1-200), cursor (the answer's next page); a bad one is a 400",
                     params=("name",),
                 )
             },

@@ -50,6 +50,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import StoreError
 from referee.server.competition_file import REMOTE
 from referee.server.downloads import log_response, match_log
+from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import (
     AnonymousRequests,
     BodyDeadline,
@@ -158,6 +159,20 @@ class Pages:
         view = participant_view(self.competition, who, signed_in(request, store))
         return self.render(
             request, "participant.html", view=view, chart=history_chart(view["history"])
+        )
+
+    async def participant_matches(self, request: Request) -> Response:
+        store = self.competition.store
+        who = store.participant_by_name(request.path_params["name"])
+        if who is None:
+            return self.error(request, 404, "no participant of that name")
+        try:
+            wanted = parse_filter(self.competition, who, request.query_params)
+        except FilterError as error:
+            return self.error(request, 400, str(error))
+        page = match_page(self.competition, who, wanted)
+        return self.render(
+            request, "participant_matches.html", page=page, versions=store.versions(who.id)
         )
 
     async def version(self, request: Request) -> Response:
@@ -346,6 +361,7 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/", pages.index),
         Route("/participants", pages.participants),
         Route("/p/{name}", pages.participant),
+        Route("/p/{name}/matches", pages.participant_matches),
         Route("/versions/{version:int}", pages.version),
         Route("/matches/{match_id}", pages.match),
         Route("/matches/{match_id}/log", pages.match_log),

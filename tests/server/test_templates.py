@@ -101,7 +101,7 @@ def test_the_match_page_shows_the_reports_replay_viewer() -> None:
     assert '<script src="/report/replay.js"></script>' in page
     without = match_page("alice/v1", replay=False)
     assert 'id="replay"' not in without and "replay.js" not in without
-    assert "No log for this match: no replay." in without
+    assert "This match's log is no longer kept" in without
 
 
 def test_a_misspelt_name_in_a_server_template_fails() -> None:

@@ -23,6 +23,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
 from referee.server.downloads import log_response, match_log
+from referee.server.match_faults import match_faults
 from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import BodyRefusedError
 from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
@@ -132,6 +133,7 @@ class _Api:
         view = match_view(self.competition, request.path_params["match_id"], caller)
         if view is None:
             return _error(404, "no such match")
+        view["fault_evidence"] = match_faults(self.competition, view["match_id"])
         return JSONResponse(view)
 
     async def get_match_log(self, request: Request) -> Response:

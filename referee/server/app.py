@@ -50,6 +50,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import StoreError
 from referee.server.competition_file import REMOTE
 from referee.server.downloads import log_response, match_log
+from referee.server.match_faults import match_faults
 from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import (
     AnonymousRequests,
@@ -192,7 +193,10 @@ class Pages:
         if view is None:
             return self.error(request, 404, "no such match")
         # The replay's JSON was made (and cached) by script_json: report/replay.html prints it.
-        return self.render(request, "match.html", view=view, replay=view.get("replay_json"))
+        faults = match_faults(self.competition, view["match_id"])
+        return self.render(
+            request, "match.html", view=view, replay=view.get("replay_json"), faults=faults
+        )
 
     async def match_log(self, request: Request) -> Response:
         viewer = signed_in(request, self.competition.store)

@@ -50,6 +50,8 @@ from referee.server.competition import Competition
 from referee.server.competition_db import StoreError
 from referee.server.competition_file import REMOTE
 from referee.server.downloads import log_response, match_log
+from referee.server.feed import MEDIA_TYPE as FEED_TYPE
+from referee.server.feed import atom_feed
 from referee.server.match_faults import match_faults
 from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import (
@@ -161,6 +163,13 @@ class Pages:
         return self.render(
             request, "participant.html", view=view, chart=history_chart(view["history"])
         )
+
+    async def participant_feed(self, request: Request) -> Response:
+        who = self.competition.store.participant_by_name(request.path_params["name"])
+        if who is None:
+            return self.error(request, 404, "no participant of that name")
+        base = f"{request.url.scheme}://{request.url.netloc}"
+        return Response(atom_feed(self.competition, who, base), media_type=FEED_TYPE)
 
     async def participant_matches(self, request: Request) -> Response:
         store = self.competition.store
@@ -366,6 +375,7 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/participants", pages.participants),
         Route("/p/{name}", pages.participant),
         Route("/p/{name}/matches", pages.participant_matches),
+        Route("/p/{name}/feed.atom", pages.participant_feed),
         Route("/versions/{version:int}", pages.version),
         Route("/matches/{match_id}", pages.match),
         Route("/matches/{match_id}/log", pages.match_log),

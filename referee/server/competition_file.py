@@ -191,6 +191,13 @@ class CompetitionSandbox(SandboxSection, frozen=True):
     compile_seconds: Annotated[int, Meta(ge=1, le=3600)] = 60
 
 
+class WebhookSection(Section, frozen=True):
+    """[webhook]: the organiser's receiver, POSTed each event (``referee.server.webhook``)."""
+
+    url: str
+    timeout: Annotated[float, Meta(gt=0, le=120)] = 10.0  # seconds a delivery may take
+
+
 class CompetitionFile(Section, frozen=True):
     """A competition file: its sections, in the order ``unknown key`` lists them."""
 
@@ -205,6 +212,7 @@ class CompetitionFile(Section, frozen=True):
     remote: RemoteSettings | None = None  # None: no remote bots
     storage: StorageSection = StorageSection()
     admission: AdmissionSettings = AdmissionSettings()
+    webhook: WebhookSection | None = None  # None: no webhook
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,6 +242,7 @@ class CompetitionConfig:
     admission: AdmissionSettings = dataclasses.field(default_factory=AdmissionSettings)
     clients: ClientLimits = dataclasses.field(default_factory=ClientLimits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
+    webhook: WebhookSection | None = None  # None: no webhook
 
     @property
     def database(self) -> Path:
@@ -297,6 +306,7 @@ class _Reader:
             storage=self.storage(file.storage, file.uploads),
             admission=file.admission,
             public_deals=competition.public_deals,
+            webhook=self.webhook(file.webhook),
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}
             ),
@@ -339,6 +349,11 @@ class _Reader:
             max_unpacked_bytes=section.max_unpacked_kb * KIB,
             per_hour=section.per_hour,
         )
+
+    def webhook(self, section: WebhookSection | None) -> WebhookSection | None:
+        if section is not None and not section.url.startswith(("http://", "https://")):
+            fail(self.path, "webhook.url", f"{section.url[:60]!r} is not an http(s):// address")
+        return section
 
     def storage(self, section: StorageSection, uploads: UploadsSection) -> StorageLimits:
         storage = StorageLimits(

@@ -38,6 +38,7 @@ from referee.server.play import (
 from referee.server.remote import CompetitionLobby, remote_table_loop
 from referee.server.sandboxing import competition_sandbox
 from referee.server.uploads import clear_incoming, incoming_dir
+from referee.server.webhook import webhook_loop
 
 
 def run_server(
@@ -200,6 +201,7 @@ async def _background(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(board_loop, competition)
             nursery.start_soon(admission_loop, competition)
+            nursery.start_soon(webhook_loop, competition)
             for number in range(1, jobs + 1):
                 nursery.start_soon(table_loop, competition, queue, number, open_table)
             if lobby is not None:

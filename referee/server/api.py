@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from referee.server.auth import bearer_token, signed_in
+from referee.server.board_charts import head_to_head
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
@@ -45,6 +46,7 @@ def routes(competition: Competition) -> list[BaseRoute]:
     api = _Api(competition)
     return [
         Route("/leaderboard", api.get_leaderboard, methods=["GET"]),
+        Route("/leaderboard/head-to-head", api.get_head_to_head, methods=["GET"]),
         Route("/participants", api.get_participants, methods=["GET"]),
         Route("/participants/{name}", api.get_participant, methods=["GET"]),
         Route("/participants/{name}/matches", api.get_participant_matches, methods=["GET"]),
@@ -66,6 +68,9 @@ class _Api:
 
     async def get_leaderboard(self, request: Request) -> JSONResponse:
         return JSONResponse(leaderboard(self.competition))
+
+    async def get_head_to_head(self, request: Request) -> JSONResponse:
+        return JSONResponse(head_to_head(self.competition))
 
     async def get_participants(self, request: Request) -> JSONResponse:
         return JSONResponse({"participants": [p.name for p in self.store.participants()]})
@@ -179,6 +184,12 @@ def openapi(competition: Competition) -> dict[str, Any]:
         },
         "paths": {
             "/api/leaderboard": {"get": _op("The live leaderboard with score and rank intervals")},
+            "/api/leaderboard/head-to-head": {
+                "get": _op(
+                    "The top versions' head to head: the share of common matches (finished "
+                    "groups) the row version finished ahead of the column one"
+                )
+            },
             "/api/participants": {"get": _op("Every participant's name")},
             "/api/participants/{name}": {
                 "get": _op(

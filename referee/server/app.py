@@ -39,6 +39,7 @@ from referee.server.auth import (
     session_token,
     signed_in,
 )
+from referee.server.board_charts import head_to_head, ratings_svg
 from referee.server.busy import (
     BUSY_REASON,
     DISK_FULL_REASON,
@@ -147,7 +148,19 @@ class Pages:
     # ------------------------------------------------------------ pages
 
     async def index(self, request: Request) -> Response:
-        return self.render(request, "leaderboard.html", board=leaderboard(self.competition))
+        return self.render(
+            request,
+            "leaderboard.html",
+            board=leaderboard(self.competition),
+            ratings=ratings_svg(self.competition),
+            head_to_head=head_to_head(self.competition),
+        )
+
+    async def ratings_chart(self, request: Request) -> Response:
+        chart = ratings_svg(self.competition)
+        if chart is None:
+            return Response(status_code=204)
+        return Response(str(chart), media_type="image/svg+xml")
 
     async def participants(self, request: Request) -> Response:
         return self.render(
@@ -372,6 +385,7 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
     server_static = Path(str(resources.files("referee.server") / "static"))
     return [
         Route("/", pages.index),
+        Route("/leaderboard/ratings.svg", pages.ratings_chart),
         Route("/participants", pages.participants),
         Route("/p/{name}", pages.participant),
         Route("/p/{name}/matches", pages.participant_matches),

@@ -17,7 +17,7 @@ Who may have what, and when (docs/server.md, "Downloading a match's log"):
   not verify;
 * a seat's stderr (what the bot wrote for itself: its reasoning, its
   strategy) goes only to that seat's owner, signed in or with their token;
-  another seat's never.
+  another seat's never, nor the last line of it that a crash's detail quotes.
 
 The stored file is read through ``stored_log_lines`` alone, so a change of
 the stored format (a compact record rebuilt on demand) changes one function.
@@ -35,6 +35,7 @@ from starlette.responses import Response
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.views import hide_paths, server_places
+from referee.text.faults import STDERR_HIDDEN, STDERR_MARK
 
 MEDIA_TYPE = "application/x-ndjson"
 
@@ -106,9 +107,41 @@ def _shown(competition: Competition, lines: list[str], owned: set[int]) -> str:
     header's commands and directories, where the paths are, are not verified.
     """
     places = server_places(competition)
-    return "".join(
-        f"{hide_paths(line, places)}\n" for line in lines if not _others_stderr(line, owned)
-    )
+    kept = [line for line in lines if not _others_stderr(line, owned)]
+    quoted = _quoted_stderr(kept, owned)
+    out = []
+    for line in kept:
+        for text in quoted:
+            line = line.replace(text, json.dumps(STDERR_HIDDEN, ensure_ascii=False)[1:-1])
+        out.append(f"{hide_paths(line, places)}\n")
+    return "".join(out)
+
+
+def _quoted_stderr(lines: list[str], owned: set[int]) -> list[str]:
+    """The stderr lines quoted by the faults of seats not in ``owned`` (a crash's detail
+    ends ``; stderr: LAST LINE``), as they are spelt in the log's JSON.
+
+    The same text is in the fault's line, the ``fault`` message sent to the seat and the
+    result; a crash's detail is what the process said, which replay cannot confirm, so
+    the log still verifies with it replaced in all three.
+    """
+    quoted = set()
+    for line in lines:
+        if '"fault"' not in line or STDERR_MARK not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("type") != "fault":
+            continue
+        detail = record.get("detail")
+        if record.get("seat") in owned or not isinstance(detail, str):
+            continue
+        at = detail.find(STDERR_MARK)
+        if at >= 0:
+            quoted.add(json.dumps(detail[at:], ensure_ascii=False)[1:-1])
+    return sorted(quoted, key=len, reverse=True)
 
 
 def _others_stderr(line: str, owned: set[int]) -> bool:

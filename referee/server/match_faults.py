@@ -18,7 +18,7 @@ from typing import Any
 from referee.server.competition import Competition
 from referee.server.downloads import stored_log_lines
 from referee.server.views import hide_paths, server_places
-from referee.text.faults import fault_evidence
+from referee.text.faults import fault_evidence, without_stderr
 
 
 @functools.lru_cache(maxsize=64)
@@ -33,7 +33,10 @@ def _evidence(path: str, mtime: float) -> tuple[dict[str, Any], ...]:
             continue
         if isinstance(record, dict):
             records.append(record)
-    return tuple(found.to_json() for found in fault_evidence(records))
+    # Public: a crash's detail loses the bot's last stderr line it quotes (its owner's).
+    return tuple(
+        {**found.to_json(), "line": without_stderr(found.line)} for found in fault_evidence(records)
+    )
 
 
 def match_faults(competition: Competition, match_id: str) -> list[dict[str, Any]] | None:

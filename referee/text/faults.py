@@ -12,6 +12,7 @@ and a test read a log the same way.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -32,7 +33,29 @@ CRASH_HINT: Final = (
     "matches and ignores what it does not know (SPEC.md 2, 3.3)"
 )
 
+STDERR_MARK = "; stderr: "  # how a crash's or a start-up's detail quotes the bot's last line
+STDERR_HIDDEN = "; stderr: (shown to its owner only)"
 SHOWN_CHARS = 300  # of a line the bot wrote: its start, as the check's transcript cuts it
+
+
+_QUOTED_STDERR = re.compile(re.escape(STDERR_MARK) + "[^\n]*")
+
+
+def without_stderr(detail: str) -> str:
+    """A fault's detail without the last stderr line it quotes (``exited with status 1;
+    stderr: ...``, to the end of its line): a bot's stderr is its owner's alone."""
+    return _QUOTED_STDERR.sub(STDERR_HIDDEN, detail) if STDERR_MARK in detail else detail
+
+
+def without_stderr_in(value: Any) -> Any:
+    """``without_stderr`` on every string of JSON-able data (a replay's narrated steps)."""
+    if isinstance(value, str):
+        return without_stderr(value)
+    if isinstance(value, dict):
+        return {key: without_stderr_in(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_stderr_in(item) for item in value]
+    return value
 
 
 def fault_line(kind: str, detail: str, request_id: object = None) -> str:

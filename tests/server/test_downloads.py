@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from referee.match.result import FaultRecord
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.competition_db import Group, hash_token
@@ -188,3 +189,68 @@ def test_a_downloaded_server_log_verifies_and_feeds_the_owners_bot(
     )
     assert fed.returncode == 0, fed.stdout[-2000:] + fed.stderr[-2000:]
     assert "as the recorded bot did" in fed.stdout
+
+
+CRASHER = """import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "ready", "name": "crasher", "protocol": 1}), flush=True)
+    elif message["type"] == "request":
+        sys.stderr.write("my hand is a secret\\n")
+        sys.exit(3)
+"""
+
+
+async def test_a_crash_quoting_its_stderr_is_hidden_from_others_and_the_log_still_verifies(
+    group_of_three: tuple[Competition, Group, Path],
+) -> None:
+    competition, group, tmp = group_of_three
+    store = competition.store
+    bot = tmp / "crasher.py"
+    bot.write_text(CRASHER)
+    log = tmp / "crash.jsonl"
+    subprocess.run(
+        [
+            *NEWMARKET,
+            "match",
+            *("--bot", f"{sys.executable} {bot}", "--bot", "random", "--bot", "lowest"),
+            *("--hands", "1", "--sandbox", "none", "--log", str(log)),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+        timeout=120,
+    )
+    assert "stderr: my hand is a secret" in log.read_text()  # the crash's detail quotes it
+    result = finished("g1r0", 5)
+    result.seats[0].faults.append(
+        FaultRecord(
+            kind="crash", hand=1, detail="exited with status 3; stderr: my hand is a secret"
+        )
+    )
+    for rotation in range(3):
+        store.record(group, rotation, group.versions, result, log, identity=5)
+    alice = store.participant_by_name("alice")
+    assert alice is not None
+    token = secrets.token_urlsafe(24)
+    store.db.execute(
+        "UPDATE participants SET token_hash = ? WHERE id = ?", (hash_token(token), alice.id)
+    )
+    public = await _get(competition, "/api/matches/g1r0/log")
+    owned = await _get(competition, "/api/matches/g1r0/log", token)
+    page = await _get(competition, "/matches/g1r0")
+    assert "my hand is a secret" not in public.text
+    assert "my hand is a secret" not in page.text
+    assert "stderr: (shown to its owner only)" in page.text
+    assert "my hand is a secret" in owned.text
+    for text in (public.text, owned.text):
+        (tmp / "download.jsonl").write_text(text)
+        verified = subprocess.run(
+            [*NEWMARKET, "replay", str(tmp / "download.jsonl")],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            timeout=120,
+        )
+        assert verified.returncode == 0, verified.stdout[-1500:] + verified.stderr[-1500:]

@@ -109,13 +109,14 @@ def _moment(text: str, name: str) -> float:
     """A date (``2026-11-28``, midnight UTC) or a time (``2026-11-28T14:05:00Z``)."""
     try:
         moment = datetime.datetime.fromisoformat(text)
-    except ValueError:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=datetime.UTC)
+        _iso(moment.timestamp())  # it must print again (the next page's link)
+        return moment.timestamp()
+    except (ValueError, OverflowError):  # before year 1 or after 9999 in UTC
         raise FilterError(
             f"{name}: {text[:40]!r} is not a date (2026-11-28) or time (2026-11-28T14:05Z)"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.UTC)
-    return moment.timestamp()
 
 
 def _iso(moment: float) -> str:

@@ -103,6 +103,7 @@ async def test_filters_choose_the_matches_a_participant_asks_for(
         ("faults=maybe", "faults: use faults=only (or 1) for matches with a fault of theirs"),
         ("since=yesterday", "since: 'yesterday' is not a date (2026-11-28) or time"),
         ("since=2026-11-20&until=2026-11-19", "until: must be later than since"),
+        ("until=0001-01-01T00:00:00%2B05:00", "until: '0001-01-01T00:00:00+05:00' is not a date"),
         ("limit=0", "limit: must be from 1 to 200"),
         ("cursor=-3", "cursor: must be from 1 to"),
         ("verison=1", "verison: not a filter (use version, opponent"),

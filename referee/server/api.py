@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from referee.server.auth import bearer_token, signed_in
-from referee.server.board_charts import head_to_head
+from referee.server.board_charts import head_to_head, refresh_charts
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
@@ -70,6 +70,7 @@ class _Api:
         return JSONResponse(leaderboard(self.competition))
 
     async def get_head_to_head(self, request: Request) -> JSONResponse:
+        await refresh_charts(self.competition)
         return JSONResponse(head_to_head(self.competition))
 
     async def get_participants(self, request: Request) -> JSONResponse:

@@ -39,7 +39,7 @@ from referee.server.auth import (
     session_token,
     signed_in,
 )
-from referee.server.board_charts import head_to_head, ratings_svg
+from referee.server.board_charts import head_to_head, ratings_svg, refresh_charts
 from referee.server.busy import (
     BUSY_REASON,
     DISK_FULL_REASON,
@@ -148,6 +148,7 @@ class Pages:
     # ------------------------------------------------------------ pages
 
     async def index(self, request: Request) -> Response:
+        await refresh_charts(self.competition)
         return self.render(
             request,
             "leaderboard.html",
@@ -157,6 +158,7 @@ class Pages:
         )
 
     async def ratings_chart(self, request: Request) -> Response:
+        await refresh_charts(self.competition)
         chart = ratings_svg(self.competition)
         if chart is None:
             return Response(status_code=204)

@@ -12,28 +12,29 @@ the stride doubles, when it fills), so a page's size and the memory do not
 grow with the weeks.
 
 The matrix is the report's head to head: the share of the matches both
-versions played in which the row version finished ahead (ties half).
+versions played in which the row version finished ahead (ties half),
+counted in the same pass.
 Both are for the leaderboard's top ``SHOWN`` versions (the chart's palette).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 import weakref
 from typing import Any
 
+import trio
 from markupsafe import Markup
 from openskill.models import PlackettLuce
 
 from referee.league.ratings import MU, SIGMA, Rating
 from referee.report.chart import PALETTE, rating_chart
 from referee.server.competition import Competition
-from referee.server.competition_db import _IN_PLAY
+from referee.server.competition_db import CompetitionStore
 
 SHOWN = len(PALETTE)
 STEPS = 120
-MATRIX_SECONDS = 10.0  # the matrix is read again at most this often
+PER_LOOK = 2000  # new matches a look takes in (0.2 to 2 s of openskill, in its thread)
 
 
 @dataclasses.dataclass
@@ -47,7 +48,10 @@ class _State:
     history: list[tuple[int, dict[int, Rating]]] = dataclasses.field(default_factory=list)
     counted: int = 0  # matches rated
     stride: int = 1
-    matrix: tuple[float, int, dict[str, Any]] | None = None  # (when, matches, the matrix)
+    # (row version, column version) -> [matches the row finished ahead (ties half), matches]
+    pairs: dict[tuple[int, int], list[float]] = dataclasses.field(default_factory=dict)
+    lock: trio.Lock = dataclasses.field(default_factory=trio.Lock)  # one look at a time
+    reader: CompetitionStore | None = None  # the looks' own connection, in a worker thread
 
 
 _STATES: weakref.WeakKeyDictionary[Competition, _State] = weakref.WeakKeyDictionary()
@@ -60,11 +64,26 @@ def _state(competition: Competition) -> _State:
     return state
 
 
-def _update(competition: Competition, state: _State) -> None:
-    """Rate the matches whose groups have finished since the last look, in row order."""
-    store = competition.store
+async def refresh_charts(competition: Competition) -> None:
+    """Bring the ratings and the matrix up to date, in a worker thread with a read-only
+    connection of its own (the openskill updates are pure Python: on the server's loop,
+    a backlog of thousands would hold every request and table)."""
+    state = _state(competition)
+    async with state.lock:
+        if state.reader is None:
+            state.reader = CompetitionStore.reader(competition.store.path)
+        await trio.to_thread.run_sync(_update, state.reader, state)
+
+
+def _update(store: CompetitionStore, state: _State) -> None:
+    """Count the matches whose groups have finished since the last look, in row order.
+
+    At most ``PER_LOOK`` new rows a look, so that a page asked for after a restart on a
+    large database waits for one look, and the chart catches up over the next ones.
+    """
     rows = store.db.execute(
-        "SELECT rowid, match_id FROM matches WHERE rowid > ? ORDER BY rowid", (state.after,)
+        "SELECT rowid, match_id FROM matches WHERE rowid > ? ORDER BY rowid LIMIT ?",
+        (state.after, PER_LOOK),
     ).fetchall()
     for rowid, match_id in rows:
         state.waiting[str(match_id)] = int(rowid)
@@ -73,28 +92,45 @@ def _update(competition: Competition, state: _State) -> None:
         return
     still = store.in_play(state.waiting)
     ready = sorted((row, mid) for mid, row in state.waiting.items() if mid not in still)
+    seats: dict[str, list[tuple[int, int]]] = {}
+    for start in range(0, len(ready), 500):
+        chunk = [mid for _row, mid in ready[start : start + 500]]
+        for match_id, version, place in store.db.execute(
+            "SELECT match_id, version, place FROM seats WHERE match_id IN "
+            f"({','.join('?' * len(chunk))}) ORDER BY match_id, seat",
+            chunk,
+        ):
+            seats.setdefault(str(match_id), []).append((int(version), int(place)))
     for _row, match_id in ready:
         del state.waiting[match_id]
-        seats = store.db.execute(
-            "SELECT version, place FROM seats WHERE match_id = ? ORDER BY seat", (match_id,)
-        ).fetchall()
-        if len(seats) < 2:
-            continue
-        teams = []
-        for version, _place in seats:
-            if version not in state.ratings:
-                state.ratings[version] = state.model.rating(mu=MU, sigma=SIGMA, name=str(version))
-            teams.append([state.ratings[version]])
-        updated = state.model.rate(teams, ranks=[float(place) for _v, place in seats])
-        for (version, _place), team in zip(seats, updated, strict=True):
-            state.ratings[version] = team[0]
-        state.counted += 1
-        if state.counted % state.stride == 0:
-            snapshot = {v: Rating(r.mu, r.sigma) for v, r in state.ratings.items()}
-            state.history.append((state.counted, snapshot))
-            if len(state.history) >= 2 * STEPS:
-                state.history = state.history[1::2]
-                state.stride *= 2
+        table = seats.get(match_id, [])
+        if len(table) >= 2:
+            _count(state, table)
+
+
+def _count(state: _State, table: list[tuple[int, int]]) -> None:
+    """One finished match's seats (version, place): the ratings and the pairs."""
+    teams = []
+    for version, _place in table:
+        if version not in state.ratings:
+            state.ratings[version] = state.model.rating(mu=MU, sigma=SIGMA, name=str(version))
+        teams.append([state.ratings[version]])
+    updated = state.model.rate(teams, ranks=[float(place) for _v, place in table])
+    for (version, _place), team in zip(table, updated, strict=True):
+        state.ratings[version] = team[0]
+    for a, a_place in table:
+        for b, b_place in table:
+            if a != b:
+                pair = state.pairs.setdefault((a, b), [0.0, 0.0])
+                pair[0] += 1.0 if a_place < b_place else 0.5 if a_place == b_place else 0.0
+                pair[1] += 1
+    state.counted += 1
+    if state.counted % state.stride == 0:
+        snapshot = {v: Rating(r.mu, r.sigma) for v, r in state.ratings.items()}
+        state.history.append((state.counted, snapshot))
+        if len(state.history) >= 2 * STEPS:
+            state.history = state.history[1::2]
+            state.stride *= 2
 
 
 def _shown_versions(competition: Competition) -> list[tuple[int, str]]:
@@ -106,9 +142,9 @@ def _shown_versions(competition: Competition) -> list[tuple[int, str]]:
 
 
 def ratings_svg(competition: Competition) -> Markup | None:
-    """The report's rating chart of the top versions (None before a match has counted)."""
+    """The report's rating chart of the top versions as of the last ``refresh_charts``
+    (None before a match has counted)."""
     state = _state(competition)
-    _update(competition, state)
     shown = _shown_versions(competition)
     if not state.history or not shown:
         return None
@@ -124,36 +160,15 @@ def ratings_svg(competition: Competition) -> Markup | None:
 def head_to_head(competition: Competition) -> dict[str, Any]:
     """``{"versions": [labels], "rows": [[cell, ...], ...]}``: the share of common matches the
     row version finished ahead of the column one, as the report prints it ('' when they never
-    met); read again at most every ``MATRIX_SECONDS``."""
+    met), counted with the ratings, as of the last ``refresh_charts``."""
     state = _state(competition)
-    store = competition.store
-    count = store.match_count()
-    now = time.monotonic()
-    if state.matrix is not None:
-        when, _matches, matrix = state.matrix
-        if now - when < MATRIX_SECONDS:
-            return matrix
     shown = _shown_versions(competition)
     ids = [v for v, _label in shown]
-    marks = ",".join("?" * len(ids))
-    met: dict[tuple[int, int], tuple[float, int]] = {}
-    if ids:
-        rows = store.db.execute(
-            "SELECT a.version, b.version, SUM(CASE WHEN a.place < b.place THEN 1.0 "
-            "WHEN a.place = b.place THEN 0.5 ELSE 0.0 END), COUNT(*) FROM seats a "
-            "JOIN seats b ON b.match_id = a.match_id AND b.version != a.version "
-            "JOIN matches m ON m.match_id = a.match_id JOIN groups g ON g.id = m.group_id "
-            f"WHERE a.version IN ({marks}) AND b.version IN ({marks}) AND NOT {_IN_PLAY} "
-            "GROUP BY a.version, b.version",
-            [*ids, *ids],
-        )
-        met = {(int(a), int(b)): (float(ahead), int(n)) for a, b, ahead, n in rows}
-    matrix = {
-        "versions": [label for _v, label in shown],
-        "rows": [
-            [f"{100 * met[(a, b)][0] / met[(a, b)][1]:.0f}%" if (a, b) in met else "" for b in ids]
-            for a in ids
-        ],
-    }
-    state.matrix = (now, count, matrix)
-    return matrix
+    rows = []
+    for a in ids:
+        cells = []
+        for b in ids:
+            ahead, met = state.pairs.get((a, b), (0.0, 0.0))
+            cells.append(f"{100 * ahead / met:.0f}%" if met else "")
+        rows.append(cells)
+    return {"versions": [label for _v, label in shown], "rows": rows}

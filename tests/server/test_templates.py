@@ -75,7 +75,21 @@ def match_page(label: str, *, replay: bool = True) -> str:
             }
         ],
     }
-    context = page_context(view=view, replay=script_json(data) if replay else None)
+    # A fault's evidence quotes what the bot wrote (referee.server.match_faults).
+    faults = [
+        {
+            "label": label,
+            "hand": 2,
+            "kind": "malformed",
+            "meaning": "its line was not a reply",
+            "line": HOSTILE,
+            "request": HOSTILE,
+            "came_back": HOSTILE,
+            "time_used_ms": 3.5,
+            "consequence": HOSTILE,
+        }
+    ]
+    context = page_context(view=view, replay=script_json(data) if replay else None, faults=faults)
     return templates().get_template("match.html").render(**context)
 
 

@@ -82,10 +82,6 @@ def match_log(competition: Competition, match_id: str, viewer: Participant | Non
     return Download(200, _shown(competition, lines, owned), f"{match_id}.jsonl")
 
 
-def log_kept(competition: Competition, log_path: str | None) -> bool:
-    return bool(log_path) and stored_log_lines(Path(str(log_path))) is not None
-
-
 def _owned_seats(
     competition: Competition, seating: list[int], viewer: Participant | None
 ) -> set[int]:

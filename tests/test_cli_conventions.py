@@ -8,6 +8,8 @@ command has ``-h`` and its exit codes in its help; every usage error is one
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,3 +127,39 @@ def test_every_command_that_runs_bots_pre_checks_their_programs(args: list[str])
     assert (code, out) == (2, ""), err
     assert err.startswith("error: ") and err.count("\n") == 1
     assert "program '/no/such/bot' does not exist" in err
+
+
+def _shared_flags_table() -> list[tuple[list[str], set[str]]]:
+    """docs/cli.md's "Flags shared by the commands": each row's flags and its commands."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    section = page.split("## Flags shared by the commands", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        if not line.startswith("| `-"):
+            continue
+        flag_cell, commands_cell = line.split(" | ")[:2]
+        flags = [word.split()[0] for word in re.findall(r"`(-[^`]+)`", flag_cell)]
+        commands = {word.strip() for word in commands_cell.split(",")}
+        rows.append((flags, commands))
+    return rows
+
+
+def test_the_shared_flags_table_is_every_command_s_help() -> None:
+    # docs/cli.md names, for each shared flag, the commands that take it: exactly those
+    # show it in their help (a hidden older spelling is not shown, so not counted).
+    rows = _shared_flags_table()
+    assert len(rows) >= 15
+    for flags, commands in rows:
+        for flag in flags:
+            shown = {
+                command
+                for command in COMMANDS
+                if flag in options(command) and not options(command)[flag].hidden
+            }
+            assert shown == commands, (
+                flag,
+                "help has",
+                sorted(shown),
+                "page has",
+                sorted(commands),
+            )

@@ -170,14 +170,14 @@ def test_help_names_what_each_value_is_never_a_python_type(command: str) -> None
     expected = {
         "check": ["COMMAND", "--matches N", "--rules NAME", "--move-time SECONDS",
                   "--transport stdio|tcp", "--sandbox LEVEL", "--log-dir, --logs DIR"],
-        "match": ["--bot BOT", "--option KEY=VALUE", "--seed N", "--log FILE"],
+        "match": ["--bot BOT", "--option KEY=VALUE", "--seed N", "--log-dir, --logs DIR"],
         "replay": ["LOG", "--seat SEAT", "--feed COMMAND"],
         "view": ["LOG", "--out DIR"],
         "league": ["LEAGUE.toml", "--db FILE", "-j, --concurrency, --jobs N",
                    "--cluster ADDRESS", "--port PORT"],
         "sprt": ["--candidate BOT", "--elo0 ELO", "--alpha P", "--score chips|places"],
         "report": ["--db FILE", "--out DIR", "--interval SECONDS"],
-        "connect": ["HOST:PORT", "-- COMMAND...", "--token TOKEN", "--wait SECONDS"],
+        "connect": ["HOST:PORT", "[-- COMMAND...]", "--bot BOT", "--token TOKEN", "--wait SECONDS"],
         "demo": ["--hand-limit, --hands N"],
         "simulate": ["--total-hands N", "--players N"],
     }  # fmt: skip
@@ -471,10 +471,11 @@ def test_match_and_sprt_piped_put_the_result_alone_on_stdout(tmp_path: Path) -> 
     log = tmp_path / "m.jsonl"
     code, out, err = newmarket(
         "match", "--bot", "random", "--bot", "lowest", "--bot", "tracker",
-        "--seed", "3", "--hands", "2", "--sandbox", "none", "--log", str(log),
+        "--seed", "3", "--hands", "2", "--sandbox", "none", "--log-dir", str(tmp_path),
     )  # fmt: skip
     assert code == 0, err
     assert out.startswith("Match ") and "seed 3" in out.splitlines()[0]
+    (log,) = tmp_path.glob("*.jsonl")
     assert out.splitlines()[-1] == f"Log: {log}   (newmarket replay {log})"
     assert "sandbox" not in out and "Playing" not in out
     # rich padded the title to the table's width: a pipe gets no trailing spaces.

@@ -83,7 +83,7 @@ def simulate_json(*args: str) -> dict[str, object]:
 
 
 def test_simulate_prints_a_summary_of_the_hands_played() -> None:
-    code, out, err = run("simulate", "--rules", "boodle", "--players", "4", "--hands", "150")
+    code, out, err = run("simulate", "--rules", "boodle", "--players", "4", "--total-hands", "150")
     assert code == 0 and err == ""
     for label in (
         "hands/s",
@@ -100,9 +100,9 @@ def test_simulate_prints_a_summary_of_the_hands_played() -> None:
 
 
 def test_simulate_plays_exactly_the_hands_asked_for_and_is_seeded() -> None:
-    first = simulate_json("--hands", "120", "--seed", "9", "--players", "5")
-    again = simulate_json("--hands", "120", "--seed", "9", "--players", "5")
-    other = simulate_json("--hands", "120", "--seed", "10", "--players", "5")
+    first = simulate_json("--total-hands", "120", "--seed", "9", "--players", "5")
+    again = simulate_json("--total-hands", "120", "--seed", "9", "--players", "5")
+    other = simulate_json("--total-hands", "120", "--seed", "10", "--players", "5")
     assert first["hands"] == 120
     matches = first["matches"]
     assert isinstance(matches, int) and matches >= 1
@@ -119,8 +119,8 @@ def test_simulate_plays_exactly_the_hands_asked_for_and_is_seeded() -> None:
 
 def test_simulate_figures_follow_the_rules() -> None:
     # Michigan deals no dead hand, so no run can stop on a dead card; boodle's can.
-    michigan = simulate_json("--rules", "michigan", "--hands", "100", "--seed", "1")
-    boodle = simulate_json("--rules", "boodle", "--hands", "100", "--seed", "1")
+    michigan = simulate_json("--rules", "michigan", "--total-hands", "100", "--seed", "1")
+    boodle = simulate_json("--rules", "boodle", "--total-hands", "100", "--seed", "1")
     michigan_stops = michigan["stops_per_hand"]
     boodle_stops = boodle["stops_per_hand"]
     assert isinstance(michigan_stops, dict) and isinstance(boodle_stops, dict)
@@ -128,18 +128,20 @@ def test_simulate_figures_follow_the_rules() -> None:
     # Only change_or_pass (newmarket's rule) can block a hand, about 1 hand in 100: a fixed
     # seed, since an unseeded run's 600 hands hold no blocked hand about once in 400 runs.
     blocked = simulate_json(
-        "--rules", "newmarket", "--players", "3", "--hands", "600", "--seed", "1"
+        "--rules", "newmarket", "--players", "3", "--total-hands", "600", "--seed", "1"
     )
     hands_blocked = blocked["hands_blocked"]
     assert isinstance(hands_blocked, int) and hands_blocked > 0
     assert boodle["hands_blocked"] == 0
-    changed = simulate_json("--hands", "100", "--seed", "1", "--option", "lead_suit=change_or_same")
+    changed = simulate_json(
+        "--total-hands", "100", "--seed", "1", "--option", "lead_suit=change_or_same"
+    )
     assert changed["options"] == {"lead_suit": "change_or_same"}
     assert changed["stops_per_hand"] != boodle["stops_per_hand"]
 
 
 def test_simulate_counts_every_boodle_card_of_the_options() -> None:
-    document = simulate_json("--hands", "60", "--option", "boodle_cards=AH,KH")
+    document = simulate_json("--total-hands", "60", "--option", "boodle_cards=AH,KH")
     claimed = document["boodle_claimed_per_hand"]
     assert isinstance(claimed, dict) and list(claimed) == ["AH", "KH"]
     assert all(rate > 0 for rate in claimed.values())
@@ -155,7 +157,7 @@ def test_simulate_counts_every_boodle_card_of_the_options() -> None:
         (["--option", "starting_chips=many"], "starting_chips: expected a whole number"),
         (["--players", "2"], "a table seats 3 to 8 players, got 2"),
         (["--players", "9"], "a table seats 3 to 8 players, got 9"),
-        (["--hands", "0"], "--total-hands: must be at least 1"),
+        (["--total-hands", "0"], "--total-hands: must be at least 1"),
         (["--total-hands", "0"], "--total-hands: must be at least 1"),
         (["--players", "3", "--option", "end_players=3"], "end_players"),
     ],

@@ -45,17 +45,19 @@ def test_the_sandbox_line_names_the_level_and_only_what_is_missing() -> None:
 
 def test_match_starts_with_the_short_line_and_v_gives_the_full_one(tmp_path: Path) -> None:
     bots = ["--bot", "random", "--bot", "lowest", "--bot", "random", "--hands", "1"]
-    log = str(tmp_path / "m.jsonl")
-    code, _out, err = newmarket("match", *bots, "--log", log, "--sandbox", "basic")
+    code, _out, err = newmarket("match", *bots, "--log-dir", str(tmp_path), "--sandbox", "basic")
     assert code == 0, err
     first = err.splitlines()[0]
     assert first.startswith("sandbox basic: rlimits only, no isolation")
     assert first.endswith("(see -v)") and len(first) < 100
-    code, _out, err = newmarket("match", *bots, "--log", log, "--sandbox", "basic", "-v")
+    code, _out, err = newmarket(
+        "match", *bots, "--log-dir", str(tmp_path / "v"), "--sandbox", "basic", "-v"
+    )
     assert code == 0, err
     assert err.splitlines()[0].startswith("sandbox basic: process group, rlimits (cpu ")
     # The log's header keeps the whole of it, for whoever reads the match later.
-    header = json.loads(Path(log).read_text().splitlines()[0])
+    (log,) = (tmp_path / "v").glob("*.jsonl")
+    header = json.loads(log.read_text().splitlines()[0])
     assert header["sandbox"]["level"] == "basic"
     assert any(line.startswith("rlimits (cpu ") for line in header["sandbox"]["active"])
 

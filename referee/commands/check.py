@@ -1,6 +1,7 @@
 """``newmarket check``: does a bot speak the protocol? One bot, scripted scenarios, a verdict.
 
-    newmarket check -- python3 mybot.py
+    newmarket check --bot "python3 mybot.py"     as match, league and sprt name a bot
+    newmarket check -- python3 mybot.py          the same
     newmarket check random
     newmarket check --transport tcp --move-time 0.5 -- node bots/js/bot.js
     newmarket check --rules stops --option kitty_ante=2 --matches 50 --seed 7 -- ./mybot
@@ -56,6 +57,7 @@ from referee.commands.common import (
     TimeBank,
     TransportName,
     UsageError,
+    bot_of,
     build_rules,
     fail,
     made_log_dir,
@@ -81,11 +83,18 @@ from referee.transport.timecontrol import TimeControl
 IMPLIED_MATCHES = 10  # --rules, --option, --seed, ... without --matches
 
 
-def build_spec(words: list[str], transport: str) -> BotSpec:
-    """The bot after ``--``: one word may be a bundled name or a quoted command line."""
+def build_spec(words: list[str], transport: str, bot: str | None = None) -> BotSpec:
+    """The bot: ``--bot BOT`` as every command names one, or the words after ``--`` (one word
+    may be a bundled name or a quoted command line)."""
     kind = transport_of(transport)
+    if bot is not None:
+        if words:
+            raise UsageError("--bot: give the bot once, with --bot or after --, not both")
+        return bot_of(bot, "--bot", kind)
     if not words:
-        raise UsageError("COMMAND: give the bot to check, e.g. `newmarket check -- python3 bot.py`")
+        raise UsageError(
+            "--bot: give the bot to check, e.g. `newmarket check --bot 'python3 bot.py'`"
+        )
     try:
         if len(words) == 1:
             spec = resolve_bot(words[0], transport=kind)
@@ -125,7 +134,7 @@ BotCommand = Annotated[
     list[str] | None,
     typer.Argument(
         metavar="COMMAND",
-        help="The bot: a bundled bot's name (see `newmarket bots`) or a command line, after `--`.",
+        help="The bot as words after `--` (the same as --bot).",
         show_default=False,
     ),
 ]
@@ -154,8 +163,21 @@ ShowStderr = Annotated[
 ]
 
 
+CheckedBot = Annotated[
+    str | None,
+    typer.Option(
+        "--bot",
+        metavar="BOT",
+        help="The bot: a bundled bot's name (see `newmarket bots`) or a command line, "
+        "optionally NAME=COMMAND, as `match --bot` takes it.",
+        show_default=False,
+    ),
+]
+
+
 def check_command(
     command: BotCommand = None,
+    bot: CheckedBot = None,
     matches: RandomMatches = None,
     rules_name: RandomRules = None,
     option: RuleOptions = None,
@@ -177,7 +199,7 @@ def check_command(
     preset, then any random matches asked for; exit 0 if it conforms to SPEC.md, 1 (with a
     transcript) if it does not."""
     try:
-        spec = build_spec(command or [], transport)
+        spec = build_spec(command or [], transport, bot)
         control = time_control(move_time, time_bank, startup_time, margin, max_faults)
         scenarios, stress_seed = build_scenarios(
             rules_name, option or [], hands, players, seed, matches

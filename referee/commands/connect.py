@@ -1,4 +1,6 @@
-"""``newmarket connect HOST:PORT --token T -- COMMAND...``: join a league from your machine.
+"""``newmarket connect HOST:PORT --token T --bot BOT``: join a league from your machine.
+
+``-- COMMAND...`` after the options is the same as ``--bot``.
 
 A bridge between a stdio bot and a league's socket, so a participant's bot
 needs no TCP code at all: the bot is started with ``COMMAND`` (its stderr
@@ -38,7 +40,7 @@ from protocol.framing import MAX_LINE_BYTES, LineFramer, LineTooLongError
 from protocol.messages import Fault, MalformedMessageError, MatchStart, decode_referee_message
 from protocol.transports import ENV_CONNECT, ENV_TOKEN, parse_connect
 from referee.bots import resolve_bot
-from referee.commands.common import fail, why_not_startable
+from referee.commands.common import UsageError, bot_of, fail, why_not_startable
 from referee.transport.connection import no_delay
 
 BOT_EXIT_GRACE = 5.0  # after the league's end of the connection, the bot's time to exit
@@ -195,12 +197,24 @@ async def bot_to_league(
 def connect_command(
     address: Annotated[str, typer.Argument(metavar="HOST:PORT", help="The league's address.")],
     command: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
-            metavar="-- COMMAND...",
-            help="How to start your bot, or a bundled bot's name (see `newmarket bots`).",
+            metavar="[-- COMMAND...]",
+            help="How to start your bot, as words after `--` (the same as --bot).",
+            show_default=False,
         ),
-    ],
+    ] = None,
+    *,
+    bot: Annotated[
+        str | None,
+        typer.Option(
+            "--bot",
+            metavar="BOT",
+            help="Your bot: a bundled bot's name (see `newmarket bots`) or a command line, "
+            "as `match --bot` takes it.",
+            show_default=False,
+        ),
+    ] = None,
     token: Annotated[
         str, typer.Option(metavar="TOKEN", help="Your bot's token, from the organiser.")
     ],
@@ -220,6 +234,14 @@ def connect_command(
         raise fail(f"HOST:PORT: {str(error).split(': ', 1)[-1]}") from None
     if not token.strip():
         raise fail("--token: must not be empty") from None
+    if bot is not None and command:
+        raise fail("--bot: give the bot once, with --bot or after --, not both") from None
+    if bot is not None:
+        try:
+            command = list(bot_of(bot, "--bot").command)
+        except UsageError as error:
+            raise fail(str(error)) from None
+    command = command or []
     if len(command) == 1 and command[0] in BUNDLED:  # `-- random`, as `check random` takes
         bundled = resolve_bot(command[0])
         if bundled.unavailable is not None:
@@ -227,7 +249,9 @@ def connect_command(
         command = list(bundled.command)
     # As every command that runs a bot: a program that cannot start is the command line's
     # mistake, said before the league is contacted.
-    why = why_not_startable(command, Path.cwd()) if command else "give the bot's command"
+    if not command:
+        raise fail("--bot: give your bot, e.g. --bot 'python3 bot.py'") from None
+    why = why_not_startable(command, Path.cwd())
     if why is not None:
         raise fail(f"COMMAND: {why}") from None
     status = trio.run(functools.partial(bridge, host, port, token, list(command), wait=wait))

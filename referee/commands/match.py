@@ -32,8 +32,10 @@ from referee.bots import BotSpec
 from referee.commands.common import (
     DEFAULT_SANDBOX,
     DEFAULT_TIME,
+    AsCsv,
     AsJson,
     HandLimit,
+    LogDir,
     Margin,
     MaxFaults,
     MoveTime,
@@ -48,6 +50,7 @@ from referee.commands.common import (
     Verbose,
     bot_of,
     build_rules,
+    deprecated,
     fail,
     sandbox_note,
     sandbox_of,
@@ -59,6 +62,7 @@ from referee.match.failures import first_instance
 from referee.match.referee import play_match
 from referee.match.result import MatchResult, result_json
 from referee.sandbox import Sandbox
+from referee.text.machine import field_name, only_one, write_csv
 from referee.text.printing import print_line, print_whole
 from referee.text.render import match_ending
 from referee.transport.session import open_bots
@@ -116,33 +120,60 @@ def result_table(result: MatchResult) -> Table:
     )
     # No cell wraps or is cut: on a narrow terminal print_whole leaves out the last columns
     # instead (the faults are listed under the table too).
-    for header in ("place", "seat", "bot", "chips", "net", "boodle", "hands won", "status"):
-        numeric = header not in ("bot", "status")
+    for header in RESULT_HEADERS[:-1]:
+        numeric = header not in ("name", "status")
         table.add_column(
             header,
             justify="right" if numeric else "left",
-            style="bold" if header == "bot" else "",
+            style="bold" if header == "name" else "",
             no_wrap=True,
         )
-    table.add_column("faults", no_wrap=True)
+    table.add_column(RESULT_HEADERS[-1], no_wrap=True)
+    for cells in result_rows(result):
+        if cells[7] == "disqualified":
+            cells[7] = "[red]disqualified[/red]"
+        cells[4] = f"{int(cells[4]):+d}"
+        table.add_row(*cells[:-1], cells[-1] or "—")
+    return table
+
+
+# The table's headers are the JSON document's field names in words (``net chips`` for
+# ``net_chips``), so a script reads the same names a person sees.
+RESULT_HEADERS = (
+    "place",
+    "seat",
+    "name",
+    "chips",
+    "net chips",
+    "boodle chips",
+    "hands won",
+    "status",
+    "faults",
+)
+
+
+def result_rows(result: MatchResult) -> list[list[str]]:
+    """A row per seat, best first, a cell per ``RESULT_HEADERS``: what the table and --csv show."""
+    rows = []
     for seat in sorted(result.seats, key=lambda s: (s.place, s.seat)):
         kinds: dict[str, int] = {}
         for fault in seat.faults:
             kinds[fault.kind] = kinds.get(fault.kind, 0) + 1
         faults = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in kinds.items())
-        status = "[red]disqualified[/red]" if seat.status == "disqualified" else "ok"
-        table.add_row(
-            str(seat.place),
-            str(seat.seat),
-            seat.name,
-            str(seat.chips),
-            f"{seat.net_chips:+d}",
-            str(seat.boodle_chips),
-            str(seat.hands_won),
-            status,
-            faults or "—",
+        rows.append(
+            [
+                str(seat.place),
+                str(seat.seat),
+                seat.name,
+                str(seat.chips),
+                str(seat.net_chips),
+                str(seat.boodle_chips),
+                str(seat.hands_won),
+                seat.status,
+                faults,
+            ]
         )
-    return table
+    return rows
 
 
 def print_result(console: Console, result: MatchResult) -> None:
@@ -182,7 +213,9 @@ SeatBots = Annotated[
 MatchLog = Annotated[
     Path | None,
     typer.Option(
-        metavar="FILE", help="Where to write the match log (default: runs/MATCH_ID.jsonl)."
+        metavar="FILE",
+        help="The older spelling: the log's file (use --log-dir; works until the next release).",
+        hidden=True,
     ),
 ]
 
@@ -199,8 +232,10 @@ def match_command(
     margin: Margin = DEFAULT_TIME.margin,
     max_faults: MaxFaults = DEFAULT_TIME.max_faults,
     transport: TransportName = "stdio",
+    log_dir: LogDir = None,
     log: MatchLog = None,
     as_json: AsJson = False,
+    as_csv: AsCsv = False,
     sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
     verbose: Verbose = False,
 ) -> None:
@@ -210,7 +245,8 @@ def match_command(
         rules = build_rules(rules_name, option or [], hands, len(specs))
         control = time_control(move_time, time_bank, startup_time, margin, max_faults)
         seed, match_id, dealt = deal_of(seed)
-        log_path = writable_log(log if log is not None else RUNS_DIR / f"{match_id}.jsonl")
+        only_one(as_json, as_csv)
+        log_path = writable_log(log_file(log_dir, log, match_id))
         sandbox = sandbox_of(sandbox_level)
     except UsageError as error:
         raise fail(str(error)) from None
@@ -225,9 +261,23 @@ def match_command(
     if as_json:
         sys.stdout.write(json.dumps(result_json(result)) + "\n")
         return
+    if as_csv:
+        fields = [field_name(header) for header in RESULT_HEADERS]
+        write_csv(fields, [dict(zip(fields, row, strict=True)) for row in result_rows(result)])
+        return
     console = Console()
     print_result(console, result)
     print_line(console, f"Log: {log_path}   (newmarket replay {log_path})")
+
+
+def log_file(log_dir: Path | None, log: Path | None, match_id: str) -> Path:
+    """Where the match's log goes: ``--log-dir`` (default runs/), or the older ``--log FILE``."""
+    if log is not None:
+        if log_dir is not None:
+            raise UsageError("--log: give --log-dir DIR alone (--log FILE is its older spelling)")
+        deprecated(f"--log {log}", f"--log-dir {log.parent}")
+        return log
+    return (log_dir if log_dir is not None else RUNS_DIR) / f"{match_id}.jsonl"
 
 
 def deal_of(seed: int | None) -> tuple[int, str, str]:

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 
 import typer
 
-from referee.server.competition_db import CompetitionStore, StoreError, Version
+from referee.server import organiser
+from referee.server.competition_db import CompetitionStore, StoreError
 from referee.server.competition_file import CompetitionConfig, ConfigError
+from referee.server.organiser_auth import new_organiser_token
 from referee.text.printing import printable
 
 
@@ -67,6 +69,7 @@ def actions_epilog() -> str:
 @action("add-participant", "NAME", summary="add a participant and print its sign-in token")
 def _add_participant(call: ManagementCall) -> None:
     participant, token = call.store.add_participant(call.arguments[0])
+    organiser.record(call.store, organiser.SHELL, "add-participant", participant.name, "added")
     typer.echo(f"participant {participant.name!r} added; its sign-in token:", err=True)
     typer.echo(token)
 
@@ -77,6 +80,7 @@ def _revoke_sessions(call: ManagementCall) -> None:
     if who is None:
         raise StoreError(f"no participant named {call.arguments[0]!r} in {call.config.database}")
     ended = call.store.end_sessions(who.id)
+    organiser.record(call.store, organiser.SHELL, "revoke-sessions", who.name, f"{ended} ended")
     typer.echo(
         f"participant {who.name!r}: {ended} session(s) ended; every browser signed in "
         "as it must sign in again with its token",
@@ -87,21 +91,29 @@ def _revoke_sessions(call: ManagementCall) -> None:
 @action("pause", summary="no new group starts (groups in progress finish)")
 def _pause(call: ManagementCall) -> None:
     call.store.set_paused(True)
+    organiser.record(call.store, organiser.SHELL, "pause", call.config.name, "paused")
     typer.echo(f"competition {call.config.name!r}: paused", err=True)
 
 
 @action("resume", summary="play again")
 def _resume(call: ManagementCall) -> None:
     call.store.set_paused(False)
+    organiser.record(call.store, organiser.SHELL, "resume", call.config.name, "resumed")
     typer.echo(f"competition {call.config.name!r}: resumed", err=True)
 
 
 @action("unsuspend", "VERSION_OR_NAME", summary="a suspended version plays again")
 def _unsuspend(call: ManagementCall) -> None:
-    for version in _suspended(call.store, call.arguments[0], call.config):
-        call.store.unsuspend(version.id, "newmarket serve unsuspend")
-        said = f"{version.label} (version {version.id}): admitted again"
-        typer.echo(printable(said), err=True)
+    try:
+        done = organiser.unsuspend(call.store, organiser.SHELL, call.arguments[0])
+    except organiser.NothingSuspendedError as error:
+        raise ConfigError(
+            f"serve unsuspend: {error}; newmarket serve flags {call.config.path} lists what is"
+        ) from None
+    except organiser.OrganiserError as error:
+        raise ConfigError(f"serve unsuspend: {error}") from None
+    for line in done.said.splitlines():
+        typer.echo(printable(line), err=True)
 
 
 @action("flags", summary="suspended and flagged versions, with the evidence")
@@ -123,25 +135,96 @@ def _flags(call: ManagementCall) -> None:
         typer.echo(printable(line))
 
 
-def _suspended(store: CompetitionStore, which: str, config: CompetitionConfig) -> list[Version]:
-    """The suspended versions ``which`` names: a version id, or every one of a participant."""
-    if which.isdigit():
-        found = store.version(int(which))
-        if found is None:
-            raise ConfigError(f"serve unsuspend: no version {which} in this competition")
-        versions = [found]
-    else:
-        participant = store.participant_by_name(which)
-        if participant is None:
-            raise ConfigError(
-                f"serve unsuspend: {which!r} is neither a version id nor a participant's name"
-            )
-        versions = store.versions(participant.id)
-    suspended = [version for version in versions if version.status == "suspended"]
-    if not suspended:
-        shown = ", ".join(f"{v.label} {v.status}" for v in versions[-3:]) or "no versions"
-        raise ConfigError(
-            f"serve unsuspend: nothing of {which!r} is suspended ({shown}); "
-            f"newmarket serve flags {config.path} lists what is"
-        )
-    return suspended
+# The organiser in control (``referee.server.organiser``): the same actions as the
+# organiser's page and API, each with its row in the audit log (who: shell).
+
+
+def _organiser_word(
+    name: str, *arguments: str, summary: str, run: Callable[[ManagementCall], organiser.Done]
+) -> None:
+    """Register ``name``: its refusals one line (``serve NAME: why``), a new token on stdout."""
+
+    def word(call: ManagementCall) -> None:
+        try:
+            done = run(call)
+        except organiser.OrganiserError as error:
+            raise ConfigError(f"serve {name}: {error}") from None
+        typer.echo(printable(done.said), err=True)
+        if done.token is not None:
+            typer.echo(done.token)
+
+    action(name, *arguments, summary=summary)(word)
+
+
+_organiser_word(
+    "rotate-token",
+    "NAME",
+    summary="print a new token for NAME; the old one and its sessions end",
+    run=lambda call: organiser.rotate_token(call.store, organiser.SHELL, call.arguments[0]),
+)
+_organiser_word(
+    "revoke-token",
+    "NAME",
+    summary="NAME cannot sign in (sessions end) until rotate-token",
+    run=lambda call: organiser.revoke_token(call.store, organiser.SHELL, call.arguments[0]),
+)
+_organiser_word(
+    "disable",
+    "NAME",
+    summary="NAME's versions leave the tables and leaderboard; no uploads",
+    run=lambda call: organiser.disable(call.store, organiser.SHELL, call.arguments[0]),
+)
+_organiser_word(
+    "enable",
+    "NAME",
+    summary="lift a disable or a ban",
+    run=lambda call: organiser.enable(call.store, organiser.SHELL, call.arguments[0]),
+)
+_organiser_word(
+    "ban",
+    "NAME",
+    "RESULTS",
+    summary="disabled for good: no sign-in, upload or name; RESULTS: keep or exclude",
+    run=lambda call: organiser.ban(call.store, organiser.SHELL, *call.arguments),
+)
+_organiser_word(
+    "withdraw",
+    "VERSION",
+    "RESULTS",
+    summary="a version leaves the tables; RESULTS: keep or exclude (from the fit)",
+    run=lambda call: organiser.withdraw(call.store, organiser.SHELL, *call.arguments),
+)
+_organiser_word(
+    "rerun",
+    "GROUP_OR_WINDOW",
+    summary="play a group (g12) or a window's failed groups (FROM..TO) again",
+    run=lambda call: organiser.rerun(
+        call.store, organiser.SHELL, call.arguments[0], call.config.seed
+    ),
+)
+_organiser_word(
+    "rerate",
+    summary="refit the leaderboard from every result not excluded",
+    run=lambda call: organiser.rerate(call.store, organiser.SHELL),
+)
+
+
+@action("organiser-token", summary="print a new organiser token for /organiser; the old one ends")
+def _organiser_token(call: ManagementCall) -> None:
+    token = new_organiser_token(call.store)
+    organiser.record(call.store, organiser.SHELL, "organiser-token", "organiser", "new token")
+    typer.echo(
+        "the organiser's token (sign in with it at /signin; the old one and its sessions ended):",
+        err=True,
+    )
+    typer.echo(token)
+
+
+@action("audit", summary="the organiser's actions, newest first: who, when, what")
+def _audit(call: ManagementCall) -> None:
+    rows = organiser.audit_log(call.store)
+    for row in rows:
+        line = f"{row['when']}  {row['who']} ({row['via']})  {row['action']} {row['target']}"
+        typer.echo(printable(f"{line}: {row['detail']}"))
+    if not rows:
+        typer.echo("no organiser action yet", err=True)

@@ -62,6 +62,7 @@ from referee.commands.common import (
     RulesName,
     Seed,
     UsageError,
+    deprecated,
     fail,
     parse_options,
 )
@@ -239,6 +240,7 @@ def simulate_command(
     The hand limit of each match is the rules' (--option hand_limit=N).
     """
     if old_hands is not None:
+        deprecated(f"--hands {old_hands}", f"--total-hands {old_hands}")
         hands = old_hands
     if seed is None:
         seed = secrets.randbelow(1 << 31)

@@ -67,6 +67,7 @@ from referee.commands.common import (
     Seed,
     StartupTime,
     TimeBank,
+    TransportName,
     UsageError,
     bot_of,
     fail,
@@ -75,6 +76,7 @@ from referee.commands.common import (
     require_players_past_end,
     sandbox_of,
     time_control,
+    transport_of,
 )
 from referee.commands.match import unique_names
 from referee.match.dealkey import DealKey
@@ -366,11 +368,13 @@ def build_settings(
     match_format: str = SESSION,
     luck: bool = False,
     layout: str = ROTATE,
+    transport: str = "stdio",
 ) -> SprtSettings:
     """The test's settings from the command line's values; ``UsageError`` naming a bad flag."""
     if not MIN_PLAYERS <= players <= MAX_PLAYERS:
         raise UsageError(f"--players: a table seats {MIN_PLAYERS} to {MAX_PLAYERS}, got {players}")
-    specs = [bot_of(candidate, "--candidate"), bot_of(baseline, "--baseline")]
+    kind = transport_of(transport)
+    specs = [bot_of(candidate, "--candidate", kind), bot_of(baseline, "--baseline", kind)]
     rules = sprt_rules(rules_name, options, hands, players, match_format)
     check_scoring(config, luck, layout)
     group_size = len(candidate_seats(layout, players))
@@ -587,6 +591,7 @@ def sprt_command(
     results: Results = None,
     as_json: AsJson = False,
     sandbox_level: SandboxLevel = DEFAULT_SANDBOX,
+    transport: TransportName = "stdio",
 ) -> None:
     """Play the candidate against copies of the baseline until an SPRT decides.
 
@@ -618,6 +623,7 @@ def sprt_command(
             match_format=chosen_format,
             luck=luck,
             layout=layout or (ALTERNATE if score == CHIPS else ROTATE),
+            transport=transport,
         )
         settings = dataclasses.replace(settings, sandbox=sandbox_of(sandbox_level))
         sink = open_results(results)

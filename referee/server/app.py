@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Scope
 
 from referee.report.templating import make_environment
-from referee.server import api
+from referee.server import api, organiser_web
 from referee.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
@@ -61,6 +61,12 @@ from referee.server.middleware import (
     BodyLimit,
     BodyRefusedError,
     SecurityHeaders,
+)
+from referee.server.organiser_auth import (
+    is_organiser_token,
+    organiser_by_bearer,
+    organiser_by_cookie,
+    set_organiser_cookie,
 )
 from referee.server.ratelimit import SlidingWindow
 from referee.server.uploads import (
@@ -110,6 +116,7 @@ class Pages:
             "csrf": csrf_token(self.competition.store.secret, bid),
             "self_registration": config.self_registration,
             "message": NOTICES.get(request.query_params.get("notice", "")),
+            "organiser": organiser_by_cookie(request, self.competition.store),
         }
         html = self.env.get_template(template).render(**base, **context)
         return HTMLResponse(html, status_code=code)
@@ -237,6 +244,10 @@ class Pages:
         if isinstance(form, HTMLResponse):
             return form
         token = form.get("token")
+        store = self.competition.store
+        if isinstance(token, str) and is_organiser_token(store, token):
+            target = RedirectResponse("/organiser", status_code=303)
+            return set_organiser_cookie(target, store, self.competition.config.secure_cookies)
         participant = (
             self.competition.store.participant_by_token(token) if isinstance(token, str) else None
         )
@@ -403,7 +414,8 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
         Route("/upload", pages.upload_page, methods=["GET"]),
         Route("/upload", pages.upload, methods=["POST"]),
         Route("/api", pages.api_page),
-        Mount("/api", routes=api.routes(competition)),
+        *organiser_web.page_routes(competition, pages),
+        Mount("/api", routes=[*organiser_web.api_routes(competition), *api.routes(competition)]),
         Mount("/static", StaticFiles(directory=server_static)),
         Mount("/report", StaticFiles(directory=report_static)),
     ]
@@ -466,6 +478,8 @@ def _guarded(app: ASGIApp, competition: Competition) -> ASGIApp:
         try:
             token = bearer_token(request)
             if token is not None and store.participant_by_token(token) is not None:
+                return True
+            if organiser_by_bearer(request, store) or organiser_by_cookie(request, store):
                 return True
             return signed_in(request, store) is not None
         except (sqlite3.Error, StoreError):

@@ -81,7 +81,7 @@ def _update(store: CompetitionStore, state: _State) -> None:
     At most ``PER_LOOK`` new rows a look, so that a page asked for after a restart on a
     large database waits for one look, and the chart catches up over the next ones.
     """
-    rows = store.db.execute(
+    rows = store.connection.execute(
         "SELECT rowid, match_id FROM matches WHERE rowid > ? ORDER BY rowid LIMIT ?",
         (state.after, PER_LOOK),
     ).fetchall()
@@ -95,7 +95,7 @@ def _update(store: CompetitionStore, state: _State) -> None:
     seats: dict[str, list[tuple[int, int]]] = {}
     for start in range(0, len(ready), 500):
         chunk = [mid for _row, mid in ready[start : start + 500]]
-        for match_id, version, place in store.db.execute(
+        for match_id, version, place in store.connection.execute(
             "SELECT match_id, version, place FROM seats WHERE match_id IN "
             f"({','.join('?' * len(chunk))}) ORDER BY match_id, seat",
             chunk,

@@ -79,6 +79,8 @@ class Competition:
         # only the worker thread of ``refresh_board`` touches them, one at a time.
         self.leaderboard = Leaderboard()
         self.fitted_upto = 0
+        self._fit_generation = "0"  # the store's ``fit_generation`` the fit was made at
+        self._stored_seen = -1  # the matches stored when the board was last computed
         self._refreshing = trio.Lock()
 
     @property
@@ -156,8 +158,14 @@ class Competition:
         """Recompute the leaderboard if results arrived since the last one."""
         async with self._refreshing:
             count = self.store.match_count()
-            admitted = [v.id for v in self.store.versions(status="admitted")]
-            if count == self.board.matches and set(admitted) == set(self.board.scores):
+            admitted = [v.id for v in self.store.ranked_versions()]
+            # The organiser left results out of the fit, or asked for a refit: from the start.
+            generation = self.store.meta("fit_generation") or "0"
+            refit = generation != self._fit_generation
+            if refit:
+                self.leaderboard, self.fitted_upto = Leaderboard(), 0
+                self._fit_generation = generation
+            elif count == self._stored_seen and set(admitted) == set(self.board.scores):
                 return
             # One reading connection for the server's life, opened at the first refresh:
             # opened anew each time, it was the first thing to fail when clients had taken
@@ -166,6 +174,7 @@ class Competition:
                 self._reader = CompetitionStore.reader(self.store.path)
             scores, matches = await trio.to_thread.run_sync(self._scores, self._reader, admitted)
             self.board = Board(scores, matches, time.time())
+            self._stored_seen = count  # the fit's count may be lower: what it left out
 
     def _scores(
         self, reader: CompetitionStore, admitted: list[int]

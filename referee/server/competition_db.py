@@ -62,6 +62,13 @@ _IN_PLAY = (
     "(g.abandoned = 0 AND (SELECT COUNT(*) FROM matches x WHERE x.group_id = g.id) "
     "< json_array_length(g.versions))"
 )
+# A match (``m``) the organiser has not left out of the fit: its group not re-run, and no
+# version at it excluded (``referee.server.organiser``).
+_COUNTED = (
+    "m.group_id NOT IN (SELECT target FROM fit_exclusions WHERE kind = 'group') "
+    "AND NOT EXISTS (SELECT 1 FROM seats x WHERE x.match_id = m.match_id AND x.version IN "
+    "(SELECT target FROM fit_exclusions WHERE kind = 'version'))"
+)
 MAX_ROW_ID = 2**63 - 1  # SQLite's largest integer: a larger id names no row
 DATABASE = "competition database"
 ADVICE = "restore it from a copy, or start the competition with another data directory"
@@ -82,7 +89,7 @@ CREATE TABLE IF NOT EXISTS versions (
     filename TEXT NOT NULL,           -- as uploaded (shown escaped, never used as a path)
     sha256 TEXT NOT NULL,
     size INTEGER NOT NULL,
-    status TEXT NOT NULL,             -- pending | admitted | rejected | suspended
+    status TEXT NOT NULL,             -- pending | admitted | rejected | suspended | withdrawn
     detail TEXT NOT NULL DEFAULT '',  -- one line: why rejected, or what the check said
     transcript TEXT NOT NULL DEFAULT '', -- the failed step's transcript (owner only)
     spec TEXT,                        -- JSON BotSpec once built
@@ -172,6 +179,42 @@ CREATE TABLE IF NOT EXISTS house_participants (
 );
 """
 
+# The organiser's control (``referee.server.organiser``): who is out, what the fit leaves out,
+# which groups were played again, the organiser's own sign-in, and the audit log of it all.
+_ORGANISER_SCHEMA = """
+CREATE TABLE IF NOT EXISTS participant_standing (
+    participant INTEGER PRIMARY KEY REFERENCES participants(id),
+    state TEXT NOT NULL,              -- disabled | banned: none of its versions is seated
+    since REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fit_exclusions (
+    kind TEXT NOT NULL,               -- version (every match it sat in) | group (all of it)
+    target INTEGER NOT NULL,
+    why TEXT NOT NULL,                -- the action that left it out: ban | withdraw | rerun
+    at REAL NOT NULL,
+    PRIMARY KEY (kind, target)
+);
+CREATE TABLE IF NOT EXISTS reruns (
+    group_id INTEGER PRIMARY KEY REFERENCES groups(id),  -- played again, left out of the fit
+    replacement INTEGER NOT NULL REFERENCES groups(id),  -- the same table, new cards
+    at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS organiser_sessions (
+    token_hash TEXT PRIMARY KEY,      -- SHA-256 of the cookie's value, as participants' sessions
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit_log (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    who TEXT NOT NULL,                -- organiser (the page or the API) | shell (the command)
+    via TEXT NOT NULL,                -- page | api | cli
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+"""
+
 # What happened, for the participants' Atom feeds and the organiser's webhook: one row per
 # event (``referee.server.events``), the webhook's outbox too (``delivered``).
 _EVENTS_SCHEMA = """
@@ -224,7 +267,7 @@ def _expected_columns() -> dict[str, set[str]]:
     """Each table of the schema and its columns, read from the schema itself."""
     scratch = sqlite3.connect(":memory:")
     try:
-        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA + _EVENTS_SCHEMA)
+        scratch.executescript(_SCHEMA + _ACCOUNTS_SCHEMA + _ORGANISER_SCHEMA + _EVENTS_SCHEMA)
         return _columns(scratch)
     finally:
         scratch.close()
@@ -421,7 +464,12 @@ def _make_schema(connection: sqlite3.Connection, path: Path, busy_timeout: float
         # executescript commits whatever is open before it runs, so the script
         # is its own transaction: the whole schema, or none of it.
         connection.executescript(
-            "BEGIN IMMEDIATE;" + _SCHEMA + _ACCOUNTS_SCHEMA + _EVENTS_SCHEMA + "COMMIT;"
+            "BEGIN IMMEDIATE;"
+            + _SCHEMA
+            + _ACCOUNTS_SCHEMA
+            + _ORGANISER_SCHEMA
+            + _EVENTS_SCHEMA
+            + "COMMIT;"
         )
     except sqlite3.DatabaseError as error:
         connection.close()
@@ -498,8 +546,9 @@ class CompetitionStore:
         self._db.close()
 
     @property
-    def db(self) -> sqlite3.Connection:
-        """The connection, for a module that owns tables of its own (``events``)."""
+    def connection(self) -> sqlite3.Connection:
+        """For the modules that keep tables of their own here (``referee.server.organiser``,
+        ``referee.server.events``)."""
         return self._db
 
     # ------------------------------------------------------------------ meta
@@ -778,11 +827,18 @@ class CompetitionStore:
         return [self._version(row) for row in rows]
 
     def playing_versions(self) -> list[Version]:
-        """Each participant's newest admitted version: the ones the scheduler seats."""
+        """Each participant's newest admitted version: the ones the scheduler seats (none of
+        a participant the organiser disabled or banned)."""
         newest: dict[int, Version] = {}
-        for version in self.versions(status="admitted"):
+        for version in self.ranked_versions():
             newest[version.participant] = version
         return sorted(newest.values(), key=lambda v: v.id)
+
+    def ranked_versions(self) -> list[Version]:
+        """The admitted versions the leaderboard ranks: not those of a participant the
+        organiser disabled or banned (``referee.server.organiser``)."""
+        out = {int(p) for (p,) in self._db.execute("SELECT participant FROM participant_standing")}
+        return [v for v in self.versions(status="admitted") if v.participant not in out]
 
     def uploads_since(self, participant: int, since: float) -> int:
         (count,) = self._db.execute(
@@ -940,10 +996,13 @@ class CompetitionStore:
         """
         played: list[PlayedMatch] = []
         last = after
+        # Without exclusions (the common case) the fit reads every match, at no extra cost.
+        excluding = self._db.execute("SELECT 1 FROM fit_exclusions LIMIT 1").fetchone()
         rows = self._db.execute(
             "SELECT m.rowid, m.group_id, m.rotation, m.seed, m.hands, m.versions, "
             "s.seat, s.net_chips, s.status FROM matches m JOIN seats s USING (match_id) "
-            "WHERE m.rowid > ? ORDER BY m.rowid, s.seat",
+            f"WHERE m.rowid > ? {f'AND {_COUNTED}' if excluding else ''} "
+            "ORDER BY m.rowid, s.seat",
             (after,),
         )
         for rowid, grouped in itertools.groupby(rows, key=lambda row: row[0]):

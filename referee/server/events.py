@@ -76,7 +76,7 @@ def publish_event(
     ``link`` is a path of the server's (``/matches/g3r1``): the feed and the webhook make it
     whole.  Writes one row and does not wait on any delivery: play never waits for a feed.
     """
-    cursor = store.db.execute(
+    cursor = store.connection.execute(
         "INSERT OR IGNORE INTO events (participant, kind, title, link, detail, once, at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         (participant_id, kind, title, link, detail, once, time.time() if at is None else at),
@@ -94,8 +94,8 @@ def decide(
 ) -> None:
     """``store.decide`` and, for an admission or a rejection, its event, in one transaction:
     a decision is never written without its event, nor told twice."""
-    with store.db:
-        store.db.execute("BEGIN IMMEDIATE")
+    with store.connection:
+        store.connection.execute("BEGIN IMMEDIATE")
         store.decide(version_id, status, detail, transcript, spec)
         version = store.version(version_id)
         if version is None or status not in ("admitted", "rejected"):
@@ -151,7 +151,7 @@ def participant_events(
     store: CompetitionStore, participant_id: int, limit: int = 50
 ) -> list[Event]:
     """A participant's events and everyone's, newest first."""
-    rows = store.db.execute(
+    rows = store.connection.execute(
         f"SELECT {_COLUMNS} FROM events WHERE participant = ? OR participant IS NULL "
         "ORDER BY id DESC LIMIT ?",
         (participant_id, limit),
@@ -161,7 +161,7 @@ def participant_events(
 
 def undelivered(store: CompetitionStore, now: float, limit: int = 20) -> list[Event]:
     """The events the webhook has still to deliver whose next attempt is due, oldest first."""
-    rows = store.db.execute(
+    rows = store.connection.execute(
         f"SELECT {_COLUMNS} FROM events WHERE delivered = 0 AND next_attempt <= ? "
         "ORDER BY id LIMIT ?",
         (now, limit),
@@ -170,13 +170,13 @@ def undelivered(store: CompetitionStore, now: float, limit: int = 20) -> list[Ev
 
 
 def mark_delivered(store: CompetitionStore, event_id: int) -> None:
-    store.db.execute("UPDATE events SET delivered = 1 WHERE id = ?", (event_id,))
+    store.connection.execute("UPDATE events SET delivered = 1 WHERE id = ?", (event_id,))
 
 
 def retry_later(store: CompetitionStore, event: Event, now: float) -> float:
     """Count a failed delivery and put the next one off, twice as long each time; the wait."""
     wait = min(RETRY_FIRST * math.pow(2, event.attempts), RETRY_LONGEST)
-    store.db.execute(
+    store.connection.execute(
         "UPDATE events SET attempts = attempts + 1, next_attempt = ? WHERE id = ?",
         (now + wait, event.id),
     )

@@ -149,7 +149,7 @@ def match_page(
         where.append("m.rowid < ?")
         args.append(wanted.cursor)
     having = "HAVING SUM(s.faults) > 0" if wanted.faults_only else ""
-    rows = store.db.execute(
+    rows = store.connection.execute(
         "SELECT m.rowid, m.match_id, m.versions, m.hands, m.reason, m.finished_at, "
         "SUM(s.faults) FROM matches m JOIN seats s ON s.match_id = m.match_id "
         f"WHERE {' AND '.join(where)} GROUP BY m.rowid {having} ORDER BY m.rowid DESC LIMIT ?",

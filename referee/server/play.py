@@ -41,6 +41,7 @@ from referee.server.competition_db import Group, Version, match_id
 from referee.server.competition_file import REMOTE
 from referee.server.events import record_match
 from referee.server.failures import Suspicions, platform_cause, watch_faults
+from referee.server.organiser import new_replacements, replacements
 from referee.server.quotas import public_text
 from referee.server.sandboxing import sandbox_setting
 from referee.server.scheduler import SHARE_WINDOW, Candidate, choose_table
@@ -147,6 +148,12 @@ class GroupQueue:
         self.rng = random.Random(derive_seed(competition.config.seed, "scheduler"))
         self.attempts: dict[int, int] = {}  # group -> table workers it has cost (charged)
         self.suspicions = Suspicions(competition)
+        # The organiser's re-runs (``referee.server.organiser``) not begun are new groups:
+        # next_group takes them in when not paused, as those planned later.
+        reruns = replacements(competition.store)
+        waiting = {group.id for group, done in self.resumed if not done} & reruns
+        self.resumed = [(group, done) for group, done in self.resumed if group.id not in waiting]
+        self.reruns = reruns - waiting
 
     def group_played(self, group: Group) -> None:
         self.suspicions.cleared(group.versions)
@@ -209,6 +216,8 @@ class GroupQueue:
             if competition.disk.low():
                 await wait_for_room(competition)
                 continue
+            if not competition.store.paused:  # a re-run is a new group: it waits for resume
+                self.resumed.extend(new_replacements(competition.store, self.reruns))
             for index, (group, _done) in enumerate(self.resumed):
                 if competition.has_remote(group.versions) == remote:
                     return self.resumed.pop(index)

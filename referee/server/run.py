@@ -26,6 +26,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, lock_for_serving
 from referee.server.competition_file import CompetitionConfig
 from referee.server.listener import ConnectionGuard, raise_descriptor_limit, serve_http
+from referee.server.organiser_auth import first_organiser_token
 from referee.server.play import (
     GroupQueue,
     OpenTable,
@@ -166,6 +167,15 @@ async def _open_competition(config: CompetitionConfig) -> Competition:
         "adding the house bots", partial(competition.ensure_house_bots, config.house_bots)
     )
     store.wait_for_locks(SERVING_LOCK_WAIT)
+    # A competition's first start makes the organiser's token, said once to the organiser.
+    token = await written("making the organiser's token", partial(first_organiser_token, store))
+    if token is not None:
+        print(
+            f"newmarket serve: the organiser's token (sign in with it at /signin for "
+            f"/organiser; shown once, `newmarket serve organiser-token` makes a new one): {token}",
+            file=sys.stderr,
+            flush=True,
+        )
     return competition
 
 

@@ -45,6 +45,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import Participant, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
 from referee.server.events import decide
+from referee.server.organiser import refusal as organiser_refusal
 from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import (
     Room,
@@ -115,6 +116,9 @@ def version_root(competition: Competition, version_id: int) -> Path:
 def _allowed(competition: Competition, participant: Participant, runtime: str) -> None:
     """The runtime must be allowed, and the participant under its hourly versions."""
     config = competition.config
+    refused = organiser_refusal(competition.store, participant)  # disabled or banned
+    if refused is not None:
+        raise UploadRefusedError(403, refused)
     if runtime not in config.runtimes:
         allowed = ", ".join(config.runtimes)
         raise UploadRefusedError(400, f"runtime {runtime!r} is not allowed here ({allowed})")

@@ -75,7 +75,7 @@ def test_json_of_a_pass_counts_the_decisions_and_the_latency() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ((), "error: COMMAND: give the bot to check"),
+        ((), "error: --bot: give the bot to check"),
         (("--transport", "pigeon", "random"), "error: --transport: 'pigeon' is not stdio or tcp"),
         (("--move-time", "0", "random"), "error: --move-time: must be a number of seconds > 0"),
         (("--", "'unbalanced"), 'error: COMMAND: bot "\'unbalanced": No closing quotation'),

@@ -89,7 +89,7 @@ async def test_a_seat_owner_gets_its_own_stderr_and_nobody_another_seats(
     bob = store.participant_by_name("bob")
     assert bob is not None
     token = secrets.token_urlsafe(24)
-    store.db.execute(
+    store.connection.execute(
         "UPDATE participants SET token_hash = ? WHERE id = ?", (hash_token(token), bob.id)
     )
     anonymous = await _get(competition, "/api/matches/g1r0/log")
@@ -223,7 +223,7 @@ async def test_a_crash_quoting_its_stderr_is_hidden_from_others_and_the_log_stil
     alice = store.participant_by_name("alice")
     assert alice is not None
     token = secrets.token_urlsafe(24)
-    store.db.execute(
+    store.connection.execute(
         "UPDATE participants SET token_hash = ? WHERE id = ?", (hash_token(token), alice.id)
     )
     public = await _get(competition, "/api/matches/g1r0/log")

@@ -32,7 +32,7 @@ def _play(competition: Competition, group: Group, rotation: int, day: int, fault
         result.seats[0].faults.append(FaultRecord(kind="timeout", hand=1, detail="no reply"))
     store.record(group, rotation, group.versions, result, None, identity=5)
     mid = f"g{group.id}r{rotation}"
-    store.db.execute(
+    store.connection.execute(
         "UPDATE matches SET finished_at = ? WHERE match_id = ?", (START + day * DAY, mid)
     )
     return mid

@@ -35,6 +35,7 @@ def page_context(**context: Any) -> dict[str, Any]:
         "csrf": "token",
         "self_registration": False,
         "message": None,
+        "organiser": False,
     }
     return {**base, **context}
 

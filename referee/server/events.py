@@ -196,6 +196,7 @@ def record_match(
     """``store.record`` and then the first crashes and timeouts it holds told to their owners
     (``publish_first_faults``): what the tables call for each finished match."""
     stored = store.record(group, rotation, versions, result, log_path, identity=identity)
-    if stored:
-        publish_first_faults(store, match_id(group.id, rotation), versions, result)
+    # Also when it was stored already: a retry after the events' write met a locked database
+    # must still tell them, and ``once`` keeps each from being told twice.
+    publish_first_faults(store, match_id(group.id, rotation), versions, result)
     return stored

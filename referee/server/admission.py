@@ -69,6 +69,7 @@ from referee.server.busy import written
 from referee.server.competition import HOUSE_PREFIX
 from referee.server.competition_db import CompetitionStore, Version, match_id
 from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.events import decide
 from referee.server.quotas import ParticipantStorage
 from referee.server.unpack import Room
 from referee.transport.timecontrol import TimeControl
@@ -107,7 +108,7 @@ async def admit(config: CompetitionConfig, store: CompetitionStore, version: Ver
         )
     except BuildError as error:
         decision = partial(
-            store.decide, version.id, "rejected", f"build: {error}", error.transcript
+            decide, store, version.id, "rejected", f"build: {error}", error.transcript
         )
         await written(f"rejecting version {version.id}", decision)
         return False
@@ -115,14 +116,14 @@ async def admit(config: CompetitionConfig, store: CompetitionStore, version: Ver
     transcript = (built.transcript + "\n" if built.transcript else "") + verdict["transcript"]
     if not verdict["ok"]:
         why = f"check: {verdict['detail']}"
-        decision = partial(store.decide, version.id, "rejected", why, transcript)
+        decision = partial(decide, store, version.id, "rejected", why, transcript)
         await written(f"rejecting version {version.id}", decision)
         return False
     played = await play_as_a_table(config, store, version, built.spec)
     transcript += "\n" + played.transcript
     if played.failure is not None:
         why = f"check: {played.failure}"
-        decision = partial(store.decide, version.id, "rejected", why, transcript)
+        decision = partial(decide, store, version.id, "rejected", why, transcript)
         await written(f"rejecting version {version.id}", decision)
         return False
     # Its check's record first: the watch compares its first real matches with it.
@@ -131,7 +132,7 @@ async def admit(config: CompetitionConfig, store: CompetitionStore, version: Ver
         partial(store.record_check_play, version.id, played.matches),
     )
     spec = built.spec.to_json()
-    decision = partial(store.decide, version.id, "admitted", verdict["detail"], transcript, spec)
+    decision = partial(decide, store, version.id, "admitted", verdict["detail"], transcript, spec)
     await written(f"admitting version {version.id}", decision)
     return True
 

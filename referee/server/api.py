@@ -15,13 +15,17 @@ from typing import Any
 
 from starlette.datastructures import UploadFile
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from referee.server.auth import bearer_token, signed_in
+from referee.server.board_charts import head_to_head, refresh_charts
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
+from referee.server.downloads import log_response, match_log
+from referee.server.match_faults import match_faults
+from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import BodyRefusedError
 from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
 from referee.server.views import leaderboard, match_view, participant_view, version_json
@@ -42,12 +46,15 @@ def routes(competition: Competition) -> list[BaseRoute]:
     api = _Api(competition)
     return [
         Route("/leaderboard", api.get_leaderboard, methods=["GET"]),
+        Route("/leaderboard/head-to-head", api.get_head_to_head, methods=["GET"]),
         Route("/participants", api.get_participants, methods=["GET"]),
         Route("/participants/{name}", api.get_participant, methods=["GET"]),
+        Route("/participants/{name}/matches", api.get_participant_matches, methods=["GET"]),
         Route("/me", api.get_me, methods=["GET"]),
         Route("/versions", api.post_version, methods=["POST"]),
         Route("/versions/{version:int}", api.get_version, methods=["GET"]),
         Route("/matches/{match_id}", api.get_match, methods=["GET"]),
+        Route("/matches/{match_id}/log", api.get_match_log, methods=["GET"]),
         Route("/openapi.json", api.get_openapi, methods=["GET"]),
     ]
 
@@ -62,6 +69,10 @@ class _Api:
     async def get_leaderboard(self, request: Request) -> JSONResponse:
         return JSONResponse(leaderboard(self.competition))
 
+    async def get_head_to_head(self, request: Request) -> JSONResponse:
+        await refresh_charts(self.competition)
+        return JSONResponse(head_to_head(self.competition))
+
     async def get_participants(self, request: Request) -> JSONResponse:
         return JSONResponse({"participants": [p.name for p in self.store.participants()]})
 
@@ -71,6 +82,16 @@ class _Api:
             return _error(404, "no participant of that name")
         caller = _caller(self.competition, request)
         return JSONResponse(participant_view(self.competition, who, caller))
+
+    async def get_participant_matches(self, request: Request) -> JSONResponse:
+        who = self.store.participant_by_name(request.path_params["name"])
+        if who is None:
+            return _error(404, "no participant of that name")
+        try:
+            wanted = parse_filter(self.competition, who, request.query_params)
+        except FilterError as error:
+            return _error(400, str(error))
+        return JSONResponse(match_page(self.competition, who, wanted))
 
     async def get_me(self, request: Request) -> JSONResponse:
         caller = _caller(self.competition, request)
@@ -118,7 +139,15 @@ class _Api:
         view = match_view(self.competition, request.path_params["match_id"], caller)
         if view is None:
             return _error(404, "no such match")
+        view["fault_evidence"] = match_faults(self.competition, view["match_id"])
         return JSONResponse(view)
+
+    async def get_match_log(self, request: Request) -> Response:
+        caller = _caller(self.competition, request)
+        download = match_log(self.competition, request.path_params["match_id"], caller)
+        if download.status != 200:
+            return _error(download.status, download.text)
+        return log_response(download)
 
     async def get_openapi(self, request: Request) -> JSONResponse:
         return JSONResponse(openapi(self.competition))
@@ -156,10 +185,24 @@ def openapi(competition: Competition) -> dict[str, Any]:
         },
         "paths": {
             "/api/leaderboard": {"get": _op("The live leaderboard with score and rank intervals")},
+            "/api/leaderboard/head-to-head": {
+                "get": _op(
+                    "The top versions' head to head: the share of common matches (finished "
+                    "groups) the row version finished ahead of the column one"
+                )
+            },
             "/api/participants": {"get": _op("Every participant's name")},
             "/api/participants/{name}": {
                 "get": _op(
                     "A participant's versions, matches, faults and results over time",
+                    params=("name",),
+                )
+            },
+            "/api/participants/{name}/matches": {
+                "get": _op(
+                    "A participant's matches, newest first, a page at a time: query parameters "
+                    "version, opponent, faults=only, since, until (ISO dates or times, UTC), "
+                    "limit (1-200), cursor (the answer's next page); a bad one is a 400",
                     params=("name",),
                 )
             },
@@ -173,6 +216,13 @@ def openapi(competition: Competition) -> dict[str, Any]:
             "/api/matches/{match_id}": {
                 "get": _op(
                     "One match: result, replay frames; stderr and transcripts for owners",
+                    params=("match_id",),
+                )
+            },
+            "/api/matches/{match_id}/log": {
+                "get": _op(
+                    "One match's log (JSON lines) for newmarket replay and view, once its group "
+                    "has finished (403 before); its stderr only for the seat's owner",
                     params=("match_id",),
                 )
             },

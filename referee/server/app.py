@@ -39,6 +39,7 @@ from referee.server.auth import (
     session_token,
     signed_in,
 )
+from referee.server.board_charts import head_to_head, ratings_svg, refresh_charts
 from referee.server.busy import (
     BUSY_REASON,
     DISK_FULL_REASON,
@@ -49,6 +50,11 @@ from referee.server.busy import (
 from referee.server.competition import Competition
 from referee.server.competition_db import StoreError
 from referee.server.competition_file import REMOTE
+from referee.server.downloads import log_response, match_log
+from referee.server.feed import MEDIA_TYPE as FEED_TYPE
+from referee.server.feed import atom_feed
+from referee.server.match_faults import match_faults
+from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.metrics import status_routes
 from referee.server.middleware import (
     AnonymousRequests,
@@ -151,7 +157,21 @@ class Pages:
     # ------------------------------------------------------------ pages
 
     async def index(self, request: Request) -> Response:
-        return self.render(request, "leaderboard.html", board=leaderboard(self.competition))
+        await refresh_charts(self.competition)
+        return self.render(
+            request,
+            "leaderboard.html",
+            board=leaderboard(self.competition),
+            ratings=ratings_svg(self.competition),
+            head_to_head=head_to_head(self.competition),
+        )
+
+    async def ratings_chart(self, request: Request) -> Response:
+        await refresh_charts(self.competition)
+        chart = ratings_svg(self.competition)
+        if chart is None:
+            return Response(status_code=204)
+        return Response(str(chart), media_type="image/svg+xml")
 
     async def participants(self, request: Request) -> Response:
         return self.render(
@@ -166,6 +186,27 @@ class Pages:
         view = participant_view(self.competition, who, signed_in(request, store))
         return self.render(
             request, "participant.html", view=view, chart=history_chart(view["history"])
+        )
+
+    async def participant_feed(self, request: Request) -> Response:
+        who = self.competition.store.participant_by_name(request.path_params["name"])
+        if who is None:
+            return self.error(request, 404, "no participant of that name")
+        base = f"{request.url.scheme}://{request.url.netloc}"
+        return Response(atom_feed(self.competition, who, base), media_type=FEED_TYPE)
+
+    async def participant_matches(self, request: Request) -> Response:
+        store = self.competition.store
+        who = store.participant_by_name(request.path_params["name"])
+        if who is None:
+            return self.error(request, 404, "no participant of that name")
+        try:
+            wanted = parse_filter(self.competition, who, request.query_params)
+        except FilterError as error:
+            return self.error(request, 400, str(error))
+        page = match_page(self.competition, who, wanted)
+        return self.render(
+            request, "participant_matches.html", page=page, versions=store.versions(who.id)
         )
 
     async def version(self, request: Request) -> Response:
@@ -185,7 +226,17 @@ class Pages:
         if view is None:
             return self.error(request, 404, "no such match")
         # The replay's JSON was made (and cached) by script_json: report/replay.html prints it.
-        return self.render(request, "match.html", view=view, replay=view.get("replay_json"))
+        faults = match_faults(self.competition, view["match_id"])
+        return self.render(
+            request, "match.html", view=view, replay=view.get("replay_json"), faults=faults
+        )
+
+    async def match_log(self, request: Request) -> Response:
+        viewer = signed_in(request, self.competition.store)
+        download = match_log(self.competition, request.path_params["match_id"], viewer)
+        if download.status != 200:
+            return self.error(request, download.status, download.text)
+        return log_response(download)
 
     async def signin_page(self, request: Request) -> Response:
         return self.render(request, "signin.html")
@@ -349,10 +400,14 @@ def _routes(competition: Competition, pages: Pages) -> list[BaseRoute]:
     server_static = Path(str(resources.files("referee.server") / "static"))
     return [
         Route("/", pages.index),
+        Route("/leaderboard/ratings.svg", pages.ratings_chart),
         Route("/participants", pages.participants),
         Route("/p/{name}", pages.participant),
+        Route("/p/{name}/matches", pages.participant_matches),
+        Route("/p/{name}/feed.atom", pages.participant_feed),
         Route("/versions/{version:int}", pages.version),
         Route("/matches/{match_id}", pages.match),
+        Route("/matches/{match_id}/log", pages.match_log),
         Route("/signin", pages.signin_page, methods=["GET"]),
         Route("/signin", pages.signin, methods=["POST"]),
         Route("/signout", pages.signout, methods=["POST"]),

@@ -217,6 +217,7 @@ async def challenge_loop(competition: Competition, number: int, open_table: Open
         if competition.config.contest.challenges.opponents_see:
             told |= {v.participant for v in seated if v is not None}
         announce(
+            store,
             "challenge_played" if status == "finished" else "challenge_failed",
             sorted(told),
             f"challenge {challenge.id} {status}" + (f": {detail}" if detail else ""),

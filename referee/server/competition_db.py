@@ -286,8 +286,36 @@ CREATE TABLE IF NOT EXISTS contest_matches (
 CREATE INDEX IF NOT EXISTS contest_matches_by_owner ON contest_matches(kind, owner);
 """
 
+
+# What happened, for the participants' Atom feeds and the organiser's webhook: one row per
+# event (``referee.server.events``), the webhook's outbox too (``delivered``).
+_EVENTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY,
+    participant INTEGER REFERENCES participants(id),  -- NULL: everyone's (a phase change)
+    kind TEXT NOT NULL,               -- admitted | rejected | crash | timeout | phase | ...
+    title TEXT NOT NULL,              -- one line, public
+    link TEXT NOT NULL,               -- the page it is about, a path (/matches/g3r1)
+    detail TEXT NOT NULL DEFAULT '',  -- public text (a rejection's failing step)
+    once TEXT UNIQUE,                 -- a key published at most once (first crash of v3)
+    at REAL NOT NULL,
+    delivered INTEGER NOT NULL DEFAULT 0,  -- 1: the webhook took it (or there is none)
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS events_by_participant ON events(participant, id);
+CREATE INDEX IF NOT EXISTS events_to_deliver ON events(delivered, next_attempt);
+"""
+
 # Every table, in the order they are made (a later block may refer to an earlier one's).
-_ALL_SCHEMAS = _SCHEMA + _ACCOUNTS_SCHEMA + _ORGANISER_SCHEMA + _RETENTION_SCHEMA + _CONTEST_SCHEMA
+_ALL_SCHEMAS = (
+    _SCHEMA
+    + _ACCOUNTS_SCHEMA
+    + _ORGANISER_SCHEMA
+    + _RETENTION_SCHEMA
+    + _CONTEST_SCHEMA
+    + _EVENTS_SCHEMA
+)
 
 
 def lock_for_serving(path: Path) -> int:
@@ -594,7 +622,8 @@ class CompetitionStore:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """For the modules that keep tables of their own here (``organiser``, ``contest_db``)."""
+        """For the modules that keep tables of their own here (``organiser``, ``contest_db``,
+        ``events``)."""
         return self._db
 
     # ------------------------------------------------------------------ meta

@@ -336,6 +336,11 @@ def contest_settings(data: dict[str, object], path: Path) -> ContestSettings:
 
 
 # ---------------------------------------------------------------- end of the contest block
+class WebhookSection(Section, frozen=True):
+    """[webhook]: the organiser's receiver, POSTed each event (``referee.server.webhook``)."""
+
+    url: str
+    timeout: Annotated[float, Meta(gt=0, le=120)] = 10.0  # seconds a delivery may take
 
 
 class CompetitionFile(Section, frozen=True):
@@ -358,6 +363,7 @@ class CompetitionFile(Section, frozen=True):
     finals: dict[str, Any] | None = None
     challenges: dict[str, Any] | None = None
     fair_tables: dict[str, Any] | None = None
+    webhook: WebhookSection | None = None  # None: no webhook
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,6 +397,7 @@ class CompetitionConfig:
     pace: PaceSettings = dataclasses.field(default_factory=PaceSettings)
     # phases, finals, challenges, fair tables
     contest: ContestSettings = dataclasses.field(default_factory=ContestSettings)
+    webhook: WebhookSection | None = None  # None: no webhook
 
     @property
     def database(self) -> Path:
@@ -460,6 +467,7 @@ class _Reader:
                 file.scheduler.settled_overlap,
             ),
             public_deals=competition.public_deals,
+            webhook=self.webhook(file.webhook),
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}
             ),
@@ -503,6 +511,11 @@ class _Reader:
             max_unpacked_bytes=section.max_unpacked_kb * KIB,
             per_hour=section.per_hour,
         )
+
+    def webhook(self, section: WebhookSection | None) -> WebhookSection | None:
+        if section is not None and not section.url.startswith(("http://", "https://")):
+            fail(self.path, "webhook.url", f"{section.url[:60]!r} is not an http(s):// address")
+        return section
 
     def storage(self, section: StorageSection, uploads: UploadsSection) -> StorageLimits:
         storage = StorageLimits(

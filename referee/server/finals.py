@@ -238,6 +238,7 @@ async def play_finals(
     result = ranking(finals, contest_played(store, KIND, finals.id), labels(store, finals.versions))
     await written("publishing the finals", partial(finish_finals, store, finals.id, result))
     announce(
+        store,
         "finals_published",
         owners(store, finals.versions),
         f"the final ranking is published: {result['separated']} of "
@@ -277,6 +278,7 @@ async def _finals_step(competition: Competition, number: int, open_table: OpenTa
             else:
                 finals = planned
                 announce(
+                    competition.store,
                     "finals_started",
                     owners(competition.store, finals.versions),
                     f"the finals started: {len(finals.versions)} finalists, {finals.groups} groups",

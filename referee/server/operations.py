@@ -53,6 +53,7 @@ KINDS: frozenset[str] = frozenset(
         "retention",  # a retention pass pruned old match records
         "platform-fault",  # the platform failed (a table, the disk, admission's check)
         "pace",  # the scheduler changed pace (settled or full speed)
+        "contest",  # a finals or challenge event (field ``event``): planned, published, played
     }
 )
 _PLAIN = re.compile(r"[A-Za-z0-9_.:/@+,%-]+")

@@ -40,6 +40,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import Group, Version, match_id
 from referee.server.competition_file import REMOTE
 from referee.server.contest_db import households
+from referee.server.events import record_match
 from referee.server.failures import Suspicions, platform_cause, watch_faults
 from referee.server.operations import log_operation
 from referee.server.organiser import new_replacements, replacements
@@ -381,7 +382,8 @@ async def play_group(
         await written(
             f"recording match {key.match_id}",
             partial(
-                competition.store.record,
+                record_match,
+                competition.store,
                 group,
                 key.rotation,
                 key.bots,

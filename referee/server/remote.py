@@ -49,6 +49,7 @@ from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
 from referee.server.competition_db import Group, Version
 from referee.server.competition_file import REMOTE
+from referee.server.events import decide, record_match
 from referee.server.operations import log_operation
 from referee.server.play import RESTART_DELAY, GroupQueue, group_matches, specs, table_failure
 from referee.server.sandboxing import competition_sandbox
@@ -102,7 +103,8 @@ class CompetitionLobby(RemoteLobby):
             # What the bot says it is: its own text, shown escaped, and kept short.
             said = " ".join(filter(None, [session.reported_name, session.reported_version]))[:80]
             try:
-                store.decide(
+                decide(
+                    store,
                     bot,
                     "admitted",
                     f"remote: its first connection{where} passed the handshake"
@@ -147,7 +149,14 @@ def record_result(
     log = competition.config.logs_dir / f"{job.key.match_id}.jsonl"
     store = competition.store
     write = partial(
-        store.record, group, job.key.rotation, job.key.bots, result, log, identity=job.key.seed
+        record_match,
+        store,
+        group,
+        job.key.rotation,
+        job.key.bots,
+        result,
+        log,
+        identity=job.key.seed,
     )
     try:
         write()

@@ -43,6 +43,7 @@ from referee.server.remote import CompetitionLobby, remote_table_loop
 from referee.server.retention import Retention, retention_loop
 from referee.server.sandboxing import competition_sandbox
 from referee.server.uploads import clear_incoming, incoming_dir
+from referee.server.webhook import webhook_loop
 
 
 def run_server(
@@ -239,6 +240,7 @@ async def _background(
             nursery.start_soon(admission_loop, competition)
             competition.retention = Retention(competition)
             nursery.start_soon(retention_loop, competition.retention)
+            nursery.start_soon(webhook_loop, competition)
             for number in range(1, jobs + 1):
                 nursery.start_soon(table_loop, competition, queue, number, open_table)
             if lobby is not None:

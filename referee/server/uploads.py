@@ -44,6 +44,7 @@ from starlette.datastructures import UploadFile
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
+from referee.server.events import decide
 from referee.server.operations import log_operation
 from referee.server.organiser import refusal as organiser_refusal
 from referee.server.phases import upload_refusal
@@ -181,7 +182,7 @@ async def accept_upload(
         await trio.to_thread.run_sync(unpack_version, competition, version, others)
     except UnpackError as error:
         assert version is not None  # only unpack_version raises it
-        store.decide(version.id, "rejected", f"upload: {error}")
+        decide(store, version.id, "rejected", f"upload: {error}")
         log_operation(
             "rejection",
             version=version.id,

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, FaultRow, Participant, Version
 from referee.server.competition_file import REMOTE
 from referee.server.retention import pruned_line
+from referee.text.faults import without_stderr, without_stderr_in
 
 HISTORY_POINTS = 120
 
@@ -192,7 +194,7 @@ def participant_view(
         match["cards_public"] = match["match_id"] not in in_play
         if not match["cards_public"]:
             match["hands"] = match["reason"] = None
-    faults = _fault_rows(found, in_play, server_places(competition))
+    faults = _fault_rows(found, in_play, server_places(competition), owner)
     history = [chart for version in versions if (chart := _history(store, version))]
     scores = competition.board.scores
     view: dict[str, Any] = {
@@ -243,7 +245,7 @@ def _recent_matches(
 
 
 def _fault_rows(
-    found: list[tuple[Version, FaultRow]], in_play: set[str], places: Places
+    found: list[tuple[Version, FaultRow]], in_play: set[str], places: Places, owner: bool = False
 ) -> list[dict[str, Any]]:
     """The versions' faults, the details held back while their match's group plays."""
     faults = []
@@ -257,7 +259,12 @@ def _fault_rows(
                 "kind": fault.kind,
                 "hand": fault.hand,
                 # A fault's detail may name a card ("played 7H, not in hand").
-                "detail": hide_paths(fault.detail, places) if public else None,
+                # ... and a crash's, the bot's last stderr line (its owner's alone).
+                "detail": (
+                    hide_paths(fault.detail if owner else without_stderr(fault.detail), places)
+                    if public
+                    else None
+                ),
                 "cards_public": public,
             }
         )
@@ -295,7 +302,9 @@ def _replay(
 ) -> tuple[dict[str, object], ScriptJSON]:
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""
-    data = hide_paths(replay_data(names, _log(path, start_chips, mtime, names)), places)
+    # Public: a crash narrated in it loses the bot's last stderr line (its owner's alone).
+    replay = without_stderr_in(replay_data(names, _log(path, start_chips, mtime, names)))
+    data = hide_paths(replay, places)
     return data, script_json(data)
 
 
@@ -332,7 +341,7 @@ def match_view(
         "seed": result.seed,
         "hands": result.hands,
         "reason": result.reason,
-        "seats": _seat_rows(result, seating, names, labels),
+        "seats": _seat_rows(result, seating, names, labels, owned),
         "replay": None,
         "stderr": {},
         "transcripts": [],
@@ -348,7 +357,11 @@ def match_view(
 
 
 def _seat_rows(
-    result: MatchResult, seating: list[int], names: list[str], labels: dict[int, Version]
+    result: MatchResult,
+    seating: list[int],
+    names: list[str],
+    labels: dict[int, Version],
+    owned: AbstractSet[int] = frozenset(),
 ) -> list[dict[str, Any]]:
     """The result's seats in finishing order, each with its version, chips and faults."""
     seats = []
@@ -364,8 +377,14 @@ def _seat_rows(
                 "chips": seat.chips,
                 "net_chips": seat.net_chips,
                 "status": seat.status,
+                # A crash's detail quotes the bot's last stderr line: its owner's alone.
                 "faults": [
-                    {"kind": f.kind, "hand": f.hand, "detail": f.detail} for f in seat.faults
+                    {
+                        "kind": f.kind,
+                        "hand": f.hand,
+                        "detail": f.detail if seat.seat in owned else without_stderr(f.detail),
+                    }
+                    for f in seat.faults
                 ],
             }
         )

@@ -76,7 +76,21 @@ def match_page(label: str, *, replay: bool = True) -> str:
             }
         ],
     }
-    context = page_context(view=view, replay=script_json(data) if replay else None)
+    # A fault's evidence quotes what the bot wrote (referee.server.match_faults).
+    faults = [
+        {
+            "label": label,
+            "hand": 2,
+            "kind": "malformed",
+            "meaning": "its line was not a reply",
+            "line": HOSTILE,
+            "request": HOSTILE,
+            "came_back": HOSTILE,
+            "time_used_ms": 3.5,
+            "consequence": HOSTILE,
+        }
+    ]
+    context = page_context(view=view, replay=script_json(data) if replay else None, faults=faults)
     return templates().get_template("match.html").render(**context)
 
 
@@ -102,7 +116,7 @@ def test_the_match_page_shows_the_reports_replay_viewer() -> None:
     assert '<script src="/report/replay.js"></script>' in page
     without = match_page("alice/v1", replay=False)
     assert 'id="replay"' not in without and "replay.js" not in without
-    assert "No log for this match: no replay." in without
+    assert "This match's log is no longer kept" in without
 
 
 def test_a_misspelt_name_in_a_server_template_fails() -> None:

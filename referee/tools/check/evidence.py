@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import Final
 
 import msgspec
 
+from referee.text.faults import CRASH_HINT as CRASH_HINT  # re-exported: check names it
+from referee.text.faults import fault_line
 from referee.tools.check.expectations import Seen
 from referee.tools.check.opponents import Message
 
@@ -148,20 +149,10 @@ class _Weave:
 
     def _fault(self, record: Message) -> None:
         self._mark_fault()
-        detail = str(record["detail"])
-        request_id = record.get("id")
-        if request_id is not None and f"request {request_id}" not in detail:
-            detail = f"request {request_id}: {detail}"
-        self.out.append(Line("!", f"{record['kind']} fault: {detail}"))
+        line = fault_line(str(record["kind"]), str(record["detail"]), record.get("id"))
+        self.out.append(Line("!", line))
         if record["kind"] == "crash" and not self.replies:
             self.out.append(Line("#", CRASH_HINT))
         if record.get("disqualified"):
             self.disqualified = True
             self.resolving = record.get("applied") is not None
-
-
-CRASH_HINT: Final = (
-    "the process ended before it answered anything in this match: did it exit at the end "
-    "of the previous match, or at a message it did not expect? One process plays many "
-    "matches and ignores what it does not know (SPEC.md 2, 3.3)"
-)

@@ -17,6 +17,7 @@ from typing import Final
 from referee.bots import BotSpec
 from referee.match.log import read_log
 from referee.match.result import MatchResult
+from referee.text.faults import fault_line
 from referee.tools.check.evidence import Line, build_transcript, seen_of
 from referee.tools.check.scenarios import Scenario
 from referee.transport.session import (
@@ -162,7 +163,7 @@ def judge(
     lost = [r for r in records if r["type"] == "lost" and r["seat"] == seat]
     missing = [expect.what for expect in scenario.expect if not expect.test(seen_of(sent))]
     if faults:
-        why = f"{faults[0].kind} fault: {faults[0].detail}"
+        why = fault_line(faults[0].kind, faults[0].detail)
     elif lost:
         why = f"lost while told the match's end: {lost[0]['kind']}: {lost[0]['detail']}"
     elif not session.alive:

@@ -1,0 +1,164 @@
+"""A match's log as a file to download, for ``newmarket replay`` (``--feed``) and ``view``.
+
+Who may have what, and when (docs/server.md, "Downloading a match's log"):
+
+* nothing of a match while its duplicate group is still being played
+  (``CompetitionStore.in_play``), to anyone, its seats' owners included: the
+  group's other matches deal the same cards, so a log, a wire transcript or a
+  stderr (a bot may print its hand) would tell a bot still to play them its
+  opponents' cards.  This is the test ``referee.server.views`` applies to a
+  match's seed, replay and fault details;
+* once the group has finished, everyone gets the log as ``newmarket replay``
+  verifies it: the header (with the server's paths hidden), the deal's seed,
+  every request, reply, fault and decision, and every seat's wire transcript.
+  The transcript is given to all because it holds nothing the rest does not:
+  replay regenerates every line sent to a seat from the engine and checks each
+  line received against the reply logged after it, and a log without it does
+  not verify;
+* a seat's stderr (what the bot wrote for itself: its reasoning, its
+  strategy) goes only to that seat's owner, signed in or with their token;
+  another seat's never, nor the last line of it that a crash's detail quotes.
+
+The stored file is read through ``stored_log_lines`` alone, so a change of
+the stored format (a compact record rebuilt on demand) changes one function.
+A match whose record is no longer kept (retention) answers 404 with one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from starlette.responses import Response
+
+from referee.server.competition import Competition
+from referee.server.competition_db import Participant
+from referee.server.views import hide_paths, server_places
+from referee.text.faults import STDERR_HIDDEN, STDERR_MARK
+
+MEDIA_TYPE = "application/x-ndjson"
+
+
+def stored_log_lines(path: Path) -> list[str] | None:
+    """The match log's lines, as ``newmarket replay`` reads them; None if it is not kept."""
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Download:
+    """A download's answer: a file, or why not (``status`` and one line)."""
+
+    status: int
+    text: str  # the file, or the reason
+    filename: str = ""
+
+
+def match_log(competition: Competition, match_id: str, viewer: Participant | None) -> Download:
+    """Match ``match_id``'s log as ``viewer`` may have it (see the module's rule)."""
+    store = competition.store
+    found = store.match(match_id)
+    if found is None:
+        return Download(404, "no such match")
+    group, _rotation, seating, _result, log_path = found
+    if store.in_play({match_id}):
+        done, total = store.group_progress(group.id)
+        return Download(
+            403,
+            f"group {group.id} is still being played ({done} of {total} matches finished): "
+            "the same cards are dealt at its other seats, so its logs are published once "
+            f"all {total} have finished",
+        )
+    lines = stored_log_lines(Path(log_path)) if log_path else None
+    if lines is None:
+        return Download(
+            404,
+            f"the log of match {match_id} is no longer kept (its result is, on its page)",
+        )
+    owned = _owned_seats(competition, seating, viewer)
+    return Download(200, _shown(competition, lines, owned), f"{match_id}.jsonl")
+
+
+def _owned_seats(
+    competition: Competition, seating: list[int], viewer: Participant | None
+) -> set[int]:
+    if viewer is None:
+        return set()
+    owned = set()
+    for seat, version_id in enumerate(seating):
+        version = competition.store.version(version_id)
+        if version is not None and version.participant == viewer.id:
+            owned.add(seat)
+    return owned
+
+
+def _shown(competition: Competition, lines: list[str], owned: set[int]) -> str:
+    """The log's lines without the stderr of seats not in ``owned``, the server's paths hidden.
+
+    A path is replaced in the line's text, so every other byte of the line stays as the
+    referee wrote it (``newmarket replay`` holds each line to its encoder's form); the
+    header's commands and directories, where the paths are, are not verified.
+    """
+    places = server_places(competition)
+    kept = [line for line in lines if not _others_stderr(line, owned)]
+    quoted = _quoted_stderr(kept, owned)
+    out = []
+    for line in kept:
+        for text in quoted:
+            line = line.replace(text, json.dumps(STDERR_HIDDEN, ensure_ascii=False)[1:-1])
+        out.append(f"{hide_paths(line, places)}\n")
+    return "".join(out)
+
+
+def _quoted_stderr(lines: list[str], owned: set[int]) -> list[str]:
+    """The stderr lines quoted by the faults of seats not in ``owned`` (a crash's detail
+    ends ``; stderr: LAST LINE``), as they are spelt in the log's JSON.
+
+    The same text is in the fault's line, the ``fault`` message sent to the seat and the
+    result; a crash's detail is what the process said, which replay cannot confirm, so
+    the log still verifies with it replaced in all three.
+    """
+    quoted = set()
+    for line in lines:
+        if '"fault"' not in line or STDERR_MARK not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict) or record.get("type") != "fault":
+            continue
+        detail = record.get("detail")
+        if record.get("seat") in owned or not isinstance(detail, str):
+            continue
+        at = detail.find(STDERR_MARK)
+        if at >= 0:
+            quoted.add(json.dumps(detail[at:], ensure_ascii=False)[1:-1])
+    return sorted(quoted, key=len, reverse=True)
+
+
+def _others_stderr(line: str, owned: set[int]) -> bool:
+    """Whether ``line`` is the stderr of a seat not in ``owned`` (a cheap test first)."""
+    if '"stderr"' not in line:
+        return False
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return (
+        isinstance(record, dict)
+        and record.get("type") == "stderr"
+        and record.get("seat") not in owned
+    )
+
+
+def log_response(download: Download) -> Response:
+    """A granted download as a file the browser saves (never shown as a page)."""
+    return Response(
+        download.text,
+        media_type=MEDIA_TYPE,
+        headers={"Content-Disposition": f'attachment; filename="{download.filename}"'},
+    )

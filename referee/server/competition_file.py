@@ -55,6 +55,7 @@ from msgspec import Meta
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.sandbox import MIB, Limits
+from referee.settings.cluster import ClusterSection, ClusterTLS, tls_of
 from referee.settings.sections import ConfigError, Section, decode, fail
 from referee.settings.shared import (
     RemoteSettings,
@@ -205,6 +206,7 @@ class CompetitionFile(Section, frozen=True):
     remote: RemoteSettings | None = None  # None: no remote bots
     storage: StorageSection = StorageSection()
     admission: AdmissionSettings = AdmissionSettings()
+    cluster: ClusterSection | None = None  # --cluster over TLS (referee.settings.cluster)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -234,6 +236,7 @@ class CompetitionConfig:
     admission: AdmissionSettings = dataclasses.field(default_factory=AdmissionSettings)
     clients: ClientLimits = dataclasses.field(default_factory=ClientLimits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
+    cluster: ClusterTLS | None = None  # [cluster]: the certificates of a TLS Dask cluster
 
     @property
     def database(self) -> Path:
@@ -297,6 +300,7 @@ class _Reader:
             storage=self.storage(file.storage, file.uploads),
             admission=file.admission,
             public_deals=competition.public_deals,
+            cluster=tls_of(file.cluster, self.path),
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}
             ),

@@ -45,7 +45,7 @@ import signal
 import subprocess
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -560,6 +560,28 @@ class ClusterPool:
             client.close()
         if self.cluster is not None:
             self.cluster.close()
+
+
+@contextlib.asynccontextmanager
+async def open_cluster_pool(
+    address: str,
+    bots: Sequence[BotSpec],
+    control: TimeControl,
+    on_result: Callable[[TableJob, MatchResult], None],
+    logs: Path | None,
+    warn: Callable[[str], None],
+    on_give_up: Callable[[TableJob, str], None],
+    sandbox: str,
+    tls: ClusterTLS | None,
+) -> AsyncIterator[ClusterPool]:
+    """A started ``ClusterPool`` (``--cluster``, with the file's ``[cluster]`` certificates);
+    leaving it ends every table worker and bot on the cluster."""
+    pool = ClusterPool(address, bots, control, on_result, logs, warn, on_give_up, sandbox, tls)
+    try:
+        await pool.start()
+        yield pool
+    finally:
+        await pool.aclose()
 
 
 def _untyped(function: Any) -> Any:

@@ -1,12 +1,13 @@
-"""``serve --cluster`` over Dask's TLS: a worker must hold a certificate the organiser signed.
+"""``--cluster`` over Dask's TLS: a worker must hold a certificate the organiser signed.
 
 The certificates are made here with ``openssl`` (as docs/cluster.md shows): the
 organiser's certificate authority and a node certificate it signed, and a
 stranger's authority with a certificate of its own.  A TLS scheduler runs in
 this process (Dask's own ``Scheduler``, as ``dask scheduler --tls-...`` starts
 it); a worker with the organiser's certificate joins it, one with the
-stranger's or none is refused, and the server's side (``ClusterTables``, with
-the competition file's ``[cluster]``) connects and plays a match on it.
+stranger's or none is refused; the server's side (``ClusterTables``, with the
+competition file's ``[cluster]``) connects and plays a match on it, and a league
+with the same section plays there to the standings of a local run.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import asyncio
 import logging
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -27,15 +30,21 @@ from distributed import Scheduler, Worker
 from distributed.security import Security
 
 from referee.bots import resolve_bot
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import load_config as load_league
+from referee.league.runner import SilentReporter, run_league
+from referee.league.standings import standings_of
 from referee.match.key import MatchKey
 from referee.server.cluster import ClusterTable, ClusterTables
 from referee.server.competition_file import load_config
 from referee.settings.sections import ConfigError
 from referee.tables.dask_pool import ClusterError
 from tests.clirun import newmarket
+from tests.league.files import write_league_file
 from tests.server.serving import competition_file
 
-WORKER_WAIT = 10  # seconds a refused worker keeps trying before it gives up
+WORKER_WAIT = 60.0  # seconds a worker may take to join (a loaded machine)
+REFUSED_WAIT = 3.0  # seconds a worker that is refused keeps trying before it gives up
 DASK: Any = Security  # untyped in distributed
 
 
@@ -93,21 +102,22 @@ def security(certs: Path, authority: str, name: str) -> Any:
     )
 
 
-def cup(tmp_path: Path, certs: Path) -> Path:
-    return competition_file(
-        tmp_path,
-        cluster=(
-            f'ca_file = "{certs / "organiser.pem"}"\n'
-            f'cert_file = "{certs / "node.pem"}"\nkey_file = "{certs / "node-key.pem"}"'
-        ),
+def cluster_section(certs: Path) -> str:
+    return (
+        f'ca_file = "{certs / "organiser.pem"}"\n'
+        f'cert_file = "{certs / "node.pem"}"\nkey_file = "{certs / "node-key.pem"}"'
     )
 
 
-async def joins(address: str, secure: Any) -> bool:
+def cup(tmp_path: Path, certs: Path) -> Path:
+    return competition_file(tmp_path, cluster=cluster_section(certs))
+
+
+async def joins(address: str, secure: Any, wait: float = REFUSED_WAIT) -> bool:
     """Whether a worker with ``secure`` (None: no certificate) joins the scheduler."""
     try:
         async with Worker(
-            address, security=secure, nthreads=1, death_timeout=WORKER_WAIT, dashboard=False
+            address, security=secure, nthreads=1, death_timeout=wait, dashboard=False
         ) as worker:
             return bool(worker.status.name == "running")
     except Exception:  # refused at the handshake: the worker gives up after death_timeout
@@ -130,7 +140,7 @@ def scheduler(certs: Path) -> Iterator[tuple[str, list[bool]]]:
             protocol="tls://", host="127.0.0.1", port=0, security=organiser, dashboard=False
         ) as running:
             refused = [
-                await joins(running.address, organiser),  # the helper can say yes
+                await joins(running.address, organiser, WORKER_WAIT),  # the helper can say yes
                 await joins(running.address, security(certs, "stranger", "intruder")),
                 await joins(running.address, None),
             ]
@@ -242,3 +252,48 @@ def test_a_bad_cluster_section_names_its_key(
     path.write_text(text.replace(str(certs / old), target))
     with pytest.raises(ConfigError, match=problem):
         load_config(path)
+
+
+def test_a_league_with_the_certificates_plays_on_the_tls_cluster(
+    tmp_path: Path, certs: Path, scheduler: tuple[str, list[bool]]
+) -> None:
+    """(That a cluster's standings are a local run's: tests/league/test_cluster.py.)"""
+    address, _refused = scheduler
+    bots = ("random", "lowest", "tracker")
+    section = f"\n[cluster]\n{cluster_section(certs)}\n"
+    path = write_league_file(tmp_path, bots, name="tls", hand_limit=2, sections=section)
+    config = load_league(path)
+    assert config.cluster is not None
+    with LeagueStore.for_league(tmp_path / "tls.db", config) as store:
+        run = trio.run(
+            lambda: run_league(config, store, reporter=SilentReporter(), jobs=1, cluster=address)
+        )
+        assert run.done == run.total == store.count() > 0
+        assert {row.matches for row in standings_of(store).rows} == {run.total}
+    code, _out, err = newmarket("league", str(path), "--cluster", address.replace("tls", "tcp"))
+    assert code == 2
+    assert "need the scheduler's TLS address" in err
+
+
+def test_the_schedulers_handshake_cuts_a_strangers_certificate_and_keeps_the_organisers(
+    certs: Path, scheduler: tuple[str, list[bool]]
+) -> None:
+    """Not a timeout: the TLS handshake itself ends a connection without the organiser's
+    signature (TLS 1.3: the server's verdict on our certificate comes at the first read),
+    where one with it reads the scheduler's first bytes."""
+    address, _refused = scheduler
+    host, port = address.removeprefix("tls://").rsplit(":", 1)
+
+    def first_read(name: str) -> bytes:
+        context = ssl.create_default_context(cafile=str(certs / "organiser.pem"))
+        context.check_hostname = False
+        context.load_cert_chain(certs / f"{name}.pem", certs / f"{name}-key.pem")
+        with (
+            socket.create_connection((host, int(port)), timeout=30) as raw,
+            context.wrap_socket(raw) as tls,
+        ):
+            return tls.recv(1)
+
+    with pytest.raises(ssl.SSLError):  # cut by the scheduler (an alert, or the end of stream)
+        first_read("intruder")
+    assert first_read("node")  # accepted: Dask's own handshake message comes first

@@ -19,6 +19,7 @@ from typing import Protocol
 import trio
 
 from referee.bots import BotSpec, resolve_bot
+from referee.server.board_checkpoint import Checkpoints
 from referee.server.competition_db import CompetitionStore, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
 from referee.server.quotas import for_config as disk_space
@@ -79,6 +80,8 @@ class Competition:
         # only the worker thread of ``refresh_board`` touches them, one at a time.
         self.leaderboard = Leaderboard()
         self.fitted_upto = 0
+        # Saved now and then, so that a restart reads only the results stored since.
+        self.checkpoints = Checkpoints(config.data)
         self._refreshing = trio.Lock()
 
     @property
@@ -171,6 +174,10 @@ class Competition:
         self, reader: CompetitionStore, admitted: list[int]
     ) -> tuple[dict[int, Score], int]:
         """In a worker thread, on its own connection: the new results, then the scores."""
+        if not self.fitted_upto:  # the first: from the saved summaries, if they are good
+            resumed = self.checkpoints.resume(reader)
+            if resumed is not None:
+                self.leaderboard, self.fitted_upto = resumed
         upto, played = reader.played_since(self.fitted_upto)
         try:
             self.leaderboard.extend(played)
@@ -178,6 +185,9 @@ class Competition:
             self.leaderboard, self.fitted_upto = Leaderboard(), 0
             raise
         self.fitted_upto = upto
+        self.checkpoints.maybe_save(
+            reader.secret, self.leaderboard, upto, played[-1] if played else None
+        )
         return self.leaderboard.scores(admitted), self.leaderboard.matches
 
     def close(self) -> None:

@@ -32,7 +32,6 @@ how many matches that is.
 
 from __future__ import annotations
 
-import copy
 import csv
 import dataclasses
 import hashlib
@@ -323,6 +322,9 @@ def columns_of(fmt: str, *, all_columns: bool = False) -> list[Column]:
     ]
 
 
+_UNKNOWN = -1  # compute's ``total`` when the caller does not know it
+
+
 def compute(
     identity: Mapping[str, Any],
     names: Sequence[str],
@@ -330,6 +332,7 @@ def compute(
     title: str = "league",
     deals: DealKey | None = None,
     tally: Tally | None = None,
+    total: int | None = _UNKNOWN,
 ) -> Standings:
     """The standings of a league after ``stored`` matches.
 
@@ -338,6 +341,7 @@ def compute(
     ``deals`` (``LeagueStore.deal_key``): its rounds are seated by who dealt first.
     ``tally``: the sums of the matches before ``stored`` (a round robin's saved
     prefix, ``referee.league.standings_tally``); it goes on with ``stored``.
+    ``total``: a round robin's number of matches, if known (else its schedule is built).
     """
     league = identity["league"]
     fmt = str(league["format"])
@@ -382,7 +386,7 @@ def compute(
         for bot, name in enumerate(names):
             rows[name].bankroll = state.bankrolls[bot]
             rows[name].out_round = state.out_round[bot]
-        total: int | None = len(ordered) if state.finished else None
+        total = len(ordered) if state.finished else None
         finished = state.finished
         note = _bankroll_note(state, len(names))
     else:
@@ -394,7 +398,8 @@ def compute(
                 n,
             ),
         )
-        total = _round_robin_total(identity, len(names))
+        if total == _UNKNOWN:
+            total = _round_robin_total(identity, len(names))
         finished = total is not None and tally.matches >= total
         note = ""
     ranked = [rows[name] for name in order]
@@ -490,21 +495,28 @@ def standings_of(store: LeagueStore, *, save: bool = True) -> Standings:
         tally = None  # the database lacks some of its matches: an older copy, restored
     rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
     done = tally.matches if tally else 0
-    schedule = _schedule(identity, len(names))
+    # Building the schedule costs more than folding a few thousand matches: skipped while the
+    # tally knows the total and too few matches came since it for a new one to be saved.
+    schedule = None
+    total = tally.total if tally is not None else _UNKNOWN
+    if total == _UNKNOWN or (save and len(rest) >= EVERY):
+        schedule = _schedule(identity, len(names))
+        total = None if schedule is None else len(schedule)
     if save and schedule is not None:
         stored = {match.key.match_id for match in rest}
         stored |= {match.match_id for match in sorted(schedule, key=lambda m: m.index)[:done]}
         cut = finished_prefix(schedule, stored)
         if cut - done >= EVERY:
-            tally = tally or Tally(list(names))
+            tally = tally or Tally(list(names), total=total)
             try:
                 tally.extend(rest[: cut - done])
             except ValueError:  # a group met again after the prefix: fold every match
                 return compute(identity, names, store.matches(), store.name(), deals)
+            tally.total = total
             save_tally(path, secret, tally)
             rest = rest[cut - done :]
     try:
-        return compute(identity, names, rest, store.name(), deals, copy.deepcopy(tally))
+        return compute(identity, names, rest, store.name(), deals, tally, total)
     except ValueError:  # a group met again after the prefix: fold every match
         return compute(identity, names, store.matches(), store.name(), deals)
 

@@ -55,6 +55,7 @@ class Tally:
     """The standings' per-match sums after ``matches`` matches, the last of them ``last``."""
 
     names: list[str]
+    total: int | None = -1  # the schedule's matches (None: it has none; -1: not known)
     matches: int = 0
     last: Key | None = None
     # per bot: matches, firsts, net, boodle, hands won, faults, disqualifications

@@ -105,6 +105,8 @@ PEAK = """
 import atexit, sys
 from pathlib import Path
 def peak():
+    import time
+    print("cpu", time.process_time(), file=sys.stderr)
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             print("peak", int(line.split()[1]) / 1024, file=sys.stderr)
@@ -298,7 +300,12 @@ def timed_standings(python: str, db: Path) -> tuple[float, float]:
     wall = time.perf_counter() - started
     if done.returncode:
         raise SystemExit(f"{python}: newmarket standings failed on {db}:\n{done.stderr}")
-    return wall, float(done.stderr.split()[-1])
+    words = done.stderr.split()
+    CPU_SECONDS[db] = float(words[words.index("cpu") + 1])
+    return wall, float(words[-1])
+
+
+CPU_SECONDS: dict[Path, float] = {}  # the last ``timed_standings`` run's CPU, by database
 
 
 def standings_rows(args: argparse.Namespace) -> None:
@@ -414,15 +421,18 @@ def tally_rows(args: argparse.Namespace) -> None:
             tally.unlink(missing_ok=True)
             before = load()
             fold, fold_peak = timed_standings(sys.executable, db)  # saves the tally
+            fold_cpu = CPU_SECONDS[db]
             size = tally.stat().st_size / 1e6 if tally.exists() else 0.0  # none: prefix < EVERY
             again, again_peak = timed_standings(sys.executable, db)
+            again_cpu = CPU_SECONDS[db]
             record_scheduled(path, db, matches, matches + 1000)
             more, more_peak = timed_standings(sys.executable, db)
             print(
-                f"standings, {matches:,} matches: every match folded {fold:.2f} s "
-                f"(peak {fold_peak:.0f} MB, tally {size:.1f} MB); "
-                f"from the tally {again:.2f} s ({again_peak:.0f} MB); 1,000 matches later "
-                f"{more:.2f} s ({more_peak:.0f} MB); load {before} -> {load()}"
+                f"standings, {matches:,} matches: every match folded {fold:.2f} s, CPU "
+                f"{fold_cpu:.2f} s (peak {fold_peak:.0f} MB, tally {size:.1f} MB); "
+                f"from the tally {again:.2f} s, CPU {again_cpu:.2f} s ({again_peak:.0f} MB); "
+                f"1,000 matches later {more:.2f} s, CPU {CPU_SECONDS[db]:.2f} s "
+                f"({more_peak:.0f} MB); load {before} -> {load()}"
                 + (f" (database written in {written:.0f} s)" if written else ""),
                 flush=True,
             )

@@ -221,11 +221,20 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
         # The league's own CPU (this process, its workers and their bots, sampled
         # twice a second): what a match costs, whatever else the machine runs.
         "cpu_per_match": (own + sum(tree_cpu.values())) / max(matches, 1),
+        "reaped_cpu_per_match": _reaped_cpu() / max(matches, 1),
         "load_before": load_before,
         "league_peak_rss_kib": peak,
         "workers_rss_kib": workers_rss,
         "bots_rss_kib": bots_rss,
     }
+
+
+def _reaped_cpu() -> float:
+    """CPU seconds of this process and every descendant it (or they) waited for: after a
+    league, its workers (Dask's too), their table workers and their bots."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
 
 
 def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float]:
@@ -277,6 +286,7 @@ def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float
         store.close()
     played = marks["closing"] - marks["started"]
     return {
+        "reaped_cpu_per_match": _reaped_cpu() / max(matches, 1),
         "matches": matches,
         "seconds": elapsed,
         "matches_per_s": matches / elapsed,
@@ -291,7 +301,7 @@ def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float
 def cluster_main(bots: int, hands: int, rounds: int) -> None:
     """--jobs 2 against --cluster local:2, each in a fresh child process, taking turns."""
     common = ["--bots", str(bots), "--hands", str(hands)]
-    ratios = []
+    ratios, cpus = [], []
     for number in range(1, rounds + 1):
         local = subprocess.run(
             [sys.executable, __file__, "--measure", "2", *common],
@@ -325,8 +335,19 @@ def cluster_main(bots: int, hands: int, rounds: int) -> None:
             f"cluster; load average {cluster['load_before']:.2f}); an empty task's round trip "
             f"{cluster['round_trip_s'] * 1000:.1f} ms"
         )
-        print(f"  cluster / --jobs 2: {ratio:.2f}x (set-up and tear-down taken out)")
+        cpu = cluster["reaped_cpu_per_match"] / jobs["reaped_cpu_per_match"]
+        cpus.append(cpu)
+        print(
+            f"  cluster / --jobs 2: {ratio:.2f}x (set-up and tear-down taken out); CPU per "
+            f"match of the whole tree {cluster['reaped_cpu_per_match'] * 1000:.0f} ms against "
+            f"{jobs['reaped_cpu_per_match'] * 1000:.0f} ms: {cpu:.2f}x"
+        )
     ratios.sort()
+    cpus.sort()
+    print(
+        f"CPU per match, cluster / --jobs 2: median {cpus[len(cpus) // 2]:.2f}x, "
+        f"{cpus[0]:.2f}x to {cpus[-1]:.2f}x (set-up included)"
+    )
     print(
         f"cluster / --jobs 2 over {rounds} rounds: median {ratios[len(ratios) // 2]:.2f}x, "
         f"{ratios[0]:.2f}x to {ratios[-1]:.2f}x; load average now {os.getloadavg()[0]:.2f}"

@@ -162,7 +162,7 @@ def load(path: Path, secret: bytes, names: Sequence[str]) -> Tally | None:
 def save(path: Path, secret: bytes, tally: Tally) -> None:
     """Write ``tally`` (0600, whole or not at all); a directory we cannot write: nothing."""
     payload = pickle.dumps(tally, protocol=pickle.HIGHEST_PROTOCOL)
-    partial = path.with_name(path.name + ".partial")
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")  # two commands at once
     try:
         with open(partial, "wb", opener=private_opener) as stream:
             stream.write(HEADER + _sign(secret, payload) + payload)

@@ -95,7 +95,7 @@ class Checkpoints:
         if self.saved_at is not None and now - self.saved_at < MIN_SECONDS:
             return False
         payload = pickle.dumps((board, upto, last), protocol=pickle.HIGHEST_PROTOCOL)
-        partial = self.path.with_name(FILE + ".partial")
+        partial = self.path.with_name(f"{FILE}.{os.getpid()}.partial")
         try:
             with open(partial, "wb", opener=private_opener) as stream:
                 stream.write(HEADER + _sign(secret, payload) + payload)

@@ -7,7 +7,7 @@ this process (Dask's own ``Scheduler``, as ``dask scheduler --tls-...`` starts
 it); a worker with the organiser's certificate joins it, one with the
 stranger's or none is refused; the server's side (``ClusterTables``, with the
 competition file's ``[cluster]``) connects and plays a match on it, and a league
-with the same section plays there to the standings of a local run.
+with the same section plays there.
 """
 
 from __future__ import annotations

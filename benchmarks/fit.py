@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/fit.py --sizes --standings 10080 50120 \\
         --db-dir /tmp/fit-dbs --compare ../old-checkout/.venv/bin/python  # `newmarket standings`
     .venv/bin/python benchmarks/fit.py --sizes --server 51606   # the server's first leaderboard
+    .venv/bin/python benchmarks/fit.py --sizes --tally 10000 100000  # standings from their tally
 
 No match is played: the results are generated, as a duplicate round robin
 of ``--bots`` bots (16) at tables of ``--table`` (4) plays them: every table's
@@ -32,7 +33,12 @@ and peak memory), the same by another checkout's Python (``--compare``: the
 old code on the same database, in the same run), and where the time goes
 inside it.  ``--server N``: a
 competition database of N generated matches, and the time to the server's
-first leaderboard over them (every result read and fitted).  The load average is
+first leaderboard over them (every result read and fitted), and over the
+same after a restart, from its saved summaries (``--server`` runs it twice).
+``--tally N``: a league of N generated results of its real schedule, in the
+order the runner plays them; ``newmarket standings`` folding every match
+(which saves its tally), again from the tally, and after 1,000 more
+matches.  The load average is
 printed before and after every row: the machine is shared.
 """
 
@@ -99,6 +105,8 @@ PEAK = """
 import atexit, sys
 from pathlib import Path
 def peak():
+    import time
+    print("cpu", time.process_time(), file=sys.stderr)
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             print("peak", int(line.split()[1]) / 1024, file=sys.stderr)
@@ -292,7 +300,12 @@ def timed_standings(python: str, db: Path) -> tuple[float, float]:
     wall = time.perf_counter() - started
     if done.returncode:
         raise SystemExit(f"{python}: newmarket standings failed on {db}:\n{done.stderr}")
-    return wall, float(done.stderr.split()[-1])
+    words = done.stderr.split()
+    CPU_SECONDS[db] = float(words[words.index("cpu") + 1])
+    return wall, float(words[-1])
+
+
+CPU_SECONDS: dict[Path, float] = {}  # the last ``timed_standings`` run's CPU, by database
 
 
 def standings_rows(args: argparse.Namespace) -> None:
@@ -349,6 +362,83 @@ peak = [line for line in Path("/proc/self/status").read_text().splitlines() if "
 print(time.perf_counter() - started, time.process_time() - used, competition.board.matches,
       int(peak[0].split()[1]) / 1024)
 """
+
+
+def scheduled_league(folder: Path, matches: int, args: argparse.Namespace) -> Path:
+    """A league file whose schedule holds ``matches`` and 1,000 more (whole cycles)."""
+    from referee.league.schedule import build_schedule
+
+    per_cycle = len(build_schedule(args.bots, args.table, 1, round_robin_limit=100_000))
+    cycles = -(-(matches + 1000) // per_cycle)
+    text = LEAGUE.format(table=args.table, hands=HANDS).replace(
+        "cycles = 1000", f"cycles = {cycles}\nround_robin_limit = 100000"
+    ) + "".join(f'[[bots]]\nname = "b{i}"\ncommand = "random"\n' for i in range(args.bots))
+    path = folder / f"tally-{args.bots}-{args.table}-{matches}.toml"
+    path.write_text(text)
+    return path
+
+
+def record_scheduled(path: Path, db: Path, start: int, stop: int) -> float:
+    """Generated results for the schedule's matches ``start`` to ``stop`` in the order the
+    runner plays them (every table's rotation 0 of a cycle, then 1, ...): seconds taken."""
+    from referee.league.league_db import LeagueStore
+    from referee.league.league_file import load_config
+    from referee.league.runner import rotation_major, round_robin_jobs
+
+    config = load_config(path)
+    started = time.perf_counter()
+    rng = random.Random(start)
+    with LeagueStore.for_league(db, config) as store:
+        seed = int(store.resolved_identity()["league"]["seed"])
+        jobs = sorted(round_robin_jobs(config, seed, store.deal_key()), key=rotation_major)
+        for job in jobs[start:stop]:
+            nets = [rng.randint(-40, 40) for _ in job.key.bots[1:]]
+            nets.insert(0, -sum(nets))
+            order = sorted(range(len(nets)), key=lambda s: -nets[s])
+            seats = [
+                SeatResult(seat=s, name=f"b{bot}", place=order.index(s) + 1, chips=1000 + nets[s],
+                           status="ok", faults=[], net_chips=nets[s], boodle_chips=0, hands_won=0)
+                for s, bot in enumerate(job.key.bots)
+            ]  # fmt: skip
+            key = job.key
+            store.record(key, MatchResult(key.match_id, key.seed, {}, HANDS, seats, None, "limit"))
+    return time.perf_counter() - started
+
+
+def tally_rows(args: argparse.Namespace) -> None:
+    """``newmarket standings`` folding every match, then from its saved tally, then after
+    1,000 more matches: each a child process, wall time and peak memory."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(args.db_dir or scratch).resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        for matches in args.tally:
+            path = scheduled_league(folder, matches, args)
+            db = folder / f"tally-{args.bots}-{args.table}-{matches}.db"
+            written = 0.0
+            if not db.exists():
+                written = record_scheduled(path, db, 0, matches)
+            tally = Path(f"{db}.standings")
+            tally.unlink(missing_ok=True)
+            before = load()
+            fold, fold_peak = timed_standings(sys.executable, db)  # saves the tally
+            fold_cpu = CPU_SECONDS[db]
+            size = tally.stat().st_size / 1e6 if tally.exists() else 0.0  # none: prefix < EVERY
+            again, again_peak = timed_standings(sys.executable, db)
+            again_cpu = CPU_SECONDS[db]
+            record_scheduled(path, db, matches, matches + 1000)
+            more, more_peak = timed_standings(sys.executable, db)
+            print(
+                f"standings, {matches:,} matches: every match folded {fold:.2f} s, CPU "
+                f"{fold_cpu:.2f} s (peak {fold_peak:.0f} MB, tally {size:.1f} MB); "
+                f"from the tally {again:.2f} s, CPU {again_cpu:.2f} s ({again_peak:.0f} MB); "
+                f"1,000 matches later {more:.2f} s, CPU {CPU_SECONDS[db]:.2f} s "
+                f"({more_peak:.0f} MB); load {before} -> {load()}"
+                + (f" (database written in {written:.0f} s)" if written else ""),
+                flush=True,
+            )
+            db.unlink()  # it grew by 1,000: the next run writes it afresh
+            for side in ("-wal", "-shm", ".lock", ".standings"):
+                Path(f"{db}{side}").unlink(missing_ok=True)
 
 
 def competition_db(folder: Path, matches: int, args: argparse.Namespace) -> tuple[Path, float]:
@@ -414,8 +504,14 @@ def server_rows(args: argparse.Namespace) -> None:
         for matches in args.server:
             config_path, written = competition_db(folder, matches, args)
             before = load()
-            ours = first_board(sys.executable, config_path)
-            line = f"server, {matches:,} matches: first leaderboard {ours}"
+            checkpoint = config_path.parent / "cup-data" / "leaderboard.checkpoint"
+            checkpoint.unlink(missing_ok=True)
+            ours = first_board(sys.executable, config_path)  # saves the checkpoint
+            again = first_board(sys.executable, config_path)
+            line = (
+                f"server, {matches:,} matches: first leaderboard {ours}; after a restart, "
+                f"from its checkpoint, {again}"
+            )
             if args.compare:
                 line += f"; {args.compare}: {first_board(args.compare, config_path)}"
             print(
@@ -431,6 +527,7 @@ def main() -> None:
     parser.add_argument("--old-up-to", type=int, default=10**5, help="the old fit's largest size")
     parser.add_argument("--standings", type=int, nargs="*", default=[])
     parser.add_argument("--server", type=int, nargs="*", default=[])
+    parser.add_argument("--tally", type=int, nargs="*", default=[])
     parser.add_argument("--db-dir", help="keep the generated databases here, and reuse them")
     parser.add_argument(
         "--compare",
@@ -452,6 +549,8 @@ def main() -> None:
         standings_rows(args)
     if args.server:
         server_rows(args)
+    if args.tally:
+        tally_rows(args)
 
 
 if __name__ == "__main__":

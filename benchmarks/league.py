@@ -20,14 +20,15 @@ through ``run_league``, the code behind ``newmarket league``, and reports:
 Memory per table is one table worker's RSS and its bots' RSS (with ``--jobs
 2``, halved); the league process itself is the same whatever ``--jobs``.
 
-    .venv/bin/python benchmarks/league.py --cluster  # Dask: --cluster local:2 vs --jobs 2
+    .venv/bin/python benchmarks/league.py --cluster --bots 8 --rounds 3  # Dask vs --jobs 2
 
 ``--cluster`` plays the same league with ``--jobs 2`` and on a Dask
-``LocalCluster`` of 2 worker processes (``--cluster local:2``), and reports
-the matches/s of both, the cluster's set-up and tear-down time, and the
-per-match overhead Dask adds: the extra wall time per match once set-up is
-taken out, and the round trip of an empty task through the same scheduler
-(submit, run on a worker, result back), which a match pays at least once.
+``LocalCluster`` of 2 worker processes (``--cluster local:2``), taking turns
+``--rounds`` times, and reports the matches/s of both: the cluster's between
+its set-up and its tear-down (the pool's ``start`` and ``aclose``; bot
+start-ups are inside, as they are in ``--jobs 2``'s), and with them, and the
+round trip of an empty task through the same scheduler (submit, run on a
+worker, result back), which a task of matches pays once.
 
     sudo .venv/bin/python benchmarks/league.py --timeline  # where each table's time goes
 
@@ -220,6 +221,7 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
         # The league's own CPU (this process, its workers and their bots, sampled
         # twice a second): what a match costs, whatever else the machine runs.
         "cpu_per_match": (own + sum(tree_cpu.values())) / max(matches, 1),
+        "reaped_cpu_per_match": _reaped_cpu() / max(matches, 1),
         "load_before": load_before,
         "league_peak_rss_kib": peak,
         "workers_rss_kib": workers_rss,
@@ -227,36 +229,45 @@ def measure(jobs: int, bots: int, hand_limit: int) -> dict[str, float]:
     }
 
 
+def _reaped_cpu() -> float:
+    """CPU seconds of this process and every descendant it (or they) waited for: after a
+    league, its workers (Dask's too), their table workers and their bots."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
 def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float]:
-    """A league on ``--cluster local:N``, the pool's set-up time and an empty task's trip."""
+    """A league on ``--cluster local:N``: its whole time, its time between the cluster's
+    set-up and its tear-down (the pool's ``start`` and ``aclose``), an empty task's trip."""
     from referee.tables.dask_pool import ClusterPool
 
     load_before = os.getloadavg()[0]
+    marks: dict[str, float] = {}
+    start, aclose = ClusterPool.start, ClusterPool.aclose
+
+    async def timed_start(pool: ClusterPool) -> None:
+        await start(pool)
+        client: Any = pool.client
+        trips = 50
+
+        def empty_tasks() -> float:
+            begun = time.perf_counter()
+            for _ in range(trips):
+                client.submit(int, 0, pure=False).result()
+            return (time.perf_counter() - begun) / trips
+
+        marks["round_trip"] = await trio.to_thread.run_sync(empty_tasks)
+        marks["started"] = time.perf_counter()
+
+    async def timed_aclose(pool: ClusterPool) -> None:
+        marks["closing"] = time.perf_counter()
+        await aclose(pool)
+
+    ClusterPool.start = timed_start  # type: ignore[method-assign, assignment]
+    ClusterPool.aclose = timed_aclose  # type: ignore[method-assign, assignment]
     with tempfile.TemporaryDirectory(prefix="newmarket-bench-") as directory:
         config, store = bench_league(Path(directory), bots, hand_limit)
-
-        async def setup_and_round_trip() -> tuple[float, float]:
-            started = time.perf_counter()
-            pool = ClusterPool(
-                f"local:{workers}", config.bots, config.time_control, lambda *_: None, None, print
-            )
-            await pool.start()
-            set_up = time.perf_counter() - started
-            client: Any = pool.client
-            trips = 50
-
-            def empty_tasks() -> float:
-                begun = time.perf_counter()
-                for _ in range(trips):
-                    client.submit(int, 0, pure=False).result()
-                return (time.perf_counter() - begun) / trips
-
-            round_trip = await trio.to_thread.run_sync(empty_tasks)
-            started = time.perf_counter()
-            await pool.aclose()
-            return set_up + time.perf_counter() - started, round_trip
-
-        set_up, round_trip = trio.run(setup_and_round_trip)
         started = time.perf_counter()
         run = trio.run(
             lambda: run_league(
@@ -269,54 +280,77 @@ def measure_cluster(workers: int, bots: int, hand_limit: int) -> dict[str, float
                 sandbox=SANDBOX,
             )
         )
-        elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - started - marks["round_trip"] * 50
         assert run.done == run.total, run
         matches = store.count()
         store.close()
+    played = marks["closing"] - marks["started"]
     return {
+        "reaped_cpu_per_match": _reaped_cpu() / max(matches, 1),
         "matches": matches,
         "seconds": elapsed,
         "matches_per_s": matches / elapsed,
-        "set_up_s": set_up,
-        "round_trip_s": round_trip,
+        "played_s": played,
+        "played_per_s": matches / played,
+        "set_up_s": elapsed - played,
+        "round_trip_s": marks["round_trip"],
         "load_before": load_before,
     }
 
 
-def cluster_main(bots: int, hands: int) -> None:
-    """--jobs 2 against --cluster local:2, each in a fresh child process."""
+def cluster_main(bots: int, hands: int, rounds: int) -> None:
+    """--jobs 2 against --cluster local:2, each in a fresh child process, taking turns."""
     common = ["--bots", str(bots), "--hands", str(hands)]
-    local = subprocess.run(
-        [sys.executable, __file__, "--measure", "2", *common],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    dask = subprocess.run(
-        [sys.executable, __file__, "--measure-cluster", "2", *common],
-        stdout=subprocess.PIPE,  # its stderr stays visible: a failure says why
-        text=True,
-        check=True,
-    )
-    jobs = json.loads(local.stdout.strip().splitlines()[-1])
-    cluster = json.loads(dask.stdout.strip().splitlines()[-1])
-    matches = cluster["matches"]
-    played = max(cluster["seconds"] - cluster["set_up_s"], 1e-9)
-    extra = (played - jobs["seconds"]) / matches
-    print(f"league: {matches} matches, {bots} bots at tables of 4, hand limit {hands}")
+    ratios, cpus = [], []
+    for number in range(1, rounds + 1):
+        local = subprocess.run(
+            [sys.executable, __file__, "--measure", "2", *common],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        dask = subprocess.run(
+            [sys.executable, __file__, "--measure-cluster", "2", *common],
+            stdout=subprocess.PIPE,  # its stderr stays visible: a failure says why
+            text=True,
+            check=True,
+        )
+        jobs = json.loads(local.stdout.strip().splitlines()[-1])
+        cluster = json.loads(dask.stdout.strip().splitlines()[-1])
+        matches = cluster["matches"]
+        ratio = cluster["played_per_s"] / jobs["matches_per_s"]
+        ratios.append(ratio)
+        print(
+            f"round {number}: league of {matches} matches, {bots} bots at tables of 4, "
+            f"hand limit {hands}"
+        )
+        print(
+            f"  --jobs 2:          {jobs['matches_per_s']:.2f} matches/s ({jobs['seconds']:.1f} s; "
+            f"load average {jobs['load_before']:.2f})"
+        )
+        print(
+            f"  --cluster local:2: {cluster['played_per_s']:.2f} matches/s between set-up and "
+            f"tear-down ({cluster['played_s']:.1f} s), {cluster['matches_per_s']:.2f} with them "
+            f"({cluster['seconds']:.1f} s, {cluster['set_up_s']:.1f} s starting and ending the "
+            f"cluster; load average {cluster['load_before']:.2f}); an empty task's round trip "
+            f"{cluster['round_trip_s'] * 1000:.1f} ms"
+        )
+        cpu = cluster["reaped_cpu_per_match"] / jobs["reaped_cpu_per_match"]
+        cpus.append(cpu)
+        print(
+            f"  cluster / --jobs 2: {ratio:.2f}x (set-up and tear-down taken out); CPU per "
+            f"match of the whole tree {cluster['reaped_cpu_per_match'] * 1000:.0f} ms against "
+            f"{jobs['reaped_cpu_per_match'] * 1000:.0f} ms: {cpu:.2f}x"
+        )
+    ratios.sort()
+    cpus.sort()
     print(
-        f"--jobs 2:          {jobs['matches_per_s']:.2f} matches/s ({jobs['seconds']:.1f} s; "
-        f"load average {jobs['load_before']:.2f})"
+        f"CPU per match, cluster / --jobs 2: median {cpus[len(cpus) // 2]:.2f}x, "
+        f"{cpus[0]:.2f}x to {cpus[-1]:.2f}x (set-up included)"
     )
     print(
-        f"--cluster local:2: {cluster['matches_per_s']:.2f} matches/s ({cluster['seconds']:.1f} s, "
-        f"of which about {cluster['set_up_s']:.1f} s starting and ending the cluster; "
-        f"load average {cluster['load_before']:.2f})"
-    )
-    print(
-        f"Dask's overhead per match: {extra * 1000:+.0f} ms of wall time beyond --jobs 2 "
-        f"(set-up taken out; 2 matches at once), an empty task's round trip "
-        f"{cluster['round_trip_s'] * 1000:.1f} ms"
+        f"cluster / --jobs 2 over {rounds} rounds: median {ratios[len(ratios) // 2]:.2f}x, "
+        f"{ratios[0]:.2f}x to {ratios[-1]:.2f}x; load average now {os.getloadavg()[0]:.2f}"
     )
 
 
@@ -501,6 +535,7 @@ def main() -> None:
     )
     parser.add_argument("--bots", type=int, default=6)
     parser.add_argument("--hands", type=int, default=40, help="hand limit per match")
+    parser.add_argument("--rounds", type=int, default=1, help="--cluster: rounds, taking turns")
     args = parser.parse_args()
     bots, hands = (5, 10) if args.quick else (args.bots, args.hands)
     if args.measure is not None:
@@ -510,7 +545,7 @@ def main() -> None:
         print(json.dumps(measure_cluster(args.measure_cluster, bots, hands)))
         return
     if args.cluster:
-        cluster_main(bots, hands)
+        cluster_main(bots, hands, args.rounds)
         return
     if args.timeline:
         timeline_main(bots, hands)

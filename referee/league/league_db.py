@@ -315,12 +315,19 @@ class LeagueStore:
         with self._reading("the matches table"):
             return int(self._db.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
 
-    def matches(self) -> list[StoredMatch]:
-        """Every finished match, in schedule order (rounds, then tables, then rotations)."""
+    def matches(self, after: tuple[int, int, str] | None = None) -> list[StoredMatch]:
+        """Every finished match, in schedule order (rounds, then tables, then rotations);
+        with ``after`` (round, ordinal, match id), only those that come after it."""
+        later: str = "1"
+        bound: tuple[object, ...] = ()
+        if after is not None:  # as SQLite compares row values: the schedule's order
+            later, bound = "(m.round, m.ordinal, m.match_id) > (?, ?, ?)", after
         with self._reading("the seats table"):
             seats: dict[str, list[tuple[int, int]]] = {}
             for match_id, bot, start in self._db.execute(
-                "SELECT match_id, bot, start_chips FROM seats ORDER BY match_id, seat"
+                "SELECT s.match_id, s.bot, s.start_chips FROM seats s JOIN matches m "
+                f"USING (match_id) WHERE {later} ORDER BY s.match_id, s.seat",
+                bound,
             ):
                 seats.setdefault(str(match_id), []).append((_whole(bot), _whole(start)))
             bots = len(self.bot_names())
@@ -328,8 +335,9 @@ class LeagueStore:
         out = []
         with self._reading("the matches table"):
             rows = self._db.execute(
-                "SELECT match_id, ordinal, round, table_no, rotation, seed, result FROM matches "
-                "ORDER BY round, ordinal, match_id"
+                "SELECT m.match_id, m.ordinal, m.round, m.table_no, m.rotation, m.seed, m.result "
+                f"FROM matches m WHERE {later} ORDER BY m.round, m.ordinal, m.match_id",
+                bound,
             ).fetchall()
         for row in rows:
             match_id = str(row[0])
@@ -350,6 +358,14 @@ class LeagueStore:
                 _check_result(key, result, bots)
             out.append(StoredMatch(key, result))
         return out
+
+    def count_upto(self, last: tuple[int, int, str]) -> int:
+        """How many finished matches come at or before ``last`` (round, ordinal, match id)."""
+        with self._reading("the matches table"):
+            (count,) = self._db.execute(
+                "SELECT COUNT(*) FROM matches WHERE (round, ordinal, match_id) <= (?, ?, ?)", last
+            ).fetchone()
+        return _whole(count)
 
     @contextlib.contextmanager
     def _reading(self, what: str) -> Iterator[None]:

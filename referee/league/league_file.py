@@ -74,6 +74,7 @@ from referee.league.schedule import AUTO, GAUNTLET, SCHEDULE_KINDS
 from referee.sandbox import DEFAULT_LEVEL, Limits
 from referee.sandbox.isolation import ENV_SHARED_DIR
 from referee.scoring.duplicate import fixed_hands
+from referee.settings.cluster import ClusterSection, ClusterTLS, tls_of
 from referee.settings.sections import ConfigError as ConfigError  # the commands' name for it
 from referee.settings.sections import Section, decode, fail, kind, one_of
 from referee.settings.shared import (
@@ -199,6 +200,7 @@ class LeagueFile(Section, frozen=True):
     ) = None
     remote: RemoteSettings = RemoteSettings()
     sandbox: SandboxSection = SandboxSection()
+    cluster: ClusterSection | None = None  # --cluster over TLS (referee.settings.cluster)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,6 +228,7 @@ class LeagueConfig:
     sandbox_level: str = DEFAULT_LEVEL
     sandbox_limits: Limits = dataclasses.field(default_factory=Limits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
+    cluster: ClusterTLS | None = None  # [cluster]: TLS certificates; not in identity
 
     def log_dir(self, db: Path) -> Path | None:
         """Where match logs go: ``league.logs``, else ``<db name>-logs`` beside the database."""
@@ -329,6 +332,7 @@ class _Reader:
             sandbox_level=sandbox_level,
             sandbox_limits=sandbox_limits,
             public_deals=league.public_deals,
+            cluster=tls_of(file.cluster, self.path),
         )
 
     def table_size(self, given: int | None, rules: Rules, bots: int) -> int:

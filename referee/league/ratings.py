@@ -15,7 +15,7 @@ halfway through then all agree with an uninterrupted run.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from openskill.models import PlackettLuce
 
@@ -37,14 +37,26 @@ class Rating:
 
 
 def rate(
-    bots: Sequence[str], matches: Iterable[tuple[Sequence[str], Sequence[int]]]
+    bots: Sequence[str],
+    matches: Iterable[tuple[Sequence[str], Sequence[int]]],
+    start: Mapping[str, Rating] | None = None,
 ) -> dict[str, Rating]:
     """Ratings after ``matches``: (the names at seats 0..k-1, their places; 1 is best, ties shared).
 
-    Every bot in ``bots`` gets a rating, the prior if it never played.
+    Every bot in ``bots`` gets a rating, the prior if it never played.  ``start``:
+    the ratings after the matches before these (a rating is its mu and sigma alone,
+    so going on from them gives what rating every match in one go gives).
     """
     model = PlackettLuce(mu=MU, sigma=SIGMA)
-    ratings = {name: model.rating(mu=MU, sigma=SIGMA, name=name) for name in bots}
+    before = start or {}
+    ratings = {
+        name: model.rating(
+            mu=before[name].mu if name in before else MU,
+            sigma=before[name].sigma if name in before else SIGMA,
+            name=name,
+        )
+        for name in bots
+    }
     for names, places in matches:
         teams = [[ratings[name]] for name in names]
         updated = model.rate(teams, ranks=[float(place) for place in places])

@@ -451,6 +451,20 @@ def _league_pool(
             tokens_path=config.tokens_path,
             sandbox=sandbox,
         )
+    if cluster is not None:  # Dask, imported only then: slow to import
+        from referee.tables.dask_pool import open_cluster_pool
+
+        return open_cluster_pool(
+            cluster,
+            config.bots,
+            config.time_control,
+            recorder.record,
+            logs,
+            warn,
+            recorder.give_up,
+            sandbox,
+            config.cluster,  # the file's [cluster] certificates: TLS
+        )
     return open_pool(
         config.bots,
         config.time_control,

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import io
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
@@ -45,8 +46,16 @@ from rich.text import Text
 
 from referee.league import bankroll
 from referee.league.league_db import LeagueStore, StoredMatch
-from referee.league.ratings import rate
-from referee.league.schedule import ScheduleError, build_schedule
+from referee.league.schedule import ScheduledMatch, ScheduleError, build_schedule
+from referee.league.standings_tally import (
+    EVERY,
+    TALLY_SUFFIX,
+    Tally,
+    finished_prefix,
+    load,
+)
+from referee.league.standings_tally import order as schedule_order
+from referee.league.standings_tally import save as save_tally
 from referee.match.dealkey import DealKey
 from referee.scoring.duplicate import GroupMatch, forfeit_nets
 from referee.scoring.summary import FitSummary
@@ -313,46 +322,53 @@ def columns_of(fmt: str, *, all_columns: bool = False) -> list[Column]:
     ]
 
 
+_UNKNOWN = -1  # compute's ``total`` when the caller does not know it
+
+
 def compute(
     identity: Mapping[str, Any],
     names: Sequence[str],
     stored: Sequence[StoredMatch],
     title: str = "league",
     deals: DealKey | None = None,
+    tally: Tally | None = None,
+    total: int | None = _UNKNOWN,
 ) -> Standings:
     """The standings of a league after ``stored`` matches.
 
     ``identity`` is the stored one with its seed resolved
     (``LeagueStore.resolved_identity``); a bankroll league also needs its
     ``deals`` (``LeagueStore.deal_key``): its rounds are seated by who dealt first.
+    ``tally``: the sums of the matches before ``stored`` (a round robin's saved
+    prefix, ``referee.league.standings_tally``); it goes on with ``stored``.
+    ``total``: a round robin's number of matches, if known (else its schedule is built).
     """
     league = identity["league"]
     fmt = str(league["format"])
-    ordered = sorted(stored, key=lambda m: (m.key.round, m.key.ordinal, m.key.match_id))
+    ordered = sorted(stored, key=schedule_order)
+    if tally is None:
+        tally = Tally(list(names))
+    elif fmt == "bankroll":
+        raise ValueError("a bankroll league's standings replay every match")
+    tally.extend(ordered)
     rows = {name: StandingRow(rank=0, name=name) for name in names}
-    places: dict[str, list[int]] = {name: [] for name in names}
-    rated: list[tuple[list[str], list[int]]] = []
-    for match in ordered:
-        seat_names = [names[bot] for bot in match.key.bots]
-        for seat in match.result.seats:
-            name = seat_names[seat.seat]
-            row = rows[name]
-            row.matches += 1
-            places[name].append(seat.place)
-            row.firsts += seat.place == 1
-            row.net_chips += seat.net_chips
-            row.boodle_chips += seat.boodle_chips
-            row.hands_won += seat.hands_won
-            row.faults += len(seat.faults)
-            row.disqualifications += seat.status == "disqualified"
-        rated.append((seat_names, [seat.place for seat in match.result.seats]))
-    ratings = rate(names, rated)
     for name, row in rows.items():
-        if places[name]:
-            row.average_place = sum(places[name]) / len(places[name])
-        row.mu, row.sigma = ratings[name].mu, ratings[name].sigma
-        row.rating = ratings[name].conservative
-    fitted = fit_summary(ordered).bootstrap(list(range(len(names))))
+        counts = tally.counts.get(name)
+        if counts:
+            (
+                row.matches,
+                row.firsts,
+                row.net_chips,
+                row.boodle_chips,
+                row.hands_won,
+                row.faults,
+                row.disqualifications,
+            ) = counts
+            row.average_place = tally.place_sum[name] / row.matches
+        rating = tally.ratings[name]
+        row.mu, row.sigma = rating.mu, rating.sigma
+        row.rating = rating.conservative
+    fitted = tally.summary.bootstrap(list(range(len(names))))
     for bot, name in enumerate(names):
         row = rows[name]
         row.score, row.score_low, row.score_high = (
@@ -370,7 +386,7 @@ def compute(
         for bot, name in enumerate(names):
             rows[name].bankroll = state.bankrolls[bot]
             rows[name].out_round = state.out_round[bot]
-        total: int | None = len(ordered) if state.finished else None
+        total = len(ordered) if state.finished else None
         finished = state.finished
         note = _bankroll_note(state, len(names))
     else:
@@ -382,8 +398,9 @@ def compute(
                 n,
             ),
         )
-        total = _round_robin_total(identity, len(names))
-        finished = total is not None and len(ordered) >= total
+        if total == _UNKNOWN:
+            total = _round_robin_total(identity, len(names))
+        finished = total is not None and tally.matches >= total
         note = ""
     ranked = [rows[name] for name in order]
     index = {name: bot for bot, name in enumerate(names)}
@@ -394,12 +411,12 @@ def compute(
     return Standings(
         league=title,
         format=fmt,
-        matches_done=len(ordered),
+        matches_done=tally.matches,
         matches_total=total,
         finished=finished,
         rows=ranked,
         note=note,
-        head_to_head=head_to_head(names, ordered),
+        head_to_head=_head_to_head(names, tally),
     )
 
 
@@ -449,35 +466,82 @@ def head_to_head(
     return table
 
 
-def standings_of(store: LeagueStore) -> Standings:
-    """The standings of the league in ``store``, as they are now."""
-    return compute(
-        store.resolved_identity(),
-        store.bot_names(),
-        store.matches(),
-        store.name(),
-        store.deal_key(),
-    )
+def _head_to_head(names: Sequence[str], tally: Tally) -> dict[str, dict[str, tuple[float, int]]]:
+    table: dict[str, dict[str, tuple[float, int]]] = {name: {} for name in names}
+    for (a, b), n in tally.met.items():
+        table[a][b] = (tally.points[(a, b)] / n, n)
+    return table
 
 
-def _round_robin_total(identity: Mapping[str, Any], bots: int) -> int | None:
+def standings_of(store: LeagueStore, *, save: bool = True) -> Standings:
+    """The standings of the league in ``store``, as they are now.
+
+    A round robin's are folded on from the tally saved beside the database
+    (``referee.league.standings_tally``), reading only the matches after it;
+    ``save``: write a new one once the finished prefix has grown by ``EVERY``.
+    """
+    identity, names = store.resolved_identity(), store.bot_names()
+    deals = store.deal_key()
+    if str(identity["league"]["format"]) == "bankroll" or deals.is_public:
+        return compute(identity, names, store.matches(), store.name(), deals)
+    secret = hashlib.sha256(b"newmarket/standings-tally/" + deals.to_text().encode()).digest()
+    path = store.path.with_name(store.path.name + TALLY_SUFFIX)
+    tally = load(path, secret, names)
+    if (
+        tally is not None
+        and tally.last is not None
+        and store.count_upto(tally.last) != tally.matches
+    ):
+        tally = None  # the database lacks some of its matches: an older copy, restored
+    rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
+    done = tally.matches if tally else 0
+    # Building the schedule costs more than folding a few thousand matches: skipped while the
+    # tally knows the total and too few matches came since it for a new one to be saved.
+    schedule = None
+    total = tally.total if tally is not None else _UNKNOWN
+    if total == _UNKNOWN or (save and len(rest) >= EVERY):
+        schedule = _schedule(identity, len(names))
+        total = None if schedule is None else len(schedule)
+    if save and schedule is not None:
+        stored = {match.key.match_id for match in rest}
+        stored |= {match.match_id for match in sorted(schedule, key=lambda m: m.index)[:done]}
+        cut = finished_prefix(schedule, stored)
+        if cut - done >= EVERY:
+            tally = tally or Tally(list(names), total=total)
+            try:
+                tally.extend(rest[: cut - done])
+            except ValueError:  # a group met again after the prefix: fold every match
+                return compute(identity, names, store.matches(), store.name(), deals)
+            tally.total = total
+            save_tally(path, secret, tally)
+            rest = rest[cut - done :]
+    try:
+        return compute(identity, names, rest, store.name(), deals, tally, total)
+    except ValueError:  # a group met again after the prefix: fold every match
+        return compute(identity, names, store.matches(), store.name(), deals)
+
+
+def _schedule(identity: Mapping[str, Any], bots: int) -> list[ScheduledMatch] | None:
     league, schedule = identity["league"], identity["schedule"]
     try:
-        return len(
-            build_schedule(
-                bots,
-                int(league["table_size"]),
-                int(league["seed"]),
-                kind=str(schedule["kind"]),
-                duplicate=bool(schedule["duplicate"]),
-                cycles=int(schedule["cycles"]),
-                meetings=int(schedule["meetings"]),
-                round_robin_limit=int(schedule["round_robin_limit"]),
-                candidates=int(schedule.get("candidates", 0)),
-            )
+        return build_schedule(
+            bots,
+            int(league["table_size"]),
+            int(league["seed"]),
+            kind=str(schedule["kind"]),
+            duplicate=bool(schedule["duplicate"]),
+            cycles=int(schedule["cycles"]),
+            meetings=int(schedule["meetings"]),
+            round_robin_limit=int(schedule["round_robin_limit"]),
+            candidates=int(schedule.get("candidates", 0)),
         )
     except ScheduleError:
         return None
+
+
+def _round_robin_total(identity: Mapping[str, Any], bots: int) -> int | None:
+    schedule = _schedule(identity, bots)
+    return None if schedule is None else len(schedule)
 
 
 def _bankroll_note(state: bankroll.BankrollState, bots: int) -> str:

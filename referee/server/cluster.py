@@ -59,6 +59,7 @@ class ClusterTables:
             config.logs_dir,
             warn=lambda _text: None,
             sandbox=sandbox_setting(config),
+            tls=config.cluster,  # [cluster]: TLS; a worker must hold the organiser's certificate
         )
         self.submitted = itertools.count(1)
 

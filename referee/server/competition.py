@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Protocol
 import trio
 
 from referee.bots import BotSpec, resolve_bot
+from referee.server.board_checkpoint import Checkpoints
 from referee.server.competition_db import CompetitionStore, Version
 from referee.server.competition_file import REMOTE, CompetitionConfig
 from referee.server.operations import log_operation
@@ -86,6 +87,8 @@ class Competition:
         self.fitted_upto = 0
         self._fit_generation = "0"  # the store's ``fit_generation`` the fit was made at
         self._stored_seen = -1  # the matches stored when the board was last computed
+        # Saved now and then, so that a restart reads only the results stored since.
+        self.checkpoints = Checkpoints(config.data)
         self._refreshing = trio.Lock()
         self.retention: Retention | None = None  # the record pruning, once the server runs
         # Whether a new group starts now: full speed, or settled (``referee.server.pace``).
@@ -194,6 +197,10 @@ class Competition:
         self, reader: CompetitionStore, admitted: list[int]
     ) -> tuple[dict[int, Score], int]:
         """In a worker thread, on its own connection: the new results, then the scores."""
+        if not self.fitted_upto:  # the first: from the saved summaries, if they are good
+            resumed = self.checkpoints.resume(reader, self._fit_generation)
+            if resumed is not None:
+                self.leaderboard, self.fitted_upto = resumed
         upto, played = reader.played_since(self.fitted_upto)
         try:
             self.leaderboard.extend(played)
@@ -201,6 +208,13 @@ class Competition:
             self.leaderboard, self.fitted_upto = Leaderboard(), 0
             raise
         self.fitted_upto = upto
+        self.checkpoints.maybe_save(
+            reader.secret,
+            self.leaderboard,
+            upto,
+            played[-1] if played else None,
+            self._fit_generation,
+        )
         return self.leaderboard.scores(admitted), self.leaderboard.matches
 
     def close(self) -> None:

@@ -74,6 +74,7 @@ from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.sandbox import MIB, Limits
 from referee.server.pace import PaceSettings
+from referee.settings.cluster import ClusterSection, ClusterTLS, tls_of
 from referee.settings.sections import ConfigError, Section, decode, fail
 from referee.settings.shared import (
     RemoteSettings,
@@ -364,6 +365,7 @@ class CompetitionFile(Section, frozen=True):
     challenges: dict[str, Any] | None = None
     fair_tables: dict[str, Any] | None = None
     webhook: WebhookSection | None = None  # None: no webhook
+    cluster: ClusterSection | None = None  # --cluster over TLS (referee.settings.cluster)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -398,6 +400,7 @@ class CompetitionConfig:
     # phases, finals, challenges, fair tables
     contest: ContestSettings = dataclasses.field(default_factory=ContestSettings)
     webhook: WebhookSection | None = None  # None: no webhook
+    cluster: ClusterTLS | None = None  # [cluster]: the certificates of a TLS Dask cluster
 
     @property
     def database(self) -> Path:
@@ -468,6 +471,7 @@ class _Reader:
             ),
             public_deals=competition.public_deals,
             webhook=self.webhook(file.webhook),
+            cluster=tls_of(file.cluster, self.path),
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}
             ),

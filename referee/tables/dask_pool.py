@@ -3,10 +3,10 @@
 The same three promises as the local pool (``referee.tables.local_pool``), over
 many machines:
 
-* **One writer.**  The league process (the *coordinator*) submits every match
-  as a Dask task and records each result the moment its future completes, by
-  match id and at most once; workers only play and return ``MatchResult``
-  JSON.  SQLite never leaves this process.
+* **One writer.**  The league process (the *coordinator*) submits the matches
+  as Dask tasks, a few matches each (``batches``), and records each result
+  the moment its task completes, by match id and at most once; workers only
+  play and return ``MatchResult`` JSON.  SQLite never leaves this process.
 * **Bot processes reused.**  Each Dask worker holds a ``TableHost`` (a worker
   plugin) that keeps one table worker process (``referee.tables.worker``,
   the very program ``--jobs`` uses, spoken to in ``referee.tables.messages``)
@@ -45,7 +45,7 @@ import signal
 import subprocess
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +58,11 @@ from distributed.worker import Worker
 
 from referee.bots import BotSpec
 from referee.match.result import MatchResult, result_from_json
+from referee.settings.cluster import ClusterTLS
 from referee.storage.private_files import private_dir
+from referee.tables.cluster_tls import LOCAL_PROTOCOL, address_problem, security_for
 from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
+from referee.tables.local_pool import PLAYS_AHEAD
 from referee.tables.messages import (
     PipeError,
     Play,
@@ -75,6 +78,15 @@ LOCAL_PREFIX = "local:"
 CONNECT_TIMEOUT = 30.0  # seconds to reach the scheduler
 WORKER_WAIT = 60.0  # seconds to wait for the first worker to join a scheduler that has none
 CLOSE_TIMEOUT = 60.0  # seconds for the workers to end their bots when the league is done
+BATCH_MOST = 16
+"""The most matches one Dask task plays (``batches``).
+
+A task's round trip through the scheduler costs about 10 ms of wall time
+(``benchmarks/league.py --cluster``), against 25 to 50 ms for a match of the
+bundled bots: one match a task left each worker idle for a third of the
+time.  Sixteen make it under a millisecond a match; more would only make the
+last tasks longer, and a dead worker's batch bigger to play again.
+"""
 
 
 class ClusterError(TableError):
@@ -139,27 +151,38 @@ class _Table:
         self.process.stdin.write(encode(message))
         self.process.stdin.flush()
 
-    def play(self, message: Play) -> Outcome:
-        """The match's result and warnings; raises ``TableError`` if the table worker failed."""
+    def play(self, messages: Sequence[Play], done: Callable[[Outcome], None]) -> None:
+        """Play ``messages`` in order, ``done`` with each one's outcome as it ends.
+
+        The next match is in the worker's pipe before the current one ends
+        (``PLAYS_AHEAD``, as the local pool does), so the worker starts it at
+        once.  Raises ``WorkerDied`` if the table worker failed: the matches
+        ``done`` has not been given were not played.
+        """
         assert self.process.stdout is not None
-        self.send(message)
-        warnings: list[str] = []
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
+        sent = 0
+        for finished in range(len(messages)):
+            while sent < min(len(messages), finished + PLAYS_AHEAD):
+                self.send(messages[sent])
+                sent += 1
+            warnings: list[str] = []
+            while True:
+                line = self.process.stdout.readline()
+                if not line:
+                    try:
+                        code = self.process.wait(WORKER_EXIT_GRACE)
+                    except subprocess.TimeoutExpired:
+                        self.process.kill()
+                        code = self.process.wait()
+                    raise WorkerDied(f"its table worker ended ({describe_exit(code)})")
                 try:
-                    code = self.process.wait(WORKER_EXIT_GRACE)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    code = self.process.wait()
-                raise WorkerDied(f"its table worker ended ({describe_exit(code)})")
-            try:
-                reply = decode_from_worker(line.rstrip(b"\n"))
-            except PipeError as error:
-                raise WorkerDied(f"its table worker wrote a bad line ({error})") from None
-            result = result_or_warning(reply, warnings.append)
-            if result is not None:
-                return Outcome(result=result.result, warnings=warnings)
+                    reply = decode_from_worker(line.rstrip(b"\n"))
+                except PipeError as error:
+                    raise WorkerDied(f"its table worker wrote a bad line ({error})") from None
+                result = result_or_warning(reply, warnings.append)
+                if result is not None:
+                    done(Outcome(result=result.result, warnings=warnings))
+                    break
 
     def close(self) -> None:
         """Close its stdin (it ends its bots) and wait for it; kill it after the grace."""
@@ -190,11 +213,11 @@ class TableHost(WorkerPlugin):
         logs: Path | None,
         name: str,
         *,
-        local: bool = False,
+        local: int = 0,
         sandbox: str = "",
     ) -> None:
         self.bots = bots
-        self.local = local  # a worker process of this league's own local:N cluster
+        self.local = local  # N for a worker process of this league's own local:N cluster
         self.logs = logs
         self.name = name  # Dask's plugin name, unique per league run
         # Built here, on the coordinator, so that every worker gets the league's own
@@ -208,6 +231,7 @@ class TableHost(WorkerPlugin):
             # Ctrl-C in the terminal reaches local:N's worker processes too; the league
             # process decides what a stop means (as its table workers leave it to it).
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+        self.core = _core(worker, self.local)
         self.lock = threading.Lock()
         self.idle: list[_Table] = []
         self.tables: list[_Table] = []
@@ -240,37 +264,53 @@ class TableHost(WorkerPlugin):
             # A number unique on this machine, for the bots' stderr file names.
             number = os.getpid() * 1000 + len(self.tables) + 1
             table = _Table(msgspec.structs.replace(self.setup_template, number=number))
+            if self.core is not None:  # before it starts a bot: they inherit its core
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(table.process.pid, {self.core})
             self.tables.append(table)
             return table
 
-    def play(self, message: Play) -> Outcome:
+    def play(self, messages: Sequence[Play]) -> list[Outcome]:
+        """Each match's outcome, in order: played, or given up after ``MATCH_ATTEMPTS`` deaths
+        of the table worker under it (the matches after it go on on a fresh one)."""
         if self.problems:
             raise ClusterError(
                 "\n".join(f"worker {get_worker().address}: {line}" for line in self.problems)
             )
-        warnings: list[str] = []
-        for attempt in range(1, MATCH_ATTEMPTS + 1):
+        outcomes: list[Outcome] = []
+        warnings: list[str] = []  # said before the next outcome
+        attempt = 1
+
+        def done(outcome: Outcome) -> None:
+            nonlocal attempt
+            outcome.warnings[:0] = warnings
+            warnings.clear()
+            outcomes.append(outcome)
+            attempt = 1
+
+        while len(outcomes) < len(messages):
             table = self._take()
             try:
-                outcome = table.play(message)
+                table.play(messages[len(outcomes) :], done)
             except WorkerDied as death:
                 self._drop(table)
+                match_id = messages[len(outcomes)].key.match_id
                 if attempt == MATCH_ATTEMPTS:
                     why = f"{death} in each of {MATCH_ATTEMPTS} attempts"
-                    return Outcome(abandoned=why, warnings=warnings)
+                    done(Outcome(abandoned=why))
+                    continue
                 warnings.append(
-                    f"{message.key.match_id}: {death}; playing the match again on a fresh "
+                    f"{match_id}: {death}; playing the match again on a fresh "
                     f"worker (attempt {attempt + 1} of {MATCH_ATTEMPTS})"
                 )
+                attempt += 1
                 continue
             except BaseException:
                 self._drop(table)  # it failed or was interrupted: never reuse it
                 raise
             with self.lock:
                 self.idle.append(table)
-            outcome.warnings[:0] = warnings
-            return outcome
-        raise AssertionError("unreachable: the last attempt returns")
+        return outcomes
 
     def _drop(self, table: _Table) -> None:
         with self.lock:
@@ -278,12 +318,32 @@ class TableHost(WorkerPlugin):
         table.close()
 
 
+def _core(worker: Worker, local: int) -> int | None:
+    """The core a ``local:N`` worker's tables keep to, when N is the usable cores (else None).
+
+    As ``--jobs N`` pins its tables (``local_pool.TablePool._pin``): two tables'
+    chains of round trips left to the kernel wake each other on one core while
+    the other idles.  ``LocalCluster`` names its workers 0 to N - 1.
+    """
+    if not local or not hasattr(os, "sched_setaffinity") or not isinstance(worker.name, int):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    if local < 2 or local != len(cores):
+        return None
+    return cores[worker.name % len(cores)]
+
+
 def play_on_worker(plugin: str, message: Play) -> Outcome:
     """The Dask task: play one match on this worker's tables."""
+    return play_batch_on_worker(plugin, [message])[0]
+
+
+def play_batch_on_worker(plugin: str, messages: list[Play]) -> list[Outcome]:
+    """The Dask task: play several matches, one after another, on this worker's tables."""
     worker = get_worker()
     host: TableHost = worker.plugins[plugin]  # type: ignore[assignment]
     try:
-        return host.play(message)
+        return host.play(messages)
     except ClusterError:
         raise  # its lines name the worker already
     except TableError as error:
@@ -312,8 +372,10 @@ class ClusterPool:
         warn: Callable[[str], None],
         on_give_up: Callable[[TableJob, str], None] | None = None,
         sandbox: str = "",
+        tls: ClusterTLS | None = None,
     ) -> None:
         self.address = address
+        self.tls = tls  # the file's [cluster] certificates: every connection is TLS
         self.on_give_up = on_give_up
         self.sandbox = sandbox  # the setting every table worker resolves (``Setup.sandbox``)
         self.bots = list(bots)
@@ -340,19 +402,30 @@ class ClusterPool:
 
     def _connect(self) -> None:
         workers = local_workers(self.address)
+        problem = address_problem(self.address, self.tls)
+        if problem is not None:
+            raise ClusterError(problem)
         logging.getLogger("distributed").setLevel(logging.ERROR)
+        secure: dict[str, Any] = {}
+        if self.tls is not None:
+            secure["security"] = security_for(self.tls, local=workers is not None)
         try:
             if workers is not None:
+                if secure:
+                    secure["protocol"] = LOCAL_PROTOCOL
                 self.cluster = _untyped(LocalCluster)(
                     n_workers=workers,
                     threads_per_worker=1,
                     processes=True,
                     dashboard_address=None,
                     silence_logs=logging.ERROR,
+                    **secure,
                 )
-                self.client = _untyped(Client)(self.cluster)
+                self.client = _untyped(Client)(self.cluster, security=secure.get("security"))
             else:
-                self.client = _untyped(Client)(self.address, timeout=CONNECT_TIMEOUT)
+                self.client = _untyped(Client)(
+                    self.address, timeout=CONNECT_TIMEOUT, security=secure.get("security")
+                )
         except (OSError, TimeoutError) as error:
             raise ClusterError(
                 f"cannot reach the Dask scheduler at {self.address}: {error}"
@@ -368,7 +441,7 @@ class ClusterPool:
             self.control,
             self.logs,
             self.plugin,
-            local=workers is not None,
+            local=workers or 0,
             sandbox=self.sandbox,
         )
         self.client.register_plugin(host, name=self.plugin)
@@ -398,7 +471,7 @@ class ClusterPool:
 
         try:
             by_key = await trio.to_thread.run_sync(self._submit, client, jobs, arrived)
-            left = len(jobs)
+            left = len(by_key)
             while left:
                 # Every future that has finished meanwhile, fetched in one round trip: the
                 # coordinator must keep up with hundreds of tables.
@@ -412,8 +485,9 @@ class ClusterPool:
                 for future in batch:
                     del self.outstanding[future.key]  # its result can leave the worker
                 del batch
-                for job, outcome in zip(batch_jobs, outcomes, strict=True):
-                    self._record(job, outcome)
+                for task_jobs, task_outcomes in zip(batch_jobs, outcomes, strict=True):
+                    for job, outcome in zip(task_jobs, task_outcomes, strict=True):
+                        self._record(job, outcome)
         finally:
             send.close()
             with trio.CancelScope(shield=True):
@@ -424,18 +498,26 @@ class ClusterPool:
         client: Client,
         jobs: Sequence[TableJob],
         arrived: Callable[[Future[Any]], None],
-    ) -> dict[Any, TableJob]:
-        """Submit every match as a task; each calls ``arrived`` when done.  Its jobs, by key."""
-        by_key: dict[Any, TableJob] = {}
-        for job in jobs:
+    ) -> dict[Any, list[TableJob]]:
+        """Submit the matches in batches, a task each; each calls ``arrived`` when done.
+        Their jobs, by key."""
+        threads: dict[str, int] = _untyped(client.nthreads)()
+        # Lane i's batches go first to the worker of thread i (as --jobs N's workers keep their
+        # own rotations); any other worker may take them if that one is gone or idle elsewhere.
+        lanes = [address for address, count in sorted(threads.items()) for _ in range(count)]
+        by_key: dict[Any, list[TableJob]] = {}
+        for lane, batch in batches(jobs, len(lanes)):
             future = client.submit(
-                play_on_worker,
+                play_batch_on_worker,
                 self.plugin,
-                Play(job.key, job.rules.to_dict()),
-                key=f"{job.key.match_id}-{self.plugin}",
+                [Play(job.key, job.rules.to_dict()) for job in batch],
+                # The first match's id names the task (unique: a match is in one batch).
+                key=f"{batch[0].key.match_id}-{self.plugin}",
                 pure=False,
+                workers=[lanes[lane]] if lanes else None,
+                allow_other_workers=True,
             )
-            by_key[future.key] = job
+            by_key[future.key] = list(batch)
             self.outstanding[future.key] = future
             untyped: Any = future  # distributed's Future is only partly typed
             untyped.add_done_callback(arrived)
@@ -480,6 +562,28 @@ class ClusterPool:
             self.cluster.close()
 
 
+@contextlib.asynccontextmanager
+async def open_cluster_pool(
+    address: str,
+    bots: Sequence[BotSpec],
+    control: TimeControl,
+    on_result: Callable[[TableJob, MatchResult], None],
+    logs: Path | None,
+    warn: Callable[[str], None],
+    on_give_up: Callable[[TableJob, str], None],
+    sandbox: str,
+    tls: ClusterTLS | None,
+) -> AsyncIterator[ClusterPool]:
+    """A started ``ClusterPool`` (``--cluster``, with the file's ``[cluster]`` certificates);
+    leaving it ends every table worker and bot on the cluster."""
+    pool = ClusterPool(address, bots, control, on_result, logs, warn, on_give_up, sandbox, tls)
+    try:
+        await pool.start()
+        yield pool
+    finally:
+        await pool.aclose()
+
+
 def _untyped(function: Any) -> Any:
     """``function`` for mypy --strict, where distributed leaves a signature untyped."""
     return function
@@ -490,27 +594,57 @@ def _done(future: Future[Any]) -> bool:
     return bool(untyped.done())
 
 
-def _outcomes(client: Client, futures: list[Future[Any]], jobs: list[TableJob]) -> list[Outcome]:
+def batches(jobs: Sequence[TableJob], threads: int) -> list[tuple[int, list[TableJob]]]:
+    """The matches cut into Dask tasks, each a run of one lane's matches: (lane, matches).
+
+    Lane ``i`` of ``threads`` holds the rotations ``i``, ``i + threads``, ...,
+    and its batches go first to one worker thread, as the local pool splits
+    its matches (``local_pool._Waiting``): a duplicate table's rotations share
+    one deal, and a bot process never plays a deal twice, so a worker that
+    met every rotation would start a process per bot for each.  Batches
+    shrink towards the end (a share of what is left, at most ``BATCH_MOST``),
+    so that no worker plays a long last batch while the others wait; the
+    rotations take turns, in schedule order.
+    """
+    threads = max(1, threads)
+    queues: dict[int, list[TableJob]] = {}
+    for job in jobs:
+        queues.setdefault(job.key.rotation % threads, []).append(job)
+    left = len(jobs)
+    out: list[tuple[int, list[TableJob]]] = []
+    while left:
+        for slot, lane in sorted(queues.items()):
+            if not lane:
+                continue
+            size = max(1, min(BATCH_MOST, math.ceil(left / (2 * threads)), len(lane)))
+            out.append((slot, lane[:size]))
+            del lane[:size]
+            left -= size
+    return out
+
+
+def _outcomes(
+    client: Client, futures: list[Future[Any]], jobs: list[list[TableJob]]
+) -> list[list[Outcome]]:
     """Finished futures' results in one gather; a failed one raises as ``_outcome`` says."""
     try:
-        gathered: list[Outcome] = _untyped(client.gather)(futures)
+        gathered: list[list[Outcome]] = _untyped(client.gather)(futures)
     except Exception:  # one of them failed: find it, and name its match
-        return [_outcome(future, job) for future, job in zip(futures, jobs, strict=True)]
+        return [_outcome(future, batch) for future, batch in zip(futures, jobs, strict=True)]
     return gathered
 
 
-def _outcome(future: Future[Any], job: TableJob) -> Outcome:
-    """A finished future's result; a failure becomes one ``TableError`` naming the match."""
+def _outcome(future: Future[Any], jobs: list[TableJob]) -> list[Outcome]:
+    """A finished future's result; a failure becomes one ``TableError`` naming its matches."""
+    named = jobs[0].key.match_id + (f" and {len(jobs) - 1} more" if len(jobs) > 1 else "")
     try:
-        outcome: Outcome = future.result()
+        outcome: list[Outcome] = future.result()
     except TableError:
         raise
     except KilledWorker as error:
-        raise TableError(
-            f"{job.key.match_id}: every worker that played it died ({error})"
-        ) from None
+        raise TableError(f"{named}: every worker that played it died ({error})") from None
     except FutureCancelledError:
-        raise TableError(f"{job.key.match_id}: cancelled on the cluster") from None
+        raise TableError(f"{named}: cancelled on the cluster") from None
     except Exception as error:
-        raise TableError(f"{job.key.match_id}: {type(error).__name__}: {error}") from None
+        raise TableError(f"{named}: {type(error).__name__}: {error}") from None
     return outcome

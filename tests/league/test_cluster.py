@@ -25,13 +25,15 @@ import distributed
 import pytest
 import trio
 
+from engine.rules import Rules
 from referee.bots import BotSpec
 from referee.league.league_db import LeagueStore
 from referee.league.league_file import LeagueConfig, load_config
 from referee.league.runner import SilentReporter, run_league
 from referee.league.standings import standings_of
+from referee.match.key import MatchKey
 from referee.match.result import MatchResult
-from referee.tables.dask_pool import ClusterError, bot_problems
+from referee.tables.dask_pool import BATCH_MOST, ClusterError, batches, bot_problems
 from referee.tables.job import TableJob
 from tests.clirun import newmarket as in_process
 from tests.league.files import afresh, write_league_file
@@ -240,3 +242,24 @@ def finished(db: Path) -> int:
     except sqlite3.OperationalError:
         return 0  # not created yet
     return int(count)
+
+
+def test_batches_hold_every_match_once_one_lane_each_and_shrink_towards_the_end() -> None:
+    jobs = [
+        TableJob(
+            MatchKey(f"m{n}", n, n // 4, n // 4, n % 4, n, (0, 1, 2, 3), (20,) * 4, n), Rules()
+        )
+        for n in range(280)
+    ]
+    cut = batches(jobs, 2)
+    assert sorted(job.key.match_id for _, batch in cut for job in batch) == sorted(
+        job.key.match_id for job in jobs
+    )
+    for lane, batch in cut:
+        # One lane's rotations (a worker thread's, as --jobs splits them), in schedule order.
+        assert {job.key.rotation % 2 for job in batch} == {lane}
+        assert [job.key.ordinal for job in batch] == sorted(job.key.ordinal for job in batch)
+        assert 1 <= len(batch) <= BATCH_MOST
+    sizes = [len(batch) for _, batch in cut]
+    assert sizes[0] == BATCH_MOST and sizes[-1] == 1  # no long last batch while others wait
+    assert len(cut) < len(jobs) / 4  # far fewer tasks than matches

@@ -317,7 +317,7 @@ def result_warnings(
     match's log in ``logs``, whose ``stderr`` record has what the bot wrote during the
     match.  A seat whose bot never started is ``StartupFaults``' to tell, once per bot.
     """
-    log_path = None if logs is None else logs / f"{result.match_id}.jsonl"
+    log_path = None if logs is None else result.log_path  # the file it is kept in
     out = []
     for seat in result.seats:
         if seat.status != "disqualified" or _startup_fault(seat) is not None:
@@ -382,8 +382,8 @@ class StartupFaults:
                 what, misses = f"{spec.name} {one_line(fault.detail)}", "misses"
             else:
                 what = f"{spec.name} could not start: {one_line(fault.detail)}"
-                if self.logs is not None:
-                    what += f" (whole stderr in {self.logs / f'{result.match_id}.jsonl'})"
+                if self.logs is not None and result.log_path is not None:
+                    what += f" (whole stderr in {result.log_path})"
                 misses = "cannot start"
             out.append(
                 f"{result.match_id}: {what}; disqualified here and in each match it "
@@ -446,6 +446,7 @@ def _league_pool(
             wait=remote.wait,
             tokens_path=config.tokens_path,
             sandbox=sandbox,
+            log_form=config.match_logs,
         )
     return open_pool(
         config.bots,
@@ -457,4 +458,5 @@ def _league_pool(
         cluster,
         recorder.give_up,
         sandbox,
+        config.match_logs,
     )

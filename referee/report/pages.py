@@ -12,8 +12,11 @@ league's own ids, made safe all the same.
 
 from __future__ import annotations
 
+import os
+import urllib.parse
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from referee.league.league_db import StoredMatch
 from referee.league.standings import columns_of
@@ -246,13 +249,17 @@ def _stderr_files(league: League, name: str) -> list[dict[str, str]]:
     return files
 
 
-def log_file(match_id: str) -> str:
-    """Where a match's raw log is copied in the site, beside its page."""
-    return match_file(match_id).removesuffix(".html") + ".jsonl"
+def log_link(log: Path, site: Path) -> str:
+    """The link from a match page of the site at ``site`` to the log where the league keeps
+    it: the site links logs, never copies them (a 280-match league's copies were 32 MB)."""
+    relative = os.path.relpath(log.resolve(), (site / "matches").resolve())
+    return urllib.parse.quote(Path(relative).as_posix())
 
 
-def match_page(league: League, match: StoredMatch, log: MatchLog | None) -> str:
-    """A league's match: links to its bots' pages, its raw log beside it."""
+def match_page(
+    league: League, match: StoredMatch, log: MatchLog | None, log_href: str | None = None
+) -> str:
+    """A league's match: links to its bots' pages and to its log (``log_link``)."""
     names = [league.bots[bot] for bot in match.key.bots]
     bot_links = ["../" + bot_file(bot) for bot in match.key.bots]
     return match_view(
@@ -262,7 +269,7 @@ def match_page(league: League, match: StoredMatch, log: MatchLog | None) -> str:
         match.result,
         log,
         bot_links=bot_links,
-        log_href=None if log is None else log_file(match.key.match_id).removeprefix("matches/"),
+        log_href=None if log is None else log_href,
         root="../",
     )
 

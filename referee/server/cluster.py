@@ -59,6 +59,7 @@ class ClusterTables:
             config.logs_dir,
             warn=lambda _text: None,
             sandbox=sandbox_setting(config),
+            log_form=config.match_logs,
         )
         self.submitted = itertools.count(1)
 

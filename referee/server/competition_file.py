@@ -30,7 +30,8 @@ league file.  The shape (every key optional unless marked)::
     [storage]      min_free_mb (play and admission pause while the data
                    directory's disk has less free), stderr_kb (each bot's
                    stderr kept per match), participant_mb (files kept per
-                   participant: uploads, unpacked and built)
+                   participant: uploads, unpacked and built), match_logs
+                   ("compact" records or "full" JSON lines; match/archive.py)
     [admission]    groups (duplicate groups the check plays as a table would),
                    seconds (their wall clock), watch_matches (real matches
                    compared with the check's fault rate)
@@ -47,15 +48,16 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import msgspec
 from msgspec import Meta
 
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
+from referee.match.archive import DEFAULT_LOG_FORM, LOG_FORMS, LogForm
 from referee.sandbox import MIB, Limits
-from referee.settings.sections import ConfigError, Section, decode, fail
+from referee.settings.sections import ConfigError, Section, decode, fail, one_of
 from referee.settings.shared import (
     RemoteSettings,
     RulesSection,
@@ -180,6 +182,9 @@ class StorageSection(Section, frozen=True):
     stderr_kb: Annotated[int, Meta(ge=1, le=1 << 20)] = StorageLimits.stderr_bytes // KIB
     participant_mb: Annotated[int, Meta(ge=1, le=1 << 30)] = StorageLimits.participant_bytes // MIB
 
+    # How each match's log is kept: a compact record (a few kB), or full JSON lines.
+    match_logs: Annotated[str, one_of(LOG_FORMS)] = DEFAULT_LOG_FORM
+
 
 class CompetitionSandbox(SandboxSection, frozen=True):
     """The league's [sandbox], tighter by default (a competition runs strangers' code for
@@ -234,6 +239,7 @@ class CompetitionConfig:
     admission: AdmissionSettings = dataclasses.field(default_factory=AdmissionSettings)
     clients: ClientLimits = dataclasses.field(default_factory=ClientLimits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
+    match_logs: LogForm = DEFAULT_LOG_FORM  # how each match's log is kept ([storage])
 
     @property
     def database(self) -> Path:
@@ -297,6 +303,7 @@ class _Reader:
             storage=self.storage(file.storage, file.uploads),
             admission=file.admission,
             public_deals=competition.public_deals,
+            match_logs=cast(LogForm, file.storage.match_logs),
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}
             ),

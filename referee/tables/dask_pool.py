@@ -57,6 +57,7 @@ from distributed.scheduler import KilledWorker
 from distributed.worker import Worker
 
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.result import MatchResult, result_from_json
 from referee.storage.private_files import private_dir
 from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
@@ -192,6 +193,7 @@ class TableHost(WorkerPlugin):
         *,
         local: bool = False,
         sandbox: str = "",
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> None:
         self.bots = bots
         self.local = local  # a worker process of this league's own local:N cluster
@@ -200,7 +202,7 @@ class TableHost(WorkerPlugin):
         # Built here, on the coordinator, so that every worker gets the league's own
         # settings (its sandbox setting among them), not its machine's.
         self.setup_template = Setup(
-            control, None if logs is None else str(logs), 0, list(bots), sandbox
+            control, None if logs is None else str(logs), 0, list(bots), sandbox, log_form=log_form
         )
 
     def setup(self, worker: Worker) -> None:
@@ -312,7 +314,9 @@ class ClusterPool:
         warn: Callable[[str], None],
         on_give_up: Callable[[TableJob, str], None] | None = None,
         sandbox: str = "",
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> None:
+        self.log_form = log_form  # how each match's log is kept (``Setup.log_form``)
         self.address = address
         self.on_give_up = on_give_up
         self.sandbox = sandbox  # the setting every table worker resolves (``Setup.sandbox``)
@@ -370,6 +374,7 @@ class ClusterPool:
             self.plugin,
             local=workers is not None,
             sandbox=self.sandbox,
+            log_form=self.log_form,
         )
         self.client.register_plugin(host, name=self.plugin)
         found: dict[str, list[str]] = self.client.run(worker_problems, self.plugin)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.result import MatchResult
 from referee.storage.private_files import private_dir
 from referee.tables.job import MATCH_ATTEMPTS, MatchPool, TableJob, WorkerDied, stop_on_give_up
@@ -89,7 +90,9 @@ class TablePool:
         warn: Callable[[str], None],
         on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
         sandbox: str = "",
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> None:
+        self.log_form = log_form  # how each match's log is kept (``Setup.log_form``)
         self.bots = list(bots)
         self.sandbox = sandbox  # the setting each worker resolves (``Setup.sandbox``)
         self.control = control
@@ -109,6 +112,7 @@ class TablePool:
             self.started,
             self.bots,
             self.sandbox,
+            log_form=self.log_form,
         )
         return await WorkerProcess.launch(
             setup, self.warn, lambda process: self._pin(process, slot)
@@ -236,11 +240,13 @@ async def open_pool(
     cluster: str | None = None,
     on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
     sandbox: str = "",
+    log_form: LogForm = DEFAULT_LOG_FORM,
 ) -> AsyncIterator[MatchPool]:
     """A pool of table workers; leaving it ends every worker and bot process it started.
 
     ``sandbox`` is the sandbox setting (``referee.sandbox.setting_to_env``'s text) each
     table worker resolves where its bots run; empty, the default level and limits.
+    ``log_form``: how each match's log is kept (``referee.match.archive``).
 
     With ``cluster`` the tables are Dask tasks (``referee.tables.dask_pool``),
     imported only then: Dask is slow to import and a local league needs none of it.
@@ -250,14 +256,16 @@ async def open_pool(
     if cluster is not None:
         from referee.tables.dask_pool import ClusterPool
 
-        pool = ClusterPool(cluster, bots, control, on_result, logs, warn, on_give_up, sandbox)
+        pool = ClusterPool(
+            cluster, bots, control, on_result, logs, warn, on_give_up, sandbox, log_form
+        )
         try:
             await pool.start()
         except BaseException:
             await pool.aclose()
             raise
     else:
-        pool = TablePool(bots, control, jobs, on_result, logs, warn, on_give_up, sandbox)
+        pool = TablePool(bots, control, jobs, on_result, logs, warn, on_give_up, sandbox, log_form)
     try:
         yield pool
     finally:

@@ -30,6 +30,7 @@ import trio
 from protocol import nesting_depth
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.key import MatchKey
 from referee.transport.timecontrol import TimeControl
 
@@ -51,6 +52,7 @@ class Setup(_Message, frozen=True, tag="setup"):
     here; each ``Play`` then names the bots at its table.  ``niceness`` is taken
     by the worker and its bots, ``stderr_cap`` bounds each bot's stderr kept per
     match, and ``stderr_files`` false keeps no whole-session stderr files.
+    ``log_form`` is how each match's log is kept (``referee.match.archive``).
     """
 
     time_control: TimeControl
@@ -61,6 +63,7 @@ class Setup(_Message, frozen=True, tag="setup"):
     niceness: int = 0
     stderr_cap: int = DEFAULT_STDERR_CAP_BYTES
     stderr_files: bool = True
+    log_form: LogForm = DEFAULT_LOG_FORM
 
 
 class Play(_Message, frozen=True, tag="play"):

@@ -54,6 +54,7 @@ import trio
 from engine.rules import Rules
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm, kept
 from referee.match.key import MatchKey
 from referee.match.referee import play_match
 from referee.match.result import MatchResult, result_json
@@ -185,7 +186,9 @@ class TableSessions:
         sandbox: Sandbox | None = None,
         stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
         stderr_files: bool = True,
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> None:
+        self.log_form = log_form  # how each match's log is kept (referee.match.archive)
         self.sandbox = sandbox
         self.stderr_cap = stderr_cap
         self.stderr_files = stderr_files
@@ -216,6 +219,7 @@ class TableSessions:
             sandbox,
             setup.stderr_cap or DEFAULT_STDERR_CAP_BYTES,
             setup.stderr_files,
+            setup.log_form,
         )
 
     async def _process(self, bot: int, seed: int | None, log_path: Path | None = None) -> _Process:
@@ -307,7 +311,7 @@ class TableSessions:
             process.dealt.add(key.deal_seed)
             process.used = self.matches
         self._end_idle(playing, IDLE_PER_SEAT * len(key.bots))
-        return await play_match(
+        result = await play_match(
             [process.session for process in playing],
             rules,
             key.deal_seed,  # the derived seed: this process never sees the league's key
@@ -316,6 +320,7 @@ class TableSessions:
             log_path=log_path,
             chips=key.start_chips,  # each seat its own (a bankroll league carries bankrolls)
         )
+        return kept(result, self.log_form)
 
 
 # ---------------------------------------------------------------- the process

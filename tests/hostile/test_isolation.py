@@ -40,6 +40,7 @@ from typing import Any
 import pytest
 
 from referee.sandbox import detect, resolve
+from tests.match_logs import kept_logs, log_records
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -246,11 +247,11 @@ def play_attack_league(
     # The verdicts: the league finished; only the scratch filler has a fault.
     with sqlite3.connect(home / "league.db") as db:
         (stored,) = db.execute("SELECT COUNT(*) FROM matches").fetchone()
-    logs = sorted((home / "league-logs").glob("*.jsonl"))
+    logs = kept_logs(home / "league-logs")
     assert stored == len(logs) >= 1  # (every seat rotation of the one table)
     crashes = 0
     for log in logs:
-        records = [json.loads(line) for line in log.read_text().splitlines()]
+        records = log_records(log)
         header, result = records[0], records[-1]
         assert result["type"] == "result"
         assert any("bubblewrap" in item for item in header["sandbox"]["active"])

@@ -48,7 +48,9 @@ def play(league: Path, scratch: Path) -> Path:
     config = scratch / "league.toml"
     config.write_text(text.replace("[league]\n", '[league]\nmatch_logs = "full"\n', 1))
     command = [sys.executable, "-m", "referee.cli", "league", str(config), "--sandbox", "none"]
-    subprocess.run(command, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the league failed: {done.stderr[-2000:]}")
     logs = [path for path in scratch.iterdir() if path.is_dir() and path.name.endswith("logs")]
     return logs[0]
 

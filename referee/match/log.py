@@ -46,6 +46,10 @@ Each kind is a struct of ``referee.match.records`` (the ``LogRecord`` union),
 from which the log's JSON schema, docs/match-log.schema.json, is generated.
 ``read_records`` decodes a log into them; ``read_log`` into plain JSON values.
 
+Every reader here reads a compact record (``referee.match.compact``) too, by its
+first bytes: its full log is rebuilt by the engine, line for line, and read as if
+it were the file (``raw_lines``); a league and the server keep their logs so.
+
 Lines are buffered per decision and flushed before the referee waits on a
 bot, so a killed referee leaves a readable prefix (at worst a last line cut
 short, which ``read_log`` reports as such) at one write per decision.  Ctrl-C

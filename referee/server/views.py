@@ -31,7 +31,7 @@ from typing import Any
 import referee
 from referee.match.result import MatchResult
 from referee.report.data import read_match_log
-from referee.report.pages import replay_data
+from referee.report.pages import page_replay, replay_data
 from referee.report.templating import ScriptJSON, script_json
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, FaultRow, Participant, Version
@@ -293,7 +293,7 @@ def _replay(
     """The viewer's data and its JSON for a page, made once per log (a finished log never
     changes): a match page is read far more often than a match is played."""
     data = hide_paths(replay_data(names, _log(path, start_chips, mtime, names)), places)
-    return data, script_json(data)
+    return data, script_json(page_replay(data))  # the page's steps; the API's frames
 
 
 def match_view(

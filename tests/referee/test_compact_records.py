@@ -117,7 +117,7 @@ def test_replay_and_view_read_a_record_as_they_read_the_log(
     code, _out, err = newmarket("view", str(record), "--out", str(tmp_path / "site"))
     assert code == 0, err
     page = (tmp_path / "site" / "index.html").read_text()
-    assert '"frames":[{' in page.replace(" ", "") and "illegal" in page
+    assert '"steps":[{' in page.replace(" ", "") and "illegal" in page
 
 
 def _repacked(record: Path, change: object) -> bytes:

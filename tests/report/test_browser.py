@@ -24,6 +24,7 @@ from engine.state import Match
 from referee.match.convert import apply_choice, build_request
 from referee.match.log import read_log
 from referee.report.data import load_league, log_path_of
+from referee.report.pages import frames_of
 from referee.report.site import SiteBuilder
 from tests.chromium import launched_chromium, needs_chromium, screenshot
 from tests.report.conftest import BOTS, MISCHIEF
@@ -245,7 +246,7 @@ def test_stepping_the_replay_shows_the_cards_and_chips_of_the_log(
         re.S,
     )
     assert data_text is not None
-    frames = json.loads(data_text.group(1))["frames"]
+    frames = frames_of(json.loads(data_text.group(1)))
     page.goto(page_file.as_uri())
     assert (
         page.locator("#table tr[data-seat] td.name")

@@ -18,6 +18,7 @@ import pytest
 
 from referee.report.data import load_league, log_path_of, read_match_log
 from referee.report.frames import plural, pretty_text
+from referee.report.pages import frames_of
 from referee.report.site import SiteBuilder, watch
 from tests.clirun import newmarket
 from tests.match_logs import kept_logs, log_text
@@ -93,7 +94,7 @@ def test_the_pages_count_in_good_english_and_one_card_notation(
         page = path.read_text()
         data = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', page)
         if data is not None:
-            for frame in json.loads(data.group(1))["frames"]:
+            for frame in frames_of(json.loads(data.group(1))):
                 for line in frame["lines"]:
                     assert not _WIRE_CARD.search(line), (path, line)
                     narrated += 1

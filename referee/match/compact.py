@@ -23,10 +23,11 @@ log or ``CompactError`` says it is not.  Whether the log tells the truth about
 the match is ``newmarket replay``'s question, asked of the rebuilt lines as of
 any log (so a changed reply or result is named by the line that disagrees).
 
-Layout, after the magic ``NMRC`` and a version byte: a zstd frame of a msgpack
-array ``[codes, numbers, literals, digest, size]``: one code byte per line, the
-numbers as zigzag LEB128 varints, the literal lines without their newline, the
-digest of the full log and its size in bytes.
+Layout, after the magic ``NMRC`` and a version byte: a zstd frame, compressed
+against the version's fixed dictionary (``_dictionary``), of a msgpack array
+``[codes, streams, literals, digest, size]``: one code byte per line, the
+numbers as zigzag LEB128 varints in seven streams by kind (``_SHAPE``), the
+literal lines without their newline, the digest of the full log and its size.
 """
 
 from __future__ import annotations

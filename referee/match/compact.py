@@ -173,13 +173,17 @@ def rebuild(data: bytes) -> Iterator[bytes]:
             raise CompactError(
                 f"line {number}: cannot be rebuilt from the record ({_KINDS[code]}: {error})"
             ) from None
+        if b"\n" in line:  # a literal a forger wrote: the log's lines are one each
+            raise CompactError(f"line {number}: a line with a newline in it")
         record = _record(line, number)
         model.observe(line, record, number)
         check.update(line)
         check.update(b"\n")
         length += len(line) + 1
         yield line + b"\n"
-    if any(next(stream, None) is not None for stream in streams) or next(next_literal, None):
+    if any(next(stream, None) is not None for stream in streams) or (
+        next(next_literal, None) is not None
+    ):
         raise CompactError("the record holds more than its lines use")
     if length != size or check.digest() != digest:
         raise CompactError(
@@ -196,10 +200,13 @@ def _unpack(data: bytes) -> tuple[bytes, list[bytes], list[bytes], bytes, int]:
             f"compact record version {data[len(MAGIC) : len(MAGIC) + 1]!r}; "
             f"this newmarket reads version {VERSION}"
         )
+    frame = data[len(MAGIC) + 1 :]
     try:
-        body = zstandard.ZstdDecompressor(dict_data=_dictionary()).decompress(
-            data[len(MAGIC) + 1 :], max_output_size=_MAX_BODY
-        )
+        # The frame says how large it is: a record that claims more is damaged (or a bomb).
+        claimed = zstandard.frame_content_size(frame)
+        if not 0 <= claimed <= _MAX_BODY:
+            raise CompactError(f"a damaged compact record: it claims {claimed} bytes")
+        body = zstandard.ZstdDecompressor(dict_data=_dictionary()).decompress(frame)
         codes, numbers, literals, digest, size = _body.decode(body)
     except (zstandard.ZstdError, msgspec.DecodeError) as error:
         raise CompactError(f"a damaged compact record: {error}") from None
@@ -210,7 +217,7 @@ def _unpack(data: bytes) -> tuple[bytes, list[bytes], list[bytes], bytes, int]:
     return codes, numbers, literals, digest, size
 
 
-_MAX_BODY = 256 * 1024 * 1024  # a record that claims more is damaged (a 9-hand log is 130 kB)
+_MAX_BODY = 64 * 1024 * 1024  # a record's body is a few kB (its full log ~140 kB)
 
 # Each code's numbers, by the stream each goes to: numbers of a kind together compress
 # better (a seat is nearly always the one to act, a time's gap is a few hundred us).

@@ -123,14 +123,15 @@ def test_replay_and_view_read_a_record_as_they_read_the_log(
 def _repacked(record: Path, change: object) -> bytes:
     """``record`` with its decoded body changed by ``change``, packed again as a forger would."""
     data = record.read_bytes()
-    body = zstandard.ZstdDecompressor().decompress(data[5:])
+    dictionary = compact._dictionary()  # version 1's, which a forger can read here too
+    body = zstandard.ZstdDecompressor(dict_data=dictionary).decompress(data[5:])
     codes, streams, literals, digest, size = msgspec.msgpack.decode(body)
     codes, streams, literals = bytearray(codes), [bytearray(s) for s in streams], list(literals)
     change(codes, streams, literals)  # type: ignore[operator]
     again = msgspec.msgpack.encode(
         [bytes(codes), [bytes(s) for s in streams], literals, digest, size]
     )
-    return data[:5] + zstandard.ZstdCompressor().compress(again)
+    return data[:5] + zstandard.ZstdCompressor(dict_data=dictionary).compress(again)
 
 
 def _replay_error(tmp_path: Path, data: bytes) -> tuple[int, str]:
@@ -184,6 +185,10 @@ def test_a_damaged_or_foreign_record_is_not_a_match_log(
     assert code == 2 and "version" in said, said
     code, said = _replay_error(tmp_path, data[:-4] + bytes(4))
     assert code in (1, 2) and len(said.splitlines()) == 1, said
+    # A few kB that would unpack into 65 MB is refused before anything is unpacked.
+    bomb = b"NMRC\x01" + zstandard.ZstdCompressor().compress(bytes(65 << 20))
+    code, said = _replay_error(tmp_path, bomb)
+    assert code == 2 and "it claims 68157440 bytes" in said, said
 
 
 def test_keeping_a_log_compacts_it_only_when_the_record_rebuilds_it(

@@ -55,6 +55,7 @@ from protocol.messages import (
     decode_bot_message,
     encode,
 )
+from protocol.timing import time_left_ms
 from referee.match import records
 from referee.match.convert import apply_choice, build_request, log_event, wire_event
 from referee.match.result import FaultRecord, SeatResult, final_places
@@ -593,7 +594,7 @@ class _Model:
                 request = build_request(
                     self.engine(),
                     state.last_id + 1 + values[0],
-                    time_left_ms=self.move_ms + bank,
+                    time_left_ms=time_left_ms(self.move_ms, bank),
                     time_bank_ms=bank,
                 )
                 message = encode(request)[:-1]

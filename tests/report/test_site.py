@@ -297,7 +297,8 @@ def test_a_reader_never_finds_the_site_missing_or_half_written(
 def test_a_damaged_log_is_named_on_its_match_page(league_db: Path, tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     shutil.copytree(league_db.parent / "logs", logs)
-    first, second, third = kept_logs(logs)[:3]
+    first, second, third, fourth = kept_logs(logs)[:4]
+    fourth.write_bytes(fourth.read_bytes()[:-40])  # a compact record cut short
     for record in (first, second):  # damaged as full logs, whose lines a hand can change
         text = log_text(record)
         record.unlink()
@@ -315,6 +316,8 @@ def test_a_damaged_log_is_named_on_its_match_page(league_db: Path, tmp_path: Pat
     changed = (out / "matches" / f"{second.stem}.html").read_text()
     assert "does not verify" in changed or "cannot be read whole" in changed
     assert "The log verifies" in (out / "matches" / f"{third.stem}.html").read_text()
+    damaged = (out / "matches" / f"{fourth.stem}.html").read_text()
+    assert "The log cannot be read whole" in damaged and "damaged compact record" in damaged
 
 
 def test_a_missing_logs_directory_is_one_line_and_exit_2(league_db: Path, tmp_path: Path) -> None:

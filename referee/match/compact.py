@@ -32,6 +32,7 @@ literal lines without their newline, the digest of the full log and its size.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Iterator
 from typing import Any
@@ -286,8 +287,6 @@ def _path_bytes(path: object) -> bytes:
 
 
 def _received_bytes(record: dict[str, Any]) -> bytes:
-    import base64
-
     if "line" in record:
         return str(record["line"]).encode("utf-8", "surrogatepass")
     return base64.b64decode(record["line_base64"])
@@ -563,8 +562,6 @@ class _Model:
             try:
                 record.line = line.decode("utf-8")
             except UnicodeDecodeError:
-                import base64
-
                 record.line_base64 = base64.b64encode(line).decode("ascii")
             return _encode(record)
         return self._sent(code, seat, t, values[2:])

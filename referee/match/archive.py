@@ -43,6 +43,7 @@ __all__ = [
     "full_log_lines",
     "keep_log",
     "kept",
+    "kept_path",
     "stored_log",
     "stored_path",
 ]
@@ -59,7 +60,7 @@ def keep_log(path: Path, form: LogForm) -> Path:
     """
     if form == "full":
         return path
-    target = path.with_suffix(COMPACT_SUFFIX)
+    target = kept_path(path, form)
     partial = target.with_name(target.name + ".part")
     try:
         log = path.read_bytes()
@@ -78,6 +79,11 @@ def keep_log(path: Path, form: LogForm) -> Path:
     with contextlib.suppress(OSError):
         path.unlink()
     return target
+
+
+def kept_path(path: Path, form: LogForm) -> Path:
+    """Where ``keep_log`` keeps the full log at ``path`` in ``form`` when all goes well."""
+    return path if form == "full" else path.with_suffix(COMPACT_SUFFIX)
 
 
 def kept(result: MatchResult, form: LogForm) -> MatchResult:

@@ -54,7 +54,7 @@ import trio
 from engine.rules import Rules
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
-from referee.match.archive import DEFAULT_LOG_FORM, LogForm, kept
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm, kept, kept_path
 from referee.match.key import MatchKey
 from referee.match.referee import play_match
 from referee.match.result import MatchResult, result_json
@@ -299,9 +299,11 @@ class TableSessions:
         chosen: list[_Process | None] = [None] * len(key.bots)
         # Its stderr record has all a bot that cannot start wrote, which a warning cuts.
         log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
+        # A warning names the file the log will be kept in (``kept`` below).
+        kept_in = None if log_path is None else kept_path(log_path, self.log_form)
 
         async def get(seat: int, bot: int) -> None:
-            chosen[seat] = await self._process(bot, key.deal_seed, log_path)
+            chosen[seat] = await self._process(bot, key.deal_seed, kept_in)
 
         async with trio.open_nursery() as starting:  # start-ups are paid in parallel
             for seat, bot in enumerate(key.bots):

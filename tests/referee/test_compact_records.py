@@ -11,6 +11,7 @@ record changed by hand (a reply, a result, its bytes) must be refused in one lin
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -210,3 +211,57 @@ def test_keeping_a_log_compacts_it_only_when_the_record_rebuilds_it(
     cut.write_bytes(logs["stdio"].read_bytes()[:-30])
     assert keep_log(cut, "compact") == cut and cut.exists()
     assert not list(tmp_path.glob("*.part"))
+
+
+LEAGUE = """
+[league]
+seed = 3
+table_size = 3
+hand_limit = 2
+logs = "logs"
+{setting}
+
+[[bots]]
+command = "random"
+
+[[bots]]
+command = "lowest"
+
+[[bots]]
+command = "longest"
+"""
+
+
+@pytest.mark.parametrize(("setting", "suffix"), [("", ".nmr"), ('match_logs = "full"', ".jsonl")])
+def test_a_league_keeps_compact_records_unless_told_full(
+    tmp_path: Path, setting: str, suffix: str
+) -> None:
+    config = tmp_path / "league.toml"
+    config.write_text(LEAGUE.format(setting=setting))
+    code, _out, err = newmarket("league", str(config), "--sandbox", "none", "--jobs", "1")
+    assert code == 0, err
+    kept = sorted(path.suffix for path in (tmp_path / "logs").iterdir() if path.is_file())
+    assert kept and set(kept) == {suffix}  # one file a match, in the form asked, nothing else
+    with sqlite3.connect(tmp_path / "league.db") as db:
+        stored = [Path(path) for (path,) in db.execute("SELECT log_path FROM matches")]
+    assert len(stored) == len(kept) and all(path.is_file() for path in stored)
+    for path in stored:
+        verify_log(path)
+
+
+def test_a_league_file_with_another_form_of_log_is_refused_in_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "league.toml"
+    config.write_text(LEAGUE.format(setting='match_logs = "gzip"'))
+    code, _out, err = newmarket("league", str(config))
+    assert code == 2
+    assert err.strip().endswith("league.match_logs: 'gzip' is not one of 'compact', 'full'"), err
+
+
+def test_a_competition_file_names_the_form_of_its_logs(tmp_path: Path) -> None:
+    from referee.server.competition_file import load_config
+
+    cup = tmp_path / "cup.toml"
+    cup.write_text('[competition]\nname = "cup"\n')
+    assert load_config(cup).match_logs == "compact"
+    cup.write_text('[competition]\nname = "cup"\n\n[storage]\nmatch_logs = "full"\n')
+    assert load_config(cup).match_logs == "full"

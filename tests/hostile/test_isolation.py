@@ -312,8 +312,10 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     for name in ("league.toml", "league.tokens.json", "league.db", "victim/secret.txt"):
         refused(files, f"read {home / name}")
     for name in LIVE_LOGS:
-        assert (home / "league-logs" / name).is_file()  # (the names the bot tried are right)
-        refused(files, f"read {home / 'league-logs' / name}")
+        # (the names the bot tried are right: the live log is kept as a compact record)
+        path = home / "league-logs" / name
+        assert path.is_file() or path.with_suffix(".nmr").is_file()
+        refused(files, f"read {path}")
     for directory in ("league-logs", "victim"):
         refused(files, f"list {home / directory}")
     refused(files, f"write {home / 'league.db'}")

@@ -313,9 +313,9 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
         refused(files, f"read {home / name}")
     for name in LIVE_LOGS:
         # (the names the bot tried are right: the live log is kept as a compact record)
-        path = home / "league-logs" / name
-        assert path.is_file() or path.with_suffix(".nmr").is_file()
-        refused(files, f"read {path}")
+        live = home / "league-logs" / name
+        assert live.is_file() or live.with_suffix(".nmr").is_file()
+        refused(files, f"read {live}")
     for directory in ("league-logs", "victim"):
         refused(files, f"list {home / directory}")
     refused(files, f"write {home / 'league.db'}")

@@ -34,6 +34,7 @@ from referee.match.result import MatchResult, SeatResult
 from referee.text.printing import print_whole
 from referee.tools.check import render_stderr
 from tests.clirun import newmarket
+from tests.match_logs import log_text
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -528,8 +529,8 @@ def test_a_bot_that_cannot_start_is_said_once_with_both_ends_of_its_stderr_and_i
     )
     assert " chars… " in said_once and "xxx END (whole stderr in " in said_once
     log = Path(said_once.split("(whole stderr in ")[1].split(")")[0])
-    assert log == tmp_path / "logs" / f"{match_id}.jsonl"
-    assert said + " END" in log.read_text()  # the whole line is where the warning says
+    assert log == tmp_path / "logs" / f"{match_id}.nmr"  # a compact record, by default
+    assert said + " END" in log_text(log)  # the whole line is where the warning says
     assert said_once.endswith(
         "; disqualified here and in each match it cannot start (one line at the end counts them)"
     )

@@ -62,7 +62,7 @@ import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, NoReturn
+from typing import Annotated, Any, Literal, NoReturn, cast
 
 import msgspec
 from msgspec import Meta
@@ -71,6 +71,7 @@ from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.bots import TRANSPORTS, BotSpec, Transport, resolve_bot
 from referee.league.schedule import AUTO, GAUNTLET, SCHEDULE_KINDS
+from referee.match.archive import DEFAULT_LOG_FORM, LOG_FORMS, LogForm
 from referee.sandbox import DEFAULT_LEVEL, Limits
 from referee.sandbox.isolation import ENV_SHARED_DIR
 from referee.scoring.duplicate import fixed_hands
@@ -146,6 +147,8 @@ class LeagueSection(Section, frozen=True):
     hand_limit: Annotated[int, Meta(ge=1, le=MAX_HAND_LIMIT)] | None = None
     logs: Annotated[str | bool, Meta(extra={"expected": "a directory or false"})] = True
     match: Annotated[str, one_of(MATCH_FORMATS)] = "auto"
+    # How each match's log is kept: a compact record, or full JSON lines (match/archive.py).
+    match_logs: Annotated[str, one_of(LOG_FORMS)] = DEFAULT_LOG_FORM
 
 
 class ScheduleSettings(Section, frozen=True):
@@ -229,6 +232,7 @@ class LeagueConfig:
     sandbox_limits: Limits = dataclasses.field(default_factory=Limits)
     public_deals: bool = False  # the cards follow from the seed (research), not a secret key
     cluster: ClusterTLS | None = None  # [cluster]: TLS certificates; not in identity
+    match_logs: LogForm = DEFAULT_LOG_FORM  # not in identity: how logs are kept, not a result
 
     def log_dir(self, db: Path) -> Path | None:
         """Where match logs go: ``league.logs``, else ``<db name>-logs`` beside the database."""
@@ -333,6 +337,7 @@ class _Reader:
             sandbox_limits=sandbox_limits,
             public_deals=league.public_deals,
             cluster=tls_of(file.cluster, self.path),
+            match_logs=cast(LogForm, league.match_logs),
         )
 
     def table_size(self, given: int | None, rules: Rules, bots: int) -> int:

@@ -320,7 +320,7 @@ def result_warnings(
     match's log in ``logs``, whose ``stderr`` record has what the bot wrote during the
     match.  A seat whose bot never started is ``StartupFaults``' to tell, once per bot.
     """
-    log_path = None if logs is None else logs / f"{result.match_id}.jsonl"
+    log_path = None if logs is None else result.log_path  # the file it is kept in
     out = []
     for seat in result.seats:
         if seat.status != "disqualified" or _startup_fault(seat) is not None:
@@ -385,8 +385,8 @@ class StartupFaults:
                 what, misses = f"{spec.name} {one_line(fault.detail)}", "misses"
             else:
                 what = f"{spec.name} could not start: {one_line(fault.detail)}"
-                if self.logs is not None:
-                    what += f" (whole stderr in {self.logs / f'{result.match_id}.jsonl'})"
+                if self.logs is not None and result.log_path is not None:
+                    what += f" (whole stderr in {result.log_path})"
                 misses = "cannot start"
             out.append(
                 f"{result.match_id}: {what}; disqualified here and in each match it "
@@ -450,6 +450,7 @@ def _league_pool(
             wait=remote.wait,
             tokens_path=config.tokens_path,
             sandbox=sandbox,
+            log_form=config.match_logs,
         )
     if cluster is not None:  # Dask, imported only then: slow to import
         from referee.tables.dask_pool import open_cluster_pool
@@ -464,6 +465,7 @@ def _league_pool(
             recorder.give_up,
             sandbox,
             config.cluster,  # the file's [cluster] certificates: TLS
+            config.match_logs,
         )
     return open_pool(
         config.bots,
@@ -476,4 +478,5 @@ def _league_pool(
         recorder.give_up,
         sandbox,
         bot_processes,
+        config.match_logs,
     )

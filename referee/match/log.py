@@ -46,6 +46,10 @@ Each kind is a struct of ``referee.match.records`` (the ``LogRecord`` union),
 from which the log's JSON schema, docs/match-log.schema.json, is generated.
 ``read_records`` decodes a log into them; ``read_log`` into plain JSON values.
 
+Every reader here reads a compact record (``referee.match.compact``) too, by its
+first bytes: its full log is rebuilt by the engine, line for line, and read as if
+it were the file (``raw_lines``); a league and the server keep their logs so.
+
 Lines are buffered per decision and flushed before the referee waits on a
 bot, so a killed referee leaves a readable prefix (at worst a last line cut
 short, which ``read_log`` reports as such) at one write per decision.  Ctrl-C
@@ -65,6 +69,7 @@ from typing import Any
 import msgspec
 from trio.lowlevel import enable_ki_protection
 
+from referee.match.compact import MAGIC, CompactError, is_compact, rebuild
 from referee.match.records import LogRecord
 from referee.storage.private_files import private_dir, private_opener
 
@@ -153,7 +158,7 @@ def read_log(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def read_log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
     """``read_log``'s records with each line's bytes, for a reader that needs them exactly
     (a ``sent`` record's messages are the very bytes the seat was sent)."""
-    for number, raw in _raw_lines(path):
+    for number, raw in raw_lines(path):
         yield number, raw, _plain(number, raw)
 
 
@@ -161,7 +166,7 @@ def read_records(path: Path) -> Iterator[tuple[int, LogRecord]]:
     """``(line number, record)`` for each line, decoded into ``LogRecord``'s structs;
     ``LogError`` naming the file and the first bad line (not JSON, or not a record)."""
     try:
-        for number, raw in _raw_lines(path):
+        for number, raw in raw_lines(path):
             yield number, _typed(number, raw)
     except LogError as error:
         if error.line is None:
@@ -170,12 +175,19 @@ def read_records(path: Path) -> Iterator[tuple[int, LogRecord]]:
         raise
 
 
-def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+def raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line with its newline)`` of the full log at ``path``, read as it is or
+    rebuilt from a compact record; ``LogError`` naming the file for one that cannot be read."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed below)
     except OSError as error:
         raise LogError(f"cannot read {path}: {error.strerror or error}") from None
     with handle:
+        if is_compact(handle.read(len(MAGIC))):
+            # A compact record (referee.match.compact): its full log, rebuilt by the engine.
+            yield from _rebuilt_lines(path, MAGIC + handle.read())
+            return
+        handle.seek(0)
         number = 0
         for number, raw in enumerate(handle, start=1):
             if not raw.endswith(b"\n"):
@@ -183,6 +195,17 @@ def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             yield number, raw
         if number == 0:
             raise LogError(f"{path} is empty")
+
+
+def _rebuilt_lines(path: Path, data: bytes) -> Iterator[tuple[int, bytes]]:
+    number = 0
+    try:
+        for number, raw in enumerate(rebuild(data), start=1):
+            yield number, raw
+    except CompactError as error:
+        raise LogError(f"{path}: compact record: {error}") from None
+    if number == 0:
+        raise LogError(f"{path} is empty")
 
 
 def _plain(number: int, raw: bytes) -> dict[str, Any]:
@@ -247,7 +270,7 @@ def log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
 def log_typed_records(path: Path) -> Iterator[tuple[int, LogRecord]]:
     """``log_records`` decoded into ``LogRecord``'s structs: ``NotAMatchLog`` as there,
     ``LogError`` naming the line (not the file) for a later line that is no record."""
-    lines = _raw_lines(path)
+    lines = raw_lines(path)
     try:
         number, raw = next(lines)
         _check_header(number, _plain(number, raw))

@@ -25,6 +25,7 @@ from openskill.models import PlackettLuce
 from referee.league.league_db import LeagueStore, StoredMatch
 from referee.league.ratings import MU, SIGMA, Rating
 from referee.league.standings import Standings, compute
+from referee.match.archive import stored_log
 from referee.match.log import LogError, read_log
 from referee.report.frames import Frame, Narrator, build_frames, pretty, pretty_text
 from referee.tools.replay import verify_log
@@ -73,15 +74,17 @@ def rating_history(names: Sequence[str], ordered: Sequence[StoredMatch]) -> list
 
 
 def log_path_of(league: League, match: StoredMatch) -> Path | None:
-    """The match's log file if it exists: in ``--logs``, where it was written, or beside the db."""
+    """The match's log file if it exists: in ``--logs``, where it was written, or beside the db
+    (in either form, ``referee.match.archive``)."""
+    match_id = match.key.match_id
     candidates = []
     if league.log_dir is not None:
-        candidates.append(league.log_dir / f"{match.key.match_id}.jsonl")
+        candidates.append(stored_log(league.log_dir, match_id))
     if match.result.log_path is not None:
         stored = Path(match.result.log_path)
         candidates.append(stored if stored.is_absolute() else league.db.parent / stored)
-    candidates.append(league.db.with_name(f"{league.db.stem}-logs") / f"{match.key.match_id}.jsonl")
-    return next((path for path in candidates if path.is_file()), None)
+    candidates.append(stored_log(league.db.with_name(f"{league.db.stem}-logs"), match_id))
+    return next((path for path in candidates if path is not None and path.is_file()), None)
 
 
 def stderr_files(league: League, bot_name: str) -> list[Path]:

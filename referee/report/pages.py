@@ -12,8 +12,12 @@ league's own ids, made safe all the same.
 
 from __future__ import annotations
 
+import os
+import urllib.parse
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
 
 from referee.league.league_db import StoredMatch
 from referee.league.standings import columns_of
@@ -246,13 +250,17 @@ def _stderr_files(league: League, name: str) -> list[dict[str, str]]:
     return files
 
 
-def log_file(match_id: str) -> str:
-    """Where a match's raw log is copied in the site, beside its page."""
-    return match_file(match_id).removesuffix(".html") + ".jsonl"
+def log_link(log: Path, site: Path) -> str:
+    """The link from a match page of the site at ``site`` to the log where the league keeps
+    it: the site links logs, never copies them (a 280-match league's copies were 32 MB)."""
+    relative = os.path.relpath(log.resolve(), (site / "matches").resolve())
+    return urllib.parse.quote(Path(relative).as_posix())
 
 
-def match_page(league: League, match: StoredMatch, log: MatchLog | None) -> str:
-    """A league's match: links to its bots' pages, its raw log beside it."""
+def match_page(
+    league: League, match: StoredMatch, log: MatchLog | None, log_href: str | None = None
+) -> str:
+    """A league's match: links to its bots' pages and to its log (``log_link``)."""
     names = [league.bots[bot] for bot in match.key.bots]
     bot_links = ["../" + bot_file(bot) for bot in match.key.bots]
     return match_view(
@@ -262,7 +270,7 @@ def match_page(league: League, match: StoredMatch, log: MatchLog | None) -> str:
         match.result,
         log,
         bot_links=bot_links,
-        log_href=None if log is None else log_file(match.key.match_id).removeprefix("matches/"),
+        log_href=None if log is None else log_href,
         root="../",
     )
 
@@ -289,7 +297,7 @@ def match_view(
     # A log that cannot be read whole is still replayed as far as it goes, if that is a step.
     replay = None
     if log is not None and (log.error is None or len(log.frames) >= 2):
-        replay = replay_data(names, log)
+        replay = page_replay(replay_data(names, log))
     stderr = (
         []
         if log is None
@@ -353,6 +361,63 @@ def replay_data(names: Sequence[str], log: MatchLog) -> dict[str, object]:
         "pretty": {card: pretty(card) for card in _all_cards()},
         "frames": [frame.to_json() for frame in log.frames],
     }
+
+
+def page_replay(data: dict[str, object]) -> dict[str, object]:
+    """``replay_data`` as a page carries it: each frame as what changed since the one before
+    (``steps``), which ``static/replay.js`` expands back into the frames (``frames_of``).
+
+    A frame repeats every hand, the dead hand and the cards played so far: written
+    whole, the steps were 80 of a match page's 93 kB, and a league's report as many
+    times over as it has matches.  A step keeps the fields that changed, the cards
+    played since as ``played+``, and only the seats whose hand changed as ``hands@``.
+    """
+    frames = cast(list[dict[str, Any]], data["frames"])
+    steps: list[dict[str, Any]] = []
+    before: dict[str, Any] | None = None
+    for frame in frames:
+        if before is None:
+            steps.append(frame)
+            before = frame
+            continue
+        step: dict[str, Any] = {}
+        for key, value in frame.items():
+            old = before.get(key)
+            if value == old:
+                continue
+            if key == "played" and isinstance(old, list) and value[: len(old)] == old:
+                step["played+"] = value[len(old) :]
+            elif key == "hands" and isinstance(old, list) and len(value) == len(old):
+                step["hands@"] = {
+                    str(seat): hand
+                    for seat, (hand, was) in enumerate(zip(value, old, strict=True))
+                    if hand != was
+                }
+            else:
+                step[key] = value
+        steps.append(step)
+        before = frame
+    page_data = {key: value for key, value in data.items() if key != "frames"}
+    page_data["steps"] = steps
+    return page_data
+
+
+def frames_of(page_data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The frames a page's ``steps`` stand for, as ``static/replay.js`` expands them."""
+    frames: list[dict[str, Any]] = []
+    for step in page_data["steps"]:
+        frame = dict(frames[-1]) if frames else {}
+        for key, value in step.items():
+            if key == "played+":
+                frame["played"] = [*frame["played"], *value]
+            elif key == "hands@":
+                frame["hands"] = list(frame["hands"])
+                for seat, hand in value.items():
+                    frame["hands"][int(seat)] = hand
+            else:
+                frame[key] = value
+        frames.append(frame)
+    return frames
 
 
 def _all_cards() -> list[str]:

@@ -33,7 +33,7 @@ from referee.report.pages import (
     bot_file,
     bot_page,
     index_page,
-    log_file,
+    log_link,
     match_file,
     match_page,
     match_view,
@@ -110,8 +110,6 @@ class SiteBuilder:
             match_id = match.key.match_id
             log, unchanged = self._match_log(league, match)
             logs[match_id] = log
-            if log is not None:  # the raw log, for download beside its page
-                _link_or_copy(log.path, site / log_file(match_id))
             target = site / match_file(match_id)
             previous = self.out / match_file(match_id)
             if unchanged and previous.is_file() and _link_or_copy(previous, target):
@@ -120,7 +118,8 @@ class SiteBuilder:
                 self._logs.pop(match_id)
                 log, _ = self._match_log(league, match)
                 logs[match_id] = log
-            target.write_text(match_page(league, match, log), encoding="utf-8")
+            href = None if log is None else log_link(log.path, self.out)
+            target.write_text(match_page(league, match, log, href), encoding="utf-8")
             if log is not None:
                 log.frames = []  # written; the bot pages need the rest only
         for index in range(len(league.bots)):

@@ -262,8 +262,13 @@ async def _check_group(
     group = store.last_group_id() + 1 + draw.randrange(config.jobs)  # one a table could play
     number = 1 + draw.randrange(config.jobs)
     seed = check_seed()
-    worker = await WorkerTable.start(
-        config.time_control, logs, number, sandbox_setting(config), config.storage.stderr_bytes
+    worker = await WorkerTable.start(  # its logs are read once and removed: kept full
+        config.time_control,
+        logs,
+        number,
+        sandbox_setting(config),
+        config.storage.stderr_bytes,
+        log_form="full",
     )
     try:
         for rotation, seating in enumerate(rotations(table)):

@@ -60,6 +60,7 @@ class ClusterTables:
             warn=lambda _text: None,
             sandbox=sandbox_setting(config),
             tls=config.cluster,  # [cluster]: TLS; a worker must hold the organiser's certificate
+            log_form=config.match_logs,
         )
         self.submitted = itertools.count(1)
 

@@ -32,7 +32,8 @@ league file.  The shape (every key optional unless marked)::
     [storage]      min_free_mb (play and admission pause while the data
                    directory's disk has less free), stderr_kb (each bot's
                    stderr kept per match), participant_mb (files kept per
-                   participant: uploads, unpacked and built)
+                   participant: uploads, unpacked and built), match_logs
+                   ("compact" records or "full" JSON lines; match/archive.py)
     [admission]    groups (duplicate groups the check plays as a table would),
                    seconds (their wall clock), watch_matches (real matches
                    compared with the check's fault rate)
@@ -65,17 +66,18 @@ import dataclasses
 import itertools
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 from msgspec import Meta
 
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
+from referee.match.archive import DEFAULT_LOG_FORM, LOG_FORMS, LogForm
 from referee.sandbox import MIB, Limits
 from referee.server.pace import PaceSettings
 from referee.settings.cluster import ClusterSection, ClusterTLS, tls_of
-from referee.settings.sections import ConfigError, Section, decode, fail
+from referee.settings.sections import ConfigError, Section, decode, fail, one_of
 from referee.settings.shared import (
     RemoteSettings,
     RulesSection,
@@ -216,6 +218,9 @@ class StorageSection(Section, frozen=True):
     min_free_mb: Annotated[int, Meta(ge=0, le=1 << 30)] = StorageLimits.min_free_bytes // MIB
     stderr_kb: Annotated[int, Meta(ge=1, le=1 << 20)] = StorageLimits.stderr_bytes // KIB
     participant_mb: Annotated[int, Meta(ge=1, le=1 << 30)] = StorageLimits.participant_bytes // MIB
+
+    # How each match's log is kept: a compact record (a few kB), or full JSON lines.
+    match_logs: Annotated[str, one_of(LOG_FORMS)] = DEFAULT_LOG_FORM
 
 
 class RetentionSettings(Section, frozen=True):
@@ -401,6 +406,7 @@ class CompetitionConfig:
     contest: ContestSettings = dataclasses.field(default_factory=ContestSettings)
     webhook: WebhookSection | None = None  # None: no webhook
     cluster: ClusterTLS | None = None  # [cluster]: the certificates of a TLS Dask cluster
+    match_logs: LogForm = DEFAULT_LOG_FORM  # how each match's log is kept ([storage])
 
     @property
     def database(self) -> Path:
@@ -472,6 +478,7 @@ class _Reader:
             public_deals=competition.public_deals,
             webhook=self.webhook(file.webhook),
             cluster=tls_of(file.cluster, self.path),
+            match_logs=cast(LogForm, file.storage.match_logs),
             clients=ClientLimits(
                 **{name: getattr(server, name) for name in ClientLimits.__struct_fields__}
             ),

@@ -32,8 +32,11 @@ from pathlib import Path
 
 from starlette.responses import Response
 
+from referee.match.archive import full_log_lines
+from referee.match.log import LogError
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
+from referee.server.operations import log_operation
 from referee.server.views import hide_paths, server_places
 from referee.text.faults import STDERR_HIDDEN, STDERR_MARK
 
@@ -41,10 +44,14 @@ MEDIA_TYPE = "application/x-ndjson"
 
 
 def stored_log_lines(path: Path) -> list[str] | None:
-    """The match log's lines, as ``newmarket replay`` reads them; None if it is not kept."""
+    """The full match log's lines, as ``newmarket replay`` reads them, whether it is kept as
+    a compact record (rebuilt here) or as JSON lines; None if it is not kept.  ``LogError``
+    if what is kept cannot be read back."""
+    if not path.exists():
+        return None
     try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+        return [raw.decode("utf-8").rstrip("\n") for raw in full_log_lines(path)]
+    except FileNotFoundError:  # pruned between the look and the read
         return None
 
 
@@ -72,7 +79,11 @@ def match_log(competition: Competition, match_id: str, viewer: Participant | Non
             "the same cards are dealt at its other seats, so its logs are published once "
             f"all {total} have finished",
         )
-    lines = stored_log_lines(Path(log_path)) if log_path else None
+    try:
+        lines = stored_log_lines(Path(log_path)) if log_path else None
+    except (LogError, UnicodeDecodeError) as error:
+        log_operation("platform-fault", where="log download", match=match_id, what=str(error))
+        return Download(500, f"the kept log of match {match_id} cannot be read back")
     if lines is None:
         return Download(
             404,

@@ -32,6 +32,7 @@ import trio
 
 from engine.rules import Rules
 from referee.bots import BotSpec, spec_from_json
+from referee.match.archive import stored_path
 from referee.match.key import MatchKey, derive_seed, rotations
 from referee.match.result import MatchResult
 from referee.server.admission import PlatformFailedError, admit
@@ -317,6 +318,7 @@ def local_tables(competition: Competition) -> OpenTable:
             number,
             sandbox_setting(config),
             config.storage.stderr_bytes,
+            config.match_logs,
         )
 
     return open_table
@@ -377,7 +379,7 @@ async def play_group(
             raise
         finally:
             competition.playing_now.pop(number, None)
-        log = config.logs_dir / f"{key.match_id}.jsonl"
+        log = stored_path(config.logs_dir, key.match_id, result)
         # A finished match is never lost: a locked database is waited out, not fatal.
         await written(
             f"recording match {key.match_id}",

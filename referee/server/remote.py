@@ -44,6 +44,7 @@ from functools import partial
 import trio
 
 from referee.bots import BotSpec
+from referee.match.archive import stored_path
 from referee.match.result import MatchResult
 from referee.server.busy import is_busy, is_disk_full, written
 from referee.server.competition import Competition
@@ -146,7 +147,7 @@ def record_result(
     the finished match must not be lost either, so the waiting write goes on
     beside the table.
     """
-    log = competition.config.logs_dir / f"{job.key.match_id}.jsonl"
+    log = stored_path(competition.config.logs_dir, job.key.match_id, result)
     store = competition.store
     write = partial(
         record_match,
@@ -199,6 +200,7 @@ async def remote_table_loop(
             sandbox,
             config.storage.stderr_bytes,
             stderr_files=False,  # as at a worker's table: each match's log keeps its stderr
+            log_form=config.match_logs,
         )
         pool = RemotePool(roster, config.time_control, lobby, local, record, config.logs_dir, _note)
         pool.bots = roster  # the pool copies its roster; this one grows

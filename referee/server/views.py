@@ -32,7 +32,7 @@ from typing import Any
 import referee
 from referee.match.result import MatchResult
 from referee.report.data import read_match_log
-from referee.report.pages import replay_data
+from referee.report.pages import page_replay, replay_data
 from referee.report.templating import ScriptJSON, script_json
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, FaultRow, Participant, Version
@@ -305,7 +305,7 @@ def _replay(
     # Public: a crash narrated in it loses the bot's last stderr line (its owner's alone).
     replay = without_stderr_in(replay_data(names, _log(path, start_chips, mtime, names)))
     data = hide_paths(replay, places)
-    return data, script_json(data)
+    return data, script_json(page_replay(data))  # the page's steps; the API's frames
 
 
 def match_view(

@@ -24,6 +24,7 @@ import trio
 from engine.rules import Rules
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.tables.job import WORKER_EXIT_GRACE, TableError
@@ -66,6 +67,7 @@ class WorkerTable(WorkerProcess):
         number: int,
         sandbox: str,
         stderr_cap: int = DEFAULT_STDERR_CAP_BYTES,
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> WorkerTable:
         setup = Setup(
             control,
@@ -77,6 +79,7 @@ class WorkerTable(WorkerProcess):
             # per bot process as well grew without bound, a cap's worth per process.
             stderr_cap=stderr_cap,
             stderr_files=False,
+            log_form=log_form,
         )
         # A worker's warnings (a bot slow to start, restarted) repeat what each
         # match's result and log record, which is what the server shows.

@@ -57,6 +57,7 @@ from distributed.scheduler import KilledWorker
 from distributed.worker import Worker
 
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.result import MatchResult, result_from_json
 from referee.settings.cluster import ClusterTLS
 from referee.storage.private_files import private_dir
@@ -215,6 +216,7 @@ class TableHost(WorkerPlugin):
         *,
         local: int = 0,
         sandbox: str = "",
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> None:
         self.bots = bots
         self.local = local  # N for a worker process of this league's own local:N cluster
@@ -223,7 +225,7 @@ class TableHost(WorkerPlugin):
         # Built here, on the coordinator, so that every worker gets the league's own
         # settings (its sandbox setting among them), not its machine's.
         self.setup_template = Setup(
-            control, None if logs is None else str(logs), 0, list(bots), sandbox
+            control, None if logs is None else str(logs), 0, list(bots), sandbox, log_form=log_form
         )
 
     def setup(self, worker: Worker) -> None:
@@ -373,7 +375,9 @@ class ClusterPool:
         on_give_up: Callable[[TableJob, str], None] | None = None,
         sandbox: str = "",
         tls: ClusterTLS | None = None,
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> None:
+        self.log_form = log_form  # how each match's log is kept (``Setup.log_form``)
         self.address = address
         self.tls = tls  # the file's [cluster] certificates: every connection is TLS
         self.on_give_up = on_give_up
@@ -443,6 +447,7 @@ class ClusterPool:
             self.plugin,
             local=workers or 0,
             sandbox=self.sandbox,
+            log_form=self.log_form,
         )
         self.client.register_plugin(host, name=self.plugin)
         found: dict[str, list[str]] = self.client.run(worker_problems, self.plugin)
@@ -573,10 +578,13 @@ async def open_cluster_pool(
     on_give_up: Callable[[TableJob, str], None],
     sandbox: str,
     tls: ClusterTLS | None,
+    log_form: LogForm = DEFAULT_LOG_FORM,
 ) -> AsyncIterator[ClusterPool]:
     """A started ``ClusterPool`` (``--cluster``, with the file's ``[cluster]`` certificates);
     leaving it ends every table worker and bot on the cluster."""
-    pool = ClusterPool(address, bots, control, on_result, logs, warn, on_give_up, sandbox, tls)
+    pool = ClusterPool(
+        address, bots, control, on_result, logs, warn, on_give_up, sandbox, tls, log_form
+    )
     try:
         await pool.start()
         yield pool

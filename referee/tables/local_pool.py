@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.result import MatchResult
 from referee.storage.private_files import private_dir
 from referee.tables.job import MATCH_ATTEMPTS, MatchPool, TableJob, WorkerDied, stop_on_give_up
@@ -116,7 +117,9 @@ class TablePool:
         on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
         sandbox: str = "",
         bot_processes: int = BOT_PROCESSES,
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> None:
+        self.log_form = log_form  # how each match's log is kept (``Setup.log_form``)
         self.bots = list(bots)
         self.bot_processes = bot_processes  # per table worker
         self.per_bot = 1  # sized by the schedule when it comes (``play``)
@@ -141,6 +144,7 @@ class TablePool:
             self.sandbox,
             bot_processes=self.bot_processes,
             per_bot=self.per_bot,
+            log_form=self.log_form,
         )
         return await WorkerProcess.launch(
             setup, self.warn, lambda process: self._pin(process, slot)
@@ -281,12 +285,14 @@ async def open_pool(
     on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
     sandbox: str = "",
     bot_processes: int = BOT_PROCESSES,
+    log_form: LogForm = DEFAULT_LOG_FORM,
 ) -> AsyncIterator[MatchPool]:
     """A pool of table workers; leaving it ends every worker and bot process it started.
 
     ``sandbox`` is the sandbox setting (``referee.sandbox.setting_to_env``'s text) each
     table worker resolves where its bots run; empty, the default level and limits.
     ``bot_processes`` bounds the bot processes each table runs at once (``BOT_PROCESSES``).
+    ``log_form``: how each match's log is kept (``referee.match.archive``).
 
     With ``cluster`` the tables are Dask tasks (``referee.tables.dask_pool``),
     imported only then: Dask is slow to import and a local league needs none of it.
@@ -296,7 +302,9 @@ async def open_pool(
     if cluster is not None:
         from referee.tables.dask_pool import ClusterPool
 
-        pool = ClusterPool(cluster, bots, control, on_result, logs, warn, on_give_up, sandbox)
+        pool = ClusterPool(
+            cluster, bots, control, on_result, logs, warn, on_give_up, sandbox, log_form=log_form
+        )
         try:
             await pool.start()
         except BaseException:
@@ -304,7 +312,7 @@ async def open_pool(
             raise
     else:
         pool = TablePool(
-            bots, control, jobs, on_result, logs, warn, on_give_up, sandbox, bot_processes
+            bots, control, jobs, on_result, logs, warn, on_give_up, sandbox, bot_processes, log_form
         )
     try:
         yield pool

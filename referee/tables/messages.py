@@ -31,6 +31,7 @@ import trio
 from protocol import nesting_depth
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.key import MatchKey
 from referee.transport.timecontrol import TimeControl
 
@@ -55,6 +56,7 @@ class Setup(_Message, frozen=True, tag="setup"):
     ``bot_processes`` bounds the bot processes the worker runs at once and
     ``per_bot`` those of one bot (0: the worker's default,
     ``referee.tables.worker.IDLE_PER_SEAT``; ``referee.tables.bot_processes``).
+    ``log_form`` is how each match's log is kept (``referee.match.archive``).
     """
 
     time_control: TimeControl
@@ -67,6 +69,7 @@ class Setup(_Message, frozen=True, tag="setup"):
     stderr_files: bool = True
     bot_processes: int = 0
     per_bot: int = 0
+    log_form: LogForm = DEFAULT_LOG_FORM
 
 
 class Play(_Message, frozen=True, tag="play"):

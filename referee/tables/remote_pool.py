@@ -32,6 +32,7 @@ from pathlib import Path
 import trio
 
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm, kept
 from referee.match.referee import play_match
 from referee.match.result import MatchResult
 from referee.sandbox import SandboxError, resolve, setting_from_env
@@ -124,7 +125,7 @@ class RemotePool:
                 # A process that has not seen this deal (duplicate deals, if opted in).
                 sessions.append(await self.local.session(bot, job.key.deal_seed))
         log_path = None if self.logs is None else self.logs / f"{job.key.match_id}.jsonl"
-        return await play_match(
+        result = await play_match(
             sessions,
             job.rules,
             job.key.deal_seed,
@@ -132,6 +133,9 @@ class RemotePool:
             match_id=job.key.match_id,
             log_path=log_path,
         )
+        # Its log kept as the local tables keep theirs, off the loop the remote bots' clocks
+        # run on (a compaction takes some milliseconds).
+        return await trio.to_thread.run_sync(kept, result, self.local.log_form)
 
 
 @asynccontextmanager
@@ -148,6 +152,7 @@ async def open_remote_pool(
     wait: float,
     tokens_path: Path,
     sandbox: str = "",
+    log_form: LogForm = DEFAULT_LOG_FORM,
 ) -> AsyncIterator[RemotePool]:
     """Listen for the remote bots and play tables in this process; ends every session on exit.
 
@@ -172,7 +177,9 @@ async def open_remote_pool(
             f" (absent bots are waited for {wait:g} s)"
         )
         async with trio.open_nursery() as nursery:
-            local = TableSessions(nursery, list(bots), control, logs, 0, warn, resolved)
+            local = TableSessions(
+                nursery, list(bots), control, logs, 0, warn, resolved, log_form=log_form
+            )
             try:
                 yield RemotePool(bots, control, lobby, local, on_result, logs, warn)
             finally:

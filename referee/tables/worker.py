@@ -55,6 +55,7 @@ import trio
 from engine.rules import Rules
 from protocol.timing import DEFAULT_STDERR_CAP_BYTES
 from referee.bots import BotSpec
+from referee.match.archive import DEFAULT_LOG_FORM, LogForm, kept, kept_path
 from referee.match.key import MatchKey
 from referee.match.referee import play_match
 from referee.match.result import MatchResult, result_json
@@ -190,7 +191,9 @@ class TableSessions:
         stderr_files: bool = True,
         limit: int | None = None,
         per_bot: int | None = None,
+        log_form: LogForm = DEFAULT_LOG_FORM,
     ) -> None:
+        self.log_form = log_form  # how each match's log is kept (referee.match.archive)
         self.sandbox = sandbox
         self.stderr_cap = stderr_cap
         self.stderr_files = stderr_files
@@ -224,6 +227,7 @@ class TableSessions:
             setup.stderr_files,
             setup.bot_processes or None,
             setup.per_bot or None,
+            setup.log_form,
         )
 
     def _gave_up(self, bot: int, process: _Process) -> bool:
@@ -309,10 +313,12 @@ class TableSessions:
         self.matches += 1
         # Its stderr record has all a bot that cannot start wrote, which a warning cuts.
         log_path = None if self.logs is None else self.logs / f"{key.match_id}.jsonl"
+        # A warning names the file the log will be kept in (``kept`` below).
+        kept_in = None if log_path is None else kept_path(log_path, self.log_form)
         given: dict[int, _Process] = {}
         for seat, bot in enumerate(key.bots):
-            if (kept := await self._drop_dead(bot)) is not None:
-                given[seat] = kept
+            if (kept_process := await self._drop_dead(bot)) is not None:
+                given[seat] = kept_process
         if self.limit is None:  # the default bound: IDLE_PER_SEAT idle per seat, and the seats
             self.plan.limit = (IDLE_PER_SEAT + 1) * len(key.bots)
         chosen, ending = self.plan.seat(key.bots, key.deal_seed, given)
@@ -320,14 +326,14 @@ class TableSessions:
         starting = [seat for seat, process in enumerate(chosen) if process is None]
 
         async def start(seat: int) -> None:
-            chosen[seat] = await self._start(key.bots[seat], log_path)
+            chosen[seat] = await self._start(key.bots[seat], kept_in)
 
         async with trio.open_nursery() as starting_all:  # start-ups are paid in parallel
             for seat in starting:
                 starting_all.start_soon(start, seat)
         playing = [process for process in chosen if process is not None]
         self.plan.played(playing, key.deal_seed)
-        return await play_match(
+        result = await play_match(
             [process.handle.session for process in playing],
             rules,
             key.deal_seed,  # the derived seed: this process never sees the league's key
@@ -336,6 +342,7 @@ class TableSessions:
             log_path=log_path,
             chips=key.start_chips,  # each seat its own (a bankroll league carries bankrolls)
         )
+        return kept(result, self.log_form)
 
 
 # ---------------------------------------------------------------- the process

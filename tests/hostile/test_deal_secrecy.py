@@ -29,6 +29,7 @@ from referee.league.league_db import LeagueStore
 from referee.league.league_file import parse_config
 from referee.league.runner import SilentReporter, run_league
 from referee.match.log import read_log
+from tests.match_logs import kept_logs
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -88,7 +89,7 @@ def findings(logs: Path) -> list[tuple[str, Path, list[dict[str, Any]]]]:
     """
     texts = [path.read_text() for path in logs.rglob("*.stderr")]
     out = []
-    for path in sorted(logs.glob("*.jsonl")):
+    for path in kept_logs(logs):
         records = [record for _, record in read_log(path)]
         header = next(r for r in records if r["type"] == "header")
         if not any(bot["name"] == "attacker" for bot in header["bots"]):
@@ -218,10 +219,10 @@ async def test_a_competition_with_default_settings_deals_cards_no_bot_can_find(
 
             # The finished group: its seed (the log's, from which `replay` verifies it).
             done = (await web.get("/api/matches/g1r0")).json()
-            header = next(r for _, r in read_log(config.logs_dir / "g1r0.jsonl"))
+            header = next(r for _, r in read_log(config.logs_dir / "g1r0.nmr"))
             assert done["seed"] == header["seed"] and done["replay"] and done["cards_public"]
             assert done["seed"] >= 1 << 64  # a derived seed, not the group's 48-bit one
-            verify_log(config.logs_dir / "g1r0.jsonl")
+            verify_log(config.logs_dir / "g1r0.nmr")
             # The group still being played: nothing from its cards, in the API or the page.
             hidden = (await web.get("/api/matches/g2r0")).json()
             assert hidden["cards_public"] is False
@@ -229,7 +230,7 @@ async def test_a_competition_with_default_settings_deals_cards_no_bot_can_find(
             assert all(seat["chips"] is None for seat in hidden["seats"])
             assert "1 of 3 matches finished" in hidden["in_play"]
             page = (await web.get("/matches/g2r0")).text
-            secret = next(r for _, r in read_log(config.logs_dir / "g2r0.jsonl"))["seed"]
+            secret = next(r for _, r in read_log(config.logs_dir / "g2r0.nmr"))["seed"]
             assert str(secret) not in page and "still being played" in page
             assert not re.search(r"(?<![0-9A-Za-z])[2-9TJQKA][CDHS](?![0-9A-Za-z])", page)
             owner = (await web.get("/api/participants/mallory")).json()

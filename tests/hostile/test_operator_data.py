@@ -42,6 +42,7 @@ from tests.hostile.test_isolation import (
     refused,
     unprivileged_wrapper,
 )
+from tests.match_logs import kept_logs, log_text
 from tests.server.serving import (
     BOTS,
     add_participant,
@@ -114,7 +115,7 @@ def league_files(home: Path) -> list[Path]:
         home / "league.db.lock",
         logs,
         logs / "stderr",
-        *logs.glob("*.jsonl"),
+        *kept_logs(logs),
         *(logs / "stderr").iterdir(),
     ]
 
@@ -198,8 +199,8 @@ def kept_stderr(logs: Path) -> str:
     """Everything the server kept of its bots' stderr: the capped ``stderr`` record of each
     match log (the server keeps no stderr file of its own per bot process)."""
     texts = []
-    for log in sorted(logs.rglob("*.jsonl")):
-        for line in log.read_text().splitlines():
+    for log in kept_logs(logs, recursive=True):
+        for line in log_text(log).splitlines():
             record = json.loads(line)
             if record.get("type") == "stderr":
                 texts.append(record["text"])

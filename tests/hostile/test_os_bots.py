@@ -39,6 +39,7 @@ from referee.sandbox import MIB, Limits, Sandbox, resolve
 from referee.tools.replay import verify_log
 from referee.transport.process import TERM_GRACE, group_members
 from referee.transport.timecontrol import TimeControl
+from tests.match_logs import kept_logs
 from tests.tables import open_table
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
@@ -556,7 +557,7 @@ memory_mb = 256
                 crashed.add(name)
     assert {"crash_mid", "grandchild"} <= crashed
     assert crashed == {name for name, kind in kinds.items() if kind}
-    logs = sorted((tmp_path / "logs").glob("*.jsonl"))
+    logs = kept_logs(tmp_path / "logs")
     assert len(logs) == run.total
     header = next(read_log(logs[0]))[1]
     assert header["sandbox"]["level"] == "auto" and header["sandbox"]["limits"]["processes"] == 32

@@ -16,6 +16,7 @@ import pytest
 import trio
 
 from tests.hostile.protocol_harness import REPO, play_hostile, proto_bot, table_mates
+from tests.match_logs import kept_logs
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -216,7 +217,7 @@ startup_time = 20.0
     assert disqualified <= {name for name, kind in kinds.items() if kind}
     huge = [w for w in reporter.warnings if "huge_line disqualified" in w]
     assert huge and all("(line_too_long in hand " in w and "line too long: " in w for w in huge)
-    assert len(list((tmp_path / "logs").glob("*.jsonl"))) == run.total
+    assert len(kept_logs(tmp_path / "logs")) == run.total
     # The workers ended every bot's tree; give the kernel a moment to finish tearing down.
     for _ in range(50):
         if not tagged_processes(tag):

@@ -28,6 +28,7 @@ from referee.sandbox import detect, resolve
 from referee.transport.session import open_bots
 from referee.transport.timecontrol import TimeControl
 from tests.hostile.test_isolation import UNPRIVILEGED, Listener, unprivileged_home
+from tests.match_logs import kept_logs, log_records
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes"),
@@ -182,10 +183,10 @@ def play_runtime_league(home: Path, wrapper: list[str]) -> str:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    logs = sorted((home / "logs").glob("*.jsonl"))
+    logs = kept_logs(home / "logs")
     assert logs
     for log in logs:
-        result = json.loads(log.read_text().splitlines()[-1])
+        result = log_records(log)[-1]
         assert result["type"] == "result"
         for seat in result["seats"]:
             assert seat["faults"] == [] and seat["status"] == "ok", (seat, done.stderr[-3000:])

@@ -47,6 +47,7 @@ from referee.sandbox.isolation import Isolation
 from referee.transport.process import group_members
 from referee.transport.session import open_bots
 from referee.transport.timecontrol import TimeControl
+from tests.match_logs import kept_logs
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -375,7 +376,7 @@ def test_league_prints_the_protections_and_hands_its_setting_to_the_workers(
     done = runner.invoke(app, ["league", str(league), "--jobs", "1"])
     assert done.exit_code == 0, done.output
     assert "sandbox basic: rlimits only, no isolation" in done.output  # the file's level
-    logs = sorted((tmp_path / "tiny-logs").glob("*.jsonl"))
+    logs = kept_logs(tmp_path / "tiny-logs")
     sandboxes = [next(read_log(log))[1]["sandbox"] for log in logs]
     assert sandboxes and all(sandbox["level"] == "basic" for sandbox in sandboxes)
     # The file's limits too: the setting reached the table workers whole (their setup).

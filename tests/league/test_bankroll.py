@@ -192,7 +192,7 @@ starting_chips = 30
             assert list(match.key.start_chips) == starts
             uneven = uneven or len(set(starts)) > 1
             replayed = verify_log(
-                logs / f"{match.key.match_id}.jsonl"
+                logs / f"{match.key.match_id}.nmr"
             )  # the header's chips re-run the match, line by line
             assert replayed.header["chips"] == starts
             for seat in match.result.seats:

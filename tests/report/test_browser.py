@@ -24,6 +24,7 @@ from engine.state import Match
 from referee.match.convert import apply_choice, build_request
 from referee.match.log import read_log
 from referee.report.data import load_league, log_path_of
+from referee.report.pages import frames_of
 from referee.report.site import SiteBuilder
 from tests.chromium import launched_chromium, needs_chromium, screenshot
 from tests.report.conftest import BOTS, MISCHIEF
@@ -114,23 +115,19 @@ def test_a_bot_page_has_a_summary_its_opponents_and_a_plot(
     screenshot(page, ARTIFACTS, "bot-summary")
 
 
-def test_a_match_page_links_its_raw_log_for_download(
+def test_a_match_page_links_its_log_where_the_league_keeps_it(
     league_db: Path, site: Path, page: Any
 ) -> None:
     league = load_league(league_db)
     match = league.matches[0]
     page.goto((site / "matches" / f"{match.key.match_id}.html").as_uri())
     link = page.locator("p.download a[download]")
-    href = link.get_attribute("href")
-    assert href == f"{match.key.match_id}.jsonl"
-    copied = site / "matches" / href
+    # The link leads to the league's own file (a compact record), not to a copy in the site.
+    target = link.evaluate("a => a.href")
     original = log_path_of(league, match)
-    assert original is not None and copied.read_bytes() == original.read_bytes()
-    # A page from disk (file://) opens the file rather than saving it (Chromium honours
-    # ``download`` for same-origin links only, as on a web host): either way, the log.
-    link.click()
-    page.wait_for_url(re.compile(r".*\.jsonl$"))
-    assert page.locator("body").inner_text().startswith('{"type":"header"')
+    assert original is not None and original.suffix == ".nmr"
+    assert target == original.resolve().as_uri()
+    assert not list(site.rglob("*.nmr")) and not list(site.rglob("*.jsonl"))
 
 
 def test_every_page_reads_at_400_pixels(league_db: Path, site: Path, browser: Any) -> None:
@@ -249,7 +246,7 @@ def test_stepping_the_replay_shows_the_cards_and_chips_of_the_log(
         re.S,
     )
     assert data_text is not None
-    frames = json.loads(data_text.group(1))["frames"]
+    frames = frames_of(json.loads(data_text.group(1)))
     page.goto(page_file.as_uri())
     assert (
         page.locator("#table tr[data-seat] td.name")

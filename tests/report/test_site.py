@@ -18,8 +18,10 @@ import pytest
 
 from referee.report.data import load_league, log_path_of, read_match_log
 from referee.report.frames import plural, pretty_text
+from referee.report.pages import frames_of
 from referee.report.site import SiteBuilder, watch
 from tests.clirun import newmarket
+from tests.match_logs import kept_logs, log_text
 from tests.report.conftest import BOTS, MISCHIEF
 
 _WIRE_CARD = re.compile(r"(?<![A-Za-z0-9'])[2-9TJQKA][CDHS](?![A-Za-z0-9'])")
@@ -92,7 +94,7 @@ def test_the_pages_count_in_good_english_and_one_card_notation(
         page = path.read_text()
         data = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', page)
         if data is not None:
-            for frame in json.loads(data.group(1))["frames"]:
+            for frame in frames_of(json.loads(data.group(1))):
                 for line in frame["lines"]:
                     assert not _WIRE_CARD.search(line), (path, line)
                     narrated += 1
@@ -295,7 +297,13 @@ def test_a_reader_never_finds_the_site_missing_or_half_written(
 def test_a_damaged_log_is_named_on_its_match_page(league_db: Path, tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     shutil.copytree(league_db.parent / "logs", logs)
-    first, second = sorted(logs.glob("*.jsonl"))[:2]
+    first, second, third, fourth = kept_logs(logs)[:4]
+    fourth.write_bytes(fourth.read_bytes()[:-40])  # a compact record cut short
+    for record in (first, second):  # damaged as full logs, whose lines a hand can change
+        text = log_text(record)
+        record.unlink()
+        record.with_suffix(".jsonl").write_text(text)
+    first, second = first.with_suffix(".jsonl"), second.with_suffix(".jsonl")
     first.write_bytes(first.read_bytes()[:-40])  # cut short, as by a kill -9
     lines = second.read_text().splitlines(keepends=True)
     lines[5] = lines[5].replace('"seat":0', '"seat":1', 1) if '"seat":0' in lines[5] else "{}\n"
@@ -307,10 +315,9 @@ def test_a_damaged_log_is_named_on_its_match_page(league_db: Path, tmp_path: Pat
     assert "The log cannot be read whole: line" in cut and "cut short" in cut
     changed = (out / "matches" / f"{second.stem}.html").read_text()
     assert "does not verify" in changed or "cannot be read whole" in changed
-    assert (
-        "The log verifies"
-        in (out / "matches" / f"{sorted(logs.glob('*.jsonl'))[2].stem}.html").read_text()
-    )
+    assert "The log verifies" in (out / "matches" / f"{third.stem}.html").read_text()
+    damaged = (out / "matches" / f"{fourth.stem}.html").read_text()
+    assert "The log cannot be read whole" in damaged and "damaged compact record" in damaged
 
 
 def test_a_missing_logs_directory_is_one_line_and_exit_2(league_db: Path, tmp_path: Path) -> None:

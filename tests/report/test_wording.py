@@ -25,6 +25,7 @@ from engine import preset
 from referee.commands.match import result_table
 from referee.match.referee import play_match
 from referee.match.result import MatchResult
+from referee.report.pages import frames_of
 from referee.server.app import templates
 from referee.server.views import _replay
 from referee.text.printing import print_whole
@@ -93,7 +94,7 @@ async def test_the_report_page_says_it_in_the_same_words(
     assert f"ended: {WORDS}" in page
     data = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', page)
     assert data is not None
-    lines = [line for frame in json.loads(data.group(1))["frames"] for line in frame["lines"]]
+    lines = [line for frame in frames_of(json.loads(data.group(1))) for line in frame["lines"]]
     assert f"match over ({WORDS}): " in lines[-1]
     assert "players_left" not in page
 

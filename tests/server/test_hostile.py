@@ -27,6 +27,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from referee.match.log import LogError
+from tests.match_logs import kept_logs, log_text
 from tests.server.serving import (
     BOTS,
     Server,
@@ -196,9 +198,9 @@ def test_a_bot_attacking_its_table_is_contained_and_play_goes_on(
 def attack_stderr(logs: Path) -> str:
     """The attacker's lines among the bots' stderr the match logs kept (``stderr`` records)."""
     texts = []
-    for log in sorted(logs.rglob("*.jsonl")):
-        with contextlib.suppress(OSError):
-            for line in log.read_text().splitlines():
+    for log in kept_logs(logs, recursive=True):
+        with contextlib.suppress(OSError, LogError):
+            for line in log_text(log).splitlines():
                 with contextlib.suppress(ValueError):
                     record = json.loads(line)
                     if record.get("type") == "stderr" and "ATTACK " in record["text"]:

@@ -458,7 +458,7 @@ async def test_a_bot_flooding_stderr_keeps_at_most_the_cap_per_match(tmp_path: P
     finally:
         await table.aclose()
     for group in (1, 2):
-        records = [record for _n, record in read_log(logs / f"g{group}r0.jsonl")]
+        records = [record for _n, record in read_log(logs / f"g{group}r0.nmr")]
         (kept,) = [r for r in records if r["type"] == "stderr" and r["seat"] == 0]
         written = sum(1 for r in records if r["type"] == "request" and r["seat"] == 0)
         assert kept["bytes"] == written * (256 << 10)  # counted whole
@@ -466,4 +466,4 @@ async def test_a_bot_flooding_stderr_keeps_at_most_the_cap_per_match(tmp_path: P
         marker = f"\n[... {kept['dropped']} bytes of stderr dropped ...]\n"
         assert marker in kept["text"]
         assert len(kept["text"].encode()) == cap + len(marker)
-    assert sorted(path.name for path in logs.iterdir()) == ["g1r0.jsonl", "g2r0.jsonl"]
+    assert sorted(path.name for path in logs.iterdir()) == ["g1r0.nmr", "g2r0.nmr"]

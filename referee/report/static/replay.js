@@ -4,9 +4,34 @@
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("match-data").textContent);
-  var frames = data.frames;
+  var frames = expand(data.steps);
   var names = data.names;
   var at = 0;
+
+  // Each step holds what changed since the one before (referee.report.pages.page_replay):
+  // "played+" the cards played since, "hands@" the hands of the seats whose hand changed.
+  function expand(steps) {
+    var out = [];
+    steps.forEach(function (step) {
+      var before = out.length ? out[out.length - 1] : {};
+      var frame = {};
+      Object.keys(before).forEach(function (key) { frame[key] = before[key]; });
+      Object.keys(step).forEach(function (key) {
+        if (key === "played+") {
+          frame.played = before.played.concat(step[key]);
+        } else if (key === "hands@") {
+          frame.hands = before.hands.slice();
+          Object.keys(step[key]).forEach(function (seat) {
+            frame.hands[Number(seat)] = step[key][seat];
+          });
+        } else {
+          frame[key] = step[key];
+        }
+      });
+      out.push(frame);
+    });
+    return out;
+  }
 
   function card(text, extra) {
     var span = document.createElement("span");

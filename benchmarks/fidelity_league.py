@@ -7,7 +7,7 @@ every seat rotation, duplicate deals) is played with many league seeds, two
 ways:
 
 * ``old``: elimination sessions of the boodle preset, ranked by openskill's
-  conservative rating (``referee.league.ratings``), fed in schedule order;
+  conservative rating (``referee.scoring.ratings``), fed in schedule order;
 * ``new``: fixed-hands matches of one round of deals (4 hands), ranked by the batch fit of duplicate
   chips scores (``referee.scoring.fit``), what ``newmarket standings`` sorts by.
 
@@ -29,11 +29,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from engine import Rules, preset
-from referee.league.ratings import rate
 from referee.league.schedule import build_schedule
 from referee.scoring.duplicate import GroupMatch, fixed_hands
 from referee.scoring.fit import equations, solve
 from referee.scoring.policies import POLICIES, play_match
+from referee.scoring.ratings import rate
 
 BOTS = ["boodler", "tracker", "tracker-tiny", "tracker-noisy", "random"]  # strongest first
 

@@ -310,8 +310,8 @@ CPU_SECONDS: dict[Path, float] = {}  # the last ``timed_standings`` run's CPU, b
 
 def standings_rows(args: argparse.Namespace) -> None:
     from referee.league.league_db import LeagueStore
-    from referee.league.ratings import rate
     from referee.league.standings import fit_summary, head_to_head
+    from referee.scoring.ratings import rate
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(args.db_dir or scratch)

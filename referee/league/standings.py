@@ -4,7 +4,7 @@ Everything is recomputed from the database on every call, so ``newmarket
 standings`` shows the same numbers during a league, after a crash, or a year
 later, and there is no second copy of the truth to drift.  Matches are
 always taken in schedule order, which the ratings need
-(``referee.league.ratings``).  The fit reads the matches once into per-layout
+(``referee.scoring.ratings``).  The fit reads the matches once into per-layout
 summaries (``referee.scoring.summary``), and its bootstrap draws over those.
 
 Round robin standings sort by ``score``: each bot's strength in chips per

@@ -29,9 +29,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from referee.league.league_db import StoredMatch
-from referee.league.ratings import Rating, rate
 from referee.league.schedule import ScheduledMatch
 from referee.scoring.duplicate import GroupMatch, forfeit_nets
+from referee.scoring.ratings import Rating, rate
 from referee.scoring.summary import FitSummary
 from referee.storage.private_files import private_opener
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from markupsafe import Markup
 
-from referee.league.ratings import MU, SIGMA, Rating, Z
 from referee.report.templating import render
+from referee.scoring.ratings import MU, SIGMA, Rating, Z
 
 # Colours that stay apart for the first few bots; later bots reuse them.
 PALETTE = (

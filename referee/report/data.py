@@ -23,11 +23,11 @@ from typing import Any
 from openskill.models import PlackettLuce
 
 from referee.league.league_db import LeagueStore, StoredMatch
-from referee.league.ratings import MU, SIGMA, Rating
 from referee.league.standings import Standings, compute
 from referee.match.archive import stored_log
 from referee.match.log import LogError, read_log
 from referee.report.frames import Frame, Narrator, build_frames, pretty, pretty_text
+from referee.scoring.ratings import MU, SIGMA, Rating
 from referee.tools.replay import verify_log
 
 STDERR_EXCERPT = 4000  # characters of a bot's stderr shown per match and per file
@@ -59,7 +59,7 @@ def load_league(db: Path, log_dir: Path | None = None) -> League:
 
 
 def rating_history(names: Sequence[str], ordered: Sequence[StoredMatch]) -> list[dict[str, Rating]]:
-    """The ratings after each match, exactly as ``referee.league.ratings.rate`` updates them."""
+    """The ratings after each match, exactly as ``referee.scoring.ratings.rate`` updates them."""
     model = PlackettLuce(mu=MU, sigma=SIGMA)
     ratings = {name: model.rating(mu=MU, sigma=SIGMA, name=name) for name in names}
     history = []

@@ -27,8 +27,8 @@ import trio
 from markupsafe import Markup
 from openskill.models import PlackettLuce
 
-from referee.league.ratings import MU, SIGMA, Rating
 from referee.report.chart import PALETTE, rating_chart
+from referee.scoring.ratings import MU, SIGMA, Rating
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from referee.league.league_db import StoredMatch
-from referee.league.ratings import rate
 from referee.league.standings import compute
+from referee.scoring.ratings import rate
 
 from .results import key, result
 from .test_config import GOOD

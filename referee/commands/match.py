@@ -100,14 +100,14 @@ def unique_names(specs: list[BotSpec]) -> list[BotSpec]:
     return out
 
 
-def writable_log(path: Path) -> Path:
+def writable_log(path: Path, flag: str = "--log-dir") -> Path:
     """Check that the log can be written before any bot starts."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "ab"):
             pass
     except OSError as error:
-        raise UsageError(f"--log: cannot write {path}: {error.strerror or error}") from None
+        raise UsageError(f"{flag}: cannot write {path}: {error.strerror or error}") from None
     return path
 
 
@@ -246,7 +246,9 @@ def match_command(
         control = time_control(move_time, time_bank, startup_time, margin, max_faults)
         seed, match_id, dealt = deal_of(seed)
         only_one(as_json, as_csv)
-        log_path = writable_log(log_file(log_dir, log, match_id))
+        log_path = writable_log(
+            log_file(log_dir, log, match_id), "--log" if log is not None else "--log-dir"
+        )
         sandbox = sandbox_of(sandbox_level)
     except UsageError as error:
         raise fail(str(error)) from None

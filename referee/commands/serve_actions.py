@@ -11,6 +11,7 @@ are made from this registry, so they cannot disagree with it.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ class Action:
 
 
 ACTIONS: dict[str, Action] = {}
+HELP_WIDTH = 80  # the help's columns (docs/cli.md)
+EPILOG_INDENT = "  "  # click indents an epilog by two spaces
 
 
 def action(
@@ -60,10 +63,17 @@ def action(
 
 
 def actions_epilog() -> str:
-    """A line per word for ``newmarket serve --help`` (``\\b`` keeps click from re-wrapping)."""
+    """A line per word for ``newmarket serve --help`` (``\\b`` keeps click from re-wrapping),
+    each summary wrapped under itself so the help fits 80 columns."""
     width = max(len(entry.usage) for entry in ACTIONS.values())
-    lines = (f"  {entry.usage:<{width}}  {entry.summary}" for entry in ACTIONS.values())
-    return "\b\nActions (newmarket serve ACTION [ARGUMENT] COMPETITION.toml):\n" + "\n".join(lines)
+    room = HELP_WIDTH - len(EPILOG_INDENT) - 2 - width - 2
+    lines = []
+    for entry in ACTIONS.values():
+        wrapped = textwrap.wrap(entry.summary, room, break_on_hyphens=False) or [""]
+        lines.append(f"  {entry.usage:<{width}}  {wrapped[0]}")
+        lines.extend(f"  {'':<{width}}  {more}" for more in wrapped[1:])
+    heading = "Actions (newmarket serve ACTION [ARGUMENT] COMPETITION.toml):"
+    return "\b\n" + heading + "\n" + "\n".join(lines)
 
 
 @action("add-participant", "NAME", summary="add a participant and print its sign-in token")

@@ -8,11 +8,11 @@ one deal, as a server's duplicate group does.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from referee.server.competition_file import load_config as load_competition
 from tests.clirun import newmarket
+from tests.match_logs import kept_logs, log_records
 
 COMPETITION = """
 [competition]
@@ -67,10 +67,7 @@ def test_a_league_with_a_competition_file_plays_by_the_servers_rules_and_sandbox
     assert "as the server of" in err and "3 seats a table, hand limit 2" in err
     assert "lowest" in out and "longest" in out
     server = load_competition(tmp_path / "cup.toml")
-    headers = [
-        json.loads(log.read_text().splitlines()[0])
-        for log in sorted((tmp_path / "mine-logs").glob("*.jsonl"))
-    ]
+    headers = [log_records(log)[0] for log in kept_logs(tmp_path / "mine-logs")]
     assert len(headers) == 3  # one table of three, each seat rotation once
     for header in headers:
         assert header["players"] == 3

@@ -63,7 +63,9 @@ def test_a_table_in_a_pipe_keeps_every_word_and_each_line_whole(tmp_path: Path) 
     )  # fmt: skip
     assert code == 0
     lines = out.splitlines()
-    notes = err.splitlines()  # what is about to be played: on stderr, stdout is the result
+    # What is about to be played: on stderr, stdout is the result (after the note that
+    # --log is the older spelling of --log-dir).
+    notes = [line for line in err.splitlines() if not line.startswith("note: ")]
     assert notes[0].startswith("sandbox ") and notes[1].endswith(f"log {log}")
     assert "…" not in out
     assert any("disqualified" in line and "startup" in line for line in lines)
@@ -158,8 +160,8 @@ def test_an_unwritable_log_is_a_bad_argument(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     code, _out, err = match("--bot", "random", "--bot", "random", "--bot", "random",
-                            "--log", str(blocker / "m.jsonl"))  # fmt: skip
-    assert code == 2 and err.startswith("error: --log: cannot write")
+                            "--log-dir", str(blocker))  # fmt: skip
+    assert code == 2 and err.startswith("error: --log-dir: cannot write")
 
 
 def test_ctrl_c_ends_every_bot_and_keeps_the_log(tmp_path: Path) -> None:

@@ -22,9 +22,10 @@ BOTS = ("--bot", "random", "--bot", "lowest", "--bot", "tracker")
 def match(log: Path, *extra: str) -> tuple[dict[str, Any], list[list[list[str]]], str]:
     """Play one match to ``log``: its header, each hand's deal, and the start line."""
     code, _out, err = newmarket(
-        "match", *BOTS, "--hands", "2", "--sandbox", "none", "--log", str(log), *extra
+        "match", *BOTS, "--hands", "2", "--sandbox", "none", "--log-dir", str(log), *extra
     )
     assert code == 0, err
+    (log,) = log.glob("*.jsonl")
     records = [record for _, record in read_log(log)]
     deals = [record["hands"] for record in records if record["type"] == "chance"]
     return records[0], deals, err.splitlines()[1]
@@ -33,18 +34,18 @@ def match(log: Path, *extra: str) -> tuple[dict[str, Any], list[list[list[str]]]
 def test_match_without_a_seed_deals_afresh_each_run_and_its_log_still_verifies(
     tmp_path: Path,
 ) -> None:
-    first, first_deals, line = match(tmp_path / "a.jsonl")
-    second, second_deals, _line = match(tmp_path / "b.jsonl")
+    first, first_deals, line = match(tmp_path / "a")
+    second, second_deals, _line = match(tmp_path / "b")
     assert first_deals != second_deals
     assert first["seed"] != second["seed"] and first["seed"] >= 1 << 64
     assert str(first["seed"]) not in first["match_id"]  # the id every bot is sent
     assert "a secret deal (its seed goes to the log)" in line and str(first["seed"]) not in line
-    verify_log(tmp_path / "a.jsonl")  # the header's seed replays the cards
+    verify_log(next((tmp_path / "a").glob("*.jsonl")))  # the header's seed replays the cards
 
 
 def test_match_with_a_seed_deals_the_same_cards_every_run(tmp_path: Path) -> None:
-    first, first_deals, line = match(tmp_path / "a.jsonl", "--seed", "7")
-    second, second_deals, _line = match(tmp_path / "b.jsonl", "--seed", "7")
+    first, first_deals, line = match(tmp_path / "a", "--seed", "7")
+    second, second_deals, _line = match(tmp_path / "b", "--seed", "7")
     assert first["seed"] == second["seed"] == 7 and first_deals == second_deals
     assert " · seed 7 · " in line
 

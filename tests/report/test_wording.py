@@ -139,5 +139,9 @@ async def test_the_server_page_and_its_replay_use_the_words_and_names_of_its_tab
         "stderr": {},
         "transcripts": [],
     }
-    page = templates().get_template("match.html").render(**page_context(view=view, replay=text))
+    page = (
+        templates()
+        .get_template("match.html")
+        .render(**page_context(view=view, replay=text, faults=[]))
+    )
     assert f"ended: {WORDS}" in page and "players_left" not in page

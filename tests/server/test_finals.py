@@ -178,14 +178,14 @@ def test_finals_rerun_plays_the_record_again_with_real_bots_to_the_same_ranking(
         published = finals_record(store)
         assert published is not None and published.ranking is not None
         logs = sorted(p.name for p in config.logs_dir.iterdir())
-        assert logs == ["f1g0r0.jsonl", "f1g0r1.jsonl", "f1g0r2.jsonl"]
-        before = (config.logs_dir / "f1g0r0.jsonl").read_bytes()
+        assert logs == ["f1g0r0.nmr", "f1g0r1.nmr", "f1g0r2.nmr"]  # compact records
+        before = (config.logs_dir / "f1g0r0.nmr").read_bytes()
         code, out, err = newmarket("serve", "finals-rerun", str(path))
         assert code == 0, err
         assert "finals 1: 1 groups, 3 matches" in out
         assert out.strip().endswith("the same ranking as the published one")
         # The evidence stays as it was: the re-run's logs are its own.
-        assert (config.logs_dir / "f1g0r0.jsonl").read_bytes() == before
-        assert (config.data / "rerun-logs" / "f1g0r0.jsonl").exists()
+        assert (config.logs_dir / "f1g0r0.nmr").read_bytes() == before
+        assert (config.data / "rerun-logs" / "f1g0r0.nmr").exists()
     finally:
         store.close()

@@ -30,6 +30,7 @@ from referee.server.finals import finals_loop
 from referee.server.listener import ConnectionGuard, raise_descriptor_limit, serve_http
 from referee.server.operations import Format, OperationsLog, log_operation, set_operations_log
 from referee.server.organiser_auth import first_organiser_token
+from referee.server.phase_events import phase_loop
 from referee.server.play import (
     GroupQueue,
     OpenTable,
@@ -241,6 +242,7 @@ async def _background(
             competition.retention = Retention(competition)
             nursery.start_soon(retention_loop, competition.retention)
             nursery.start_soon(webhook_loop, competition)
+            nursery.start_soon(phase_loop, competition)  # each phase told once, to everyone
             for number in range(1, jobs + 1):
                 nursery.start_soon(table_loop, competition, queue, number, open_table)
             if lobby is not None:

@@ -151,3 +151,40 @@ def test_the_organiser_moves_the_freeze_and_the_server_obeys(tmp_path: Path) -> 
         assert code == 2 and "unknown phase 'frost'" in err
     finally:
         competition.store.close()
+
+
+def test_each_phase_is_told_once_to_everyone_and_again_when_a_date_moves(
+    tmp_path: Path,
+) -> None:
+    # Participants learn from their feed that submissions closed: nothing else fires when a
+    # date passes.  Told once (a restart does not tell it again), and none before opening.
+    from referee.server.events import participant_events
+    from referee.server.phase_events import announce_phase
+    from referee.server.phases import move_date
+
+    cup = contest(tmp_path)
+    alice, _token = cup.store.add_participant("alice")
+    cup.clock = lambda: at("2026-11-30T00:00Z")
+    assert announce_phase(cup) is None  # before the opening
+    cup.clock = lambda: at("2026-12-02T00:00Z")
+    assert announce_phase(cup) is not None
+    assert announce_phase(cup) is None  # already told
+    cup.clock = lambda: at("2026-12-20T19:00Z")
+    assert announce_phase(cup) is not None
+    titles = [event.title for event in participant_events(cup.store, alice.id)]
+    assert titles == [
+        "the contest is now: submissions closed",
+        "the contest is now: open for submissions",
+    ]
+    # The organiser moves the freeze later: open again, then frozen again at the new time.
+    move_date(cup.config, cup.store, "freeze", "2026-12-20T21:00Z")
+    assert announce_phase(cup) is not None  # submissions are open again: told
+    cup.clock = lambda: at("2026-12-20T21:30Z")
+    assert announce_phase(cup) is not None  # and closed again, at the new time
+    assert announce_phase(cup) is None
+
+
+def test_a_competition_without_dates_tells_no_phase(tmp_path: Path) -> None:
+    from referee.server.phase_events import announce_phase
+
+    assert announce_phase(contest(tmp_path, extra="")) is None

@@ -33,7 +33,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from operator import add, sub
+from operator import add
 from typing import Any
 
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
@@ -1117,7 +1117,9 @@ class Match:
             return
         # Fixed antes, _pay_stake for every seat at once: each seat pays its due
         # (the ante plus any kitty ante) and each boodle card gets every seat's ante.
-        chips[:] = map(sub, chips, seating.dues)
+        dues = seating.dues
+        for seat in seating.order:
+            chips[seat] -= dues[seat]
         log += seating.stakes
         if seating.kitty:
             self._kitty += seating.kitty

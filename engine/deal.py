@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import itertools
 import struct
 from collections.abc import Iterable, Sequence
 
@@ -46,27 +45,14 @@ def shuffled(seed: int, hand_number: int, items: Sequence[int]) -> list[int]:
     return out
 
 
-# _ONE_SEAT[s] maps holder byte s to ASCII "1" and every other holder to "0".
-_ONE_SEAT = tuple(
+# ONE_SEAT[s] maps holder byte s to ASCII "1" and every other holder to "0": Match._deal
+# reads each live seat's 52-bit hand from the owner table as text (bytes(owner)[::-1],
+# position 51 first) by one translate and one int(..., 2), a few C calls per seat
+# instead of a Python loop over the 52 positions.
+ONE_SEAT = tuple(
     bytes.maketrans(bytes(range(9)), bytes(49 if k == seat else 48 for k in range(9)))
     for seat in range(9)
 )
-
-
-_BASE_2 = itertools.repeat(2)
-_one_seat = _ONE_SEAT.__getitem__
-
-
-def holder_masks(owner: list[int], holders: Sequence[int]) -> list[int]:
-    """For each of ``holders``, the 52-bit mask of the positions ``owner`` gives it.
-
-    Done as text: the owner table (one byte per position, position 51 first)
-    becomes a string of 0s and 1s per holder, read back as a binary number:
-    a few C calls per holder instead of a Python loop over the 52 positions,
-    chained with ``map`` so that no Python frame is made (a deal per hand).
-    """
-    text = bytes(owner)[::-1]
-    return list(map(int, map(text.translate, map(_one_seat, holders)), _BASE_2))
 
 
 def shuffled_deck(seed: int, hand_number: int) -> list[int]:

@@ -191,7 +191,7 @@ async def run_league(
     on a Dask cluster instead of ``jobs`` local table workers.  ``sandbox`` is
     the sandbox setting (``referee.sandbox.setting_to_env``'s text) every table
     resolves where its bots run; empty, the default level and limits.
-    ``bot_processes`` bounds the bot processes each local table runs at once
+    ``bot_processes`` bounds the bot processes each table runs at once, here or on a cluster
     (``referee.tables.local_pool.BOT_PROCESSES``).
     """
     started = time.monotonic()
@@ -466,6 +466,7 @@ def _league_pool(
             sandbox,
             config.cluster,  # the file's [cluster] certificates: TLS
             config.match_logs,
+            bot_processes,
         )
     return open_pool(
         config.bots,

@@ -63,7 +63,7 @@ from referee.settings.cluster import ClusterTLS
 from referee.storage.private_files import private_dir
 from referee.tables.cluster_tls import LOCAL_PROTOCOL, address_problem, security_for
 from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
-from referee.tables.local_pool import PLAYS_AHEAD
+from referee.tables.local_pool import BOT_PROCESSES, PLAYS_AHEAD
 from referee.tables.messages import (
     PipeError,
     Play,
@@ -217,6 +217,7 @@ class TableHost(WorkerPlugin):
         local: int = 0,
         sandbox: str = "",
         log_form: LogForm = DEFAULT_LOG_FORM,
+        bot_processes: int = BOT_PROCESSES,
     ) -> None:
         self.bots = bots
         self.local = local  # N for a worker process of this league's own local:N cluster
@@ -224,8 +225,20 @@ class TableHost(WorkerPlugin):
         self.name = name  # Dask's plugin name, unique per league run
         # Built here, on the coordinator, so that every worker gets the league's own
         # settings (its sandbox setting among them), not its machine's.
+        # Each table keeps up to ``bot_processes`` bot processes, one a bot, as --jobs's tables
+        # do (``referee.tables.bot_processes``): with the worker's default of two idle a seat,
+        # a table started a sandboxed bot for most matches and the cluster ran at 0.28x of
+        # --jobs 2 (benchmarks/results/2026-11-28-fit-dask-engine.md).  One a bot is the
+        # round robin's need; a gauntlet's field bot starts more, and never replays a deal.
         self.setup_template = Setup(
-            control, None if logs is None else str(logs), 0, list(bots), sandbox, log_form=log_form
+            control,
+            None if logs is None else str(logs),
+            0,
+            list(bots),
+            sandbox,
+            log_form=log_form,
+            bot_processes=bot_processes,
+            per_bot=1,
         )
 
     def setup(self, worker: Worker) -> None:
@@ -376,7 +389,9 @@ class ClusterPool:
         sandbox: str = "",
         tls: ClusterTLS | None = None,
         log_form: LogForm = DEFAULT_LOG_FORM,
+        bot_processes: int = BOT_PROCESSES,
     ) -> None:
+        self.bot_processes = bot_processes  # per table (``Setup.bot_processes``)
         self.log_form = log_form  # how each match's log is kept (``Setup.log_form``)
         self.address = address
         self.tls = tls  # the file's [cluster] certificates: every connection is TLS
@@ -448,6 +463,7 @@ class ClusterPool:
             local=workers or 0,
             sandbox=self.sandbox,
             log_form=self.log_form,
+            bot_processes=self.bot_processes,
         )
         self.client.register_plugin(host, name=self.plugin)
         found: dict[str, list[str]] = self.client.run(worker_problems, self.plugin)
@@ -579,11 +595,22 @@ async def open_cluster_pool(
     sandbox: str,
     tls: ClusterTLS | None,
     log_form: LogForm = DEFAULT_LOG_FORM,
+    bot_processes: int = BOT_PROCESSES,
 ) -> AsyncIterator[ClusterPool]:
     """A started ``ClusterPool`` (``--cluster``, with the file's ``[cluster]`` certificates);
     leaving it ends every table worker and bot on the cluster."""
     pool = ClusterPool(
-        address, bots, control, on_result, logs, warn, on_give_up, sandbox, tls, log_form
+        address,
+        bots,
+        control,
+        on_result,
+        logs,
+        warn,
+        on_give_up,
+        sandbox,
+        tls,
+        log_form,
+        bot_processes,
     )
     try:
         await pool.start()

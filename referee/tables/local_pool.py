@@ -303,7 +303,16 @@ async def open_pool(
         from referee.tables.dask_pool import ClusterPool
 
         pool = ClusterPool(
-            cluster, bots, control, on_result, logs, warn, on_give_up, sandbox, log_form=log_form
+            cluster,
+            bots,
+            control,
+            on_result,
+            logs,
+            warn,
+            on_give_up,
+            sandbox,
+            log_form=log_form,
+            bot_processes=bot_processes,
         )
         try:
             await pool.start()

@@ -26,7 +26,7 @@ import pytest
 import trio
 
 from engine.rules import Rules
-from referee.bots import BotSpec
+from referee.bots import BotSpec, resolve_bot
 from referee.league.league_db import LeagueStore
 from referee.league.league_file import LeagueConfig, load_config
 from referee.league.runner import SilentReporter, run_league
@@ -35,6 +35,7 @@ from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.tables.dask_pool import BATCH_MOST, ClusterError, batches, bot_problems
 from referee.tables.job import TableJob
+from referee.transport.timecontrol import TimeControl
 from tests.clirun import newmarket as in_process
 from tests.league.files import afresh, write_league_file
 
@@ -263,3 +264,18 @@ def test_batches_hold_every_match_once_one_lane_each_and_shrink_towards_the_end(
     sizes = [len(batch) for _, batch in cut]
     assert sizes[0] == BATCH_MOST and sizes[-1] == 1  # no long last batch while others wait
     assert len(cut) < len(jobs) / 4  # far fewer tasks than matches
+
+
+def test_the_cluster_s_tables_keep_their_bots_as_the_local_tables_do() -> None:
+    # With the worker's default of two idle processes a seat, a cluster table started a
+    # sandboxed bot for most matches and played at 0.28x of --jobs 2: the cluster's tables
+    # get --bot-processes and keep one process a bot, as --jobs's tables do.
+    from referee.tables.dask_pool import ClusterPool, TableHost
+
+    pool = ClusterPool(
+        "local:2", [resolve_bot("random")] * 4, TimeControl(), lambda _job, _result: None,
+        None, lambda _line: None, bot_processes=12,
+    )  # fmt: skip
+    assert pool.bot_processes == 12
+    host = TableHost([resolve_bot("random")] * 4, TimeControl(), None, "p", bot_processes=12)
+    assert (host.setup_template.bot_processes, host.setup_template.per_bot) == (12, 1)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import typer
 
 from referee.server import organiser
-from referee.server.competition_db import CompetitionStore, StoreError, Version
+from referee.server.competition_db import CompetitionStore, StoreError
 from referee.server.competition_file import CompetitionConfig, ConfigError
 from referee.server.organiser_auth import new_organiser_token
 from referee.text.printing import printable
@@ -238,30 +238,6 @@ def _audit(call: ManagementCall) -> None:
         typer.echo(printable(f"{line}: {row['detail']}"))
     if not rows:
         typer.echo("no organiser action yet", err=True)
-
-
-def _suspended(store: CompetitionStore, which: str, config: CompetitionConfig) -> list[Version]:
-    """The suspended versions ``which`` names: a version id, or every one of a participant."""
-    if which.isdigit():
-        found = store.version(int(which))
-        if found is None:
-            raise ConfigError(f"serve unsuspend: no version {which} in this competition")
-        versions = [found]
-    else:
-        participant = store.participant_by_name(which)
-        if participant is None:
-            raise ConfigError(
-                f"serve unsuspend: {which!r} is neither a version id nor a participant's name"
-            )
-        versions = store.versions(participant.id)
-    suspended = [version for version in versions if version.status == "suspended"]
-    if not suspended:
-        shown = ", ".join(f"{v.label} {v.status}" for v in versions[-3:]) or "no versions"
-        raise ConfigError(
-            f"serve unsuspend: nothing of {which!r} is suspended ({shown}); "
-            f"newmarket serve flags {config.path} lists what is"
-        )
-    return suspended
 
 
 # ---------------------------------------------------------------- a contest's words

@@ -770,21 +770,25 @@ async def open_bot(
     default policy with the fault recorded.
     """
     listen = None if on_listen is None else _drop_index(on_listen)
-    async with open_bots(
-        [spec],
-        time_control,
-        host=host,
-        port=port,
-        tokens=[token],
-        on_listen=listen,
-        sandbox=sandbox,
-        stderr_cap=stderr_cap,
-    ) as sessions:
-        try:
+    opened: list[BotSession] = []
+    try:
+        async with open_bots(
+            [spec],
+            time_control,
+            host=host,
+            port=port,
+            tokens=[token],
+            on_listen=listen,
+            sandbox=sandbox,
+            stderr_cap=stderr_cap,
+        ) as sessions:
+            opened = sessions
             yield sessions[0]
-        finally:
-            if stderr_path is not None:
-                _append_stderr(stderr_path, sessions[0].stderr_text())
+    finally:
+        # Written once the process has ended and its stderr is read to the end: what
+        # it wrote in its last moments (after the referee had its last reply) counts.
+        if stderr_path is not None and opened:
+            _append_stderr(stderr_path, opened[0].stderr_text())
 
 
 def _append_stderr(path: Path, text: str) -> None:

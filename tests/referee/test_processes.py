@@ -215,6 +215,26 @@ async def test_a_bot_survives_across_matches_and_exits_on_shutdown(tmp_path: Pat
     assert_gone(pids)
 
 
+FAREWELL = """
+import json, sys
+for line in sys.stdin:
+    if json.loads(line).get("type") == "hello":
+        print(json.dumps({"type": "ready", "name": "farewell", "protocol": 1}), flush=True)
+print("said after the shutdown", file=sys.stderr, flush=True)
+"""
+
+
+async def test_a_bot_s_stderr_file_has_what_it_wrote_as_it_ended(tmp_path: Path) -> None:
+    # A table worker keeps each process's stderr in one file per bot: the last
+    # lines, written after the referee stopped listening, are kept too.
+    spec = BotSpec("farewell", (sys.executable, "-c", FAREWELL), cwd=REPO)
+    path = tmp_path / "stderr" / "farewell.stderr"
+    for _ in range(2):  # a bot's second process appends to its first's file
+        async with open_bot(spec, CONTROL, stderr_path=path) as session:
+            assert session.alive
+    assert path.read_text().splitlines() == ["said after the shutdown"] * 2
+
+
 async def test_a_tree_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     spec = bot("grandchild", "play", "term")
     async with open_bot(spec, CONTROL) as session:

@@ -23,7 +23,7 @@ from referee.server.board_charts import head_to_head, refresh_charts
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
-from referee.server.downloads import log_response, match_log
+from referee.server.downloads import download_log, log_response
 from referee.server.match_faults import match_faults
 from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import BodyRefusedError
@@ -144,9 +144,11 @@ class _Api:
 
     async def get_match_log(self, request: Request) -> Response:
         caller = _caller(self.competition, request)
-        download = match_log(self.competition, request.path_params["match_id"], caller)
+        address = request.client.host if request.client is not None else "unknown"
+        match_id = request.path_params["match_id"]
+        download = await download_log(self.competition, match_id, caller, address)
         if download.status != 200:
-            return _error(download.status, download.text)
+            return _error(download.status, download.text, download.headers())
         return log_response(download)
 
     async def get_openapi(self, request: Request) -> JSONResponse:
@@ -222,7 +224,8 @@ def openapi(competition: Competition) -> dict[str, Any]:
             "/api/matches/{match_id}/log": {
                 "get": _op(
                     "One match's log (JSON lines) for newmarket replay and view, once its group "
-                    "has finished (403 before); its stderr only for the seat's owner",
+                    "has finished (403 before); its stderr only for the seat's owner; at most "
+                    f"{competition.config.clients.downloads_per_minute} a minute (429 past it)",
                     params=("match_id",),
                 )
             },

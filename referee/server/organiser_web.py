@@ -259,7 +259,7 @@ class OrganiserApi:
             sent = json.loads(body) if body.strip() else {}
         except BodyRefusedError as error:
             return _error(error.status, str(error))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
             return _error(400, "the body is not JSON: send the action's fields as an object")
         if not isinstance(sent, dict):
             return _error(400, "send the action's fields as a JSON object")

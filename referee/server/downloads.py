@@ -113,10 +113,11 @@ _LIMITS: weakref.WeakKeyDictionary[Competition, SlidingWindow] = weakref.WeakKey
 
 
 def _limits(competition: Competition) -> SlidingWindow:
-    """The competition's download counts (the pages and the API share them)."""
+    """The competition's download counts (the pages and the API share them), by its clock."""
     found = _LIMITS.get(competition)
     if found is None:
-        found = SlidingWindow(competition.config.clients.downloads_per_minute, 60.0)
+        limit = competition.config.clients.downloads_per_minute
+        found = SlidingWindow(limit, 60.0, competition.clock)
         _LIMITS[competition] = found
     return found
 

@@ -19,8 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 import trio
+import trio.testing
 from starlette.types import ASGIApp
 
+from referee.match.dealkey import DealKey
 from referee.scoring.policies import tracker
 from referee.server import organiser
 from referee.server.app import build_app
@@ -29,9 +31,12 @@ from referee.server.challenges import challenge_loop
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, Group
 from referee.server.competition_file import load_config
-from referee.server.contest_db import challenge
-from referee.server.organiser_auth import new_organiser_token
+from referee.server.contest_db import challenge, start_finals
+from referee.server.contest_play import group_keys, play_keys
+from referee.server.finals import prefix
+from referee.server.organiser_auth import ORGANISER_COOKIE, new_organiser_token
 from referee.server.play import Table
+from referee.server.quotas import DiskSpace
 from tests.server.contest_fakes import PolicyTable, admitted
 from tests.server.inprocess import finished
 
@@ -177,8 +182,22 @@ async def test_another_participants_token_opens_nothing_of_theirs(cup: Cup) -> N
             f"/api/versions/{cup.people['alice'][1]}", headers=cup.token("dave")
         )
         assert version.status_code == 200 and "transcript" not in version.json()
-        for path in ("/api/organiser/participants", "/api/organiser/audit", "/organiser"):
+        for path in (
+            "/api/organiser/participants",
+            "/api/organiser/audit",
+            "/api/organiser/contest",
+            "/organiser",
+        ):
             assert (await client.get(path, headers=cup.token("dave"))).status_code == 404
+        # dave's own session, sent as the organiser's cookie: a participant's is never one.
+        session = cup.store.open_session(cup.people["dave"][0], 3600)
+        client.cookies.set(ORGANISER_COOKIE, session)
+        assert (await client.get("/organiser")).status_code == 404
+        client.cookies.clear()
+        link = await client.post(
+            "/api/organiser/links", json={"names": ["dave", "alice"]}, headers=cup.token("dave")
+        )
+        assert link.status_code == 404
         act = await client.post(
             "/api/organiser/rotate-token", json={"name": "alice"}, headers=cup.token("dave")
         )
@@ -217,6 +236,80 @@ async def test_a_challenge_is_in_its_players_own_feed_and_never_in_the_public_on
             assert "challenge 1 finished" in own.text and "/challenges/1" in own.text
         nobody = await client.get("/challenges/1")
         assert nobody.status_code == 404
+
+
+async def test_challenges_wait_while_play_is_paused_or_the_disk_is_short(
+    cup: Cup, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Before: the ladder stopped for a pause or a short disk, and a participant's challenges
+    went on playing (and writing their logs) through both."""
+    policies = {version: tracker() for _p, version, _t in cup.people.values()}
+    free = [0]  # bytes free on the data directory's disk, as the server measures them
+    cup.competition.disk = DiskSpace((cup.tmp,), 1 << 30, lambda _path: free[0])
+    cup.store.set_paused(True)
+
+    async def open_table(_number: int) -> Table:
+        return PolicyTable(policies)
+
+    async def status() -> str:
+        found = challenge(cup.store, 1)
+        assert found is not None
+        return found.status
+
+    async with cup.client() as client, trio.open_nursery() as nursery:
+        nursery.start_soon(challenge_loop, cup.competition, 9, open_table)
+        made = await client.post(
+            "/api/challenges", json={"opponents": ["bob", "carol"]}, headers=cup.token("alice")
+        )
+        assert made.status_code == 201
+        await trio.sleep(600)
+        assert await status() == "waiting"  # the disk is short
+        free[0] = 2 << 30
+        cup.competition.notify()
+        await trio.sleep(600)
+        assert await status() == "waiting"  # paused by the organiser
+        cup.store.set_paused(False)
+        cup.competition.notify()
+        with trio.fail_after(600):
+            while await status() != "finished":
+                await trio.sleep(1)
+        nursery.cancel_scope.cancel()
+
+
+# ---------------------------------------------------------------------- the finals
+
+
+async def test_nothing_of_the_finals_is_out_before_their_ranking(cup: Cup) -> None:
+    """One group of two played: no page, list, feed, metric or download says how it went,
+    nor its deal key or seeds; a finals match is not the ladder's to download."""
+    versions = tuple(cup.people[name][1] for name in PEOPLE[:3])
+    record = start_finals(cup.store, versions, 9, DealKey.generate().to_text(), [versions] * 2)
+    keys = group_keys(prefix(record, 0), record.seed, record.deal_key, 0, versions, 20)
+    policies = {version: tracker() for version in versions}
+    await play_keys(cup.competition, PolicyTable(policies), "finals", record.id, 0, keys, set())
+    hidden = [record.deal_key, *(str(key.deal_seed) for key in keys), "f1g0r"]
+    async with cup.client() as client:
+        for path in (
+            "/finals",
+            "/api/finals",
+            "/p/alice",
+            "/p/alice/matches",
+            "/p/alice/feed.atom",
+            "/api/participants/alice",
+            "/api/participants/alice/matches",
+            "/api/me",
+            "/status",
+            "/metrics",
+        ):
+            for headers in ({}, cup.token("alice"), cup.token("dave")):
+                answer = await client.get(path, headers=headers)
+                leaked = [text for text in hidden if text in answer.text]
+                assert leaked == [], (path, leaked)
+        pending = await client.get("/api/finals")
+        assert pending.status_code == 404 and one_line(pending) == "the finals have no ranking yet"
+        assert "The finals are being played" in (await client.get("/finals")).text
+        for path in ("/api/matches/f1g0r0/log", "/api/matches/f1g0r0", "/matches/f1g0r0/log"):
+            assert (await client.get(path, headers=cup.token("alice"))).status_code == 404
 
 
 # ---------------------------------------------------------------------- bodies and floods

@@ -13,7 +13,7 @@ or the challenge is refused when the competition has none.  The results go to
   ``[challenges] opponents_see`` (the default: they played in it, and learn
   what was asked of their bot); nobody else.
 * Played on a table of their own (``challenge_loop``), first asked first played,
-  and, as the ladder's groups, not while play is paused or the disk is short.
+  and, as the ladder's groups, not while the disk is short of its free room.
 """
 
 from __future__ import annotations
@@ -182,14 +182,10 @@ async def challenge_loop(competition: Competition, number: int, open_table: Open
             with trio.move_on_after(POLL):
                 await competition.changed.wait()
             continue
-        # As the ladder's groups: none starts while the organiser has paused play or the
-        # disk is short of its free room (before, a participant's challenges kept writing
-        # logs on a disk the ladder had stopped for, and played through a pause).
+        # As the ladder's groups and the finals: none starts while the disk is short of its
+        # free room (before, a participant's challenges kept writing logs on a disk the
+        # ladder had stopped for).  An organiser's pause stops the ladder only.
         await wait_for_room(competition)
-        if store.paused:
-            with trio.move_on_after(POLL):
-                await competition.changed.wait()
-            continue
         challenge = min(waiting, key=lambda c: c.id)
         await written(
             "starting a challenge", partial(set_challenge, store, challenge.id, "playing")

@@ -239,7 +239,8 @@ class OrganiserApi:
         if not self._allowed(request):
             return not_found()
         try:
-            before = int(request.query_params.get("before", "0")) or None
+            # Within SQLite's integers: beyond them, sqlite3 raised OverflowError (a 500).
+            before = max(min(int(request.query_params.get("before", "0")), 2**63 - 1), 0) or None
             limit = min(max(int(request.query_params.get("limit", "100")), 1), 1000)
         except ValueError:
             return _error(400, "before and limit are whole numbers")

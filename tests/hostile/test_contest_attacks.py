@@ -432,6 +432,25 @@ async def test_a_crafted_match_list_query_is_a_one_line_400(
         assert [m["match_id"] for m in listed["matches"]] == ["g1r2", "g1r1", "g1r0"]
 
 
+async def test_an_id_past_sqlites_integers_is_a_404_not_a_500(cup: Cup) -> None:
+    """Before: /challenges/<30 digits> (a page anyone may ask for) raised OverflowError in
+    sqlite3, a 500; so did the organiser's audit with such a ``before``."""
+    huge = "9" * 30
+    organiser_token = new_organiser_token(cup.store)
+    async with cup.client() as client:
+        for path in (f"/challenges/{huge}", f"/api/challenges/{huge}"):
+            for headers in ({}, cup.token("alice")):
+                answer = await client.get(path, headers=headers)
+                assert answer.status_code == 404, (path, answer.status_code)
+        for before in (huge, f"-{huge}"):
+            audit = await client.get(
+                f"/api/organiser/audit?before={before}",
+                headers={"Authorization": f"Bearer {organiser_token}"},
+            )
+            assert audit.status_code == 200 and "entries" in audit.json()
+    await still_serving(cup)
+
+
 async def test_the_last_page_and_past_it_are_empty_not_errors(cup: Cup) -> None:
     cup.finished_group()
     async with cup.client() as client:

@@ -27,7 +27,12 @@ from referee.server.downloads import download_log, log_response
 from referee.server.match_faults import match_faults
 from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import BodyRefusedError
-from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
+from referee.server.uploads import (
+    UploadRefusedError,
+    accept_upload,
+    may_upload,
+    register_remote,
+)
 from referee.server.views import leaderboard, match_view, participant_view, version_json
 
 
@@ -115,6 +120,10 @@ class _Api:
             if signed_in(request, self.store) is not None:
                 return _error(401, "the API takes a token, not the browser's session")
             return _error(401, "send Authorization: Bearer TOKEN")
+        try:
+            may_upload(self.competition, caller)
+        except UploadRefusedError as error:
+            return _error(error.status, error.reason, error.headers)
         try:
             form = await request.form(max_files=1, max_fields=10)
         except BodyRefusedError as error:  # too large, or too slow

@@ -75,6 +75,7 @@ from referee.server.uploads import (
     STORAGE_RETRY_AFTER,
     UploadRefusedError,
     accept_upload,
+    may_upload,
     register_remote,
 )
 from referee.server.views import (
@@ -323,6 +324,10 @@ class Pages:
         viewer = signed_in(request, self.competition.store)
         if viewer is None:
             return self.error(request, 403, "sign in to upload")
+        try:
+            may_upload(self.competition, viewer)  # from the headers: the body is not read
+        except UploadRefusedError as error:
+            return self.error(request, error.status, error.reason, error.headers)
         form = await self.form(request)
         if isinstance(form, HTMLResponse):
             return form

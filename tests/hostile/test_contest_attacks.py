@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -391,6 +391,49 @@ async def test_a_flood_of_log_downloads_is_limited_per_participant_and_address(
         now[0] += 61
         assert (await stranger.get("/api/matches/g1r0/log")).status_code == 200
     await still_serving(cup)
+
+
+async def test_an_upload_after_the_freeze_or_by_a_disabled_account_is_refused_before_its_body(
+    tmp_path: Path,
+) -> None:
+    """Before: a 1 MiB upload was read whole (and spooled) to be told that the freeze had
+    passed or its sender was disabled; now the refusal comes from the headers."""
+    path = tmp_path / "cup.toml"
+    path.write_text(CUP + '[phases]\nfreeze = "2026-12-20T18:00Z"\n')
+    config = load_config(path)
+    competition = Competition(config, CompetitionStore.open(config.database))
+    people = {name: admitted(competition.store, name) for name in ("alice", "bob")}
+    organiser.disable(competition.store, organiser.API, "bob")
+    pulled: list[int] = []
+
+    async def body() -> AsyncIterator[bytes]:
+        yield b'--b\r\nContent-Disposition: form-data; name="bot"; filename="main.py"\r\n\r\n'
+        for _ in range(16):  # 1 MiB
+            pulled.append(1)
+            yield b"#" * 65536
+
+    transport = httpx.ASGITransport(app=build_app(competition))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
+            for name, now, reason in (
+                ("alice", 1_800_000_000.0, "submissions closed at 2026-12-20T18:00:00+00:00"),
+                ("bob", 1_700_000_000.0, "the organiser has disabled this participant: no uploads"),
+            ):
+                competition.clock = lambda now=now: now
+                pulled.clear()
+                answer = await client.post(
+                    "/api/versions",
+                    content=body(),
+                    headers={
+                        "Authorization": f"Bearer {people[name][2]}",
+                        "Content-Type": "multipart/form-data; boundary=b",
+                    },
+                )
+                assert answer.status_code == 403, answer.text
+                assert one_line(answer).startswith(reason)
+                assert pulled == []  # not one chunk of the file was asked for
+    finally:
+        competition.store.close()
 
 
 # ---------------------------------------------------------------------- crafted queries

@@ -12,6 +12,8 @@ competition.  Then, in this process, through the app (httpx over ASGI):
 * a download, best of 20 (rebuilding the record into the full log and
   filtering it for an anonymous reader), against the floor: ``GET
   /api/phase``, the cheapest API answer, best of 20 in the same run;
+* a match's API answer (``/api/matches/ID``: its replay and fault evidence) at its first
+  look (its caches emptied), best of 20, which no limit counts;
 * a flood: 200 anonymous downloads from one address, 8 at a time, while
   another client asks for ``/api/phase`` in a loop: how many were served
   (the rest 429) and the slowest ``/api/phase`` answer meanwhile.
@@ -36,6 +38,7 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 import trio  # noqa: E402
 
+from referee.server import match_faults, views  # noqa: E402
 from referee.server.app import build_app  # noqa: E402
 from referee.server.competition import Competition  # noqa: E402
 from referee.server.competition_db import CompetitionStore  # noqa: E402
@@ -109,6 +112,13 @@ async def measure(competition: Competition) -> None:
 
         floor = await best(lambda: fresh("/api/phase"))
         download = await best(lambda: fresh("/api/matches/g1r0/log"))
+
+        async def first_look() -> httpx.Response:
+            for cached in (views._log, views._replay, match_faults._evidence):
+                cached.cache_clear()
+            return await fresh("/api/matches/g1r0")
+
+        page = await best(first_look)
         served = 0
         slowest = 0.0
         done = trio.Event()
@@ -141,6 +151,7 @@ async def measure(competition: Competition) -> None:
             nursery.start_soon(read)
     print(f"floor: GET /api/phase          {floor * 1000:8.2f} ms   1.0")
     print(f"one log download (anonymous)  {download * 1000:8.2f} ms   {download / floor:.1f}")
+    print(f"a match's API answer, uncached {page * 1000:8.2f} ms   {page / floor:.1f}")
     print(f"flood of 200 from one address: {served} served (the rest 429),")
     print(f"  slowest GET /api/phase meanwhile {slowest * 1000:.2f} ms")
 

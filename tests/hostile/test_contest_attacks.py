@@ -9,6 +9,7 @@ serves.  What each attack did before its fix: benchmarks/results/2026-11-28-cont
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import zipfile
@@ -419,7 +420,7 @@ async def test_an_upload_after_the_freeze_or_by_a_disabled_account_is_refused_be
                 ("alice", 1_800_000_000.0, "submissions closed at 2026-12-20T18:00:00+00:00"),
                 ("bob", 1_700_000_000.0, "the organiser has disabled this participant: no uploads"),
             ):
-                competition.clock = lambda now=now: now
+                competition.clock = functools.partial(float, now)
                 pulled.clear()
                 answer = await client.post(
                     "/api/versions",

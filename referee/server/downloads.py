@@ -88,7 +88,7 @@ async def download_log(
     participant (signed in or by token) or, for nobody signed in, per client address (429
     past it), the log rebuilt and filtered in a worker thread.
 
-    A download costs the server about 13 ms of CPU for a 10-hand match (rebuilding the
+    A download costs the server 15 to 25 ms of CPU for a 10-hand match (rebuilding the
     record, then a pass over every line); unlimited, one client asking in a loop held the
     event loop that serves every page and records every result.
     """

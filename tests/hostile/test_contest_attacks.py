@@ -366,7 +366,7 @@ async def test_a_flood_of_challenges_gets_exactly_the_hourly_limit(cup: Cup) -> 
 async def test_a_flood_of_log_downloads_is_limited_per_participant_and_address(
     cup: Cup,
 ) -> None:
-    """Before: any client could ask for logs in a loop, each about 13 ms of the event loop
+    """Before: any client could ask for logs in a loop, each 15 to 25 ms of the event loop
     that serves every page and records every result."""
     now = [1_000_000.0]
     cup.competition.clock = lambda: now[0]

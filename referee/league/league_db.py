@@ -48,7 +48,7 @@ import dataclasses
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -390,60 +390,31 @@ class LeagueStore:
         file made read-only): the transaction is rolled back whole, so the
         match is simply not finished and a resumed league plays it again.
         """
-        if len(key.bots) != len(result.seats) or len(key.start_chips) != len(result.seats):
-            raise ValueError(f"{key.match_id}: {len(result.seats)} seats, {len(key.bots)} bots")
-        try:
-            self._insert(key, result)
-        except sqlite3.OperationalError as error:  # not IntegrityError: recording twice is a bug
-            raise StoreError(f"{self.path}: cannot record match {key.match_id}: {error}") from None
+        self.record_many([(key, result)])
 
-    def _insert(self, key: MatchKey, result: MatchResult) -> None:
-        with self._db:
-            self._db.execute(
-                "INSERT INTO matches (match_id, ordinal, round, table_no, rotation, seed, hands, "
-                "reason, log_path, result, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key.match_id,
-                    key.ordinal,
-                    key.round,
-                    key.table,
-                    key.rotation,
-                    key.seed,
-                    result.hands,
-                    result.reason,
-                    None if result.log_path is None else str(result.log_path),
-                    json.dumps(result_json(result), sort_keys=True),
-                    _now(),
-                ),
-            )
-            self._db.executemany(
-                "INSERT INTO seats (match_id, seat, bot, start_chips, place, chips, status, "
-                "net_chips, boodle_chips, hands_won) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        key.match_id,
-                        seat.seat,
-                        key.bots[seat.seat],
-                        key.start_chips[seat.seat],
-                        seat.place,
-                        seat.chips,
-                        seat.status,
-                        seat.net_chips,
-                        seat.boodle_chips,
-                        seat.hands_won,
-                    )
-                    for seat in result.seats
-                ],
-            )
-            self._db.executemany(
-                "INSERT INTO faults (match_id, seat, number, kind, hand, detail) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (key.match_id, seat.seat, number, fault.kind, fault.hand, fault.detail)
-                    for seat in result.seats
-                    for number, fault in enumerate(seat.faults)
-                ],
-            )
+    def record_many(self, matches: Iterable[tuple[MatchKey, MatchResult]]) -> int:
+        """Write several finished matches in one transaction: the rows ``record`` writes for
+        each, all or none of them; how many.
+
+        For results made rather than played (``benchmarks/fit.py`` writes a league of
+        10^6 generated matches): one commit, so one sync to disk, for the lot instead of
+        one a match.  A league playing keeps ``record``, so a finished match is on disk
+        before the next one starts.  Raises as ``record`` does.
+        """
+        rows: tuple[list[Row], list[Row], list[Row]] = ([], [], [])
+        for key, result in matches:
+            if len(key.bots) != len(result.seats) or len(key.start_chips) != len(result.seats):
+                raise ValueError(f"{key.match_id}: {len(result.seats)} seats, {len(key.bots)} bots")
+            _add_rows(rows, key, result)
+        try:
+            with self._db:
+                self._db.executemany(_INSERT_MATCH, rows[0])
+                self._db.executemany(_INSERT_SEAT, rows[1])
+                self._db.executemany(_INSERT_FAULT, rows[2])
+        except sqlite3.OperationalError as error:  # not IntegrityError: recording twice is a bug
+            first = rows[0][0][0] if len(rows[0]) == 1 else f"{len(rows[0])} matches"
+            raise StoreError(f"{self.path}: cannot record match {first}: {error}") from None
+        return len(rows[0])
 
     # ------------------------------------------------------------------ inside
 
@@ -468,6 +439,61 @@ class LeagueStore:
             raise StoreError(
                 f"{self.path}: database schema {version}, this newmarket reads {SCHEMA_VERSION}"
             )
+
+
+Row = tuple[object, ...]
+_INSERT_MATCH = (
+    "INSERT INTO matches (match_id, ordinal, round, table_no, rotation, seed, hands, "
+    "reason, log_path, result, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_SEAT = (
+    "INSERT INTO seats (match_id, seat, bot, start_chips, place, chips, status, "
+    "net_chips, boodle_chips, hands_won) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_FAULT = (
+    "INSERT INTO faults (match_id, seat, number, kind, hand, detail) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def _add_rows(
+    rows: tuple[list[Row], list[Row], list[Row]], key: MatchKey, result: MatchResult
+) -> None:
+    """Append one finished match's rows (the match, its seats, its faults) to ``rows``."""
+    rows[0].append(
+        (
+            key.match_id,
+            key.ordinal,
+            key.round,
+            key.table,
+            key.rotation,
+            key.seed,
+            result.hands,
+            result.reason,
+            None if result.log_path is None else str(result.log_path),
+            json.dumps(result_json(result), sort_keys=True),
+            _now(),
+        )
+    )
+    rows[1].extend(
+        (
+            key.match_id,
+            seat.seat,
+            key.bots[seat.seat],
+            key.start_chips[seat.seat],
+            seat.place,
+            seat.chips,
+            seat.status,
+            seat.net_chips,
+            seat.boodle_chips,
+            seat.hands_won,
+        )
+        for seat in result.seats
+    )
+    rows[2].extend(
+        (key.match_id, seat.seat, number, fault.kind, fault.hand, fault.detail)
+        for seat in result.seats
+        for number, fault in enumerate(seat.faults)
+    )
 
 
 def _drawn(identity: Mapping[str, object], drawn_seed: int | None) -> list[tuple[str, str]]:

@@ -40,6 +40,11 @@ order the runner plays them; ``newmarket standings`` folding every match
 (which saves its tally), again from the tally, and after 1,000 more
 matches.  The load average is
 printed before and after every row: the machine is shared.
+
+The databases are written 10,000 generated results a transaction
+(``record_many``, the rows a league or the server writes, one commit): 10^6
+matches in about 2 minutes for a league and 3 for a competition, where one
+transaction a match took about 100 minutes.
 """
 
 from __future__ import annotations

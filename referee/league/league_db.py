@@ -318,13 +318,19 @@ class LeagueStore:
         with self._reading("the matches table"):
             return int(self._db.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
 
-    def matches(self, after: tuple[int, int, str] | None = None) -> list[StoredMatch]:
+    def matches(
+        self, after: tuple[int, int, str] | None = None, upto: tuple[int, int, str] | None = None
+    ) -> list[StoredMatch]:
         """Every finished match, in schedule order (rounds, then tables, then rotations);
-        with ``after`` (round, ordinal, match id), only those that come after it."""
-        later: str = "1"
+        with ``after`` (round, ordinal, match id), only those that come after it; with
+        ``upto``, only those at or before it."""
+        where = ["1"]
         bound: tuple[object, ...] = ()
         if after is not None:  # as SQLite compares row values: the schedule's order
-            later, bound = "(m.round, m.ordinal, m.match_id) > (?, ?, ?)", after
+            where, bound = [*where, "(m.round, m.ordinal, m.match_id) > (?, ?, ?)"], after
+        if upto is not None:
+            where, bound = [*where, "(m.round, m.ordinal, m.match_id) <= (?, ?, ?)"], bound + upto
+        later = " AND ".join(where)
         with self._reading("the seats table"):
             seats: dict[str, list[tuple[int, int]]] = {}
             for match_id, bot, start in self._db.execute(

@@ -48,7 +48,7 @@ import dataclasses
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,9 @@ CREATE TABLE IF NOT EXISTS faults (
     PRIMARY KEY (match_id, seat, number)
 );
 CREATE INDEX IF NOT EXISTS seats_by_bot ON seats(bot);
+-- The schedule's order: the standings read only the matches after their saved tally, and
+-- at 10^6 matches finding those by a scan of every row took longer than the rest.
+CREATE INDEX IF NOT EXISTS matches_in_order ON matches(round, ordinal, match_id);
 """
 
 
@@ -315,18 +318,24 @@ class LeagueStore:
         with self._reading("the matches table"):
             return int(self._db.execute("SELECT COUNT(*) FROM matches").fetchone()[0])
 
-    def matches(self, after: tuple[int, int, str] | None = None) -> list[StoredMatch]:
+    def matches(
+        self, after: tuple[int, int, str] | None = None, upto: tuple[int, int, str] | None = None
+    ) -> list[StoredMatch]:
         """Every finished match, in schedule order (rounds, then tables, then rotations);
-        with ``after`` (round, ordinal, match id), only those that come after it."""
-        later: str = "1"
+        with ``after`` (round, ordinal, match id), only those that come after it; with
+        ``upto``, only those at or before it."""
+        where = ["1"]
         bound: tuple[object, ...] = ()
         if after is not None:  # as SQLite compares row values: the schedule's order
-            later, bound = "(m.round, m.ordinal, m.match_id) > (?, ?, ?)", after
+            where, bound = [*where, "(m.round, m.ordinal, m.match_id) > (?, ?, ?)"], after
+        if upto is not None:
+            where, bound = [*where, "(m.round, m.ordinal, m.match_id) <= (?, ?, ?)"], bound + upto
+        later = " AND ".join(where)
         with self._reading("the seats table"):
             seats: dict[str, list[tuple[int, int]]] = {}
             for match_id, bot, start in self._db.execute(
                 "SELECT s.match_id, s.bot, s.start_chips FROM seats s JOIN matches m "
-                f"USING (match_id) WHERE {later} ORDER BY s.match_id, s.seat",
+                f"USING (match_id) WHERE {later} ORDER BY m.round, m.ordinal, m.match_id, s.seat",
                 bound,
             ):
                 seats.setdefault(str(match_id), []).append((_whole(bot), _whole(start)))
@@ -390,60 +399,31 @@ class LeagueStore:
         file made read-only): the transaction is rolled back whole, so the
         match is simply not finished and a resumed league plays it again.
         """
-        if len(key.bots) != len(result.seats) or len(key.start_chips) != len(result.seats):
-            raise ValueError(f"{key.match_id}: {len(result.seats)} seats, {len(key.bots)} bots")
-        try:
-            self._insert(key, result)
-        except sqlite3.OperationalError as error:  # not IntegrityError: recording twice is a bug
-            raise StoreError(f"{self.path}: cannot record match {key.match_id}: {error}") from None
+        self.record_many([(key, result)])
 
-    def _insert(self, key: MatchKey, result: MatchResult) -> None:
-        with self._db:
-            self._db.execute(
-                "INSERT INTO matches (match_id, ordinal, round, table_no, rotation, seed, hands, "
-                "reason, log_path, result, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key.match_id,
-                    key.ordinal,
-                    key.round,
-                    key.table,
-                    key.rotation,
-                    key.seed,
-                    result.hands,
-                    result.reason,
-                    None if result.log_path is None else str(result.log_path),
-                    json.dumps(result_json(result), sort_keys=True),
-                    _now(),
-                ),
-            )
-            self._db.executemany(
-                "INSERT INTO seats (match_id, seat, bot, start_chips, place, chips, status, "
-                "net_chips, boodle_chips, hands_won) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        key.match_id,
-                        seat.seat,
-                        key.bots[seat.seat],
-                        key.start_chips[seat.seat],
-                        seat.place,
-                        seat.chips,
-                        seat.status,
-                        seat.net_chips,
-                        seat.boodle_chips,
-                        seat.hands_won,
-                    )
-                    for seat in result.seats
-                ],
-            )
-            self._db.executemany(
-                "INSERT INTO faults (match_id, seat, number, kind, hand, detail) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    (key.match_id, seat.seat, number, fault.kind, fault.hand, fault.detail)
-                    for seat in result.seats
-                    for number, fault in enumerate(seat.faults)
-                ],
-            )
+    def record_many(self, matches: Iterable[tuple[MatchKey, MatchResult]]) -> int:
+        """Write several finished matches in one transaction: the rows ``record`` writes for
+        each, all or none of them; how many.
+
+        For results made rather than played (``benchmarks/fit.py`` writes a league of
+        10^6 generated matches): one commit, so one sync to disk, for the lot instead of
+        one a match.  A league playing keeps ``record``, so a finished match is on disk
+        before the next one starts.  Raises as ``record`` does.
+        """
+        rows: tuple[list[Row], list[Row], list[Row]] = ([], [], [])
+        for key, result in matches:
+            if len(key.bots) != len(result.seats) or len(key.start_chips) != len(result.seats):
+                raise ValueError(f"{key.match_id}: {len(result.seats)} seats, {len(key.bots)} bots")
+            _add_rows(rows, key, result)
+        try:
+            with self._db:
+                self._db.executemany(_INSERT_MATCH, rows[0])
+                self._db.executemany(_INSERT_SEAT, rows[1])
+                self._db.executemany(_INSERT_FAULT, rows[2])
+        except sqlite3.OperationalError as error:  # not IntegrityError: recording twice is a bug
+            first = rows[0][0][0] if len(rows[0]) == 1 else f"{len(rows[0])} matches"
+            raise StoreError(f"{self.path}: cannot record match {first}: {error}") from None
+        return len(rows[0])
 
     # ------------------------------------------------------------------ inside
 
@@ -468,6 +448,61 @@ class LeagueStore:
             raise StoreError(
                 f"{self.path}: database schema {version}, this newmarket reads {SCHEMA_VERSION}"
             )
+
+
+Row = tuple[object, ...]
+_INSERT_MATCH = (
+    "INSERT INTO matches (match_id, ordinal, round, table_no, rotation, seed, hands, "
+    "reason, log_path, result, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_SEAT = (
+    "INSERT INTO seats (match_id, seat, bot, start_chips, place, chips, status, "
+    "net_chips, boodle_chips, hands_won) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_FAULT = (
+    "INSERT INTO faults (match_id, seat, number, kind, hand, detail) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def _add_rows(
+    rows: tuple[list[Row], list[Row], list[Row]], key: MatchKey, result: MatchResult
+) -> None:
+    """Append one finished match's rows (the match, its seats, its faults) to ``rows``."""
+    rows[0].append(
+        (
+            key.match_id,
+            key.ordinal,
+            key.round,
+            key.table,
+            key.rotation,
+            key.seed,
+            result.hands,
+            result.reason,
+            None if result.log_path is None else str(result.log_path),
+            json.dumps(result_json(result), sort_keys=True),
+            _now(),
+        )
+    )
+    rows[1].extend(
+        (
+            key.match_id,
+            seat.seat,
+            key.bots[seat.seat],
+            key.start_chips[seat.seat],
+            seat.place,
+            seat.chips,
+            seat.status,
+            seat.net_chips,
+            seat.boodle_chips,
+            seat.hands_won,
+        )
+        for seat in result.seats
+    )
+    rows[2].extend(
+        (key.match_id, seat.seat, number, fault.kind, fault.hand, fault.detail)
+        for seat in result.seats
+        for number, fault in enumerate(seat.faults)
+    )
 
 
 def _drawn(identity: Mapping[str, object], drawn_seed: int | None) -> list[tuple[str, str]]:

@@ -52,6 +52,7 @@ from referee.league.standings_tally import (
     TALLY_SUFFIX,
     Tally,
     finished_prefix,
+    group_ends,
     load,
 )
 from referee.league.standings_tally import order as schedule_order
@@ -493,28 +494,30 @@ def standings_of(store: LeagueStore, *, save: bool = True) -> Standings:
         and store.count_upto(tally.last) != tally.matches
     ):
         tally = None  # the database lacks some of its matches: an older copy, restored
-    rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
     done = tally.matches if tally else 0
+    new = store.count() - done  # the tally's are the first ``done`` matches (checked above)
     # Building the schedule costs more than folding a few thousand matches: skipped while the
     # tally knows the total and too few matches came since it for a new one to be saved.
     schedule = None
     total = tally.total if tally is not None else _UNKNOWN
-    if total == _UNKNOWN or (save and len(rest) >= EVERY):
+    if total == _UNKNOWN or (save and new >= EVERY):
         schedule = _schedule(identity, len(names))
         total = None if schedule is None else len(schedule)
     if save and schedule is not None:
-        stored = {match.key.match_id for match in rest}
-        stored |= {match.match_id for match in sorted(schedule, key=lambda m: m.index)[:done]}
-        cut = finished_prefix(schedule, stored)
+        cut = finished_prefix(schedule, store.finished_ids())
         if cut - done >= EVERY:
             tally = tally or Tally(list(names), total=total)
-            try:
-                tally.extend(rest[: cut - done])
+            ordered = sorted(schedule, key=lambda m: m.index)
+            try:  # a run of whole groups at a time, never every match in memory at once
+                for end in group_ends(ordered, done, cut, EVERY):
+                    upto = ordered[end - 1]
+                    run = store.matches(tally.last, (upto.cycle, upto.index, upto.match_id))
+                    tally.extend(sorted(run, key=schedule_order))
             except ValueError:  # a group met again after the prefix: fold every match
                 return compute(identity, names, store.matches(), store.name(), deals)
             tally.total = total
             save_tally(path, secret, tally)
-            rest = rest[cut - done :]
+    rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
     try:
         return compute(identity, names, rest, store.name(), deals, tally, total)
     except ValueError:  # a group met again after the prefix: fold every match

@@ -35,7 +35,16 @@ from referee.scoring.ratings import Rating, rate
 from referee.scoring.summary import FitSummary
 from referee.storage.private_files import private_opener
 
-__all__ = ["EVERY", "TALLY_SUFFIX", "Tally", "finished_prefix", "load", "order", "save"]
+__all__ = [
+    "EVERY",
+    "TALLY_SUFFIX",
+    "Tally",
+    "finished_prefix",
+    "group_ends",
+    "load",
+    "order",
+    "save",
+]
 
 TALLY_SUFFIX = ".standings"  # the file beside the database: ``league.db.standings``
 HEADER = b"newmarket standings checkpoint 1\n"
@@ -133,6 +142,30 @@ def finished_prefix(schedule: Sequence[ScheduledMatch], stored: set[str]) -> int
         if reach == position:  # every group begun so far ends here
             cut = position + 1
     return cut
+
+
+def group_ends(ordered: Sequence[ScheduledMatch], start: int, stop: int, size: int) -> list[int]:
+    """Where to cut the schedule's matches ``start`` to ``stop`` (by index, both cuts where
+    no group has a match on both sides) into runs of about ``size``, each ending where every
+    group begun in it has ended: a tally folds one run at a time, so the first standings
+    of a large league never hold all its matches at once (4 GB at 10^6)."""
+    last: dict[Label, int] = {}
+    for position in range(start, stop):
+        match = ordered[position]
+        last[(match.seed, tuple(sorted(match.bots)))] = position
+    ends: list[int] = []
+    reach = start
+    for position in range(start, stop):
+        match = ordered[position]
+        reach = max(reach, last[(match.seed, tuple(sorted(match.bots)))])
+        if reach == position:  # every group begun so far ends here
+            if ends and position + 1 - (ends[-2] if len(ends) > 1 else start) <= size:
+                ends[-1] = position + 1  # the run so far still fits: it ends here instead
+            else:
+                ends.append(position + 1)
+    if not ends or ends[-1] != stop:  # not a cut after all: one run, which extend refuses
+        ends.append(stop)
+    return ends
 
 
 def _sign(secret: bytes, payload: bytes) -> bytes:

@@ -484,6 +484,10 @@ class Group:
     why: str
 
 
+# A finished match as ``record_many`` takes it: ``record``'s arguments (``identity`` last).
+Finished = tuple[Group, int, Sequence[int], MatchResult, Path | None, int]
+
+
 @dataclasses.dataclass(frozen=True)
 class GroupDeals:
     """The competition's deal key, and the first group dealt from it (``group_deals``)."""
@@ -964,50 +968,77 @@ class CompetitionStore:
         ``identity`` is the match's public seed (``MatchKey.seed``): the ``seed``
         column keeps it, never the secret one the cards came from (``result.seed``).
         """
-        mid = match_id(group.id, rotation)
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            stored = self._db.execute("SELECT 1 FROM matches WHERE match_id = ?", (mid,)).fetchone()
-            if stored is not None:
-                return False  # already stored: a match is never counted twice
+            return self._insert(group, rotation, versions, result, log_path, identity)
+
+    def record_many(self, matches: Iterable[Finished]) -> int:
+        """Store several finished matches in one transaction, each as ``record`` stores it
+        (one already stored is skipped); how many were new.
+
+        For results made rather than played (``benchmarks/fit.py``'s competition of
+        10^6 generated matches): one commit, so one sync to disk, for the lot.  The
+        server keeps ``record``, so each result is on disk the moment it is reported.
+        """
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            return sum(
+                self._insert(group, rotation, versions, result, log_path, identity)
+                for group, rotation, versions, result, log_path, identity in matches
+            )
+
+    def _insert(
+        self,
+        group: Group,
+        rotation: int,
+        versions: Sequence[int],
+        result: MatchResult,
+        log_path: Path | None,
+        identity: int,
+    ) -> bool:
+        """One finished match's rows, in the caller's transaction; False if already stored."""
+        mid = match_id(group.id, rotation)
+        stored = self._db.execute("SELECT 1 FROM matches WHERE match_id = ?", (mid,)).fetchone()
+        if stored is not None:
+            return False  # already stored: a match is never counted twice
+        self._db.execute(
+            "INSERT INTO matches (match_id, group_id, rotation, seed, versions, hands, "
+            "reason, log_path, result, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                mid,
+                group.id,
+                rotation,
+                identity,  # the group's, or the rotation's own with a remote bot
+                json.dumps(list(versions)),
+                result.hands,
+                result.reason,
+                None if log_path is None else str(log_path),
+                json.dumps(result_json(result)),
+                time.time(),
+            ),
+        )
+        for seat in result.seats:
+            version = versions[seat.seat]
             self._db.execute(
-                "INSERT INTO matches (match_id, group_id, rotation, seed, versions, hands, "
-                "reason, log_path, result, finished_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO seats (match_id, seat, version, place, chips, net_chips, "
+                "status, faults) VALUES (?,?,?,?,?,?,?,?)",
                 (
                     mid,
-                    group.id,
-                    rotation,
-                    identity,  # the group's, or the rotation's own with a remote bot
-                    json.dumps(list(versions)),
-                    result.hands,
-                    result.reason,
-                    None if log_path is None else str(log_path),
-                    json.dumps(result_json(result)),
-                    time.time(),
+                    seat.seat,
+                    version,
+                    seat.place,
+                    seat.chips,
+                    seat.net_chips,
+                    seat.status,
+                    len(seat.faults),
                 ),
             )
-            for seat in result.seats:
-                version = versions[seat.seat]
+            for number, fault in enumerate(seat.faults):
                 self._db.execute(
-                    "INSERT INTO seats (match_id, seat, version, place, chips, net_chips, "
-                    "status, faults) VALUES (?,?,?,?,?,?,?,?)",
-                    (
-                        mid,
-                        seat.seat,
-                        version,
-                        seat.place,
-                        seat.chips,
-                        seat.net_chips,
-                        seat.status,
-                        len(seat.faults),
-                    ),
+                    "INSERT INTO faults (match_id, seat, number, version, kind, hand, "
+                    "detail) VALUES (?,?,?,?,?,?,?)",
+                    (mid, seat.seat, number, version, fault.kind, fault.hand, fault.detail),
                 )
-                for number, fault in enumerate(seat.faults):
-                    self._db.execute(
-                        "INSERT INTO faults (match_id, seat, number, version, kind, hand, "
-                        "detail) VALUES (?,?,?,?,?,?,?)",
-                        (mid, seat.seat, number, version, fault.kind, fault.hand, fault.detail),
-                    )
         return True
 
     def abandon_group(self, group: int) -> None:

@@ -1,0 +1,105 @@
+"""``LeagueStore.record_many``: many matches in one transaction, the rows ``record`` writes.
+
+A benchmark writes a league of 10^6 generated results with it (one sync to
+disk a chunk instead of one a match); the standings must not tell such a
+database from one a league wrote a match at a time.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from referee.league import standings as standings_module
+from referee.league.league_db import LeagueStore
+from referee.league.league_file import load_config
+from referee.league.runner import rotation_major, round_robin_jobs
+from referee.league.standings import standings_of
+from referee.match.key import MatchKey
+from referee.match.result import FaultRecord, MatchResult, SeatResult
+from tests.league.files import write_league_file
+
+BOTS = ("random", "lowest", "tracker", "boodle", "longest", "random")
+
+
+def generated(path: Path, db: Path) -> tuple[LeagueStore, list[tuple[MatchKey, MatchResult]]]:
+    """A league's store and a result for every match of its schedule, in the runner's order."""
+    store = LeagueStore.for_league(db, load_config(path))
+    seed = int(store.resolved_identity()["league"]["seed"])
+    jobs = sorted(round_robin_jobs(load_config(path), seed, store.deal_key()), key=rotation_major)
+    rng = random.Random(5)
+    made = []
+    for job in jobs:
+        nets = [rng.randint(-40, 40) for _ in job.key.bots[1:]]
+        nets.insert(0, -sum(nets))
+        order = sorted(range(len(nets)), key=lambda s: -nets[s])
+        seats = [
+            SeatResult(seat=s, name=f"b{bot}", place=order.index(s) + 1, chips=100 + nets[s],
+                       status="disqualified" if rng.random() < 0.05 else "ok",
+                       faults=[FaultRecord("timeout", 1, "slow")] * rng.randint(0, 2),
+                       net_chips=nets[s], boodle_chips=rng.randint(0, 5), hands_won=1)
+            for s, bot in enumerate(job.key.bots)
+        ]  # fmt: skip
+        key = job.key
+        made.append((key, MatchResult(key.match_id, key.seed, {}, 6, seats, None, "limit")))
+    return store, made
+
+
+def rows(db: Path) -> list[list[tuple[object, ...]]]:
+    """Every stored row but the time each match was written."""
+    with sqlite3.connect(db) as raw:
+        return [
+            raw.execute(
+                "SELECT match_id, ordinal, round, table_no, rotation, seed, hands, reason, "
+                "log_path, result FROM matches ORDER BY match_id"
+            ).fetchall(),
+            raw.execute("SELECT * FROM seats ORDER BY match_id, seat").fetchall(),
+            raw.execute("SELECT * FROM faults ORDER BY match_id, seat, number").fetchall(),
+        ]
+
+
+def test_a_league_written_in_bulk_has_the_rows_and_standings_of_one_written_a_match_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(standings_module, "EVERY", 10)  # the saved tally's path too
+    path = write_league_file(
+        tmp_path, BOTS, name="bulk", hand_limit=6, sections="\n[schedule]\ncycles = 3\n"
+    )
+    one, made = generated(path, tmp_path / "one.db")
+    for key, result in made:
+        one.record(key, result)
+    bulk, _ = generated(path, tmp_path / "bulk.db")  # (a deal key of its own: not stored)
+    half = len(made) // 2
+    assert bulk.record_many(made[:half]) == half
+    standings_of(bulk)  # saves a tally, as a league's standings would mid-way
+    assert Path(f"{bulk.path}.standings").exists()
+    assert bulk.record_many(made[half:]) == len(made) - half
+    faults = sum(len(seat.faults) for _, result in made for seat in result.seats)
+
+    matches, seats, fault_rows = rows(tmp_path / "bulk.db")
+    assert (len(matches), len(seats), len(fault_rows)) == (len(made), 3 * len(made), faults)
+    assert faults and [matches, seats, fault_rows] == rows(tmp_path / "one.db")
+    from_tally = standings_of(bulk)
+    every_match = standings_of(one, save=False)
+    assert from_tally.to_json() == every_match.to_json()
+    assert every_match.finished and every_match.matches_done == len(made)
+    one.close()
+    bulk.close()
+
+
+def test_record_many_writes_all_of_its_matches_or_none(tmp_path: Path) -> None:
+    path = write_league_file(tmp_path, BOTS, name="bulk", hand_limit=6)
+    store, made = generated(path, tmp_path / "league.db")
+    store.record_many(made[:2])
+    with pytest.raises(sqlite3.IntegrityError):  # the third is stored already
+        store.record_many(made[2:5] + made[:1])
+    short_key, result = made[6]
+    short = (short_key, MatchResult(result.match_id, result.seed, {}, 6, result.seats[:-1]))
+    with pytest.raises(ValueError, match="seats"):
+        store.record_many([made[5], short])
+    assert store.count() == 2
+    assert store.record_many([]) == 0
+    store.close()

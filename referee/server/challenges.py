@@ -38,6 +38,7 @@ from referee.server.contest_db import (
     challenges,
     challenges_since,
     contest_played,
+    contest_pruned,
     set_challenge,
 )
 from referee.server.contest_events import announce
@@ -45,6 +46,7 @@ from referee.server.contest_play import group_keys, play_keys
 from referee.server.phases import challenge_refusal
 from referee.server.play import POLL, OpenTable
 from referee.server.quotas import public_text
+from referee.server.retention import pruned_line
 from referee.server.worker_table import WorkerError
 
 KIND = "challenge"
@@ -147,12 +149,15 @@ def challenge_json(competition: Competition, challenge: Challenge) -> dict[str, 
     for match in played:
         for held, net in zip(match.versions, match.net_chips, strict=True):
             totals[held] = totals.get(held, 0) + net
+        mid = f"c{challenge.id}r{match.rotation}"
+        pruned = contest_pruned(store, mid)  # the result stays; its record may not (retention)
         matches.append(
             {
-                "match": f"c{challenge.id}r{match.rotation}",
+                "match": mid,
                 "versions": list(match.versions),
                 "net_chips": list(match.net_chips),
                 "hands": match.hands,
+                "record_pruned": None if pruned is None else pruned_line(pruned),
             }
         )
     return {

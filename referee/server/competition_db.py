@@ -284,6 +284,12 @@ CREATE TABLE IF NOT EXISTS contest_matches (
     finished_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS contest_matches_by_owner ON contest_matches(kind, owner);
+CREATE TABLE IF NOT EXISTS contest_pruned (  -- as pruned_records, for contest_matches
+    match_id TEXT PRIMARY KEY REFERENCES contest_matches(match_id),
+    pruned_at REAL NOT NULL,
+    days REAL NOT NULL,
+    bytes INTEGER NOT NULL
+);
 """
 
 

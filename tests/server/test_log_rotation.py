@@ -14,13 +14,13 @@ import pytest
 
 from referee.server import log_rotation
 from referee.server.competition_file import ConfigError, load_config
-from referee.server.operations import OperationsLog, read_operations
+from referee.server.operations import OperationsLog, Value, read_operations
 from tests.server.test_organiser import Cup
 
 NOON = 1_795_867_200.0  # 2026-11-28 12:00:00 UTC
 
 
-def _numbers(records: list[dict[str, object]]) -> list[int]:
+def _numbers(records: list[dict[str, Value]]) -> list[int]:
     return [int(str(r["n"])) for r in records if r["kind"] == "upload"]
 
 
@@ -58,11 +58,11 @@ def test_the_file_is_rotated_by_size_and_only_whole_old_files_are_dropped(
     assert read_operations(path, limit=5) == records[-5:]
 
 
-def read_operations_file(part: Path) -> list[dict[str, object]]:
+def read_operations_file(part: Path) -> list[dict[str, Value]]:
     alone = part.parent / "alone"
     alone.mkdir(exist_ok=True)
     (alone / "operations.log").write_bytes(part.read_bytes())
-    return list(read_operations(alone / "operations.log"))
+    return read_operations(alone / "operations.log")
 
 
 def _writer(data: str, who: str, count: int) -> None:

@@ -50,7 +50,7 @@ from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.contest_retention import prune_contest
 from referee.server.operations import log_operation
-from referee.server.version_files import remove_files, unused_roots
+from referee.server.version_files import remove_unused
 
 BATCH = 500  # matches looked at per database read
 DAY = 86400.0
@@ -137,9 +137,7 @@ class Retention:
             if done:
                 break
         contest = await prune_contest(self.competition, now, partial(self.offload, self._remove))
-        gone = await self.offload(
-            remove_files, unused_roots(self.competition), self.competition.config.uploads_dir
-        )
+        await remove_unused(self.competition, self.offload, now)
         stored = await self.offload(stored_bytes, self.logs)
         self.last = PassReport(pruned, freed, kept, stored)
         self.last_at = now
@@ -159,10 +157,6 @@ class Retention:
                 freed_bytes=contest.freed,
                 kept=contest.kept,
                 challenge_days=self.settings.challenge_days,
-            )
-        if gone.versions:
-            log_operation(
-                "retention", what="version-files", versions=gone.versions, freed_bytes=gone.freed
             )
         return self.last
 

@@ -1,4 +1,4 @@
-"""The unpacked and built files of versions that will never play again, removed.
+"""The unpacked and built files of versions that will not play again, removed.
 
 A version's directory (``DATA/versions/NNNNNN``) holds its ``upload`` (the
 bytes as sent), ``files/`` (unpacked, and ``files/build`` for a compiled
@@ -6,16 +6,22 @@ language) and a marker that ``files/`` is whole.  A participant who uploads
 for weeks leaves one directory a version; ``[storage] participant_mb`` caps
 what one participant keeps, and an upload past it is refused.
 
-A **withdrawn** version (the organiser's, for good) or a **rejected** one
-never plays again: each retention pass removes its ``files/`` (the marker
-first, so a stop between leaves nothing that looks whole) once no table uses
-it: not in a ladder group still being played, not in a challenge waiting or
-playing, and in no finals (their re-run plays the finalists again).  Its
-``upload`` stays: it is small (``[uploads] max_kb``) and is what the
-participant sent.  A version that was only superseded by a newer one keeps
-its files: it plays again if the newer one is withdrawn or suspended.
+Each retention pass removes ``files/`` (the marker first, so a stop between
+leaves nothing that looks whole) of every version that will not play again
+and that no table uses (in no ladder group still being played, no challenge
+waiting or playing, no finals: their re-run plays the finalists again):
 
-Each pass that removes something writes one line of the operations log.
+* a **withdrawn** version (the organiser's, for good) or a **rejected** one;
+* a **superseded** one: an admitted version older than its participant's two
+  newest admitted ones.  The newest plays; the one before it is kept so that
+  withdrawing or suspending the newest brings it back (``organiser``).  A
+  version whose files were removed is in ``version_files_removed`` and is
+  never seated again (``CompetitionStore.playing_versions``): the newest
+  version that still has its files plays instead.
+
+Its ``upload`` stays: it is small (``[uploads] max_kb``) and is what the
+participant sent.  Each pass that removes something writes one line of the
+operations log.
 """
 
 from __future__ import annotations
@@ -23,15 +29,23 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-from collections.abc import Iterable
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import Any
 
+from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
+from referee.server.operations import log_operation
 from referee.server.quotas import tree_bytes
 from referee.server.uploads import COMPLETE
 
+Offload = Callable[..., Awaitable[Any]]
+
 NEVER_AGAIN = ("withdrawn", "rejected")
+KEPT_ADMITTED = 2  # a participant's newest admitted versions whose files stay
 GROUPS_LOOKED_AT = 10_000  # the latest groups whose versions may still be in play
 
 
@@ -63,33 +77,64 @@ def _ids(lists: Iterable[str]) -> set[int]:
     return {int(version) for text in lists for version in json.loads(text)}
 
 
-def unused_roots(competition: Competition) -> list[Path]:
-    """The directories of versions that will never play again and no table uses (read on
-    the loop: the database's connection is the loop's; their files are looked at later)."""
+def unused_versions(competition: Competition) -> list[int]:
+    """The versions that will not play again and no table uses (read on the loop: the
+    database's connection is the loop's; their files are looked at in a thread)."""
     store = competition.store
     used = in_use(store) | set(competition.unpacking)
-    roots = []
-    for status in NEVER_AGAIN:
-        for version in store.versions(status=status):
-            if version.id in used:
-                continue
-            roots.append(competition.config.uploads_dir / f"{version.id:06d}")
-    return roots
+    chosen = [v.id for status in NEVER_AGAIN for v in store.versions(status=status)]
+    admitted: dict[int, list[int]] = {}
+    for version in store.versions(status="admitted"):
+        admitted.setdefault(version.participant, []).append(version.id)
+    for ids in admitted.values():
+        chosen.extend(sorted(ids)[:-KEPT_ADMITTED])
+    return sorted(set(chosen) - used)
 
 
-def remove_files(roots: Iterable[Path], uploads: Path) -> VersionsPass:
-    """Remove each root's marker and ``files/`` (only under ``uploads``); in a worker thread."""
-    count = freed = 0
+def _root(uploads: Path, version: int) -> Path:
+    return uploads / f"{version:06d}"
+
+
+def holding(uploads: Path, versions: Sequence[int]) -> list[tuple[int, int]]:
+    """Of ``versions``, those whose files are still there, with their bytes (a thread)."""
+    found = []
+    for version in versions:
+        root = _root(uploads, version)
+        if (root / "files").exists() or (root / COMPLETE).exists():
+            found.append((version, tree_bytes(root / "files")))
+    return found
+
+
+def remove(uploads: Path, versions: Sequence[int]) -> None:
+    """Remove each version's marker, then its ``files/`` (only under ``uploads``)."""
     top = uploads.resolve()
-    for root in roots:
+    for version in versions:
+        root = _root(uploads, version)
         if not root.resolve().is_relative_to(top):
             continue
-        files = root / "files"
-        if not files.exists() and not (root / COMPLETE).exists():
-            continue  # removed by an earlier pass (or never unpacked)
-        size = tree_bytes(files)
         (root / COMPLETE).unlink(missing_ok=True)
-        shutil.rmtree(files, ignore_errors=True)
-        count += 1
-        freed += size - tree_bytes(files)
-    return VersionsPass(count, freed)
+        shutil.rmtree(root / "files", ignore_errors=True)
+
+
+def _mark(store: CompetitionStore, found: Sequence[tuple[int, int]], at: float) -> None:
+    store.connection.executemany(
+        "INSERT OR IGNORE INTO version_files_removed (version, removed_at, bytes) VALUES (?, ?, ?)",
+        [(version, at, size) for version, size in found],
+    )
+
+
+async def remove_unused(
+    competition: Competition, offload: Offload, now: float | None = None
+) -> VersionsPass:
+    """One pass: mark the unused versions' files as removed (so none is seated again), then
+    remove them; one operations line if there were any."""
+    uploads = competition.config.uploads_dir
+    found = await offload(holding, uploads, unused_versions(competition))
+    if not found:
+        return VersionsPass(0, 0)
+    at = time.time() if now is None else now
+    await written("recording removed version files", partial(_mark, competition.store, found, at))
+    await offload(remove, uploads, [version for version, _size in found])
+    done = VersionsPass(len(found), sum(size for _version, size in found))
+    log_operation("retention", what="version-files", versions=done.versions, freed_bytes=done.freed)
+    return done

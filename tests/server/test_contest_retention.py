@@ -166,44 +166,60 @@ def _token_of(store: CompetitionStore, participant: int) -> str:
     return done.token
 
 
-def test_files_of_versions_that_never_play_again_go_once_no_table_uses_them(
+def _files(competition: Competition, version: int) -> Path:
+    root = competition.config.uploads_dir / f"{version:06d}"
+    (root / "files" / "build").mkdir(parents=True)
+    (root / "files" / "build" / "bot").write_bytes(b"b" * 30_000)
+    (root / "upload").write_bytes(b"u" * 100)
+    (root / COMPLETE).touch()
+    return root
+
+
+def _admit(store: CompetitionStore, participant: int, status: str = "admitted") -> int:
+    version = store.add_version(participant, "python3", "main.py", "", 1)
+    spec = BotSpec("x", ("x",)).to_json() if status == "admitted" else None
+    store.decide(version.id, status, "ok" if spec else "check: illegal move", "", spec)
+    return version.id
+
+
+def test_files_of_versions_that_will_not_play_again_go_once_no_table_uses_them(
     tmp_path: Path, clock: FakeTime, said: io.StringIO
 ) -> None:
     competition = _competition(tmp_path, "days = 7")
     store = competition.store
-    group = admitted_group(store)
-    alice = store.version(group.versions[0])
-    assert alice is not None
-    newer = store.add_version(alice.participant, "python3", "main.py", "", 1)
-    store.decide(newer.id, "admitted", "ok", "", BotSpec("alice", ("x",)).to_json())
-    rejected = store.add_version(alice.participant, "python3", "main.py", "", 1)
-    store.decide(rejected.id, "rejected", "check: illegal move", "", None)
-    roots = {}
-    for version in (alice.id, newer.id, rejected.id):
-        root = competition.config.uploads_dir / f"{version:06d}"
-        (root / "files" / "build").mkdir(parents=True)
-        (root / "files" / "build" / "bot").write_bytes(b"b" * 30_000)
-        (root / "upload").write_bytes(b"u" * 100)
-        (root / COMPLETE).touch()
-        roots[version] = root
-    organiser.withdraw(
-        store, organiser.SHELL, str(alice.id), "keep"
-    )  # alice's first version: group still in play
+    group = admitted_group(store)  # planned, not played: its versions are in use
+    a1, b1, _c1 = group.versions
+    alice, bob = (store.version(v).participant for v in (a1, b1))  # type: ignore[union-attr]
+    a2, rejected = _admit(store, alice), _admit(store, alice, "rejected")
+    b2, b3 = _admit(store, bob), _admit(store, bob)
+    roots = {v: _files(competition, v) for v in (a1, a2, rejected, b1, b2, b3)}
+    organiser.withdraw(store, organiser.SHELL, str(a1), "keep")
     retention = Retention(competition, clock=clock.time)
+
     trio.run(retention.run_pass)
-    assert not (roots[rejected.id] / "files").exists()
-    assert not (roots[rejected.id] / COMPLETE).exists()
-    assert (roots[rejected.id] / "upload").read_bytes() == b"u" * 100  # what was sent stays
-    # The withdrawn version sits in a group still being played: its files stay for now.
-    assert (roots[alice.id] / "files" / "build" / "bot").exists()
-    assert (roots[newer.id] / "files" / "build" / "bot").exists()
+    # Only the rejected version's files go: the others sit in the group still being played,
+    # play, or are the version before the one that plays.
+    assert not (roots[rejected] / "files").exists() and not (roots[rejected] / COMPLETE).exists()
+    assert (roots[rejected] / "upload").read_bytes() == b"u" * 100  # what was sent stays
+    for version in (a1, a2, b1, b2, b3):
+        assert (roots[version] / "files" / "build" / "bot").exists()
     assert " retention what=version-files versions=1 freed_bytes=30000\n" in said.getvalue()
 
     for rotation in range(3):  # the group finishes: no table will seat it again
         mid = competition_db.match_id(group.id, rotation)
         store.record(group, rotation, group.versions, finished(mid, 5), None, identity=5)
     trio.run(retention.run_pass)
-    assert not (roots[alice.id] / "files").exists() and (roots[alice.id] / "upload").exists()
-    assert (roots[newer.id] / "files" / "build" / "bot").exists()  # it plays
-    assert said.getvalue().count("what=version-files") == 2
+    # The withdrawn a1 and bob's b1 (older than his two newest) go; b2 and b3 stay.
+    assert not (roots[a1] / "files").exists() and not (roots[b1] / "files").exists()
+    for version in (a2, b2, b3):
+        assert (roots[version] / "files" / "build" / "bot").exists()
+    assert " retention what=version-files versions=2 freed_bytes=60000\n" in said.getvalue()
+    playing = {v.id for v in store.playing_versions()}
+    assert {a2, b3} <= playing
+    # Withdrawing bob's newest brings back the one before it, whose files were kept; after
+    # that one too, no version of his is seated: b1's files are gone.
+    organiser.withdraw(store, organiser.SHELL, str(b3), "keep")
+    assert b2 in {v.id for v in store.playing_versions()}
+    organiser.withdraw(store, organiser.SHELL, str(b2), "keep")
+    assert not {b1, b2, b3} & {v.id for v in store.playing_versions()}
     store.close()

@@ -1,4 +1,4 @@
-"""The unpacked and built files of versions that will not play again, removed.
+"""The files of versions that will not play again (uploaded, unpacked, built), removed.
 
 A version's directory (``DATA/versions/NNNNNN``) holds its ``upload`` (the
 bytes as sent), ``files/`` (unpacked, and ``files/build`` for a compiled
@@ -6,10 +6,11 @@ language) and a marker that ``files/`` is whole.  A participant who uploads
 for weeks leaves one directory a version; ``[storage] participant_mb`` caps
 what one participant keeps, and an upload past it is refused.
 
-Each retention pass removes ``files/`` (the marker first, so a stop between
-leaves nothing that looks whole) of every version that will not play again
-and that no table uses (in no ladder group still being played, no challenge
-waiting or playing, no finals: their re-run plays the finalists again):
+Each retention pass removes the directory (the marker first, so a stop
+between leaves nothing that looks whole, then ``files/``, then ``upload``) of
+every version that will not play again and that no table uses (in no
+ladder group still being played, no challenge waiting or playing, no finals:
+their re-run plays the finalists again):
 
 * a **withdrawn** version (the organiser's, for good) or a **rejected** one;
 * a **superseded** one: an admitted version older than its participant's two
@@ -19,9 +20,11 @@ waiting or playing, no finals: their re-run plays the finalists again):
   never seated again (``CompetitionStore.playing_versions``): the newest
   version that still has its files plays instead.
 
-Its ``upload`` stays: it is small (``[uploads] max_kb``) and is what the
-participant sent.  Each pass that removes something writes one line of the
-operations log.
+Its row stays (file name, size, SHA-256 of what was sent, status, the
+check's transcript), so its page and the leaderboard's history are
+unchanged; the bytes go, or a participant uploading binaries for weeks would
+be refused at ``participant_mb`` by versions that will never play.  Each
+pass that removes something writes one line of the operations log.
 """
 
 from __future__ import annotations
@@ -96,17 +99,17 @@ def _root(uploads: Path, version: int) -> Path:
 
 
 def holding(uploads: Path, versions: Sequence[int]) -> list[tuple[int, int]]:
-    """Of ``versions``, those whose files are still there, with their bytes (a thread)."""
+    """Of ``versions``, those whose directory is still there, with its bytes (a thread)."""
     found = []
     for version in versions:
         root = _root(uploads, version)
-        if (root / "files").exists() or (root / COMPLETE).exists():
-            found.append((version, tree_bytes(root / "files")))
+        if root.exists():
+            found.append((version, tree_bytes(root)))
     return found
 
 
 def remove(uploads: Path, versions: Sequence[int]) -> None:
-    """Remove each version's marker, then its ``files/`` (only under ``uploads``)."""
+    """Remove each version's marker, its ``files/``, then the rest (only under ``uploads``)."""
     top = uploads.resolve()
     for version in versions:
         root = _root(uploads, version)
@@ -114,6 +117,7 @@ def remove(uploads: Path, versions: Sequence[int]) -> None:
             continue
         (root / COMPLETE).unlink(missing_ok=True)
         shutil.rmtree(root / "files", ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _mark(store: CompetitionStore, found: Sequence[tuple[int, int]], at: float) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 
@@ -172,8 +173,9 @@ def simulate(folder: Path, week: Week) -> list[Sample]:
         participants.append(participant.id)
     samples: list[Sample] = []
     wall = types.SimpleNamespace(time=lambda: START + trio.current_time())
-    saved = (competition_db.time, contest_db.time)
-    competition_db.time = contest_db.time = wall  # type: ignore[assignment]
+    patch = pytest.MonkeyPatch()  # the stores stamp their rows with the virtual wall clock
+    patch.setattr(competition_db, "time", wall)
+    patch.setattr(contest_db, "time", wall)
     log = OperationsLog.for_data(
         config.data,
         stream=None,
@@ -209,7 +211,7 @@ def simulate(folder: Path, week: Week) -> list[Sample]:
     try:
         trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
     finally:
-        competition_db.time, contest_db.time = saved  # type: ignore[assignment]
+        patch.undo()
         set_operations_log(previous)
         competition.close()
         store.close()

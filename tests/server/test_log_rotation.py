@@ -103,6 +103,7 @@ async def test_the_organiser_reads_the_log_across_its_rotated_files(cup: Cup) ->
     data = cup.competition.config.data
     log = OperationsLog.for_data(data, stream=None)
     log.max_bytes = 1500
+    log.log("upload", participant="<script>alert(1)</script>", n=-1)  # a hostile name
     for n in range(120):
         log.log("upload", participant="bob", n=n)
     assert len(log_rotation.old_files(data / "operations.log")) == 5
@@ -111,7 +112,7 @@ async def test_the_organiser_reads_the_log_across_its_rotated_files(cup: Cup) ->
         answer = await api.get("/api/organiser/operations", params={"limit": "60"})
         assert answer.status_code == 200
         body = answer.json()
-        uploads = [r["n"] for r in body["records"] if r["kind"] == "upload"]
+        uploads = [r["n"] for r in body["records"] if r["kind"] == "upload" and r["n"] >= 0]
         assert uploads == list(range(120 - len(uploads), 120)) and len(uploads) > 50
         assert body["files"] == 6
         refused = await api.get("/api/organiser/operations", params={"limit": "x"})
@@ -124,6 +125,13 @@ async def test_the_organiser_reads_the_log_across_its_rotated_files(cup: Cup) ->
     shown = page.text.split('id="operations-lines">')[1].split("</pre>")[0].splitlines()
     assert len(shown) == 50 and shown[-1].endswith("upload participant=bob n=119")
     assert any("upload participant=bob n=" in line for line in shown[:5])
+    # Every line is text on the page, whatever a participant named itself.
+    log.max_bytes = 10**6
+    log.log("upload", participant="<script>alert(1)</script>", n=120)
+    browser = await cup.signed_in(cup.organiser)
+    page = await browser.get("/organiser")
+    await browser.aclose()
+    assert "<script>alert(1)" not in page.text and "&lt;script&gt;alert(1)" in page.text
 
 
 @pytest.mark.parametrize(

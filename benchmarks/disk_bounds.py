@@ -17,7 +17,9 @@ withdraws the version before every fourth one admitted), with the
 competition file's retention (``--keep-days``, first groups 2, a pass an
 hour, the operations log rotated at 10 MiB with 5 old files).  Each virtual
 day the data directory is measured by part, as ``du --apparent-size``
-counts.  The machine's load average is printed before and after.
+counts.  ``--before`` plays the same without what bounds the versions' files
+and the operations log (no version's files removed, no rotation), for the
+comparison.  The machine's load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
 from referee.match.archive import keep_log
+from referee.server import version_files
+from referee.server.competition import Competition
 from tests.server.disk_week import PARTS, Week, simulate
 
 MB = 1e6
+BEFORE = " (before: no version's files removed, no log rotation)"
 
 
 def records(matches: int, hands: int) -> list[bytes]:
@@ -58,6 +63,11 @@ def records(matches: int, hands: int) -> list[bytes]:
     return kept
 
 
+def _none(competition: Competition) -> list[int]:
+    """No version's files are removed (``--before``)."""
+    return []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--matches", type=int, default=8)
@@ -69,7 +79,10 @@ def main() -> None:
     parser.add_argument("--upload-hours", type=float, default=12.0)
     parser.add_argument("--upload-kb", type=int, default=200)
     parser.add_argument("--files-kb", type=int, default=2000)
+    parser.add_argument("--before", action="store_true", help="no version files removed")
     args = parser.parse_args()
+    if args.before:
+        version_files.unused_versions = _none
     print(f"load average before {os.getloadavg()[0]:.2f}", flush=True)
     kept = records(args.matches, args.hands)
     sizes = [len(record) for record in kept]
@@ -86,7 +99,8 @@ def main() -> None:
         upload_bytes=args.upload_kb * 1000,
         files_bytes=args.files_kb * 1000,
         sample_hours=24.0,
-        retention=f"days = {args.keep_days}\nfirst_groups = 2\nevery_minutes = 60",
+        retention=f"days = {args.keep_days}\nfirst_groups = 2\nevery_minutes = 60"
+        + ("\noperations_log_mb = 1048576" if args.before else ""),
     )
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
@@ -96,7 +110,8 @@ def main() -> None:
         f"{args.days:g} virtual days at {args.per_minute:g} matches a minute, "
         f"{args.participants} participants uploading every {args.upload_hours:g} h "
         f"({args.upload_kb} kB sent, {args.files_kb} kB built), "
-        f"retention {args.keep_days:g} days; simulated in {seconds:.0f} s"
+        f"retention {args.keep_days:g} days{BEFORE if args.before else ''}; "
+        f"simulated in {seconds:.0f} s"
     )
     print("| day | matches | " + " | ".join(f"{part} MB" for part in PARTS) + " | total MB |")
     print("|---|---|" + "---|" * len(PARTS) + "---|")

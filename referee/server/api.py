@@ -23,11 +23,16 @@ from referee.server.board_charts import head_to_head, refresh_charts
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
-from referee.server.downloads import log_response, match_log
+from referee.server.downloads import download_log, log_response
 from referee.server.match_faults import match_faults
 from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import BodyRefusedError
-from referee.server.uploads import UploadRefusedError, accept_upload, register_remote
+from referee.server.uploads import (
+    UploadRefusedError,
+    accept_upload,
+    may_upload,
+    register_remote,
+)
 from referee.server.views import leaderboard, match_view, participant_view, version_json
 
 
@@ -116,6 +121,10 @@ class _Api:
                 return _error(401, "the API takes a token, not the browser's session")
             return _error(401, "send Authorization: Bearer TOKEN")
         try:
+            may_upload(self.competition, caller)
+        except UploadRefusedError as error:
+            return _error(error.status, error.reason, error.headers)
+        try:
             form = await request.form(max_files=1, max_fields=10)
         except BodyRefusedError as error:  # too large, or too slow
             return _error(error.status, str(error))
@@ -144,9 +153,11 @@ class _Api:
 
     async def get_match_log(self, request: Request) -> Response:
         caller = _caller(self.competition, request)
-        download = match_log(self.competition, request.path_params["match_id"], caller)
+        address = request.client.host if request.client is not None else "unknown"
+        match_id = request.path_params["match_id"]
+        download = await download_log(self.competition, match_id, caller, address)
         if download.status != 200:
-            return _error(download.status, download.text)
+            return _error(download.status, download.text, download.headers())
         return log_response(download)
 
     async def get_openapi(self, request: Request) -> JSONResponse:
@@ -222,7 +233,8 @@ def openapi(competition: Competition) -> dict[str, Any]:
             "/api/matches/{match_id}/log": {
                 "get": _op(
                     "One match's log (JSON lines) for newmarket replay and view, once its group "
-                    "has finished (403 before); its stderr only for the seat's owner",
+                    "has finished (403 before); its stderr only for the seat's owner; at most "
+                    f"{competition.config.clients.downloads_per_minute} a minute (429 past it)",
                     params=("match_id",),
                 )
             },

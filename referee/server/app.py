@@ -39,6 +39,7 @@ from referee.server.auth import (
     session_token,
     signed_in,
 )
+from referee.server.bad_tokens import BadTokens
 from referee.server.board_charts import head_to_head, ratings_svg, refresh_charts
 from referee.server.busy import (
     BUSY_REASON,
@@ -50,7 +51,7 @@ from referee.server.busy import (
 from referee.server.competition import Competition
 from referee.server.competition_db import StoreError
 from referee.server.competition_file import REMOTE
-from referee.server.downloads import log_response, match_log
+from referee.server.downloads import download_log, log_response
 from referee.server.feed import MEDIA_TYPE as FEED_TYPE
 from referee.server.feed import atom_feed
 from referee.server.match_faults import match_faults
@@ -74,6 +75,7 @@ from referee.server.uploads import (
     STORAGE_RETRY_AFTER,
     UploadRefusedError,
     accept_upload,
+    may_upload,
     register_remote,
 )
 from referee.server.views import (
@@ -189,11 +191,15 @@ class Pages:
         )
 
     async def participant_feed(self, request: Request) -> Response:
-        who = self.competition.store.participant_by_name(request.path_params["name"])
+        store = self.competition.store
+        who = store.participant_by_name(request.path_params["name"])
         if who is None:
             return self.error(request, 404, "no participant of that name")
         base = f"{request.url.scheme}://{request.url.netloc}"
-        return Response(atom_feed(self.competition, who, base), media_type=FEED_TYPE)
+        token = bearer_token(request)  # a feed reader may send it; a browser is signed in
+        reader = signed_in(request, store) or (store.participant_by_token(token) if token else None)
+        private = reader is not None and reader.id == who.id
+        return Response(atom_feed(self.competition, who, base, private), media_type=FEED_TYPE)
 
     async def participant_matches(self, request: Request) -> Response:
         store = self.competition.store
@@ -233,9 +239,11 @@ class Pages:
 
     async def match_log(self, request: Request) -> Response:
         viewer = signed_in(request, self.competition.store)
-        download = match_log(self.competition, request.path_params["match_id"], viewer)
+        address = request.client.host if request.client is not None else "unknown"
+        match_id = request.path_params["match_id"]
+        download = await download_log(self.competition, match_id, viewer, address)
         if download.status != 200:
-            return self.error(request, download.status, download.text)
+            return self.error(request, download.status, download.text, download.headers())
         return log_response(download)
 
     async def signin_page(self, request: Request) -> Response:
@@ -316,6 +324,10 @@ class Pages:
         viewer = signed_in(request, self.competition.store)
         if viewer is None:
             return self.error(request, 403, "sign in to upload")
+        try:
+            may_upload(self.competition, viewer)  # from the headers: the body is not read
+        except UploadRefusedError as error:
+            return self.error(request, error.status, error.reason, error.headers)
         form = await self.form(request)
         if isinstance(form, HTMLResponse):
             return form
@@ -493,7 +505,7 @@ def _guarded(app: ASGIApp, competition: Competition) -> ASGIApp:
     limited = BodyLimit(app, cap_for)
     timed = BodyDeadline(limited, config.clients.body_timeout, config.clients.body_rate)
     gated = AnonymousRequests(
-        timed,
+        BadTokens(timed, competition.store),
         config.clients.anonymous_per_address,
         config.clients.anonymous,
         signed_in_by_headers,

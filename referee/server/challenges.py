@@ -12,7 +12,8 @@ or the challenge is refused when the competition has none.  The results go to
 * Who sees it: the requester, and the challenged participants when
   ``[challenges] opponents_see`` (the default: they played in it, and learn
   what was asked of their bot); nobody else.
-* Played on a table of their own (``challenge_loop``), first asked first played.
+* Played on a table of their own (``challenge_loop``), first asked first played,
+  and, as the ladder's groups, not while the disk is short of its free room.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from referee.server.contest_db import (
 from referee.server.contest_events import announce
 from referee.server.contest_play import group_keys, play_keys
 from referee.server.phases import challenge_refusal
-from referee.server.play import POLL, OpenTable
+from referee.server.play import POLL, OpenTable, wait_for_room
 from referee.server.quotas import public_text
 from referee.server.retention import pruned_line
 from referee.server.worker_table import WorkerError
@@ -186,6 +187,10 @@ async def challenge_loop(competition: Competition, number: int, open_table: Open
             with trio.move_on_after(POLL):
                 await competition.changed.wait()
             continue
+        # As the ladder's groups and the finals: none starts while the disk is short of its
+        # free room (before, a participant's challenges kept writing logs on a disk the
+        # ladder had stopped for).  An organiser's pause stops the ladder only.
+        await wait_for_room(competition)
         challenge = min(waiting, key=lambda c: c.id)
         await written(
             "starting a challenge", partial(set_challenge, store, challenge.id, "playing")

@@ -14,7 +14,7 @@ league file.  The shape (every key optional unless marked)::
                    registrations_per_hour (self-registrations per client address),
                    and what one web client may cost (``ClientLimits``): header_timeout,
                    body_timeout, body_rate, send_timeout, connections_per_address,
-                   anonymous_per_address, anonymous
+                   anonymous_per_address, anonymous, downloads_per_minute
     [tables]       players (seats per table, 3..8), hand_limit
     [rules]        preset, options = { option = value, ... }
     [time_control] move_time, time_bank, startup_time, margin, max_faults
@@ -148,6 +148,7 @@ class ClientLimits(Section, frozen=True):
     connections_per_address: AtLeastOne = 64  # open connections from one client address
     anonymous_per_address: AtLeastOne = 8  # requests with a body and nobody signed in, per address
     anonymous: AtLeastOne = 64  # the same, from all addresses together
+    downloads_per_minute: AtLeastOne = 30  # match logs a participant (or address) may fetch
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from referee.match.result import MatchResult, result_json
-from referee.server.competition_db import CompetitionStore, PlayedMatch
+from referee.server.competition_db import MAX_ROW_ID, CompetitionStore, PlayedMatch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,6 +210,8 @@ def add_challenge(
 
 
 def challenge(store: CompetitionStore, challenge_id: int) -> Challenge | None:
+    if not 0 < challenge_id <= MAX_ROW_ID:  # SQLite cannot even be asked: OverflowError, a 500
+        return None
     row = store.connection.execute(_CHALLENGES + " WHERE id = ?", (challenge_id,)).fetchone()
     return None if row is None else _challenge(row)
 

@@ -126,7 +126,7 @@ class ContestPages:
             return JSONResponse({"challenges": [challenge_json(self.competition, c) for c in mine]})
         try:
             body = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested too deep (a 500)
             return JSONResponse({"error": 'send JSON: {"opponents": [NAME, ...]}'}, 400)
         names = body.get("opponents") if isinstance(body, dict) else None
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):

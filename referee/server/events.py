@@ -148,13 +148,14 @@ def publish_first_faults(
 
 
 def participant_events(
-    store: CompetitionStore, participant_id: int, limit: int = 50
+    store: CompetitionStore, participant_id: int, limit: int = 50, without: Sequence[str] = ()
 ) -> list[Event]:
-    """A participant's events and everyone's, newest first."""
+    """A participant's events and everyone's, newest first; none of the kinds ``without``."""
+    marks = ", ".join("?" * len(without))
     rows = store.connection.execute(
-        f"SELECT {_COLUMNS} FROM events WHERE participant = ? OR participant IS NULL "
-        "ORDER BY id DESC LIMIT ?",
-        (participant_id, limit),
+        f"SELECT {_COLUMNS} FROM events WHERE (participant = ? OR participant IS NULL) "
+        f"AND kind NOT IN ({marks}) ORDER BY id DESC LIMIT ?",
+        (participant_id, *without, limit),
     )
     return [Event(*row) for row in rows]
 

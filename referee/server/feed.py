@@ -5,7 +5,10 @@ or rejected (with the failing step), that one crashed or timed out for the
 first time (with a link to the match), a phase change or a final result,
 without watching the pages.  It is public, as the participant's page is,
 and says no more than that page: the events are public text, and every
-text that came from a process goes through ``hide_paths``.
+text that came from a process goes through ``hide_paths``.  A challenge's
+events (``PRIVATE_KINDS``) are the exception: a challenge is seen by its
+requester and opponents only (``referee.server.challenges``), so they are in
+the feed only for the participant itself, signed in or with its token.
 
 The XML is built by ``xml.etree.ElementTree``, which escapes every text and
 attribute, so a version's detail can never become markup.  Ids are
@@ -29,6 +32,7 @@ from referee.server.views import hide_paths, server_places
 ATOM = "http://www.w3.org/2005/Atom"
 MEDIA_TYPE = "application/atom+xml"
 ENTRIES = 50  # the newest; a feed reader keeps what it has seen
+PRIVATE_KINDS = ("challenge_played", "challenge_failed")
 
 
 # Characters XML 1.0 cannot hold at all, escaped or not (a compiler's colour codes, say).
@@ -55,11 +59,15 @@ def _add(parent: ET.Element, tag: str, text: str | None = None, **attributes: st
     return element
 
 
-def atom_feed(competition: Competition, participant: Participant, base_url: str) -> bytes:
-    """The participant's feed; ``base_url`` (``http://host:port``) makes its links whole."""
+def atom_feed(
+    competition: Competition, participant: Participant, base_url: str, private: bool = False
+) -> bytes:
+    """The participant's feed; ``base_url`` (``http://host:port``) makes its links whole.
+    ``private``: the reader is the participant, and is told of its challenges too."""
     ET.register_namespace("", ATOM)
     base = base_url.rstrip("/")
-    events = participant_events(competition.store, participant.id, ENTRIES)
+    without = () if private else PRIVATE_KINDS
+    events = participant_events(competition.store, participant.id, ENTRIES, without)
     page = f"{base}/p/{quote(participant.name)}"
     feed = ET.Element(f"{{{ATOM}}}feed")
     _add(feed, "title", f"{participant.name} in {competition.config.name}")

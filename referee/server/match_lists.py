@@ -80,7 +80,7 @@ def parse_filter(
     if query.get("opponent"):
         opponent = store.participant_by_name(query["opponent"])
         if opponent is None:
-            raise FilterError(f"opponent: no participant named {query['opponent']!r}")
+            raise FilterError(f"opponent: no participant named {query['opponent'][:40]!r}")
     faults = query.get("faults", "").lower()
     if faults not in ("", "0", "1", "only", "true", "false"):
         raise FilterError("faults: use faults=only (or 1) for matches with a fault of theirs")

@@ -82,7 +82,7 @@ class OrganiserContest:
             return not_found()
         try:
             body = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
             return JSONResponse({"error": 'send JSON: {"names": [NAME, NAME]}'}, status_code=400)
         names = body.get("names") if isinstance(body, dict) else None
         if (

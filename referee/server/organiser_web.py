@@ -241,7 +241,8 @@ class OrganiserApi:
         if not self._allowed(request):
             return not_found()
         try:
-            before = int(request.query_params.get("before", "0")) or None
+            # Within SQLite's integers: beyond them, sqlite3 raised OverflowError (a 500).
+            before = max(min(int(request.query_params.get("before", "0")), 2**63 - 1), 0) or None
             limit = min(max(int(request.query_params.get("limit", "100")), 1), 1000)
         except ValueError:
             return _error(400, "before and limit are whole numbers")
@@ -266,7 +267,7 @@ class OrganiserApi:
             sent = json.loads(body) if body.strip() else {}
         except BodyRefusedError as error:
             return _error(error.status, str(error))
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: JSON nested too deep
             return _error(400, "the body is not JSON: send the action's fields as an object")
         if not isinstance(sent, dict):
             return _error(400, "send the action's fields as a JSON object")

@@ -115,8 +115,11 @@ def version_root(competition: Competition, version_id: int) -> Path:
     return competition.config.uploads_dir / f"{version_id:06d}"
 
 
-def _allowed(competition: Competition, participant: Participant, runtime: str) -> None:
-    """The runtime must be allowed, and the participant under its hourly versions."""
+def may_upload(competition: Competition, participant: Participant) -> None:
+    """``UploadRefusedError`` if ``participant`` may upload nothing now, whatever it sends:
+    disabled or banned, the contest's dates, the hourly limit.  Asked from the headers,
+    before the body is read (after the freeze, a 1 MiB upload was read whole to be refused),
+    and again before the version is written."""
     config = competition.config
     refused = organiser_refusal(competition.store, participant)  # disabled or banned
     if refused is not None:
@@ -124,14 +127,20 @@ def _allowed(competition: Competition, participant: Participant, runtime: str) -
     closed = upload_refusal(competition)  # the contest's dates (referee.server.phases)
     if closed is not None:
         raise UploadRefusedError(403, closed)
-    if runtime not in config.runtimes:
-        allowed = ", ".join(config.runtimes)
-        raise UploadRefusedError(400, f"runtime {runtime!r} is not allowed here ({allowed})")
     recent = competition.store.uploads_since(participant.id, time.time() - 3600)
     if recent >= config.uploads.per_hour:
         raise UploadRefusedError(
             429, f"upload limit: {config.uploads.per_hour} uploads per hour; try again later"
         )
+
+
+def _allowed(competition: Competition, participant: Participant, runtime: str) -> None:
+    """The runtime must be allowed, and the participant allowed to upload (``may_upload``)."""
+    config = competition.config
+    may_upload(competition, participant)
+    if runtime not in config.runtimes:
+        allowed = ", ".join(config.runtimes)
+        raise UploadRefusedError(400, f"runtime {runtime!r} is not allowed here ({allowed})")
 
 
 def register_remote(competition: Competition, participant: Participant) -> Version:

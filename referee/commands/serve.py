@@ -162,7 +162,14 @@ def _manage(words: list[str], competition: Path | None) -> None:
     store = CompetitionStore.open(config.database)
     # The running server's operations log is a file in the data directory: a word typed here
     # adds its line there (the command's own output already tells the organiser).
-    previous = set_operations_log(OperationsLog.for_data(config.data, stream=None))
+    previous = set_operations_log(
+        OperationsLog.for_data(
+            config.data,
+            stream=None,
+            max_mb=config.retention.operations_log_mb,
+            old_files=config.retention.operations_log_files,
+        )
+    )
     try:
         chosen.run(ManagementCall(store, config, tuple(arguments)))
     except sqlite3.DatabaseError as error:

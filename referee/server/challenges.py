@@ -39,6 +39,7 @@ from referee.server.contest_db import (
     challenges,
     challenges_since,
     contest_played,
+    contest_pruned,
     set_challenge,
 )
 from referee.server.contest_events import announce
@@ -46,6 +47,7 @@ from referee.server.contest_play import group_keys, play_keys
 from referee.server.phases import challenge_refusal
 from referee.server.play import POLL, OpenTable, wait_for_room
 from referee.server.quotas import public_text
+from referee.server.retention import pruned_line
 from referee.server.worker_table import WorkerError
 
 KIND = "challenge"
@@ -148,12 +150,15 @@ def challenge_json(competition: Competition, challenge: Challenge) -> dict[str, 
     for match in played:
         for held, net in zip(match.versions, match.net_chips, strict=True):
             totals[held] = totals.get(held, 0) + net
+        mid = f"c{challenge.id}r{match.rotation}"
+        pruned = contest_pruned(store, mid)  # the result stays; its record may not (retention)
         matches.append(
             {
-                "match": f"c{challenge.id}r{match.rotation}",
+                "match": mid,
                 "versions": list(match.versions),
                 "net_chips": list(match.net_chips),
                 "hands": match.hands,
+                "record_pruned": None if pruned is None else pruned_line(pruned),
             }
         )
     return {

@@ -223,6 +223,11 @@ CREATE TABLE IF NOT EXISTS kept_matches (
     why TEXT NOT NULL,                -- one line: "finals", "asked for by alice", ...
     kept_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS version_files_removed (  -- referee.server.version_files
+    version INTEGER PRIMARY KEY REFERENCES versions(id),
+    removed_at REAL NOT NULL,
+    bytes INTEGER NOT NULL            -- what its files/ held
+);
 CREATE TABLE IF NOT EXISTS pruned_records (
     match_id TEXT PRIMARY KEY REFERENCES matches(match_id),
     pruned_at REAL NOT NULL,
@@ -284,6 +289,12 @@ CREATE TABLE IF NOT EXISTS contest_matches (
     finished_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS contest_matches_by_owner ON contest_matches(kind, owner);
+CREATE TABLE IF NOT EXISTS contest_pruned (  -- as pruned_records, for contest_matches
+    match_id TEXT PRIMARY KEY REFERENCES contest_matches(match_id),
+    pruned_at REAL NOT NULL,
+    days REAL NOT NULL,
+    bytes INTEGER NOT NULL
+);
 """
 
 
@@ -909,8 +920,12 @@ class CompetitionStore:
         """Each participant's newest admitted version: the ones the scheduler seats (none of
         a participant the organiser disabled or banned)."""
         newest: dict[int, Version] = {}
+        # A superseded version whose files retention removed never plays again
+        # (``referee.server.version_files``): the newest one with its files does.
+        gone = {int(v) for (v,) in self._db.execute("SELECT version FROM version_files_removed")}
         for version in self.ranked_versions():
-            newest[version.participant] = version
+            if version.id not in gone:
+                newest[version.participant] = version
         return sorted(newest.values(), key=lambda v: v.id)
 
     def ranked_versions(self) -> list[Version]:

@@ -40,7 +40,10 @@ league file.  The shape (every key optional unless marked)::
     [retention]    days (full match records kept; results are kept for ever),
                    first_groups (every match of each version's first groups
                    kept for ever), every_minutes (how often old records are
-                   pruned) (``referee.server.retention``)
+                   pruned), operations_log_mb and operations_log_files
+                   (DATA/operations.log rotated by size, old files kept),
+                   challenge_days (a challenge's records; default: for ever)
+                   (``referee.server.retention``)
     [phases]       opens, freeze (submissions close), finals, ends: timezone-aware
                    ISO 8601 times, in that order, each optional
                    (``referee.server.phases``)
@@ -75,6 +78,7 @@ from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS
 from referee.match.archive import DEFAULT_LOG_FORM, LOG_FORMS, LogForm
 from referee.sandbox import MIB, Limits
+from referee.server import operations
 from referee.server.pace import PaceSettings
 from referee.settings.cluster import ClusterSection, ClusterTLS, tls_of
 from referee.settings.sections import ConfigError, Section, decode, fail, one_of
@@ -233,6 +237,13 @@ class RetentionSettings(Section, frozen=True):
     # Every match of each version's first this-many groups is kept for ever: its debut.
     first_groups: Annotated[int, Meta(ge=0, le=1000)] = 2
     every_minutes: Annotated[float, Meta(ge=0.1, le=24 * 60)] = 60.0  # between two passes
+    # DATA/operations.log is rotated past this size, and this many old files are kept
+    # (``referee.server.log_rotation``).
+    operations_log_mb: Annotated[int, Meta(ge=1, le=1 << 20)] = operations.MAX_MB
+    operations_log_files: Annotated[int, Meta(ge=1, le=1000)] = operations.OLD_FILES
+    # Days a challenge's match records are kept; absent: for ever (a match someone asked
+    # for). Finals matches are always kept (``referee.server.contest_retention``).
+    challenge_days: Annotated[float, Meta(ge=0, le=100 * 365)] | None = None
 
 
 class CompetitionSandbox(SandboxSection, frozen=True):

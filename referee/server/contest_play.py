@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
+from referee.match.archive import stored_path
 from referee.match.dealkey import DealKey
 from referee.match.key import MatchKey, derive_seed, rotations
 from referee.server.busy import written
@@ -60,7 +61,8 @@ async def play_keys(
         if key.match_id in done:
             continue
         result = await table.play(key, config.rules, specs(competition, key.bots), key.bots)
-        log = config.logs_dir / f"{key.match_id}.jsonl"
+        # Where the table kept it, as a ladder match's: a compact record or JSON lines.
+        log = stored_path(config.logs_dir, key.match_id, result)
         await written(
             f"recording match {key.match_id}",
             partial(

@@ -19,26 +19,33 @@ leave out); the log is the operator's, but it is copied around.
 
 Writing the log never stops the server: a file that cannot be written (a
 full disk) is said once on stderr and the stderr line still goes out.
+
+The file is rotated by size (``[retention] operations_log_mb``, with
+``operations_log_files`` old files kept: ``referee.server.log_rotation``);
+``read_operations`` reads the old files and the current one as one log, and
+the first line of a new file says what the rotation moved and dropped.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
-import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, TextIO
 
-from referee.storage.private_files import private_opener
+from referee.server import log_rotation
 
 Value = str | int | float | bool | None
 Format = Literal["human", "json"]
 FORMATS: tuple[Format, ...] = ("human", "json")
 FILE_NAME = "operations.log"
+MIB = 1024 * 1024
+MAX_MB = 10  # the file's size before it is rotated ([retention] operations_log_mb)
+OLD_FILES = 5  # rotated files kept ([retention] operations_log_files)
 
 # Every kind of line, so a typo in a caller is an error in its test, not a line nobody finds.
 KINDS: frozenset[str] = frozenset(
@@ -69,6 +76,8 @@ class OperationsLog:
         path: Path | None = None,
         format: Format = "human",
         clock: Callable[[], float] | None = None,
+        max_bytes: int = MAX_MB * MIB,
+        old_files: int = OLD_FILES,
     ) -> None:
         if format not in FORMATS:
             raise ValueError(f"log format {format!r}: expected one of {', '.join(FORMATS)}")
@@ -76,40 +85,63 @@ class OperationsLog:
         self.path = path
         self.format = format
         self.clock = clock or time.time
+        self.max_bytes = max_bytes
+        self.old_files = old_files
         self._file_failed = False
 
     @classmethod
     def for_data(
-        cls, data: Path, format: Format = "human", *, stream: TextIO | None = sys.stderr
+        cls,
+        data: Path,
+        format: Format = "human",
+        *,
+        stream: TextIO | None = sys.stderr,
+        max_mb: int = MAX_MB,
+        old_files: int = OLD_FILES,
     ) -> OperationsLog:
         """The log of the competition whose data directory is ``data``."""
-        return cls(stream=stream, path=data / FILE_NAME, format=format)
+        path = data / FILE_NAME
+        return cls(
+            stream=stream, path=path, format=format, max_bytes=max_mb * MIB, old_files=old_files
+        )
 
     def log(self, kind: str, **fields: Value) -> dict[str, Value]:
         """Write one line of ``kind`` with ``fields``; returns the record as written."""
         if kind not in KINDS:
             raise ValueError(f"unknown operation kind {kind!r}")
         record: dict[str, Value] = {"time": _timestamp(self.clock()), "kind": kind, **fields}
-        if self.stream is not None:
-            text = json_line(record) if self.format == "json" else human_line(record)
-            try:
-                self.stream.write(text + "\n")
-                self.stream.flush()
-            except (OSError, ValueError):  # a closed or broken stderr must not stop the server
-                pass
+        self._say(record)
         if self.path is not None:
             self._append(json_line(record))
         return record
 
     def _append(self, line: str) -> None:
+        assert self.path is not None
+        said: list[dict[str, Value]] = []
+
+        def rotation_line(rotated: log_rotation.Rotated) -> bytes:
+            # The new file's first line: a rotation is a prune when it drops the oldest file.
+            record: dict[str, Value] = {
+                "time": _timestamp(self.clock()),
+                "kind": "retention",
+                "what": "operations-log",
+                "rotated_bytes": rotated.rotated_bytes,
+                "dropped_bytes": rotated.dropped_bytes,
+                "old_files": rotated.kept_files,
+            }
+            said.append(record)
+            return (json_line(record) + "\n").encode()
+
         try:
-            # One write of one line with O_APPEND: the server's lines and a management
-            # command's never interleave within a line.
-            fd = private_opener(self.path or "", os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            try:
-                os.write(fd, (line + "\n").encode())
-            finally:
-                os.close(fd)
+            # Under the rotation's lock: the server's lines and a management command's never
+            # interleave within a line, nor go to a file being renamed.
+            log_rotation.append(
+                self.path,
+                (line + "\n").encode(),
+                self.max_bytes,
+                self.old_files,
+                rotation_line,
+            )
             self._file_failed = False
         except OSError as error:
             if not self._file_failed and self.stream is not None:
@@ -121,6 +153,18 @@ class OperationsLog:
                     self.stream.flush()
                 except (OSError, ValueError):
                     pass
+        for record in said:
+            self._say(record)
+
+    def _say(self, record: dict[str, Value]) -> None:
+        if self.stream is None:
+            return
+        text = json_line(record) if self.format == "json" else human_line(record)
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # a closed or broken stderr must not stop the server
+            pass
 
 
 def human_line(record: dict[str, Value]) -> str:
@@ -134,23 +178,19 @@ def json_line(record: dict[str, Value]) -> str:
 
 
 def read_operations(path: Path, limit: int | None = None) -> list[dict[str, Value]]:
-    """The operations file's records, oldest first (the last ``limit``); bad lines skipped."""
-    records = list(_records(path))
+    """The operations log's records, its rotated files' first, oldest first (the last
+    ``limit``); bad lines skipped."""
+    lines = log_rotation.read_lines(path, limit, lambda line: _record(line) is not None)
+    records = [record for record in map(_record, lines) if record is not None]
     return records if limit is None else records[-limit:]
 
 
-def _records(path: Path) -> Iterator[dict[str, Value]]:
+def _record(line: str) -> dict[str, Value] | None:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a line cut by a full disk
-        if isinstance(record, dict) and "kind" in record:
-            yield record
+        record = json.loads(line)
+    except ValueError:
+        return None  # a line cut by a full disk
+    return record if isinstance(record, dict) and "kind" in record else None
 
 
 _HEAD = ("time", "kind")

@@ -34,6 +34,7 @@ from starlette.routing import BaseRoute, Route
 from referee.server import organiser
 from referee.server.competition import Competition
 from referee.server.middleware import BodyRefusedError
+from referee.server.operations_view import api_operations, operations_data
 from referee.server.organiser_auth import (
     ORGANISER_COOKIE,
     end_organiser_session,
@@ -138,6 +139,7 @@ SECTIONS: list[Section] = [
     Section("organiser_reruns.html", reruns_data),
     Section("organiser_contest.html", contest_data),
     Section("organiser_audit.html", audit_data),
+    Section("organiser_operations.html", operations_data),
 ]
 
 
@@ -247,6 +249,11 @@ class OrganiserApi:
         entries = organiser.audit_log(self.competition.store, limit, before)
         return JSONResponse({"entries": entries})
 
+    async def operations(self, request: Request) -> Response:
+        if not self._allowed(request):
+            return not_found()
+        return await api_operations(self.competition, request)
+
     async def act(self, request: Request) -> Response:
         if not self._allowed(request):  # before the body is read
             return not_found()
@@ -287,5 +294,6 @@ def api_routes(competition: Competition) -> list[BaseRoute]:
     return [
         Route("/organiser/participants", api.participants, methods=["GET", "POST"]),
         Route("/organiser/audit", api.audit, methods=["GET", "POST"]),
+        Route("/organiser/operations", api.operations, methods=["GET"]),
         Route("/organiser/{action}", api.act, methods=["GET", "POST"]),
     ]

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from referee.server.competition_db import CompetitionStore, Version
 from referee.server.competition_file import CompetitionConfig
+from referee.server.operations import log_operation
 
 MIB = 1 << 20
 
@@ -144,7 +145,16 @@ class ParticipantStorage:
             kept = tree_bytes(root)
             if kept:
                 shutil.rmtree(root, ignore_errors=True)
-                used -= kept - tree_bytes(root)
+                freed = kept - tree_bytes(root)
+                used -= freed
+                # A prune, as retention's are: one line (``referee.server.version_files``).
+                log_operation(
+                    "retention",
+                    what="version-files",
+                    versions=1,
+                    freed_bytes=freed,
+                    why="room for an upload",
+                )
         return max(0, self.cap - used)
 
     def refusal(self, room: int) -> str:

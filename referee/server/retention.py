@@ -19,7 +19,12 @@ file, a transcript), and only under the competition's logs directory.  The
 result (the ``matches`` and ``seats`` rows, the faults) stays, so the
 leaderboard, the participant's pages and the API are unchanged; the match
 page says "record pruned on DATE (retention N days)" instead of a replay.
-Each pass is one line of the operations log.
+Each pass is one line of the operations log.  The same pass prunes a
+contest's match records (``referee.server.contest_retention``: a finals
+match kept for ever, a challenge's for ``challenge_days``) and removes the
+files of versions that will never play again
+(``referee.server.version_files``), each with a line of its own when it
+removed something.
 
 The pass walks the matches in the order they were stored from a cursor kept
 in the database, so each record is looked at once however long the
@@ -43,7 +48,9 @@ import trio
 from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
+from referee.server.contest_retention import prune_contest
 from referee.server.operations import log_operation
+from referee.server.version_files import remove_unused
 
 BATCH = 500  # matches looked at per database read
 DAY = 86400.0
@@ -129,6 +136,8 @@ class Retention:
             await written("recording pruned match records", marked)
             if done:
                 break
+        contest = await prune_contest(self.competition, now, partial(self.offload, self._remove))
+        await remove_unused(self.competition, self.offload, now)
         stored = await self.offload(stored_bytes, self.logs)
         self.last = PassReport(pruned, freed, kept, stored)
         self.last_at = now
@@ -140,6 +149,15 @@ class Retention:
             stored_bytes=stored,
             days=days,
         )
+        if contest.pruned:
+            log_operation(
+                "retention",
+                what="contest-matches",
+                pruned=contest.pruned,
+                freed_bytes=contest.freed,
+                kept=contest.kept,
+                challenge_days=self.settings.challenge_days,
+            )
         return self.last
 
     def _remove(self, doomed: Sequence[tuple[str, str]]) -> list[tuple[str, int]]:

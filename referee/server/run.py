@@ -58,7 +58,14 @@ def run_server(
 ) -> None:
     # The operations log first: every line from here on (and a management command's, in the
     # same file) is one place to read what happened (referee.server.operations).
-    previous = set_operations_log(OperationsLog.for_data(config.data, log_format))
+    previous = set_operations_log(
+        OperationsLog.for_data(
+            config.data,
+            log_format,
+            max_mb=config.retention.operations_log_mb,
+            old_files=config.retention.operations_log_files,
+        )
+    )
     try:
         trio.run(serve_competition, config, jobs, port, cluster, on_ready)
     finally:

@@ -32,6 +32,7 @@ from referee.server import busy, play, uploads
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
+from referee.server.operations import OperationsLog, set_operations_log
 from referee.server.quotas import ParticipantStorage
 from referee.server.worker_table import WorkerTable
 from referee.transport.timecontrol import TimeControl
@@ -394,9 +395,16 @@ async def test_a_participants_files_are_capped_rejected_ones_making_room_first(
         built.write_bytes(bytes(size + share.cap - used - room))
 
     leave(32 << 10)
-    # A rejected version's files are the first to go when room is needed.
-    third = await uploads.accept_upload(competition, alice, _zip({"main.py": b"3"}), "python3")
+    # A rejected version's files are the first to go when room is needed, with a line.
+    said = io.StringIO()
+    previous = set_operations_log(OperationsLog(stream=said))
+    try:
+        third = await uploads.accept_upload(competition, alice, _zip({"main.py": b"3"}), "python3")
+    finally:
+        set_operations_log(previous)
     assert third.status == "pending" and not rejected_root.exists()
+    assert " retention what=version-files versions=1 freed_bytes=" in said.getvalue()
+    assert 'why="room for an upload"' in said.getvalue()
     # With nothing rejected left to remove, an upload is refused in one line.
     leave(32 << 10)
     with pytest.raises(uploads.UploadRefusedError) as full:

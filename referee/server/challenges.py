@@ -145,15 +145,19 @@ def challenge_json(competition: Competition, challenge: Challenge) -> dict[str, 
     played = contest_played(store, KIND, challenge.id)
     totals: dict[int, int] = dict.fromkeys(challenge.versions, 0)
     matches = []
+    # Its logs, to its players alone, once nothing of it is left to play (contest_downloads).
+    downloadable = challenge.status not in ("waiting", "playing")
     for match in played:
         for held, net in zip(match.versions, match.net_chips, strict=True):
             totals[held] = totals.get(held, 0) + net
+        match_id = f"c{challenge.id}r{match.rotation}"
         matches.append(
             {
-                "match": f"c{challenge.id}r{match.rotation}",
+                "match": match_id,
                 "versions": list(match.versions),
                 "net_chips": list(match.net_chips),
                 "hands": match.hands,
+                "log": f"/api/matches/{match_id}/log" if downloadable else None,
             }
         )
     return {

@@ -45,7 +45,11 @@ from referee.server.contest_db import (
     start_finals,
 )
 from referee.server.finals import labels, ranking
-from referee.server.organiser_auth import new_organiser_token
+from referee.server.organiser_auth import (
+    ORGANISER_COOKIE,
+    new_organiser_token,
+    open_organiser_session,
+)
 from referee.tools.replay import verify_log
 from tests.server.contest_fakes import admitted
 from tests.server.inprocess import finished
@@ -265,6 +269,9 @@ async def test_a_finals_match_is_nobodys_before_the_ranking_and_anyones_after(
         early = await client.get("/api/matches/f1g0r0/log", headers=organiser)
         assert early.status_code == 200
         replays(early.text, cup.tmp / "organiser.jsonl")
+        client.cookies.set(ORGANISER_COOKIE, open_organiser_session(cup.store))  # signed in
+        assert (await client.get("/matches/f1g0r0/log")).status_code == 200
+        client.cookies.clear()
 
         played_rows = contest_played(cup.store, "finals", finals.id)
         finish_finals(

@@ -13,10 +13,15 @@ competition.  Then, in this process, through the app (httpx over ASGI):
   filtering it for an anonymous reader), against the floor: ``GET
   /api/phase``, the cheapest API answer, best of 20 in the same run;
 * a match's API answer (``/api/matches/ID``: its replay and fault evidence) at its first
-  look (its caches emptied), best of 20, which no limit counts;
+  look, best of 20 over 20 matches never looked at (each kept as a record of its own),
+  and at a later look (best of 20);
 * a flood: 200 anonymous downloads from one address, 8 at a time, while
   another client asks for ``/api/phase`` in a loop: how many were served
-  (the rest 429) and the slowest ``/api/phase`` answer meanwhile.
+  (the rest 429), and the slowest ``/api/phase`` answer meanwhile, from when the
+  reader was ready to ask (its wait for a turn of the event loop included);
+* a flood of first looks: 200 ``/api/matches/ID`` from one address, 8 at a time,
+  cycling through 100 matches (more than the caches' 64, so each is a first look),
+  with ``/api/phase`` asked in a loop meanwhile, as above.
 
 ``/proc/loadavg`` is printed: other work on the machine shows in every figure.
 """
@@ -38,7 +43,6 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 import trio  # noqa: E402
 
-from referee.server import match_faults, views  # noqa: E402
 from referee.server.app import build_app  # noqa: E402
 from referee.server.competition import Competition  # noqa: E402
 from referee.server.competition_db import CompetitionStore  # noqa: E402
@@ -53,6 +57,7 @@ hand_limit = {hands}
 logs = "logs"
 {bots}"""
 BOTS = ("random", "lowest", "longest", "tracker")
+GROUPS = 32  # duplicate groups of 4 matches kept: pages enough for every first look
 
 
 def play_table(directory: Path, hands: int) -> list[Path]:
@@ -75,11 +80,14 @@ def competition_with(directory: Path, records: list[Path], per_minute: int) -> C
     config = load_config(config_path)
     competition = Competition(config, CompetitionStore.open(config.database))
     group = admitted_group(competition.store, BOTS)
-    for rotation, record in enumerate(records):
-        kept = directory / f"g{group.id}r{rotation}{''.join(record.suffixes)}"
-        shutil.copy(record, kept)
-        result = finished(f"g{group.id}r{rotation}", 5, len(BOTS))
-        competition.store.record(group, rotation, group.versions, result, kept, identity=5)
+    for index in range(GROUPS):
+        if index:
+            group = competition.store.plan_group(5, group.versions, "bench")
+        for rotation, record in enumerate(records):
+            kept = directory / f"g{group.id}r{rotation}{''.join(record.suffixes)}"
+            shutil.copy(record, kept)
+            result = finished(f"g{group.id}r{rotation}", 5, len(BOTS))
+            competition.store.record(group, rotation, group.versions, result, kept, identity=5)
     return competition
 
 
@@ -100,7 +108,11 @@ async def measure(competition: Competition) -> None:
         transport = httpx.ASGITransport(app=app, client=(address, 1))
         return httpx.AsyncClient(transport=transport, base_url="http://bench")
 
-    async with client("198.51.100.1") as flooder, client("198.51.100.2") as reader:
+    async with (
+        client("198.51.100.1") as flooder,
+        client("198.51.100.2") as reader,
+        client("198.51.100.3") as looker,
+    ):
         # Each timed request from a client and address of its own: the per-address limit
         # is not hit, and the floor and the download pay the same for their client.
         counter = iter(range(1, 60_000))
@@ -113,47 +125,71 @@ async def measure(competition: Competition) -> None:
         floor = await best(lambda: fresh("/api/phase"))
         download = await best(lambda: fresh("/api/matches/g1r0/log"))
 
-        async def first_look() -> httpx.Response:
-            for cached in (views._log, views._replay, match_faults._evidence):
-                cached.cache_clear()
-            return await fresh("/api/matches/g1r0")
-
-        page = await best(first_look)
-        served = 0
-        slowest = 0.0
-        done = trio.Event()
-
-        async def flood() -> None:
-            nonlocal served
-            async with trio.open_nursery() as nursery:
-                limiter = trio.Semaphore(8)
-
-                async def one() -> None:
-                    nonlocal served
-                    async with limiter:
-                        answer = await flooder.get("/api/matches/g1r0/log")
-                        served += answer.status_code == 200
-
-                for _ in range(200):
-                    nursery.start_soon(one)
-            done.set()
-
-        async def read() -> None:
-            nonlocal slowest
-            while not done.is_set():
-                start = time.perf_counter()
-                await reader.get("/api/phase")
-                slowest = max(slowest, time.perf_counter() - start)
-                await trio.sleep(0)
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(flood)
-            nursery.start_soon(read)
+        # Matches 2 to 21 (groups 2 to 6) for the first looks, 25 to 124 for the flood:
+        # none looked at before.
+        unseen = iter(f"g{1 + n // 4}r{n % 4}" for n in range(4, 4 * GROUPS))
+        page = await best(lambda: fresh(f"/api/matches/{next(unseen)}"))
+        await fresh("/api/matches/g1r0")  # made: what a later look costs
+        cached = await best(lambda: fresh("/api/matches/g1r0"))
+        for _ in range(3):
+            next(unseen)
+        cycled = [next(unseen) for _ in range(100)]
+        downloads = await flood(flooder, reader, ["/api/matches/g1r0/log"] * 200)
+        looks = await flood(looker, reader, [f"/api/matches/{m}" for m in cycled * 2])
     print(f"floor: GET /api/phase          {floor * 1000:8.2f} ms   1.0")
     print(f"one log download (anonymous)  {download * 1000:8.2f} ms   {download / floor:.1f}")
     print(f"a match's API answer, uncached {page * 1000:8.2f} ms   {page / floor:.1f}")
-    print(f"flood of 200 from one address: {served} served (the rest 429),")
-    print(f"  slowest GET /api/phase meanwhile {slowest * 1000:.2f} ms")
+    print(f"a match's API answer, cached   {cached * 1000:8.2f} ms   {cached / floor:.1f}")
+    for what, (served, slowest, phases, took) in (
+        ("downloads", downloads),
+        ("first looks", looks),
+    ):
+        print(
+            f"flood of 200 {what} from one address: {served} served (the rest 429) in {took:.2f} s,"
+        )
+        print(f"  {phases} GET /api/phase meanwhile, the slowest {slowest * 1000:.2f} ms")
+
+
+async def flood(
+    flooder: httpx.AsyncClient, reader: httpx.AsyncClient, paths: list[str]
+) -> tuple[int, float, int, float]:
+    """``paths`` asked by ``flooder``, 8 at a time, while ``reader`` asks for ``/api/phase``
+    in a loop: how many were served, the slowest ``/api/phase`` meanwhile (seconds), how
+    many ``/api/phase`` were answered meanwhile, and the flood's time (seconds)."""
+    served = phases = 0
+    slowest = 0.0
+    began = time.perf_counter()
+    done = trio.Event()
+
+    async def ask_all() -> None:
+        async with trio.open_nursery() as nursery:
+            limiter = trio.Semaphore(8)
+
+            async def one(path: str) -> None:
+                nonlocal served
+                async with limiter:
+                    answer = await flooder.get(path)
+                    served += answer.status_code == 200
+
+            for path in paths:
+                nursery.start_soon(one, path)
+        done.set()
+
+    async def read() -> None:
+        nonlocal slowest, phases
+        while not done.is_set():
+            # From when the reader is ready to ask to its answer: the turn it waits for
+            # (a page made in the event loop runs between two of its requests) and the answer.
+            start = time.perf_counter()
+            await trio.sleep(0)
+            await reader.get("/api/phase")
+            slowest = max(slowest, time.perf_counter() - start)
+            phases += 1
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ask_all)
+        nursery.start_soon(read)
+    return served, slowest, phases, time.perf_counter() - began
 
 
 def main() -> None:

@@ -24,9 +24,11 @@ from referee.server.competition import Competition
 from referee.server.competition_db import Participant
 from referee.server.competition_file import REMOTE
 from referee.server.downloads import download_log, log_response
+from referee.server.match_builds import first_look
 from referee.server.match_faults import match_faults
 from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.middleware import BodyRefusedError
+from referee.server.organiser_auth import organiser_by_bearer
 from referee.server.uploads import (
     UploadRefusedError,
     accept_upload,
@@ -145,6 +147,12 @@ class _Api:
 
     async def get_match(self, request: Request) -> JSONResponse:
         caller = _caller(self.competition, request)
+        address = request.client.host if request.client is not None else "unknown"
+        refused = await first_look(
+            self.competition, request.path_params["match_id"], caller, address
+        )
+        if refused is not None:  # its first look is counted (match_builds)
+            return _error(refused.status, refused.text, refused.headers())
         view = match_view(self.competition, request.path_params["match_id"], caller)
         if view is None:
             return _error(404, "no such match")
@@ -155,7 +163,10 @@ class _Api:
         caller = _caller(self.competition, request)
         address = request.client.host if request.client is not None else "unknown"
         match_id = request.path_params["match_id"]
-        download = await download_log(self.competition, match_id, caller, address)
+        organiser = organiser_by_bearer(request, self.competition.store)  # finals, unpublished
+        download = await download_log(
+            self.competition, match_id, caller, address, organiser=organiser
+        )
         if download.status != 200:
             return _error(download.status, download.text, download.headers())
         return log_response(download)
@@ -234,7 +245,9 @@ def openapi(competition: Competition) -> dict[str, Any]:
                 "get": _op(
                     "One match's log (JSON lines) for newmarket replay and view, once its group "
                     "has finished (403 before); its stderr only for the seat's owner; at most "
-                    f"{competition.config.clients.downloads_per_minute} a minute (429 past it)",
+                    f"{competition.config.clients.downloads_per_minute} a minute (429 past it). "
+                    "A challenge's match: to its players only; a finals match: once the final "
+                    "ranking is published",
                     params=("match_id",),
                 )
             },

@@ -54,6 +54,7 @@ from referee.server.competition_file import REMOTE
 from referee.server.downloads import download_log, log_response
 from referee.server.feed import MEDIA_TYPE as FEED_TYPE
 from referee.server.feed import atom_feed
+from referee.server.match_builds import first_look
 from referee.server.match_faults import match_faults
 from referee.server.match_lists import FilterError, match_page, parse_filter
 from referee.server.metrics import status_routes
@@ -228,6 +229,11 @@ class Pages:
 
     async def match(self, request: Request) -> Response:
         viewer = signed_in(request, self.competition.store)
+        address = request.client.host if request.client is not None else "unknown"
+        match_id = request.path_params["match_id"]
+        refused = await first_look(self.competition, match_id, viewer, address)
+        if refused is not None:  # its first look is counted (match_builds)
+            return self.error(request, refused.status, refused.text, refused.headers())
         view = match_view(self.competition, request.path_params["match_id"], viewer, public=False)
         if view is None:
             return self.error(request, 404, "no such match")
@@ -241,7 +247,10 @@ class Pages:
         viewer = signed_in(request, self.competition.store)
         address = request.client.host if request.client is not None else "unknown"
         match_id = request.path_params["match_id"]
-        download = await download_log(self.competition, match_id, viewer, address)
+        organiser = organiser_by_cookie(request, self.competition.store)  # finals, unpublished
+        download = await download_log(
+            self.competition, match_id, viewer, address, organiser=organiser
+        )
         if download.status != 200:
             return self.error(request, download.status, download.text, download.headers())
         return log_response(download)

@@ -147,6 +147,8 @@ def challenge_json(competition: Competition, challenge: Challenge) -> dict[str, 
     played = contest_played(store, KIND, challenge.id)
     totals: dict[int, int] = dict.fromkeys(challenge.versions, 0)
     matches = []
+    # Its logs, to its players alone, once nothing of it is left to play (contest_downloads).
+    downloadable = challenge.status not in ("waiting", "playing")
     for match in played:
         for held, net in zip(match.versions, match.net_chips, strict=True):
             totals[held] = totals.get(held, 0) + net
@@ -159,6 +161,7 @@ def challenge_json(competition: Competition, challenge: Challenge) -> dict[str, 
                 "net_chips": list(match.net_chips),
                 "hands": match.hands,
                 "record_pruned": None if pruned is None else pruned_line(pruned),
+                "log": f"/api/matches/{mid}/log" if downloadable and pruned is None else None,
             }
         )
     return {

@@ -356,3 +356,31 @@ def contest_pruned(store: CompetitionStore, match_id: str) -> tuple[float, float
         "SELECT pruned_at, days FROM contest_pruned WHERE match_id = ?", (match_id,)
     ).fetchone()
     return None if row is None else (float(row[0]), float(row[1]))
+
+
+@dataclasses.dataclass(frozen=True)
+class ContestMatch:
+    """A finals or challenge match's row, as a download reads it."""
+
+    match_id: str
+    kind: str  # finals | challenge
+    owner: int  # the finals' or the challenge's id
+    versions: tuple[int, ...]  # the seating: version of seat 0, 1, ...
+    log_path: str | None
+
+
+def contest_match(store: CompetitionStore, match_id: str) -> ContestMatch | None:
+    row = store.connection.execute(
+        "SELECT kind, owner, versions, log_path FROM contest_matches WHERE match_id = ?",
+        (match_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    kind, owner, versions, log_path = row
+    return ContestMatch(
+        match_id,
+        str(kind),
+        int(owner),
+        tuple(json.loads(versions)),
+        None if log_path is None else str(log_path),
+    )

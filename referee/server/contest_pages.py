@@ -4,7 +4,8 @@
     /challenge                   GET: the form; POST: ask for a challenge (signed in)
     /challenges/{id}             a challenge's table and results (requester, opponents)
     /api/phase                   the phase now, the dates and the countdown
-    /api/finals                  the final ranking as JSON (404 until published)
+    /api/finals                  the final ranking as JSON, with its matches' logs (404 until
+                                 published)
     /api/challenges              POST {"opponents": [names]}: ask; GET: mine (Bearer token)
     /api/challenges/{id}         one challenge (the requester's or an opponent's token)
 
@@ -33,7 +34,7 @@ from referee.server.challenges import (
 )
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
-from referee.server.contest_db import challenge, finals_record
+from referee.server.contest_db import challenge, contest_match_ids, finals_record
 
 if TYPE_CHECKING:
     from referee.server.app import Pages
@@ -63,11 +64,13 @@ class ContestPages:
 
     async def finals_page(self, request: Request) -> Response:
         finals = finals_record(self.competition.store)
+        ranking = None if finals is None else finals.ranking
         return self.pages.render(
             request,
             "finals.html",
             finals=finals,
-            ranking=None if finals is None else finals.ranking,
+            ranking=ranking,
+            matches=[] if finals is None or ranking is None else _finals_matches(self, finals.id),
         )
 
     async def challenge_page(self, request: Request) -> Response:
@@ -115,7 +118,7 @@ class ContestPages:
         finals = finals_record(self.competition.store)
         if finals is None or finals.ranking is None:
             return JSONResponse({"error": "the finals have no ranking yet"}, status_code=404)
-        return JSONResponse(finals.ranking)
+        return JSONResponse({**finals.ranking, "logs": _finals_matches(self, finals.id)})
 
     async def api_challenges(self, request: Request) -> Response:
         caller = self._caller(request)
@@ -143,6 +146,14 @@ class ContestPages:
         if found is None or not visible_to(self.competition, found, caller):
             return JSONResponse({"error": "no such challenge"}, status_code=404)
         return JSONResponse(challenge_json(self.competition, found))
+
+
+def _finals_matches(contest: ContestPages, finals_id: int) -> list[dict[str, str]]:
+    """The published finals' matches, each with its log's address (contest_downloads)."""
+    return [
+        {"match": match_id, "log": f"/api/matches/{match_id}/log"}
+        for match_id in contest_match_ids(contest.competition.store, "finals", finals_id)
+    ]
 
 
 def routes(competition: Competition, pages: Pages) -> list[BaseRoute]:

@@ -20,10 +20,13 @@ Who may have what, and when (docs/server.md, "Downloading a match's log"):
   another seat's never, nor the last line of it that a crash's detail quotes.
 * at most ``[server] downloads_per_minute`` downloads a minute per participant,
   or per client address for nobody signed in (``download_log``): a 429 past it.
+* a finals or a challenge match (not the ladder's) is given by the same address
+  under the rules of ``referee.server.contest_downloads``.
 
 The stored file is read through ``stored_log_lines`` alone, so a change of
 the stored format (a compact record rebuilt on demand) changes one function.
-A match whose record is no longer kept (retention) answers 404 with one line.
+A match whose record is no longer kept (retention) answers 404 with one line, which
+says when it was pruned.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import dataclasses
 import json
 import math
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 
 import trio
@@ -41,8 +45,10 @@ from referee.match.archive import full_log_lines
 from referee.match.log import LogError
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
+from referee.server.contest_db import contest_pruned
 from referee.server.operations import log_operation
 from referee.server.ratelimit import SlidingWindow
+from referee.server.retention import pruned_line
 from referee.server.views import Places, hide_paths, server_places
 from referee.text.faults import STDERR_HIDDEN, STDERR_MARK
 
@@ -75,14 +81,26 @@ class Download:
         return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
 
 
-def match_log(competition: Competition, match_id: str, viewer: Participant | None) -> Download:
-    """Match ``match_id``'s log as ``viewer`` may have it (see the module's rule)."""
-    planned = _plan(competition, match_id, viewer)
+def match_log(
+    competition: Competition,
+    match_id: str,
+    viewer: Participant | None,
+    *,
+    organiser: bool = False,
+) -> Download:
+    """Match ``match_id``'s log as ``viewer`` (or the organiser) may have it (see the
+    module's rule)."""
+    planned = _plan(competition, match_id, viewer, organiser)
     return planned if isinstance(planned, Download) else planned.read()
 
 
 async def download_log(
-    competition: Competition, match_id: str, viewer: Participant | None, address: str
+    competition: Competition,
+    match_id: str,
+    viewer: Participant | None,
+    address: str,
+    *,
+    organiser: bool = False,
 ) -> Download:
     """``match_log`` for a web client: at most ``[server] downloads_per_minute`` a minute per
     participant (signed in or by token) or, for nobody signed in, per client address (429
@@ -92,8 +110,8 @@ async def download_log(
     record, then a pass over every line); unlimited, one client asking in a loop held the
     event loop that serves every page and records every result.
     """
-    limit = _limits(competition)
-    key = f"participant {viewer.id}" if viewer is not None else f"address {address}"
+    limit = limits(competition)
+    key = client_key(viewer, address)
     wait = limit.wait(key)
     if wait:
         seconds = math.ceil(wait)
@@ -102,7 +120,7 @@ async def download_log(
             f"too many log downloads: {limit.limit} a minute; try again in {seconds} s",
             retry_after=seconds,
         )
-    planned = _plan(competition, match_id, viewer)
+    planned = _plan(competition, match_id, viewer, organiser)
     if isinstance(planned, Download):
         return planned
     limit.record(key)
@@ -112,8 +130,14 @@ async def download_log(
 _LIMITS: weakref.WeakKeyDictionary[Competition, SlidingWindow] = weakref.WeakKeyDictionary()
 
 
-def _limits(competition: Competition) -> SlidingWindow:
-    """The competition's download counts (the pages and the API share them), by its clock."""
+def client_key(viewer: Participant | None, address: str) -> str:
+    """Whose count a request goes to: the participant's, or its address's if nobody."""
+    return f"participant {viewer.id}" if viewer is not None else f"address {address}"
+
+
+def limits(competition: Competition) -> SlidingWindow:
+    """The competition's download counts (the pages and the API share them, and a match
+    page's first look, ``referee.server.match_builds``), by its clock."""
     found = _LIMITS.get(competition)
     if found is None:
         limit = competition.config.clients.downloads_per_minute
@@ -123,7 +147,7 @@ def _limits(competition: Competition) -> SlidingWindow:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Granted:
+class Granted:
     """A download allowed, read from the database: the file's reading and filtering are left
     (no database in them, so they may run in another thread)."""
 
@@ -131,6 +155,7 @@ class _Granted:
     log_path: str | None
     owned: set[int]
     places: Places
+    pruned: str | None = None  # "record pruned on DATE ...", if retention removed it
 
     def read(self) -> Download:
         try:
@@ -141,21 +166,27 @@ class _Granted:
             )
             return Download(500, f"the kept log of match {self.match_id} cannot be read back")
         if lines is None:
+            why = f": {self.pruned}" if self.pruned else ""
             return Download(
                 404,
-                f"the log of match {self.match_id} is no longer kept (its result is, on its page)",
+                f"the log of match {self.match_id} is no longer kept{why} "
+                "(its result is, on its page)",
             )
         return Download(200, _shown(self.places, lines, self.owned), f"{self.match_id}.jsonl")
 
 
 def _plan(
-    competition: Competition, match_id: str, viewer: Participant | None
-) -> Download | _Granted:
+    competition: Competition, match_id: str, viewer: Participant | None, organiser: bool
+) -> Download | Granted:
     """What the database says of a download: a refusal, or what to read for whom."""
     store = competition.store
     found = store.match(match_id)
     if found is None:
-        return Download(404, "no such match")
+        # Not the ladder's: a finals or a challenge match, or none.  (Imported here: that
+        # module builds on this one.)
+        from referee.server.contest_downloads import contest_plan
+
+        return contest_plan(competition, match_id, viewer, organiser)
     group, _rotation, seating, _result, log_path = found
     if store.in_play({match_id}):
         done, total = store.group_progress(group.id)
@@ -165,12 +196,23 @@ def _plan(
             "the same cards are dealt at its other seats, so its logs are published once "
             f"all {total} have finished",
         )
-    owned = _owned_seats(competition, seating, viewer)
-    return _Granted(match_id, log_path, owned, server_places(competition))
+    owned = owned_seats(competition, seating, viewer)
+    return Granted(
+        match_id, log_path, owned, server_places(competition), pruned_text(competition, match_id)
+    )
 
 
-def _owned_seats(
-    competition: Competition, seating: list[int], viewer: Participant | None
+def pruned_text(competition: Competition, match_id: str) -> str | None:
+    """The match page's "record pruned on DATE (retention N days)", if it was."""
+    store = competition.store
+    # A ladder match's prune is in the ladder's table; a finals or challenge match's in
+    # the contest's (referee.server.contest_retention).
+    pruned = store.pruned(match_id) or contest_pruned(store, match_id)
+    return None if pruned is None else pruned_line(pruned)
+
+
+def owned_seats(
+    competition: Competition, seating: Sequence[int], viewer: Participant | None
 ) -> set[int]:
     if viewer is None:
         return set()

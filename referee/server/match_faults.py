@@ -39,6 +39,12 @@ def _evidence(path: str, mtime: float) -> tuple[dict[str, Any], ...]:
     )
 
 
+def evidence_of(log_path: str, mtime: float) -> None:
+    """Make, and cache, the evidence of the log at ``log_path`` (the path as the database
+    spells it); no database, so a worker thread may run it (``match_builds``)."""
+    _evidence(log_path, mtime)
+
+
 def match_faults(competition: Competition, match_id: str) -> list[dict[str, Any]] | None:
     """The match's faults with their evidence, each naming its seat's version; None while
     its group plays or without a log."""

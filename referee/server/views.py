@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import re
 import sys
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
@@ -308,6 +309,22 @@ def _replay(
     return data, script_json(page_replay(data))  # the page's steps; the API's frames
 
 
+def page_names(competition: Competition, seating: Sequence[int]) -> list[str]:
+    """Each seat's label on a match's page (``alice v3``), as its replay names them."""
+    labels = _labels(competition)
+    return [labels[v].label if v in labels else f"v{v}" for v in seating]
+
+
+def build_replay(competition: Competition, path: Path, names: Sequence[str]) -> None:
+    """Make, and cache, what ``match_view`` reads of the log at ``path`` (its first look
+    costs tens of milliseconds).  No database: a worker thread may run it
+    (``referee.server.match_builds``)."""
+    start = tuple(competition.config.rules.starting_chips for _ in names)
+    mtime = path.stat().st_mtime
+    _log(str(path), start, mtime, tuple(names))
+    _replay(str(path), start, mtime, tuple(names), server_places(competition))
+
+
 def match_view(
     competition: Competition, match_id: str, viewer: Participant | None, *, public: bool = True
 ) -> dict[str, Any] | None:
@@ -329,7 +346,7 @@ def match_view(
         for seat, version in enumerate(seating)
         if viewer is not None and version in labels and labels[version].participant == viewer.id
     }
-    names = [labels[v].label if v in labels else f"v{v}" for v in seating]
+    names = page_names(competition, seating)
     view: dict[str, Any] = {
         "match_id": match_id,
         "group": group.id,

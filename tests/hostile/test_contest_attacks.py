@@ -166,8 +166,9 @@ async def test_another_participants_token_opens_nothing_of_theirs(cup: Cup) -> N
             "/api/challenges", json={"opponents": ["bob", "carol"]}, headers=cup.token("alice")
         )
         assert made.status_code == 201
-        # A challenge's matches are not the ladder's: nothing to download, for anyone
-        # (refusals are not counted against the downloads a minute).
+        # Nothing of the challenge played yet: no match to download, for anyone (refusals
+        # are not counted against the downloads a minute).  Its logs once played, to its
+        # players alone: tests/server/test_contest_downloads.py.
         for headers in (cup.token("alice"), cup.token("dave"), {}):
             log = await client.get("/api/matches/c1r0/log", headers=headers)
             assert log.status_code == 404 and one_line(log) == "no such match"

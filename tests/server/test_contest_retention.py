@@ -85,7 +85,7 @@ def _contest_match(competition: Competition, kind: str, owner: int, rotation: in
 
 async def _challenge_answers(
     competition: Competition, token: str, challenge: int
-) -> tuple[dict[str, object], str]:
+) -> tuple[dict[str, object], str, httpx.Response]:
     transport = httpx.ASGITransport(app=build_app(competition))
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(transport=transport, base_url="http://cup") as client:
@@ -94,8 +94,9 @@ async def _challenge_answers(
         csrf = form.text.split('name="csrf" value="')[1].split('"')[0]
         await client.post("/signin", data={"token": token, "csrf": csrf})
         page = await client.get(f"/challenges/{challenge}")
+        download = await client.get(f"/api/matches/c{challenge}r0/log", headers=headers)
     assert api.status_code == 200 and page.status_code == 200
-    return api.json(), page.text
+    return api.json(), page.text, download
 
 
 def test_challenges_are_kept_for_ever_unless_the_organiser_says_and_finals_always(
@@ -147,12 +148,16 @@ def test_challenges_are_kept_for_ever_unless_the_organiser_says_and_finals_alway
     assert ladder_view is not None
     assert ladder_view["record_pruned"] == "record pruned on 2027-03-08 (retention 7 days)"
     alice_token = _token_of(store, alice.participant)
-    api, page = trio.run(_challenge_answers, competition, alice_token, asked.id)
+    api, page, download = trio.run(_challenge_answers, competition, alice_token, asked.id)
     matches = api["matches"]
     assert isinstance(matches, list) and len(matches) == 3
     assert {m["record_pruned"] for m in matches} == {
         "record pruned on 2027-03-08 (retention 30 days)"
     }
+    assert {m["log"] for m in matches} == {None}  # no link to a record that is gone
+    # Its download says when, as a ladder match's does.
+    assert download.status_code == 404
+    assert "record pruned on 2027-03-08 (retention 30 days)" in download.text
     assert api["net_chips"] and api["status"] == "finished"
     assert page.count("record pruned on 2027-03-08 (retention 30 days)") == 3
     competition.store.close()

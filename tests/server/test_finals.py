@@ -27,7 +27,7 @@ from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
-from referee.server.contest_db import contest_played, finals_record
+from referee.server.contest_db import contest_match_ids, contest_played, finals_record
 from referee.server.finals import finals_loop, plan_tables, replay_finals
 from referee.server.play import Table, local_tables
 from referee.server.worker_table import WorkerError
@@ -100,7 +100,13 @@ async def test_the_finals_start_at_their_date_and_rerun_to_the_same_ranking(
             page = (await client.get("/finals")).text
             assert "8 duplicate groups (24 matches)" in page
             assert "of 4 ranks separated with 95% confidence" in page
-            assert (await client.get("/api/finals")).json() == ranking
+            shown = (await client.get("/api/finals")).json()
+            assert {key: value for key, value in shown.items() if key != "logs"} == ranking
+            # Each match with its log's address, now that the ranking is out.
+            assert [entry["log"] for entry in shown["logs"]] == [
+                f"/api/matches/{mid}/log" for mid in contest_match_ids(store, "finals", finals.id)
+            ]
+            assert len(shown["logs"]) == 24
         # The record is all it takes: played again, the same cards give the same ranking.
         published, again = await replay_finals(config, store, PolicyTable(policies))
         assert published == ranking

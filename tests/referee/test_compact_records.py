@@ -25,6 +25,7 @@ from referee.match.archive import full_log_lines, keep_log, stored_log
 from referee.match.log import read_log
 from referee.tools.replay import verify_log
 from tests.clirun import newmarket
+from tests.match_logs import only_log
 
 REPO = Path(__file__).resolve().parents[2]
 BOT = f"{sys.executable} -m tests.referee.bots."
@@ -56,9 +57,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("compact")
     played = {}
     for name, bots in MATCHES.items():
-        log = root / f"{name}.jsonl"
+        argv = [*bots, *SETTINGS, "--log-dir", str(root / name)]
         done = subprocess.run(
-            [sys.executable, "-m", "referee.cli", "match", *bots, *SETTINGS, "--log", str(log)],
+            [sys.executable, "-m", "referee.cli", "match", *argv],
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -66,7 +67,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             check=False,
         )
         assert done.returncode == 0, done.stderr
-        played[name] = log
+        played[name] = only_log(root / name)
     return played
 
 

@@ -1,10 +1,14 @@
 """The competition's database damaged, misplaced or out of reach: one line, never a traceback.
 
-Real ``newmarket serve`` processes, as the organiser runs them: the server
-and each management word (``pause``, ``add-participant``,
+The server and each management word (``pause``, ``add-participant``,
 ``revoke-sessions``) on a copy of a small competition's database damaged
 one way.  Each prints one ``error:`` line naming the file and the problem,
-exits non-zero, and writes nothing into the file.
+exits non-zero, and writes nothing into the file.  The server is always a
+real ``newmarket serve`` process, as the organiser starts it; for each kind of
+damage the management words run through the console script's own entry point
+in this process (``tests/clirun.py``: the same exit code and stderr, without a
+Python start-up of a second each), and the tests of a locked, unwritable or
+read-only database run every word as a real process.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pytest
 
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
+from tests.clirun import newmarket
 from tests.server.serving import REPO
 
 NEWMARKET = [sys.executable, "-m", "referee.cli", "serve"]
@@ -75,6 +80,13 @@ def run_all(
             process.kill()
         done.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
     return done
+
+
+def in_process(config: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """A management word run as the console script runs it, in this process."""
+    args = ["serve", *(str(config) if word == "CUP" else word for word in command)]
+    code, out, err = newmarket(*args)
+    return subprocess.CompletedProcess(args, code, out, err)
 
 
 def one_error(done: subprocess.CompletedProcess[str]) -> str:
@@ -177,7 +189,8 @@ def test_a_damaged_database_is_one_line_from_serve_and_every_management_word(
     config, db = copy(source, tmp_path)
     damage(db)
     before = tables(db)
-    for done in run_all(config, EVERY):
+    done_all = run_all(config, EVERY[:1]) + [in_process(config, word) for word in EVERY[1:]]
+    for done in done_all:
         line = one_error(done)
         assert line.startswith("error: " + expected.format(db=db, dir=db.parent)), (
             done.args,

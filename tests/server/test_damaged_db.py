@@ -58,11 +58,11 @@ def copy(source: Path, into: Path) -> tuple[Path, Path]:
     return config, load_config(config).database
 
 
-def run_all(
+def started(
     config: Path, commands: tuple[tuple[str, ...], ...], wrap: tuple[str, ...] = ()
-) -> list[subprocess.CompletedProcess[str]]:
-    """Each command on ``config``, side by side (each stops at opening the database)."""
-    running = [
+) -> list[subprocess.Popen[str]]:
+    """Each command on ``config`` started, side by side (each stops at opening the database)."""
+    return [
         subprocess.Popen(
             [*wrap, *NEWMARKET, *(str(config) if word == "CUP" else word for word in command)],
             cwd=REPO,
@@ -72,6 +72,9 @@ def run_all(
         )
         for command in commands
     ]
+
+
+def finished(running: list[subprocess.Popen[str]]) -> list[subprocess.CompletedProcess[str]]:
     done = []
     for process in running:
         try:
@@ -80,6 +83,13 @@ def run_all(
             process.kill()
         done.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
     return done
+
+
+def run_all(
+    config: Path, commands: tuple[tuple[str, ...], ...], wrap: tuple[str, ...] = ()
+) -> list[subprocess.CompletedProcess[str]]:
+    """Each command on ``config``, side by side, to its end."""
+    return finished(started(config, commands, wrap))
 
 
 def in_process(config: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
@@ -189,7 +199,12 @@ def test_a_damaged_database_is_one_line_from_serve_and_every_management_word(
     config, db = copy(source, tmp_path)
     damage(db)
     before = tables(db)
-    done_all = run_all(config, EVERY[:1]) + [in_process(config, word) for word in EVERY[1:]]
+    server = started(config, EVERY[:1])  # the words run while the server process starts
+    try:
+        words = [in_process(config, word) for word in EVERY[1:]]
+    finally:
+        done_all = finished(server)
+    done_all += words
     for done in done_all:
         line = one_error(done)
         assert line.startswith("error: " + expected.format(db=db, dir=db.parent)), (

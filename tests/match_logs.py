@@ -27,3 +27,10 @@ def log_text(path: Path) -> str:
 def log_records(path: Path) -> list[dict[str, Any]]:
     """Each line of the full log as JSON."""
     return [json.loads(line) for line in full_log_lines(path)]
+
+
+def only_log(directory: Path) -> Path:
+    """The one match log ``newmarket match --log-dir DIRECTORY`` wrote (named by its match id)."""
+    logs = kept_logs(directory)
+    assert len(logs) == 1, logs
+    return logs[0]

@@ -8,6 +8,7 @@ command has ``-h`` and its exit codes in its help; every usage error is one
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,16 @@ RUNS_BOTS = ["match", "sprt", "check", "league"]
 TIME_CONTROL = ["--move-time", "--time-bank", "--startup-time", "--margin", "--max-faults"]
 
 
+@functools.cache
+def click_group() -> Any:
+    """The click commands typer makes of ``app``, built once: the flags table's test asks for
+    a command's options hundreds of times, and each build takes ~15 ms.  Only read here."""
+    return typer.main.get_command(app)
+
+
 def options(command: str) -> dict[str, Any]:
     """The command's options by every name they answer to (click's parameters)."""
-    group: Any = typer.main.get_command(app)
+    group = click_group()
     found: dict[str, Any] = {}
     for param in group.commands[command].params:
         for name in param.opts:

@@ -34,7 +34,7 @@ from referee.match.result import MatchResult, SeatResult
 from referee.text.printing import print_whole
 from referee.tools.check import render_stderr
 from tests.clirun import newmarket
-from tests.match_logs import log_text
+from tests.match_logs import log_text, only_log
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -414,14 +414,14 @@ def test_help_as_a_command_and_other_tools_names_for_ours() -> None:
 
 def test_output_cut_short_by_its_reader_exits_141_not_the_failure_code(tmp_path: Path) -> None:
     # `newmarket replay LOG | head` exited 1, replay's "the log does not verify".
-    log = tmp_path / "m.jsonl"
     played = subprocess.run(
         [sys.executable, "-m", "referee.cli", "match", "--bot", "random", "--bot", "lowest",
          "--bot", "tracker", "--seed", "3", "--hands", "3", "--sandbox", "none",
-         "--log", str(log)],
+         "--log-dir", str(tmp_path)],
         capture_output=True, text=True, cwd=REPO, check=False,
     )  # fmt: skip
     assert played.returncode == 0, played.stderr
+    log = only_log(tmp_path)
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before the first line: every write fails
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.protocol_harness import REPO
+from tests.match_logs import only_log
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -48,15 +49,15 @@ def test_a_match_shows_the_bots_escapes_as_text(tmp_path: Path) -> None:
         "1",
         "--seed",
         "2",
-        "--log",
-        str(tmp_path / "m.jsonl"),
+        "--log-dir",
+        str(tmp_path),
     )
     assert done.returncode == 0, done.stderr
     assert_harmless(done.stdout + done.stderr)
     assert "malformed: not JSON" in done.stdout and "\\x1b[31m\\x1b[2J" in done.stdout
     assert "unknown field `\\x1b[2J" in done.stdout
     # The organiser reads the ansi bot's side of the wire from the log: its lines as text.
-    wire = run("replay", str(tmp_path / "m.jsonl"), "--seat", "0", "--wire")
+    wire = run("replay", str(only_log(tmp_path)), "--seat", "0", "--wire")
     assert wire.returncode == 0, wire.stderr
     assert_harmless(wire.stdout + wire.stderr)
     assert "> \\x1b[31m\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07all bots crashed\\r" in wire.stdout

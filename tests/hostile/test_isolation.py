@@ -452,7 +452,7 @@ def kill_the_referee_mid_match(home: Path, wrapper: list[str]) -> None:
     # match in several never asked it anything in its one hand, so it left nothing behind
     # and the referee ended on its own (boodle's only decisions are leads).
     argv = [*wrapper, sys.executable, "-m", "referee.cli", "match", "--hands", "1", "--seed", "2"]
-    argv += ["--move-time", "120", "--startup-time", "60", "--log", str(home / "m.jsonl")]
+    argv += ["--move-time", "120", "--startup-time", "60", "--log-dir", str(home / "logs")]
     for bot in bots:
         argv += ["--bot", bot]
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
@@ -468,7 +468,7 @@ def kill_the_referee_mid_match(home: Path, wrapper: list[str]) -> None:
         # The referee itself, not the wrapper's bwrap around it (whose argv has it too).
         (pid,) = [
             pid
-            for pid in lingering(str(home / "m.jsonl"))
+            for pid in lingering(str(home / "logs"))
             if b"bwrap" not in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
         ]
         os.kill(pid, signal.SIGKILL)

@@ -47,7 +47,7 @@ from referee.sandbox.isolation import Isolation
 from referee.transport.process import group_members
 from referee.transport.session import open_bots
 from referee.transport.timecontrol import TimeControl
-from tests.match_logs import kept_logs
+from tests.match_logs import kept_logs, only_log
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux processes")
 
@@ -279,21 +279,21 @@ runner = CliRunner()
 def test_match_prints_the_protections_and_refuses_an_impossible_level(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = tmp_path / "m.jsonl"
+    logs = tmp_path / "logs"
     args = ["match", "--bot", "random", "--bot", "random", "--bot", "random", "--hands", "1"]
-    done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "tight"])
+    done = runner.invoke(app, [*args, "--log-dir", str(logs), "--sandbox", "tight"])
     assert done.exit_code == 2
     assert "--sandbox: 'tight' is not one of none, basic, strict, auto" in done.output
     monkeypatch.setattr(sandbox_levels, "detect", lambda: NOTHING)
-    done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "strict"])
+    done = runner.invoke(app, [*args, "--log-dir", str(logs), "--sandbox", "strict"])
     assert done.exit_code == 2
     assert "--sandbox strict is not possible on this machine" in done.output
-    done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "auto"])
+    done = runner.invoke(app, [*args, "--log-dir", str(logs), "--sandbox", "auto"])
     assert done.exit_code == 0, done.output
     assert "sandbox auto: NOT active: rlimits, memory limit, process limit," in done.output
-    done = runner.invoke(app, [*args, "--log", str(log), "--sandbox", "auto", "-v"])
+    done = runner.invoke(app, [*args, "--log-dir", str(logs / "v"), "--sandbox", "auto", "-v"])
     assert "sandbox auto: process group; NOT active: rlimits:" in done.output  # in full
-    assert next(read_log(log))[1]["sandbox"]["level"] == "auto"
+    assert next(read_log(only_log(logs / "v")))[1]["sandbox"]["level"] == "auto"
 
 
 def test_detection_on_this_machine_is_consistent_with_what_auto_applies() -> None:

@@ -4,7 +4,10 @@ Real ``newmarket`` processes.  A second ``newmarket league`` on a database in
 use is refused at once (a lock beside it), and the first finishes with
 nothing corrupted.  A database whose page bytes were overwritten, or with a
 row holding a value no league writes, makes ``standings``, ``report`` and
-``league`` print one line naming the file and what is wrong.
+``league`` print one line naming the file and what is wrong: ``league`` as a
+real process, ``standings`` and ``report`` through the console script's own
+entry point in this process (``tests/clirun.py``: the same exit code and
+stderr, without a Python start-up of a second each).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pytest
 
 from referee.league.league_db import LeagueStore
 from referee.league.league_file import load_config
+from tests.clirun import newmarket as in_process
 from tests.league.files import write_league_file
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,22 +113,23 @@ def test_a_damaged_database_is_one_line_from_standings_report_and_league(
     what: str,
 ) -> None:
     db = damaged_copy(tmp_path, finished_league, damage)
-    commands = (
-        ("standings", "--db", str(db)),
-        ("report", "--db", str(db), "--out", str(tmp_path / "site")),
-        ("league", str(tmp_path / "league.toml"), "--db", str(db), "--jobs", "1"),
-    )
-    running = [  # side by side: each only reads the file (the league stops at opening it)
-        subprocess.Popen(
-            [*NEWMARKET, *args], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        for args in commands
-    ]
-    for args, process in zip(commands, running, strict=True):
-        out, err = process.communicate(timeout=300)
-        done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    league = (str(tmp_path / "league.toml"), "--db", str(db), "--jobs", "1")
+    # The league process runs beside the others: each only reads the file (the league
+    # stops at opening it).
+    process = subprocess.Popen(
+        [*NEWMARKET, "league", *league], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    done_all = []
+    for args in (("standings", "--db", str(db)),
+                 ("report", "--db", str(db), "--out", str(tmp_path / "site"))):  # fmt: skip
+        code, out, err = in_process(*args)
+        done_all.append(subprocess.CompletedProcess(args, code, out, err))
+    out, err = process.communicate(timeout=300)
+    done_all.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
+    for done in done_all:
         line = one_error(done)
-        assert line.startswith(f"error: {db}: {what}"), (args[0], line)
+        assert line.startswith(f"error: {db}: {what}"), (done.args, line)
 
 
 def test_a_second_league_process_on_a_database_in_use_is_refused_at_once(

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from referee.match.log import LogError
 from referee.tools.replay import verify_log
 from tests.clirun import newmarket
+from tests.match_logs import only_log
 
 runner = CliRunner()
 GOOD = f"{sys.executable} -m tests.referee.bots.good"
@@ -27,12 +29,12 @@ def match(*args: str) -> tuple[int, str, str]:
 
 
 def test_a_match_prints_one_json_object_and_writes_a_log_that_replays(tmp_path: Path) -> None:
-    log = tmp_path / "m.jsonl"
     code, out, _err = match(
         "--bot", "random", "--bot", "lowest", "--bot", GOOD,
-        "--seed", "9", "--hands", "3", "--log", str(log), "--json",
+        "--seed", "9", "--hands", "3", "--log-dir", str(tmp_path), "--json",
     )  # fmt: skip
     assert code == 0
+    log = only_log(tmp_path)
     data = json.loads(out)
     assert data["seed"] == 9 and data["hands"] <= 3
     assert data["rules"]["hand_limit"] == 3
@@ -44,28 +46,28 @@ def test_a_match_prints_one_json_object_and_writes_a_log_that_replays(tmp_path: 
 
 
 def test_a_table_prints_places_and_the_log(tmp_path: Path) -> None:
-    log = tmp_path / "m.jsonl"
     code, out, _err = match(
         "--bot", "random", "--bot", "random", "--bot", "random",
-        "--rules", "stops", "--seed", "1", "--log", str(log),
+        "--rules", "stops", "--seed", "1", "--log-dir", str(tmp_path),
     )  # fmt: skip
     assert code == 0
+    log = only_log(tmp_path)
     assert "random#2" in out and "random#3" in out
     # Off a terminal nothing is wrapped at 80 columns or cut: a script can read each line.
     assert f"Log: {log}   (newmarket replay {log})" in out.splitlines()
 
 
 def test_a_table_in_a_pipe_keeps_every_word_and_each_line_whole(tmp_path: Path) -> None:
-    log = tmp_path / ("a-long-directory-name-" * 3) / "m.jsonl"
+    log_dir = tmp_path / ("a-long-directory-name-" * 3)
     code, out, err = match(
         "--bot", "random", "--bot", "lowest", "--bot", DIES, "--hands", "2",
-        "--seed", "4", "--log", str(log),
+        "--seed", "4", "--log-dir", str(log_dir),
     )  # fmt: skip
     assert code == 0
+    log = only_log(log_dir)
     lines = out.splitlines()
-    # What is about to be played: on stderr, stdout is the result (after the note that
-    # --log is the older spelling of --log-dir).
-    notes = [line for line in err.splitlines() if not line.startswith("note: ")]
+    # What is about to be played: on stderr, stdout is the result.
+    notes = err.splitlines()
     assert notes[0].startswith("sandbox ") and notes[1].endswith(f"log {log}")
     assert "…" not in out
     assert any("disqualified" in line and "startup" in line for line in lines)
@@ -74,7 +76,7 @@ def test_a_table_in_a_pipe_keeps_every_word_and_each_line_whole(tmp_path: Path) 
 def test_a_bot_that_dies_at_start_up_is_its_fault_not_an_error(tmp_path: Path) -> None:
     code, out, _err = match(
         "--bot", "random", "--bot", "lowest", "--bot", DIES, "--hands", "2",
-        "--log", str(tmp_path / "m.jsonl"), "--json",
+        "--log-dir", str(tmp_path), "--json",
     )  # fmt: skip
     assert code == 0
     seat = json.loads(out)["seats"][2]
@@ -87,24 +89,24 @@ def test_a_program_that_cannot_start_is_a_usage_error_before_any_bot_starts(
 ) -> None:
     script = tmp_path / "bot.sh"
     script.write_text("#!/bin/sh\n")  # not executable
-    log = tmp_path / "m.jsonl"
+    log_dir = tmp_path / "logs"
     for bot, why in [
         ("/no/such/program", "program '/no/such/program' does not exist"),
         (str(script), f"program '{script}' is not executable"),
         ("python3 no_such_bot.py", "script 'no_such_bot.py' does not exist"),
     ]:
         code, out, err = match(
-            "--bot", "random", "--bot", "lowest", "--bot", bot, "--log", str(log)
+            "--bot", "random", "--bot", "lowest", "--bot", bot, "--log-dir", str(log_dir)
         )
         assert (code, out) == (2, ""), err
         assert err.count("\n") == 1 and err.startswith("error: --bot: ") and why in err, err
-    assert not log.exists() or log.stat().st_size == 0  # no match was played
+    assert not log_dir.exists() or not any(log_dir.iterdir())  # no match was played
 
 
 def test_a_seat_is_named_by_name_equals_command(tmp_path: Path) -> None:
     code, out, err = match(
         "--bot", "alice=random", "--bot", f"bob={GOOD}", "--bot", "lowest", "--hands", "1",
-        "--seed", "2", "--log", str(tmp_path / "m.jsonl"), "--json",
+        "--seed", "2", "--log-dir", str(tmp_path), "--json",
     )  # fmt: skip
     assert code == 0, err
     assert [seat["name"] for seat in json.loads(out)["seats"]] == ["alice", "bob", "lowest"]
@@ -136,7 +138,7 @@ THREE = ["--bot", "random"] * 3
 def test_bad_arguments_are_one_line_naming_the_argument(
     tmp_path: Path, args: list[str], named: str
 ) -> None:
-    code, out, err = match(*args, "--log", str(tmp_path / "m.jsonl"))
+    code, out, err = match(*args, "--log-dir", str(tmp_path))
     assert code == 2
     assert out == ""
     lines = err.strip().splitlines()
@@ -144,15 +146,24 @@ def test_bad_arguments_are_one_line_naming_the_argument(
     assert named in lines[0], lines[0]
 
 
-def test_a_log_that_fills_the_disk_mid_match_is_one_error_line() -> None:
+def test_a_log_that_fills_the_disk_mid_match_is_one_error_line(tmp_path: Path) -> None:
+    # The log is DIR/MATCH-ID.jsonl, and with --seed 5 the match id is the UTC second it
+    # starts, then -5: every name of the next ten minutes is a link to a full disk.
+    start = datetime.now(UTC)
+    links = []
+    for second in range(-2, 600):
+        stamp = (start + timedelta(seconds=second)).strftime("%Y%m%d-%H%M%S")
+        links.append(tmp_path / f"{stamp}-5.jsonl")
+        links[-1].symlink_to("/dev/full")
     code, _out, err = match(
         "--bot", "random", "--bot", "lowest", "--bot", "boodle", "--hands", "2",
-        "--log", "/dev/full",
+        "--seed", "5", "--log-dir", str(tmp_path),
     )  # fmt: skip
     assert code == 1
     assert "Traceback" not in err
+    log = next(link for link in links if f" log {link}\n" in err)  # the one it was told
     assert err.splitlines()[-1] == (
-        "error: the match stopped: [Errno 28] No space left on device: '/dev/full'"
+        f"error: the match stopped: [Errno 28] No space left on device: '{log}'"
     )
 
 
@@ -166,11 +177,10 @@ def test_an_unwritable_log_is_a_bad_argument(tmp_path: Path) -> None:
 
 def test_ctrl_c_ends_every_bot_and_keeps_the_log(tmp_path: Path) -> None:
     marker = f"marker-{os.getpid()}-{time.time_ns()}"
-    log = tmp_path / "m.jsonl"
     bot = f"{GOOD} {marker}"
     command = [sys.executable, "-m", "referee.cli", "match", "--bot", bot, "--bot", bot,
                "--bot", bot, "--hands", "100000", "--option", "starting_chips=1000000",
-               "--log", str(log)]  # fmt: skip
+               "--log-dir", str(tmp_path)]  # fmt: skip
     process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
@@ -179,11 +189,16 @@ def test_ctrl_c_ends_every_bot_and_keeps_the_log(tmp_path: Path) -> None:
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 30
-    while (not log.exists() or log.stat().st_size < 20_000) and time.monotonic() < deadline:
+    logs: list[Path] = []
+    while time.monotonic() < deadline:
+        logs = list(tmp_path.glob("*.jsonl"))
+        if logs and logs[0].stat().st_size >= 20_000:
+            break
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
     _out, err = process.communicate(timeout=30)
     assert process.returncode == 130
+    log = only_log(tmp_path)
     assert err.decode().strip().endswith(f"interrupted; the log so far is in {log}")
     assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and marker in _cmdline(pid)]
     # the log is a readable prefix: every line whole, the result missing

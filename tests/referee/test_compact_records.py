@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from referee.match.archive import full_log_lines, keep_log, stored_log
 from referee.match.log import read_log
 from referee.tools.replay import verify_log
 from tests.clirun import newmarket
+from tests.match_logs import only_log
 
 REPO = Path(__file__).resolve().parents[2]
 BOT = f"{sys.executable} -m tests.referee.bots."
@@ -56,17 +56,11 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("compact")
     played = {}
     for name, bots in MATCHES.items():
-        log = root / f"{name}.jsonl"
-        done = subprocess.run(
-            [sys.executable, "-m", "referee.cli", "match", *bots, *SETTINGS, "--log", str(log)],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        played[name] = log
+        # The console script's entry point in this process: the bots are real processes,
+        # and no Python start-up of a second is paid for the referee each time.
+        code, _out, err = newmarket("match", *bots, *SETTINGS, "--log-dir", str(root / name))
+        assert code == 0, err
+        played[name] = only_log(root / name)
     return played
 
 

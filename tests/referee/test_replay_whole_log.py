@@ -32,6 +32,7 @@ from referee.match.log import LogError
 from referee.match.referee import play_match
 from referee.tools.replay import Replay, verify_log
 from referee.transport.timecontrol import TimeControl
+from tests.match_logs import only_log
 from tests.referee.fakes import FakeWire, Message, fake_table, randomly
 
 RULES = preset("boodle").with_options({"hand_limit": 4})
@@ -291,14 +292,14 @@ def test_a_format_1_log_without_its_transcript_still_replays(
 
 
 def test_a_real_match_with_stderr_verifies_and_lists_its_stderr_line(tmp_path: Path) -> None:
-    log = tmp_path / "real.jsonl"
     closer = f"{sys.executable} -m tests.hostile.proto_bots.reply_then_close"
     subprocess.run(
         [sys.executable, "-m", "referee.cli", "match", "--bot", "random", "--bot", "lowest",
          "--bot", closer, "--seed", "4", "--hands", "3", "--sandbox", "none",
-         "--log", str(log)],
+         "--log-dir", str(tmp_path / "real")],
         cwd=ROOT, check=True, capture_output=True, timeout=300,
     )  # fmt: skip
+    log = only_log(tmp_path / "real")
     kinds = kinds_of(log)
     assert "stderr" in kinds, sorted(kinds)
     replay = verify_log(log)

@@ -24,6 +24,7 @@ from referee.match.referee import play_match
 from referee.tools.replay import verify_log
 from referee.tools.transcript import transcript, wire_event_from_log
 from referee.transport.timecontrol import TimeControl
+from tests.match_logs import only_log
 from tests.referee.fakes import FakeWire, Message, fake_table, randomly
 
 runner = CliRunner()
@@ -112,13 +113,13 @@ def test_the_log_and_the_wire_differ_only_as_documented() -> None:
 
 
 def test_replay_prints_a_seats_wire_and_feeds_a_bot_its_recorded_input(tmp_path: Path) -> None:
-    log = tmp_path / "m.jsonl"
     played = runner.invoke(
         app,
         ["match", "--bot", "lowest", "--bot", "random", "--bot", "random",
-         "--seed", "3", "--hands", "2", "--log", str(log)],
+         "--seed", "3", "--hands", "2", "--log-dir", str(tmp_path)],
     )  # fmt: skip
     assert played.exit_code == 0, played.stderr
+    log = only_log(tmp_path)
     shown = runner.invoke(app, ["replay", str(log), "--seat", "0", "--wire"])
     assert shown.exit_code == 0
     lines = shown.stdout.splitlines()
@@ -144,12 +145,12 @@ def test_replay_prints_a_seats_wire_and_feeds_a_bot_its_recorded_input(tmp_path:
 
 
 def test_a_log_of_format_1_still_replays_and_says_it_has_no_transcript(tmp_path: Path) -> None:
-    log = tmp_path / "m.jsonl"
     played = runner.invoke(
         app, ["match", "--bot", "random", "--bot", "random", "--bot", "random",
-              "--seed", "2", "--hands", "2", "--log", str(log)],
+              "--seed", "2", "--hands", "2", "--log-dir", str(tmp_path / "logs")],
     )  # fmt: skip
     assert played.exit_code == 0, played.stderr
+    log = only_log(tmp_path / "logs")
     # The same log as the format before transcripts wrote it: no sent or received lines.
     old = tmp_path / "old.jsonl"
     lines = [json.loads(line) for line in log.read_text().splitlines()]

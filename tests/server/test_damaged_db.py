@@ -1,10 +1,14 @@
 """The competition's database damaged, misplaced or out of reach: one line, never a traceback.
 
-Real ``newmarket serve`` processes, as the organiser runs them: the server
-and each management word (``pause``, ``add-participant``,
+The server and each management word (``pause``, ``add-participant``,
 ``revoke-sessions``) on a copy of a small competition's database damaged
 one way.  Each prints one ``error:`` line naming the file and the problem,
-exits non-zero, and writes nothing into the file.
+exits non-zero, and writes nothing into the file.  The server is always a
+real ``newmarket serve`` process, as the organiser starts it; for each kind of
+damage the management words run through the console script's own entry point
+in this process (``tests/clirun.py``: the same exit code and stderr, without a
+Python start-up of a second each), and the tests of a locked, unwritable or
+read-only database run every word as a real process.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import pytest
 
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
+from tests.clirun import newmarket
 from tests.server.serving import REPO
 
 NEWMARKET = [sys.executable, "-m", "referee.cli", "serve"]
@@ -53,11 +58,11 @@ def copy(source: Path, into: Path) -> tuple[Path, Path]:
     return config, load_config(config).database
 
 
-def run_all(
+def started(
     config: Path, commands: tuple[tuple[str, ...], ...], wrap: tuple[str, ...] = ()
-) -> list[subprocess.CompletedProcess[str]]:
-    """Each command on ``config``, side by side (each stops at opening the database)."""
-    running = [
+) -> list[subprocess.Popen[str]]:
+    """Each command on ``config`` started, side by side (each stops at opening the database)."""
+    return [
         subprocess.Popen(
             [*wrap, *NEWMARKET, *(str(config) if word == "CUP" else word for word in command)],
             cwd=REPO,
@@ -67,6 +72,9 @@ def run_all(
         )
         for command in commands
     ]
+
+
+def finished(running: list[subprocess.Popen[str]]) -> list[subprocess.CompletedProcess[str]]:
     done = []
     for process in running:
         try:
@@ -75,6 +83,20 @@ def run_all(
             process.kill()
         done.append(subprocess.CompletedProcess(process.args, process.returncode, out, err))
     return done
+
+
+def run_all(
+    config: Path, commands: tuple[tuple[str, ...], ...], wrap: tuple[str, ...] = ()
+) -> list[subprocess.CompletedProcess[str]]:
+    """Each command on ``config``, side by side, to its end."""
+    return finished(started(config, commands, wrap))
+
+
+def in_process(config: Path, command: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    """A management word run as the console script runs it, in this process."""
+    args = ["serve", *(str(config) if word == "CUP" else word for word in command)]
+    code, out, err = newmarket(*args)
+    return subprocess.CompletedProcess(args, code, out, err)
 
 
 def one_error(done: subprocess.CompletedProcess[str]) -> str:
@@ -177,7 +199,13 @@ def test_a_damaged_database_is_one_line_from_serve_and_every_management_word(
     config, db = copy(source, tmp_path)
     damage(db)
     before = tables(db)
-    for done in run_all(config, EVERY):
+    server = started(config, EVERY[:1])  # the words run while the server process starts
+    try:
+        words = [in_process(config, word) for word in EVERY[1:]]
+    finally:
+        done_all = finished(server)
+    done_all += words
+    for done in done_all:
         line = one_error(done)
         assert line.startswith("error: " + expected.format(db=db, dir=db.parent)), (
             done.args,

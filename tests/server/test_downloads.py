@@ -23,6 +23,7 @@ from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.competition_db import Group, hash_token
 from referee.tools.replay import verify_log
+from tests.match_logs import only_log
 from tests.server.inprocess import admitted_group, finished, open_competition
 from tests.server.serving import (
     NEWMARKET,
@@ -198,19 +199,19 @@ async def test_a_crash_quoting_its_stderr_is_hidden_from_others_and_the_log_stil
     store = competition.store
     bot = tmp / "crasher.py"
     bot.write_text(CRASHER)
-    log = tmp / "crash.jsonl"
     subprocess.run(
         [
             *NEWMARKET,
             "match",
             *("--bot", f"{sys.executable} {bot}", "--bot", "random", "--bot", "lowest"),
-            *("--hands", "1", "--sandbox", "none", "--log", str(log)),
+            *("--hands", "1", "--sandbox", "none", "--log-dir", str(tmp / "crash")),
         ],
         cwd=REPO,
         capture_output=True,
         check=True,
         timeout=120,
     )
+    log = only_log(tmp / "crash")
     assert "stderr: my hand is a secret" in log.read_text()  # the crash's detail quotes it
     result = finished("g1r0", 5)
     result.seats[0].faults.append(

@@ -77,8 +77,20 @@ _body = msgspec.msgpack.Decoder(tuple[bytes, list[bytes], list[bytes], bytes, in
 
 
 class CompactError(ValueError):
-    """A compact record that cannot be read or rebuilds no log; the message says why in a line."""
+    """A compact record that cannot be read or rebuilds no log; the message says why in a line.
 
+    ``line``: the number of the log line it stopped at, when it got that far (the
+    message then starts ``line N:``, as ``referee.match.log.LogError``'s do).
+    """
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message if line is None else f"line {line}: {message}")
+        self.line = line
+        self.reason = message
+
+
+# What a record whose replies lead the engine to another game usually meets first.
+_NO_EVENT = "the engine has no further event here: the record's replies lead to another game"
 
 # The codes: a literal line, or a line of a kind the model makes from the numbers after it.
 LITERAL = 0
@@ -170,13 +182,13 @@ def rebuild(data: bytes) -> Iterator[bytes]:
                     arguments.append(next(next_literal))
                 line = model.make(code, arguments)
         except StopIteration:
-            raise CompactError(f"line {number}: the record ends in the middle of it") from None
+            raise CompactError("the record ends in the middle of it", number) from None
         except (LookupError, TypeError, ValueError, NewmarketError, msgspec.MsgspecError) as error:
             raise CompactError(
-                f"line {number}: cannot be rebuilt from the record ({_KINDS[code]}: {error})"
+                f"cannot be rebuilt from the record ({_KINDS[code]}: {error})", number
             ) from None
         if b"\n" in line:  # a literal a forger wrote: the log's lines are one each
-            raise CompactError(f"line {number}: a line with a newline in it")
+            raise CompactError("a line with a newline in it", number)
         record = _record(line, number)
         model.observe(line, record, number)
         check.update(line)
@@ -275,9 +287,9 @@ def _record(line: bytes, number: int) -> dict[str, Any]:
     try:
         record = _json.decode(line)
     except (msgspec.DecodeError, UnicodeDecodeError) as error:
-        raise CompactError(f"line {number}: not JSON: {error}") from None
+        raise CompactError(f"not JSON: {error}", number) from None
     if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-        raise CompactError(f'line {number}: not a log record (an object with a "type")')
+        raise CompactError('not a log record (an object with a "type")', number)
     return record
 
 
@@ -505,9 +517,14 @@ class _Model:
         if code == EVENT:
             events = self.sync()
             n = self.logged
+            if n >= len(events):
+                raise ValueError(_NO_EVENT)
             return _encode({"type": "event", "n": n, "event": log_event(events[n])})
         if code == CHANCE:
-            dealt = self.sync()[self.logged]
+            made = self.sync()
+            if self.logged >= len(made):
+                raise ValueError(_NO_EVENT)
+            dealt = made[self.logged]
             if not isinstance(dealt, ev.CardsDealt):
                 raise ValueError("the engine deals no cards here")
             return _encode(
@@ -695,7 +712,7 @@ class _Model:
             if kind == "header":
                 self._header(record)
             elif self.match is None:
-                raise CompactError(f"line {number}: a {kind!r} line before the header")
+                raise CompactError(f"a {kind!r} line before the header", number)
             elif kind == "event":
                 self.logged = int(record["n"]) + 1
             elif kind == "request":
@@ -717,7 +734,7 @@ class _Model:
             raise
         except (LookupError, TypeError, ValueError, NewmarketError, msgspec.MsgspecError) as error:
             raise CompactError(
-                f"line {number}: a {kind!r} line the engine cannot follow: {error}"
+                f"a {kind!r} line the engine cannot follow: {error}", number
             ) from None
 
     def _header(self, record: dict[str, Any]) -> None:

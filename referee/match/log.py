@@ -203,6 +203,8 @@ def _rebuilt_lines(path: Path, data: bytes) -> Iterator[tuple[int, bytes]]:
         for number, raw in enumerate(rebuild(data), start=1):
             yield number, raw
     except CompactError as error:
+        if error.line is not None:  # "line N: compact record: ...", as a full log's line
+            raise LogError(f"compact record: {error.reason}", error.line) from None
         raise LogError(f"{path}: compact record: {error}") from None
     if number == 0:
         raise LogError(f"{path} is empty")

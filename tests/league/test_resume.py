@@ -9,7 +9,6 @@ the random moments change what is tested, never whether it passes.
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import signal
@@ -230,9 +229,11 @@ def test_bankroll_league_runs_to_its_survivors_and_resumes_after_kill(tmp_path: 
             "JOIN seats s ON s.match_id = m.match_id GROUP BY m.round ORDER BY m.round"
         ).fetchall()
     assert seated[0] == (1, 2, 7)  # seven bots at tables of 4: a table of 4 and one of 3
-    # Rebalanced every round as bots drop out: as few tables of 4 as the survivors need.
-    # (How many drop out when is the secret deals' luck; the seating rule is not.)
-    assert all(tables == math.ceil(bots / 4) for _, tables, bots in seated), seated
+    # Rebalanced every round as bots drop out: as few tables of 4 as the survivors need,
+    # five at one table of 5 (no table of 2).  How many drop out when is the secret
+    # deals' luck; the seating rule is not.
+    sizes = {3: 1, 4: 1, 5: 1, 6: 2, 7: 2}  # tables of 4 (3 to 5 seats) for 3 to 7 bots
+    assert all(tables == sizes[bots] for _, tables, bots in seated), seated
     assert [bots for _, _, bots in seated] == sorted((bots for _, _, bots in seated), reverse=True)
 
     db = tmp_path / "killed.db"

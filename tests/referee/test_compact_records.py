@@ -143,12 +143,28 @@ def test_a_changed_reply_is_refused_naming_what_disagrees(
     logs: dict[str, Path], tmp_path: Path
 ) -> None:
     record = records(logs["stdio"])
+    # The reply to change: the first that named its request's first legal choice when
+    # there was a second.  (A request with one legal choice has its default as the "second"
+    # a record can name, the same card: that change would still verify.)  The bundled
+    # bots reply a legal choice every time, so the record keeps one choice for each
+    # received reply, in the log's order.
+    received = [r for _, r in read_log(logs["stdio"]) if r["type"] in ("request", "reply")]
+    legal_of: dict[tuple[int, int], list[str]] = {}
+    replies: list[tuple[int, bool]] = []  # (index named, whether the request had a second)
+    for line in received:
+        key = (line["seat"], line["id"])
+        if line["type"] == "request":
+            legal_of[key] = line["legal"]
+        else:
+            legal = legal_of[key]
+            replies.append((legal.index(line["choice"]), len(legal) >= 2))
+    target = next(k for k, (index, second) in enumerate(replies) if index == 0 and second)
 
     def other_choice(codes: bytearray, streams: list[bytearray], _literals: object) -> None:
-        # The first reply that named its request's first choice now names its second.
         choices = streams[compact._CHOICE]
-        at = choices.index(0)  # zigzag 0: the first legal choice
-        choices[at] = 2  # zigzag 1: the second
+        assert len(choices) == len(replies)  # one a reply: single-byte zigzag indices
+        assert choices[target] == 0  # zigzag 0: the first legal choice
+        choices[target] = 2  # zigzag 1: the second
 
     code, said = _replay_error(tmp_path, _repacked(record, other_choice))
     # Another card was played: the engine parts from the record at the first line after it

@@ -21,8 +21,11 @@ DRY_RUN ?=
 # `make test SYSTEM=0` (or `make demo SYSTEM=0`) runs no apt-get at all: one line names
 # what is missing, and the tests that need it skip.
 SYSTEM ?= 1
-# Tests run on both cores (pytest-xdist); `make unit JOBS=0` runs them in one process.
-JOBS ?= 2
+# Tests run in three pytest-xdist workers on a two-core machine: about half the suite's
+# wall time is waiting on real bot, server and league processes, and a third worker fills
+# those waits (benchmarks/results/2026-11-28-suite-time.md). `make unit JOBS=0` runs them
+# in one process.
+JOBS ?= 3
 
 .PHONY: demo test lint typecheck unit bench clean system system-sandbox
 

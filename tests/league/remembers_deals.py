@@ -1,11 +1,16 @@
 """A legal bot that remembers every deal it has seen, to catch a duplicate deal coming round again.
 
 It plays each request's default, and keeps, in memory for its whole life,
-every hand it was dealt and every hand shown at ``hand_ended``.  When a new
-deal gives it a hand containing one it remembers (five cards or more: a
-chance match is about one in a thousand billion), it writes ``SEEN BEFORE``
-to stderr: in a duplicate league that is a process that met a deal twice
-and could know everyone's cards.  Otherwise it writes ``dealt`` and the hand.
+each deal it saw: the hand it was dealt, the dead hand and the others' hands
+shown at ``hand_ended``.  A new hand is one it has seen before when it is a
+remembered deal's own hand, or when it holds none of a remembered deal's own
+and dead cards and contains one of its shown hands of five cards or more (as
+another seat's hand of the same deal does).  A shown hand of five cards alone
+is in a fresh hand about once in 2,000 tries, too often for a whole league;
+with the 26 cards that must be missing as well, about once in three million.
+It then writes ``SEEN BEFORE`` to stderr: in a duplicate league that is a
+process that met a deal twice and could know everyone's cards.  Otherwise it
+writes ``dealt`` and the hand.
 It writes ``started`` when it starts, so a test can count its processes.
 
 ``remembers_deals.py slow`` also waits 0.2 s before each reply, so that a
@@ -22,9 +27,22 @@ import time
 MIN_CARDS = 5
 
 
+def seen_before(
+    hand: frozenset[str], seen: list[tuple[frozenset[str], list[frozenset[str]]]]
+) -> bool:
+    """Whether ``hand`` is a seat's hand of a deal remembered in ``seen``."""
+    for own_and_dead, shown in seen:
+        if hand == shown[0]:  # the very hand this process was dealt
+            return True
+        if not hand & own_and_dead and any(cards <= hand for cards in shown[1:]):
+            return True
+    return False
+
+
 def main() -> None:
     slow = sys.argv[1:] == ["slow"]
-    remembered: list[frozenset[str]] = []
+    seen: list[tuple[frozenset[str], list[frozenset[str]]]] = []  # (own and dead, shown)
+    own: frozenset[str] = frozenset()
     for raw in sys.stdin:
         message = json.loads(raw)
         kind = message.get("type")
@@ -35,15 +53,13 @@ def main() -> None:
         elif kind == "events":
             for event in message["events"]:
                 if event["type"] == "cards_dealt":
-                    hand = frozenset(event["hand"])
-                    seen = any(memory <= hand for memory in remembered)
-                    word = "SEEN BEFORE" if seen else "dealt"
-                    print(f"{word} {' '.join(sorted(hand))}", file=sys.stderr, flush=True)
-                    remembered.append(hand)
+                    own = frozenset(event["hand"])
+                    word = "SEEN BEFORE" if seen_before(own, seen) else "dealt"
+                    print(f"{word} {' '.join(sorted(own))}", file=sys.stderr, flush=True)
                 elif event["type"] == "hand_ended":
-                    for cards in [*event["hands"], event["dead_hand"]]:
-                        if len(cards) >= MIN_CARDS:
-                            remembered.append(frozenset(cards))
+                    dead = frozenset(event["dead_hand"])
+                    shown = [frozenset(c) for c in event["hands"] if len(c) >= MIN_CARDS]
+                    seen.append((own | dead, [own, *shown]))
         elif kind == "request":
             if slow:
                 time.sleep(0.2)

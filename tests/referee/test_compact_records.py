@@ -223,6 +223,40 @@ def test_keeping_a_log_compacts_it_only_when_the_record_rebuilds_it(
     assert not list(tmp_path.glob("*.part"))
 
 
+def test_a_record_that_would_not_give_the_log_back_leaves_the_full_log(
+    logs: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table checks each record before it removes the log (``checked_compact``): a record
+    whose numbers do not read back, or that does not rebuild the log, is never kept."""
+    log = logs["faults"].read_bytes()
+    real_varint = compact._varint
+
+    def one_off(out: bytearray, value: int) -> None:  # a varint written wrong
+        real_varint(out, value + 1 if value == 3 else value)
+
+    full = tmp_path / "numbers.jsonl"
+    full.write_bytes(log)
+    with monkeypatch.context() as patched:
+        patched.setattr(compact, "_varint", one_off)
+        assert keep_log(full, "compact") == full
+    assert full.read_bytes() == log and not list(tmp_path.glob("*.nmr"))
+
+    # A line the model was asked to make and could not (a referee that spells a request
+    # otherwise) is kept whole, and such a record is rebuilt whole before it is kept.
+    lines = log.splitlines(keepends=True)
+    at = next(n for n, line in enumerate(lines) if line.startswith(b'{"type":"request"'))
+    lines[at] = lines[at].replace(b'"seat":', b'"seat": ', 1)
+    respelled = b"".join(lines)
+    full = tmp_path / "respelled.jsonl"
+    full.write_bytes(respelled)
+    with monkeypatch.context() as patched:
+        patched.setattr(compact, "rebuild", lambda record: iter([b"another log\n"]))
+        assert keep_log(full, "compact") == full
+    assert full.read_bytes() == respelled
+    kept = keep_log(full, "compact")
+    assert kept.suffix == ".nmr" and b"".join(full_log_lines(kept)) == respelled
+
+
 LEAGUE = """
 [league]
 seed = 3

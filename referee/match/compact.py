@@ -223,7 +223,7 @@ def rebuild(data: bytes) -> Iterator[bytes]:
             raise CompactError("the record ends in the middle of it", number) from None
         except (LookupError, TypeError, ValueError, NewmarketError, msgspec.MsgspecError) as error:
             raise CompactError(
-                f"cannot be rebuilt from the record ({_KINDS[code]}: {error})", number
+                f"no {_KINDS[code]} line can be made from it ({error})", number
             ) from None
         if b"\n" in line:  # a literal a forger wrote: the log's lines are one each
             raise CompactError("a line with a newline in it", number)

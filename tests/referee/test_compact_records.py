@@ -11,6 +11,7 @@ record changed by hand (a reply, a result, its bytes) must be refused in one lin
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -187,6 +188,37 @@ def test_a_changed_result_is_refused_naming_the_seat(logs: dict[str, Path], tmp_
     code, said = _replay_error(tmp_path, _repacked(record, first_place_for_seat_0))
     assert code == 1, said
     assert "the result differs: seats[0].place" in said, said
+
+
+def test_a_changed_time_fails_the_digest_in_one_line_naming_the_file_once(
+    logs: dict[str, Path], tmp_path: Path
+) -> None:
+    record = records(logs["stdio"])
+
+    def one_sent_later(codes: bytearray, streams: list[bytearray], _: object) -> None:
+        gaps = list(compact._varints(bytes(streams[compact._SENT_GAP])))
+        gaps[3] += 1  # a microsecond: nothing but the digest checks a time
+        streams[compact._SENT_GAP] = bytearray()
+        for gap in gaps:
+            compact._varint(streams[compact._SENT_GAP], gap)
+
+    code, said = _replay_error(tmp_path, _repacked(record, one_sent_later))
+    assert code == 1 and len(said.splitlines()) == 1, said
+    assert "forged.nmr: does not verify: compact record: the rebuilt log (" in said, said
+    assert said.endswith("its digest differs") and said.count("forged.nmr") == 1, said
+    code, _out, err = newmarket("replay", str(tmp_path / "forged.nmr"), "--seat", "0", "--wire")
+    assert code == 1 and err.count("forged.nmr") == 1 and "digest differs" in err, err
+
+    def an_event_for_a_decision(codes: bytearray, _streams: object, _literals: object) -> None:
+        codes[codes.index(compact.DECISION_BOT)] = compact.EVENT
+
+    code, said = _replay_error(tmp_path, _repacked(record, an_event_for_a_decision))
+    assert code == 1 and len(said.splitlines()) == 1, said
+    assert re.search(
+        r"/forged\.nmr: does not verify: line \d+: compact record: no event line can be made "
+        r"from it \(the engine has no further event here: .*\)$",
+        said,
+    ), said
 
 
 def test_a_damaged_or_foreign_record_is_not_a_match_log(

@@ -320,6 +320,36 @@ def test_a_damaged_log_is_named_on_its_match_page(league_db: Path, tmp_path: Pat
     assert "The log cannot be read whole" in damaged and "damaged compact record" in damaged
 
 
+def test_a_report_reads_full_logs_as_it_reads_compact_records(
+    league_db: Path, tmp_path: Path
+) -> None:
+    """The same league's logs kept as JSON lines (``match_logs = "full"``, or a league from
+    before compact records) give the same pages, but for the link to each log's file."""
+    compact = tmp_path / "compact"
+    shutil.copytree(league_db.parent / "logs", compact)
+    full = tmp_path / "full"
+    full.mkdir()
+    records = kept_logs(compact)
+    assert records and all(record.suffix == ".nmr" for record in records)
+    for record in records:
+        (full / f"{record.stem}.jsonl").write_text(log_text(record))
+    pages = {}
+    for logs in (compact, full):
+        out = tmp_path / f"site-{logs.name}"
+        done = _newmarket("report", "--db", str(league_db), "--out", str(out), "--logs", str(logs))
+        assert done.returncode == 0, done.stderr
+        pages[logs.name] = {
+            path.name: path.read_text() for path in sorted((out / "matches").glob("*.html"))
+        }
+    assert len(pages["full"]) == len(records)
+    for name, page in pages["full"].items():
+        assert "The log verifies" in page and '"steps":[{' in page.replace(" ", ""), name
+        stem = name.removesuffix(".html")
+        assert f"../../full/{stem}.jsonl" in page
+        linked = page.replace(f"../../full/{stem}.jsonl", f"../../compact/{stem}.nmr")
+        assert linked == pages["compact"][name]
+
+
 def test_a_missing_logs_directory_is_one_line_and_exit_2(league_db: Path, tmp_path: Path) -> None:
     done = _newmarket(
         "report",

@@ -87,6 +87,14 @@ def test_a_record_rebuilds_its_log_byte_for_byte_and_verifies(
     assert record.stat().st_size * 20 < full.stat().st_size
 
 
+@pytest.mark.parametrize("name", ["stdio", "tcp"])
+def test_a_four_seat_ten_hand_match_keeps_at_most_2_kb(logs: dict[str, Path], name: str) -> None:
+    """Issue 28's goal, a match at a time (benchmarks/records.py measures 280: about 1 kB)."""
+    _number, header = next(read_log(logs[name]))
+    assert header["players"] == 4 and header["rules"]["hand_limit"] == 10
+    assert records(logs[name]).stat().st_size <= 2048
+
+
 def test_what_went_wrong_survives_in_the_record(logs: dict[str, Path]) -> None:
     """Faults, a timeout, a late reply, garbage lines and stderr, each as the full log has it."""
 

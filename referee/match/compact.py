@@ -577,17 +577,7 @@ class _Model:
             request = None if seat is None else self.seats[seat].waiting
             if seat is None or request is None:
                 raise ValueError("no request waiting")
-            return _encode(
-                records.RequestRecord(
-                    seat=seat,
-                    hand=match.hand_number,
-                    id=request.id,
-                    decision=request.decision,
-                    legal=request.legal,
-                    default=request.default,
-                    time_left_ms=request.time_left_ms,
-                )
-            )
+            return _encode(records.RequestRecord.of(seat, match.hand_number, request))
         if code in (DECISION_BOT, DECISION_DEFAULT):
             return self._decision(match, code == DECISION_BOT)
         if code == REPLY:

@@ -764,17 +764,7 @@ class _Referee:
     def log_request(self, seat: _Seat, request: Request, hand: int) -> None:
         if not self.logging:
             return
-        self.log.write(
-            records.RequestRecord(
-                seat=seat.index,
-                hand=hand,
-                id=request.id,
-                decision=request.decision,
-                legal=request.legal,
-                default=request.default,
-                time_left_ms=request.time_left_ms,
-            )
-        )
+        self.log.write(records.RequestRecord.of(seat.index, hand, request))
 
     async def read_idle(self, seat: _Seat, hand: int) -> None:
         """Judge the lines that arrived while no request was waiting (SPEC.md 13).

@@ -49,8 +49,6 @@ from protocol.events import SeatDisqualified
 from protocol.messages import (
     Fault,
     MalformedMessageError,
-    MatchEnd,
-    MatchStart,
     Reply,
     Request,
     decode_bot_message,
@@ -58,8 +56,15 @@ from protocol.messages import (
 )
 from protocol.timing import time_left_ms
 from referee.match import records
-from referee.match.convert import apply_choice, build_request, log_event, wire_event
-from referee.match.result import FaultRecord, SeatResult, final_places
+from referee.match.convert import (
+    apply_choice,
+    build_request,
+    log_event,
+    match_end,
+    match_start,
+    wire_event,
+)
+from referee.match.result import FaultRecord, SeatResult
 from referee.transport.timecontrol import TimeControl
 
 __all__ = ["MAGIC", "CompactError", "checked_compact", "compact", "is_compact", "rebuild"]
@@ -646,16 +651,7 @@ class _Model:
         return _encode(records.Sent(seat=seat, t=t, lines=lines))
 
     def _match_end(self) -> bytes:
-        outcome = self.engine().outcome()
-        end = MatchEnd(
-            match_id=self.match_id,
-            places=final_places(outcome.places, self.dq),
-            chips=list(outcome.chips),
-            reason=outcome.reason,
-            hands_played=outcome.hands_played,
-            disqualified=[seat for seat, out in enumerate(self.dq) if out],
-        )
-        return encode(end)[:-1]
+        return encode(match_end(self.match_id, self.engine().outcome(), self.dq))[:-1]
 
     def _result(self, values: list[Any]) -> bytes:
         """The result line: the engine's outcome, the seats' tallies, the measured numbers."""
@@ -788,19 +784,9 @@ class _Model:
         self.seats = [_Seat(control.time_bank_ms) for _ in range(players)]
         self.dq = [False] * players
         self.names = names = [str(bot["name"]) for bot in record["bots"]]
+        chips = self.match.starting_chips
         self.match_start = [
-            encode(
-                MatchStart(
-                    match_id=self.match_id,
-                    seat=seat,
-                    players=players,
-                    names=names,
-                    rules=rules.to_dict(),  # type: ignore[arg-type]  # plain JSON values
-                    chips=list(self.match.starting_chips),
-                    move_time_ms=control.move_time_ms,
-                    time_bank_ms=control.time_bank_ms,
-                )
-            )[:-1]
+            encode(match_start(self.match_id, seat, names, rules.to_dict(), chips, control))[:-1]
             for seat in range(players)
         ]
 

@@ -28,6 +28,7 @@ from engine import events as ev
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card
 from engine.errors import IllegalActionError, MalformedActionError, MalformedCardError
+from engine.outcome import Outcome
 from engine.state import Match
 from protocol.decisions import ChoiceFault, choice_fault, default_choice
 from protocol.events import (
@@ -52,7 +53,9 @@ from protocol.events import (
     WentOut,
 )
 from protocol.framing import MAX_LINE_BYTES, LineTooLongError
-from protocol.messages import Choice, DecisionKind, Request
+from protocol.messages import Choice, DecisionKind, MatchEnd, MatchStart, Request
+from referee.match.result import final_places
+from referee.transport.timecontrol import TimeControl
 
 # ---------------------------------------------------------------- engine -> protocol
 
@@ -338,6 +341,44 @@ def log_event(event: ev.Event) -> dict[str, Any]:
     if convert is None:
         convert = _TO_LOG[cls] = _generic_log_event(cls)
     return convert(event)
+
+
+# ---------------------------------------------------------------- a match's first and last
+
+
+def match_start(
+    match_id: str,
+    seat: int,
+    names: Sequence[str],
+    rules: dict[str, Any],
+    chips: Sequence[int],
+    control: TimeControl,
+) -> MatchStart:
+    """The ``match_start`` for ``seat``, as the referee sends it and as a log's checker
+    (``referee.tools.transcript_check``) and a compact record's model make it again."""
+    return MatchStart(
+        match_id=match_id,
+        seat=seat,
+        players=len(names),
+        names=list(names),
+        rules=rules,
+        chips=list(chips),
+        move_time_ms=control.move_time_ms,
+        time_bank_ms=control.time_bank_ms,
+    )
+
+
+def match_end(match_id: str, outcome: Outcome, disqualified: Sequence[bool]) -> MatchEnd:
+    """The ``match_end`` every live seat is sent, from the engine's outcome (the places with
+    the disqualified last, ``final_places``), as ``match_start`` is shared."""
+    return MatchEnd(
+        match_id=match_id,
+        places=final_places(outcome.places, disqualified),
+        chips=list(outcome.chips),
+        reason=outcome.reason,
+        hands_played=outcome.hands_played,
+        disqualified=[seat for seat, out in enumerate(disqualified) if out],
+    )
 
 
 # ---------------------------------------------------------------- requests

@@ -49,8 +49,6 @@ from protocol.messages import (
     Choice,
     Fault,
     MalformedMessageError,
-    MatchEnd,
-    MatchStart,
     Ready,
     Reply,
     Request,
@@ -58,11 +56,10 @@ from protocol.messages import (
     encode,
 )
 from protocol.timing import charge, deadline_ms, time_left_ms
-from referee.match.convert import apply_choice, build_request, wire_event
+from referee.match.convert import apply_choice, build_request, match_end, match_start, wire_event
 from referee.match.log import LogError
 from referee.match.records import Sent
 from referee.match.referee import START_HAND
-from referee.match.result import final_places
 from referee.transport.timecontrol import TimeControl
 
 
@@ -163,18 +160,7 @@ class TranscriptCheck:
         rules = match.rules.to_dict()
         chips = list(match.starting_chips)
         self.match_start = [
-            encode(
-                MatchStart(
-                    match_id=self.match_id,
-                    seat=seat,
-                    players=players,
-                    names=list(names),
-                    rules=rules,  # type: ignore[arg-type]  # plain JSON values
-                    chips=chips,
-                    move_time_ms=control.move_time_ms,
-                    time_bank_ms=control.time_bank_ms,
-                )
-            )[:-1]
+            encode(match_start(self.match_id, seat, names, rules, chips, control))[:-1]
             for seat in range(players)
         ]
         # The seats' events as the referee's feed holds them: each engine event's number
@@ -327,16 +313,8 @@ class TranscriptCheck:
         """The match_end, exactly as the engine's outcome makes it, once the match is over."""
         if not match.is_over:
             raise LogError(f"a match_end sent to seat {seat} before the match is over", number)
-        outcome = match.outcome()
-        end = MatchEnd(
-            match_id=self.match_id,
-            places=final_places(outcome.places, dq),
-            chips=list(outcome.chips),
-            reason=outcome.reason,
-            hands_played=outcome.hands_played,
-            disqualified=[index for index, out in enumerate(dq) if out],
-        )
-        _same(message, encode(end)[:-1], f"the match_end sent to seat {seat}", number)
+        end = encode(match_end(self.match_id, match.outcome(), dq))[:-1]
+        _same(message, end, f"the match_end sent to seat {seat}", number)
         state.ended = True
 
     def _request(

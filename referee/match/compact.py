@@ -59,6 +59,8 @@ from referee.match import records
 from referee.match.convert import (
     apply_choice,
     build_request,
+    extend_feed,
+    feed_lines,
     log_event,
     match_end,
     match_start,
@@ -465,14 +467,7 @@ class _Model:
         if upto <= self.fed:
             return self.feed, self.hand_ends
         feed, ends = list(self.feed), list(self.hand_ends)
-        events = self.events
-        for n in range(self.fed, upto):
-            kind = type(events[n])
-            if kind is ev.MatchEnded:
-                continue
-            feed.append(b"%d" % n)
-            if kind is ev.HandEnded:
-                ends.append(len(feed))
+        extend_feed(self.events, self.fed, upto, feed, ends)
         return feed, ends
 
     # ------------------------------------------------------------- coding
@@ -631,7 +626,7 @@ class _Model:
                 if not ends:
                     raise ValueError("no hand's end to send")
                 stop = ends[-1]
-            items = _lines(feed, hand_ends, state.cursor, stop)
+            items = feed_lines(feed, hand_ends, state.cursor, stop)
             if code == SENT_EVENTS:
                 message = b""
             elif code == SENT_END:
@@ -855,19 +850,6 @@ class _Model:
         state.reply = _NONE
         if record["by"] == "default":
             state.defaults += 1
-
-
-def _lines(feed: list[bytes], ends: list[int], start: int, stop: int) -> list[bytes]:
-    """The ``events`` items of feed entries ``start`` to ``stop``, cut after each hand."""
-    out: list[bytes] = []
-    first = start
-    for end in ends:
-        if start < end <= stop:
-            out.append(b"[" + b",".join(feed[first:end]) + b"]")
-            first = end
-    if stop > first:
-        out.append(b"[" + b",".join(feed[first:stop]) + b"]")
-    return out
 
 
 # ---------------------------------------------------------------- the dictionary

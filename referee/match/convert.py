@@ -17,6 +17,7 @@ is unchanged (the engine guarantees that), so the default can be applied.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
@@ -268,6 +269,42 @@ def events_line(fragments: Sequence[bytes]) -> bytes:
             f"a Events message encodes to {len(line) - 1} bytes; the limit is {MAX_LINE_BYTES}"
         )
     return line
+
+
+# ---------------------------------------------------------------- a log's transcript items
+
+
+def extend_feed(
+    events: Sequence[ev.Event], start: int, upto: int, feed: list[bytes], hand_ends: list[int]
+) -> None:
+    """Add engine events ``start`` to ``upto`` to ``feed``, the seats' events as a log's
+    ``sent`` lines name them (each event's number ``n``; ``match_ended`` is never sent:
+    ``match_end`` carries it), and to ``hand_ends`` the feed index just after each
+    ``hand_ended``.  The transcript check follows a log with it and a compact record's
+    model makes a log's ``sent`` lines with it, so the two cannot part."""
+    append = feed.append
+    match_ended, hand_ended = ev.MatchEnded, ev.HandEnded
+    for n in range(start, upto):
+        kind = type(events[n])
+        if kind is match_ended:
+            continue
+        append(b"%d" % n)
+        if kind is hand_ended:
+            hand_ends.append(len(feed))
+
+
+def feed_lines(feed: Sequence[bytes], hand_ends: list[int], start: int, stop: int) -> list[bytes]:
+    """The ``events`` items of feed entries ``start`` to ``stop`` in a ``sent`` line, one
+    list a write, cut after each hand's end as the referee cuts its writes."""
+    lines: list[bytes] = []
+    first = start
+    cuts = hand_ends[bisect.bisect_right(hand_ends, start) : bisect.bisect_right(hand_ends, stop)]
+    for end in cuts:
+        lines.append(b"[" + b",".join(feed[first:end]) + b"]")
+        first = end
+    if stop > first:
+        lines.append(b"[" + b",".join(feed[first:stop]) + b"]")
+    return lines
 
 
 # ---------------------------------------------------------------- engine -> log

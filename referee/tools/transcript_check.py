@@ -34,7 +34,6 @@ a bot's stderr, a ``lost`` line, measured times) is listed by line number in
 from __future__ import annotations
 
 import base64
-import bisect
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -56,7 +55,15 @@ from protocol.messages import (
     encode,
 )
 from protocol.timing import charge, deadline_ms, time_left_ms
-from referee.match.convert import apply_choice, build_request, match_end, match_start, wire_event
+from referee.match.convert import (
+    apply_choice,
+    build_request,
+    extend_feed,
+    feed_lines,
+    match_end,
+    match_start,
+    wire_event,
+)
 from referee.match.log import LogError
 from referee.match.records import Sent
 from referee.match.referee import START_HAND
@@ -179,29 +186,12 @@ class TranscriptCheck:
     # ------------------------------------------------------------- the feed
 
     def _extend(self, events: Sequence[ev.Event], upto: int) -> None:
-        feed = self.feed
-        append = feed.append
-        match_ended, hand_ended = ev.MatchEnded, ev.HandEnded
-        for n in range(self.fed, upto):
-            kind = type(events[n])
-            if kind is match_ended:  # never sent: match_end carries the result
-                continue
-            append(b"%d" % n)
-            if kind is hand_ended:
-                self.hand_ends.append(len(feed))
+        extend_feed(events, self.fed, upto, self.feed, self.hand_ends)
         self.fed = max(self.fed, upto)
 
     def _lines(self, start: int, stop: int) -> list[bytes]:
         """The ``events`` items of feed entries ``start`` to ``stop``, cut after each hand's end."""
-        lines: list[bytes] = []
-        ends = self.hand_ends
-        first = start
-        for end in ends[bisect.bisect_right(ends, start) : bisect.bisect_right(ends, stop)]:
-            lines.append(b"[" + b",".join(self.feed[first:end]) + b"]")
-            first = end
-        if stop > first:
-            lines.append(b"[" + b",".join(self.feed[first:stop]) + b"]")
-        return lines
+        return feed_lines(self.feed, self.hand_ends, start, stop)
 
     # ------------------------------------------------------------- lines
 

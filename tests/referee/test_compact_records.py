@@ -121,6 +121,12 @@ def test_replay_and_view_read_a_record_as_they_read_the_log(
     assert (
         code == 0 and wire == newmarket("replay", str(logs["faults"]), "--seat", "0", "--wire")[1]
     )
+    # --feed runs a bot on its seat's rebuilt transcript: lowest, seat 2 of the stdio
+    # match, answers every request as it did.
+    lowest = f"{sys.executable} -m bots.starters.lowest"
+    stdio = str(records(logs["stdio"]))
+    code, fed, err = newmarket("replay", stdio, "--seat", "2", "--feed", lowest)
+    assert code == 0 and "answered all" in fed and "as the recorded bot did" in fed, fed + err
     code, _out, err = newmarket("view", str(record), "--out", str(tmp_path / "site"))
     assert code == 0, err
     page = (tmp_path / "site" / "index.html").read_text()

@@ -18,11 +18,12 @@ import pytest
 
 from referee.report.data import load_league, log_path_of, read_match_log
 from referee.report.frames import plural, pretty_text
-from referee.report.pages import frames_of
+from referee.report.pages import page_replay, replay_data
 from referee.report.site import SiteBuilder, watch
 from tests.clirun import newmarket
 from tests.match_logs import kept_logs, log_text
 from tests.report.conftest import BOTS, MISCHIEF
+from tests.report.replay_steps import frames_of
 
 _WIRE_CARD = re.compile(r"(?<![A-Za-z0-9'])[2-9TJQKA][CDHS](?![A-Za-z0-9'])")
 
@@ -318,6 +319,19 @@ def test_a_damaged_log_is_named_on_its_match_page(league_db: Path, tmp_path: Pat
     assert "The log verifies" in (out / "matches" / f"{third.stem}.html").read_text()
     damaged = (out / "matches" / f"{fourth.stem}.html").read_text()
     assert "The log cannot be read whole" in damaged and "damaged compact record" in damaged
+
+
+def test_a_match_pages_steps_give_back_every_frame_of_its_log(league_db: Path) -> None:
+    """A page carries each replay frame as what changed since the one before: read back as
+    the viewer reads them, they are the log's frames, every one, exactly."""
+    league = load_league(league_db)
+    for match in league.matches:
+        path = log_path_of(league, match)
+        assert path is not None
+        log = read_match_log(path, [], verify=False)
+        data = replay_data(["a", "b", "c"], log)
+        assert len(data["frames"]) > 10  # type: ignore[arg-type]
+        assert frames_of(page_replay(data)) == data["frames"]
 
 
 def test_a_report_reads_full_logs_as_it_reads_compact_records(

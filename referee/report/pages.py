@@ -252,7 +252,7 @@ def _stderr_files(league: League, name: str) -> list[dict[str, str]]:
 
 def log_link(log: Path, site: Path) -> str:
     """The link from a match page of the site at ``site`` to the log where the league keeps
-    it: the site links logs, never copies them (a 280-match league's copies were 32 MB)."""
+    it: the site links logs, never copies them (a 280-match league's copies were 37 MB)."""
     relative = os.path.relpath(log.resolve(), (site / "matches").resolve())
     return urllib.parse.quote(Path(relative).as_posix())
 

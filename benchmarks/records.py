@@ -6,8 +6,8 @@ Plays the league once (by default ``examples/quick.toml``: 280 four-seat matches
 ten hands, every bundled bot but ``search``) keeping full logs, then for every match:
 
 * **bytes**: the full log's size, and its compact record's (``referee.match.compact``);
-* **keep**: the table worker's work after a match: compacting the log and rebuilding
-  it once to compare (``referee.match.archive.keep_log``), CPU ms;
+* **keep**: the table worker's work after a match: compacting the log and showing the
+  record gives it back (``referee.match.archive.keep_log``), CPU ms;
 * **rebuild + verify**: ``newmarket replay``'s work on the record: rebuild the log by
   the engine and verify every line (``verify_log`` on the record), CPU ms;
 * **verify**: the same verification of the full log, the floor: a record costs this
@@ -131,6 +131,11 @@ def main() -> None:
             for r, v in zip(timings["rebuild + verify"], timings["verify"], strict=True)
         ]
         print(f"rebuild + verify / verify: {', '.join(f'{ratio:.2f}x' for ratio in ratios)}")
+        kept = [
+            statistics.median(k) / statistics.median(v)
+            for k, v in zip(timings["keep"], timings["verify"], strict=True)
+        ]
+        print(f"keep / verify: {', '.join(f'{ratio:.2f}x' for ratio in kept)}")
         if args.report:
             for name, where in (("full logs", logs), ("compact records", records)):
                 size, files = site_bytes(scratch / "league.toml", where, scratch / f"site-{name}")

@@ -23,7 +23,7 @@ from typing import Literal, get_args
 
 import msgspec
 
-from referee.match.compact import CompactError, compact, rebuild
+from referee.match.compact import CompactError, checked_compact
 from referee.match.log import raw_lines
 from referee.match.result import MatchResult
 from referee.storage.private_files import private_opener
@@ -52,21 +52,19 @@ __all__ = [
 def keep_log(path: Path, form: LogForm) -> Path:
     """Keep the full log at ``path`` in ``form``; the path of the file that holds it now.
 
-    ``compact``: the record is written beside it (``.nmr``), read back and rebuilt, and
-    the full log removed only once the rebuild is the same bytes.  A log the record
-    cannot keep (cut short by a stopped referee, or not one the engine can follow) or a
-    record that cannot be written (a full disk) leaves the full log where it is: a
-    finished match's log is never lost to its compaction.
+    ``compact``: the record is made and shown to rebuild the log byte for byte
+    (``checked_compact``), written beside it (``.nmr``) and synced, and only then is the
+    full log removed.  A log the record cannot keep (cut short by a stopped referee, or
+    not one the engine can follow) or a record that cannot be written (a full disk)
+    leaves the full log where it is: a finished match's log is never lost to its
+    compaction.
     """
     if form == "full":
         return path
     target = kept_path(path, form)
     partial = target.with_name(target.name + ".part")
     try:
-        log = path.read_bytes()
-        record = compact(log)
-        if b"".join(rebuild(record)) != log:  # compact() holds it; this keeps it held
-            return path
+        record = checked_compact(path.read_bytes())
         with open(partial, "wb", opener=private_opener) as handle:
             handle.write(record)
             handle.flush()

@@ -15,8 +15,8 @@ choice a reply named).  The compactor keeps the code when the model's line is
 the log's line, byte for byte, and the line itself (a *literal*) when not; the
 rebuilder makes each line from the same codes with the same model fed the same
 lines, so both sides hold the same state at every line, whatever the log holds.
-A line the model cannot make costs bytes, never correctness; and the compactor
-rebuilds what it wrote before anyone keeps it (``compact_log``).
+A line the model cannot make costs bytes, never correctness; and what the compactor
+wrote is shown to rebuild the log before anyone keeps it (``checked_compact``).
 
 The record ends with a BLAKE2b digest of the full log: a rebuilt log is that
 log or ``CompactError`` says it is not.  Whether the log tells the truth about
@@ -49,8 +49,6 @@ from protocol.events import SeatDisqualified
 from protocol.messages import (
     Fault,
     MalformedMessageError,
-    MatchEnd,
-    MatchStart,
     Reply,
     Request,
     decode_bot_message,
@@ -58,11 +56,20 @@ from protocol.messages import (
 )
 from protocol.timing import time_left_ms
 from referee.match import records
-from referee.match.convert import apply_choice, build_request, log_event, wire_event
-from referee.match.result import FaultRecord, SeatResult, final_places
+from referee.match.convert import (
+    apply_choice,
+    build_request,
+    extend_feed,
+    feed_lines,
+    log_event,
+    match_end,
+    match_start,
+    wire_event,
+)
+from referee.match.result import FaultRecord, SeatResult
 from referee.transport.timecontrol import TimeControl
 
-__all__ = ["MAGIC", "CompactError", "compact", "is_compact", "rebuild"]
+__all__ = ["MAGIC", "CompactError", "checked_compact", "compact", "is_compact", "rebuild"]
 
 MAGIC = b"NMRC"
 """The first bytes of a compact record (a full log's first byte is ``{``)."""
@@ -73,7 +80,8 @@ _encode = msgspec.json.Encoder().encode
 _json = msgspec.json.Decoder()
 _sent = msgspec.json.Decoder(records.Sent)
 _raw_list = msgspec.json.Decoder(list[msgspec.Raw])
-_body = msgspec.msgpack.Decoder(tuple[bytes, list[bytes], list[bytes], bytes, int])
+_Body = tuple[bytes, list[bytes], list[bytes], bytes, int]  # codes, streams, literals, digest, size
+_body = msgspec.msgpack.Decoder(_Body)
 
 
 class CompactError(ValueError):
@@ -124,16 +132,49 @@ def compact(log: bytes) -> bytes:
     ``CompactError`` if the log is not one a record can keep (no header first, a line that
     is not a JSON object, a decision the engine refuses): keep such a log as it is.
     """
+    return _compact(log)[0]
+
+
+def checked_compact(log: bytes) -> bytes:
+    """``compact(log)``, shown to rebuild ``log`` byte for byte; ``CompactError`` if not.
+
+    The compactor made every coded line with the model and compared it with the log's
+    (``_compact``), so the rebuild's model, fed the same codes, numbers and lines in the
+    same order, makes the same lines: what is left to show is that the record's bytes
+    give back those codes, numbers and lines (its zstd frame, msgpack and varints read
+    back as the rebuild reads them).  That is all this checks, unless a line was
+    tried and kept as a literal: then the compactor's model was asked one more thing than
+    the rebuild's will be, and the record is rebuilt whole to be sure (``rebuild``).  A
+    table does this after every match; the whole rebuild cost as much as the compaction.
+    """
+    record, body, written, retraced = _compact(log)
+    if _unpack(record) != body or any(
+        list(_varints(stream)) != numbers for stream, numbers in zip(body[1], written, strict=True)
+    ):
+        raise CompactError("the record does not read back as it was written")
+    if not retraced and b"".join(rebuild(record)) != log:
+        raise CompactError("the record does not rebuild the log")
+    return record
+
+
+def _compact(log: bytes) -> tuple[bytes, _Body, list[list[int]], bool]:
+    """The record, the body it packs, the numbers of each stream, and whether the rebuild
+    will ask the model exactly what the compactor asked it (no line was tried and then
+    kept whole)."""
     if not log.endswith(b"\n"):
         raise CompactError("the log's last line is cut short")
     model = _Model()
     codes = bytearray()
     numbers = [bytearray() for _ in range(_STREAM_COUNT)]
+    written: list[list[int]] = [[] for _ in range(_STREAM_COUNT)]
     literals: list[bytes] = []
+    retraced = True
     for raw in log.splitlines(keepends=True):
         line = raw[:-1]
         record = _record(line, len(codes) + 1)
         extra: bytes | None = None  # the literal a code takes beside its numbers
+        made: bytes | None = None
+        tried = False  # whether the model was asked to make the line (the rebuild's won't be)
         try:
             code, values = model.code(record)
             if code == RECEIVED_LINE:
@@ -141,22 +182,26 @@ def compact(log: bytes) -> bytes:
             elif code == RESULT:
                 extra = _path_bytes(record.get("log_path"))
             arguments: list[Any] = values if extra is None else [*values, extra]
-            made = None if code == LITERAL else model.make(code, arguments)
+            if code != LITERAL:
+                tried = True
+                made = model.make(code, arguments)
         except (LookupError, TypeError, ValueError, NewmarketError, msgspec.MsgspecError):
             made = None
         if made != line:
+            retraced = retraced and not tried
             code, values, extra = LITERAL, [], line
         if extra is not None:
             literals.append(extra)
         codes.append(code)
         for stream, value in zip(_shape(code, len(model.seats)), values, strict=True):
             _varint(numbers[stream], value)
+            written[stream].append(value)
         model.observe(line, record, len(codes))
     digest = hashlib.blake2b(log, digest_size=16).digest()
-    streams = [bytes(stream) for stream in numbers]
-    body = msgspec.msgpack.encode([bytes(codes), streams, literals, digest, len(log)])
+    body: _Body = (bytes(codes), [bytes(stream) for stream in numbers], literals, digest, len(log))
     compressor = zstandard.ZstdCompressor(level=LEVEL, dict_data=_dictionary())
-    return MAGIC + bytes([VERSION]) + compressor.compress(body)
+    packed = compressor.compress(msgspec.msgpack.encode(body))
+    return MAGIC + bytes([VERSION]) + packed, body, written, retraced
 
 
 def rebuild(data: bytes) -> Iterator[bytes]:
@@ -185,7 +230,7 @@ def rebuild(data: bytes) -> Iterator[bytes]:
             raise CompactError("the record ends in the middle of it", number) from None
         except (LookupError, TypeError, ValueError, NewmarketError, msgspec.MsgspecError) as error:
             raise CompactError(
-                f"cannot be rebuilt from the record ({_KINDS[code]}: {error})", number
+                f"no {_KINDS[code]} line can be made from it ({error})", number
             ) from None
         if b"\n" in line:  # a literal a forger wrote: the log's lines are one each
             raise CompactError("a line with a newline in it", number)
@@ -206,7 +251,7 @@ def rebuild(data: bytes) -> Iterator[bytes]:
         )
 
 
-def _unpack(data: bytes) -> tuple[bytes, list[bytes], list[bytes], bytes, int]:
+def _unpack(data: bytes) -> _Body:
     if not is_compact(data):
         raise CompactError("not a compact match record (no NMRC at its start)")
     if data[len(MAGIC) : len(MAGIC) + 1] != bytes([VERSION]):
@@ -422,14 +467,7 @@ class _Model:
         if upto <= self.fed:
             return self.feed, self.hand_ends
         feed, ends = list(self.feed), list(self.hand_ends)
-        events = self.events
-        for n in range(self.fed, upto):
-            kind = type(events[n])
-            if kind is ev.MatchEnded:
-                continue
-            feed.append(b"%d" % n)
-            if kind is ev.HandEnded:
-                ends.append(len(feed))
+        extend_feed(self.events, self.fed, upto, feed, ends)
         return feed, ends
 
     # ------------------------------------------------------------- coding
@@ -539,17 +577,7 @@ class _Model:
             request = None if seat is None else self.seats[seat].waiting
             if seat is None or request is None:
                 raise ValueError("no request waiting")
-            return _encode(
-                records.RequestRecord(
-                    seat=seat,
-                    hand=match.hand_number,
-                    id=request.id,
-                    decision=request.decision,
-                    legal=request.legal,
-                    default=request.default,
-                    time_left_ms=request.time_left_ms,
-                )
-            )
+            return _encode(records.RequestRecord.of(seat, match.hand_number, request))
         if code in (DECISION_BOT, DECISION_DEFAULT):
             return self._decision(match, code == DECISION_BOT)
         if code == REPLY:
@@ -598,7 +626,7 @@ class _Model:
                 if not ends:
                     raise ValueError("no hand's end to send")
                 stop = ends[-1]
-            items = _lines(feed, hand_ends, state.cursor, stop)
+            items = feed_lines(feed, hand_ends, state.cursor, stop)
             if code == SENT_EVENTS:
                 message = b""
             elif code == SENT_END:
@@ -618,16 +646,7 @@ class _Model:
         return _encode(records.Sent(seat=seat, t=t, lines=lines))
 
     def _match_end(self) -> bytes:
-        outcome = self.engine().outcome()
-        end = MatchEnd(
-            match_id=self.match_id,
-            places=final_places(outcome.places, self.dq),
-            chips=list(outcome.chips),
-            reason=outcome.reason,
-            hands_played=outcome.hands_played,
-            disqualified=[seat for seat, out in enumerate(self.dq) if out],
-        )
-        return encode(end)[:-1]
+        return encode(match_end(self.match_id, self.engine().outcome(), self.dq))[:-1]
 
     def _result(self, values: list[Any]) -> bytes:
         """The result line: the engine's outcome, the seats' tallies, the measured numbers."""
@@ -760,19 +779,9 @@ class _Model:
         self.seats = [_Seat(control.time_bank_ms) for _ in range(players)]
         self.dq = [False] * players
         self.names = names = [str(bot["name"]) for bot in record["bots"]]
+        chips = self.match.starting_chips
         self.match_start = [
-            encode(
-                MatchStart(
-                    match_id=self.match_id,
-                    seat=seat,
-                    players=players,
-                    names=names,
-                    rules=rules.to_dict(),  # type: ignore[arg-type]  # plain JSON values
-                    chips=list(self.match.starting_chips),
-                    move_time_ms=control.move_time_ms,
-                    time_bank_ms=control.time_bank_ms,
-                )
-            )[:-1]
+            encode(match_start(self.match_id, seat, names, rules.to_dict(), chips, control))[:-1]
             for seat in range(players)
         ]
 
@@ -841,19 +850,6 @@ class _Model:
         state.reply = _NONE
         if record["by"] == "default":
             state.defaults += 1
-
-
-def _lines(feed: list[bytes], ends: list[int], start: int, stop: int) -> list[bytes]:
-    """The ``events`` items of feed entries ``start`` to ``stop``, cut after each hand."""
-    out: list[bytes] = []
-    first = start
-    for end in ends:
-        if start < end <= stop:
-            out.append(b"[" + b",".join(feed[first:end]) + b"]")
-            first = end
-    if stop > first:
-        out.append(b"[" + b",".join(feed[first:stop]) + b"]")
-    return out
 
 
 # ---------------------------------------------------------------- the dictionary

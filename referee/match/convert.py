@@ -17,6 +17,7 @@ is unchanged (the engine guarantees that), so the default can be applied.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
@@ -28,6 +29,7 @@ from engine import events as ev
 from engine.actions import Action, Bid, DeadHandChoice, Decision, Stakes
 from engine.cards import CARDS, Card
 from engine.errors import IllegalActionError, MalformedActionError, MalformedCardError
+from engine.outcome import Outcome
 from engine.state import Match
 from protocol.decisions import ChoiceFault, choice_fault, default_choice
 from protocol.events import (
@@ -52,7 +54,9 @@ from protocol.events import (
     WentOut,
 )
 from protocol.framing import MAX_LINE_BYTES, LineTooLongError
-from protocol.messages import Choice, DecisionKind, Request
+from protocol.messages import Choice, DecisionKind, MatchEnd, MatchStart, Request
+from referee.match.result import final_places
+from referee.transport.timecontrol import TimeControl
 
 # ---------------------------------------------------------------- engine -> protocol
 
@@ -267,6 +271,42 @@ def events_line(fragments: Sequence[bytes]) -> bytes:
     return line
 
 
+# ---------------------------------------------------------------- a log's transcript items
+
+
+def extend_feed(
+    events: Sequence[ev.Event], start: int, upto: int, feed: list[bytes], hand_ends: list[int]
+) -> None:
+    """Add engine events ``start`` to ``upto`` to ``feed``, the seats' events as a log's
+    ``sent`` lines name them (each event's number ``n``; ``match_ended`` is never sent:
+    ``match_end`` carries it), and to ``hand_ends`` the feed index just after each
+    ``hand_ended``.  The transcript check follows a log with it and a compact record's
+    model makes a log's ``sent`` lines with it, so the two cannot part."""
+    append = feed.append
+    match_ended, hand_ended = ev.MatchEnded, ev.HandEnded
+    for n in range(start, upto):
+        kind = type(events[n])
+        if kind is match_ended:
+            continue
+        append(b"%d" % n)
+        if kind is hand_ended:
+            hand_ends.append(len(feed))
+
+
+def feed_lines(feed: Sequence[bytes], hand_ends: list[int], start: int, stop: int) -> list[bytes]:
+    """The ``events`` items of feed entries ``start`` to ``stop`` in a ``sent`` line, one
+    list a write, cut after each hand's end as the referee cuts its writes."""
+    lines: list[bytes] = []
+    first = start
+    cuts = hand_ends[bisect.bisect_right(hand_ends, start) : bisect.bisect_right(hand_ends, stop)]
+    for end in cuts:
+        lines.append(b"[" + b",".join(feed[first:end]) + b"]")
+        first = end
+    if stop > first:
+        lines.append(b"[" + b",".join(feed[first:stop]) + b"]")
+    return lines
+
+
 # ---------------------------------------------------------------- engine -> log
 
 _NAMES: dict[type[Any], str] = {}
@@ -338,6 +378,44 @@ def log_event(event: ev.Event) -> dict[str, Any]:
     if convert is None:
         convert = _TO_LOG[cls] = _generic_log_event(cls)
     return convert(event)
+
+
+# ---------------------------------------------------------------- a match's first and last
+
+
+def match_start(
+    match_id: str,
+    seat: int,
+    names: Sequence[str],
+    rules: dict[str, Any],
+    chips: Sequence[int],
+    control: TimeControl,
+) -> MatchStart:
+    """The ``match_start`` for ``seat``, as the referee sends it and as a log's checker
+    (``referee.tools.transcript_check``) and a compact record's model make it again."""
+    return MatchStart(
+        match_id=match_id,
+        seat=seat,
+        players=len(names),
+        names=list(names),
+        rules=rules,
+        chips=list(chips),
+        move_time_ms=control.move_time_ms,
+        time_bank_ms=control.time_bank_ms,
+    )
+
+
+def match_end(match_id: str, outcome: Outcome, disqualified: Sequence[bool]) -> MatchEnd:
+    """The ``match_end`` every live seat is sent, from the engine's outcome (the places with
+    the disqualified last, ``final_places``), as ``match_start`` is shared."""
+    return MatchEnd(
+        match_id=match_id,
+        places=final_places(outcome.places, disqualified),
+        chips=list(outcome.chips),
+        reason=outcome.reason,
+        hands_played=outcome.hands_played,
+        disqualified=[seat for seat, out in enumerate(disqualified) if out],
+    )
 
 
 # ---------------------------------------------------------------- requests

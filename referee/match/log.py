@@ -165,11 +165,12 @@ def read_log_lines(path: Path) -> Iterator[tuple[int, bytes, dict[str, Any]]]:
 def read_records(path: Path) -> Iterator[tuple[int, LogRecord]]:
     """``(line number, record)`` for each line, decoded into ``LogRecord``'s structs;
     ``LogError`` naming the file and the first bad line (not JSON, or not a record)."""
+    number = 0
     try:
         for number, raw in raw_lines(path):
             yield number, _typed(number, raw)
     except LogError as error:
-        if error.line is None:
+        if error.line is None and number == 0:  # ``raw_lines`` has named the file
             raise
         error.args = (f"{path}: {error}",)
         raise
@@ -198,12 +199,16 @@ def raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def _rebuilt_lines(path: Path, data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``raw_lines`` of a compact record.  Its errors read as a full log's: the file named
+    before the first line, then the line (``line N: compact record: ...``), and neither
+    for a rebuilt log its digest refuses after the last line (whoever reads the lines
+    names the file, as for any later line)."""
     number = 0
     try:
         for number, raw in enumerate(rebuild(data), start=1):
             yield number, raw
     except CompactError as error:
-        if error.line is not None:  # "line N: compact record: ...", as a full log's line
+        if error.line is not None or number > 0:
             raise LogError(f"compact record: {error.reason}", error.line) from None
         raise LogError(f"{path}: compact record: {error}") from None
     if number == 0:

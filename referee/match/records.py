@@ -25,6 +25,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from protocol.messages import Request
 from referee.match.result import MatchResult, SeatResult
 
 __all__ = [
@@ -136,6 +137,20 @@ class RequestRecord(_Record, tag="request"):
     legal: list[Any]
     default: Any
     time_left_ms: int
+
+    @classmethod
+    def of(cls, seat: int, hand: int, request: Request) -> RequestRecord:
+        """The line of ``request`` to ``seat`` in ``hand``, as the referee logs it (and a
+        compact record's model makes it again, ``referee.match.compact``)."""
+        return cls(
+            seat=seat,
+            hand=hand,
+            id=request.id,
+            decision=request.decision,
+            legal=request.legal,
+            default=request.default,
+            time_left_ms=request.time_left_ms,
+        )
 
 
 class ReplyRecord(_Record, tag="reply"):

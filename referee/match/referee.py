@@ -59,8 +59,6 @@ from protocol.messages import (
     PROTOCOL_VERSION,
     Choice,
     Fault,
-    MatchEnd,
-    MatchStart,
     Reply,
     Request,
     encode,
@@ -75,6 +73,8 @@ from referee.match.convert import (
     build_request,
     events_line,
     log_event,
+    match_end,
+    match_start,
     remember_wire,
     wire_event,
     wire_views,
@@ -353,7 +353,7 @@ class _Referee:
                 # reading): it belongs in the result, which the log's fault lines replay.
                 await self.settled(seat)
             result = self.result()
-            await self.finish_all(result)
+            await self.finish_all()
         for seat in self.seats:
             stderr = seat.session.take_match_stderr()
             if stderr is not None and stderr.total:
@@ -422,17 +422,10 @@ class _Referee:
         for seat in self.seats:
             if not seat.playing:
                 continue
-            message = MatchStart(
-                match_id=self.match_id,
-                seat=seat.index,
-                players=len(self.seats),
-                names=self.names,
-                rules=rules,  # type: ignore[arg-type]  # plain JSON values
-                chips=list(self.match.starting_chips),
-                move_time_ms=self.control.move_time_ms,
-                time_bank_ms=self.control.time_bank_ms,
+            chips = self.match.starting_chips
+            data = encode(
+                match_start(self.match_id, seat.index, self.names, rules, chips, self.control)
             )
-            data = encode(message)
             self.log_sent(seat, [msgspec.Raw(data[:-1])])
             try:
                 await seat.session.send(data, self.control.startup_time)
@@ -764,17 +757,7 @@ class _Referee:
     def log_request(self, seat: _Seat, request: Request, hand: int) -> None:
         if not self.logging:
             return
-        self.log.write(
-            records.RequestRecord(
-                seat=seat.index,
-                hand=hand,
-                id=request.id,
-                decision=request.decision,
-                legal=request.legal,
-                default=request.default,
-                time_left_ms=request.time_left_ms,
-            )
-        )
+        self.log.write(records.RequestRecord.of(seat.index, hand, request))
 
     async def read_idle(self, seat: _Seat, hand: int) -> None:
         """Judge the lines that arrived while no request was waiting (SPEC.md 13).
@@ -961,25 +944,19 @@ class _Referee:
             wall_ms=round((trio.current_time() - self.started) * 1000),
         )
 
-    async def finish_all(self, result: MatchResult) -> None:
+    async def finish_all(self) -> None:
         """Tell every live bot the rest of the events and the end, all at once."""
-        outcome = self.match.outcome()
-        disqualified = [seat.index for seat in self.seats if seat.disqualified]
+        told = encode(
+            match_end(
+                self.match_id, self.match.outcome(), [seat.disqualified for seat in self.seats]
+            )
+        )
 
         async def finish(seat: _Seat) -> None:
-            end = MatchEnd(
-                match_id=self.match_id,
-                places=result.places,
-                chips=list(outcome.chips),
-                reason=outcome.reason,
-                hands_played=outcome.hands_played,
-                disqualified=disqualified,
-            )
             await self.settled(seat)
             if not seat.session.alive:
                 return
             lines = seat.take_events(self.feed, logging=self.logging)
-            told = encode(end)
             self.log_sent_with(seat, lines, told)
             try:
                 await seat.session.send(

@@ -252,7 +252,7 @@ def _stderr_files(league: League, name: str) -> list[dict[str, str]]:
 
 def log_link(log: Path, site: Path) -> str:
     """The link from a match page of the site at ``site`` to the log where the league keeps
-    it: the site links logs, never copies them (a 280-match league's copies were 32 MB)."""
+    it: the site links logs, never copies them (a 280-match league's copies were 37 MB)."""
     relative = os.path.relpath(log.resolve(), (site / "matches").resolve())
     return urllib.parse.quote(Path(relative).as_posix())
 
@@ -365,7 +365,7 @@ def replay_data(names: Sequence[str], log: MatchLog) -> dict[str, object]:
 
 def page_replay(data: dict[str, object]) -> dict[str, object]:
     """``replay_data`` as a page carries it: each frame as what changed since the one before
-    (``steps``), which ``static/replay.js`` expands back into the frames (``frames_of``).
+    (``steps``), which ``static/replay.js`` expands back into the frames.
 
     A frame repeats every hand, the dead hand and the cards played so far: written
     whole, the steps were 80 of a match page's 93 kB, and a league's report as many
@@ -400,24 +400,6 @@ def page_replay(data: dict[str, object]) -> dict[str, object]:
     page_data = {key: value for key, value in data.items() if key != "frames"}
     page_data["steps"] = steps
     return page_data
-
-
-def frames_of(page_data: dict[str, Any]) -> list[dict[str, Any]]:
-    """The frames a page's ``steps`` stand for, as ``static/replay.js`` expands them."""
-    frames: list[dict[str, Any]] = []
-    for step in page_data["steps"]:
-        frame = dict(frames[-1]) if frames else {}
-        for key, value in step.items():
-            if key == "played+":
-                frame["played"] = [*frame["played"], *value]
-            elif key == "hands@":
-                frame["hands"] = list(frame["hands"])
-                for seat, hand in value.items():
-                    frame["hands"][int(seat)] = hand
-            else:
-                frame[key] = value
-        frames.append(frame)
-    return frames
 
 
 def _all_cards() -> list[str]:

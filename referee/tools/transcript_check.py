@@ -34,7 +34,6 @@ a bot's stderr, a ``lost`` line, measured times) is listed by line number in
 from __future__ import annotations
 
 import base64
-import bisect
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -49,8 +48,6 @@ from protocol.messages import (
     Choice,
     Fault,
     MalformedMessageError,
-    MatchEnd,
-    MatchStart,
     Ready,
     Reply,
     Request,
@@ -58,11 +55,18 @@ from protocol.messages import (
     encode,
 )
 from protocol.timing import charge, deadline_ms, time_left_ms
-from referee.match.convert import apply_choice, build_request, wire_event
+from referee.match.convert import (
+    apply_choice,
+    build_request,
+    extend_feed,
+    feed_lines,
+    match_end,
+    match_start,
+    wire_event,
+)
 from referee.match.log import LogError
 from referee.match.records import Sent
 from referee.match.referee import START_HAND
-from referee.match.result import final_places
 from referee.transport.timecontrol import TimeControl
 
 
@@ -163,18 +167,7 @@ class TranscriptCheck:
         rules = match.rules.to_dict()
         chips = list(match.starting_chips)
         self.match_start = [
-            encode(
-                MatchStart(
-                    match_id=self.match_id,
-                    seat=seat,
-                    players=players,
-                    names=list(names),
-                    rules=rules,  # type: ignore[arg-type]  # plain JSON values
-                    chips=chips,
-                    move_time_ms=control.move_time_ms,
-                    time_bank_ms=control.time_bank_ms,
-                )
-            )[:-1]
+            encode(match_start(self.match_id, seat, names, rules, chips, control))[:-1]
             for seat in range(players)
         ]
         # The seats' events as the referee's feed holds them: each engine event's number
@@ -193,29 +186,12 @@ class TranscriptCheck:
     # ------------------------------------------------------------- the feed
 
     def _extend(self, events: Sequence[ev.Event], upto: int) -> None:
-        feed = self.feed
-        append = feed.append
-        match_ended, hand_ended = ev.MatchEnded, ev.HandEnded
-        for n in range(self.fed, upto):
-            kind = type(events[n])
-            if kind is match_ended:  # never sent: match_end carries the result
-                continue
-            append(b"%d" % n)
-            if kind is hand_ended:
-                self.hand_ends.append(len(feed))
+        extend_feed(events, self.fed, upto, self.feed, self.hand_ends)
         self.fed = max(self.fed, upto)
 
     def _lines(self, start: int, stop: int) -> list[bytes]:
         """The ``events`` items of feed entries ``start`` to ``stop``, cut after each hand's end."""
-        lines: list[bytes] = []
-        ends = self.hand_ends
-        first = start
-        for end in ends[bisect.bisect_right(ends, start) : bisect.bisect_right(ends, stop)]:
-            lines.append(b"[" + b",".join(self.feed[first:end]) + b"]")
-            first = end
-        if stop > first:
-            lines.append(b"[" + b",".join(self.feed[first:stop]) + b"]")
-        return lines
+        return feed_lines(self.feed, self.hand_ends, start, stop)
 
     # ------------------------------------------------------------- lines
 
@@ -327,16 +303,8 @@ class TranscriptCheck:
         """The match_end, exactly as the engine's outcome makes it, once the match is over."""
         if not match.is_over:
             raise LogError(f"a match_end sent to seat {seat} before the match is over", number)
-        outcome = match.outcome()
-        end = MatchEnd(
-            match_id=self.match_id,
-            places=final_places(outcome.places, dq),
-            chips=list(outcome.chips),
-            reason=outcome.reason,
-            hands_played=outcome.hands_played,
-            disqualified=[index for index, out in enumerate(dq) if out],
-        )
-        _same(message, encode(end)[:-1], f"the match_end sent to seat {seat}", number)
+        end = encode(match_end(self.match_id, match.outcome(), dq))[:-1]
+        _same(message, end, f"the match_end sent to seat {seat}", number)
         state.ended = True
 
     def _request(

@@ -173,6 +173,10 @@ def test_an_unwritable_log_is_a_bad_argument(tmp_path: Path) -> None:
     code, _out, err = match("--bot", "random", "--bot", "random", "--bot", "random",
                             "--log-dir", str(blocker))  # fmt: skip
     assert code == 2 and err.startswith("error: --log-dir: cannot write")
+    # The older spelling, --log FILE, is named as it was given.
+    code, _out, err = match("--bot", "random", "--bot", "random", "--bot", "random",
+                            "--log", str(blocker / "m.jsonl"))  # fmt: skip
+    assert code == 2 and err.splitlines()[-1].startswith("error: --log: cannot write"), err
 
 
 def test_ctrl_c_ends_every_bot_and_keeps_the_log(tmp_path: Path) -> None:

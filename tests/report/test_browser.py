@@ -24,10 +24,10 @@ from engine.state import Match
 from referee.match.convert import apply_choice, build_request
 from referee.match.log import read_log
 from referee.report.data import load_league, log_path_of
-from referee.report.pages import frames_of
 from referee.report.site import SiteBuilder
 from tests.chromium import launched_chromium, needs_chromium, screenshot
 from tests.report.conftest import BOTS, MISCHIEF
+from tests.report.replay_steps import frames_of
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 

@@ -18,11 +18,12 @@ import pytest
 
 from referee.report.data import load_league, log_path_of, read_match_log
 from referee.report.frames import plural, pretty_text
-from referee.report.pages import frames_of
+from referee.report.pages import page_replay, replay_data
 from referee.report.site import SiteBuilder, watch
 from tests.clirun import newmarket
 from tests.match_logs import kept_logs, log_text
 from tests.report.conftest import BOTS, MISCHIEF
+from tests.report.replay_steps import frames_of
 
 _WIRE_CARD = re.compile(r"(?<![A-Za-z0-9'])[2-9TJQKA][CDHS](?![A-Za-z0-9'])")
 
@@ -318,6 +319,49 @@ def test_a_damaged_log_is_named_on_its_match_page(league_db: Path, tmp_path: Pat
     assert "The log verifies" in (out / "matches" / f"{third.stem}.html").read_text()
     damaged = (out / "matches" / f"{fourth.stem}.html").read_text()
     assert "The log cannot be read whole" in damaged and "damaged compact record" in damaged
+
+
+def test_a_match_pages_steps_give_back_every_frame_of_its_log(league_db: Path) -> None:
+    """A page carries each replay frame as what changed since the one before: read back as
+    the viewer reads them, they are the log's frames, every one, exactly."""
+    league = load_league(league_db)
+    for match in league.matches:
+        path = log_path_of(league, match)
+        assert path is not None
+        log = read_match_log(path, [], verify=False)
+        data = replay_data(["a", "b", "c"], log)
+        assert len(data["frames"]) > 10  # type: ignore[arg-type]
+        assert frames_of(page_replay(data)) == data["frames"]
+
+
+def test_a_report_reads_full_logs_as_it_reads_compact_records(
+    league_db: Path, tmp_path: Path
+) -> None:
+    """The same league's logs kept as JSON lines (``match_logs = "full"``, or a league from
+    before compact records) give the same pages, but for the link to each log's file."""
+    compact = tmp_path / "compact"
+    shutil.copytree(league_db.parent / "logs", compact)
+    full = tmp_path / "full"
+    full.mkdir()
+    records = kept_logs(compact)
+    assert records and all(record.suffix == ".nmr" for record in records)
+    for record in records:
+        (full / f"{record.stem}.jsonl").write_text(log_text(record))
+    pages = {}
+    for logs in (compact, full):
+        out = tmp_path / f"site-{logs.name}"
+        done = _newmarket("report", "--db", str(league_db), "--out", str(out), "--logs", str(logs))
+        assert done.returncode == 0, done.stderr
+        pages[logs.name] = {
+            path.name: path.read_text() for path in sorted((out / "matches").glob("*.html"))
+        }
+    assert len(pages["full"]) == len(records)
+    for name, page in pages["full"].items():
+        assert "The log verifies" in page and '"steps":[{' in page.replace(" ", ""), name
+        stem = name.removesuffix(".html")
+        assert f"../../full/{stem}.jsonl" in page
+        linked = page.replace(f"../../full/{stem}.jsonl", f"../../compact/{stem}.nmr")
+        assert linked == pages["compact"][name]
 
 
 def test_a_missing_logs_directory_is_one_line_and_exit_2(league_db: Path, tmp_path: Path) -> None:

@@ -25,13 +25,13 @@ from engine import preset
 from referee.commands.match import result_table
 from referee.match.referee import play_match
 from referee.match.result import MatchResult
-from referee.report.pages import frames_of
 from referee.server.app import templates
 from referee.server.views import _replay
 from referee.text.printing import print_whole
 from referee.text.render import match_ending
 from referee.transport.timecontrol import TimeControl
 from tests.referee.fakes import by_default, fake_table
+from tests.report.replay_steps import frames_of
 from tests.server.test_templates import page_context
 
 REPO = Path(__file__).resolve().parents[2]

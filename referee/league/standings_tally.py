@@ -25,7 +25,7 @@ import hashlib
 import hmac
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from referee.league.league_db import StoredMatch
@@ -40,6 +40,8 @@ __all__ = [
     "TALLY_SUFFIX",
     "Tally",
     "finished_prefix",
+    "finishes_ahead",
+    "fit_match",
     "group_ends",
     "load",
     "order",
@@ -99,22 +101,11 @@ class Tally:
                 row[6] += seat.status == "disqualified"
                 self.place_sum[name] = self.place_sum.get(name, 0) + seat.place
             rated.append((seat_names, [seat.place for seat in result.seats]))
-            label = (match.key.seed, tuple(sorted(match.key.bots)))
-            holders = [match.key.bots[seat.seat] for seat in result.seats]
-            nets = forfeit_nets(
-                [seat.net_chips for seat in result.seats],
-                [seat.status == "disqualified" for seat in result.seats],
-            )
-            groups.setdefault(label, []).append(GroupMatch(holders, nets, result.hands))
-            seated = [(names[match.key.bots[seat.seat]], seat.place) for seat in result.seats]
-            for a, place_a in seated:
-                for b, place_b in seated:
-                    if a == b:
-                        continue
-                    self.met[(a, b)] = self.met.get((a, b), 0) + 1
-                    self.points[(a, b)] = self.points.get((a, b), 0.0) + (
-                        1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
-                    )
+            label, group_match = fit_match(match)
+            groups.setdefault(label, []).append(group_match)
+            for pair, share in finishes_ahead(names, match):
+                self.met[pair] = self.met.get(pair, 0) + 1
+                self.points[pair] = self.points.get(pair, 0.0) + share
         if self.groups & groups.keys():
             raise ValueError("a group of these matches was folded in already")
         self.ratings = rate(names, rated, start=self.ratings)
@@ -125,6 +116,31 @@ class Tally:
         self.matches += len(ordered)
         if ordered:
             self.last = order(ordered[-1])
+
+
+def fit_match(match: StoredMatch) -> tuple[Label, GroupMatch[int]]:
+    """The fit's view of a match: its group (the deal's seed and its table's bots), and each
+    seat's holder and net, a disqualified seat's forfeited (``scoring.duplicate``)."""
+    result = match.result
+    label = (match.key.seed, tuple(sorted(match.key.bots)))
+    holders = [match.key.bots[seat.seat] for seat in result.seats]
+    nets = forfeit_nets(
+        [seat.net_chips for seat in result.seats],
+        [seat.status == "disqualified" for seat in result.seats],
+    )
+    return label, GroupMatch(holders, nets, result.hands)
+
+
+def finishes_ahead(
+    names: Sequence[str], match: StoredMatch
+) -> Iterator[tuple[tuple[str, str], float]]:
+    """Each ordered pair of the match's bots, and the first's share of finishing ahead of the
+    second: 1, 0.5 for a shared place, or 0 (the head-to-head table's sums)."""
+    seated = [(names[match.key.bots[seat.seat]], seat.place) for seat in match.result.seats]
+    for a, place_a in seated:
+        for b, place_b in seated:
+            if a != b:
+                yield (a, b), 1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
 
 
 def finished_prefix(schedule: Sequence[ScheduledMatch], stored: set[str]) -> int:

@@ -45,7 +45,7 @@ import signal
 import subprocess
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -409,6 +409,19 @@ class ClusterPool:
         # Futures not yet recorded, by key; dropping one lets Dask free its result.
         self.outstanding: dict[Any, Future[Any]] = {}
 
+    async def __aenter__(self) -> ClusterPool:
+        """The pool ``start``ed (``--cluster``); leaving it, or a ``start`` that fails half-way,
+        ends every table worker and bot on the cluster (``aclose``)."""
+        try:
+            await self.start()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def start(self) -> None:
         """Connect (or start ``local:N``), set the tables up on every worker, check the bots."""
         remote = [spec.name for spec in self.bots if spec.remote]
@@ -581,42 +594,6 @@ class ClusterPool:
             client.close()
         if self.cluster is not None:
             self.cluster.close()
-
-
-@contextlib.asynccontextmanager
-async def open_cluster_pool(
-    address: str,
-    bots: Sequence[BotSpec],
-    control: TimeControl,
-    on_result: Callable[[TableJob, MatchResult], None],
-    logs: Path | None,
-    warn: Callable[[str], None],
-    on_give_up: Callable[[TableJob, str], None],
-    sandbox: str,
-    tls: ClusterTLS | None,
-    log_form: LogForm = DEFAULT_LOG_FORM,
-    bot_processes: int = BOT_PROCESSES,
-) -> AsyncIterator[ClusterPool]:
-    """A started ``ClusterPool`` (``--cluster``, with the file's ``[cluster]`` certificates);
-    leaving it ends every table worker and bot on the cluster."""
-    pool = ClusterPool(
-        address,
-        bots,
-        control,
-        on_result,
-        logs,
-        warn,
-        on_give_up,
-        sandbox,
-        tls,
-        log_form,
-        bot_processes,
-    )
-    try:
-        await pool.start()
-        yield pool
-    finally:
-        await pool.aclose()
 
 
 def _untyped(function: Any) -> Any:

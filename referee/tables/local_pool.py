@@ -18,7 +18,6 @@ import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import trio
 
@@ -30,9 +29,6 @@ from referee.tables.job import MATCH_ATTEMPTS, MatchPool, TableJob, WorkerDied, 
 from referee.tables.messages import Play, Setup
 from referee.tables.process import WorkerProcess
 from referee.transport.timecontrol import TimeControl
-
-if TYPE_CHECKING:
-    from referee.tables.dask_pool import ClusterPool
 
 PLAYS_AHEAD = 2
 """Matches a table worker is sent before the result of the first is back.
@@ -281,7 +277,6 @@ async def open_pool(
     on_result: Callable[[TableJob, MatchResult], None],
     logs: Path | None,
     warn: Callable[[str], None] | None = None,
-    cluster: str | None = None,
     on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
     sandbox: str = "",
     bot_processes: int = BOT_PROCESSES,
@@ -294,35 +289,20 @@ async def open_pool(
     ``bot_processes`` bounds the bot processes each table runs at once (``BOT_PROCESSES``).
     ``log_form``: how each match's log is kept (``referee.match.archive``).
 
-    With ``cluster`` the tables are Dask tasks (``referee.tables.dask_pool``),
-    imported only then: Dask is slow to import and a local league needs none of it.
+    A cluster's tables are ``referee.tables.dask_pool.ClusterPool``.
     """
-    pool: TablePool | ClusterPool
-    warn = warn or (lambda _: None)
-    if cluster is not None:
-        from referee.tables.dask_pool import ClusterPool
-
-        pool = ClusterPool(
-            cluster,
-            bots,
-            control,
-            on_result,
-            logs,
-            warn,
-            on_give_up,
-            sandbox,
-            log_form=log_form,
-            bot_processes=bot_processes,
-        )
-        try:
-            await pool.start()
-        except BaseException:
-            await pool.aclose()
-            raise
-    else:
-        pool = TablePool(
-            bots, control, jobs, on_result, logs, warn, on_give_up, sandbox, bot_processes, log_form
-        )
+    pool = TablePool(
+        bots,
+        control,
+        jobs,
+        on_result,
+        logs,
+        warn or (lambda _: None),
+        on_give_up,
+        sandbox,
+        bot_processes,
+        log_form,
+    )
     try:
         yield pool
     finally:

@@ -497,24 +497,22 @@ def standings_of(store: LeagueStore, *, save: bool = True) -> Standings:
     if total == _UNKNOWN or (save and new >= EVERY):
         schedule = _schedule(identity, len(names))
         total = None if schedule is None else len(schedule)
-    if save and schedule is not None:
-        cut = finished_prefix(schedule, store.finished_ids())
-        if cut - done >= EVERY:
-            tally = tally or Tally(list(names), total=total)
-            ordered = sorted(schedule, key=lambda m: m.index)
-            try:  # a run of whole groups at a time, never every match in memory at once
+    try:
+        if save and schedule is not None:
+            cut = finished_prefix(schedule, store.finished_ids())
+            if cut - done >= EVERY:
+                tally = tally or Tally(list(names), total=total)
+                ordered = sorted(schedule, key=lambda m: m.index)
+                # A run of whole groups at a time, never every match in memory at once.
                 for end in group_ends(ordered, done, cut, EVERY):
                     upto = ordered[end - 1]
                     run = store.matches(tally.last, (upto.cycle, upto.index, upto.match_id))
                     tally.extend(sorted(run, key=schedule_order))
-            except ValueError:  # a group met again after the prefix: fold every match
-                return compute(identity, names, store.matches(), store.name(), deals)
-            tally.total = total
-            save_tally(path, secret, tally)
-    rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
-    try:
+                tally.total = total
+                save_tally(path, secret, tally)
+        rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
         return compute(identity, names, rest, store.name(), deals, tally, total)
-    except ValueError:  # a group met again after the prefix: fold every match
+    except ValueError:  # a group met again after the prefix (``Tally.extend``): fold every match
         return compute(identity, names, store.matches(), store.name(), deals)
 
 

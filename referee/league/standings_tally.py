@@ -23,6 +23,7 @@ import contextlib
 import dataclasses
 import hashlib
 import hmac
+import itertools
 import os
 import pickle
 from collections.abc import Iterator, Sequence
@@ -143,21 +144,31 @@ def finishes_ahead(
                 yield (a, b), 1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
 
 
+def _group(match: ScheduledMatch) -> Label:
+    return (match.seed, tuple(sorted(match.bots)))
+
+
+def _cuts(ordered: Sequence[ScheduledMatch], start: int, stop: int) -> Iterator[int]:
+    """Each cut after a position in ``start`` to ``stop`` where every group of those matches
+    begun so far has ended: no group has a match on both sides of it."""
+    last = {_group(ordered[position]): position for position in range(start, stop)}
+    reach = start
+    for position in range(start, stop):
+        reach = max(reach, last[_group(ordered[position])])
+        if reach == position:
+            yield position + 1
+
+
 def finished_prefix(schedule: Sequence[ScheduledMatch], stored: set[str]) -> int:
     """How many of the schedule's first matches (by index) are stored, cut back to where no
     group has a match on both sides: everything before the cut is final."""
     ordered = sorted(schedule, key=lambda match: match.index)
-    last: dict[Label, int] = {}
-    for position, match in enumerate(ordered):
-        last[(match.seed, tuple(sorted(match.bots)))] = position
-    cut = reach = 0
-    for position, match in enumerate(ordered):
-        if match.match_id not in stored:
-            break
-        reach = max(reach, last[(match.seed, tuple(sorted(match.bots)))])
-        if reach == position:  # every group begun so far ends here
-            cut = position + 1
-    return cut
+    missing = next(
+        (position for position, match in enumerate(ordered) if match.match_id not in stored),
+        len(ordered),
+    )
+    cuts = itertools.takewhile(lambda cut: cut <= missing, _cuts(ordered, 0, len(ordered)))
+    return max(cuts, default=0)
 
 
 def group_ends(ordered: Sequence[ScheduledMatch], start: int, stop: int, size: int) -> list[int]:
@@ -165,20 +176,12 @@ def group_ends(ordered: Sequence[ScheduledMatch], start: int, stop: int, size: i
     no group has a match on both sides) into runs of about ``size``, each ending where every
     group begun in it has ended: a tally folds one run at a time, so the first standings
     of a large league never hold all its matches at once (4 GB at 10^6)."""
-    last: dict[Label, int] = {}
-    for position in range(start, stop):
-        match = ordered[position]
-        last[(match.seed, tuple(sorted(match.bots)))] = position
     ends: list[int] = []
-    reach = start
-    for position in range(start, stop):
-        match = ordered[position]
-        reach = max(reach, last[(match.seed, tuple(sorted(match.bots)))])
-        if reach == position:  # every group begun so far ends here
-            if ends and position + 1 - (ends[-2] if len(ends) > 1 else start) <= size:
-                ends[-1] = position + 1  # the run so far still fits: it ends here instead
-            else:
-                ends.append(position + 1)
+    for cut in _cuts(ordered, start, stop):
+        if ends and cut - (ends[-2] if len(ends) > 1 else start) <= size:
+            ends[-1] = cut  # the run so far still fits: it ends here instead
+        else:
+            ends.append(cut)
     if not ends or ends[-1] != stop:  # not a cut after all: one run, which extend refuses
         ends.append(stop)
     return ends

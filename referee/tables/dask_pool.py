@@ -63,7 +63,7 @@ from referee.settings.cluster import ClusterTLS
 from referee.storage.private_files import private_dir
 from referee.tables.cluster_tls import LOCAL_PROTOCOL, address_problem, security_for
 from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
-from referee.tables.local_pool import BOT_PROCESSES, PLAYS_AHEAD
+from referee.tables.local_pool import BOT_PROCESSES, PLAYS_AHEAD, table_core
 from referee.tables.messages import (
     PipeError,
     Play,
@@ -334,18 +334,11 @@ class TableHost(WorkerPlugin):
 
 
 def _core(worker: Worker, local: int) -> int | None:
-    """The core a ``local:N`` worker's tables keep to, when N is the usable cores (else None).
-
-    As ``--jobs N`` pins its tables (``local_pool.TablePool._pin``): two tables'
-    chains of round trips left to the kernel wake each other on one core while
-    the other idles.  ``LocalCluster`` names its workers 0 to N - 1.
-    """
-    if not local or not hasattr(os, "sched_setaffinity") or not isinstance(worker.name, int):
+    """The core a ``local:N`` worker's tables keep to, as ``--jobs N`` pins its tables
+    (``local_pool.table_core``).  ``LocalCluster`` names its workers 0 to N - 1."""
+    if not local or not isinstance(worker.name, int):
         return None
-    cores = sorted(os.sched_getaffinity(0))
-    if local < 2 or local != len(cores):
-        return None
-    return cores[worker.name % len(cores)]
+    return table_core(local, worker.name)
 
 
 def play_on_worker(plugin: str, message: Play) -> Outcome:

@@ -52,6 +52,26 @@ own; docs/leagues.md), so a table's bots hold at most about 1 GB.
 """
 
 
+def table_core(tables: int, slot: int) -> int | None:
+    """With one table per core, the core table ``slot`` keeps to (its worker and its bots,
+    which inherit the affinity); None with fewer tables than cores, where a table may use
+    the spare ones, or where affinity cannot be set.
+
+    A table is a chain of round trips, referee and bots taking turns.  Two
+    chains left to the kernel's scheduler wake each other's processes on the
+    same core while the other idles until the load balancer moves one:
+    ``benchmarks/league.py --measure 2 --bots 8`` at load 4 gave a median of
+    17.4 matches/s unpinned and 21.3 pinned (five runs each, alternating;
+    docs/speed.md).  ``--jobs N`` and ``--cluster local:N`` both pin so.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    if tables < 2 or tables != len(cores):
+        return None
+    return cores[slot % len(cores)]
+
+
 def processes_per_bot(jobs: Sequence[TableJob]) -> int:
     """The processes per bot a worker playing one seat rotation at a time can use, at most.
 
@@ -147,24 +167,12 @@ class TablePool:
         )
 
     def _pin(self, process: trio.Process, slot: int) -> None:
-        """With one table per core, keep table ``slot`` (its worker and its bots) on core ``slot``.
-
-        A table is a chain of round trips, referee and bots taking turns.  Two
-        chains left to the kernel's scheduler wake each other's processes on
-        the same core while the other idles until the load balancer moves one:
-        ``benchmarks/league.py --measure 2 --bots 8`` at load 4 gave a median
-        of 17.4 matches/s unpinned and 21.3 pinned (five runs each, alternating;
-        docs/speed.md).  Bots inherit the affinity from the worker that starts
-        them.  Only when ``--jobs`` equals the usable cores: with fewer tables
-        than cores, a table may use the spare ones.
-        """
-        if not hasattr(os, "sched_setaffinity"):
-            return
-        cores = sorted(os.sched_getaffinity(0))
-        if self.jobs < 2 or self.jobs != len(cores):
-            return
-        with contextlib.suppress(OSError):  # it may have ended already: its first match says so
-            os.sched_setaffinity(process.pid, {cores[slot % len(cores)]})
+        """Keep table ``slot`` (its worker, and the bots it starts) on its core, if it has one
+        (``table_core``)."""
+        core = table_core(self.jobs, slot)
+        if core is not None:
+            with contextlib.suppress(OSError):  # it may have ended: its first match says so
+                os.sched_setaffinity(process.pid, {core})
 
     @property
     def bot_starts(self) -> int:

@@ -22,7 +22,7 @@ from referee.league.league_db import LeagueStore
 from referee.league.league_file import load_config
 from referee.league.runner import rotation_major, round_robin_jobs
 from referee.league.standings import compute, standings_of
-from referee.league.standings_tally import TALLY_SUFFIX
+from referee.league.standings_tally import TALLY_SUFFIX, Tally
 from referee.tables.job import TableJob
 from tests.league.files import write_league_file
 from tests.league.results import made_up
@@ -112,4 +112,29 @@ def test_a_tally_that_does_not_fit_the_database_is_not_used(
         expected = standings_of(store, save=False).to_json()
         saved.write_bytes(kept)
     assert standings_of(store, save=False).to_json() == expected
+    store.close()
+
+
+def test_a_tally_that_cannot_go_on_gives_way_to_folding_every_match(
+    tmp_path: Path, small_every: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``Tally.extend`` refuses a group it has folded in already; the standings then fold
+    # every match afresh, whether that happens while saving a tally or after loading one.
+    store, jobs = league(tmp_path)
+    record(store, jobs[: len(jobs) // 2], seed=1)
+    standings_of(store)  # saves the tally of the finished prefix
+    record(store, jobs[len(jobs) // 2 :], seed=2)
+    expected = standings_of(store, save=False).to_json()
+    extend = Tally.extend
+
+    def refusing(self: Tally, ordered: Any) -> None:
+        if self.matches and ordered:  # going on from earlier matches: refused
+            raise ValueError("a group of these matches was folded in already")
+        extend(self, ordered)
+
+    monkeypatch.setattr(Tally, "extend", refusing)
+    assert standings_of(store, save=False).to_json() == expected  # after loading one
+    Path(f"{store.path}{TALLY_SUFFIX}").unlink()
+    assert standings_of(store).to_json() == expected  # while saving one, run by run
+    assert not Path(f"{store.path}{TALLY_SUFFIX}").exists()
     store.close()

@@ -59,9 +59,9 @@ from distributed.worker import Worker
 from referee.bots import BotSpec
 from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.result import MatchResult, result_from_json
-from referee.settings.cluster import ClusterTLS
+from referee.settings.cluster import TLS_SCHEME, ClusterTLS
 from referee.storage.private_files import private_dir
-from referee.tables.cluster_tls import LOCAL_PROTOCOL, address_problem, security_for
+from referee.tables.cluster_tls import address_problem, security_for
 from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
 from referee.tables.local_pool import BOT_PROCESSES, PLAYS_AHEAD, table_core
 from referee.tables.messages import (
@@ -437,7 +437,7 @@ class ClusterPool:
         try:
             if workers is not None:
                 if secure:
-                    secure["protocol"] = LOCAL_PROTOCOL
+                    secure["protocol"] = TLS_SCHEME  # local:N listens over TLS too
                 self.cluster = _untyped(LocalCluster)(
                     n_workers=workers,
                     threads_per_worker=1,

@@ -405,6 +405,7 @@ def record_scheduled(path: Path, db: Path, start: int, stop: int) -> float:
     from referee.league.league_db import LeagueStore
     from referee.league.league_file import load_config
     from referee.league.runner import rotation_major, round_robin_jobs
+    from tests.league.results import made_up
 
     config = load_config(path)
     started = time.perf_counter()
@@ -413,21 +414,10 @@ def record_scheduled(path: Path, db: Path, start: int, stop: int) -> float:
         seed = int(store.resolved_identity()["league"]["seed"])
         jobs = sorted(round_robin_jobs(config, seed, store.deal_key()), key=rotation_major)
         for chunk in chunks(jobs[start:stop]):
-            made = []
-            for job in chunk:
-                nets = [rng.randint(-40, 40) for _ in job.key.bots[1:]]
-                nets.insert(0, -sum(nets))
-                order = sorted(range(len(nets)), key=lambda s: -nets[s])
-                seats = [
-                    SeatResult(seat=s, name=f"b{bot}", place=order.index(s) + 1,
-                               chips=1000 + nets[s], status="ok", faults=[], net_chips=nets[s],
-                               boodle_chips=0, hands_won=0)
-                    for s, bot in enumerate(job.key.bots)
-                ]  # fmt: skip
-                key = job.key
-                made.append(
-                    (key, MatchResult(key.match_id, key.seed, {}, HANDS, seats, None, "limit"))
-                )
+            made = [
+                (job.key, made_up(job.key, rng, hands=HANDS, start=1000, troubled=False))
+                for job in chunk
+            ]
             store.record_many(made)
     return time.perf_counter() - started
 

@@ -453,9 +453,9 @@ def _league_pool(
             log_form=config.match_logs,
         )
     if cluster is not None:  # Dask, imported only then: slow to import
-        from referee.tables.dask_pool import open_cluster_pool
+        from referee.tables.dask_pool import ClusterPool
 
-        return open_cluster_pool(
+        return ClusterPool(
             cluster,
             config.bots,
             config.time_control,
@@ -475,7 +475,6 @@ def _league_pool(
         recorder.record,
         logs,
         warn,
-        cluster,
         recorder.give_up,
         sandbox,
         bot_processes,

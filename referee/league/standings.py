@@ -52,13 +52,15 @@ from referee.league.standings_tally import (
     TALLY_SUFFIX,
     Tally,
     finished_prefix,
+    finishes_ahead,
+    fit_match,
     group_ends,
     load,
 )
 from referee.league.standings_tally import order as schedule_order
 from referee.league.standings_tally import save as save_tally
 from referee.match.dealkey import DealKey
-from referee.scoring.duplicate import GroupMatch, forfeit_nets
+from referee.scoring.duplicate import GroupMatch
 from referee.scoring.summary import FitSummary
 
 
@@ -417,7 +419,7 @@ def compute(
         finished=finished,
         rows=ranked,
         note=note,
-        head_to_head=_head_to_head(names, tally),
+        head_to_head=_head_to_head_table(names, tally.points, tally.met),
     )
 
 
@@ -427,18 +429,14 @@ def fit_summary(ordered: Sequence[StoredMatch]) -> FitSummary:
     With duplicate deals a table's rotations share one seed and form one
     group; without, every match is its own group.  Groups are added in the
     order of their first match in ``ordered``, the order the bootstrap's
-    draws of groups follow while a league is small.
+    draws of groups follow while a league is small.  The standings fold the
+    same through ``Tally``; this and ``head_to_head`` time each part alone
+    (``benchmarks/fit.py --standings``).
     """
     groups: dict[tuple[int, tuple[int, ...]], list[GroupMatch[int]]] = {}
     for match in ordered:
-        result = match.result
-        label = (match.key.seed, tuple(sorted(match.key.bots)))
-        holders = [match.key.bots[seat.seat] for seat in result.seats]
-        nets = forfeit_nets(
-            [seat.net_chips for seat in result.seats],
-            [seat.status == "disqualified" for seat in result.seats],
-        )
-        groups.setdefault(label, []).append(GroupMatch(holders, nets, result.hands))
+        label, group_match = fit_match(match)
+        groups.setdefault(label, []).append(group_match)
     summary = FitSummary()
     for position, (label, matches) in enumerate(groups.items()):
         summary.add_group(label, matches, order=position)
@@ -450,27 +448,23 @@ def head_to_head(
 ) -> dict[str, dict[str, tuple[float, int]]]:
     """For every pair that shared a table: the row bot's share of finishes ahead, and the count."""
     points: dict[tuple[str, str], float] = {}
-    counts: dict[tuple[str, str], int] = {}
+    met: dict[tuple[str, str], int] = {}
     for match in ordered:
-        seated = [(names[match.key.bots[seat.seat]], seat.place) for seat in match.result.seats]
-        for a, place_a in seated:
-            for b, place_b in seated:
-                if a == b:
-                    continue
-                counts[(a, b)] = counts.get((a, b), 0) + 1
-                points[(a, b)] = points.get((a, b), 0.0) + (
-                    1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
-                )
+        for pair, share in finishes_ahead(names, match):
+            met[pair] = met.get(pair, 0) + 1
+            points[pair] = points.get(pair, 0.0) + share
+    return _head_to_head_table(names, points, met)
+
+
+def _head_to_head_table(
+    names: Sequence[str],
+    points: Mapping[tuple[str, str], float],
+    met: Mapping[tuple[str, str], int],
+) -> dict[str, dict[str, tuple[float, int]]]:
+    """The table from its sums: for each pair that met, the share of finishes ahead and count."""
     table: dict[str, dict[str, tuple[float, int]]] = {name: {} for name in names}
-    for (a, b), n in counts.items():
+    for (a, b), n in met.items():
         table[a][b] = (points[(a, b)] / n, n)
-    return table
-
-
-def _head_to_head(names: Sequence[str], tally: Tally) -> dict[str, dict[str, tuple[float, int]]]:
-    table: dict[str, dict[str, tuple[float, int]]] = {name: {} for name in names}
-    for (a, b), n in tally.met.items():
-        table[a][b] = (tally.points[(a, b)] / n, n)
     return table
 
 
@@ -503,24 +497,22 @@ def standings_of(store: LeagueStore, *, save: bool = True) -> Standings:
     if total == _UNKNOWN or (save and new >= EVERY):
         schedule = _schedule(identity, len(names))
         total = None if schedule is None else len(schedule)
-    if save and schedule is not None:
-        cut = finished_prefix(schedule, store.finished_ids())
-        if cut - done >= EVERY:
-            tally = tally or Tally(list(names), total=total)
-            ordered = sorted(schedule, key=lambda m: m.index)
-            try:  # a run of whole groups at a time, never every match in memory at once
+    try:
+        if save and schedule is not None:
+            cut = finished_prefix(schedule, store.finished_ids())
+            if cut - done >= EVERY:
+                tally = tally or Tally(list(names), total=total)
+                ordered = sorted(schedule, key=lambda m: m.index)
+                # A run of whole groups at a time, never every match in memory at once.
                 for end in group_ends(ordered, done, cut, EVERY):
                     upto = ordered[end - 1]
                     run = store.matches(tally.last, (upto.cycle, upto.index, upto.match_id))
                     tally.extend(sorted(run, key=schedule_order))
-            except ValueError:  # a group met again after the prefix: fold every match
-                return compute(identity, names, store.matches(), store.name(), deals)
-            tally.total = total
-            save_tally(path, secret, tally)
-    rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
-    try:
+                tally.total = total
+                save_tally(path, secret, tally)
+        rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
         return compute(identity, names, rest, store.name(), deals, tally, total)
-    except ValueError:  # a group met again after the prefix: fold every match
+    except ValueError:  # a group met again after the prefix (``Tally.extend``): fold every match
         return compute(identity, names, store.matches(), store.name(), deals)
 
 

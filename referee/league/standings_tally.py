@@ -23,9 +23,10 @@ import contextlib
 import dataclasses
 import hashlib
 import hmac
+import itertools
 import os
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from referee.league.league_db import StoredMatch
@@ -40,6 +41,8 @@ __all__ = [
     "TALLY_SUFFIX",
     "Tally",
     "finished_prefix",
+    "finishes_ahead",
+    "fit_match",
     "group_ends",
     "load",
     "order",
@@ -99,22 +102,11 @@ class Tally:
                 row[6] += seat.status == "disqualified"
                 self.place_sum[name] = self.place_sum.get(name, 0) + seat.place
             rated.append((seat_names, [seat.place for seat in result.seats]))
-            label = (match.key.seed, tuple(sorted(match.key.bots)))
-            holders = [match.key.bots[seat.seat] for seat in result.seats]
-            nets = forfeit_nets(
-                [seat.net_chips for seat in result.seats],
-                [seat.status == "disqualified" for seat in result.seats],
-            )
-            groups.setdefault(label, []).append(GroupMatch(holders, nets, result.hands))
-            seated = [(names[match.key.bots[seat.seat]], seat.place) for seat in result.seats]
-            for a, place_a in seated:
-                for b, place_b in seated:
-                    if a == b:
-                        continue
-                    self.met[(a, b)] = self.met.get((a, b), 0) + 1
-                    self.points[(a, b)] = self.points.get((a, b), 0.0) + (
-                        1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
-                    )
+            label, group_match = fit_match(match)
+            groups.setdefault(label, []).append(group_match)
+            for pair, share in finishes_ahead(names, match):
+                self.met[pair] = self.met.get(pair, 0) + 1
+                self.points[pair] = self.points.get(pair, 0.0) + share
         if self.groups & groups.keys():
             raise ValueError("a group of these matches was folded in already")
         self.ratings = rate(names, rated, start=self.ratings)
@@ -127,21 +119,56 @@ class Tally:
             self.last = order(ordered[-1])
 
 
+def fit_match(match: StoredMatch) -> tuple[Label, GroupMatch[int]]:
+    """The fit's view of a match: its group (the deal's seed and its table's bots), and each
+    seat's holder and net, a disqualified seat's forfeited (``scoring.duplicate``)."""
+    result = match.result
+    label = (match.key.seed, tuple(sorted(match.key.bots)))
+    holders = [match.key.bots[seat.seat] for seat in result.seats]
+    nets = forfeit_nets(
+        [seat.net_chips for seat in result.seats],
+        [seat.status == "disqualified" for seat in result.seats],
+    )
+    return label, GroupMatch(holders, nets, result.hands)
+
+
+def finishes_ahead(
+    names: Sequence[str], match: StoredMatch
+) -> Iterator[tuple[tuple[str, str], float]]:
+    """Each ordered pair of the match's bots, and the first's share of finishing ahead of the
+    second: 1, 0.5 for a shared place, or 0 (the head-to-head table's sums)."""
+    seated = [(names[match.key.bots[seat.seat]], seat.place) for seat in match.result.seats]
+    for a, place_a in seated:
+        for b, place_b in seated:
+            if a != b:
+                yield (a, b), 1.0 if place_a < place_b else 0.5 if place_a == place_b else 0.0
+
+
+def _group(match: ScheduledMatch) -> Label:
+    return (match.seed, tuple(sorted(match.bots)))
+
+
+def _cuts(ordered: Sequence[ScheduledMatch], start: int, stop: int) -> Iterator[int]:
+    """Each cut after a position in ``start`` to ``stop`` where every group of those matches
+    begun so far has ended: no group has a match on both sides of it."""
+    last = {_group(ordered[position]): position for position in range(start, stop)}
+    reach = start
+    for position in range(start, stop):
+        reach = max(reach, last[_group(ordered[position])])
+        if reach == position:
+            yield position + 1
+
+
 def finished_prefix(schedule: Sequence[ScheduledMatch], stored: set[str]) -> int:
     """How many of the schedule's first matches (by index) are stored, cut back to where no
     group has a match on both sides: everything before the cut is final."""
     ordered = sorted(schedule, key=lambda match: match.index)
-    last: dict[Label, int] = {}
-    for position, match in enumerate(ordered):
-        last[(match.seed, tuple(sorted(match.bots)))] = position
-    cut = reach = 0
-    for position, match in enumerate(ordered):
-        if match.match_id not in stored:
-            break
-        reach = max(reach, last[(match.seed, tuple(sorted(match.bots)))])
-        if reach == position:  # every group begun so far ends here
-            cut = position + 1
-    return cut
+    missing = next(
+        (position for position, match in enumerate(ordered) if match.match_id not in stored),
+        len(ordered),
+    )
+    cuts = itertools.takewhile(lambda cut: cut <= missing, _cuts(ordered, 0, len(ordered)))
+    return max(cuts, default=0)
 
 
 def group_ends(ordered: Sequence[ScheduledMatch], start: int, stop: int, size: int) -> list[int]:
@@ -149,20 +176,12 @@ def group_ends(ordered: Sequence[ScheduledMatch], start: int, stop: int, size: i
     no group has a match on both sides) into runs of about ``size``, each ending where every
     group begun in it has ended: a tally folds one run at a time, so the first standings
     of a large league never hold all its matches at once (4 GB at 10^6)."""
-    last: dict[Label, int] = {}
-    for position in range(start, stop):
-        match = ordered[position]
-        last[(match.seed, tuple(sorted(match.bots)))] = position
     ends: list[int] = []
-    reach = start
-    for position in range(start, stop):
-        match = ordered[position]
-        reach = max(reach, last[(match.seed, tuple(sorted(match.bots)))])
-        if reach == position:  # every group begun so far ends here
-            if ends and position + 1 - (ends[-2] if len(ends) > 1 else start) <= size:
-                ends[-1] = position + 1  # the run so far still fits: it ends here instead
-            else:
-                ends.append(position + 1)
+    for cut in _cuts(ordered, start, stop):
+        if ends and cut - (ends[-2] if len(ends) > 1 else start) <= size:
+            ends[-1] = cut  # the run so far still fits: it ends here instead
+        else:
+            ends.append(cut)
     if not ends or ends[-1] != stop:  # not a cut after all: one run, which extend refuses
         ends.append(stop)
     return ends

@@ -17,7 +17,6 @@ from referee.tables.job import TableError
 
 __all__ = ["address_problem", "security_for"]
 
-LOCAL_PROTOCOL = "tls://"
 _security: Any = Security  # untyped in distributed
 
 

@@ -45,7 +45,7 @@ import signal
 import subprocess
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +59,11 @@ from distributed.worker import Worker
 from referee.bots import BotSpec
 from referee.match.archive import DEFAULT_LOG_FORM, LogForm
 from referee.match.result import MatchResult, result_from_json
-from referee.settings.cluster import ClusterTLS
+from referee.settings.cluster import TLS_SCHEME, ClusterTLS
 from referee.storage.private_files import private_dir
-from referee.tables.cluster_tls import LOCAL_PROTOCOL, address_problem, security_for
+from referee.tables.cluster_tls import address_problem, security_for
 from referee.tables.job import MATCH_ATTEMPTS, WORKER_EXIT_GRACE, TableError, TableJob, WorkerDied
-from referee.tables.local_pool import BOT_PROCESSES, PLAYS_AHEAD
+from referee.tables.local_pool import BOT_PROCESSES, PLAYS_AHEAD, table_core
 from referee.tables.messages import (
     PipeError,
     Play,
@@ -334,18 +334,11 @@ class TableHost(WorkerPlugin):
 
 
 def _core(worker: Worker, local: int) -> int | None:
-    """The core a ``local:N`` worker's tables keep to, when N is the usable cores (else None).
-
-    As ``--jobs N`` pins its tables (``local_pool.TablePool._pin``): two tables'
-    chains of round trips left to the kernel wake each other on one core while
-    the other idles.  ``LocalCluster`` names its workers 0 to N - 1.
-    """
-    if not local or not hasattr(os, "sched_setaffinity") or not isinstance(worker.name, int):
+    """The core a ``local:N`` worker's tables keep to, as ``--jobs N`` pins its tables
+    (``local_pool.table_core``).  ``LocalCluster`` names its workers 0 to N - 1."""
+    if not local or not isinstance(worker.name, int):
         return None
-    cores = sorted(os.sched_getaffinity(0))
-    if local < 2 or local != len(cores):
-        return None
-    return cores[worker.name % len(cores)]
+    return table_core(local, worker.name)
 
 
 def play_on_worker(plugin: str, message: Play) -> Outcome:
@@ -409,6 +402,19 @@ class ClusterPool:
         # Futures not yet recorded, by key; dropping one lets Dask free its result.
         self.outstanding: dict[Any, Future[Any]] = {}
 
+    async def __aenter__(self) -> ClusterPool:
+        """The pool ``start``ed (``--cluster``); leaving it, or a ``start`` that fails half-way,
+        ends every table worker and bot on the cluster (``aclose``)."""
+        try:
+            await self.start()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
     async def start(self) -> None:
         """Connect (or start ``local:N``), set the tables up on every worker, check the bots."""
         remote = [spec.name for spec in self.bots if spec.remote]
@@ -431,7 +437,7 @@ class ClusterPool:
         try:
             if workers is not None:
                 if secure:
-                    secure["protocol"] = LOCAL_PROTOCOL
+                    secure["protocol"] = TLS_SCHEME  # local:N listens over TLS too
                 self.cluster = _untyped(LocalCluster)(
                     n_workers=workers,
                     threads_per_worker=1,
@@ -581,42 +587,6 @@ class ClusterPool:
             client.close()
         if self.cluster is not None:
             self.cluster.close()
-
-
-@contextlib.asynccontextmanager
-async def open_cluster_pool(
-    address: str,
-    bots: Sequence[BotSpec],
-    control: TimeControl,
-    on_result: Callable[[TableJob, MatchResult], None],
-    logs: Path | None,
-    warn: Callable[[str], None],
-    on_give_up: Callable[[TableJob, str], None],
-    sandbox: str,
-    tls: ClusterTLS | None,
-    log_form: LogForm = DEFAULT_LOG_FORM,
-    bot_processes: int = BOT_PROCESSES,
-) -> AsyncIterator[ClusterPool]:
-    """A started ``ClusterPool`` (``--cluster``, with the file's ``[cluster]`` certificates);
-    leaving it ends every table worker and bot on the cluster."""
-    pool = ClusterPool(
-        address,
-        bots,
-        control,
-        on_result,
-        logs,
-        warn,
-        on_give_up,
-        sandbox,
-        tls,
-        log_form,
-        bot_processes,
-    )
-    try:
-        await pool.start()
-        yield pool
-    finally:
-        await pool.aclose()
 
 
 def _untyped(function: Any) -> Any:

@@ -18,7 +18,6 @@ import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import trio
 
@@ -30,9 +29,6 @@ from referee.tables.job import MATCH_ATTEMPTS, MatchPool, TableJob, WorkerDied, 
 from referee.tables.messages import Play, Setup
 from referee.tables.process import WorkerProcess
 from referee.transport.timecontrol import TimeControl
-
-if TYPE_CHECKING:
-    from referee.tables.dask_pool import ClusterPool
 
 PLAYS_AHEAD = 2
 """Matches a table worker is sent before the result of the first is back.
@@ -54,6 +50,26 @@ process per bot and seat rotation.  Each costs its bot's memory (a bundled
 Python bot under the ``auto`` sandbox: about 16 MB resident, 11 MB of it its
 own; docs/leagues.md), so a table's bots hold at most about 1 GB.
 """
+
+
+def table_core(tables: int, slot: int) -> int | None:
+    """With one table per core, the core table ``slot`` keeps to (its worker and its bots,
+    which inherit the affinity); None with fewer tables than cores, where a table may use
+    the spare ones, or where affinity cannot be set.
+
+    A table is a chain of round trips, referee and bots taking turns.  Two
+    chains left to the kernel's scheduler wake each other's processes on the
+    same core while the other idles until the load balancer moves one:
+    ``benchmarks/league.py --measure 2 --bots 8`` at load 4 gave a median of
+    17.4 matches/s unpinned and 21.3 pinned (five runs each, alternating;
+    docs/speed.md).  ``--jobs N`` and ``--cluster local:N`` both pin so.
+    """
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    if tables < 2 or tables != len(cores):
+        return None
+    return cores[slot % len(cores)]
 
 
 def processes_per_bot(jobs: Sequence[TableJob]) -> int:
@@ -151,24 +167,12 @@ class TablePool:
         )
 
     def _pin(self, process: trio.Process, slot: int) -> None:
-        """With one table per core, keep table ``slot`` (its worker and its bots) on core ``slot``.
-
-        A table is a chain of round trips, referee and bots taking turns.  Two
-        chains left to the kernel's scheduler wake each other's processes on
-        the same core while the other idles until the load balancer moves one:
-        ``benchmarks/league.py --measure 2 --bots 8`` at load 4 gave a median
-        of 17.4 matches/s unpinned and 21.3 pinned (five runs each, alternating;
-        docs/speed.md).  Bots inherit the affinity from the worker that starts
-        them.  Only when ``--jobs`` equals the usable cores: with fewer tables
-        than cores, a table may use the spare ones.
-        """
-        if not hasattr(os, "sched_setaffinity"):
-            return
-        cores = sorted(os.sched_getaffinity(0))
-        if self.jobs < 2 or self.jobs != len(cores):
-            return
-        with contextlib.suppress(OSError):  # it may have ended already: its first match says so
-            os.sched_setaffinity(process.pid, {cores[slot % len(cores)]})
+        """Keep table ``slot`` (its worker, and the bots it starts) on its core, if it has one
+        (``table_core``)."""
+        core = table_core(self.jobs, slot)
+        if core is not None:
+            with contextlib.suppress(OSError):  # it may have ended: its first match says so
+                os.sched_setaffinity(process.pid, {core})
 
     @property
     def bot_starts(self) -> int:
@@ -281,7 +285,6 @@ async def open_pool(
     on_result: Callable[[TableJob, MatchResult], None],
     logs: Path | None,
     warn: Callable[[str], None] | None = None,
-    cluster: str | None = None,
     on_give_up: Callable[[TableJob, str], None] = stop_on_give_up,
     sandbox: str = "",
     bot_processes: int = BOT_PROCESSES,
@@ -294,35 +297,20 @@ async def open_pool(
     ``bot_processes`` bounds the bot processes each table runs at once (``BOT_PROCESSES``).
     ``log_form``: how each match's log is kept (``referee.match.archive``).
 
-    With ``cluster`` the tables are Dask tasks (``referee.tables.dask_pool``),
-    imported only then: Dask is slow to import and a local league needs none of it.
+    A cluster's tables are ``referee.tables.dask_pool.ClusterPool``.
     """
-    pool: TablePool | ClusterPool
-    warn = warn or (lambda _: None)
-    if cluster is not None:
-        from referee.tables.dask_pool import ClusterPool
-
-        pool = ClusterPool(
-            cluster,
-            bots,
-            control,
-            on_result,
-            logs,
-            warn,
-            on_give_up,
-            sandbox,
-            log_form=log_form,
-            bot_processes=bot_processes,
-        )
-        try:
-            await pool.start()
-        except BaseException:
-            await pool.aclose()
-            raise
-    else:
-        pool = TablePool(
-            bots, control, jobs, on_result, logs, warn, on_give_up, sandbox, bot_processes, log_form
-        )
+    pool = TablePool(
+        bots,
+        control,
+        jobs,
+        on_result,
+        logs,
+        warn or (lambda _: None),
+        on_give_up,
+        sandbox,
+        bot_processes,
+        log_form,
+    )
     try:
         yield pool
     finally:

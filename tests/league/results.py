@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 from referee.match.key import MatchKey
@@ -57,3 +58,32 @@ def key(
         start_chips=(start,) * len(bots),
         deal_seed=seed,  # as a league with public deals plays it
     )
+
+
+def made_up(
+    key: MatchKey, rng: random.Random, *, hands: int = 6, start: int = 100, troubled: bool = True
+) -> MatchResult:
+    """A random result for ``key``'s match: nets that sum to nothing, places by them.
+
+    ``troubled``: about one seat in 20 disqualified, up to two faults a seat and some boodle,
+    so that every sum of the standings has something to add.  ``benchmarks/fit.py`` writes
+    its generated leagues with it too (untroubled).
+    """
+    nets = [rng.randint(-40, 40) for _ in key.bots[1:]]
+    nets.insert(0, -sum(nets))
+    order = sorted(range(len(nets)), key=lambda s: -nets[s])
+    seats = [
+        SeatResult(
+            seat=s,
+            name=f"b{bot}",
+            place=order.index(s) + 1,
+            chips=start + nets[s],
+            status="disqualified" if troubled and rng.random() < 0.05 else "ok",
+            faults=[FaultRecord("timeout", 1, "slow")] * (rng.randint(0, 2) if troubled else 0),
+            net_chips=nets[s],
+            boodle_chips=rng.randint(0, 5) if troubled else 0,
+            hands_won=1 if troubled else 0,
+        )
+        for s, bot in enumerate(key.bots)
+    ]
+    return MatchResult(key.match_id, key.seed, {}, hands, seats, None, "limit")

@@ -6,7 +6,8 @@
   when one process plays two rotations, so the league test can fail.  A
   bot's process goes on to the other tables' deals, and a table held to
   fewer processes (``--bot-processes``) restarts bots instead of repeating
-  a deal.  (The same rule through whole 32- and 64-bot leagues, in-process:
+  a deal, and runs no more bot processes at once than that bound.  (The same
+  rule through whole 32- and 64-bot leagues, in-process:
   ``tests/pools/test_bot_processes.py``.)
 * A table worker SIGKILLed in the middle of a match: the match is played
   again on a fresh worker, and after ``MATCH_ATTEMPTS`` deaths it is left
@@ -27,10 +28,12 @@ from engine import preset
 from referee.bots import BotSpec
 from referee.league.league_db import LeagueStore
 from referee.league.league_file import LeagueConfig, parse_config
-from referee.league.runner import LeagueRun, SilentReporter, run_league
+from referee.league.runner import LeagueRun, SilentReporter, round_robin_jobs, run_league
+from referee.match.dealkey import DealKey
 from referee.match.referee import play_match
+from referee.match.result import MatchResult
 from referee.tables.job import MATCH_ATTEMPTS
-from referee.tables.local_pool import BOT_PROCESSES
+from referee.tables.local_pool import BOT_PROCESSES, TablePool
 from referee.transport.session import open_bots
 from referee.transport.timecontrol import TimeControl
 
@@ -114,11 +117,15 @@ async def test_the_remembering_bot_notices_a_deal_it_played_before_in_one_proces
     assert "SEEN BEFORE" in said
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize(
+    ("jobs", "cluster"), [(1, None), (2, None), (1, "local:1")], ids=["1", "2", "cluster"]
+)
 async def test_in_a_duplicate_league_no_process_meets_a_deal_twice(
-    tmp_path: Path, jobs: int
+    tmp_path: Path, jobs: int, cluster: str | None
 ) -> None:
-    run, _, stored = await play(tmp_path, league_config(tmp_path, duplicate=True), jobs)
+    # On the cluster too: its tables keep their bots as --jobs's do, batches pipelined.
+    config = league_config(tmp_path, duplicate=True)
+    run, _, stored = await play(tmp_path, config, jobs, cluster)
     assert run.done == run.total == stored == 3  # one table, three rotations of one deal
     lines = stderr_lines(tmp_path)
     dealt = [line for line in lines if line.startswith("dealt")]
@@ -152,6 +159,39 @@ async def test_a_table_held_to_its_seats_restarts_bots_and_still_never_repeats_a
     assert len([line for line in lines if line.startswith("dealt")]) == 12 * 3 * 3
     assert not [line for line in lines if line.startswith("SEEN BEFORE")]
     assert lines.count("started") > 4 * 3  # memory held down, paid for in start-ups
+
+
+async def test_bot_processes_bounds_the_bot_processes_a_table_runs_at_once(
+    tmp_path: Path,
+) -> None:
+    # The setting that bounds a league's memory, counted by the table worker itself: at most
+    # 3 at once with --bot-processes 3, where the same league unbounded keeps one for each
+    # of its 4 bots; and still no deal met twice.
+    config = league_config(tmp_path, duplicate=True, bots=4)
+    jobs = round_robin_jobs(config, 5, DealKey.public())
+    most: dict[int, int] = {}
+    results: list[MatchResult] = []
+    for bound in (3, BOT_PROCESSES):
+        results.clear()
+        pool = TablePool(
+            config.bots,
+            config.time_control,
+            1,
+            lambda _job, result: results.append(result),
+            tmp_path / str(bound) / "logs",
+            lambda _line: None,
+            bot_processes=bound,
+        )
+        try:
+            await pool.play(jobs)
+            most[bound] = pool.most_bots
+        finally:
+            await pool.aclose()
+        assert len(results) == len(jobs) == 12
+        lines = stderr_lines(tmp_path / str(bound))
+        assert len([line for line in lines if line.startswith("dealt")]) == 12 * 3 * 3
+        assert not [line for line in lines if line.startswith("SEEN BEFORE")]
+    assert most[3] <= 3 < most[BOT_PROCESSES]
 
 
 async def test_plain_deals_keep_reusing_one_process_per_bot(tmp_path: Path) -> None:

@@ -19,8 +19,9 @@ from referee.league.league_file import load_config
 from referee.league.runner import rotation_major, round_robin_jobs
 from referee.league.standings import standings_of
 from referee.match.key import MatchKey
-from referee.match.result import FaultRecord, MatchResult, SeatResult
+from referee.match.result import MatchResult
 from tests.league.files import write_league_file
+from tests.league.results import made_up
 
 BOTS = ("random", "lowest", "tracker", "boodle", "longest", "random")
 
@@ -31,20 +32,7 @@ def generated(path: Path, db: Path) -> tuple[LeagueStore, list[tuple[MatchKey, M
     seed = int(store.resolved_identity()["league"]["seed"])
     jobs = sorted(round_robin_jobs(load_config(path), seed, store.deal_key()), key=rotation_major)
     rng = random.Random(5)
-    made = []
-    for job in jobs:
-        nets = [rng.randint(-40, 40) for _ in job.key.bots[1:]]
-        nets.insert(0, -sum(nets))
-        order = sorted(range(len(nets)), key=lambda s: -nets[s])
-        seats = [
-            SeatResult(seat=s, name=f"b{bot}", place=order.index(s) + 1, chips=100 + nets[s],
-                       status="disqualified" if rng.random() < 0.05 else "ok",
-                       faults=[FaultRecord("timeout", 1, "slow")] * rng.randint(0, 2),
-                       net_chips=nets[s], boodle_chips=rng.randint(0, 5), hands_won=1)
-            for s, bot in enumerate(job.key.bots)
-        ]  # fmt: skip
-        key = job.key
-        made.append((key, MatchResult(key.match_id, key.seed, {}, 6, seats, None, "limit")))
+    made = [(job.key, made_up(job.key, rng)) for job in jobs]
     return store, made
 
 

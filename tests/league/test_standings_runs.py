@@ -12,7 +12,7 @@ from referee.league import standings as standings_module
 from referee.league.league_db import LeagueStore
 from referee.league.schedule import ScheduledMatch
 from referee.league.standings import compute, standings_of
-from referee.league.standings_tally import group_ends
+from referee.league.standings_tally import finished_prefix, group_ends
 from tests.league.files import write_league_file
 from tests.league.test_record_many import generated
 
@@ -34,6 +34,19 @@ def test_runs_end_only_where_every_group_begun_has_ended() -> None:
     assert group_ends(ordered, 0, 11, 100) == [11]
     assert group_ends(ordered, 0, 11, 1) == [5, 7, 11]
     assert group_ends(ordered, 5, 11, 2) == [7, 11]
+
+
+def test_the_finished_prefix_ends_where_every_group_begun_in_it_has_ended() -> None:
+    ordered = scheduled([1, 2, 1, 2, 2, 3, 3, 4, 5, 4, 5])
+
+    def first(count: int) -> set[str]:
+        return {f"m{index}" for index in range(count)}
+
+    assert [finished_prefix(ordered, first(n)) for n in (0, 4, 5, 6, 7, 10, 11)] == [
+        0, 0, 5, 5, 7, 7, 11
+    ]  # fmt: skip
+    assert finished_prefix(ordered, first(11) - {"m2"}) == 0  # a hole: nothing after it counts
+    assert finished_prefix(ordered[::-1], first(11)) == 11  # the schedule taken by index
 
 
 def test_first_standings_fold_in_runs_with_the_numbers_of_one_fold(

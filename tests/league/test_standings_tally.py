@@ -22,10 +22,10 @@ from referee.league.league_db import LeagueStore
 from referee.league.league_file import load_config
 from referee.league.runner import rotation_major, round_robin_jobs
 from referee.league.standings import compute, standings_of
-from referee.league.standings_tally import TALLY_SUFFIX
-from referee.match.result import MatchResult, SeatResult
+from referee.league.standings_tally import TALLY_SUFFIX, Tally
 from referee.tables.job import TableJob
 from tests.league.files import write_league_file
+from tests.league.results import made_up
 
 BOTS = ("random", "lowest", "tracker", "boodle", "longest", "random")
 
@@ -44,17 +44,7 @@ def league(tmp_path: Path) -> tuple[LeagueStore, list[TableJob]]:
 def record(store: LeagueStore, jobs: list[TableJob], seed: int) -> None:
     rng = random.Random(seed)
     for job in jobs:
-        nets = [rng.randint(-40, 40) for _ in job.key.bots[1:]]
-        nets.insert(0, -sum(nets))
-        order = sorted(range(len(nets)), key=lambda s: -nets[s])
-        seats = [
-            SeatResult(seat=s, name=f"b{bot}", place=order.index(s) + 1, chips=100 + nets[s],
-                       status="disqualified" if rng.random() < 0.02 else "ok", faults=[],
-                       net_chips=nets[s], boodle_chips=rng.randint(0, 5), hands_won=1)
-            for s, bot in enumerate(job.key.bots)
-        ]  # fmt: skip
-        key = job.key
-        store.record(key, MatchResult(key.match_id, key.seed, {}, 6, seats, None, "limit"))
+        store.record(job.key, made_up(job.key, rng))
 
 
 @pytest.fixture
@@ -114,11 +104,37 @@ def test_a_tally_that_does_not_fit_the_database_is_not_used(
         blob[-5] ^= 1
         saved.write_bytes(bytes(blob))
     else:  # its last match is gone: some of its matches are not in the database
-        store._db.execute("DELETE FROM seats WHERE match_id = ?", (jobs[0].key.match_id,))
+        for table in ("faults", "seats"):
+            store._db.execute(f"DELETE FROM {table} WHERE match_id = ?", (jobs[0].key.match_id,))
         store._db.execute("DELETE FROM matches WHERE match_id = ?", (jobs[0].key.match_id,))
         kept = saved.read_bytes()
         saved.unlink()
         expected = standings_of(store, save=False).to_json()
         saved.write_bytes(kept)
     assert standings_of(store, save=False).to_json() == expected
+    store.close()
+
+
+def test_a_tally_that_cannot_go_on_gives_way_to_folding_every_match(
+    tmp_path: Path, small_every: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``Tally.extend`` refuses a group it has folded in already; the standings then fold
+    # every match afresh, whether that happens while saving a tally or after loading one.
+    store, jobs = league(tmp_path)
+    record(store, jobs[: len(jobs) // 2], seed=1)
+    standings_of(store)  # saves the tally of the finished prefix
+    record(store, jobs[len(jobs) // 2 :], seed=2)
+    expected = standings_of(store, save=False).to_json()
+    extend = Tally.extend
+
+    def refusing(self: Tally, ordered: Any) -> None:
+        if self.matches and ordered:  # going on from earlier matches: refused
+            raise ValueError("a group of these matches was folded in already")
+        extend(self, ordered)
+
+    monkeypatch.setattr(Tally, "extend", refusing)
+    assert standings_of(store, save=False).to_json() == expected  # after loading one
+    Path(f"{store.path}{TALLY_SUFFIX}").unlink()
+    assert standings_of(store).to_json() == expected  # while saving one, run by run
+    assert not Path(f"{store.path}{TALLY_SUFFIX}").exists()
     store.close()

@@ -242,7 +242,7 @@ class RetentionSettings(Section, frozen=True):
     operations_log_mb: Annotated[int, Meta(ge=1, le=1 << 20)] = operations.MAX_MB
     operations_log_files: Annotated[int, Meta(ge=1, le=1000)] = operations.OLD_FILES
     # Days a challenge's match records are kept; absent: for ever (a match someone asked
-    # for). Finals matches are always kept (``referee.server.contest_retention``).
+    # for). Finals matches are always kept (``referee.server.retention``).
     challenge_days: Annotated[float, Meta(ge=0, le=100 * 365)] | None = None
 
 

@@ -316,13 +316,6 @@ def contest_match_ids(store: CompetitionStore, kind: str, owner: int) -> list[st
     return [str(mid) for (mid,) in rows]
 
 
-def contest_match_log(store: CompetitionStore, match_id: str) -> str | None:
-    row = store.connection.execute(
-        "SELECT log_path FROM contest_matches WHERE match_id = ?", (match_id,)
-    ).fetchone()
-    return None if row is None or row[0] is None else str(row[0])
-
-
 def contest_finished_after(
     store: CompetitionStore, rowid: int, limit: int
 ) -> list[tuple[int, str, bool, str | None, float]]:

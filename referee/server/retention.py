@@ -205,7 +205,7 @@ class Retention:
         while True:
             batch = table.after(cursor, BATCH)
             done = len(batch) < BATCH
-            doomed: list[tuple[str, str]] = []
+            doomed: list[tuple[int, str, str]] = []
             days_of: dict[str, float] = {}
             for record in batch:
                 if record.days is not None and record.finished_at >= now - record.days * DAY:
@@ -217,9 +217,15 @@ class Retention:
                 if record.days is None or record.kept_why() is not None:
                     kept += 1
                     continue
-                doomed.append((record.match_id, record.log_path))
+                doomed.append((record.row, record.match_id, record.log_path))
                 days_of[record.match_id] = record.days
-            sizes = await self.offload(self._remove, doomed)
+            sizes, failed = await self.offload(self._remove, doomed)
+            if failed is not None:
+                # The platform's fault (a read-only or failing disk): the record stays as it
+                # was, and the next pass starts from it.
+                row, match, error = failed
+                cursor, done = row - 1, True
+                log_operation("platform-fault", where="retention", match=match, what=error)
             pruned += len(sizes)
             freed += sum(size for _mid, size in sizes)
             moved = f"{cursor} {table.rules}".rstrip()
@@ -228,23 +234,30 @@ class Retention:
             if done:
                 return Walked(pruned, freed, kept)
 
-    def _remove(self, doomed: Sequence[tuple[str, str]]) -> list[tuple[str, int]]:
-        """Remove each match's record files (only under the logs directory); their bytes."""
+    def _remove(
+        self, doomed: Sequence[tuple[int, str, str]]
+    ) -> tuple[list[tuple[str, int]], tuple[int, str, str] | None]:
+        """Remove each (row, match id, log path)'s record files (only under the logs
+        directory): each removed match with its bytes, and the first that could not be
+        (row, match id, the error), after which nothing more is tried."""
         logs = self.logs.resolve()
-        removed = []
-        for match_id, log_path in doomed:
+        removed: list[tuple[str, int]] = []
+        for row, match_id, log_path in doomed:
             size = 0
-            for path in record_files(Path(log_path), match_id):
-                # A database restored from elsewhere must not make the server delete there.
-                if not path.resolve().is_relative_to(logs):
-                    continue
-                try:
-                    size += path.lstat().st_size
-                    path.unlink()
-                except FileNotFoundError:
-                    pass
+            try:
+                for path in record_files(Path(log_path), match_id):
+                    # A database restored from elsewhere must not make the server delete there.
+                    if not path.resolve().is_relative_to(logs):
+                        continue
+                    try:
+                        size += path.lstat().st_size
+                        path.unlink()
+                    except FileNotFoundError:
+                        pass
+            except OSError as error:
+                return removed, (row, match_id, str(error))
             removed.append((match_id, size))
-        return removed
+        return removed, None
 
 
 def record_files(log_path: Path, match_id: str) -> list[Path]:

@@ -217,3 +217,43 @@ def test_storage_stays_flat_under_a_small_quota_once_retention_applies(
     last_hour = [used for _at, used in samples[-3:]]
     assert sum(last_hour) <= sum(first_hour) * 1.05
     assert " retention pruned=" in said.getvalue()
+
+
+def test_a_record_the_disk_cannot_remove_is_a_platform_fault_and_tried_again(
+    tmp_path: Path, clock: FakeTime, said: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A read-only remount (EROFS) while the pass runs: the pass must not end the server, the
+    # record it could not remove keeps its page's replay, and the next pass tries it again.
+    competition = _competition(tmp_path, "days = 1\nfirst_groups = 0")
+    store = competition.store
+    group = admitted_group(store)
+    mids = [_play(competition, group, r) for r in range(3)]
+    logs = competition.config.logs_dir
+    clock.now += 2 * DAY
+    real_unlink = Path.unlink
+    stuck = logs / f"{mids[1]}.jsonl"
+
+    def unlink(path: Path, missing_ok: bool = False) -> None:
+        if path == stuck:
+            raise OSError(30, "Read-only file system", str(path))
+        real_unlink(path, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    retention = Retention(competition, clock=clock.time)
+    report = trio.run(retention.run_pass)
+    assert report.pruned == 1 and not (logs / f"{mids[0]}.jsonl").exists()
+    assert stuck.exists() and (logs / f"{mids[2]}.jsonl").exists()
+    view = match_view(competition, mids[1], None)
+    assert view is not None and view["record_pruned"] is None
+    assert store.pruned(mids[1]) is None
+    assert (
+        f' platform-fault where=retention match={mids[1]} what="[Errno 30] Read-only file system'
+        in said.getvalue()
+    )
+
+    monkeypatch.setattr(Path, "unlink", real_unlink)  # the disk is writable again
+    report = trio.run(retention.run_pass)
+    assert report.pruned == 2
+    assert not stuck.exists() and not (logs / f"{mids[2]}.jsonl").exists()
+    assert store.pruned(mids[1]) is not None
+    store.close()

@@ -7,7 +7,7 @@ and the pass reads the same clock, so days pass in no time.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -19,54 +19,40 @@ from referee.server import competition_db, contest_db, organiser
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
-from referee.server.competition_file import load_config
 from referee.server.contest_db import (
     add_challenge,
     record_contest_match,
     set_challenge,
     start_finals,
 )
-from referee.server.operations import OperationsLog, set_operations_log
 from referee.server.retention import DAY, Retention
 from referee.server.uploads import COMPLETE
 from referee.server.views import match_view
-from tests.server.inprocess import admitted_group, finished
-
-START = 1_795_867_200.0  # 2026-11-28 12:00:00 UTC
-
-
-class FakeTime:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
+from tests.server.inprocess import (
+    START,
+    FakeTime,
+    admitted_group,
+    fake_wall_clock,
+    finished,
+    open_competition,
+    operations_said,
+)
 
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
-    fake = FakeTime(START)
-    monkeypatch.setattr(competition_db, "time", fake)
-    monkeypatch.setattr(contest_db, "time", fake)
-    return fake
+    return fake_wall_clock(monkeypatch, competition_db, contest_db)
 
 
 @pytest.fixture
-def said() -> Iterable[io.StringIO]:
-    out = io.StringIO()
-    previous = set_operations_log(OperationsLog(stream=out, clock=lambda: START))
-    yield out
-    set_operations_log(previous)
+def said() -> Iterator[io.StringIO]:
+    with operations_said() as out:
+        yield out
 
 
 def _competition(tmp_path: Path, retention: str) -> Competition:
-    path = tmp_path / "cup.toml"
-    path.write_text(
-        '[competition]\nname = "x"\nhouse_bots = []\n[server]\nsecure_cookies = false\n'
-        f"[retention]\n{retention}\n"
-    )
-    config = load_config(path)
-    return Competition(config, CompetitionStore.open(config.database))
+    sections = f"[server]\nsecure_cookies = false\n[retention]\n{retention}\n"
+    return open_competition(tmp_path, sections=sections)
 
 
 def _contest_match(competition: Competition, kind: str, owner: int, rotation: int) -> str:

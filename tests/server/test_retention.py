@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +24,24 @@ from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server import competition_db
 from referee.server.competition import Competition
-from referee.server.competition_db import CompetitionStore, Group
-from referee.server.competition_file import load_config
-from referee.server.operations import OperationsLog, set_operations_log
+from referee.server.competition_db import Group
 from referee.server.play import GroupQueue, Table, table_loop
 from referee.server.quotas import DiskSpace
 from referee.server.retention import DAY, Retention, retention_loop, stored_bytes
 from referee.server.views import match_view
-from tests.server.inprocess import admitted_group, finished
-
-START = 1_795_867_200.0  # 2026-11-28 12:00:00 UTC
-
-
-class FakeTime:
-    """Stands in for the ``time`` module where the store stamps ``finished_at``."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
+from tests.server.inprocess import (
+    START,
+    FakeTime,
+    admitted_group,
+    fake_wall_clock,
+    finished,
+    open_competition,
+    operations_said,
+)
 
 
 def _competition(tmp_path: Path, retention: str) -> Competition:
-    path = tmp_path / "cup.toml"
-    path.write_text(f'[competition]\nname = "x"\nhouse_bots = []\n\n[retention]\n{retention}\n')
-    config = load_config(path)
-    return Competition(config, CompetitionStore.open(config.database))
+    return open_competition(tmp_path, sections=f"\n[retention]\n{retention}\n")
 
 
 def _play(competition: Competition, group: Group, rotation: int, size: int = 1000) -> str:
@@ -70,17 +61,13 @@ def _play(competition: Competition, group: Group, rotation: int, size: int = 100
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
-    fake = FakeTime(START)
-    monkeypatch.setattr(competition_db, "time", fake)
-    return fake
+    return fake_wall_clock(monkeypatch, competition_db)
 
 
 @pytest.fixture
-def said() -> Iterable[io.StringIO]:
-    out = io.StringIO()
-    previous = set_operations_log(OperationsLog(stream=out, clock=lambda: START))
-    yield out
-    set_operations_log(previous)
+def said() -> Iterator[io.StringIO]:
+    with operations_said() as out:
+        yield out
 
 
 def test_old_records_go_kept_ones_stay_and_every_result_stays(

@@ -983,13 +983,11 @@ class CompetitionStore:
         ``identity`` is the match's public seed (``MatchKey.seed``): the ``seed``
         column keeps it, never the secret one the cards came from (``result.seed``).
         """
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            return self._insert(group, rotation, versions, result, log_path, identity)
+        return self.record_many([(group, rotation, versions, result, log_path, identity)]) == 1
 
     def record_many(self, matches: Iterable[Finished]) -> int:
-        """Store several finished matches in one transaction, each as ``record`` stores it
-        (one already stored is skipped); how many were new.
+        """Store several finished matches in one transaction (one already stored is
+        skipped); how many were new.  ``record`` is this with one match.
 
         For results made rather than played (``benchmarks/fit.py``'s competition of
         10^6 generated matches): one commit, so one sync to disk, for the lot.  The
@@ -997,21 +995,11 @@ class CompetitionStore:
         """
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            return sum(
-                self._insert(group, rotation, versions, result, log_path, identity)
-                for group, rotation, versions, result, log_path, identity in matches
-            )
+            return sum(self._insert(match) for match in matches)
 
-    def _insert(
-        self,
-        group: Group,
-        rotation: int,
-        versions: Sequence[int],
-        result: MatchResult,
-        log_path: Path | None,
-        identity: int,
-    ) -> bool:
+    def _insert(self, match: Finished) -> bool:
         """One finished match's rows, in the caller's transaction; False if already stored."""
+        group, rotation, versions, result, log_path, identity = match
         mid = match_id(group.id, rotation)
         stored = self._db.execute("SELECT 1 FROM matches WHERE match_id = ?", (mid,)).fetchone()
         if stored is not None:

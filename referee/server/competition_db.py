@@ -1424,5 +1424,8 @@ class CompetitionStore:
         return int(count)
 
     def pruned_count(self) -> int:
-        (count,) = self._db.execute("SELECT COUNT(*) FROM pruned_records").fetchone()
+        """Records pruned by retention: the ladder's and a contest's (finals, challenges)."""
+        (count,) = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM pruned_records) + (SELECT COUNT(*) FROM contest_pruned)"
+        ).fetchone()
         return int(count)

@@ -25,6 +25,7 @@ from referee.server.contest_db import (
     set_challenge,
     start_finals,
 )
+from referee.server.metrics import snapshot
 from referee.server.retention import DAY, Retention
 from referee.server.uploads import COMPLETE
 from referee.server.views import match_view
@@ -146,6 +147,8 @@ def test_challenges_are_kept_for_ever_unless_the_organiser_says_and_finals_alway
     assert "record pruned on 2027-03-08 (retention 30 days)" in download.text
     assert api["net_chips"] and api["status"] == "finished"
     assert page.count("record pruned on 2027-03-08 (retention 30 days)") == 3
+    # The status page counts every record pruned: the ladder's three and the challenge's.
+    assert snapshot(competition).records_pruned == 6
     competition.store.close()
 
 

@@ -1423,6 +1423,16 @@ class CompetitionStore:
         ).fetchone()
         return int(count)
 
+    def groups_in_play_versions(self, window: int) -> list[tuple[int, ...]]:
+        """The tables of the groups in play (as ``groups_in_play`` counts them) among the
+        last ``window`` planned: their versions may still be seated."""
+        rows = self._db.execute(
+            "SELECT g.versions FROM groups g WHERE g.id > "
+            f"(SELECT COALESCE(MAX(id), 0) FROM groups) - ? AND {_IN_PLAY}",
+            (window,),
+        )
+        return [tuple(int(v) for v in json.loads(versions)) for (versions,) in rows]
+
     def pruned_count(self) -> int:
         """Records pruned by retention: the ladder's and a contest's (finals, challenges)."""
         (count,) = self._db.execute(

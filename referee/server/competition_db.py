@@ -922,11 +922,17 @@ class CompetitionStore:
         newest: dict[int, Version] = {}
         # A superseded version whose files retention removed never plays again
         # (``referee.server.version_files``): the newest one with its files does.
-        gone = {int(v) for (v,) in self._db.execute("SELECT version FROM version_files_removed")}
+        gone = self.versions_without_files()
         for version in self.ranked_versions():
             if version.id not in gone:
                 newest[version.participant] = version
         return sorted(newest.values(), key=lambda v: v.id)
+
+    def versions_without_files(self) -> set[int]:
+        """The versions whose files retention removed (``referee.server.version_files``):
+        no table can start them again."""
+        rows = self._db.execute("SELECT version FROM version_files_removed")
+        return {int(version) for (version,) in rows}
 
     def ranked_versions(self) -> list[Version]:
         """The admitted versions the leaderboard ranks: not those of a participant the

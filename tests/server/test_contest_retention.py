@@ -217,3 +217,29 @@ def test_files_of_versions_that_will_not_play_again_go_once_no_table_uses_them(
     organiser.withdraw(store, organiser.SHELL, str(b2), "keep")
     assert not {b1, b2, b3} & {v.id for v in store.playing_versions()}
     store.close()
+
+
+def test_a_group_whose_version_lost_its_files_is_not_re_run(
+    tmp_path: Path, clock: FakeTime, said: io.StringIO
+) -> None:
+    # A re-run plays the group's table again; a superseded version whose files retention
+    # removed cannot start, and its owner must not be charged for the missing files.
+    competition = _competition(tmp_path, "days = 7")
+    store = competition.store
+    group = admitted_group(store)
+    for rotation in range(3):
+        mid = competition_db.match_id(group.id, rotation)
+        store.record(group, rotation, group.versions, finished(mid, 5), None, identity=5)
+    roots = {v: _files(competition, v) for v in group.versions}
+    for version in group.versions:  # two newer versions each: the first is superseded
+        owner = store.version(version)
+        assert owner is not None
+        _admit(store, owner.participant)
+        _admit(store, owner.participant)
+    trio.run(Retention(competition, clock=clock.time).run_pass)
+    assert not any(root.exists() for root in roots.values())
+
+    with pytest.raises(organiser.OrganiserError, match="whose files were removed"):
+        organiser.rerun(store, organiser.SHELL, str(group.id), 1)
+    assert store.group_count() == 1  # nothing planned
+    store.close()

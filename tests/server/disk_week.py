@@ -32,7 +32,7 @@ from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server import competition_db, contest_db, organiser
 from referee.server.competition import Competition
-from referee.server.operations import OperationsLog, log_operation, set_operations_log
+from referee.server.operations import log_operation, set_operations_log
 from referee.server.play import GroupQueue, Table, table_loop
 from referee.server.quotas import DiskSpace
 from referee.server.retention import Retention, retention_loop
@@ -169,12 +169,7 @@ def simulate(folder: Path, week: Week) -> list[Sample]:
     patch = pytest.MonkeyPatch()  # the stores stamp their rows with the virtual wall clock
     patch.setattr(competition_db, "time", wall)
     patch.setattr(contest_db, "time", wall)
-    log = OperationsLog.for_data(
-        config.data,
-        stream=None,
-        max_mb=config.retention.operations_log_mb,
-        old_files=config.retention.operations_log_files,
-    )
+    log = config.operations_log(stream=None)
     log.clock = wall.time
     if week.operations_log_bytes is not None:
         log.max_bytes = week.operations_log_bytes

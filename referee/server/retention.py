@@ -9,9 +9,9 @@ A record older than that is pruned by a pass that runs every
 * it is one of the **first groups** of a version seated in it: the first
   ``first_groups`` duplicate groups that version finished a match in (its
   debut, which its owner studies and the admission watch compares), or
-* it is in ``kept_matches``: a finals match, or one somebody asked for
-  (``CompetitionStore.keep_match``, which the finals and the organiser's
-  tools call with a reason).
+* it is in ``kept_matches`` (``CompetitionStore.keep_match``, with a
+  reason); no command or page adds one yet: a finals match and a challenge's
+  are kept by their own rules, below.
 
 What a pass removes is the file ``matches.log_path`` names and every file
 beside it whose name is the match id and a suffix (``g12r3.*``: a stderr

@@ -319,11 +319,14 @@ def contest_match_ids(store: CompetitionStore, kind: str, owner: int) -> list[st
 def contest_finished_after(
     store: CompetitionStore, rowid: int, limit: int
 ) -> list[tuple[int, str, bool, str | None, float]]:
-    """Up to ``limit`` contest matches stored after row ``rowid``, in the order stored:
-    (row, match id, kept for ever as a finals match, log path, finished at)."""
+    """Up to ``limit`` contest matches stored after row ``rowid`` whose record was not
+    pruned, in the order stored: (row, match id, kept for ever as a finals match, log path,
+    finished at).  Retention walks them again when its rules change, and must not count a
+    pruned record twice."""
     rows = store.connection.execute(
         "SELECT rowid, match_id, keep, log_path, finished_at FROM contest_matches "
-        "WHERE rowid > ? ORDER BY rowid LIMIT ?",
+        "WHERE rowid > ? AND match_id NOT IN (SELECT match_id FROM contest_pruned) "
+        "ORDER BY rowid LIMIT ?",
         (rowid, limit),
     ).fetchall()
     return [

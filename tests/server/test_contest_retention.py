@@ -151,6 +151,16 @@ def test_challenges_are_kept_for_ever_unless_the_organiser_says_and_finals_alway
     assert snapshot(competition).records_pruned == 6
     competition.store.close()
 
+    # Another change of rules walks the contest's matches again: the records already pruned
+    # are not counted a second time, and nothing else is said.
+    competition = _competition(tmp_path, "days = 5\nfirst_groups = 0\nchallenge_days = 20")
+    said.truncate(0)
+    said.seek(0)
+    trio.run(Retention(competition, clock=clock.time).run_pass)
+    assert "what=contest-matches" not in said.getvalue()
+    assert " retention pruned=0 " in said.getvalue()
+    competition.store.close()
+
 
 def _token_of(store: CompetitionStore, participant: int) -> str:
     found = store.participant(participant)

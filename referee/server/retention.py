@@ -126,7 +126,6 @@ class Retention:
         self.logs = competition.config.logs_dir
         self.clock = clock
         self.last: PassReport | None = None
-        self.last_at: float | None = None
         # version -> its first groups, once it has played all of them (they never change then)
         self._firsts: dict[int, frozenset[int]] = {}
 
@@ -176,7 +175,6 @@ class Retention:
         await remove_unused(self.competition, self.offload, now)
         stored = await self.offload(stored_bytes, self.logs)
         self.last = PassReport(ladder.pruned, ladder.freed, ladder.kept, stored)
-        self.last_at = now
         log_operation(
             "retention",
             pruned=ladder.pruned,

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
+from benchmarks.retention_storage import played
 from referee.match.archive import keep_log
 from referee.server import version_files
 from referee.server.competition import Competition
@@ -46,21 +46,7 @@ BEFORE = " (before: no version's files removed, no log rotation)"
 
 def records(matches: int, hands: int) -> list[bytes]:
     """The compact records of ``matches`` real matches."""
-    kept = []
-    with tempfile.TemporaryDirectory() as folder:
-        for seed in range(1, matches + 1):
-            log = Path(folder) / f"m{seed}.jsonl"
-            bots = ["--bot", "tracker", "--bot", "random"] * 2
-            options = ["--hands", str(hands), "--seed", str(seed), "--sandbox", "none"]
-            subprocess.run(
-                [sys.executable, "-m", "referee.cli", "match", *bots, *options, "--log", str(log)],
-                check=True,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=300,
-            )
-            kept.append(keep_log(log, "compact").read_bytes())
-    return kept
+    return played(matches, hands, lambda log: keep_log(log, "compact").read_bytes())
 
 
 def _none(competition: Competition) -> list[int]:

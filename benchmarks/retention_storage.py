@@ -24,15 +24,19 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
+T = TypeVar("T")
 DAY = 86400
 GB = 1e9
 
 
-def measure(matches: int, hands: int) -> list[int]:
-    """The log sizes of ``matches`` real matches, in bytes."""
-    sizes = []
+def played(matches: int, hands: int, keep: Callable[[Path], T]) -> list[T]:
+    """``keep`` of each log of ``matches`` real matches (4 bundled bots, tracker and random
+    alternately, ``hands`` hands, no sandbox), read before the logs are removed."""
+    kept = []
     with tempfile.TemporaryDirectory() as folder:
         for seed in range(1, matches + 1):
             log = Path(folder) / f"m{seed}.jsonl"
@@ -45,8 +49,13 @@ def measure(matches: int, hands: int) -> list[int]:
                 stderr=subprocess.DEVNULL,
                 timeout=300,
             )
-            sizes.append(log.stat().st_size)
-    return sizes
+            kept.append(keep(log))
+    return kept
+
+
+def measure(matches: int, hands: int) -> list[int]:
+    """The log sizes of ``matches`` real matches, in bytes."""
+    return played(matches, hands, lambda log: log.stat().st_size)
 
 
 def main() -> None:

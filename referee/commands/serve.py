@@ -23,7 +23,7 @@ from referee.sandbox import SandboxError
 from referee.server.busy import is_busy, is_disk_full
 from referee.server.competition_db import ADVICE, DATABASE, CompetitionStore, StoreError
 from referee.server.competition_file import CompetitionConfig, ConfigError, load_config
-from referee.server.operations import FORMATS, Format, OperationsLog, set_operations_log
+from referee.server.operations import FORMATS, Format, set_operations_log
 from referee.tables.job import TableError
 
 ServeWords = Annotated[
@@ -162,14 +162,7 @@ def _manage(words: list[str], competition: Path | None) -> None:
     store = CompetitionStore.open(config.database)
     # The running server's operations log is a file in the data directory: a word typed here
     # adds its line there (the command's own output already tells the organiser).
-    previous = set_operations_log(
-        OperationsLog.for_data(
-            config.data,
-            stream=None,
-            max_mb=config.retention.operations_log_mb,
-            old_files=config.retention.operations_log_files,
-        )
-    )
+    previous = set_operations_log(config.operations_log(stream=None))
     try:
         chosen.run(ManagementCall(store, config, tuple(arguments)))
     except sqlite3.DatabaseError as error:

@@ -922,11 +922,17 @@ class CompetitionStore:
         newest: dict[int, Version] = {}
         # A superseded version whose files retention removed never plays again
         # (``referee.server.version_files``): the newest one with its files does.
-        gone = {int(v) for (v,) in self._db.execute("SELECT version FROM version_files_removed")}
+        gone = self.versions_without_files()
         for version in self.ranked_versions():
             if version.id not in gone:
                 newest[version.participant] = version
         return sorted(newest.values(), key=lambda v: v.id)
+
+    def versions_without_files(self) -> set[int]:
+        """The versions whose files retention removed (``referee.server.version_files``):
+        no table can start them again."""
+        rows = self._db.execute("SELECT version FROM version_files_removed")
+        return {int(version) for (version,) in rows}
 
     def ranked_versions(self) -> list[Version]:
         """The admitted versions the leaderboard ranks: not those of a participant the
@@ -983,13 +989,11 @@ class CompetitionStore:
         ``identity`` is the match's public seed (``MatchKey.seed``): the ``seed``
         column keeps it, never the secret one the cards came from (``result.seed``).
         """
-        with self._db:
-            self._db.execute("BEGIN IMMEDIATE")
-            return self._insert(group, rotation, versions, result, log_path, identity)
+        return self.record_many([(group, rotation, versions, result, log_path, identity)]) == 1
 
     def record_many(self, matches: Iterable[Finished]) -> int:
-        """Store several finished matches in one transaction, each as ``record`` stores it
-        (one already stored is skipped); how many were new.
+        """Store several finished matches in one transaction (one already stored is
+        skipped); how many were new.  ``record`` is this with one match.
 
         For results made rather than played (``benchmarks/fit.py``'s competition of
         10^6 generated matches): one commit, so one sync to disk, for the lot.  The
@@ -997,21 +1001,11 @@ class CompetitionStore:
         """
         with self._db:
             self._db.execute("BEGIN IMMEDIATE")
-            return sum(
-                self._insert(group, rotation, versions, result, log_path, identity)
-                for group, rotation, versions, result, log_path, identity in matches
-            )
+            return sum(self._insert(match) for match in matches)
 
-    def _insert(
-        self,
-        group: Group,
-        rotation: int,
-        versions: Sequence[int],
-        result: MatchResult,
-        log_path: Path | None,
-        identity: int,
-    ) -> bool:
+    def _insert(self, match: Finished) -> bool:
         """One finished match's rows, in the caller's transaction; False if already stored."""
+        group, rotation, versions, result, log_path, identity = match
         mid = match_id(group.id, rotation)
         stored = self._db.execute("SELECT 1 FROM matches WHERE match_id = ?", (mid,)).fetchone()
         if stored is not None:
@@ -1435,6 +1429,19 @@ class CompetitionStore:
         ).fetchone()
         return int(count)
 
+    def groups_in_play_versions(self, window: int) -> list[tuple[int, ...]]:
+        """The tables of the groups in play (as ``groups_in_play`` counts them) among the
+        last ``window`` planned: their versions may still be seated."""
+        rows = self._db.execute(
+            "SELECT g.versions FROM groups g WHERE g.id > "
+            f"(SELECT COALESCE(MAX(id), 0) FROM groups) - ? AND {_IN_PLAY}",
+            (window,),
+        )
+        return [tuple(int(v) for v in json.loads(versions)) for (versions,) in rows]
+
     def pruned_count(self) -> int:
-        (count,) = self._db.execute("SELECT COUNT(*) FROM pruned_records").fetchone()
+        """Records pruned by retention: the ladder's and a contest's (finals, challenges)."""
+        (count,) = self._db.execute(
+            "SELECT (SELECT COUNT(*) FROM pruned_records) + (SELECT COUNT(*) FROM contest_pruned)"
+        ).fetchone()
         return int(count)

@@ -67,9 +67,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, TextIO, cast
 
 import msgspec
 from msgspec import Meta
@@ -242,7 +243,7 @@ class RetentionSettings(Section, frozen=True):
     operations_log_mb: Annotated[int, Meta(ge=1, le=1 << 20)] = operations.MAX_MB
     operations_log_files: Annotated[int, Meta(ge=1, le=1000)] = operations.OLD_FILES
     # Days a challenge's match records are kept; absent: for ever (a match someone asked
-    # for). Finals matches are always kept (``referee.server.contest_retention``).
+    # for). Finals matches are always kept (``referee.server.retention``).
     challenge_days: Annotated[float, Meta(ge=0, le=100 * 365)] | None = None
 
 
@@ -431,6 +432,19 @@ class CompetitionConfig:
     @property
     def logs_dir(self) -> Path:
         return self.data / "logs"
+
+    def operations_log(
+        self, format: operations.Format = "human", stream: TextIO | None = sys.stderr
+    ) -> operations.OperationsLog:
+        """The competition's operations log (``DATA/operations.log``, rotated as
+        ``[retention]`` says): the server's, and a management command's (``stream=None``)."""
+        return operations.OperationsLog.for_data(
+            self.data,
+            format,
+            stream=stream,
+            max_mb=self.retention.operations_log_mb,
+            old_files=self.retention.operations_log_files,
+        )
 
 
 def load_config(path: Path) -> CompetitionConfig:

@@ -316,42 +316,28 @@ def contest_match_ids(store: CompetitionStore, kind: str, owner: int) -> list[st
     return [str(mid) for (mid,) in rows]
 
 
-def contest_match_log(store: CompetitionStore, match_id: str) -> str | None:
-    row = store.connection.execute(
-        "SELECT log_path FROM contest_matches WHERE match_id = ?", (match_id,)
-    ).fetchone()
-    return None if row is None or row[0] is None else str(row[0])
-
-
 def contest_finished_after(
     store: CompetitionStore, rowid: int, limit: int
-) -> list[tuple[int, str, str, bool, str | None, float]]:
-    """Up to ``limit`` contest matches stored after row ``rowid``, in the order stored:
-    (row, match id, kind, kept for ever as a finals match, log path, finished at)."""
+) -> list[tuple[int, str, bool, str | None, float]]:
+    """Up to ``limit`` contest matches stored after row ``rowid`` whose record was not
+    pruned, in the order stored: (row, match id, kept for ever as a finals match, log path,
+    finished at).  Retention walks them again when its rules change, and must not count a
+    pruned record twice."""
     rows = store.connection.execute(
-        "SELECT rowid, match_id, kind, keep, log_path, finished_at FROM contest_matches "
-        "WHERE rowid > ? ORDER BY rowid LIMIT ?",
+        "SELECT rowid, match_id, keep, log_path, finished_at FROM contest_matches "
+        "WHERE rowid > ? AND match_id NOT IN (SELECT match_id FROM contest_pruned) "
+        "ORDER BY rowid LIMIT ?",
         (rowid, limit),
     ).fetchall()
     return [
-        (int(row), str(mid), str(kind), bool(keep), None if log is None else str(log), float(at))
-        for row, mid, kind, keep, log, at in rows
+        (int(row), str(mid), bool(keep), None if log is None else str(log), float(at))
+        for row, mid, keep, log, at in rows
     ]
 
 
-def mark_contest_pruned(
-    store: CompetitionStore, pruned: Sequence[tuple[str, int]], at: float, days: float
-) -> None:
-    """Say that each (match id, bytes) contest record was pruned; its result stays."""
-    store.connection.executemany(
-        "INSERT OR IGNORE INTO contest_pruned (match_id, pruned_at, days, bytes) "
-        "VALUES (?, ?, ?, ?)",
-        [(mid, at, days, size) for mid, size in pruned],
-    )
-
-
 def contest_pruned(store: CompetitionStore, match_id: str) -> tuple[float, float] | None:
-    """When a contest match's record was pruned and the retention in days then, or None."""
+    """When a contest match's record was pruned and the retention in days then, or None
+    (``referee.server.retention`` notes it)."""
     row = store.connection.execute(
         "SELECT pruned_at, days FROM contest_pruned WHERE match_id = ?", (match_id,)
     ).fetchone()

@@ -206,7 +206,7 @@ def pruned_text(competition: Competition, match_id: str) -> str | None:
     """The match page's "record pruned on DATE (retention N days)", if it was."""
     store = competition.store
     # A ladder match's prune is in the ladder's table; a finals or challenge match's in
-    # the contest's (referee.server.contest_retention).
+    # the contest's (referee.server.retention).
     pruned = store.pruned(match_id) or contest_pruned(store, match_id)
     return None if pruned is None else pruned_line(pruned)
 

@@ -447,6 +447,7 @@ def _why_not(db: sqlite3.Connection, store: CompetitionStore, group: int) -> str
     (played,) = db.execute("SELECT COUNT(*) FROM matches WHERE group_id = ?", (group,)).fetchone()
     if not row[1] and played < len(table):
         return f"group {group} is still being played"
+    gone = store.versions_without_files()
     for version_id in table:
         version = store.version(version_id)
         if version is None or version.status != "admitted":
@@ -456,6 +457,8 @@ def _why_not(db: sqlite3.Connection, store: CompetitionStore, group: int) -> str
         state = standing(store, version.participant)
         if state != "active":
             return f"group {group} seats {version.label}, whose participant is {state}"
+        if version_id in gone:  # superseded, and removed: it cannot start, nobody is charged
+            return f"group {group} seats {version.label}, whose files were removed (superseded)"
     return None
 
 

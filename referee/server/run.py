@@ -28,7 +28,7 @@ from referee.server.competition_db import CompetitionStore, lock_for_serving
 from referee.server.competition_file import CompetitionConfig
 from referee.server.finals import finals_loop
 from referee.server.listener import ConnectionGuard, raise_descriptor_limit, serve_http
-from referee.server.operations import Format, OperationsLog, log_operation, set_operations_log
+from referee.server.operations import Format, log_operation, set_operations_log
 from referee.server.organiser_auth import first_organiser_token
 from referee.server.phase_events import phase_loop
 from referee.server.play import (
@@ -58,14 +58,7 @@ def run_server(
 ) -> None:
     # The operations log first: every line from here on (and a management command's, in the
     # same file) is one place to read what happened (referee.server.operations).
-    previous = set_operations_log(
-        OperationsLog.for_data(
-            config.data,
-            log_format,
-            max_mb=config.retention.operations_log_mb,
-            old_files=config.retention.operations_log_files,
-        )
-    )
+    previous = set_operations_log(config.operations_log(log_format))
     try:
         trio.run(serve_competition, config, jobs, port, cluster, on_ready)
     finally:

@@ -33,7 +33,7 @@ import dataclasses
 import json
 import shutil
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from typing import Any
 from referee.server.busy import written
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
+from referee.server.contest_db import challenges
 from referee.server.operations import log_operation
 from referee.server.quotas import tree_bytes
 from referee.server.uploads import COMPLETE
@@ -61,23 +62,14 @@ class VersionsPass:
 def in_use(store: CompetitionStore) -> set[int]:
     """The versions a table may still seat: in a ladder group in play, a waiting or playing
     challenge, or any finals."""
-    db = store.connection
-    used: set[int] = set()
-    rows = db.execute(
-        "SELECT g.versions FROM groups g WHERE g.id > (SELECT COALESCE(MAX(id), 0) FROM groups) "
-        "- ? AND g.abandoned = 0 AND (SELECT COUNT(*) FROM matches x WHERE x.group_id = g.id) "
-        "< json_array_length(g.versions)",
-        (GROUPS_LOOKED_AT,),
-    )
-    used.update(_ids(versions for (versions,) in rows))
-    rows = db.execute("SELECT versions FROM challenges WHERE status IN ('waiting', 'playing')")
-    used.update(_ids(versions for (versions,) in rows))
-    used.update(_ids(versions for (versions,) in db.execute("SELECT versions FROM finals")))
-    return used
-
-
-def _ids(lists: Iterable[str]) -> set[int]:
-    return {int(version) for text in lists for version in json.loads(text)}
+    tables = store.groups_in_play_versions(GROUPS_LOOKED_AT)
+    tables += [
+        asked.versions for status in ("waiting", "playing") for asked in challenges(store, status)
+    ]
+    # Any finals: its re-run (finals-rerun) seats the finalists again.
+    finals = store.connection.execute("SELECT versions FROM finals")
+    tables += [tuple(json.loads(versions)) for (versions,) in finals]
+    return {int(version) for table in tables for version in table}
 
 
 def unused_versions(competition: Competition) -> list[int]:

@@ -32,14 +32,12 @@ from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server import competition_db, contest_db, organiser
 from referee.server.competition import Competition
-from referee.server.competition_db import CompetitionStore
-from referee.server.competition_file import load_config
-from referee.server.operations import OperationsLog, log_operation, set_operations_log
+from referee.server.operations import log_operation, set_operations_log
 from referee.server.play import GroupQueue, Table, table_loop
 from referee.server.quotas import DiskSpace
 from referee.server.retention import Retention, retention_loop
 from referee.server.uploads import COMPLETE
-from tests.server.inprocess import finished
+from tests.server.inprocess import finished, open_competition
 
 START = 1_795_867_200.0  # 2026-11-28 12:00:00 UTC
 HOUR = 3600.0
@@ -158,14 +156,9 @@ async def _inline(function: Callable[..., Any], *args: Any) -> Any:
 def simulate(folder: Path, week: Week) -> list[Sample]:
     """Play ``week`` in a competition made in ``folder``; the data directory's size, sampled
     every ``sample_hours`` of virtual time (between two retention passes)."""
-    path = folder / "cup.toml"
-    path.write_text(
-        '[competition]\nname = "week"\nhouse_bots = []\n[storage]\nmin_free_mb = 0\n'
-        f"[retention]\n{week.retention}\n"
-    )
-    config = load_config(path)
-    store = CompetitionStore.open(config.database)
-    competition = Competition(config, store)
+    sections = f"[storage]\nmin_free_mb = 0\n[retention]\n{week.retention}\n"
+    competition = open_competition(folder, sections=sections)
+    config, store = competition.config, competition.store
     competition.disk = DiskSpace((config.data,), 0, lambda _path: 1 << 50)
     participants = []
     for number in range(week.participants):
@@ -176,12 +169,7 @@ def simulate(folder: Path, week: Week) -> list[Sample]:
     patch = pytest.MonkeyPatch()  # the stores stamp their rows with the virtual wall clock
     patch.setattr(competition_db, "time", wall)
     patch.setattr(contest_db, "time", wall)
-    log = OperationsLog.for_data(
-        config.data,
-        stream=None,
-        max_mb=config.retention.operations_log_mb,
-        old_files=config.retention.operations_log_files,
-    )
+    log = config.operations_log(stream=None)
     log.clock = wall.time
     if week.operations_log_bytes is not None:
         log.max_bytes = week.operations_log_bytes

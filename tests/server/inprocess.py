@@ -7,9 +7,14 @@ a child process is ``tests.server.serving``'s.
 
 from __future__ import annotations
 
+import contextlib
+import io
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import httpx
+import pytest
 
 from referee.bots import BotSpec
 from referee.match.result import MatchResult, SeatResult
@@ -17,14 +22,48 @@ from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore, Group
 from referee.server.competition_file import load_config
+from referee.server.operations import OperationsLog, set_operations_log
 
 PLAIN_BOT = b"print('hello')\n"
+START = 1_795_867_200.0  # 2026-11-28 12:00:00 UTC: a fake wall clock's first reading
 
 
-def open_competition(tmp_path: Path, busy_timeout: float = 10.0) -> Competition:
-    """A competition with no house bots, its store open (the caller closes it)."""
+class FakeTime:
+    """Stands in for the ``time`` module where a store stamps its rows (``finished_at``)."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+def fake_wall_clock(monkeypatch: pytest.MonkeyPatch, *modules: ModuleType) -> FakeTime:
+    """A wall clock at ``START`` that ``modules`` read as ``time``; a test moves it on."""
+    fake = FakeTime(START)
+    for module in modules:
+        monkeypatch.setattr(module, "time", fake)
+    return fake
+
+
+@contextlib.contextmanager
+def operations_said(at: float = START) -> Iterator[io.StringIO]:
+    """The operations log's lines written meanwhile, each stamped ``at``."""
+    out = io.StringIO()
+    previous = set_operations_log(OperationsLog(stream=out, clock=lambda: at))
+    try:
+        yield out
+    finally:
+        set_operations_log(previous)
+
+
+def open_competition(
+    tmp_path: Path, busy_timeout: float = 10.0, *, sections: str = ""
+) -> Competition:
+    """A competition with no house bots and the competition file's other ``sections``
+    (TOML), its store open (the caller closes it)."""
     config_path = tmp_path / "cup.toml"
-    config_path.write_text('[competition]\nname = "x"\nhouse_bots = []\n')
+    config_path.write_text('[competition]\nname = "x"\nhouse_bots = []\n' + sections)
     config = load_config(config_path)
     return Competition(config, CompetitionStore.open(config.database, busy_timeout=busy_timeout))
 

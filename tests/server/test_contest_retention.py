@@ -7,7 +7,7 @@ and the pass reads the same clock, so days pass in no time.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -19,54 +19,41 @@ from referee.server import competition_db, contest_db, organiser
 from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
-from referee.server.competition_file import load_config
 from referee.server.contest_db import (
     add_challenge,
     record_contest_match,
     set_challenge,
     start_finals,
 )
-from referee.server.operations import OperationsLog, set_operations_log
+from referee.server.metrics import snapshot
 from referee.server.retention import DAY, Retention
 from referee.server.uploads import COMPLETE
 from referee.server.views import match_view
-from tests.server.inprocess import admitted_group, finished
-
-START = 1_795_867_200.0  # 2026-11-28 12:00:00 UTC
-
-
-class FakeTime:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
+from tests.server.inprocess import (
+    START,
+    FakeTime,
+    admitted_group,
+    fake_wall_clock,
+    finished,
+    open_competition,
+    operations_said,
+)
 
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
-    fake = FakeTime(START)
-    monkeypatch.setattr(competition_db, "time", fake)
-    monkeypatch.setattr(contest_db, "time", fake)
-    return fake
+    return fake_wall_clock(monkeypatch, competition_db, contest_db)
 
 
 @pytest.fixture
-def said() -> Iterable[io.StringIO]:
-    out = io.StringIO()
-    previous = set_operations_log(OperationsLog(stream=out, clock=lambda: START))
-    yield out
-    set_operations_log(previous)
+def said() -> Iterator[io.StringIO]:
+    with operations_said() as out:
+        yield out
 
 
 def _competition(tmp_path: Path, retention: str) -> Competition:
-    path = tmp_path / "cup.toml"
-    path.write_text(
-        '[competition]\nname = "x"\nhouse_bots = []\n[server]\nsecure_cookies = false\n'
-        f"[retention]\n{retention}\n"
-    )
-    config = load_config(path)
-    return Competition(config, CompetitionStore.open(config.database))
+    sections = f"[server]\nsecure_cookies = false\n[retention]\n{retention}\n"
+    return open_competition(tmp_path, sections=sections)
 
 
 def _contest_match(competition: Competition, kind: str, owner: int, rotation: int) -> str:
@@ -160,6 +147,18 @@ def test_challenges_are_kept_for_ever_unless_the_organiser_says_and_finals_alway
     assert "record pruned on 2027-03-08 (retention 30 days)" in download.text
     assert api["net_chips"] and api["status"] == "finished"
     assert page.count("record pruned on 2027-03-08 (retention 30 days)") == 3
+    # The status page counts every record pruned: the ladder's three and the challenge's.
+    assert snapshot(competition).records_pruned == 6
+    competition.store.close()
+
+    # Another change of rules walks the contest's matches again: the records already pruned
+    # are not counted a second time, and nothing else is said.
+    competition = _competition(tmp_path, "days = 5\nfirst_groups = 0\nchallenge_days = 20")
+    said.truncate(0)
+    said.seek(0)
+    trio.run(Retention(competition, clock=clock.time).run_pass)
+    assert "what=contest-matches" not in said.getvalue()
+    assert " retention pruned=0 " in said.getvalue()
     competition.store.close()
 
 
@@ -227,4 +226,30 @@ def test_files_of_versions_that_will_not_play_again_go_once_no_table_uses_them(
     assert b2 in {v.id for v in store.playing_versions()}
     organiser.withdraw(store, organiser.SHELL, str(b2), "keep")
     assert not {b1, b2, b3} & {v.id for v in store.playing_versions()}
+    store.close()
+
+
+def test_a_group_whose_version_lost_its_files_is_not_re_run(
+    tmp_path: Path, clock: FakeTime, said: io.StringIO
+) -> None:
+    # A re-run plays the group's table again; a superseded version whose files retention
+    # removed cannot start, and its owner must not be charged for the missing files.
+    competition = _competition(tmp_path, "days = 7")
+    store = competition.store
+    group = admitted_group(store)
+    for rotation in range(3):
+        mid = competition_db.match_id(group.id, rotation)
+        store.record(group, rotation, group.versions, finished(mid, 5), None, identity=5)
+    roots = {v: _files(competition, v) for v in group.versions}
+    for version in group.versions:  # two newer versions each: the first is superseded
+        owner = store.version(version)
+        assert owner is not None
+        _admit(store, owner.participant)
+        _admit(store, owner.participant)
+    trio.run(Retention(competition, clock=clock.time).run_pass)
+    assert not any(root.exists() for root in roots.values())
+
+    with pytest.raises(organiser.OrganiserError, match="whose files were removed"):
+        organiser.rerun(store, organiser.SHELL, str(group.id), 1)
+    assert store.group_count() == 1  # nothing planned
     store.close()

@@ -13,6 +13,7 @@ from referee.server.app import build_app
 from referee.server.competition import Competition
 from referee.server.quotas import DiskSpace
 from tests.server.inprocess import admitted_group, finished, open_competition
+from tests.server.test_pace import score
 
 
 async def _get(competition: Competition, path: str) -> httpx.Response:
@@ -65,4 +66,29 @@ def test_metrics_parse_and_say_what_the_server_is_doing(tmp_path: Path) -> None:
     assert "Pace: full speed: starting (no limit)" in page.text
     assert "<th>versions waiting for admission</th><td>1</td>" in page.text
     assert "<th>match records kept</th><td>not yet</td>" in page.text
+    store.close()
+
+
+def test_a_settled_ranking_shows_on_the_status_page_and_in_the_metrics(tmp_path: Path) -> None:
+    competition = open_competition(
+        tmp_path, sections="[scheduler]\nsettled_per_minute = 3\nmax_per_minute = 40\n"
+    )
+    store = competition.store
+    versions = admitted_group(store).versions
+    disjoint = {v: score(v, rank, rank, rank) for rank, v in enumerate(versions, 1)}
+    competition.pace.update(disjoint, versions)
+
+    values = _metrics(trio.run(_get, competition, "/metrics").text)
+    assert values["newmarket_settled"] == 1
+    assert values["newmarket_pace_matches_per_minute"] == 3
+    page = trio.run(_get, competition, "/status")
+    assert "Pace: settled: " in page.text and "3 matches a minute" in page.text
+
+    # A new version's arrival (no rank interval yet) is full speed again, under the cap.
+    competition.pace.update({**disjoint, 99: score(99, 4, None, None)}, [*versions, 99])
+    values = _metrics(trio.run(_get, competition, "/metrics").text)
+    assert values["newmarket_settled"] == 0
+    assert values["newmarket_pace_matches_per_minute"] == 40
+    page = trio.run(_get, competition, "/status")
+    assert "Pace: full speed: v99 is new (no rank interval yet)" in page.text
     store.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import types
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +24,24 @@ from referee.match.key import MatchKey
 from referee.match.result import MatchResult
 from referee.server import competition_db
 from referee.server.competition import Competition
-from referee.server.competition_db import CompetitionStore, Group
-from referee.server.competition_file import load_config
-from referee.server.operations import OperationsLog, set_operations_log
+from referee.server.competition_db import Group
 from referee.server.play import GroupQueue, Table, table_loop
 from referee.server.quotas import DiskSpace
 from referee.server.retention import DAY, Retention, retention_loop, stored_bytes
 from referee.server.views import match_view
-from tests.server.inprocess import admitted_group, finished
-
-START = 1_795_867_200.0  # 2026-11-28 12:00:00 UTC
-
-
-class FakeTime:
-    """Stands in for the ``time`` module where the store stamps ``finished_at``."""
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def time(self) -> float:
-        return self.now
+from tests.server.inprocess import (
+    START,
+    FakeTime,
+    admitted_group,
+    fake_wall_clock,
+    finished,
+    open_competition,
+    operations_said,
+)
 
 
 def _competition(tmp_path: Path, retention: str) -> Competition:
-    path = tmp_path / "cup.toml"
-    path.write_text(f'[competition]\nname = "x"\nhouse_bots = []\n\n[retention]\n{retention}\n')
-    config = load_config(path)
-    return Competition(config, CompetitionStore.open(config.database))
+    return open_competition(tmp_path, sections=f"\n[retention]\n{retention}\n")
 
 
 def _play(competition: Competition, group: Group, rotation: int, size: int = 1000) -> str:
@@ -70,17 +61,13 @@ def _play(competition: Competition, group: Group, rotation: int, size: int = 100
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeTime:
-    fake = FakeTime(START)
-    monkeypatch.setattr(competition_db, "time", fake)
-    return fake
+    return fake_wall_clock(monkeypatch, competition_db)
 
 
 @pytest.fixture
-def said() -> Iterable[io.StringIO]:
-    out = io.StringIO()
-    previous = set_operations_log(OperationsLog(stream=out, clock=lambda: START))
-    yield out
-    set_operations_log(previous)
+def said() -> Iterator[io.StringIO]:
+    with operations_said() as out:
+        yield out
 
 
 def test_old_records_go_kept_ones_stay_and_every_result_stays(
@@ -217,3 +204,43 @@ def test_storage_stays_flat_under_a_small_quota_once_retention_applies(
     last_hour = [used for _at, used in samples[-3:]]
     assert sum(last_hour) <= sum(first_hour) * 1.05
     assert " retention pruned=" in said.getvalue()
+
+
+def test_a_record_the_disk_cannot_remove_is_a_platform_fault_and_tried_again(
+    tmp_path: Path, clock: FakeTime, said: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A read-only remount (EROFS) while the pass runs: the pass must not end the server, the
+    # record it could not remove keeps its page's replay, and the next pass tries it again.
+    competition = _competition(tmp_path, "days = 1\nfirst_groups = 0")
+    store = competition.store
+    group = admitted_group(store)
+    mids = [_play(competition, group, r) for r in range(3)]
+    logs = competition.config.logs_dir
+    clock.now += 2 * DAY
+    real_unlink = Path.unlink
+    stuck = logs / f"{mids[1]}.jsonl"
+
+    def unlink(path: Path, missing_ok: bool = False) -> None:
+        if path == stuck:
+            raise OSError(30, "Read-only file system", str(path))
+        real_unlink(path, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    retention = Retention(competition, clock=clock.time)
+    report = trio.run(retention.run_pass)
+    assert report.pruned == 1 and not (logs / f"{mids[0]}.jsonl").exists()
+    assert stuck.exists() and (logs / f"{mids[2]}.jsonl").exists()
+    view = match_view(competition, mids[1], None)
+    assert view is not None and view["record_pruned"] is None
+    assert store.pruned(mids[1]) is None
+    assert (
+        f' platform-fault where=retention match={mids[1]} what="[Errno 30] Read-only file system'
+        in said.getvalue()
+    )
+
+    monkeypatch.setattr(Path, "unlink", real_unlink)  # the disk is writable again
+    report = trio.run(retention.run_pass)
+    assert report.pruned == 2
+    assert not stuck.exists() and not (logs / f"{mids[2]}.jsonl").exists()
+    assert store.pruned(mids[1]) is not None
+    store.close()

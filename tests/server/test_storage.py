@@ -31,7 +31,6 @@ from referee.sandbox import Limits, setting_to_env
 from referee.server import busy, play, uploads
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
-from referee.server.competition_file import load_config
 from referee.server.operations import OperationsLog, set_operations_log
 from referee.server.quotas import ParticipantStorage
 from referee.server.worker_table import WorkerTable
@@ -333,13 +332,7 @@ def _zip(members: dict[str, bytes]) -> UploadFile:
 
 
 def _capped_competition(tmp_path: Path, participant_mb: int) -> Competition:
-    config_path = tmp_path / "cup.toml"
-    config_path.write_text(
-        '[competition]\nname = "x"\nhouse_bots = []\n'
-        f"[storage]\nparticipant_mb = {participant_mb}\n"
-    )
-    config = load_config(config_path)
-    return Competition(config, CompetitionStore.open(config.database))
+    return open_competition(tmp_path, sections=f"[storage]\nparticipant_mb = {participant_mb}\n")
 
 
 async def test_a_zip_bomb_stops_at_the_cap_with_one_line(tmp_path: Path) -> None:

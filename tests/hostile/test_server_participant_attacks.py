@@ -273,6 +273,24 @@ def test_no_page_or_answer_holds_a_token_key_path_or_another_owners_stderr(cup: 
     assert own.status_code == 200 and SECRET in own.text
 
 
+# ---------------------------------------------------------------------- tokens
+
+
+def test_a_feed_reader_with_a_wrong_token_is_told_not_given_the_public_feed(cup: Cup) -> None:
+    """The feed is the one page that reads a bearer token (its owner's challenges are in it
+    then).  A reader left with a rotated token was served the public feed, silently short
+    of them, as the API's answers were before ``bad_tokens``."""
+    path = "/p/bob/feed.atom"
+    with cup.client() as client:
+        public = client.get(path)
+        wrong = client.get(path, headers={"Authorization": "Bearer rotated-long-ago"})
+    assert public.status_code == 200
+    assert wrong.status_code == 401, wrong.text[:200]
+    assert "unknown token" in wrong.text and "<feed" not in wrong.text
+    with cup.client("bob") as client:
+        assert client.get(path).status_code == 200  # his own token is his
+
+
 # ---------------------------------------------------------------------- a full disk
 
 MIB = 1 << 20

@@ -214,6 +214,8 @@ def test_no_page_or_answer_holds_a_token_key_path_or_another_owners_stderr(cup: 
         return None
 
     match_id = wait_until("a finished group of alice's", public_match)
+    versions = [v["id"] for v in cup.server.get("/api/participants/alice")["versions"]]
+    assert versions  # alice's, with her check's transcript (hers alone)
     challenge_match = cup.server.get(f"/api/challenges/{number}", cup.tokens["bob"])["matches"][0]
     paths = [
         "/",
@@ -247,8 +249,10 @@ def test_no_page_or_answer_holds_a_token_key_path_or_another_owners_stderr(cup: 
         "/api/phase",
         "/api/finals",
         "/api/openapi.json",
-        "/versions/1",
-        "/api/versions/1",
+        *(f"/versions/{v}" for v in versions),
+        *(f"/api/versions/{v}" for v in versions),
+        f"/matches/{challenge_match['match']}",
+        f"/api/matches/{challenge_match['match']}",
         "/no/such/page",
         "/matches/nothing",
         "/api/matches/nothing",

@@ -70,13 +70,13 @@ class Cup:
 def cup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cup]:
     tmp = tmp_path_factory.mktemp("attack")
     config = competition_file(
-        tmp, house=("random", "tracker"), challenges="per_hour = 20\nopponents_see = true"
+        tmp,
+        house=("random", "tracker"),
+        extra="self_registration = true\n",
+        challenges="per_hour = 20\nopponents_see = true",
     )
-    config.write_text(
-        config.read_text().replace(
-            "[server]\n", f"[server]\nheader_timeout = 3\nbody_timeout = {BODY_TIMEOUT}\n"
-        )
-    )
+    limits = f"header_timeout = 3\nbody_timeout = {BODY_TIMEOUT}\nregistrations_per_hour = 50\n"
+    config.write_text(config.read_text().replace("[server]\n", "[server]\n" + limits))
     store = CompetitionStore.open(load_config(config).database)
     try:
         _alice, alice = store.add_participant("alice")
@@ -174,6 +174,46 @@ def test_a_name_that_looks_like_someone_is_nobody_to_challenge(cup: Cup, name: s
     assert answer.status_code == 400, answer.text
     assert one_line(answer) == f"{name!r} has no current version to challenge (see /challenge)"
     assert len(cup.challenges("bob")) == before
+
+
+LOOK_ALIKES = [
+    "Alice",
+    "ALICE",
+    "alice ",
+    " alice",
+    "alice\u200b",
+    "al\u200dice",  # a zero-width joiner
+    "\u0430lice",  # a Cyrillic a
+    "\uff41lice",  # a fullwidth a
+    "random",
+    "Tracker",
+    "house:random",
+    "organiser",
+    "Organizer",
+    "admin",
+    "../alice",
+    "alice/..",
+    "a/b",
+    "..",
+]
+
+
+def test_registering_a_look_alike_a_house_name_or_a_path_is_refused_in_one_line(
+    cup: Cup,
+) -> None:
+    """Self-registration on the page, by a browser from the same address as a stranger:
+    every name that would pass for alice, a house bot, the organiser or a path is refused,
+    and no participant is made."""
+    before = cup.server.get("/api/participants")
+    with httpx.Client(base_url=cup.server.url, timeout=60) as browser:
+        form = browser.get("/register")
+        found = re.search(r'name="csrf" value="([^"]+)"', form.text)
+        assert form.status_code == 200 and found is not None
+        for name in LOOK_ALIKES:
+            made = browser.post("/register", data={"name": name, "csrf": found.group(1)})
+            assert made.status_code == 400, (name, made.text[:300])
+            assert "new-token" not in made.text, name
+    assert cup.server.get("/api/participants") == before
 
 
 @pytest.mark.parametrize(

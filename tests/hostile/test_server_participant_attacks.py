@@ -425,3 +425,30 @@ def test_a_full_disk_blames_no_participant(small_disk: Path, tmp_path: Path) -> 
         faults = raw.execute("SELECT COUNT(*) FROM faults").fetchone()[0]
     assert statuses == {"admitted"}  # alice's refused upload left no rejected version
     assert (suspended, faults) == (0, 0)
+
+
+def test_a_forged_client_address_does_not_buy_a_stranger_more_downloads(cup: Cup) -> None:
+    """The per-address limit of a stranger's downloads ([server] downloads_per_minute, 30
+    here) is the connection's address: X-Forwarded-For and X-Real-IP change nothing."""
+
+    def public_match() -> str | None:
+        for row in cup.server.get("/api/participants/bob/matches")["matches"]:
+            with cup.client() as client:
+                if client.get(f"/api/matches/{row['match_id']}").json().get("cards_public"):
+                    return str(row["match_id"])
+        return None
+
+    match_id = wait_until("a finished group of bob's", public_match)
+    statuses = []
+    with cup.client() as client:
+        for number in range(31):
+            forged = f"198.51.100.{number}"
+            answer = client.get(
+                f"/api/matches/{match_id}/log",
+                headers={"X-Forwarded-For": forged, "X-Real-IP": forged, "Forwarded": forged},
+            )
+            statuses.append(answer.status_code)
+            if answer.status_code == 429:
+                assert int(answer.headers["retry-after"]) > 0
+                assert one_line(answer).startswith("too many log downloads: 30 a minute")
+    assert set(statuses) <= {200, 429} and 429 in statuses, statuses

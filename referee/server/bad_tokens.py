@@ -1,15 +1,17 @@
-"""An API request with a token that signs nobody in is a 401, never an anonymous request.
+"""A request with a token that signs nobody in is a 401, never an anonymous request.
 
-``Authorization: Bearer TOKEN`` on ``/api/...`` must be a participant's token
-or the organiser's.  Before this rule a wrong, rotated or revoked token was
-taken for no token at all on every public endpoint: a participant whose token
-the organiser had rotated downloaded a match log without its own stderr, or
-read a match without its transcripts, and was not told why.  Now the request
-is refused with one line before its handler (or its body) is read.
+``Authorization: Bearer TOKEN`` must be a participant's token or the
+organiser's, wherever it is sent: the API, and the one page that reads it (a
+participant's feed, whose challenges are in it for its owner).  Before this
+rule a wrong, rotated or revoked token was taken for no token at all: a
+participant whose token the organiser had rotated downloaded a match log
+without its own stderr, read a match without its transcripts, or followed a
+feed without its challenges, and was not told why.  Now the request is
+refused with one line before its handler (or its body) is read.
 
-The organiser's own addresses (``/api/organiser/...``) are left alone: they
-answer 404 to everyone who is not the organiser, a bad token included, so
-that they do not say they exist.
+The organiser's own addresses (``/organiser``, ``/api/organiser/...``) are
+left alone: they answer 404 to everyone who is not the organiser, a bad token
+included, so that they do not say they exist.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ UNKNOWN_TOKEN = (
     "(send the current one, or none for the public data)"
 )
 
+ORGANISERS = ("/organiser", "/api/organiser")  # a 404 to all but the organiser, as they are
+
 
 def token_refused(store: CompetitionStore, request: Request) -> bool:
     """Whether ``request`` carries a bearer token that is neither a participant's nor the
@@ -43,7 +47,7 @@ def token_refused(store: CompetitionStore, request: Request) -> bool:
 
 
 class BadTokens:
-    """ASGI middleware: ``UNKNOWN_TOKEN`` (401) for an API request whose token is unknown."""
+    """ASGI middleware: ``UNKNOWN_TOKEN`` (401) for a request whose token is unknown."""
 
     def __init__(self, app: ASGIApp, store: CompetitionStore) -> None:
         self.app = app
@@ -53,8 +57,7 @@ class BadTokens:
         path = str(scope.get("path", ""))
         if (
             scope["type"] == "http"
-            and path.startswith("/api/")
-            and not path.startswith("/api/organiser")
+            and not path.startswith(ORGANISERS)
             and token_refused(self.store, Request(scope))
         ):
             await _answer(send, 401, UNKNOWN_TOKEN)

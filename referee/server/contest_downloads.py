@@ -63,8 +63,3 @@ def contest_plan(
         server_places(competition),
         pruned_text(competition, match_id),
     )
-
-
-def log_link(match_id: str) -> str:
-    """The address a page links for a contest match's log (the API's is ``/api`` + it)."""
-    return f"/matches/{match_id}/log"

@@ -110,20 +110,14 @@ async def download_log(
     record, then a pass over every line); unlimited, one client asking in a loop held the
     event loop that serves every page and records every result.
     """
-    limit = limits(competition)
     key = client_key(viewer, address)
-    wait = limit.wait(key)
-    if wait:
-        seconds = math.ceil(wait)
-        return Download(
-            429,
-            f"too many log downloads: {limit.limit} a minute; try again in {seconds} s",
-            retry_after=seconds,
-        )
+    refused = over_limit(competition, key, "log downloads")
+    if refused is not None:
+        return refused
     planned = _plan(competition, match_id, viewer, organiser)
     if isinstance(planned, Download):
         return planned
-    limit.record(key)
+    limits(competition).record(key)
     return await trio.to_thread.run_sync(planned.read)
 
 
@@ -133,6 +127,21 @@ _LIMITS: weakref.WeakKeyDictionary[Competition, SlidingWindow] = weakref.WeakKey
 def client_key(viewer: Participant | None, address: str) -> str:
     """Whose count a request goes to: the participant's, or its address's if nobody."""
     return f"participant {viewer.id}" if viewer is not None else f"address {address}"
+
+
+def over_limit(competition: Competition, key: str, what: str, aside: str = "") -> Download | None:
+    """The 429 for ``key`` if it has spent its ``downloads_per_minute`` (naming ``what`` it
+    spent them on), else None.  Counting is the caller's: a refusal is not counted."""
+    limit = limits(competition)
+    wait = limit.wait(key)
+    if not wait:
+        return None
+    seconds = math.ceil(wait)
+    return Download(
+        429,
+        f"too many {what}: {limit.limit} a minute{aside}; try again in {seconds} s",
+        retry_after=seconds,
+    )
 
 
 def limits(competition: Competition) -> SlidingWindow:

@@ -23,7 +23,6 @@ Only the log's files are read in the thread; the database is read in the loop.
 from __future__ import annotations
 
 import collections
-import math
 import weakref
 from pathlib import Path
 
@@ -32,7 +31,7 @@ import trio
 from referee.server import match_faults
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
-from referee.server.downloads import Download, client_key, limits
+from referee.server.downloads import Download, client_key, limits, over_limit
 from referee.server.views import build_replay, page_names
 
 CACHED = 64  # the size of the caches the page reads (views, match_faults)
@@ -70,18 +69,16 @@ async def first_look(
     if key in _MADE:
         _MADE.move_to_end(key)
         return None
-    window = limits(competition)
     who = client_key(viewer, address)
-    wait = window.wait(who)
-    if wait:
-        seconds = math.ceil(wait)
-        return Download(
-            429,
-            f"too many new match pages and log downloads: {window.limit} a minute "
-            f"(a page seen lately is not counted); try again in {seconds} s",
-            retry_after=seconds,
-        )
-    window.record(who)
+    refused = over_limit(
+        competition,
+        who,
+        "new match pages and log downloads",
+        " (a page seen lately is not counted)",
+    )
+    if refused is not None:
+        return refused
+    limits(competition).record(who)
     async with _builders(competition):
         await trio.to_thread.run_sync(_make, competition, log_path, mtime, names)
     _MADE[key] = None

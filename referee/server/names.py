@@ -28,13 +28,25 @@ import unicodedata
 
 from confusable_homoglyphs import confusables
 
+from bots.registry import BUNDLED
+
 MAX_LENGTH = 40
 MARKS = "\u200e\u200f"  # left-to-right and right-to-left marks
 PUNCTUATION = frozenset("-_.")
 # The organiser's namespace: house bots are named house:NAME (and marked as house bots in
-# the database, not by their name), and these words would pass for the organiser.
+# the database, not by their name), these words would pass for the organiser, and a bundled
+# bot's name for a house bot (any of them may be one): a participant "tracker" beside
+# "house:tracker" was taken for it, and was sent the challenges meant for it.
 RESERVED_PREFIXES = ("house:",)
-RESERVED_NAMES = ("house", "admin", "administrator", "organiser", "organizer", "newmarket")
+RESERVED_NAMES = (
+    "house",
+    "admin",
+    "administrator",
+    "organiser",
+    "organizer",
+    "newmarket",
+    *BUNDLED,
+)
 
 
 class NameRefusedError(ValueError):

@@ -38,7 +38,7 @@ from referee.server.finals import prefix
 from referee.server.organiser_auth import ORGANISER_COOKIE, new_organiser_token
 from referee.server.play import Table
 from referee.server.quotas import DiskSpace
-from tests.server.contest_fakes import PolicyTable, admitted
+from tests.server.contest_fakes import PolicyTable, admitted, asgi_client, contest
 from tests.server.inprocess import finished
 
 CUP = """[competition]
@@ -68,8 +68,7 @@ class Cup:
         return {"Authorization": f"Bearer {self.people[name][2]}"}
 
     def client(self, address: str = "203.0.113.7") -> httpx.AsyncClient:
-        transport = httpx.ASGITransport(app=self.app, client=(address, 4321))
-        return httpx.AsyncClient(transport=transport, base_url="http://cup")
+        return asgi_client(self.app, address)
 
     def finished_group(self) -> Group:
         """A duplicate group of alice, bob and carol, all three matches stored with a log
@@ -90,15 +89,8 @@ class Cup:
 
 @pytest.fixture
 def cup(tmp_path: Path) -> Iterator[Cup]:
-    path = tmp_path / "cup.toml"
-    path.write_text(CUP)
-    config = load_config(path)
-    competition = Competition(config, CompetitionStore.open(config.database))
-    try:
-        people = {name: admitted(competition.store, name) for name in PEOPLE}
+    with contest(tmp_path, CUP, PEOPLE) as (competition, people):
         yield Cup(competition, people, tmp_path, build_app(competition))
-    finally:
-        competition.store.close()
 
 
 def one_line(answer: httpx.Response) -> str:

@@ -9,14 +9,21 @@ finals' re-run is tested without a process.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from starlette.types import ASGIApp
 
 from engine.rules import Rules
 from referee.bots import BotSpec
 from referee.match.key import MatchKey
 from referee.match.result import MatchResult, SeatResult
 from referee.scoring.policies import Policy, play_match
+from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
 
 
 class PolicyTable:
@@ -66,3 +73,28 @@ def admitted(store: CompetitionStore, name: str) -> tuple[int, int, str]:
     version = store.add_version(participant.id, "python3", "main.py", "", 1)
     store.decide(version.id, "admitted", "ok", "", BotSpec(name, ("x",)).to_json())
     return participant.id, version.id, token
+
+
+People = dict[str, tuple[int, int, str]]  # name: (participant, version, token)
+
+
+@contextmanager
+def contest(
+    tmp_path: Path, text: str, names: Iterable[str]
+) -> Iterator[tuple[Competition, People]]:
+    """A competition from the file ``text`` (written as ``tmp_path/cup.toml``) with an
+    admitted version for each of ``names``; its store closed at the end."""
+    path = tmp_path / "cup.toml"
+    path.write_text(text)
+    config = load_config(path)
+    competition = Competition(config, CompetitionStore.open(config.database))
+    try:
+        yield competition, {name: admitted(competition.store, name) for name in names}
+    finally:
+        competition.store.close()
+
+
+def asgi_client(app: ASGIApp, address: str = "203.0.113.7") -> httpx.AsyncClient:
+    """An HTTP client of ``app`` in this process, as if from ``address``."""
+    transport = httpx.ASGITransport(app=app, client=(address, 4321))
+    return httpx.AsyncClient(transport=transport, base_url="http://cup")

@@ -16,8 +16,9 @@ from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.competition_file import load_config
 from referee.server.contest_db import challenge
+from referee.server.contest_play import group_keys
 from referee.server.play import Table
-from tests.server.contest_fakes import PolicyTable, admitted
+from tests.server.contest_fakes import PolicyTable, admitted, asgi_client, contest
 
 CUP = """[competition]
 name = "cup"
@@ -142,3 +143,45 @@ async def test_a_challenge_is_refused_without_csrf_and_once_the_finals_start(
         assert challenge(store, 1) is None
     finally:
         store.close()
+
+
+async def test_the_hourly_limit_is_each_requesters_own_and_each_challenge_has_fresh_cards(
+    tmp_path: Path,
+) -> None:
+    """Issue 30's "rate-limited per hour ... on fresh deals": alice's spent limit is not
+    bob's, it comes back an hour after her first challenge (the competition's clock), and
+    no two challenges of the same table, nor the ladder, deal the same cards."""
+    with contest(tmp_path, CUP, ("alice", "bob", "carol")) as (competition, people):
+        now = [1_700_000_000.0]
+        competition.clock = lambda: now[0]
+
+        def token(name: str) -> dict[str, str]:
+            return {"Authorization": f"Bearer {people[name][2]}"}
+
+        async def ask(name: str, *opponents: str) -> int:
+            answer = await client.post(
+                "/api/challenges", json={"opponents": list(opponents)}, headers=token(name)
+            )
+            return answer.status_code
+
+        async with asgi_client(build_app(competition)) as client:
+            assert await ask("alice", "bob", "carol") == 201
+            now[0] += 600
+            assert await ask("alice", "bob", "carol") == 201
+            assert await ask("alice", "bob", "carol") == 429
+            assert await ask("bob", "alice", "carol") == 201  # his own hour, not hers
+            now[0] += 3600 - 600 - 1  # a second short of an hour after her first
+            assert await ask("alice", "bob", "carol") == 429
+            now[0] += 2  # past the hour
+            assert await ask("alice", "bob", "carol") == 201
+            assert await ask("alice", "bob", "carol") == 429  # her second is within the hour
+        store = competition.store
+        asked = [challenge(store, number) for number in (1, 2, 4)]  # alice's, one table
+        deals = set()
+        for found in asked:
+            assert found is not None
+            keys = group_keys("c", found.seed, found.deal_key, 0, found.versions, 100)
+            deals.add(tuple(key.deal_seed for key in keys))
+        assert len(deals) == 3
+        ladder = store.meta("deal_key")
+        assert ladder is not None and ladder not in {found.deal_key for found in asked if found}

@@ -35,7 +35,6 @@ from referee.server.app import build_app
 from referee.server.auth import SESSION_COOKIE
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
-from referee.server.competition_file import load_config
 from referee.server.contest_db import (
     add_challenge,
     contest_played,
@@ -51,7 +50,7 @@ from referee.server.organiser_auth import (
     open_organiser_session,
 )
 from referee.tools.replay import verify_log
-from tests.server.contest_fakes import admitted
+from tests.server.contest_fakes import asgi_client, contest
 from tests.server.inprocess import finished
 
 REPO = Path(__file__).resolve().parents[2]
@@ -66,6 +65,18 @@ SETTINGS = ("--hands", "10", "--sandbox", "none", "--log")
 CRASH_STDERR = "crash.py: dying on purpose"  # seat 2's last words, its owner's alone
 
 
+def newmarket(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``newmarket ARGS`` run as a user would, its output kept for the assertion's message."""
+    return subprocess.run(
+        [sys.executable, "-m", "referee.cli", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One real 3-seat match (seat 2 crashes, saying so on its stderr): its full log and
@@ -74,14 +85,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     full = root / "m.jsonl"
     crash = f"{sys.executable} -m tests.referee.bots.crash 6 3"
     bots = ["--bot", "random", "--bot", "tracker", "--bot", crash]
-    done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "match", *bots, *SETTINGS, str(full)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = newmarket("match", *bots, *SETTINGS, str(full), timeout=300)
     assert done.returncode == 0, done.stderr
     assert CRASH_STDERR in full.read_text()
     record = root / "m.nmr"
@@ -108,8 +112,7 @@ class Cup:
         return {"Authorization": f"Bearer {self.people[name][2]}"}
 
     def client(self, address: str = "203.0.113.7") -> httpx.AsyncClient:
-        transport = httpx.ASGITransport(app=self.app, client=(address, 4321))
-        return httpx.AsyncClient(transport=transport, base_url="http://cup")
+        return asgi_client(self.app, address)
 
     def kept(self, source: Path, match_id: str) -> Path:
         """A copy of ``source`` as match ``match_id``'s kept record."""
@@ -121,17 +124,10 @@ class Cup:
 
 @pytest.fixture
 def cup(tmp_path: Path) -> Iterator[Cup]:
-    path = tmp_path / "cup.toml"
-    path.write_text(CUP)
-    config = load_config(path)
-    competition = Competition(config, CompetitionStore.open(config.database))
-    now = [1_000_000.0]
-    competition.clock = lambda: now[0]
-    try:
-        people = {name: admitted(competition.store, name) for name in PEOPLE}
+    with contest(tmp_path, CUP, PEOPLE) as (competition, people):
+        now = [1_000_000.0]
+        competition.clock = lambda: now[0]
         yield Cup(competition, people, tmp_path, build_app(competition), now)
-    finally:
-        competition.store.close()
 
 
 def one_line(answer: httpx.Response) -> str:
@@ -200,14 +196,7 @@ async def test_a_challenges_log_goes_to_its_players_alone_each_with_its_own_stde
             "/api/matches/c1r1/log",
         ]
     # ``newmarket replay`` itself, on what a player downloaded from the compact record.
-    done = subprocess.run(
-        [sys.executable, "-m", "referee.cli", "replay", str(cup.tmp / "alice-0.jsonl")],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = newmarket("replay", str(cup.tmp / "alice-0.jsonl"), timeout=120)
     assert done.returncode == 0, done.stderr
 
 

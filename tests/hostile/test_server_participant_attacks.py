@@ -1,0 +1,454 @@
+"""A real ``newmarket serve`` attacked over 127.0.0.1 as a hostile participant would.
+
+One server (a child process, ``tests/server/serving.py``) plays a ladder of
+alice's uploaded bot (it tells its stderr a secret each match), bob's and two
+house bots.  bob is the attacker, with his own good token; a stranger has
+none.  Each test is one attack, and asserts what the attacker sees and that
+nothing of alice's or the organiser's is in any answer.  What each attack did,
+and what held: benchmarks/results/2026-11-28-contest-attacks.md.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from referee.bots import resolve_bot
+from referee.server.competition_db import CompetitionStore
+from referee.server.competition_file import load_config
+from tests.server.serving import (
+    BOTS,
+    Server,
+    competition_file,
+    running,
+    upload,
+    uploaded,
+    version_status,
+    wait_until,
+)
+from tests.server.test_slow_clients import multipart_head, slow_body
+
+SECRET = "my secret strategy"  # what alice's bot (tests/server/bots/plain.py) tells its stderr
+BODY_TIMEOUT = 3  # seconds: the server's [server] body_timeout here
+
+
+@dataclass
+class Cup:
+    server: Server
+    tokens: dict[str, str]  # alice, bob, and the organiser's
+    data: Path  # the server's data directory
+
+    def client(self, name: str | None = None) -> httpx.Client:
+        return self.server.client(self.tokens[name] if name else None)
+
+    def challenges(self, name: str) -> list[object]:
+        return list(self.server.get("/api/challenges", self.tokens[name])["challenges"])
+
+    def secrets(self) -> list[str]:
+        """What no page or API answer may hold: every token, the server's keys, the
+        challenges' deal keys, and where the server keeps its files."""
+        database = load_config(self.server.config).database
+        with sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True) as raw:
+            meta = [str(v) for (v,) in raw.execute("SELECT value FROM meta")]
+            keys = [str(k) for (k,) in raw.execute("SELECT deal_key FROM challenges")]
+        long_meta = [value for value in meta if len(value) >= 16]  # keys, not counters
+        return [*self.tokens.values(), *long_meta, *keys, str(self.data), str(self.data.parent)]
+
+
+@pytest.fixture(scope="module")
+def cup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cup]:
+    tmp = tmp_path_factory.mktemp("attack")
+    config = competition_file(
+        tmp,
+        house=("random", "tracker"),
+        extra="self_registration = true\n",
+        challenges="per_hour = 20\nopponents_see = true",
+    )
+    limits = f"header_timeout = 3\nbody_timeout = {BODY_TIMEOUT}\nregistrations_per_hour = 50\n"
+    config.write_text(config.read_text().replace("[server]\n", "[server]\n" + limits))
+    store = CompetitionStore.open(load_config(config).database)
+    try:
+        _alice, alice = store.add_participant("alice")
+        bob_row, bob = store.add_participant("bob")
+        version = store.add_version(bob_row.id, "bundled", "random", "", 0)
+        store.decide(version.id, "admitted", "ok", "", resolve_bot("random", "bob").to_json())
+    finally:
+        store.close()
+    with running(config) as server:
+        said = re.search(r"org-\S+", "".join(server.before_ready))  # its first start's
+        tokens = {"alice": alice, "bob": bob}
+        if said is not None:
+            tokens["organiser"] = said.group(0)
+        version_id = uploaded(server, alice, BOTS / "plain.py")
+        wait_until("alice's bot admitted", lambda: version_status(server, version_id))
+        assert version_status(server, version_id) == "admitted"
+
+        def alice_played() -> bool:
+            listed = server.get("/api/participants/alice/matches")
+            return bool(listed["matches"])
+
+        wait_until("a ladder match of alice's", alice_played)
+        yield Cup(server, tokens, load_config(config).data)
+
+
+def one_line(answer: httpx.Response) -> str:
+    reason = answer.json()["error"]
+    assert isinstance(reason, str) and "\n" not in reason and len(reason) < 200, reason
+    return reason
+
+
+# ---------------------------------------------------------------------- slow bodies
+
+
+def test_a_challenge_sent_a_byte_a_second_is_cut_off_and_asks_for_nothing(cup: Cup) -> None:
+    body = json.dumps({"opponents": ["alice", "house:tracker"]}).encode() + b" " * 200
+    head = (
+        "POST /api/challenges HTTP/1.1\r\nHost: cup\r\n"
+        f"Authorization: Bearer {cup.tokens['bob']}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    before = len(cup.challenges("bob"))
+    started = time.monotonic()
+    got = slow_body(cup.server, head, body)
+    assert got.startswith(b"HTTP/1.1 408"), got[:200]
+    assert b"request body too slow" in got
+    assert time.monotonic() - started < BODY_TIMEOUT + 10
+    assert len(cup.challenges("bob")) == before
+
+
+def test_an_upload_from_a_second_account_sent_a_byte_a_second_stores_nothing(cup: Cup) -> None:
+    body = (
+        b'--cut\r\nContent-Disposition: form-data; name="runtime"\r\n\r\npython3\r\n'
+        b'--cut\r\nContent-Disposition: form-data; name="bot"; filename="main.py"\r\n\r\n'
+        + b"#"
+        * 200
+    )
+
+    def versions() -> list[int]:
+        return [v["id"] for v in cup.server.get("/api/me", cup.tokens["bob"])["versions"]]
+
+    before = versions()
+    got = slow_body(cup.server, multipart_head("/api/versions", cup.tokens["bob"], 4000), body)
+    assert got.startswith(b"HTTP/1.1 408"), got[:200]
+    assert versions() == before
+
+
+# ---------------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Alice",
+        "ALICE",
+        "alice\u200b",  # a zero-width space
+        "\u200balice",
+        "al\u00adice",  # a soft hyphen
+        "\u0430lice",  # a Cyrillic a
+        "alice/..",
+        "../alice",
+        "./alice",
+        "random",  # a house bot's name without the house's mark
+        "tracker",
+        "house:Random",
+        "house: random",
+        "organiser",
+        "bob",  # oneself
+    ],
+)
+def test_a_name_that_looks_like_someone_is_nobody_to_challenge(cup: Cup, name: str) -> None:
+    before = len(cup.challenges("bob"))
+    with cup.client("bob") as client:
+        answer = client.post("/api/challenges", json={"opponents": [name, "house:tracker"]})
+    assert answer.status_code == 400, answer.text
+    assert one_line(answer) == f"{name!r} has no current version to challenge (see /challenge)"
+    assert len(cup.challenges("bob")) == before
+
+
+LOOK_ALIKES = [
+    "Alice",
+    "ALICE",
+    "alice ",
+    " alice",
+    "alice\u200b",
+    "al\u200dice",  # a zero-width joiner
+    "\u0430lice",  # a Cyrillic a
+    "\uff41lice",  # a fullwidth a
+    "random",
+    "Tracker",
+    "house:random",
+    "organiser",
+    "Organizer",
+    "admin",
+    "../alice",
+    "alice/..",
+    "a/b",
+    "..",
+]
+
+
+def test_registering_a_look_alike_a_house_name_or_a_path_is_refused_in_one_line(
+    cup: Cup,
+) -> None:
+    """Self-registration on the page, by a browser from the same address as a stranger:
+    every name that would pass for alice, a house bot, the organiser or a path is refused,
+    and no participant is made."""
+    before = cup.server.get("/api/participants")
+    with httpx.Client(base_url=cup.server.url, timeout=60) as browser:
+        form = browser.get("/register")
+        found = re.search(r'name="csrf" value="([^"]+)"', form.text)
+        assert form.status_code == 200 and found is not None
+        for name in LOOK_ALIKES:
+            made = browser.post("/register", data={"name": name, "csrf": found.group(1)})
+            assert made.status_code == 400, (name, made.text[:300])
+            assert "new-token" not in made.text, name
+    assert cup.server.get("/api/participants") == before
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/p/Alice", "/p/alice%E2%80%8B", "/p/%D0%B0lice", "/p/..%2Falice", "/p/alice%20"],
+)
+def test_a_page_asked_for_by_a_look_alike_name_is_a_404_not_alices(cup: Cup, path: str) -> None:
+    with cup.client("bob") as client:
+        for suffix in ("", "/matches", "/feed.atom"):
+            answer = client.get(path + suffix)
+            assert answer.status_code == 404, (path + suffix, answer.text[:200])
+            assert "alice v1" not in answer.text
+
+
+# ---------------------------------------------------------------------- what answers hold
+
+
+def test_no_page_or_answer_holds_a_token_key_path_or_another_owners_stderr(cup: Cup) -> None:
+    """Every page and API answer, as a stranger and as bob (with a challenge of bob's
+    against alice played): no token, key or path, none of alice's stderr."""
+    with cup.client("bob") as client:
+        made = client.post("/api/challenges", json={"opponents": ["alice", "house:random"]})
+    assert made.status_code == 201, made.text
+    number = made.json()["id"]
+
+    def played() -> bool:
+        shown = cup.server.get(f"/api/challenges/{number}", cup.tokens["bob"])
+        return bool(shown["status"] == "finished")
+
+    wait_until("bob's challenge", played)
+
+    def public_match() -> str | None:
+        """A match of alice's whose group has finished (its log is out)."""
+        with cup.client("alice") as client:
+            for row in cup.server.get("/api/participants/alice/matches")["matches"]:
+                if client.get(f"/api/matches/{row['match_id']}/log").status_code == 200:
+                    return str(row["match_id"])
+        return None
+
+    match_id = wait_until("a finished group of alice's", public_match)
+    versions = [v["id"] for v in cup.server.get("/api/participants/alice")["versions"]]
+    assert versions  # alice's, with her check's transcript (hers alone)
+    challenge_match = cup.server.get(f"/api/challenges/{number}", cup.tokens["bob"])["matches"][0]
+    paths = [
+        "/",
+        "/participants",
+        "/p/alice",
+        "/p/alice/matches",
+        "/p/alice/feed.atom",
+        "/p/bob/feed.atom",
+        f"/matches/{match_id}",
+        f"/matches/{match_id}/log",
+        f"/matches/{challenge_match['match']}/log",
+        f"/challenges/{number}",
+        "/challenge",
+        "/finals",
+        "/status",
+        "/metrics",
+        "/leaderboard/ratings.svg",
+        "/upload",
+        "/api",
+        "/api/leaderboard",
+        "/api/leaderboard/head-to-head",
+        "/api/participants",
+        "/api/participants/alice",
+        "/api/participants/alice/matches",
+        "/api/me",
+        f"/api/matches/{match_id}",
+        f"/api/matches/{match_id}/log",
+        f"/api/matches/{challenge_match['match']}/log",
+        f"/api/challenges/{number}",
+        "/api/challenges",
+        "/api/phase",
+        "/api/finals",
+        "/api/openapi.json",
+        *(f"/versions/{v}" for v in versions),
+        *(f"/api/versions/{v}" for v in versions),
+        f"/matches/{challenge_match['match']}",
+        f"/api/matches/{challenge_match['match']}",
+        "/no/such/page",
+        "/matches/nothing",
+        "/api/matches/nothing",
+        "/organiser",
+    ]
+    secrets = cup.secrets()
+    seen = 0
+    for who in (None, "bob"):
+        with cup.client(who) as client:
+            for path in paths:
+                answer = client.get(path)
+                assert answer.status_code < 500, (who, path, answer.text[:300])
+                seen += answer.status_code == 200
+                for secret in secrets:
+                    assert secret not in answer.text, (who, path, "holds a secret")
+                assert SECRET not in answer.text, (who, path, "holds alice's stderr")
+    assert seen > len(paths)  # most of them answered (the secrets were looked for)
+    # The control: alice's own download of her match has her stderr, so the look above can
+    # see it where it is.
+    with cup.client("alice") as client:
+        own = client.get(f"/api/matches/{match_id}/log")
+    assert own.status_code == 200 and SECRET in own.text
+
+
+# ---------------------------------------------------------------------- tokens
+
+
+def test_a_feed_reader_with_a_wrong_token_is_told_not_given_the_public_feed(cup: Cup) -> None:
+    """The feed is the one page that reads a bearer token (its owner's challenges are in it
+    then).  A reader left with a rotated token was served the public feed, silently short
+    of them, as the API's answers were before ``bad_tokens``."""
+    path = "/p/bob/feed.atom"
+    with cup.client() as client:
+        public = client.get(path)
+        wrong = client.get(path, headers={"Authorization": "Bearer rotated-long-ago"})
+    assert public.status_code == 200
+    assert wrong.status_code == 401, wrong.text[:200]
+    assert "unknown token" in wrong.text and "<feed" not in wrong.text
+    with cup.client("bob") as client:
+        assert client.get(path).status_code == 200  # his own token is his
+
+
+# ---------------------------------------------------------------------- a full disk
+
+MIB = 1 << 20
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """The server's whole data directory (database, uploads, logs) on a 32 MiB tmpfs."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    disk = tmp_path / "cup-data"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def fill(path: Path) -> None:
+    """Write ``path`` until the file system has no byte left."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        size = MIB
+        while size:
+            try:
+                os.write(fd, bytes(size))
+            except OSError as error:
+                assert error.errno == errno.ENOSPC
+                size //= 2
+    finally:
+        os.close(fd)
+
+
+def test_a_full_disk_blames_no_participant(small_disk: Path, tmp_path: Path) -> None:
+    """The server's disk filled to its last byte while it plays: alice's upload, bob's
+    challenge and the ladder wait, and no version is rejected, suspended or faulted for it;
+    once there is room, the challenge is played."""
+    config = competition_file(
+        tmp_path, house=("random", "tracker"), challenges="per_hour = 5", storage="min_free_mb = 4"
+    )
+    store = CompetitionStore.open(load_config(config).database)
+    try:
+        tokens = {}
+        for name in ("alice", "bob"):
+            row, tokens[name] = store.add_participant(name)
+            version = store.add_version(row.id, "bundled", "random", "", 0)
+            store.decide(version.id, "admitted", "ok", "", resolve_bot("random", name).to_json())
+    finally:
+        store.close()
+    filler = small_disk / "filler"
+    with running(config) as server:
+        wait_until("a ladder match", lambda: server.get("/api/leaderboard")["matches"] > 0)
+        fill(filler)
+        sent = upload(server, tokens["alice"], BOTS / "plain.py", "python3")
+        assert sent.status_code in (503, 507), sent.text
+        assert "\n" not in sent.json()["error"]
+        with server.client(tokens["bob"]) as client:
+            asked = client.post("/api/challenges", json={"opponents": ["alice", "house:random"]})
+        assert asked.status_code in (201, 503, 507), asked.text
+        time.sleep(10)  # the tables meet the full disk meanwhile
+        for path in ("/", "/api/leaderboard", "/status"):
+            with server.client() as client:
+                assert client.get(path).status_code < 500, path
+        filler.unlink()
+        if asked.status_code == 201:
+            number = asked.json()["id"]
+
+            def played() -> bool:
+                shown = server.get(f"/api/challenges/{number}", tokens["bob"])
+                assert shown["status"] != "failed", shown
+                return bool(shown["status"] == "finished")
+
+            wait_until("bob's challenge, once there is room", played)
+        matches = server.get("/api/leaderboard")["matches"]
+        wait_until("play to resume", lambda: server.get("/api/leaderboard")["matches"] > matches)
+    database = load_config(config).database
+    with sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True) as raw:
+        statuses = {str(s) for (s,) in raw.execute("SELECT status FROM versions")}
+        suspended = raw.execute("SELECT COUNT(*) FROM suspensions").fetchone()[0]
+        faults = raw.execute("SELECT COUNT(*) FROM faults").fetchone()[0]
+    assert statuses == {"admitted"}  # alice's refused upload left no rejected version
+    assert (suspended, faults) == (0, 0)
+
+
+def test_a_forged_client_address_does_not_buy_a_stranger_more_downloads(cup: Cup) -> None:
+    """The per-address limit of a stranger's downloads ([server] downloads_per_minute, 30
+    here) is the connection's address: X-Forwarded-For and X-Real-IP change nothing."""
+
+    def public_match() -> str | None:
+        for row in cup.server.get("/api/participants/bob/matches")["matches"]:
+            with cup.client() as client:
+                if client.get(f"/api/matches/{row['match_id']}").json().get("cards_public"):
+                    return str(row["match_id"])
+        return None
+
+    match_id = wait_until("a finished group of bob's", public_match)
+    statuses = []
+    with cup.client() as client:
+        for number in range(31):
+            forged = f"198.51.100.{number}"
+            answer = client.get(
+                f"/api/matches/{match_id}/log",
+                headers={"X-Forwarded-For": forged, "X-Real-IP": forged, "Forwarded": forged},
+            )
+            statuses.append(answer.status_code)
+            if answer.status_code == 429:
+                assert int(answer.headers["retry-after"]) > 0
+                assert one_line(answer).startswith("too many log downloads: 30 a minute")
+    assert set(statuses) <= {200, 429} and 429 in statuses, statuses

@@ -93,6 +93,7 @@ from referee.settings.shared import (
     sandbox_of,
     time_control_of,
 )
+from referee.storage.stderr_files import file_safe
 from referee.transport.process import why_cannot_start
 from referee.transport.timecontrol import TimeControl
 
@@ -430,6 +431,7 @@ class _Reader:
         specs: list[BotSpec] = []
         raws: list[Mapping[str, object]] = []
         first_index: dict[str, int] = {}
+        by_file: dict[str, int] = {}  # a stderr file's name -> the bot it is for
         for index, entry in enumerate(entries):
             spec, raw = self.bot(index, entry)
             if spec.name in first_index:
@@ -437,6 +439,14 @@ class _Reader:
                     f"bots[{index}].name",
                     f"{spec.name!r} is used twice (also bots[{first_index[spec.name]}]); "
                     "every bot needs its own name",
+                )
+            # Two names, one stderr file ("a b" and "a_b"): one bot's text under the other's name.
+            other = by_file.setdefault(file_safe(spec.name), index)
+            if other != index:
+                self.fail(
+                    f"bots[{index}].name",
+                    f"{spec.name!r} and {specs[other].name!r} (bots[{other}]) would share the "
+                    f"stderr file {file_safe(spec.name)}-N.stderr; rename one",
                 )
             first_index[spec.name] = index
             specs.append(spec)

@@ -36,7 +36,8 @@ the ``result``:
               regenerated from it: ``referee.tools.transcript``) or the referee's own
               event as sent.
 ``received``  (format 2) a line a seat sent during the match, at ``t``: ``line``
-              (its text) or ``line_base64`` when it is not UTF-8.
+              (its text) or ``line_base64`` when it is not UTF-8; a message's line
+              without its JSON whitespace past 64 bytes of it, ``spaces`` their count.
 ``lost``      a bot lost after the result was decided (while told the end).
 ``stderr``    what a bot wrote to stderr during the match (head and tail, capped).
 ``result``    the ``MatchResult``: with the match's ``wall_ms`` and each

@@ -202,12 +202,17 @@ class Sent(_Record, tag="sent"):
 
 
 class Received(_Record, tag="received"):
-    """A line a seat sent: ``line`` its text, or ``line_base64`` when it is not UTF-8."""
+    """A line a seat sent: ``line`` its text, or ``line_base64`` when it is not UTF-8.
+
+    ``spaces``: the bytes of JSON whitespace (outside strings) left out of ``line``, when
+    the line had more than ``referee.match.referee.SPACES_KEPT`` of them.
+    """
 
     seat: int
     t: float
     line: str | UnsetType = UNSET
     line_base64: str | UnsetType = UNSET
+    spaces: int | UnsetType = UNSET
 
 
 class Lost(_Record, tag="lost"):

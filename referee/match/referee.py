@@ -59,8 +59,10 @@ from protocol.messages import (
     PROTOCOL_VERSION,
     Choice,
     Fault,
+    MalformedMessageError,
     Reply,
     Request,
+    decode_bot_message,
     encode,
 )
 from referee.match import records
@@ -95,6 +97,31 @@ BRIEF_WAIT = 0.001
 ENV_SPIN = "NEWMARKET_SPIN"
 DEFAULT_SPIN_MICROSECONDS = 500
 MAX_SPIN_MICROSECONDS = 1000  # BRIEF_WAIT: the spin is the first part of it
+
+
+SPACES_KEPT = 64
+"""JSON whitespace a received line keeps in the log, in bytes; past it, only its count.
+
+Whitespace outside strings is free (SPEC.md section 4) and means nothing, but a bot
+that pads every reply with it at random (spaces, tabs, carriage returns: about 1.6
+bits a byte that no compressor removes) made each match's kept record hundreds of
+times a normal one's, on a disk every participant shares.
+"""
+
+
+def _without_spaces(line: bytes) -> bytes | None:
+    """``line`` with no whitespace outside its strings, if it is a message longer than
+    ``SPACES_KEPT`` (a shorter line cannot hold more).  None for a malformed line: its
+    fault quotes it as it came (at most ``max_faults`` of them a match)."""
+    if len(line) <= SPACES_KEPT:
+        return None
+    try:
+        # A message first: the protocol's decoder refuses deep nesting, which would make
+        # msgspec's formatter raise RecursionError.
+        decode_bot_message(line)
+        return msgspec.json.format(line, indent=-1)
+    except (msgspec.DecodeError, MalformedMessageError, RecursionError):
+        return None
 
 
 def spin_wait(setting: str | None, cores: int) -> float:
@@ -823,7 +850,8 @@ class _Referee:
             )
 
     def log_received(self, seat: _Seat, line: bytes) -> None:
-        """The wire transcript: a line the seat sent, as it came (``matchlog``)."""
+        """The wire transcript: a line the seat sent, as it came (``matchlog``), but for
+        JSON whitespace past ``SPACES_KEPT`` bytes, which is counted, not kept."""
         if not self.logging:
             return
         record = records.Received(seat=seat.index, t=self.clock_ms())
@@ -831,6 +859,10 @@ class _Referee:
             record.line = line.decode("utf-8")
         except UnicodeDecodeError:
             record.line_base64 = base64.b64encode(line).decode("ascii")
+        else:
+            tight = _without_spaces(line)
+            if tight is not None and len(line) - len(tight) > SPACES_KEPT:
+                record.line, record.spaces = tight.decode("utf-8"), len(line) - len(tight)
         self.log.write(record)
 
     # ------------------------------------------------------------- faults

@@ -28,6 +28,7 @@ from referee.match.archive import stored_log
 from referee.match.log import LogError, read_log
 from referee.report.frames import Frame, Narrator, build_frames, pretty, pretty_text
 from referee.scoring.ratings import MU, SIGMA, Rating
+from referee.storage.stderr_files import stderr_paths
 from referee.tools.replay import verify_log
 
 STDERR_EXCERPT = 4000  # characters of a bot's stderr shown per match and per file
@@ -89,7 +90,6 @@ def log_path_of(league: League, match: StoredMatch) -> Path | None:
 
 def stderr_files(league: League, bot_name: str) -> list[Path]:
     """The table workers' whole-session stderr files of a bot (``LOGS/stderr/NAME-N.stderr``)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in bot_name)
     dirs = set()
     if league.log_dir is not None:
         dirs.add(league.log_dir / "stderr")
@@ -101,7 +101,7 @@ def stderr_files(league: League, bot_name: str) -> list[Path]:
     found: list[Path] = []
     for directory in sorted(dirs):
         if directory.is_dir():
-            found += sorted(directory.glob(f"{safe}-*.stderr"))
+            found += stderr_paths(directory, bot_name)  # never another bot's (echo-2's)
     return found
 
 

@@ -60,6 +60,7 @@ from referee.match.key import MatchKey
 from referee.match.referee import play_match
 from referee.match.result import MatchResult, result_json
 from referee.sandbox import Sandbox, SandboxError, resolve, setting_from_env
+from referee.storage.stderr_files import stderr_path
 from referee.tables.bot_processes import Held, ProcessPlan
 from referee.tables.messages import (
     Failed,
@@ -258,8 +259,7 @@ class TableSessions:
         spec = self.bots[bot]
         stderr = None
         if self.logs is not None and self.stderr_files:
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name)
-            stderr = self.logs / "stderr" / f"{safe}-{self.number}.stderr"
+            stderr = stderr_path(self.logs / "stderr", spec.name, self.number)
         started: BotSession = await self.nursery.start(
             keeper.run, spec, self.control, stderr, self.sandbox, self.stderr_cap
         )

@@ -368,6 +368,8 @@ class TranscriptCheck:
             if not isinstance(record["line"], str):
                 raise LogError("a received line that is not text", number)
             data = record["line"].encode("utf-8", "surrogatepass")
+            if "spaces" in record and (type(record["spaces"]) is not int or record["spaces"] < 1):
+                raise LogError("a received line's spaces is not a count of bytes", number)
         else:
             try:
                 data = base64.b64decode(record["line_base64"], validate=True)

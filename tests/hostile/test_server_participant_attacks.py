@@ -10,12 +10,9 @@ and what held: benchmarks/results/2026-11-28-contest-attacks.md.
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import re
 import sqlite3
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +35,7 @@ from tests.server.serving import (
     wait_until,
 )
 from tests.server.test_slow_clients import multipart_head, slow_body
+from tests.small_disks import fill, tmpfs
 
 SECRET = "my secret strategy"  # what alice's bot (tests/server/bots/plain.py) tells its stderr
 BODY_TIMEOUT = 3  # seconds: the server's [server] body_timeout here
@@ -337,43 +335,12 @@ def test_a_feed_reader_with_a_wrong_token_is_told_not_given_the_public_feed(cup:
 
 # ---------------------------------------------------------------------- a full disk
 
-MIB = 1 << 20
-
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """The server's whole data directory (database, uploads, logs) on a 32 MiB tmpfs."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    disk = tmp_path / "cup-data"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", str(disk)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "cup-data", 32) as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
-def fill(path: Path) -> None:
-    """Write ``path`` until the file system has no byte left."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        size = MIB
-        while size:
-            try:
-                os.write(fd, bytes(size))
-            except OSError as error:
-                assert error.errno == errno.ENOSPC
-                size //= 2
-    finally:
-        os.close(fd)
 
 
 def test_a_full_disk_blames_no_participant(small_disk: Path, tmp_path: Path) -> None:

@@ -9,7 +9,6 @@ tests that need a mount are skipped, saying why, where mounting is not allowed).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 import subprocess
@@ -22,6 +21,7 @@ import pytest
 
 from referee.tools.replay import verify_log
 from tests.league.files import afresh, write_league_file
+from tests.small_disks import fill, tmpfs
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = ("lowest", "longest", "boodle", "tracker", "lowest")
@@ -64,44 +64,18 @@ def finished(db: Path) -> int:
         return 0
 
 
-@contextlib.contextmanager
-def tmpfs(mount_point: Path, size: str) -> Iterator[Path]:
-    """A tmpfs of ``size`` at ``mount_point``, unmounted afterwards; the test is skipped where
-    this process cannot mount."""
-    mount_point.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs to fill (needs root): {done.stderr.strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     """2 MiB: room for the database of the test league, not for its logs."""
-    with tmpfs(tmp_path / "disk", "2m") as disk:
+    with tmpfs(tmp_path / "disk", 2) as disk:
         yield disk
 
 
 @pytest.fixture
 def log_disk(tmp_path: Path) -> Iterator[Path]:
     """8 MiB: room for every log of the test league (about 2.4 MiB) once it is emptied."""
-    with tmpfs(tmp_path / "logdisk", "8m") as disk:
+    with tmpfs(tmp_path / "logdisk", 8) as disk:
         yield disk
-
-
-def fill(disk: Path) -> None:
-    """Write zeros into ``disk`` until it is full (unbuffered: nothing left to flush later)."""
-    with open(disk / "filler", "wb", buffering=0) as filler, contextlib.suppress(OSError):
-        while True:
-            filler.write(b"\0" * 65536)
 
 
 def fill_mid_league(config: Path, db: Path, disk: Path) -> str:
@@ -118,7 +92,7 @@ def fill_mid_league(config: Path, db: Path, disk: Path) -> str:
     while finished(db) < 2:
         assert process.poll() is None and time.monotonic() < deadline, "no progress"
         time.sleep(0.02)
-    fill(disk)
+    fill(disk / "filler")
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 1, stderr
     return error_line(stderr)
@@ -166,7 +140,7 @@ def test_a_missing_bot_binary_is_named_with_its_path_before_the_league_starts(
 
 
 def test_a_full_disk_is_refused_before_the_league_starts(tmp_path: Path, small_disk: Path) -> None:
-    fill(small_disk)
+    fill(small_disk / "filler")
     db = small_disk / "league.db"
     done = run(league_file(tmp_path), db)
     assert done.returncode == 2

@@ -16,9 +16,6 @@ failures in a row suspended everyone at the table, for good.
 from __future__ import annotations
 
 import contextlib
-import errno
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,44 +30,16 @@ from referee.server.competition_file import load_config
 from referee.server.failures import SUSPECT_FAILURES
 from referee.server.quotas import free_bytes
 from referee.server.worker_table import WorkerError
+from tests.small_disks import MIB, fill, tmpfs
 
-MIB = 1 << 20
 DISK_MB = 48
 MIN_FREE_MB = 8
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    disk = tmp_path / "cup-data" / "logs"
-    disk.mkdir(parents=True)
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={DISK_MB}m", "tmpfs", str(disk)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "cup-data" / "logs", DISK_MB) as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
-def fill(path: Path) -> None:
-    """Write ``path`` until the file system has no byte left."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        size = MIB
-        while size:
-            try:
-                os.write(fd, bytes(size))
-            except OSError as error:
-                assert error.errno == errno.ENOSPC
-                size //= 2
-    finally:
-        os.close(fd)
 
 
 async def until(what: str, predicate: object, seconds: float = 240) -> None:

@@ -170,10 +170,11 @@ def test_finals_rerun_plays_the_record_again_with_real_bots_to_the_same_ranking(
     config = load_config(path)
     store = CompetitionStore.open(config.database)
     try:
-        for name in ("random", "tracker", "lowest"):
+        # Participants play bundled bots, under names of their own (a bundled bot's is reserved).
+        for name, bot in (("ann", "random"), ("bea", "tracker"), ("cal", "lowest")):
             participant, _token = store.add_participant(name)
-            version = store.add_version(participant.id, "bundled", name, "", 0)
-            store.decide(version.id, "admitted", "ok", "", resolve_bot(name, name).to_json())
+            version = store.add_version(participant.id, "bundled", bot, "", 0)
+            store.decide(version.id, "admitted", "ok", "", resolve_bot(name, bot).to_json())
 
         async def finals() -> None:
             competition = Competition(config, store)

@@ -40,7 +40,7 @@ def test_participants_tokens_and_versions(tmp_path: Path) -> None:
 
 def test_a_match_is_recorded_once(tmp_path: Path) -> None:
     store = CompetitionStore.open(tmp_path / "cup.sqlite")
-    for name in ("a", "b", "c"):
+    for name in ("a", "b", "d"):  # "c" is a bundled bot's name, reserved
         participant, _token = store.add_participant(name)
         store.add_version(participant.id, "python3", "main.py", "", 1)
     group = store.plan_group(7, (1, 2, 3), "test")

@@ -8,6 +8,8 @@ before it can grow into a cycle.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 REFEREE = Path(__file__).resolve().parents[1] / "referee"
@@ -71,3 +73,22 @@ def test_the_server_and_the_league_share_nothing_but_what_sits_above_both() -> N
         if name.startswith("referee.league")
     ]
     assert server == []
+
+
+def test_the_command_line_loads_no_test_library() -> None:
+    """Every command imports the whole CLI to build its help; a test library imported at
+    the top of a module it reaches (``trio.testing`` imports pytest) cost every command
+    about 0.3 s of start-up.  What only ``check`` needs, ``check`` imports when it runs."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, referee.cli; "
+            "print(*(m for m in ('pytest', 'trio.testing', 'hypothesis') if m in sys.modules))",
+        ],
+        cwd=REFEREE.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.split() == []

@@ -16,7 +16,6 @@ from typing import Any
 
 import msgspec
 import trio
-import trio.testing
 
 from protocol.framing import LineFramer
 from protocol.messages import (

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Final
 
 import trio
-import trio.testing
 
 from protocol.messages import (
     PROTOCOL_VERSION,
@@ -65,7 +64,11 @@ async def scripted_table(
                 continue
             policy = scenario.policy(seat)
             name = f"{policy.__name__.replace('_', '-')}-{seat}"
-            referee_end, opponent_end = trio.testing.memory_stream_pair()
+            # Imported here, not at the top: trio.testing imports pytest (about 0.1 s), and
+            # every command of the CLI imports this module to build its help.
+            from trio.testing import memory_stream_pair
+
+            referee_end, opponent_end = memory_stream_pair()
             nursery.start_soon(play_opponent, opponent_end, name, policy)
             session = await stack.enter_async_context(open_stream_bot(referee_end, name, control))
             sessions.append(session)

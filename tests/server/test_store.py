@@ -11,7 +11,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from referee.match.result import MatchResult
+from engine.rules import Rules
+from referee.match.result import FaultRecord, MatchResult
 from referee.server.competition_db import CompetitionStore, PlayedMatch, StoreError
 from referee.server.scoring import score_versions
 from tests.server.inprocess import admitted_group, finished, open_competition
@@ -171,4 +172,67 @@ async def test_the_leaderboard_reads_each_result_once_and_scores_as_a_fresh_fit(
         got, want = competition.board.scores[version], fresh[version]
         assert dataclasses.asdict(got) == pytest.approx(dataclasses.asdict(want), abs=1e-12)
     assert competition.board.scores[table[0]].groups == 6
+    store.close()
+
+
+def a_played_result(match_id: str, seed: int) -> MatchResult:
+    """A 4-seat result as a table reports it: the match's rules, a disqualified seat's
+    faults, counters that differ seat by seat."""
+    seats = [
+        msgspec.structs.replace(seat, net_chips=7 * i - 10, decisions=20 + i, think_ms=3 * i)
+        for i, seat in enumerate(finished(match_id, seed, players=4).seats)
+    ]
+    seats[2] = msgspec.structs.replace(
+        seats[2],
+        status="disqualified",
+        faults=[FaultRecord("timeout", 2, "no reply to request 9 within 1100 ms")],
+    )
+    return msgspec.structs.replace(
+        finished(match_id, seed, players=4), rules=Rules().to_dict(), hands=10, seats=seats
+    )
+
+
+def test_a_result_is_kept_packed_and_read_back_whole(tmp_path: Path) -> None:
+    # Results are kept for ever, so their bytes are what the database grows by.
+    competition = open_competition(tmp_path)
+    store = competition.store
+    group = admitted_group(store, ("alice", "bob", "carol", "dave"))
+    result = a_played_result("g1r0", 5)
+    store.record(group, 0, group.versions, result, None, identity=5)
+    found = store.match("g1r0")
+    assert found is not None and found[3] == result
+    with sqlite3.connect(store.path) as raw:
+        (stored,) = raw.execute("SELECT result FROM matches").fetchone()
+    as_json = msgspec.json.encode(result)
+    assert isinstance(stored, bytes) and len(stored) * 3 < len(as_json), (len(stored), len(as_json))
+    store.close()
+
+
+def test_a_result_kept_as_json_text_by_an_older_server_reads_as_it_did(tmp_path: Path) -> None:
+    competition = open_competition(tmp_path)
+    store = competition.store
+    group = admitted_group(store, ("alice", "bob", "carol", "dave"))
+    result = a_played_result("g1r0", 5)
+    store.record(group, 0, group.versions, result, None, identity=5)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE matches SET result = ?", (msgspec.json.encode(result).decode(),))
+    found = store.match("g1r0")
+    assert found is not None and found[3] == result
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("stored", "why"),
+    [(b"\x09abc", "unknown version"), (b"\x01not a frame", "does not unpack")],
+)
+def test_a_damaged_packed_result_is_one_line(tmp_path: Path, stored: bytes, why: str) -> None:
+    competition = open_competition(tmp_path)
+    store = competition.store
+    group = admitted_group(store, ("alice", "bob", "carol", "dave"))
+    store.record(group, 0, group.versions, a_played_result("g1r0", 5), None, identity=5)
+    with sqlite3.connect(store.path) as raw:
+        raw.execute("UPDATE matches SET result = ?", (stored,))
+    with pytest.raises(StoreError, match=f"match g1r0 holds a bad value .*{why}") as refused:
+        store.match("g1r0")
+    assert "\n" not in str(refused.value)
     store.close()

@@ -57,7 +57,8 @@ from referee.league.league_file import LeagueConfig
 from referee.league.schedule import draw_league_seed
 from referee.match.dealkey import DealKey
 from referee.match.key import MatchKey
-from referee.match.result import MatchResult, decode_result, result_json
+from referee.match.packed_result import pack, unpack
+from referee.match.result import MatchResult
 from referee.storage.sqlite import StoreError as StoreError  # re-exported: the commands' name
 from referee.storage.sqlite import connect, damaged, lock_for_writing, quick_check
 
@@ -88,7 +89,7 @@ CREATE TABLE IF NOT EXISTS matches (
     hands INTEGER NOT NULL,
     reason TEXT NOT NULL,
     log_path TEXT,
-    result TEXT NOT NULL,         -- JSON: result_json(MatchResult)
+    result BLOB NOT NULL,         -- referee.match.packed_result (older rows: JSON text)
     finished_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS seats (
@@ -363,7 +364,7 @@ class LeagueStore:
                     start_chips=tuple(start for _, start in taken),
                     deal_seed=deals.deal_seed(_whole(row[5])),
                 )
-                result = decode_result(row[6])
+                result = unpack(row[6])
                 _check_result(key, result, bots)
             out.append(StoredMatch(key, result))
         return out
@@ -479,7 +480,7 @@ def _add_rows(
             result.hands,
             result.reason,
             None if result.log_path is None else str(result.log_path),
-            json.dumps(result_json(result), sort_keys=True),
+            pack(result),  # a third of its JSON: a league of 10^6 matches keeps 10^6
             _now(),
         )
     )

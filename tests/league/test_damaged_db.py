@@ -24,6 +24,7 @@ import pytest
 
 from referee.league.league_db import LeagueStore
 from referee.league.league_file import load_config
+from referee.match.packed_result import pack, unpack
 from tests.clirun import newmarket as in_process
 from tests.league.files import write_league_file
 
@@ -90,10 +91,17 @@ def bad_ordinal(db: Path) -> None:
 
 
 def bad_place(db: Path) -> None:
+    """A well-formed result whose first seat's place is not the seats table's."""
     with sqlite3.connect(db) as connection:
-        connection.execute(
-            "UPDATE matches SET result = json_set(result, '$.seats[0].place', 9) WHERE rotation = 0"
-        )
+        (stored,) = connection.execute("SELECT result FROM matches WHERE rotation = 0").fetchone()
+        result = unpack(stored)
+        result.seats[0].place = 9
+        connection.execute("UPDATE matches SET result = ? WHERE rotation = 0", (pack(result),))
+
+
+def bad_packed_result(db: Path) -> None:
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE matches SET result = x'01ffff' WHERE rotation = 1")
 
 
 @pytest.mark.parametrize(
@@ -103,8 +111,9 @@ def bad_place(db: Path) -> None:
         (bad_result_json, "damaged league database: match c1-t00001-r1 holds a bad value"),
         (bad_ordinal, "damaged league database: match c1-t00001-r2 holds a bad value"),
         (bad_place, "damaged league database: match c1-t00001-r0 holds a bad value"),
+        (bad_packed_result, "damaged league database: match c1-t00001-r1 holds a bad value"),
     ],
-    ids=["page", "result-json", "ordinal", "place"],
+    ids=["page", "result-json", "ordinal", "place", "packed-result"],
 )
 def test_a_damaged_database_is_one_line_from_standings_report_and_league(
     tmp_path: Path,

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from referee.match.packed_result import unpack
+from referee.match.result import result_json
 from tests.league.files import afresh
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,7 +92,7 @@ def stored_results(db: Path) -> dict[str, list[dict[str, object]]]:
     """Each finished match's seats as recorded, by match id."""
     with sqlite3.connect(db) as connection:
         rows = connection.execute("SELECT match_id, result FROM matches").fetchall()
-    return {match_id: json.loads(result)["seats"] for match_id, result in rows}
+    return {match_id: result_json(unpack(result))["seats"] for match_id, result in rows}
 
 
 def differences(straight: Path, resumed: Path) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from referee.match.packed_result import pack, unpack
 from referee.report.data import load_league, log_path_of, read_match_log
 from referee.report.frames import plural, pretty_text
 from referee.report.pages import page_replay, replay_data
@@ -249,9 +250,14 @@ def test_a_league_without_logs_says_so(league_db: Path, tmp_path: Path) -> None:
     db = tmp_path / "nologs.db"
     shutil.copy(league_db, db)
     with sqlite3.connect(db) as connection:
-        connection.execute(
-            "UPDATE matches SET log_path = NULL, result = json_set(result, '$.log_path', NULL)"
-        )
+        rows = connection.execute("SELECT match_id, result FROM matches").fetchall()
+        for match_id, stored in rows:
+            result = unpack(stored)
+            result.log_path = None
+            connection.execute(
+                "UPDATE matches SET log_path = NULL, result = ? WHERE match_id = ?",
+                (pack(result), match_id),
+            )
     out = tmp_path / "site"
     SiteBuilder(db, out).build()
     match_page = next((out / "matches").iterdir()).read_text()

@@ -1,11 +1,13 @@
-"""A match's result as the competition's database keeps it: zstd against a fixed dictionary.
+"""A match's result as the league's and the competition's databases keep it: zstd
+against a fixed dictionary.
 
-The server keeps every result for ever (retention prunes records, never
-results), so a result's bytes are what its database grows by: about 1.3 kB of
-JSON a 4-seat match, most of it keys and the rules every match repeats.
-Compressed against a dictionary that holds one typical result, a result is
-about 0.3 kB.  A packed result is ``VERSION`` and a zstd frame; a result
-stored as JSON text (by a server before this form) is read as it was.
+A competition keeps every result for ever (retention prunes records, never
+results), and a league of 10^6 matches keeps 10^6, so a result's bytes are
+what a database grows by: about 1.2 kB of JSON a 4-seat match, most of it keys
+and the rules every match repeats.  Compressed against a dictionary that holds
+one typical result, a result is about 170 bytes.  A packed result is
+``VERSION`` and a zstd frame; a result stored as JSON text (before this form)
+is read as it was.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from referee.league import standings as standings_module
@@ -19,7 +20,7 @@ from referee.league.league_file import load_config
 from referee.league.runner import rotation_major, round_robin_jobs
 from referee.league.standings import standings_of
 from referee.match.key import MatchKey
-from referee.match.result import MatchResult
+from referee.match.result import MatchResult, result_json
 from tests.league.files import write_league_file
 from tests.league.results import made_up
 
@@ -90,4 +91,28 @@ def test_record_many_writes_all_of_its_matches_or_none(tmp_path: Path) -> None:
         store.record_many([made[5], short])
     assert store.count() == 2
     assert store.record_many([]) == 0
+    store.close()
+
+
+def test_a_league_whose_results_were_kept_as_json_text_reads_as_it_did(tmp_path: Path) -> None:
+    """A league database from before results were packed: the same matches, standings and
+    results; the matches it plays on are packed beside the old rows."""
+    path = write_league_file(tmp_path, BOTS, name="old", hand_limit=6)
+    store, made = generated(path, tmp_path / "league.db")
+    half = len(made) // 2
+    store.record_many(made[:half])
+    packed = standings_of(store, save=False).to_json()
+    with sqlite3.connect(store.path) as raw:
+        for key, result in made[:half]:
+            text = msgspec.json.encode(result_json(result)).decode()
+            raw.execute("UPDATE matches SET result = ? WHERE match_id = ?", (text, key.match_id))
+        kinds = raw.execute("SELECT DISTINCT typeof(result) FROM matches").fetchall()
+    assert kinds == [("text",)]
+    assert standings_of(store, save=False).to_json() == packed
+    assert [stored.result for stored in store.matches()] == [result for _, result in made[:half]]
+    store.record_many(made[half:])
+    assert [stored.result for stored in store.matches()] == [result for _, result in made]
+    with sqlite3.connect(store.path) as raw:
+        kinds = raw.execute("SELECT DISTINCT typeof(result) FROM matches ORDER BY 1").fetchall()
+    assert kinds == [("blob",), ("text",)]
     store.close()

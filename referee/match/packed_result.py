@@ -12,6 +12,8 @@ is read as it was.
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 import zstandard
 
@@ -47,15 +49,10 @@ _DICTIONARY = (
     b':"/srv/cup/cup-data/logs/g12r0.nmr","reason":"hand_limit","wall_ms":147}'
 )
 
-_CACHE: list[zstandard.ZstdCompressionDict] = []
 
-
+@functools.cache
 def _dictionary() -> zstandard.ZstdCompressionDict:
-    if not _CACHE:
-        _CACHE.append(
-            zstandard.ZstdCompressionDict(_DICTIONARY, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
-        )
-    return _CACHE[0]
+    return zstandard.ZstdCompressionDict(_DICTIONARY, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
 
 
 def pack(result: MatchResult) -> bytes:

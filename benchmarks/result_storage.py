@@ -3,11 +3,12 @@
     .venv/bin/python -m benchmarks.result_storage                  # packed results
     .venv/bin/python -m benchmarks.result_storage --json-text      # as JSON text (before)
 
-``--matches`` real 4-seat matches of ``newmarket match --json`` (the bundled
+``--matches`` real 4-seat matches (``retention_storage.played``: the bundled
 tracker and random alternately, ``--hands`` hands, no sandbox) give their
-results; a competition database then records ``--stored`` of them in turn,
-each in a group of its own (a table's group, seats and all, as the server
-records it), and the file's size over the matches stored is the figure.
+results, read from their logs' last lines; a competition database then
+records ``--stored`` of them in turn, each in a group of its own (a table's
+group, seats and all, as the server records it), and the file's size over the
+matches stored is the figure.
 ``--json-text`` stores each result as the JSON text a server kept before
 results were packed, for the comparison (the same rows otherwise).  The
 machine's load average is printed before and after.
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,27 +27,20 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
 
+from benchmarks.retention_storage import played
 from referee.match import packed_result
-from referee.match.result import MatchResult, decode_result, enc_hook
+from referee.match.log import read_records
+from referee.match.records import ResultRecord
+from referee.match.result import MatchResult, enc_hook
 from referee.server import competition_db
 from referee.server.competition_db import CompetitionStore
 
 
-def played(matches: int, hands: int) -> list[MatchResult]:
-    """The results of ``matches`` real matches."""
-    results = []
-    for seed in range(1, matches + 1):
-        bots = ["--bot", "tracker", "--bot", "random"] * 2
-        options = ["--hands", str(hands), "--seed", str(seed), "--sandbox", "none", "--json"]
-        with tempfile.TemporaryDirectory() as logs:
-            done = subprocess.run(
-                [sys.executable, "-m", "referee.cli", "match", *bots, *options, "--log-dir", logs],
-                check=True,
-                capture_output=True,
-                timeout=300,
-            )
-        results.append(decode_result(done.stdout))
-    return results
+def result_of(log: Path) -> MatchResult:
+    """A log's result: its last line."""
+    *_, (_, last) = read_records(log)
+    assert isinstance(last, ResultRecord), f"{log}: no result at the end"
+    return last.result()
 
 
 def as_json_text(result: MatchResult) -> str:
@@ -90,7 +83,7 @@ def main() -> None:
     parser.add_argument("--json-text", action="store_true", help="store results as JSON text")
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
-    results = played(args.matches, args.hands)
+    results = played(args.matches, args.hands, result_of)
     text = [len(as_json_text(result)) for result in results]
     started = time.process_time()
     size, packed = stored_bytes(results, args.stored, args.json_text)

@@ -284,7 +284,7 @@ CREATE TABLE IF NOT EXISTS contest_matches (
     hands INTEGER NOT NULL,
     net_chips TEXT NOT NULL,          -- JSON list per seat
     disqualified TEXT NOT NULL,       -- JSON list of bools per seat
-    result TEXT NOT NULL,
+    result BLOB NOT NULL,             -- referee.match.packed_result (older rows: JSON text)
     log_path TEXT,
     keep INTEGER NOT NULL DEFAULT 0,  -- 1: a finals match, whose log retention must keep
     finished_at REAL NOT NULL

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from referee.match.result import MatchResult, result_json
+from referee.match.packed_result import pack
+from referee.match.result import MatchResult
 from referee.server.competition_db import MAX_ROW_ID, CompetitionStore, PlayedMatch
 
 
@@ -276,7 +277,7 @@ def record_contest_match(
             result.hands,
             json.dumps([seat.net_chips for seat in seats]),
             json.dumps([seat.status == "disqualified" for seat in seats]),
-            json.dumps(result_json(result)),
+            pack(result),  # as the ladder's results: referee.match.packed_result
             log_path,
             1 if kind == "finals" else 0,
             time.time(),

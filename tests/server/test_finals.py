@@ -8,6 +8,7 @@ match's ``deal_seed`` as a worker's would be), and the clock is injected.
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections import Counter
 from datetime import datetime
@@ -21,6 +22,7 @@ import trio.testing
 
 from referee.bots import resolve_bot
 from referee.match.key import MatchKey
+from referee.match.packed_result import unpack
 from referee.match.result import MatchResult
 from referee.scoring.policies import noisy, random_policy, tracker
 from referee.server.app import build_app
@@ -186,6 +188,13 @@ def test_finals_rerun_plays_the_record_again_with_real_bots_to_the_same_ranking(
         assert published is not None and published.ranking is not None
         logs = sorted(p.name for p in config.logs_dir.iterdir())
         assert logs == ["f1g0r0.nmr", "f1g0r1.nmr", "f1g0r2.nmr"]  # compact records
+        # Each match's whole result is kept packed, as the ladder's are.
+        for match_id, stored, net_chips in store.connection.execute(
+            "SELECT match_id, result, net_chips FROM contest_matches ORDER BY match_id"
+        ).fetchall():
+            kept = unpack(stored)
+            assert kept.match_id == match_id and kept.hands >= 1
+            assert [seat.net_chips for seat in kept.seats] == json.loads(net_chips)
         before = (config.logs_dir / "f1g0r0.nmr").read_bytes()
         code, out, err = newmarket("serve", "finals-rerun", str(path))
         assert code == 0, err

@@ -236,6 +236,29 @@ async def test_a_bot_s_stderr_file_has_what_it_wrote_as_it_ended(tmp_path: Path)
     assert path.read_text().splitlines() == ["said after the shutdown"] * 2
 
 
+async def test_each_match_s_log_has_the_stderr_its_bot_wrote_during_that_match(
+    tmp_path: Path,
+) -> None:
+    # One process plays match after match (as a league's table reuses it): a line the bot
+    # wrote just before its last reply of a match is that match's, not the next one's.
+    spec = bot("tells_each_reply", name="tells")
+    rules = preset("boodle").with_options({"hand_limit": 2})
+    async with open_bots([spec, *good(2)], CONTROL) as sessions:
+        for number in range(6):
+            seats = sessions[number % 3 :] + sessions[: number % 3]
+            log = tmp_path / f"m{number}.jsonl"
+            result = await play_match(
+                seats, rules, number, time_control=CONTROL, match_id=f"m{number}", log_path=log
+            )
+            seat = seats.index(sessions[0])
+            [text] = [
+                r["text"] for _, r in read_log(log) if r["type"] == "stderr" and r["seat"] == seat
+            ]
+            lines = text.splitlines()
+            assert lines and all(line.startswith(f"m{number} reply ") for line in lines), lines
+            assert len(lines) == result.seats[seat].decisions
+
+
 async def test_a_tree_that_ignores_sigterm_is_killed(tmp_path: Path) -> None:
     spec = bot("grandchild", "play", "term")
     async with open_bot(spec, CONTROL) as session:

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from referee.server.auth import bearer_token, signed_in
+from referee.server.auth import bearer_token, client_address, signed_in
 from referee.server.board_charts import head_to_head, refresh_charts
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
@@ -147,7 +147,7 @@ class _Api:
 
     async def get_match(self, request: Request) -> JSONResponse:
         caller = _caller(self.competition, request)
-        address = request.client.host if request.client is not None else "unknown"
+        address = client_address(request.scope)
         refused = await first_look(
             self.competition, request.path_params["match_id"], caller, address
         )
@@ -161,7 +161,7 @@ class _Api:
 
     async def get_match_log(self, request: Request) -> Response:
         caller = _caller(self.competition, request)
-        address = request.client.host if request.client is not None else "unknown"
+        address = client_address(request.scope)
         match_id = request.path_params["match_id"]
         organiser = organiser_by_bearer(request, self.competition.store)  # finals, unpublished
         download = await download_log(

@@ -34,6 +34,7 @@ from referee.server.auth import (
     SESSION_SECONDS,
     bearer_token,
     browser_id,
+    client_address,
     csrf_ok,
     csrf_token,
     session_token,
@@ -229,7 +230,7 @@ class Pages:
 
     async def match(self, request: Request) -> Response:
         viewer = signed_in(request, self.competition.store)
-        address = request.client.host if request.client is not None else "unknown"
+        address = client_address(request.scope)
         match_id = request.path_params["match_id"]
         refused = await first_look(self.competition, match_id, viewer, address)
         if refused is not None:  # its first look is counted (match_builds)
@@ -245,7 +246,7 @@ class Pages:
 
     async def match_log(self, request: Request) -> Response:
         viewer = signed_in(request, self.competition.store)
-        address = request.client.host if request.client is not None else "unknown"
+        address = client_address(request.scope)
         match_id = request.path_params["match_id"]
         organiser = organiser_by_cookie(request, self.competition.store)  # finals, unpublished
         download = await download_log(
@@ -299,7 +300,7 @@ class Pages:
         form = await self.form(request)
         if isinstance(form, HTMLResponse):
             return form
-        address = request.client.host if request.client is not None else "unknown"
+        address = client_address(request.scope)
         wait = self.registrations.wait(address)
         if wait:
             limit = self.registrations.limit

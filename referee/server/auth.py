@@ -30,6 +30,7 @@ import hmac
 import secrets
 
 from starlette.requests import Request
+from starlette.types import Scope
 
 from referee.server.competition_db import CompetitionStore, Participant
 
@@ -67,6 +68,13 @@ def bearer_token(request: Request) -> str | None:
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
     return None
+
+
+def client_address(scope: Scope) -> str:
+    """The address the connection came from (the connection's own, never a header a client
+    writes): what per-address limits count."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
 
 
 def session_token(request: Request) -> str | None:

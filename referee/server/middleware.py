@@ -37,7 +37,7 @@ from http.cookies import CookieError, SimpleCookie
 import trio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from referee.server.auth import BROWSER_COOKIE, new_browser_id
+from referee.server.auth import BROWSER_COOKIE, client_address, new_browser_id
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -240,8 +240,7 @@ class AnonymousRequests:
         if self.signed_in(scope):
             await self.app(scope, receive, send)
             return
-        client = scope.get("client")
-        address = str(client[0]) if client else "unknown"
+        address = client_address(scope)
         if self.open.get(address, 0) >= self.per_address or self.total >= self.overall:
             # Before a byte of the body: the connection is closed with the answer.
             await _answer(

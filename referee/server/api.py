@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from referee.server.auth import bearer_token, client_address, signed_in
+from referee.server.auth import bearer_participant, client_address, signed_in
 from referee.server.board_charts import head_to_head, refresh_charts
 from referee.server.competition import Competition
 from referee.server.competition_db import Participant
@@ -43,10 +43,7 @@ def _error(status: int, reason: str, headers: Mapping[str, str] | None = None) -
 
 
 def _caller(competition: Competition, request: Request) -> Participant | None:
-    token = bearer_token(request)
-    if token is not None:
-        return competition.store.participant_by_token(token)
-    return None
+    return bearer_participant(request, competition.store)
 
 
 def routes(competition: Competition) -> list[BaseRoute]:

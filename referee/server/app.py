@@ -32,7 +32,7 @@ from referee.server import api, contest_pages, organiser_contest, organiser_web,
 from referee.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
-    bearer_token,
+    bearer_participant,
     browser_id,
     client_address,
     csrf_ok,
@@ -198,8 +198,8 @@ class Pages:
         if who is None:
             return self.error(request, 404, "no participant of that name")
         base = f"{request.url.scheme}://{request.url.netloc}"
-        token = bearer_token(request)  # a feed reader may send it; a browser is signed in
-        reader = signed_in(request, store) or (store.participant_by_token(token) if token else None)
+        # A feed reader may send its token; a browser is signed in.
+        reader = signed_in(request, store) or bearer_participant(request, store)
         private = reader is not None and reader.id == who.id
         return Response(atom_feed(self.competition, who, base, private), media_type=FEED_TYPE)
 
@@ -503,8 +503,7 @@ def _guarded(app: ASGIApp, competition: Competition) -> ASGIApp:
         request = Request(scope)
         store = competition.store
         try:
-            token = bearer_token(request)
-            if token is not None and store.participant_by_token(token) is not None:
+            if bearer_participant(request, store) is not None:
                 return True
             if organiser_by_bearer(request, store) or organiser_by_cookie(request, store):
                 return True

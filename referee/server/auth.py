@@ -70,6 +70,12 @@ def bearer_token(request: Request) -> str | None:
     return None
 
 
+def bearer_participant(request: Request, store: CompetitionStore) -> Participant | None:
+    """The participant whose API token the request carries, if any (no token: None)."""
+    token = bearer_token(request)
+    return None if token is None else store.participant_by_token(token)
+
+
 def client_address(scope: Scope) -> str:
     """The address the connection came from (the connection's own, never a header a client
     writes): what per-address limits count."""

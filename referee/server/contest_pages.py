@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from referee.server import phases
-from referee.server.auth import bearer_token, signed_in
+from referee.server.auth import bearer_participant, signed_in
 from referee.server.challenges import (
     ChallengeRefusedError,
     challenge_json,
@@ -57,8 +57,7 @@ class ContestPages:
         self.pages = pages
 
     def _caller(self, request: Request) -> Participant | None:
-        token = bearer_token(request)
-        return None if token is None else self.competition.store.participant_by_token(token)
+        return bearer_participant(request, self.competition.store)
 
     # ------------------------------------------------------------ pages
 

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from referee.server.auth import bearer_token
 from referee.server.competition_db import CompetitionStore, StoreError
-from referee.server.middleware import _answer
+from referee.server.middleware import answer
 from referee.server.organiser_auth import is_organiser_token
 
 UNKNOWN_TOKEN = (
@@ -60,6 +60,6 @@ class BadTokens:
             and not path.startswith(ORGANISERS)
             and token_refused(self.store, Request(scope))
         ):
-            await _answer(send, 401, UNKNOWN_TOKEN)
+            await answer(send, 401, UNKNOWN_TOKEN)
             return
         await self.app(scope, receive, send)

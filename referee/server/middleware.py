@@ -212,7 +212,7 @@ class BodyDeadline:
             await self.app(scope, timed_receive, watching_send)
         except BodyTimeoutError as error:
             if not answered:
-                await _answer(send, error.status, str(error))
+                await answer(send, error.status, str(error))
 
 
 class AnonymousRequests:
@@ -243,7 +243,7 @@ class AnonymousRequests:
         address = client_address(scope)
         if self.open.get(address, 0) >= self.per_address or self.total >= self.overall:
             # Before a byte of the body: the connection is closed with the answer.
-            await _answer(
+            await answer(
                 send,
                 503,
                 "too many requests in progress from nobody signed in; try again in a moment",
@@ -268,10 +268,10 @@ def too_large(cap: int) -> str:
 
 
 async def _refuse(send: Send, cap: int) -> None:
-    await _answer(send, 413, too_large(cap))
+    await answer(send, 413, too_large(cap))
 
 
-async def _answer(send: Send, status: int, reason: str, retry_after: int | None = None) -> None:
+async def answer(send: Send, status: int, reason: str, retry_after: int | None = None) -> None:
     """A one-line JSON error that closes the connection (the body is not read on)."""
     body = json.dumps({"error": reason}).encode()
     extra = [] if retry_after is None else [(b"retry-after", str(retry_after).encode())]

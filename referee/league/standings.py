@@ -507,10 +507,10 @@ def standings_of(store: LeagueStore, *, save: bool = True) -> Standings:
                 for end in group_ends(ordered, done, cut, EVERY):
                     upto = ordered[end - 1]
                     run = store.matches(tally.last, (upto.cycle, upto.index, upto.match_id))
-                    tally.extend(sorted(run, key=schedule_order))
+                    tally.extend(run)  # store.matches gives the schedule's order
                 tally.total = total
                 save_tally(path, secret, tally)
-        rest = sorted(store.matches(after=tally.last if tally else None), key=schedule_order)
+        rest = store.matches(after=tally.last if tally else None)  # compute sorts
         return compute(identity, names, rest, store.name(), deals, tally, total)
     except ValueError:  # a group met again after the prefix (``Tally.extend``): fold every match
         return compute(identity, names, store.matches(), store.name(), deals)

@@ -238,3 +238,32 @@ def test_a_bot_padding_its_replies_keeps_its_records_small(tmp_path: Path) -> No
     assert all(len(r["line"]) < 100 for r in replies)
     assert records[-1]["seats"][0]["faults"] == []  # whitespace is free: no fault
     verify_log(only_log(tmp_path / "padded"))
+
+
+def test_only_whitespace_outside_a_messages_strings_is_left_out_of_its_log(tmp_path: Path) -> None:
+    code, _out, err = newmarket(
+        "match", "--bot", f"sp={PROTO}spaced", "--bot", "random", "--bot", "tracker",
+        "--hands", "6", "--seed", "5", "--sandbox", "none", "--log-dir", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, err
+    full = only_log(tmp_path)
+    records = log_records(full)
+    sent = [r for r in records if r["type"] == "received" and r["seat"] == 0][:7]
+    assert len(sent) == 7, sent
+    both, inside, kept64, over64, not_json, not_utf8, deep = sent
+    # Spaces outside the strings counted and left out; those inside a string kept.
+    assert both["spaces"] == 100 and f'"choice":"{" " * 100}","choice":' in both["line"]
+    # 100 spaces, all inside a string: nothing to leave out.
+    assert "spaces" not in inside and inside["line"].count(" ") == 100
+    assert "spaces" not in kept64 and kept64["line"].count(" ") == 64  # at most 64: kept
+    assert over64["spaces"] == 65 and " " not in over64["line"]
+    # Malformed lines are kept as they came (their faults quote them).
+    assert "spaces" not in not_json and not_json["line"].endswith(" " * 1000)
+    assert "spaces" not in not_utf8 and "line_base64" in not_utf8 and "line" not in not_utf8
+    assert "spaces" not in deep and deep["line"].count(" ") == 1000
+    seat = records[-1]["seats"][0]
+    assert [f["kind"] for f in seat["faults"]] == ["malformed"] * 3, seat["faults"]
+    verify_log(full)
+    log = full.read_bytes()
+    kept = keep_log(full, "compact")
+    assert kept.suffix == ".nmr" and b"".join(full_log_lines(kept)) == log

@@ -52,17 +52,15 @@ from engine.deal import Deal
 from engine.events import RecurringMemo
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS, Match
-from protocol.conversation import Late, LineFault
+from protocol.conversation import Late, LineFault, Verdict
 from protocol.events import SeatDisqualified
 from protocol.faults import FaultKind, disqualifies
 from protocol.messages import (
     PROTOCOL_VERSION,
     Choice,
     Fault,
-    MalformedMessageError,
     Reply,
     Request,
-    decode_bot_message,
     encode,
 )
 from referee.match import records
@@ -109,21 +107,21 @@ times a normal one's, on a disk every participant shares.
 """
 
 
-def _without_spaces(line: bytes) -> bytes | None:
-    """``line`` with no whitespace outside its strings, if it holds more than
-    ``SPACES_KEPT`` bytes of whitespace at all.  None for a malformed line: its fault
-    quotes it as it came (at most ``max_faults`` of them a match)."""
-    # Counting bytes in C first keeps the second decode off an ordinary reply's path.
-    spaces = line.count(b" ") + line.count(b"\t") + line.count(b"\r")
-    if spaces <= SPACES_KEPT:
+def _without_spaces(message: bytes) -> tuple[str, int] | None:
+    """A received ``message`` without its JSON whitespace outside strings, and the bytes
+    left out, when those are more than ``SPACES_KEPT``; else None (kept as it came).
+
+    Only for a line the protocol's decoder read as a message (``Conversation.receive``),
+    so UTF-8 and nested no deeper than ``MAX_NESTING``: msgspec's formatter would raise
+    RecursionError on deep nesting.  A malformed line is kept as it came (its fault quotes
+    it, at most ``max_faults`` of them a match).  The formatter reads the line once; counting
+    its spaces first, three passes that mispredict a branch a byte, cost thirty times that.
+    """
+    if len(message) <= SPACES_KEPT:
         return None
-    try:
-        # A message first: the protocol's decoder refuses deep nesting, which would make
-        # msgspec's formatter raise RecursionError.
-        decode_bot_message(line)
-        return msgspec.json.format(line, indent=-1)
-    except (msgspec.DecodeError, MalformedMessageError, RecursionError):
-        return None
+    tight = msgspec.json.format(message, indent=-1)
+    spaces = len(message) - len(tight)
+    return (tight.decode("utf-8"), spaces) if spaces > SPACES_KEPT else None
 
 
 def spin_wait(setting: str | None, cores: int) -> float:
@@ -759,7 +757,7 @@ class _Referee:
                 await self.time_out(seat, request, hand, limit)
                 return None
             verdict = conversation.receive(line)
-            self.log_received(seat, line)
+            self.log_received(seat, line, verdict)
             if isinstance(verdict, Reply):
                 self.take_reply(seat, verdict, elapsed)
                 return verdict.choice
@@ -801,7 +799,7 @@ class _Referee:
             if line is None:
                 return
             verdict = session.conversation.receive(line)
-            self.log_received(seat, line)
+            self.log_received(seat, line, verdict)
             assert not isinstance(verdict, Reply), "no request is waiting"
             await self.judge(seat, hand, verdict, None, 0.0)
 
@@ -851,20 +849,21 @@ class _Referee:
                 )
             )
 
-    def log_received(self, seat: _Seat, line: bytes) -> None:
-        """The wire transcript: a line the seat sent, as it came (``matchlog``), but for
-        JSON whitespace past ``SPACES_KEPT`` bytes, which is counted, not kept."""
+    def log_received(self, seat: _Seat, line: bytes, verdict: Verdict) -> None:
+        """The wire transcript: a line the seat sent, as it came (``matchlog``), but for a
+        message's JSON whitespace past ``SPACES_KEPT`` bytes, which is counted, not kept."""
         if not self.logging:
             return
         record = records.Received(seat=seat.index, t=self.clock_ms())
-        try:
-            record.line = line.decode("utf-8")
-        except UnicodeDecodeError:
-            record.line_base64 = base64.b64encode(line).decode("ascii")
+        malformed = isinstance(verdict, LineFault) and verdict.kind is FaultKind.MALFORMED
+        tight = None if malformed else _without_spaces(line)
+        if tight is not None:
+            record.line, record.spaces = tight
         else:
-            tight = _without_spaces(line)
-            if tight is not None and len(line) - len(tight) > SPACES_KEPT:
-                record.line, record.spaces = tight.decode("utf-8"), len(line) - len(tight)
+            try:
+                record.line = line.decode("utf-8")
+            except UnicodeDecodeError:
+                record.line_base64 = base64.b64encode(line).decode("ascii")
         self.log.write(record)
 
     # ------------------------------------------------------------- faults

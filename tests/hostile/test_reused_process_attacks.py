@@ -12,7 +12,8 @@ compact records: each attack is a real bot in a real league or match.
   (``proto_bots/encodings.py``), and only that bot's seat carries a fault.
 * A bot padding every reply with random JSON whitespace (``proto_bots/padded.py``):
   its match's record must not cost the disk hundreds of times a normal one's (it did:
-  the log now counts such whitespace instead of keeping it).
+  the log now counts such whitespace instead of keeping it).  Nor one repeating a reply's
+  key with 64 kB of random letters before the value played (``proto_bots/doubled.py``).
 """
 
 from __future__ import annotations
@@ -220,15 +221,17 @@ def test_every_spelling_of_a_reply_is_kept_exactly_by_the_compact_record(tmp_pat
             assert seat["faults"] == [], seat  # nobody else blamed for its bytes
 
 
-def test_a_bot_padding_its_replies_keeps_its_records_small(tmp_path: Path) -> None:
-    def record_bytes(bot: str, where: Path) -> int:
-        code, _out, err = newmarket(
-            "match", "--bot", bot, "--bot", "random", "--bot", "tracker", "--bot", "lowest",
-            "--hands", "4", "--seed", "5", "--sandbox", "none", "--log-dir", str(where),
-        )  # fmt: skip
-        assert code == 0, err
-        return len(compact.compact(only_log(where).read_bytes()))
+def record_bytes(bot: str, where: Path) -> int:
+    """The compact record's bytes of a 4-hand match of ``bot`` against three bundled bots."""
+    code, _out, err = newmarket(
+        "match", "--bot", bot, "--bot", "random", "--bot", "tracker", "--bot", "lowest",
+        "--hands", "4", "--seed", "5", "--sandbox", "none", "--log-dir", str(where),
+    )  # fmt: skip
+    assert code == 0, err
+    return len(compact.compact(only_log(where).read_bytes()))
 
+
+def test_a_bot_padding_its_replies_keeps_its_records_small(tmp_path: Path) -> None:
     honest = record_bytes(f"good={PROTO}good", tmp_path / "good")
     padded = record_bytes(f"pad={PROTO}padded", tmp_path / "padded")
     assert padded < 4 * honest, (honest, padded)  # (kept whole: about 300 times)
@@ -267,3 +270,15 @@ def test_only_whitespace_outside_a_messages_strings_is_left_out_of_its_log(tmp_p
     log = full.read_bytes()
     kept = keep_log(full, "compact")
     assert kept.suffix == ".nmr" and b"".join(full_log_lines(kept)) == log
+
+
+def test_a_bot_repeating_a_key_with_junk_keeps_its_records_small(tmp_path: Path) -> None:
+    honest = record_bytes(f"good={PROTO}good", tmp_path / "good")
+    doubled = record_bytes(f"dbl={PROTO}doubled", tmp_path / "doubled")
+    assert doubled < 4 * honest, (honest, doubled)  # (kept whole: about 400 times)
+    records = log_records(only_log(tmp_path / "doubled"))
+    replies = [r for r in records if r["type"] == "received" and r["seat"] == 0]
+    assert replies and all(64_000 < r["unread"] < 65_000 for r in replies)  # counted
+    assert all(len(r["line"]) < 100 and '"choice":' in r["line"] for r in replies)
+    assert records[-1]["seats"][0]["faults"] == []  # valid JSON, a legal choice: no fault
+    verify_log(only_log(tmp_path / "doubled"))

@@ -98,30 +98,44 @@ MAX_SPIN_MICROSECONDS = 1000  # BRIEF_WAIT: the spin is the first part of it
 
 
 SPACES_KEPT = 64
-"""JSON whitespace a received line keeps in the log, in bytes; past it, only its count.
+"""Bytes a received message's line keeps in the log that the message does not need (JSON
+whitespace; a repeated key's value, which the last one overrides); past it, their count.
 
-Whitespace outside strings is free (SPEC.md section 4) and means nothing, but a bot
-that pads every reply with it at random (spaces, tabs, carriage returns: about 1.6
-bits a byte that no compressor removes) made each match's kept record hundreds of
-times a normal one's, on a disk every participant shares.
+Whitespace outside strings is free (SPEC.md section 4) and means nothing, and JSON
+leaves a repeated key to its reader (msgspec keeps the last), but a bot that pads every
+reply with either (random spaces, tabs and CRs: about 1.6 bits a byte that no
+compressor removes; random letters, 6) made each match's kept record hundreds of times
+a normal one's, on a disk every participant shares.
 """
 
 
-def _without_spaces(message: bytes) -> tuple[str, int] | None:
-    """A received ``message`` without its JSON whitespace outside strings, and the bytes
-    left out, when those are more than ``SPACES_KEPT``; else None (kept as it came).
+def _as_logged(line: bytes, reply: Reply | None) -> tuple[str, int, int] | None:
+    """A received message's ``line`` as the log keeps it, when it holds more than
+    ``SPACES_KEPT`` bytes the message does not need: ``(line, spaces, unread)``; else None.
 
-    Only for a line the protocol's decoder read as a message (``Conversation.receive``),
-    so UTF-8 and nested no deeper than ``MAX_NESTING``: msgspec's formatter would raise
-    RecursionError on deep nesting.  A malformed line is kept as it came (its fault quotes
-    it, at most ``max_faults`` of them a match).  The formatter reads the line once; counting
-    its spaces first, three passes that mispredict a branch a byte, cost thirty times that.
+    ``spaces``: its JSON whitespace outside strings.  ``unread``, for a reply (``reply``,
+    as decoded): what else it holds beyond the reply encoded, a repeated key's value
+    nobody reads.  Past ``SPACES_KEPT`` unread bytes the reply encoded is kept (both
+    counts left out); else past ``SPACES_KEPT`` spaces the line without them.  Only for
+    a line the protocol's decoder read as a message (``Conversation.receive``), so UTF-8
+    and nested no deeper than ``MAX_NESTING``: msgspec's formatter would raise
+    RecursionError on deep nesting.  A malformed line is kept as it came (its fault
+    quotes it, at most ``max_faults`` of them a match).  The formatter reads the line
+    once; counting its spaces first, three passes that mispredict a branch a byte, cost
+    thirty times that.
     """
-    if len(message) <= SPACES_KEPT:
+    if len(line) <= SPACES_KEPT:
         return None
-    tight = msgspec.json.format(message, indent=-1)
-    spaces = len(message) - len(tight)
-    return (tight.decode("utf-8"), spaces) if spaces > SPACES_KEPT else None
+    tight = msgspec.json.format(line, indent=-1)
+    spaces = len(line) - len(tight)
+    if reply is not None:
+        plain = encode(reply)[:-1]
+        unread = len(tight) - len(plain)
+        if unread > SPACES_KEPT:
+            return plain.decode("utf-8"), spaces, unread
+    if spaces > SPACES_KEPT:
+        return tight.decode("utf-8"), spaces, 0
+    return None
 
 
 def spin_wait(setting: str | None, cores: int) -> float:
@@ -850,15 +864,23 @@ class _Referee:
             )
 
     def log_received(self, seat: _Seat, line: bytes, verdict: Verdict) -> None:
-        """The wire transcript: a line the seat sent, as it came (``matchlog``), but for a
-        message's JSON whitespace past ``SPACES_KEPT`` bytes, which is counted, not kept."""
+        """The wire transcript: a line the seat sent, as it came (``matchlog``), but for
+        the bytes its message does not need past ``SPACES_KEPT``, counted, not kept."""
         if not self.logging:
             return
         record = records.Received(seat=seat.index, t=self.clock_ms())
-        malformed = isinstance(verdict, LineFault) and verdict.kind is FaultKind.MALFORMED
-        tight = None if malformed else _without_spaces(line)
-        if tight is not None:
-            record.line, record.spaces = tight
+        logged = None
+        if isinstance(verdict, LineFault):
+            if verdict.kind is not FaultKind.MALFORMED:
+                logged = _as_logged(line, None)
+        else:
+            logged = _as_logged(line, verdict if isinstance(verdict, Reply) else verdict.reply)
+        if logged is not None:
+            record.line, spaces, unread = logged
+            if spaces:
+                record.spaces = spaces
+            if unread:
+                record.unread = unread
         else:
             try:
                 record.line = line.decode("utf-8")

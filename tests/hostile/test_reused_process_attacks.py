@@ -19,6 +19,7 @@ compact records: each attack is a real bot in a real league or match.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +28,7 @@ import pytest
 from referee.league.league_file import ConfigError, parse_config
 from referee.match import compact
 from referee.match.archive import full_log_lines, keep_log
+from referee.match.log import LogError
 from referee.sandbox import detect
 from referee.tools.replay import verify_log
 from tests.clirun import newmarket
@@ -255,9 +257,10 @@ def test_only_whitespace_outside_a_messages_strings_is_left_out_of_its_log(tmp_p
     assert len(sent) == 7, sent
     both, inside, kept64, over64, not_json, not_utf8, deep = sent
     # Spaces outside the strings counted and left out; those inside a string kept.
-    assert both["spaces"] == 100 and f'"choice":"{" " * 100}","choice":' in both["line"]
-    # 100 spaces, all inside a string: nothing to leave out.
-    assert "spaces" not in inside and inside["line"].count(" ") == 100
+    assert both["spaces"] == 100 and f'"choice":"{" " * 40}","choice":' in both["line"]
+    # 80 spaces, but only 40 outside the string: nothing to leave out.
+    assert "spaces" not in inside and inside["line"].count(" ") == 80
+    assert not any("unread" in r for r in sent)  # (the repeated key's 52 bytes are kept)
     assert "spaces" not in kept64 and kept64["line"].count(" ") == 64  # at most 64: kept
     assert over64["spaces"] == 65 and " " not in over64["line"]
     # Malformed lines are kept as they came (their faults quote them).
@@ -281,4 +284,12 @@ def test_a_bot_repeating_a_key_with_junk_keeps_its_records_small(tmp_path: Path)
     assert replies and all(64_000 < r["unread"] < 65_000 for r in replies)  # counted
     assert all(len(r["line"]) < 100 and '"choice":' in r["line"] for r in replies)
     assert records[-1]["seats"][0]["faults"] == []  # valid JSON, a legal choice: no fault
-    verify_log(only_log(tmp_path / "doubled"))
+    log = only_log(tmp_path / "doubled")
+    verify_log(log)
+    # A log whose count is not one is refused, naming the line.
+    lines = log.read_bytes().splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines, 1) if b'"unread":' in line)
+    lines[number - 1] = re.sub(rb'"unread":\d+', b'"unread":"many"', lines[number - 1])
+    log.write_bytes(b"".join(lines))
+    with pytest.raises(LogError, match=f"line {number}: a received line's unread is not a count"):
+        verify_log(log)

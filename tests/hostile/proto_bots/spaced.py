@@ -11,7 +11,7 @@ import json
 
 from tests.hostile.proto_bots._wire import Message, Wire, random_choice, run
 
-INSIDE = " " * 100
+INSIDE = " " * 40
 
 
 def spellings(request: Message) -> list[bytes]:
@@ -20,7 +20,7 @@ def spellings(request: Message) -> list[bytes]:
     pad = " " * 1000
     return [
         f'{head},"choice":"{INSIDE}",{" " * 100}"choice":{c}}}'.encode(),
-        f'{head},"choice":"{INSIDE}","choice":{c}}}'.encode(),
+        f'{head},"choice":"{INSIDE}",{" " * 40}"choice":{c}}}'.encode(),
         f'{head},{" " * 64}"choice":{c}}}'.encode(),
         f'{head},{" " * 65}"choice":{c}}}'.encode(),
         f'{head},"choice":{c}{pad}'.encode(),

@@ -129,7 +129,7 @@ def _as_logged(line: bytes, reply: Reply | None) -> tuple[str, int, int] | None:
     tight = msgspec.json.format(line, indent=-1)
     spaces = len(line) - len(tight)
     if reply is not None:
-        plain = encode(reply)[:-1]
+        plain = msgspec.json.encode(reply)  # (not ``encode``: no line-length check to raise)
         unread = len(tight) - len(plain)
         if unread > SPACES_KEPT:
             return plain.decode("utf-8"), spaces, unread

@@ -33,6 +33,7 @@ literal lines without their newline, the digest of the full log and its size.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 from collections.abc import Iterator
 from typing import Any
@@ -854,9 +855,8 @@ class _Model:
 
 # ---------------------------------------------------------------- the dictionary
 
-_DICTIONARY_CACHE: list[zstandard.ZstdCompressionDict] = []
 
-
+@functools.cache
 def _dictionary() -> zstandard.ZstdCompressionDict:
     """zstd's raw-content dictionary of version 1: what most records' literal lines share.
 
@@ -865,11 +865,7 @@ def _dictionary() -> zstandard.ZstdCompressionDict:
     less a record).  It is part of the format: a record of version 1 is read with
     these bytes and no others, so they never change without a new ``VERSION``.
     """
-    if not _DICTIONARY_CACHE:
-        _DICTIONARY_CACHE.append(
-            zstandard.ZstdCompressionDict(_DICTIONARY, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
-        )
-    return _DICTIONARY_CACHE[0]
+    return zstandard.ZstdCompressionDict(_DICTIONARY, dict_type=zstandard.DICT_TYPE_RAWCONTENT)
 
 
 _DICTIONARY = (

@@ -37,7 +37,8 @@ the ``result``:
               event as sent.
 ``received``  (format 2) a line a seat sent during the match, at ``t``: ``line``
               (its text) or ``line_base64`` when it is not UTF-8; a message's line
-              without its JSON whitespace past 64 bytes of it, ``spaces`` their count.
+              without its JSON whitespace past 64 bytes of it, ``spaces`` their count,
+              or a reply re-encoded past 64 bytes of anything else, ``unread``.
 ``lost``      a bot lost after the result was decided (while told the end).
 ``stderr``    what a bot wrote to stderr during the match (head and tail, capped).
 ``result``    the ``MatchResult``: with the match's ``wall_ms`` and each

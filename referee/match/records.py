@@ -205,7 +205,9 @@ class Received(_Record, tag="received"):
     """A line a seat sent: ``line`` its text, or ``line_base64`` when it is not UTF-8.
 
     ``spaces``: the bytes of JSON whitespace (outside strings) left out of ``line``, when
-    the line had more than ``referee.match.referee.SPACES_KEPT`` of them.
+    the line had more than ``referee.match.referee.SPACES_KEPT`` of them.  ``unread``: the
+    other bytes left out of a reply's line (a repeated key's value, which the last one
+    overrides), when more than ``SPACES_KEPT``: ``line`` is then the reply re-encoded.
     """
 
     seat: int
@@ -213,6 +215,7 @@ class Received(_Record, tag="received"):
     line: str | UnsetType = UNSET
     line_base64: str | UnsetType = UNSET
     spaces: int | UnsetType = UNSET
+    unread: int | UnsetType = UNSET
 
 
 class Lost(_Record, tag="lost"):

@@ -52,17 +52,15 @@ from engine.deal import Deal
 from engine.events import RecurringMemo
 from engine.rules import Rules
 from engine.state import MAX_PLAYERS, MIN_PLAYERS, Match
-from protocol.conversation import Late, LineFault
+from protocol.conversation import Late, LineFault, Verdict
 from protocol.events import SeatDisqualified
 from protocol.faults import FaultKind, disqualifies
 from protocol.messages import (
     PROTOCOL_VERSION,
     Choice,
     Fault,
-    MalformedMessageError,
     Reply,
     Request,
-    decode_bot_message,
     encode,
 )
 from referee.match import records
@@ -100,30 +98,44 @@ MAX_SPIN_MICROSECONDS = 1000  # BRIEF_WAIT: the spin is the first part of it
 
 
 SPACES_KEPT = 64
-"""JSON whitespace a received line keeps in the log, in bytes; past it, only its count.
+"""Bytes a received message's line keeps in the log that the message does not need (JSON
+whitespace; a repeated key's value, which the last one overrides); past it, their count.
 
-Whitespace outside strings is free (SPEC.md section 4) and means nothing, but a bot
-that pads every reply with it at random (spaces, tabs, carriage returns: about 1.6
-bits a byte that no compressor removes) made each match's kept record hundreds of
-times a normal one's, on a disk every participant shares.
+Whitespace outside strings is free (SPEC.md section 4) and means nothing, and JSON
+leaves a repeated key to its reader (msgspec keeps the last), but a bot that pads every
+reply with either (random spaces, tabs and CRs: about 1.6 bits a byte that no
+compressor removes; random letters, 6) made each match's kept record hundreds of times
+a normal one's, on a disk every participant shares.
 """
 
 
-def _without_spaces(line: bytes) -> bytes | None:
-    """``line`` with no whitespace outside its strings, if it holds more than
-    ``SPACES_KEPT`` bytes of whitespace at all.  None for a malformed line: its fault
-    quotes it as it came (at most ``max_faults`` of them a match)."""
-    # Counting bytes in C first keeps the second decode off an ordinary reply's path.
-    spaces = line.count(b" ") + line.count(b"\t") + line.count(b"\r")
-    if spaces <= SPACES_KEPT:
+def _as_logged(line: bytes, reply: Reply | None) -> tuple[str, int, int] | None:
+    """A received message's ``line`` as the log keeps it, when it holds more than
+    ``SPACES_KEPT`` bytes the message does not need: ``(line, spaces, unread)``; else None.
+
+    ``spaces``: its JSON whitespace outside strings.  ``unread``, for a reply (``reply``,
+    as decoded): what else it holds beyond the reply encoded, a repeated key's value
+    nobody reads.  Past ``SPACES_KEPT`` unread bytes the reply encoded is kept (both
+    counts left out); else past ``SPACES_KEPT`` spaces the line without them.  Only for
+    a line the protocol's decoder read as a message (``Conversation.receive``), so UTF-8
+    and nested no deeper than ``MAX_NESTING``: msgspec's formatter would raise
+    RecursionError on deep nesting.  A malformed line is kept as it came (its fault
+    quotes it, at most ``max_faults`` of them a match).  The formatter reads the line
+    once; counting its spaces first, three passes that mispredict a branch a byte, cost
+    thirty times that.
+    """
+    if len(line) <= SPACES_KEPT:
         return None
-    try:
-        # A message first: the protocol's decoder refuses deep nesting, which would make
-        # msgspec's formatter raise RecursionError.
-        decode_bot_message(line)
-        return msgspec.json.format(line, indent=-1)
-    except (msgspec.DecodeError, MalformedMessageError, RecursionError):
-        return None
+    tight = msgspec.json.format(line, indent=-1)
+    spaces = len(line) - len(tight)
+    if reply is not None:
+        plain = msgspec.json.encode(reply)  # (not ``encode``: no line-length check to raise)
+        unread = len(tight) - len(plain)
+        if unread > SPACES_KEPT:
+            return plain.decode("utf-8"), spaces, unread
+    if spaces > SPACES_KEPT:
+        return tight.decode("utf-8"), spaces, 0
+    return None
 
 
 def spin_wait(setting: str | None, cores: int) -> float:
@@ -759,7 +771,7 @@ class _Referee:
                 await self.time_out(seat, request, hand, limit)
                 return None
             verdict = conversation.receive(line)
-            self.log_received(seat, line)
+            self.log_received(seat, line, verdict)
             if isinstance(verdict, Reply):
                 self.take_reply(seat, verdict, elapsed)
                 return verdict.choice
@@ -801,7 +813,7 @@ class _Referee:
             if line is None:
                 return
             verdict = session.conversation.receive(line)
-            self.log_received(seat, line)
+            self.log_received(seat, line, verdict)
             assert not isinstance(verdict, Reply), "no request is waiting"
             await self.judge(seat, hand, verdict, None, 0.0)
 
@@ -851,20 +863,29 @@ class _Referee:
                 )
             )
 
-    def log_received(self, seat: _Seat, line: bytes) -> None:
+    def log_received(self, seat: _Seat, line: bytes, verdict: Verdict) -> None:
         """The wire transcript: a line the seat sent, as it came (``matchlog``), but for
-        JSON whitespace past ``SPACES_KEPT`` bytes, which is counted, not kept."""
+        the bytes its message does not need past ``SPACES_KEPT``, counted, not kept."""
         if not self.logging:
             return
         record = records.Received(seat=seat.index, t=self.clock_ms())
-        try:
-            record.line = line.decode("utf-8")
-        except UnicodeDecodeError:
-            record.line_base64 = base64.b64encode(line).decode("ascii")
+        logged = None
+        if isinstance(verdict, LineFault):
+            if verdict.kind is not FaultKind.MALFORMED:
+                logged = _as_logged(line, None)
         else:
-            tight = _without_spaces(line)
-            if tight is not None and len(line) - len(tight) > SPACES_KEPT:
-                record.line, record.spaces = tight.decode("utf-8"), len(line) - len(tight)
+            logged = _as_logged(line, verdict if isinstance(verdict, Reply) else verdict.reply)
+        if logged is not None:
+            record.line, spaces, unread = logged
+            if spaces:
+                record.spaces = spaces
+            if unread:
+                record.unread = unread
+        else:
+            try:
+                record.line = line.decode("utf-8")
+            except UnicodeDecodeError:
+                record.line_base64 = base64.b64encode(line).decode("ascii")
         self.log.write(record)
 
     # ------------------------------------------------------------- faults

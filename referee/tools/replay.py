@@ -567,7 +567,13 @@ _FIELDS: dict[str, tuple[set[str], ...]] = {
         "fault": ("seat hand kind detail id applied count disqualified",),
         "decision": ("seat hand decision choice by",),
         "sent": ("seat t lines",),
-        "received": ("seat t line", "seat t line spaces", "seat t line_base64"),
+        "received": (
+            "seat t line",
+            "seat t line spaces",
+            "seat t line unread",
+            "seat t line spaces unread",
+            "seat t line_base64",
+        ),
         "lost": ("seat kind detail",),
         "stderr": ("seat text bytes dropped",),
     }.items()

@@ -5,7 +5,8 @@ The log (format 2) keeps, per seat, every write the referee made to it
 (``received``).  An ``events`` line is kept as the numbers ``n`` of its engine
 events, whose JSON this module regenerates from the log's own ``event`` lines
 (``wire_event_from_log``), plus the referee's own events (``seat_disqualified``)
-as they were sent; every other line is kept as it was sent.  So a log does
+as they were sent; every other line is kept as it was sent (a received message's
+bytes it did not need past 64 are counted instead, docs/match-log.md).  So a log does
 not hold each event once per seat, and still gives back the exact bytes.
 
 The log's event form and the wire's differ in four documented ways (the log
@@ -61,7 +62,8 @@ def wire_event_from_log(event: dict[str, Any], seat: int) -> bytes | None:
 @dataclasses.dataclass(frozen=True)
 class WireLine:
     """One line of a seat's transcript: which way, when (ms from the match's start), the bytes
-    (with the ``\\n`` the referee sent; a received line as the bot sent it, without it)."""
+    (with the ``\\n`` the referee sent; a received line without it, as the bot sent it or,
+    for a message with bytes it did not need, as the log keeps it: ``spaces``, ``unread``)."""
 
     direction: Direction
     t: float

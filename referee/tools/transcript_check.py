@@ -368,8 +368,9 @@ class TranscriptCheck:
             if not isinstance(record["line"], str):
                 raise LogError("a received line that is not text", number)
             data = record["line"].encode("utf-8", "surrogatepass")
-            if "spaces" in record and (type(record["spaces"]) is not int or record["spaces"] < 1):
-                raise LogError("a received line's spaces is not a count of bytes", number)
+            for count in ("spaces", "unread"):
+                if count in record and (type(record[count]) is not int or record[count] < 1):
+                    raise LogError(f"a received line's {count} is not a count of bytes", number)
         else:
             try:
                 data = base64.b64decode(record["line_base64"], validate=True)

@@ -53,7 +53,9 @@ NEEDS_ISOLATION = pytest.mark.skipif(
 ATTACKERS = ("read_files", "proc_spy", "signals", "net_escape", "cgroup_escape", "fill_scratch")
 UNPRIVILEGED = 65534  # nobody
 # The first match's log and the victim's stderr, both open in the referee at the attack.
-LIVE_LOGS = ("c1-t00001-r0.jsonl", "stderr/victim-1.stderr")
+# The first match's log, live (full) and once kept (its compact record, which the bots of
+# the later rotations try), and a bot's whole-session stderr file.
+LOGS = ("c1-t00001-r0.jsonl", "c1-t00001-r0.nmr", "stderr/victim-1.stderr")
 
 
 class Listener:
@@ -113,7 +115,7 @@ def write_league(
     logs = home / "league-logs"
     targets = {
         "files": [str(home / "league.toml"), str(tokens), str(db), str(victim / "secret.txt")]
-        + [str(logs / name) for name in LIVE_LOGS],  # (by name: no listing needed)
+        + [str(logs / name) for name in LOGS],  # (by name: no listing needed)
         "dirs": [str(logs), str(victim), str(home), *also_list],
         "pids": ["REFEREE_PID"],
         "writable": [str(db), str(home / "league.toml")],
@@ -311,11 +313,10 @@ def check_attacks(outcome: dict[str, Any], home: Path) -> None:
     assert "TRIED create /tmp/nmscratch: succeeded" in files  # its scratch is writable
     for name in ("league.toml", "league.tokens.json", "league.db", "victim/secret.txt"):
         refused(files, f"read {home / name}")
-    for name in LIVE_LOGS:
-        # (the names the bot tried are right: the live log is kept as a compact record)
-        live = home / "league-logs" / name
-        assert live.is_file() or live.with_suffix(".nmr").is_file()
-        refused(files, f"read {live}")
+    for name in LOGS:
+        refused(files, f"read {home / 'league-logs' / name}")
+    # (the names the bots tried are right: the first log is kept as a compact record)
+    assert all((home / "league-logs" / name).is_file() for name in LOGS[1:])
     for directory in ("league-logs", "victim"):
         refused(files, f"list {home / directory}")
     refused(files, f"write {home / 'league.db'}")

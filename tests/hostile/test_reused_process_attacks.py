@@ -12,12 +12,14 @@ compact records: each attack is a real bot in a real league or match.
   (``proto_bots/encodings.py``), and only that bot's seat carries a fault.
 * A bot padding every reply with random JSON whitespace (``proto_bots/padded.py``):
   its match's record must not cost the disk hundreds of times a normal one's (it did:
-  the log now counts such whitespace instead of keeping it).
+  the log now counts such whitespace instead of keeping it).  Nor one repeating a reply's
+  key with 64 kB of random letters before the value played (``proto_bots/doubled.py``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -26,6 +28,7 @@ import pytest
 from referee.league.league_file import ConfigError, parse_config
 from referee.match import compact
 from referee.match.archive import full_log_lines, keep_log
+from referee.match.log import LogError
 from referee.sandbox import detect
 from referee.tools.replay import verify_log
 from tests.clirun import newmarket
@@ -220,15 +223,17 @@ def test_every_spelling_of_a_reply_is_kept_exactly_by_the_compact_record(tmp_pat
             assert seat["faults"] == [], seat  # nobody else blamed for its bytes
 
 
-def test_a_bot_padding_its_replies_keeps_its_records_small(tmp_path: Path) -> None:
-    def record_bytes(bot: str, where: Path) -> int:
-        code, _out, err = newmarket(
-            "match", "--bot", bot, "--bot", "random", "--bot", "tracker", "--bot", "lowest",
-            "--hands", "4", "--seed", "5", "--sandbox", "none", "--log-dir", str(where),
-        )  # fmt: skip
-        assert code == 0, err
-        return len(compact.compact(only_log(where).read_bytes()))
+def record_bytes(bot: str, where: Path) -> int:
+    """The compact record's bytes of a 4-hand match of ``bot`` against three bundled bots."""
+    code, _out, err = newmarket(
+        "match", "--bot", bot, "--bot", "random", "--bot", "tracker", "--bot", "lowest",
+        "--hands", "4", "--seed", "5", "--sandbox", "none", "--log-dir", str(where),
+    )  # fmt: skip
+    assert code == 0, err
+    return len(compact.compact(only_log(where).read_bytes()))
 
+
+def test_a_bot_padding_its_replies_keeps_its_records_small(tmp_path: Path) -> None:
     honest = record_bytes(f"good={PROTO}good", tmp_path / "good")
     padded = record_bytes(f"pad={PROTO}padded", tmp_path / "padded")
     assert padded < 4 * honest, (honest, padded)  # (kept whole: about 300 times)
@@ -238,3 +243,53 @@ def test_a_bot_padding_its_replies_keeps_its_records_small(tmp_path: Path) -> No
     assert all(len(r["line"]) < 100 for r in replies)
     assert records[-1]["seats"][0]["faults"] == []  # whitespace is free: no fault
     verify_log(only_log(tmp_path / "padded"))
+
+
+def test_only_whitespace_outside_a_messages_strings_is_left_out_of_its_log(tmp_path: Path) -> None:
+    code, _out, err = newmarket(
+        "match", "--bot", f"sp={PROTO}spaced", "--bot", "random", "--bot", "tracker",
+        "--hands", "6", "--seed", "5", "--sandbox", "none", "--log-dir", str(tmp_path),
+    )  # fmt: skip
+    assert code == 0, err
+    full = only_log(tmp_path)
+    records = log_records(full)
+    sent = [r for r in records if r["type"] == "received" and r["seat"] == 0][:7]
+    assert len(sent) == 7, sent
+    both, inside, kept64, over64, not_json, not_utf8, deep = sent
+    # Spaces outside the strings counted and left out; those inside a string kept.
+    assert both["spaces"] == 100 and f'"choice":"{" " * 40}","choice":' in both["line"]
+    # 80 spaces, but only 40 outside the string: nothing to leave out.
+    assert "spaces" not in inside and inside["line"].count(" ") == 80
+    assert not any("unread" in r for r in sent)  # (the repeated key's 52 bytes are kept)
+    assert "spaces" not in kept64 and kept64["line"].count(" ") == 64  # at most 64: kept
+    assert over64["spaces"] == 65 and " " not in over64["line"]
+    # Malformed lines are kept as they came (their faults quote them).
+    assert "spaces" not in not_json and not_json["line"].endswith(" " * 1000)
+    assert "spaces" not in not_utf8 and "line_base64" in not_utf8 and "line" not in not_utf8
+    assert "spaces" not in deep and deep["line"].count(" ") == 1000
+    seat = records[-1]["seats"][0]
+    assert [f["kind"] for f in seat["faults"]] == ["malformed"] * 3, seat["faults"]
+    verify_log(full)
+    log = full.read_bytes()
+    kept = keep_log(full, "compact")
+    assert kept.suffix == ".nmr" and b"".join(full_log_lines(kept)) == log
+
+
+def test_a_bot_repeating_a_key_with_junk_keeps_its_records_small(tmp_path: Path) -> None:
+    honest = record_bytes(f"good={PROTO}good", tmp_path / "good")
+    doubled = record_bytes(f"dbl={PROTO}doubled", tmp_path / "doubled")
+    assert doubled < 4 * honest, (honest, doubled)  # (kept whole: about 400 times)
+    records = log_records(only_log(tmp_path / "doubled"))
+    replies = [r for r in records if r["type"] == "received" and r["seat"] == 0]
+    assert replies and all(64_000 < r["unread"] < 65_000 for r in replies)  # counted
+    assert all(len(r["line"]) < 100 and '"choice":' in r["line"] for r in replies)
+    assert records[-1]["seats"][0]["faults"] == []  # valid JSON, a legal choice: no fault
+    log = only_log(tmp_path / "doubled")
+    verify_log(log)
+    # A log whose count is not one is refused, naming the line.
+    lines = log.read_bytes().splitlines(keepends=True)
+    number = next(n for n, line in enumerate(lines, 1) if b'"unread":' in line)
+    lines[number - 1] = re.sub(rb'"unread":\d+', b'"unread":"many"', lines[number - 1])
+    log.write_bytes(b"".join(lines))
+    with pytest.raises(LogError, match=f"line {number}: a received line's unread is not a count"):
+        verify_log(log)

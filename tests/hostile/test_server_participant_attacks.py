@@ -712,3 +712,32 @@ def test_a_damaged_packed_result_is_a_one_line_500_not_a_traceback(cup: Cup) -> 
     for answer in (api, page, log):
         assert str(cup.data) not in answer.text and "Traceback" not in answer.text
     assert [a.status_code for a in others] == [200] * 4
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/challenges/99999999999999999999999",
+        "/challenges/99999999999999999999999",
+        "/api/challenges/0",
+        "/versions/99999999999999999999999",
+        "/api/versions/99999999999999999999999",
+        "/api/matches/c99999999999999999999999r0/log",
+        "/api/matches/c1r99999999999999999999999",
+        "/matches/g99999999999999999999999r0",
+        "/api/matches/%00/log",
+        "/api/participants/alice/matches?version=99999999999999999999999",
+        "/api/participants/alice/matches?cursor=99999999999999999999999",
+        "/api/participants/alice/matches?since=99999999999999999999999",
+        "/p/alice/matches?opponent=99999999999999999999999",
+        "/p/alice/feed.atom?limit=99999999999999999999999",
+    ],
+)
+def test_an_id_past_sqlites_integers_is_a_4xx_in_one_line(cup: Cup, path: str) -> None:
+    """Ids sqlite3 cannot even be asked for (OverflowError) or that name nothing: a 4xx with
+    no traceback, as bob and as a stranger."""
+    for who in (None, "bob"):
+        with cup.client(who) as client:
+            answer = client.get(path)
+        assert answer.status_code < 500, (who, path, answer.text[:300])
+        assert "Traceback" not in answer.text

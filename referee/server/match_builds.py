@@ -88,7 +88,8 @@ async def first_look(
 
 
 def _make(competition: Competition, log_path: str, mtime: float, names: list[str]) -> None:
-    build_replay(competition, Path(log_path), names)
+    # The mtime first_look keys its note with: the caches' entries are the noted ones.
+    build_replay(competition, Path(log_path), mtime, names)
     match_faults.evidence_of(log_path, mtime)
 
 

@@ -741,3 +741,39 @@ def test_an_id_past_sqlites_integers_is_a_4xx_in_one_line(cup: Cup, path: str) -
             answer = client.get(path)
         assert answer.status_code < 500, (who, path, answer.text[:300])
         assert "Traceback" not in answer.text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/organiser",
+        "/organiser/",
+        "/api/organiser/operations",
+        "/api/organiser/operations?limit=10000",
+        "/api/organiser/operations/",
+        "/api/organiser/audit",
+        "/api/organiser/participants",
+        "/api/organiser/contest",
+        "//api/organiser/operations",
+        "/api/./organiser/operations",
+        "/api/organiser/%6Fperations",
+    ],
+)
+def test_the_operations_log_and_the_organisers_pages_are_nobody_elses(cup: Cup, path: str) -> None:
+    """The operations log holds the server's paths and every participant's doings: bob, a
+    stranger and a wrong token get the 404 of a page that does not exist, and none of it."""
+    secrets = [*cup.secrets(), "operations-log", '"kind"']
+    for headers in (
+        {},
+        {"Authorization": f"Bearer {cup.tokens['bob']}"},
+        {"Authorization": "Bearer x"},
+    ):
+        with cup.client() as client:
+            # A trailing slash is redirected to the address without it: followed.
+            answer = client.get(path, headers=headers, follow_redirects=True)
+        assert answer.status_code == 404, (path, headers, answer.status_code, answer.text[:200])
+        for secret in secrets:
+            assert secret not in answer.text, (path, "holds", secret)
+    if "organiser" in cup.tokens:  # the control: the organiser reads it
+        with cup.client("organiser") as client:
+            assert client.get("/api/organiser/operations").status_code == 200

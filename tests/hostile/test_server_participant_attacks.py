@@ -777,3 +777,31 @@ def test_the_operations_log_and_the_organisers_pages_are_nobody_elses(cup: Cup, 
     if "organiser" in cup.tokens:  # the control: the organiser reads it
         with cup.client("organiser") as client:
             assert client.get("/api/organiser/operations").status_code == 200
+
+
+HOUSE_STYLES = [
+    "house tracker",
+    "House Random",
+    "house-tracker",
+    "house_random",
+    "house.tracker",
+    "HOUSE-RANDOM",
+    "h\u043euse-tracker",  # a Cyrillic o
+    "house-",
+]
+
+
+def test_a_name_written_as_a_house_bots_with_another_separator_is_refused(cup: Cup) -> None:
+    """``house:`` cannot be registered (``:`` is not a name's), but ``house tracker`` or
+    ``house-tracker`` beside ``house:tracker v1`` on the leaderboard passes for the
+    organiser's bot as well: each is refused in one line, and nobody is made."""
+    before = cup.server.get("/api/participants")
+    with httpx.Client(base_url=cup.server.url, timeout=60) as browser:
+        form = browser.get("/register")
+        found = re.search(r'name="csrf" value="([^"]+)"', form.text)
+        assert form.status_code == 200 and found is not None
+        for name in HOUSE_STYLES:
+            made = browser.post("/register", data={"name": name, "csrf": found.group(1)})
+            assert made.status_code == 400, (name, made.text[:300])
+            assert "reserved" in made.text and "new-token" not in made.text, name
+    assert cup.server.get("/api/participants") == before

@@ -28,6 +28,7 @@ from referee.server.competition_file import load_config
 from tests.server.serving import (
     BOTS,
     Server,
+    add_old_participant,
     competition_file,
     running,
     upload,
@@ -806,3 +807,28 @@ def test_a_name_written_as_a_house_bots_with_another_separator_is_refused(cup: C
             assert made.status_code == 400, (name, made.text[:300])
             assert "reserved" in made.text and "new-token" not in made.text, name
     assert cup.server.get("/api/participants") == before
+
+
+def test_a_rotated_token_is_refused_on_the_pages_feeds_and_downloads(cup: Cup) -> None:
+    """carol's token rotated by the organiser: the old one is a 401 on her feed, a match
+    page and log, /status and the API, as an unknown one is; her new one is hers."""
+    if "organiser" not in cup.tokens:
+        pytest.skip("the server said no organiser token at its first start")
+    old = add_old_participant(cup.server.config, "carol")
+    with cup.client("organiser") as client:
+        rotated = client.post("/api/organiser/rotate-token", json={"name": "carol"})
+    assert rotated.status_code == 200, rotated.text
+    new = rotated.json()["token"]
+    match_id = finished_match(cup, "alice")
+    with cup.server.client(old) as client:
+        for path in (
+            "/p/carol/feed.atom",
+            f"/matches/{match_id}",
+            f"/api/matches/{match_id}/log",
+            "/status",
+            "/api/me",
+        ):
+            answer = client.get(path)
+            assert answer.status_code == 401, (path, answer.text[:200])
+            assert "unknown token" in answer.text and old not in answer.text, path
+    assert cup.server.get("/api/me", new)["name"] == "carol"

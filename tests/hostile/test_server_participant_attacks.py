@@ -832,3 +832,34 @@ def test_a_rotated_token_is_refused_on_the_pages_feeds_and_downloads(cup: Cup) -
             assert answer.status_code == 401, (path, answer.text[:200])
             assert "unknown token" in answer.text and old not in answer.text, path
     assert cup.server.get("/api/me", new)["name"] == "carol"
+
+
+def test_a_damaged_log_leaves_the_match_page_showing_its_result(cup: Cup) -> None:
+    """A match's kept log overwritten with a line no referee wrote (the platform's fault):
+    its page and its API answer still show the result from the database, with no traceback
+    or path, and the download gives what is kept (unverified: ``newmarket replay`` is the
+    downloader's check)."""
+    match_id = finished_match(cup, "bob")
+    database = load_config(cup.server.config).database
+    with sqlite3.connect(f"{database.as_uri()}?mode=ro", uri=True) as raw:
+        (log_path,) = raw.execute(
+            "SELECT log_path FROM matches WHERE match_id = ?", (match_id,)
+        ).fetchone()
+    log = Path(log_path)
+    kept = log.read_bytes()
+    log.write_bytes(b"not a log of any referee\n")
+    try:
+        with cup.client("bob") as client:
+            api = client.get(f"/api/matches/{match_id}")
+            page = client.get(f"/matches/{match_id}")
+            download = client.get(f"/api/matches/{match_id}/log")
+    finally:
+        log.write_bytes(kept)
+    assert api.status_code == 200, api.text[:300]
+    assert [seat["label"] for seat in api.json()["seats"]]
+    assert page.status_code == 200, page.text[:300]
+    assert download.status_code == 200 and download.text == "not a log of any referee\n"
+    for answer in (api, page):
+        assert str(cup.data) not in answer.text and "Traceback" not in answer.text
+        for seat in api.json()["seats"]:
+            assert seat["label"] in page.text

@@ -436,7 +436,7 @@ def finished_match(cup: Cup, owner: str) -> str:
                     return str(row["match_id"])
         return None
 
-    return wait_until(f"a finished group of {owner}'s", found)
+    return str(wait_until(f"a finished group of {owner}'s", found))
 
 
 def played_challenge(cup: Cup, owner: str, opponents: list[str]) -> int:

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bots.registry import BUNDLED
 from referee.bots import resolve_bot
 from referee.match.packed_result import unpack
 from referee.server.competition_db import CompetitionStore
@@ -571,8 +572,6 @@ def test_every_bundled_bots_name_in_any_case_or_script_is_refused_at_registratio
     """A participant named as a bundled bot (any of which may be a house bot) would pass for
     it: each name, in upper case, capitalised and with its Cyrillic look-alike letters, is
     refused in one line, and nobody is made."""
-    from bots.registry import BUNDLED
-
     assert sorted(BUNDLED) == sorted(BUNDLED_NAMES)  # a new bundled bot: add it above
     names = {
         form

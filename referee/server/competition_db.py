@@ -1184,25 +1184,33 @@ class CompetitionStore:
         return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
     def match(self, mid: str) -> tuple[Group, int, list[int], MatchResult, str | None] | None:
+        found = self.match_seating(mid)
+        if found is None:
+            return None
+        group, rotation, seating, log_path = found
+        (result,) = self._db.execute(
+            "SELECT result FROM matches WHERE match_id = ?", (mid,)
+        ).fetchone()
+        with self._reading(f"match {mid}"):
+            return group, rotation, seating, unpack(result), log_path
+
+    def match_seating(self, mid: str) -> tuple[Group, int, list[int], str | None] | None:
+        """``match`` without its result: for a log's download, a page's first look and its
+        faults, which read the log, so that they neither unpack a result they do not show
+        nor fail on one that does not unpack."""
         row = self._db.execute(
-            "SELECT group_id, rotation, versions, result, log_path FROM matches WHERE match_id = ?",
+            "SELECT group_id, rotation, versions, log_path FROM matches WHERE match_id = ?",
             (mid,),
         ).fetchone()
         if row is None:
             return None
-        gid, rotation, versions, result, log_path = row
+        gid, rotation, versions, log_path = row
         grow = self._db.execute(
             "SELECT id, seed, versions, why FROM groups WHERE id = ?", (gid,)
         ).fetchone()
         with self._reading(f"match {mid}"):
             group = Group(grow[0], grow[1], tuple(json.loads(grow[2])), grow[3])
-            return (
-                group,
-                rotation,
-                json.loads(versions),
-                unpack(result),
-                (log_path),
-            )
+            return group, rotation, json.loads(versions), log_path
 
     def recent_matches(self, limit: int = 30, version: int | None = None) -> list[dict[str, Any]]:
         if version is None:

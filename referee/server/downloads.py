@@ -189,14 +189,14 @@ def _plan(
 ) -> Download | Granted:
     """What the database says of a download: a refusal, or what to read for whom."""
     store = competition.store
-    found = store.match(match_id)
+    found = store.match_seating(match_id)
     if found is None:
         # Not the ladder's: a finals or a challenge match, or none.  (Imported here: that
         # module builds on this one.)
         from referee.server.contest_downloads import contest_plan
 
         return contest_plan(competition, match_id, viewer, organiser)
-    group, _rotation, seating, _result, log_path = found
+    group, _rotation, seating, log_path = found
     if store.in_play({match_id}):
         done, total = store.group_progress(group.id)
         return Download(

@@ -51,10 +51,10 @@ async def first_look(
     """Make match ``match_id``'s page data in a worker thread if it is not made; a 429
     ``Download`` if the client has spent its count; None when the handler may go on."""
     store = competition.store
-    found = store.match(match_id)
+    found = store.match_seating(match_id)
     if found is None or store.in_play({match_id}):
         return None  # nothing of the log is shown: nothing to make
-    _group, _rotation, seating, _result, log_path = found
+    _group, _rotation, seating, log_path = found
     if not log_path:
         return None
     path = Path(log_path)
@@ -88,7 +88,8 @@ async def first_look(
 
 
 def _make(competition: Competition, log_path: str, mtime: float, names: list[str]) -> None:
-    build_replay(competition, Path(log_path), names)
+    # The mtime first_look keys its note with: the caches' entries are the noted ones.
+    build_replay(competition, Path(log_path), mtime, names)
     match_faults.evidence_of(log_path, mtime)
 
 

@@ -49,10 +49,10 @@ def match_faults(competition: Competition, match_id: str) -> list[dict[str, Any]
     """The match's faults with their evidence, each naming its seat's version; None while
     its group plays or without a log."""
     store = competition.store
-    found = store.match(match_id)
+    found = store.match_seating(match_id)
     if found is None or store.in_play({match_id}):
         return None
-    _group, _rotation, seating, _result, log_path = found
+    _group, _rotation, seating, log_path = found
     if not log_path:
         return None
     try:

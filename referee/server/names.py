@@ -12,7 +12,8 @@ organiser's house style (``house:tracker``).  The rule:
 3. it must not mix scripts with look-alike letters (``confusable_homoglyphs``'
    ``is_dangerous``, as django-registration checks user names);
 4. its *skeletons* must differ from every existing name's and must not begin
-   with a reserved prefix's.
+   with a reserved prefix's, nor with the prefix's word and another separator
+   (``house-tracker`` passes for ``house:tracker`` as well).
 
 A skeleton follows Unicode TR39's: each character is replaced by one
 representative of its class in Unicode's confusables data (shipped by
@@ -38,6 +39,9 @@ PUNCTUATION = frozenset("-_.")
 # bot's name for a house bot (any of them may be one): a participant "tracker" beside
 # "house:tracker" was taken for it, and was sent the challenges meant for it.
 RESERVED_PREFIXES = ("house:",)
+# ``:`` is no name's, but a prefix written with another separator passes for it as well:
+# "house-tracker v1" beside "house:tracker v1" on the leaderboard.
+PREFIX_SEPARATORS = " -_."
 RESERVED_NAMES = (
     "house",
     "admin",
@@ -150,7 +154,9 @@ def reserved(name: str) -> str | None:
     """The reserved word or prefix ``name`` looks like, if any."""
     shapes = skeletons(name)
     for prefix in RESERVED_PREFIXES:
-        if any(shape.startswith(start) for shape in shapes for start in skeletons(prefix)):
+        written = [prefix, *(prefix[:-1] + separator for separator in PREFIX_SEPARATORS)]
+        starts = {start for form in written for start in skeletons(form)}
+        if any(shape.startswith(start) for shape in shapes for start in starts):
             return prefix
     for word in RESERVED_NAMES:
         if not shapes.isdisjoint(skeletons(word)):

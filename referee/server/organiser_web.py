@@ -33,6 +33,7 @@ from starlette.routing import BaseRoute, Route
 
 from referee.server import organiser
 from referee.server.competition import Competition
+from referee.server.competition_db import MAX_ROW_ID
 from referee.server.middleware import BodyRefusedError
 from referee.server.operations_view import api_operations, operations_data
 from referee.server.organiser_auth import (
@@ -242,7 +243,7 @@ class OrganiserApi:
             return not_found()
         try:
             # Within SQLite's integers: beyond them, sqlite3 raised OverflowError (a 500).
-            before = max(min(int(request.query_params.get("before", "0")), 2**63 - 1), 0) or None
+            before = max(min(int(request.query_params.get("before", "0")), MAX_ROW_ID), 0) or None
             limit = min(max(int(request.query_params.get("limit", "100")), 1), 1000)
         except ValueError:
             return _error(400, "before and limit are whole numbers")

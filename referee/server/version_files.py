@@ -35,7 +35,6 @@ import shutil
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from referee.server.busy import written
@@ -44,7 +43,7 @@ from referee.server.competition_db import CompetitionStore
 from referee.server.contest_db import challenges
 from referee.server.operations import log_operation
 from referee.server.quotas import tree_bytes
-from referee.server.uploads import COMPLETE
+from referee.server.uploads import COMPLETE, version_root
 
 Offload = Callable[..., Awaitable[Any]]
 
@@ -86,25 +85,22 @@ def unused_versions(competition: Competition) -> list[int]:
     return sorted(set(chosen) - used)
 
 
-def _root(uploads: Path, version: int) -> Path:
-    return uploads / f"{version:06d}"
-
-
-def holding(uploads: Path, versions: Sequence[int]) -> list[tuple[int, int]]:
+def holding(competition: Competition, versions: Sequence[int]) -> list[tuple[int, int]]:
     """Of ``versions``, those whose directory is still there, with its bytes (a thread)."""
     found = []
     for version in versions:
-        root = _root(uploads, version)
+        root = version_root(competition, version)
         if root.exists():
             found.append((version, tree_bytes(root)))
     return found
 
 
-def remove(uploads: Path, versions: Sequence[int]) -> None:
-    """Remove each version's marker, its ``files/``, then the rest (only under ``uploads``)."""
-    top = uploads.resolve()
+def remove(competition: Competition, versions: Sequence[int]) -> None:
+    """Remove each version's marker, its ``files/``, then the rest (only under the uploads
+    directory)."""
+    top = competition.config.uploads_dir.resolve()
     for version in versions:
-        root = _root(uploads, version)
+        root = version_root(competition, version)
         if not root.resolve().is_relative_to(top):
             continue
         (root / COMPLETE).unlink(missing_ok=True)
@@ -124,13 +120,12 @@ async def remove_unused(
 ) -> VersionsPass:
     """One pass: mark the unused versions' files as removed (so none is seated again), then
     remove them; one operations line if there were any."""
-    uploads = competition.config.uploads_dir
-    found = await offload(holding, uploads, unused_versions(competition))
+    found = await offload(holding, competition, unused_versions(competition))
     if not found:
         return VersionsPass(0, 0)
     at = time.time() if now is None else now
     await written("recording removed version files", partial(_mark, competition.store, found, at))
-    await offload(remove, uploads, [version for version, _size in found])
+    await offload(remove, competition, [version for version, _size in found])
     done = VersionsPass(len(found), sum(size for _version, size in found))
     log_operation("retention", what="version-files", versions=done.versions, freed_bytes=done.freed)
     return done

@@ -315,12 +315,11 @@ def page_names(competition: Competition, seating: Sequence[int]) -> list[str]:
     return [labels[v].label if v in labels else f"v{v}" for v in seating]
 
 
-def build_replay(competition: Competition, path: Path, names: Sequence[str]) -> None:
-    """Make, and cache, what ``match_view`` reads of the log at ``path`` (its first look
-    costs tens of milliseconds).  No database: a worker thread may run it
+def build_replay(competition: Competition, path: Path, mtime: float, names: Sequence[str]) -> None:
+    """Make, and cache, what ``match_view`` reads of the log at ``path`` as of ``mtime``
+    (its first look costs tens of milliseconds).  No database: a worker thread may run it
     (``referee.server.match_builds``)."""
     start = tuple(competition.config.rules.starting_chips for _ in names)
-    mtime = path.stat().st_mtime
     _log(str(path), start, mtime, tuple(names))
     _replay(str(path), start, mtime, tuple(names), server_places(competition))
 

@@ -36,6 +36,7 @@ from referee.server.auth import SESSION_COOKIE
 from referee.server.competition import Competition
 from referee.server.competition_db import CompetitionStore
 from referee.server.contest_db import (
+    Challenge,
     add_challenge,
     contest_played,
     finish_finals,
@@ -114,6 +115,19 @@ class Cup:
     def client(self, address: str = "203.0.113.7") -> httpx.AsyncClient:
         return asgi_client(self.app, address)
 
+    def alices_challenge(self) -> tuple[tuple[int, ...], Challenge]:
+        """alice's challenge of bob and carol (waiting), with its seating."""
+        seating = tuple(self.version(name) for name in ("alice", "bob", "carol"))
+        asked = add_challenge(
+            self.store,
+            self.people["alice"][0],
+            seating,
+            7,
+            DealKey.generate().to_text(),
+            self.now[0],
+        )
+        return seating, asked
+
     def kept(self, source: Path, match_id: str) -> Path:
         """A copy of ``source`` as match ``match_id``'s kept record."""
         target = self.tmp / "logs" / f"{match_id}{source.suffix}"
@@ -148,10 +162,7 @@ def replays(text: str, where: Path) -> None:
 async def test_a_challenges_log_goes_to_its_players_alone_each_with_its_own_stderr(
     cup: Cup, played: dict[str, Path]
 ) -> None:
-    seating = tuple(cup.version(name) for name in ("alice", "bob", "carol"))
-    asked = add_challenge(
-        cup.store, cup.people["alice"][0], seating, 7, DealKey.generate().to_text(), cup.now[0]
-    )
+    seating, asked = cup.alices_challenge()
     # Rotation 0 kept as a compact record, rotation 1 as JSON lines (carol at seat 0 there,
     # so the crash's stderr at seat 2 is bob's).
     for rotation, (form, seats) in enumerate(
@@ -203,10 +214,7 @@ async def test_a_challenges_log_goes_to_its_players_alone_each_with_its_own_stde
 async def test_a_gone_record_is_a_one_line_404_and_the_challenge_page_links_the_logs(
     cup: Cup, played: dict[str, Path]
 ) -> None:
-    seating = tuple(cup.version(name) for name in ("alice", "bob", "carol"))
-    asked = add_challenge(
-        cup.store, cup.people["alice"][0], seating, 7, DealKey.generate().to_text(), cup.now[0]
-    )
+    seating, asked = cup.alices_challenge()
     log = cup.kept(played["compact"], "c1r0")
     record_contest_match(
         cup.store, "c1r0", "challenge", asked.id, 0, 0, 5, seating, finished("c1r0", 5), str(log)

@@ -51,6 +51,8 @@ def test_a_look_alike_of_a_registered_name_is_refused(
         ("house\ua789squatter", "'\ua789' is not allowed"),  # a letter that looks like a colon
         ("House", "is reserved"),
         ("ADMIN", "is reserved"),
+        ("house-tracker", "is reserved (it looks like 'house:')"),  # as house:tracker
+        ("House Random", "is reserved (it looks like 'house:')"),
         ("a\u200bb", "'U+200B' is not allowed"),  # zero width space
         ("evil\u202egnp.exe", "'U+202E' is not allowed"),  # right-to-left override
         ("<img src=x>", "'<' is not allowed"),
@@ -73,7 +75,20 @@ def test_reserved_and_unsafe_names_are_refused_in_one_line(
 
 def test_names_in_other_scripts_and_distinct_names_are_welcome(tmp_path: Path) -> None:
     store = CompetitionStore.open(tmp_path / "cup.sqlite")
-    names = ["alice", "ali", "all", "bill", "bob", "rob", "José", "Zoë", "李小龙", "Анна", "b.o_2"]
+    names = [
+        "alice",
+        "ali",
+        "all",
+        "bill",
+        "bob",
+        "rob",
+        "José",
+        "Zoë",
+        "李小龙",
+        "Анна",
+        "b.o_2",
+        "household",
+    ]
     for name in names:
         store.add_participant(name)
     assert [p.name for p in store.participants()] == names

@@ -879,3 +879,21 @@ def test_a_damaged_log_leaves_the_match_page_showing_its_result(cup: Cup) -> Non
         assert str(cup.data) not in answer.text and "Traceback" not in answer.text
         for seat in api.json()["seats"]:
             assert seat["label"] in page.text
+
+
+def test_short_connections_one_after_another_are_never_refused_for_their_number(
+    tmp_path: Path,
+) -> None:
+    """Each request on a connection of its own, closed before the next (a script, a
+    crawler, many people behind one address): hypercorn kept each finished connection's
+    task until its keep-alive timer ran out, and the address's count with it, so past
+    ``connections_per_address`` in that time the address was refused with 503s.  A server
+    of its own, at the default timeouts and limits."""
+    config = competition_file(tmp_path, house=("random",))
+    per_address = load_config(config).clients.connections_per_address
+    codes = []
+    with running(config) as server:
+        for _ in range(2 * per_address):
+            with server.client() as client:
+                codes.append(client.get("/api/leaderboard").status_code)
+    assert set(codes) == {200}, {code: codes.count(code) for code in set(codes)}

@@ -149,13 +149,25 @@ class GuardedStream:
     closed, and hypercorn sees a client that went away.
     """
 
-    def __init__(self, stream: trio.SocketStream, send_timeout: float) -> None:
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        send_timeout: float,
+        on_eof: Callable[[], None] = lambda: None,
+    ) -> None:
         self.stream = stream
         self.socket = stream.socket  # hypercorn reads the addresses from it
         self.send_timeout = send_timeout
+        self.on_eof = on_eof
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        return bytes(await self.stream.receive_some(max_bytes))
+        data = bytes(await self.stream.receive_some(max_bytes))
+        if not data:
+            # The client closed its end.  hypercorn's connection task lives on until its
+            # keep-alive timer runs out (its idle task holds its task group open), so the
+            # connection stops counting against its address now, not then.
+            self.on_eof()
+        return data
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         with trio.move_on_after(self.send_timeout):
@@ -234,11 +246,19 @@ async def serve_http(
         if why is not None:
             await refusals.refuse(stream, why)
             return
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                guard.release(address)
+
         try:
-            guarded = GuardedStream(stream, limits.send_timeout)
+            guarded = GuardedStream(stream, limits.send_timeout, on_eof=release)
             await TCPServer(wrapped, config, context, ConnectionState({}), guarded)  # type: ignore[arg-type]
         finally:
-            guard.release(address)
+            release()
 
     async with trio.open_nursery() as connections:
         task_status.started(binds)

@@ -446,7 +446,10 @@ def patiently(client: httpx.Client, path: str) -> httpx.Response:
     answer = client.get(path)
     if answer.status_code == 429:
         time.sleep(int(answer.headers["retry-after"]) + 1)
-        answer = client.get(path)
+        # On a new connection: the server closed the kept-alive one while we waited (its
+        # header_timeout is shorter), and a request sent down it meets a reset.
+        with httpx.Client(base_url=client.base_url, headers=client.headers, timeout=60) as new:
+            answer = new.get(path)
     return answer
 
 
